@@ -1,0 +1,83 @@
+//! `git swarm handoff`, `packets`, `packet show`, `accept`
+
+use std::path::PathBuf;
+
+use clap::{Args, Subcommand};
+use git_swarm::error::Result;
+use git_swarm::output::Output;
+
+use super::{not_yet, Global};
+
+#[derive(Debug, Args)]
+pub struct HandoffArgs {
+    /// capacity_critical, capacity_low, context_pressure, usage_limit or lead_handover.
+    #[arg(long, value_name = "R")]
+    pub reason: String,
+    /// The plan (default: the plan of the lane you are in, or the only plan).
+    #[arg(long, value_name = "P")]
+    pub plan: Option<String>,
+    /// The task in progress.
+    #[arg(long, value_name = "T")]
+    pub task: Option<String>,
+    /// The step in progress.
+    #[arg(long, value_name = "S")]
+    pub step: Option<String>,
+    /// Something done (repeatable).
+    #[arg(long = "done", value_name = "X")]
+    pub done: Vec<String>,
+    /// A verified claim with its evidence path (repeatable).
+    #[arg(long = "verified", value_name = "CLAIM=EVIDENCE")]
+    pub verified: Vec<String>,
+    /// A gate not yet verified: the successor must re-run it (repeatable).
+    #[arg(long = "unverified", value_name = "GATE")]
+    pub unverified: Vec<String>,
+    /// The next step, in order (repeatable).
+    #[arg(long = "next", value_name = "STEP")]
+    pub next: Vec<String>,
+    /// An open request (repeatable).
+    #[arg(long = "request", value_name = "X")]
+    pub request: Vec<String>,
+    /// A decision taken (repeatable).
+    #[arg(long = "decision", value_name = "TEXT")]
+    pub decision: Vec<String>,
+    /// Also write the packet to FILE (mode 0600).
+    #[arg(long, value_name = "FILE")]
+    pub export: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+pub struct PacketsArgs {
+    /// Only packets of this plan.
+    #[arg(long, value_name = "P")]
+    pub plan: Option<String>,
+    /// Only packets not yet accepted.
+    #[arg(long)]
+    pub open: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PacketCmd {
+    /// Show one packet (and its acceptance, if any).
+    Show { packet_id: String },
+}
+
+#[derive(Debug, Args)]
+pub struct AcceptArgs {
+    pub packet_id: String,
+}
+
+pub fn handoff(_g: &Global, _a: HandoffArgs) -> Result<Output> {
+    Err(not_yet("handoff"))
+}
+
+pub fn packets(_g: &Global, _a: PacketsArgs) -> Result<Output> {
+    Err(not_yet("packets"))
+}
+
+pub fn packet(_g: &Global, _c: PacketCmd) -> Result<Output> {
+    Err(not_yet("packet show"))
+}
+
+pub fn accept(_g: &Global, _a: AcceptArgs) -> Result<Output> {
+    Err(not_yet("accept"))
+}

@@ -1,0 +1,74 @@
+//! `git swarm lead …`
+
+use clap::Subcommand;
+use git_swarm::error::Result;
+use git_swarm::output::Output;
+
+use super::{not_yet, Global};
+
+#[derive(Debug, Subcommand)]
+pub enum LeadCmd {
+    /// Claim leadership of a plan (epoch 1, or epoch+1 after a release).
+    Claim {
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// Ordered successors, comma-separated.
+        #[arg(long, value_name = "A,B", value_delimiter = ',', required = true)]
+        succession: Vec<String>,
+        /// Lanes under this leader, comma-separated.
+        #[arg(long, value_name = "X,Y", value_delimiter = ',')]
+        lanes: Vec<String>,
+        /// Lease length, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+    },
+    /// Extend the lease (leader only; epoch unchanged).
+    Renew {
+        #[arg(long, value_name = "P")]
+        plan: String,
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+    },
+    /// Hand leadership to ADDR (leader only; epoch+1).
+    Handover {
+        addr: String,
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Take leadership as a succession member (lease expired, or --force).
+    Takeover {
+        #[arg(long, value_name = "P")]
+        plan: String,
+        #[arg(long, value_name = "R")]
+        reason: String,
+        /// Take over although the lease is still live.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Give up leadership (leader only; epoch unchanged).
+    Release {
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Show the leader record.
+    Status {
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Exit 0 iff you are the current leader (at the remote, when there is one).
+    Check {
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Fenced publish: push refspecs and a new lead record in one atomic push.
+    Push {
+        #[arg(long, value_name = "P")]
+        plan: String,
+        #[arg(required = true, value_name = "REFSPEC")]
+        refspecs: Vec<String>,
+    },
+}
+
+pub fn run(_g: &Global, _c: LeadCmd) -> Result<Output> {
+    Err(not_yet("lead"))
+}

@@ -1,0 +1,142 @@
+//! `init`, `status`, `demo`, `sync`, `completions`, `man`.
+
+use std::path::PathBuf;
+
+use clap::{Args, CommandFactory};
+use git_swarm::error::{Error, Result};
+use git_swarm::output::Output;
+
+use super::{Cli, Global};
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// Use this remote as the shared remote (sets swarm.remote).
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
+    /// Do not install the hook shims.
+    #[arg(long)]
+    pub no_hooks: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Show only this plan (and its children).
+    #[arg(long, value_name = "P")]
+    pub plan: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct DemoArgs {
+    /// Keep the throwaway repositories and print where they are.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Sync with this remote instead of swarm.remote / origin.
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// bash, zsh, fish, elvish or powershell.
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Install git-swarm.1 under ~/.local/share/man/man1 (or --dir) instead of printing it.
+    #[arg(long)]
+    pub install: bool,
+    /// Directory to install into (a man1 directory).
+    #[arg(long, value_name = "DIR", requires = "install")]
+    pub dir: Option<PathBuf>,
+}
+
+pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
+    let ctx = g.ctx_with_remote(a.remote.as_deref())?;
+    git_swarm::init::init(&ctx, a.remote.as_deref(), a.no_hooks)
+}
+
+pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    git_swarm::status::status(&ctx, a.plan.as_deref())
+}
+
+pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
+    let exe = std::env::current_exe().map_err(|e| {
+        Error::env(
+            "IO_FAILED",
+            format!("cannot find the git-swarm binary: {e}"),
+        )
+    })?;
+    git_swarm::demo::run(&exe, a.keep, &mut std::io::stderr())
+}
+
+pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
+    if g.offline {
+        return Err(Error::usage(
+            "USAGE",
+            "sync talks to the remote: it cannot run with --offline",
+        ));
+    }
+    let ctx = g.ctx_with_remote(a.remote.as_deref())?;
+    let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
+    let report = git_swarm::sync::sync(&ctx, &actor)?;
+    if let Some(err) = git_swarm::sync::conflict_error(&report) {
+        if !g.json {
+            super::emit(
+                &mut std::io::stdout().lock(),
+                &git_swarm::sync::render(&report).text,
+            );
+        }
+        return Err(err);
+    }
+    Ok(git_swarm::sync::render(&report))
+}
+
+pub fn completions(a: CompletionsArgs) -> Result<Output> {
+    let mut cmd = Cli::command();
+    let mut buf = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    Ok(Output::new(
+        serde_json::json!({ "shell": a.shell.to_string(), "script": text }),
+        text,
+    ))
+}
+
+pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
+    let cmd = Cli::command().name("git-swarm").bin_name("git swarm");
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(cmd)
+        .render(&mut buf)
+        .map_err(|e| Error::env("IO_FAILED", format!("cannot render the man page: {e}")))?;
+    if !a.install {
+        let text = String::from_utf8_lossy(&buf).into_owned();
+        return Ok(Output::new(serde_json::json!({ "page": text }), text));
+    }
+    let dir = match a.dir {
+        Some(d) => d,
+        None => {
+            let home = std::env::var_os("HOME").ok_or_else(|| {
+                Error::env("IO_FAILED", "HOME is not set").hint("pass --dir <man1 directory>")
+            })?;
+            PathBuf::from(home).join(".local/share/man/man1")
+        }
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::plan::io_error(&dir, e))?;
+    let path = dir.join("git-swarm.1");
+    std::fs::write(&path, &buf).map_err(|e| git_swarm::plan::io_error(&path, e))?;
+    let text = format!(
+        "installed {}\n`git swarm --help` and `git help swarm` now show it if {} is on your MANPATH\n",
+        path.display(),
+        dir.parent().unwrap_or(&dir).display()
+    );
+    Ok(Output::new(
+        serde_json::json!({ "installed": path.display().to_string() }),
+        text,
+    ))
+}

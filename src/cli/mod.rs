@@ -1,0 +1,156 @@
+//! The command line: clap definitions (the `///` comments are the `--help`
+//! text), one module per command group, and the rendering of results and
+//! errors (SPEC §3, §4). Domain logic lives in the library.
+
+pub mod guard;
+pub mod handoff;
+pub mod lane;
+pub mod lead;
+pub mod misc;
+pub mod plan;
+pub mod verify;
+
+use std::io::Write;
+
+use clap::{Parser, Subcommand};
+use git_swarm::ctx::Ctx;
+use git_swarm::error::{Error, Result};
+use git_swarm::output::Output;
+
+/// Coordinate a coordinator and many parallel coding agents ("lanes") on one
+/// repository: plans, handoff packets and leader records live in git refs and
+/// notes, and sync through any git remote.
+#[derive(Debug, Parser)]
+#[command(
+    name = "git-swarm",
+    bin_name = "git swarm",
+    version,
+    propagate_version = true
+)]
+#[command(
+    after_help = "Exit codes: 0 ok, 1 check failed, 2 bad input, 3 lost a race or fenced, 4 environment failed.\nDocs: README.md; `git swarm man --install` makes `git help swarm` work."
+)]
+pub struct Cli {
+    /// Print one JSON document on stdout instead of human text.
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Act as this address (overrides GIT_SWARM_AS and swarm.as).
+    #[arg(long = "as", global = true, value_name = "ADDRESS")]
+    pub as_: Option<String>,
+    /// Do not fetch from or push to the shared remote.
+    #[arg(long, global = true)]
+    pub offline: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
+    Init(misc::InitArgs),
+    /// Show plans as a tree with their leaders and lanes.
+    Status(misc::StatusArgs),
+    /// Run a complete swarm exercise on a throwaway repository, narrated.
+    Demo(misc::DemoArgs),
+    /// Create, show, save and check out plans (refs/swarm/plans/<plan>).
+    #[command(subcommand)]
+    Plan(plan::PlanCmd),
+    /// Lanes: one worktree and branch feat/<feature> per feature.
+    #[command(subcommand)]
+    Lane(lane::LaneCmd),
+    /// Append a lane report to the plan's journal (fixed vocabulary).
+    Report(lane::ReportArgs),
+    /// Write a dwp-handoff/v1 packet so a successor can take over this work.
+    Handoff(handoff::HandoffArgs),
+    /// List handoff packets.
+    Packets(handoff::PacketsArgs),
+    /// Inspect one handoff packet.
+    #[command(subcommand)]
+    Packet(handoff::PacketCmd),
+    /// Accept a handoff packet after re-deriving that the work is where it says.
+    Accept(handoff::AcceptArgs),
+    /// Leadership of a plan: one leader per epoch, fenced across machines.
+    #[command(subcommand)]
+    Lead(lead::LeadCmd),
+    /// Reconcile swarm refs and notes with the shared remote in one atomic push.
+    Sync(misc::SyncArgs),
+    /// Run a guard hook (called by the installed hook shims).
+    Hook(guard::HookArgs),
+    /// Run the guards for CI on the staged changes or a commit range.
+    Check(guard::CheckArgs),
+    /// Re-derive a PR's merge state from the GitHub API and from git.
+    #[command(subcommand)]
+    Verify(verify::VerifyCmd),
+    /// Print a shell completion script.
+    Completions(misc::CompletionsArgs),
+    /// Print (or install) the man page, so `git help swarm` works.
+    Man(misc::ManArgs),
+}
+
+/// Global options every command sees.
+pub struct Global {
+    pub json: bool,
+    pub as_: Option<String>,
+    pub offline: bool,
+}
+
+impl Global {
+    /// Open the repository of the current directory.
+    pub fn ctx(&self) -> Result<Ctx> {
+        self.ctx_with_remote(None)
+    }
+
+    pub fn ctx_with_remote(&self, remote: Option<&str>) -> Result<Ctx> {
+        let cwd = std::env::current_dir().map_err(|e| {
+            Error::env(
+                "IO_FAILED",
+                format!("cannot read the current directory: {e}"),
+            )
+        })?;
+        Ctx::open(&cwd, self.as_.clone(), self.offline, remote)
+    }
+}
+
+pub fn run(cli: Cli) -> Result<Output> {
+    let g = Global {
+        json: cli.json,
+        as_: cli.as_,
+        offline: cli.offline,
+    };
+    match cli.command {
+        Command::Init(a) => misc::init(&g, a),
+        Command::Status(a) => misc::status(&g, a),
+        Command::Demo(a) => misc::demo(&g, a),
+        Command::Plan(c) => plan::run(&g, c),
+        Command::Lane(c) => lane::run(&g, c),
+        Command::Report(a) => lane::report(&g, a),
+        Command::Handoff(a) => handoff::handoff(&g, a),
+        Command::Packets(a) => handoff::packets(&g, a),
+        Command::Packet(c) => handoff::packet(&g, c),
+        Command::Accept(a) => handoff::accept(&g, a),
+        Command::Lead(c) => lead::run(&g, c),
+        Command::Sync(a) => misc::sync(&g, a),
+        Command::Hook(a) => guard::hook(&g, a),
+        Command::Check(a) => guard::check(&g, a),
+        Command::Verify(c) => verify::run(&g, c),
+        Command::Completions(a) => misc::completions(a),
+        Command::Man(a) => misc::man(&g, a),
+    }
+}
+
+/// Write to stdout; a closed pipe (`| head`) is not an error.
+pub fn emit(out: &mut impl Write, text: &str) {
+    if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
+        if e.kind() != std::io::ErrorKind::BrokenPipe {
+            eprintln!("error[IO_FAILED]: cannot write output: {e}");
+        }
+    }
+}
+
+/// Stand-in for a command whose capability has not landed yet.
+pub fn not_yet(what: &str) -> Error {
+    Error::env(
+        "NOT_IMPLEMENTED",
+        format!("`git swarm {what}` is not available in this build"),
+    )
+}

@@ -1,0 +1,86 @@
+//! The per-command context: the open store, resolved settings, and the
+//! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
+
+use std::path::Path;
+
+use crate::config::{self, Settings};
+use crate::error::Result;
+use crate::store::Store;
+
+pub struct Ctx {
+    pub store: Store,
+    pub settings: Settings,
+    pub as_flag: Option<String>,
+    pub offline: bool,
+}
+
+impl Ctx {
+    pub fn open(
+        cwd: &Path,
+        as_flag: Option<String>,
+        offline: bool,
+        remote: Option<&str>,
+    ) -> Result<Ctx> {
+        let store = Store::open(cwd)?;
+        let settings = Settings::load(&store, remote)?;
+        Ok(Ctx {
+            store,
+            settings,
+            as_flag,
+            offline,
+        })
+    }
+
+    /// Who is acting, if known.
+    pub fn actor_opt(&self) -> Result<Option<String>> {
+        config::identity(&self.store, self.as_flag.as_deref(), || {
+            self.lane_owner_here()
+        })
+    }
+
+    /// Who is acting; an error with a hint when nobody is known.
+    pub fn actor(&self) -> Result<String> {
+        self.actor_opt()?.ok_or_else(config::identity_missing)
+    }
+
+    /// The remote to publish to, unless `--offline`.
+    pub fn remote(&self) -> Option<&str> {
+        if self.offline {
+            None
+        } else {
+            self.settings.remote.as_deref()
+        }
+    }
+
+    /// The lane record whose worktree is the one we run in, if any.
+    pub fn lane_here(&self) -> Option<(String, serde_yaml_ng::Value)> {
+        let workdir = self.store.workdir()?;
+        let here = std::fs::canonicalize(workdir).ok()?;
+        for (name, _) in self.store.list_refs("refs/swarm/lanes/").ok()? {
+            let Ok(Some(rec)) = self.store.read(&name) else {
+                continue;
+            };
+            let Some(bytes) = rec.file("lane.yaml") else {
+                continue;
+            };
+            let Ok(value) = serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(bytes) else {
+                continue;
+            };
+            let Some(path) = value.get("path").and_then(|p| p.as_str()) else {
+                continue;
+            };
+            if std::fs::canonicalize(path).ok().as_deref() == Some(here.as_path()) {
+                let feature = name.trim_start_matches("refs/swarm/lanes/").to_string();
+                return Some((feature, value));
+            }
+        }
+        None
+    }
+
+    fn lane_owner_here(&self) -> Option<String> {
+        let (_, lane) = self.lane_here()?;
+        lane.get("owner")
+            .and_then(|o| o.as_str())
+            .map(str::to_string)
+    }
+}

@@ -1,0 +1,188 @@
+//! The one error type of git-swarm: a stable UPPER_SNAKE code, a message that
+//! says what happened, hints that say what to do, and the exit code the
+//! contract assigns to the code's class (SPEC §4).
+
+use std::fmt;
+
+/// What kind of failure this is; decides the exit code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Class {
+    /// A check failed or a required verdict does not hold (exit 1).
+    Check,
+    /// Bad usage or bad input (exit 2).
+    Usage,
+    /// Lost a race or fenced (exit 3).
+    Race,
+    /// The environment failed: git, network, API, not a repository (exit 4).
+    Env,
+}
+
+impl Class {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Class::Check => 1,
+            Class::Usage => 2,
+            Class::Race => 3,
+            Class::Env => 4,
+        }
+    }
+}
+
+/// An error as the user sees it: `error[CODE]: message` plus `hint:` lines.
+#[derive(Debug, Clone)]
+pub struct Error {
+    pub code: &'static str,
+    pub class: Class,
+    pub message: String,
+    pub hints: Vec<String>,
+    /// Structured detail for `--json` (mismatches, conflicting paths, …).
+    pub detail: Option<serde_json::Value>,
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn new(code: &'static str, class: Class, message: impl Into<String>) -> Self {
+        Error {
+            code,
+            class,
+            message: message.into(),
+            hints: Vec::new(),
+            detail: None,
+        }
+    }
+    pub fn check(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Class::Check, message)
+    }
+    pub fn usage(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Class::Usage, message)
+    }
+    pub fn race(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Class::Race, message)
+    }
+    pub fn env(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(code, Class::Env, message)
+    }
+    pub fn hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+    pub fn with_detail(mut self, detail: serde_json::Value) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+    pub fn exit_code(&self) -> u8 {
+        self.class.exit_code()
+    }
+
+    /// Wrap a failure of gix (object database, refs, config) as an environment error.
+    pub fn gix(context: impl fmt::Display, err: impl fmt::Display) -> Self {
+        Self::env("GIT_FAILED", format!("{context}: {err}"))
+    }
+
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut inner = serde_json::json!({
+            "code": self.code,
+            "message": self.message,
+            "hints": self.hints,
+            "exit": self.exit_code(),
+        });
+        if let Some(detail) = &self.detail {
+            inner["detail"] = detail.clone();
+        }
+        serde_json::json!({ "error": inner })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error[{}]: {}", self.code, self.message)?;
+        for hint in &self.hints {
+            write!(f, "\nhint: {hint}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Every error code git-swarm emits, with its class; the README's table is
+/// generated from the same list by a test so the two cannot drift.
+pub const CODES: &[(&str, Class, &str)] = &[
+    (
+        "USAGE",
+        Class::Usage,
+        "unknown flag, missing argument or conflicting options",
+    ),
+    (
+        "NAME_INVALID",
+        Class::Usage,
+        "a plan, feature or address name does not match the naming rules",
+    ),
+    (
+        "YAML_INVALID",
+        Class::Usage,
+        "a record or input file is not valid YAML for its schema",
+    ),
+    (
+        "SCHEMA_UNSUPPORTED",
+        Class::Usage,
+        "a record has a newer major schema than this git-swarm understands",
+    ),
+    (
+        "IDENTITY_MISSING",
+        Class::Usage,
+        "the command needs an actor and none was found",
+    ),
+    (
+        "NOT_FOUND",
+        Class::Usage,
+        "the named plan, lane, packet or file does not exist",
+    ),
+    (
+        "PLAN_EXISTS",
+        Class::Usage,
+        "plan new: a plan of that name already exists",
+    ),
+    (
+        "PLAN_DIRTY",
+        Class::Check,
+        "plan checkout: the local PLAN.md has edits that the plan ref does not have",
+    ),
+    (
+        "CAS_FAILED",
+        Class::Race,
+        "a ref changed under us between read and write; nothing was overwritten",
+    ),
+    (
+        "PLAN_CONFLICT",
+        Class::Race,
+        "sync: the same record name was created independently on two sides",
+    ),
+    (
+        "PUSH_REJECTED",
+        Class::Race,
+        "the remote refused the atomic push (someone else moved a ref first)",
+    ),
+    (
+        "REMOTE_MISSING",
+        Class::Usage,
+        "the configured remote does not exist",
+    ),
+    (
+        "REFTABLE_UNSUPPORTED",
+        Class::Env,
+        "the repository uses the reftable ref backend",
+    ),
+    ("NOT_A_REPO", Class::Env, "not inside a git repository"),
+    (
+        "GIT_FAILED",
+        Class::Env,
+        "git (or the object database) failed",
+    ),
+    (
+        "IO_FAILED",
+        Class::Env,
+        "a file could not be read or written",
+    ),
+];

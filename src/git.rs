@@ -1,0 +1,291 @@
+//! The one place that runs the `git` binary: pushes and fetches (gix has no
+//! push), worktree add/remove, `merge-tree`, and the few porcelain queries
+//! whose exact semantics we want to be git's own. Every call goes through
+//! [`Git::run`], which keeps stderr and turns a non-zero exit into an error
+//! (exit 4) naming the command.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use crate::error::{Error, Result};
+
+#[derive(Debug, Clone)]
+pub struct Git {
+    cwd: PathBuf,
+}
+
+/// One ref update in an atomic push: `src` is an object id (or empty to
+/// delete), `expected` the value the remote must still hold (None: must not exist).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PushUpdate {
+    pub refname: String,
+    pub new: Option<String>,
+    pub expected: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushOutcome {
+    /// Every ref was updated on the remote.
+    Ok,
+    /// The remote (or the lease) refused; nothing moved. Carries git's lines.
+    Rejected(Vec<String>),
+}
+
+impl Git {
+    pub fn new(cwd: impl Into<PathBuf>) -> Self {
+        Git { cwd: cwd.into() }
+    }
+
+    pub fn cwd(&self) -> &Path {
+        &self.cwd
+    }
+
+    fn command<I, S>(&self, args: I) -> Command
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = Command::new("git");
+        cmd.current_dir(&self.cwd).args(args);
+        cmd
+    }
+
+    /// Run git and return its output whatever the exit status.
+    pub fn output<I, S>(&self, args: I) -> Result<Output>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let mut cmd = self.command(args);
+        cmd.stdin(Stdio::null());
+        cmd.output().map_err(|e| {
+            Error::env("GIT_FAILED", format!("could not run git: {e}"))
+                .hint("is git installed and on PATH?")
+        })
+    }
+
+    /// Run git; a non-zero exit is an error carrying git's stderr.
+    pub fn run<I, S>(&self, args: I) -> Result<String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let out = self.output(&args)?;
+        if !out.status.success() {
+            return Err(failed(&args, &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// Run git with `input` on stdin.
+    pub fn run_with_input<I, S>(&self, args: I, input: &[u8]) -> Result<String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        use std::io::Write;
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let mut child = self
+            .command(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .map_err(|e| Error::env("GIT_FAILED", format!("could not run git: {e}")))?;
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin
+                .write_all(input)
+                .map_err(|e| Error::env("GIT_FAILED", format!("could not write to git: {e}")))?;
+        }
+        let out = child
+            .wait_with_output()
+            .map_err(|e| Error::env("GIT_FAILED", format!("git did not finish: {e}")))?;
+        if !out.status.success() {
+            return Err(failed(&args, &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// `git config --get KEY`, None when unset.
+    pub fn config_get(&self, key: &str) -> Result<Option<String>> {
+        let out = self.output(["config", "--get", key])?;
+        match out.status.code() {
+            Some(0) => Ok(Some(
+                String::from_utf8_lossy(&out.stdout).trim_end().to_string(),
+            )),
+            Some(1) => Ok(None),
+            _ => Err(failed(&["config", "--get", key], &out)),
+        }
+    }
+
+    pub fn config_get_all(&self, key: &str) -> Result<Vec<String>> {
+        let out = self.output(["config", "--get-all", key])?;
+        match out.status.code() {
+            Some(0) => Ok(String::from_utf8_lossy(&out.stdout)
+                .lines()
+                .map(str::to_string)
+                .collect()),
+            Some(1) => Ok(Vec::new()),
+            _ => Err(failed(&["config", "--get-all", key], &out)),
+        }
+    }
+
+    /// Fetch `refspecs` from `remote`, pruning only within those refspecs.
+    pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
+        let mut args: Vec<String> = vec![
+            "fetch".into(),
+            "--quiet".into(),
+            "--prune".into(),
+            "--no-tags".into(),
+        ];
+        args.push("--no-write-fetch-head".into());
+        args.push(remote.into());
+        args.extend(refspecs.iter().cloned());
+        self.run(&args).map(|_| ()).map_err(|e| {
+            Error::env(
+                "GIT_FAILED",
+                format!("could not fetch from remote '{remote}': {}", e.message),
+            )
+            .hint("check the remote URL and your network, or pass --offline")
+        })
+    }
+
+    /// One atomic push; every ref carries an explicit lease so that the
+    /// remote itself checks the expected value (compare-and-swap).
+    pub fn push_atomic(
+        &self,
+        remote: &str,
+        updates: &[PushUpdate],
+        extra_refspecs: &[String],
+    ) -> Result<PushOutcome> {
+        if updates.is_empty() && extra_refspecs.is_empty() {
+            return Ok(PushOutcome::Ok);
+        }
+        let mut args: Vec<String> = vec![
+            "push".into(),
+            "--atomic".into(),
+            "--porcelain".into(),
+            "--no-verify".into(),
+        ];
+        for u in updates {
+            let expected = u.expected.clone().unwrap_or_default();
+            args.push(format!("--force-with-lease={}:{}", u.refname, expected));
+        }
+        args.push(remote.into());
+        for u in updates {
+            match &u.new {
+                Some(new) => args.push(format!("{new}:{}", u.refname)),
+                None => args.push(format!(":{}", u.refname)),
+            }
+        }
+        args.extend(extra_refspecs.iter().cloned());
+        // Fenced pushes are our own: the pre-push guard must let them through.
+        let mut cmd = self.command(&args);
+        cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
+        let out = cmd
+            .output()
+            .map_err(|e| Error::env("GIT_FAILED", format!("could not run git push: {e}")))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if out.status.success() {
+            return Ok(PushOutcome::Ok);
+        }
+        // Porcelain lines: `<flag>\t<from>:<to>\t<summary> (<reason>)`; `!` is a rejection.
+        let rejected: Vec<String> = stdout
+            .lines()
+            .filter(|l| l.starts_with('!'))
+            .map(|l| l.to_string())
+            .collect();
+        let lost_race = !rejected.is_empty()
+            || stderr.contains("stale info")
+            || stderr.contains("atomic push failed")
+            || stderr.contains("failed to update ref")
+            || stderr.contains("fetch first")
+            || stderr.contains("non-fast-forward");
+        if lost_race {
+            let mut lines = rejected;
+            if lines.is_empty() {
+                lines = stderr.lines().map(str::to_string).collect();
+            }
+            return Ok(PushOutcome::Rejected(lines));
+        }
+        Err(Error::env(
+            "GIT_FAILED",
+            format!("git push to '{remote}' failed: {}", stderr.trim()),
+        )
+        .hint("check the remote URL and your network, or pass --offline"))
+    }
+
+    /// Is `ancestor` reachable from `descendant`?
+    pub fn is_ancestor(&self, ancestor: &str, descendant: &str) -> Result<bool> {
+        let out = self.output(["merge-base", "--is-ancestor", ancestor, descendant])?;
+        match out.status.code() {
+            Some(0) => Ok(true),
+            Some(1) => Ok(false),
+            _ => Err(failed(
+                &["merge-base", "--is-ancestor", ancestor, descendant],
+                &out,
+            )),
+        }
+    }
+
+    pub fn rev_parse(&self, rev: &str) -> Result<Option<String>> {
+        let out = self.output([
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])?;
+        if out.status.success() {
+            Ok(Some(
+                String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            ))
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
+    pub fn dirty_paths(&self) -> Result<Vec<String>> {
+        let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
+        let mut paths = Vec::new();
+        let mut fields = out.split('\0');
+        while let Some(entry) = fields.next() {
+            if entry.len() < 4 {
+                continue;
+            }
+            let (status, path) = entry.split_at(3);
+            paths.push(path.to_string());
+            // A rename or copy carries its source path as the next field.
+            if status.starts_with('R') || status.starts_with('C') {
+                fields.next();
+            }
+        }
+        paths.sort();
+        paths.dedup();
+        Ok(paths)
+    }
+}
+
+fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {
+    let shown: Vec<String> = args
+        .iter()
+        .map(|a| a.as_ref().to_string_lossy().into_owned())
+        .collect();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    Error::env(
+        "GIT_FAILED",
+        format!(
+            "`git {}` failed ({}): {}",
+            shown.join(" "),
+            out.status
+                .code()
+                .map_or("killed".to_string(), |c| format!("exit {c}")),
+            stderr.trim()
+        ),
+    )
+}

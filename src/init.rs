@@ -1,0 +1,208 @@
+//! `git swarm init`: make a repository swarm-ready, idempotently. Hook shims
+//! go between marker lines into the hooks directory git really uses, so a
+//! user's own hook content survives and a second run changes nothing.
+
+use std::path::{Path, PathBuf};
+
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::output::Output;
+use crate::plan::io_error;
+
+pub const HOOKS: &[&str] = &["pre-commit", "commit-msg", "pre-push"];
+pub const BEGIN: &str =
+    "# >>> git-swarm >>> (managed by `git swarm init`; keep your own lines outside this block)";
+pub const END: &str = "# <<< git-swarm <<<";
+
+/// The shell lines of our block for one hook.
+fn block(hook: &str) -> String {
+    let body = match hook {
+        // pre-push reads the ref list on stdin: keep a copy so that the
+        // user's own lines after our block can read it too.
+        "pre-push" => "swarm_in=$(mktemp) || exit 1\ncat >\"$swarm_in\"\ngit swarm hook pre-push \"$@\" <\"$swarm_in\"\nswarm_rc=$?\nexec <\"$swarm_in\"\nrm -f \"$swarm_in\"\n[ \"$swarm_rc\" -eq 0 ] || exit \"$swarm_rc\"".to_string(),
+        _ => format!("git swarm hook {hook} \"$@\" || exit $?"),
+    };
+    format!("{BEGIN}\n{body}\n{END}\n")
+}
+
+/// Insert or refresh our block in an existing hook's text.
+pub fn merge_hook(existing: Option<&str>, hook: &str) -> String {
+    let ours = block(hook);
+    let Some(existing) = existing else {
+        return format!("#!/bin/sh\n{ours}");
+    };
+    if let (Some(start), Some(end)) = (existing.find(BEGIN), existing.find(END)) {
+        if start < end {
+            let after = end + END.len();
+            let after = if existing[after..].starts_with('\n') {
+                after + 1
+            } else {
+                after
+            };
+            return format!("{}{}{}", &existing[..start], ours, &existing[after..]);
+        }
+    }
+    // Right after the shebang, so a user's `exit 0` at the end cannot skip us.
+    if existing.starts_with("#!") {
+        let line_end = existing.find('\n').map(|i| i + 1).unwrap_or(existing.len());
+        let mut head = existing[..line_end].to_string();
+        if !head.ends_with('\n') {
+            head.push('\n');
+        }
+        format!("{head}{ours}{}", &existing[line_end..])
+    } else {
+        format!("#!/bin/sh\n{ours}{existing}")
+    }
+}
+
+pub fn hooks_dir(ctx: &Ctx) -> Result<PathBuf> {
+    let out = ctx
+        .store
+        .git
+        .run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])?;
+    Ok(PathBuf::from(out.trim()))
+}
+
+fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
+    let path = dir.join(hook);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_error(&path, e)),
+    };
+    let merged = merge_hook(existing.as_deref(), hook);
+    let changed = existing.as_deref() != Some(merged.as_str());
+    if changed {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        std::fs::write(&path, &merged).map_err(|e| io_error(&path, e))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(&path).map_err(|e| io_error(&path, e))?;
+        if meta.permissions().mode() & 0o111 != 0o111 {
+            let mut perms = meta.permissions();
+            perms.set_mode(perms.mode() | 0o755);
+            std::fs::set_permissions(&path, perms).map_err(|e| io_error(&path, e))?;
+            return Ok(true);
+        }
+    }
+    Ok(changed)
+}
+
+fn ensure_excludes(ctx: &Ctx) -> Result<Vec<String>> {
+    let path = ctx.store.common_dir().join("info").join("exclude");
+    let existing = std::fs::read_to_string(&path).unwrap_or_default();
+    let wanted = [
+        format!("/{}", ctx.settings.plan_file.trim_start_matches('/')),
+        format!("/{}/", ctx.settings.worktree_root.trim_matches('/')),
+    ];
+    let mut added = Vec::new();
+    let mut text = existing.clone();
+    for w in wanted {
+        if !existing.lines().any(|l| l.trim() == w) {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&w);
+            text.push('\n');
+            added.push(w);
+        }
+    }
+    if !added.is_empty() {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        }
+        std::fs::write(&path, text).map_err(|e| io_error(&path, e))?;
+    }
+    Ok(added)
+}
+
+/// The fetch refspecs that mirror the remote's swarm refs.
+pub fn mirror_refspecs(remote: &str) -> [String; 2] {
+    [
+        format!("+refs/swarm/*:refs/swarm-remotes/{remote}/*"),
+        // A glob, so that a remote without notes yet is not an error.
+        format!("+refs/notes/swarm*:refs/swarm-remotes/{remote}/notes/swarm*"),
+    ]
+}
+
+fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
+    let key = format!("remote.{remote}.fetch");
+    let existing = ctx.store.git.config_get_all(&key)?;
+    let mut added = Vec::new();
+    for spec in mirror_refspecs(remote) {
+        if !existing.contains(&spec) {
+            ctx.store.git.run(["config", "--add", &key, &spec])?;
+            added.push(spec);
+        }
+    }
+    Ok(added)
+}
+
+pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Output> {
+    if ctx.store.workdir().is_none() {
+        return Err(Error::usage(
+            "USAGE",
+            "git swarm init needs a working tree (not a bare repository)",
+        ));
+    }
+    let mut actions = Vec::new();
+    if let Some(r) = remote_flag {
+        if ctx.store.git.config_get("swarm.remote")?.as_deref() != Some(r) {
+            ctx.store.git.run(["config", "swarm.remote", r])?;
+            actions.push(format!("set swarm.remote = {r}"));
+        }
+    }
+    let mut hooks = Vec::new();
+    if !no_hooks {
+        let dir = hooks_dir(ctx)?;
+        for hook in HOOKS {
+            if install_hook(&dir, hook)? {
+                actions.push(format!("installed the {hook} hook in {}", dir.display()));
+            }
+            hooks.push(dir.join(hook).display().to_string());
+        }
+    }
+    for line in ensure_excludes(ctx)? {
+        actions.push(format!("added '{line}' to .git/info/exclude"));
+    }
+    if let Some(remote) = ctx.settings.remote.as_deref() {
+        for spec in ensure_refspecs(ctx, remote)? {
+            actions.push(format!("added fetch refspec {spec}"));
+        }
+    }
+    let mut text = String::new();
+    if actions.is_empty() {
+        text.push_str("already swarm-ready: nothing to change\n");
+    }
+    for a in &actions {
+        text.push_str(a);
+        text.push('\n');
+    }
+    let json = serde_json::json!({
+        "changed": !actions.is_empty(),
+        "actions": actions,
+        "hooks": hooks,
+        "remote": ctx.settings.remote,
+    });
+    Ok(Output::new(json, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_is_idempotent_and_keeps_user_lines() {
+        let user = "#!/bin/bash\necho mine\nexit 0\n";
+        let once = merge_hook(Some(user), "pre-commit");
+        assert!(once.starts_with("#!/bin/bash\n# >>> git-swarm"));
+        assert!(once.contains("echo mine\nexit 0\n"));
+        assert_eq!(merge_hook(Some(&once), "pre-commit"), once);
+        assert_eq!(
+            merge_hook(None, "commit-msg"),
+            merge_hook(Some(&merge_hook(None, "commit-msg")), "commit-msg")
+        );
+    }
+}

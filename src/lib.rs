@@ -1,0 +1,20 @@
+//! git-swarm: plans, lanes, handoff packets and leader records kept in git
+//! refs and notes, so a coordinator and many parallel agents can work on one
+//! repository without losing work, trust or direction.
+//!
+//! The library holds the domain logic; it never prints and never exits.
+//! `src/main.rs` and `src/cli/` parse arguments and render [`output::Output`].
+
+pub mod clock;
+pub mod config;
+pub mod ctx;
+pub mod demo;
+pub mod error;
+pub mod git;
+pub mod init;
+pub mod names;
+pub mod output;
+pub mod plan;
+pub mod status;
+pub mod store;
+pub mod sync;

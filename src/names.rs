@@ -1,0 +1,95 @@
+//! Name rules (SPEC §1): plans and features are ref path components, so they
+//! are restricted to what is safe in a ref and on every file system;
+//! addresses name actors and appear in commit trailers and packet ids.
+
+use crate::error::{Error, Result};
+
+/// `[a-z0-9][a-z0-9._-]{0,62}`, no `..`, not ending in `.lock` or `.`.
+pub fn is_valid_name(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > 63 {
+        return false;
+    }
+    if !(bytes[0].is_ascii_lowercase() || bytes[0].is_ascii_digit()) {
+        return false;
+    }
+    if !bytes
+        .iter()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || matches!(b, b'.' | b'_' | b'-'))
+    {
+        return false;
+    }
+    !(name.contains("..") || name.ends_with(".lock") || name.ends_with('.'))
+}
+
+/// `[A-Za-z0-9][A-Za-z0-9._@-]{0,63}`.
+pub fn is_valid_address(addr: &str) -> bool {
+    let bytes = addr.as_bytes();
+    if bytes.is_empty() || bytes.len() > 64 {
+        return false;
+    }
+    bytes[0].is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b'-'))
+}
+
+/// `kind` is what the name names, for the message ("plan", "feature").
+pub fn validate_name(kind: &str, name: &str) -> Result<()> {
+    if is_valid_name(name) {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "NAME_INVALID",
+        format!("'{}' is not a valid {kind} name", name.escape_debug()),
+    )
+    .hint("names use lowercase letters, digits, '.', '_' and '-', start with a letter or digit, are at most 63 characters, and contain no '..' nor end in '.lock' or '.'"))
+}
+
+pub fn validate_address(addr: &str) -> Result<()> {
+    if is_valid_address(addr) {
+        return Ok(());
+    }
+    Err(Error::usage(
+        "NAME_INVALID",
+        format!("'{}' is not a valid address", addr.escape_debug()),
+    )
+    .hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, and are at most 64 characters (e.g. claude@work1)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names() {
+        for ok in ["a", "auth-v2", "0", "a.b_c-d", &"x".repeat(63)] {
+            assert!(is_valid_name(ok), "{ok}");
+        }
+        for bad in [
+            "",
+            "A",
+            "-a",
+            ".a",
+            "a..b",
+            "a.lock",
+            "a.",
+            "a/b",
+            "a b",
+            &"x".repeat(64),
+            "é",
+        ] {
+            assert!(!is_valid_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn addresses() {
+        for ok in ["claude@work1", "A", "lead.1_x-y", &"x".repeat(64)] {
+            assert!(is_valid_address(ok), "{ok}");
+        }
+        for bad in ["", "@a", "a b", "a/b", "a:b", &"x".repeat(65)] {
+            assert!(!is_valid_address(bad), "{bad}");
+        }
+    }
+}

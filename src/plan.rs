@@ -1,0 +1,504 @@
+//! Plans: the unit of continuity. A plan lives in `refs/swarm/plans/<plan>`
+//! as `plan.yaml` (the record) and `PLAN.md` (the text), never in a branch;
+//! `plan checkout` writes the text back as an untracked file.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::clock::rfc3339;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::names;
+use crate::output::Output;
+use crate::store::record::{self, Extra};
+use crate::store::{Event, JournalEntry, Record, Store};
+
+pub const SCHEMA: &str = "swarm-plan/v1";
+pub const RECORD_FILE: &str = "plan.yaml";
+pub const TEXT_FILE: &str = "PLAN.md";
+const TEMPLATE: &str = include_str!("../templates/PLAN.md");
+
+pub fn plan_ref(plan: &str) -> String {
+    format!("refs/swarm/plans/{plan}")
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PlanRecord {
+    pub schema: String,
+    pub plan: String,
+    #[serde(default)]
+    pub title: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent: Option<String>,
+    /// The contract in force; a handoff packet names it and `accept` checks it.
+    #[serde(default = "default_contract")]
+    pub contract: String,
+    #[serde(default = "default_status")]
+    pub status: String,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub created_by: String,
+    #[serde(default)]
+    pub updated_at: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+fn default_contract() -> String {
+    "v1".into()
+}
+fn default_status() -> String {
+    "active".into()
+}
+
+/// A plan as read from its ref.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub record: PlanRecord,
+    pub text: Option<String>,
+    pub head: Record,
+}
+
+pub fn load(store: &Store, plan: &str) -> Result<Option<Plan>> {
+    let Some(head) = store.read(&plan_ref(plan))? else {
+        return Ok(None);
+    };
+    from_record(plan, head).map(Some)
+}
+
+pub fn from_record(plan: &str, head: Record) -> Result<Plan> {
+    let bytes = head.file(RECORD_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{}:{RECORD_FILE} is missing", plan_ref(plan)),
+        )
+    })?;
+    let record: PlanRecord = record::parse(
+        bytes,
+        "swarm-plan",
+        &format!("{}:{RECORD_FILE}", plan_ref(plan)),
+    )?;
+    let text = head
+        .file(TEXT_FILE)
+        .map(|b| String::from_utf8_lossy(b).into_owned());
+    Ok(Plan { record, text, head })
+}
+
+pub fn require(store: &Store, plan: &str) -> Result<Plan> {
+    names::validate_name("plan", plan)?;
+    load(store, plan)?.ok_or_else(|| {
+        Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist")).hint(
+            "list plans with `git swarm plan list`, or `git swarm sync` to fetch the shared ones",
+        )
+    })
+}
+
+fn files(record: &PlanRecord, text: Option<&str>) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    files.insert(RECORD_FILE.to_string(), record::to_yaml(record)?);
+    if let Some(text) = text {
+        files.insert(TEXT_FILE.to_string(), text.as_bytes().to_vec());
+    }
+    Ok(files)
+}
+
+#[derive(Serialize)]
+struct PlanSummary<'a> {
+    plan: &'a str,
+    title: &'a str,
+    parent: Option<&'a str>,
+    contract: &'a str,
+    status: &'a str,
+    commit: String,
+    has_text: bool,
+}
+
+fn summary(plan: &Plan) -> PlanSummary<'_> {
+    PlanSummary {
+        plan: &plan.record.plan,
+        title: &plan.record.title,
+        parent: plan.record.parent.as_deref(),
+        contract: &plan.record.contract,
+        status: &plan.record.status,
+        commit: plan.head.commit.to_string(),
+        has_text: plan.text.is_some(),
+    }
+}
+
+pub struct NewPlan<'a> {
+    pub name: &'a str,
+    pub title: Option<&'a str>,
+    pub parent: Option<&'a str>,
+    pub from: Option<&'a Path>,
+}
+
+/// `plan new`: create the plan ref; never touches an existing one.
+pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
+    names::validate_name("plan", args.name)?;
+    if let Some(parent) = args.parent {
+        require(&ctx.store, parent)?;
+    }
+    let actor = ctx.actor()?;
+    let refname = plan_ref(args.name);
+    if ctx.store.ref_target(&refname)?.is_some() {
+        return Err(Error::usage(
+            "PLAN_EXISTS",
+            format!("plan '{}' already exists", args.name),
+        )
+        .hint(format!(
+            "see it with `git swarm plan show {}`, or pick another name",
+            args.name
+        )));
+    }
+    let now = rfc3339(ctx.store.clock.now());
+    let mut record = PlanRecord {
+        schema: SCHEMA.into(),
+        plan: args.name.into(),
+        title: args.title.unwrap_or(args.name).into(),
+        parent: args.parent.map(str::to_string),
+        contract: default_contract(),
+        status: default_status(),
+        created_at: now.clone(),
+        created_by: actor.clone(),
+        updated_at: now,
+        extra: Extra::new(),
+    };
+    let mut text = None;
+    if let Some(path) = args.from {
+        let bytes = read_file(path)?;
+        let is_yaml = matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        );
+        if is_yaml {
+            // A plan record given as YAML: keep its fields, the name is ours.
+            let given: PlanRecord =
+                record::parse(&bytes, "swarm-plan", &path.display().to_string())?;
+            if args.title.is_none() && !given.title.is_empty() {
+                record.title = given.title;
+            }
+            if args.parent.is_none() {
+                if let Some(p) = given.parent {
+                    require(&ctx.store, &p)?;
+                    record.parent = Some(p);
+                }
+            }
+            record.contract = given.contract;
+            record.extra = given.extra;
+        } else {
+            text = Some(String::from_utf8(bytes).map_err(|_| {
+                Error::usage(
+                    "YAML_INVALID",
+                    format!("{} is not UTF-8 text", path.display()),
+                )
+            })?);
+        }
+    }
+    if text.is_none() {
+        text = Some(
+            TEMPLATE
+                .replace("{title}", &record.title)
+                .replace("{plan}", args.name),
+        );
+    }
+    let files = files(&record, text.as_deref())?;
+    let event = Event::new(
+        "plan-created",
+        &actor,
+        format!("plan {}: created", args.name),
+    );
+    ctx.store
+        .write(&refname, None, &files, &event)
+        .map_err(|e| {
+            if e.code == "CAS_FAILED" {
+                Error::race(
+                    "CAS_FAILED",
+                    format!(
+                        "plan '{}' was created by someone else at the same time",
+                        args.name
+                    ),
+                )
+                .hint(format!("see it with `git swarm plan show {}`", args.name))
+            } else {
+                e
+            }
+        })?;
+    let plan = require(&ctx.store, args.name)?;
+    let text = format!(
+        "created plan {} ({})\nedit it with `git swarm plan checkout {}`, then `git swarm plan save {}`\n",
+        args.name, refname, args.name, args.name
+    );
+    Ok(Output::new(summary(&plan), text))
+}
+
+/// `plan show`
+pub fn show(ctx: &Ctx, name: &str) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let r = &plan.record;
+    let mut text = format!("plan:     {}\ntitle:    {}\n", r.plan, r.title);
+    if let Some(p) = &r.parent {
+        text.push_str(&format!("parent:   {p}\n"));
+    }
+    text.push_str(&format!(
+        "contract: {}\nstatus:   {}\ncreated:  {} by {}\nupdated:  {}\ncommit:   {}\n",
+        r.contract, r.status, r.created_at, r.created_by, r.updated_at, plan.head.commit
+    ));
+    if let Some(t) = &plan.text {
+        text.push_str("\n");
+        text.push_str(t);
+        if !t.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    let mut json = serde_json::to_value(summary(&plan)).expect("serialisable");
+    json["text"] = serde_json::json!(plan.text);
+    json["record"] = serde_json::to_value(&plan.record).expect("serialisable");
+    Ok(Output {
+        json,
+        text,
+        exit: 0,
+    })
+}
+
+/// All plans, sorted by name.
+pub fn all(store: &Store) -> Result<Vec<Plan>> {
+    let mut out = Vec::new();
+    for (refname, id) in store.list_refs("refs/swarm/plans/")? {
+        let name = refname.trim_start_matches("refs/swarm/plans/");
+        out.push(from_record(name, store.read_commit(id)?)?);
+    }
+    Ok(out)
+}
+
+/// `plan list`
+pub fn list(ctx: &Ctx) -> Result<Output> {
+    let plans = all(&ctx.store)?;
+    let mut text = String::new();
+    if plans.is_empty() {
+        text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
+    }
+    for p in &plans {
+        let parent = p
+            .record
+            .parent
+            .as_deref()
+            .map(|x| format!(" (child of {x})"))
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "{:<24} {:<8} {}{}\n",
+            p.record.plan, p.record.status, p.record.title, parent
+        ));
+    }
+    let json: Vec<_> = plans.iter().map(summary).collect();
+    Ok(Output::new(serde_json::json!({ "plans": json }), text))
+}
+
+/// The plan a command means when none is named: the plan of the lane we
+/// are in, else the only plan there is.
+pub fn infer(ctx: &Ctx) -> Result<String> {
+    if let Some((_, lane)) = ctx.lane_here() {
+        if let Some(p) = lane.get("plan").and_then(|p| p.as_str()) {
+            return Ok(p.to_string());
+        }
+    }
+    let plans = ctx.store.list_refs("refs/swarm/plans/")?;
+    match plans.as_slice() {
+        [(only, _)] => Ok(only.trim_start_matches("refs/swarm/plans/").to_string()),
+        [] => Err(Error::usage("NOT_FOUND", "there is no plan yet")
+            .hint("create one with `git swarm plan new <plan>`")),
+        _ => Err(Error::usage("USAGE", "several plans exist: say which one")
+            .hint("pass the plan name (or --plan P); `git swarm plan list` shows them")),
+    }
+}
+
+/// Where the plan file lives in this worktree.
+pub fn plan_file_path(ctx: &Ctx) -> Result<PathBuf> {
+    Ok(ctx.store.workdir_or_err()?.join(&ctx.settings.plan_file))
+}
+
+/// `plan save`: snapshot the worktree's plan file into the plan ref.
+pub fn save(
+    ctx: &Ctx,
+    name: Option<&str>,
+    file: Option<&Path>,
+    message: Option<&str>,
+    contract: Option<&str>,
+) -> Result<Output> {
+    let name = match name {
+        Some(n) => n.to_string(),
+        None => infer(ctx)?,
+    };
+    let plan = require(&ctx.store, &name)?;
+    let actor = ctx.actor()?;
+    let path = match file {
+        Some(f) => f.to_path_buf(),
+        None => plan_file_path(ctx)?,
+    };
+    let bytes = read_file(&path)?;
+    let new_text = String::from_utf8(bytes).map_err(|_| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{} is not UTF-8 text", path.display()),
+        )
+    })?;
+    let text_changed = plan.text.as_deref() != Some(new_text.as_str());
+    let contract_changed = contract.is_some_and(|c| c != plan.record.contract);
+    if !text_changed && !contract_changed {
+        let out = serde_json::json!({ "plan": name, "changed": false, "commit": plan.head.commit.to_string() });
+        return Ok(Output::new(
+            out,
+            format!(
+                "plan {name}: unchanged ({})\n",
+                crate::store::short(plan.head.commit)
+            ),
+        ));
+    }
+    let mut record = plan.record.clone();
+    record.updated_at = rfc3339(ctx.store.clock.now());
+    if let Some(c) = contract {
+        record.contract = c.to_string();
+    }
+    let files = files(&record, Some(&new_text))?;
+    let summary = message
+        .map(str::to_string)
+        .unwrap_or_else(|| format!("plan {name}: saved"));
+    let event = Event::new("plan-saved", &actor, summary);
+    let id = ctx
+        .store
+        .write(&plan_ref(&name), Some(plan.head.commit), &files, &event)?;
+    let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract });
+    Ok(Output::new(
+        out,
+        format!(
+            "plan {name}: saved {} ({})\n",
+            path.display(),
+            crate::store::short(id)
+        ),
+    ))
+}
+
+/// `plan checkout`: write the plan text as an untracked file.
+pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let text = plan.text.clone().unwrap_or_default();
+    let path = plan_file_path(ctx)?;
+    let written = write_plan_file(&ctx.store, &plan, &path, force)?;
+    let out = serde_json::json!({
+        "plan": name,
+        "path": path.display().to_string(),
+        "written": written,
+        "commit": plan.head.commit.to_string(),
+    });
+    let msg = if written {
+        format!(
+            "wrote {} from plan {name} ({}); it stays untracked\n",
+            path.display(),
+            crate::store::short(plan.head.commit)
+        )
+    } else {
+        format!("{} already matches plan {name}\n", path.display())
+    };
+    let _ = text;
+    Ok(Output::new(out, msg))
+}
+
+/// Write the plan's text to `path` unless that would lose local edits:
+/// a file that equals some saved version of the plan is safe to replace.
+pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> Result<bool> {
+    let text = plan.text.clone().unwrap_or_default();
+    if let Ok(existing) = std::fs::read(path) {
+        if existing == text.as_bytes() {
+            return Ok(false);
+        }
+        if !force && !is_saved_version(store, plan, &existing)? {
+            return Err(Error::check(
+                "PLAN_DIRTY",
+                format!(
+                    "{} has edits that plan '{}' does not have",
+                    path.display(),
+                    plan.record.plan
+                ),
+            )
+            .hint(format!(
+                "save them first with `git swarm plan save {}`",
+                plan.record.plan
+            ))
+            .hint("or overwrite them with --force"));
+        }
+    }
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+    }
+    std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
+    Ok(true)
+}
+
+fn is_saved_version(store: &Store, plan: &Plan, content: &[u8]) -> Result<bool> {
+    let walk = store.journal(plan.head.commit, None)?;
+    for entry in walk {
+        let id = gix::ObjectId::from_hex(entry.commit.as_bytes())
+            .map_err(|e| Error::gix("bad commit id", e))?;
+        if store.blob_at(id, TEXT_FILE)?.as_deref() == Some(content) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+/// `plan log`: the journal, newest first.
+pub fn log(ctx: &Ctx, name: &str) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let entries: Vec<JournalEntry> = ctx.store.journal(plan.head.commit, None)?;
+    let mut text = String::new();
+    for e in &entries {
+        let epoch = e.epoch.map(|n| format!(" epoch={n}")).unwrap_or_default();
+        text.push_str(&format!(
+            "{} {} {:<16} {}{} — {}\n",
+            &e.commit[..12],
+            e.time,
+            e.event,
+            e.actor,
+            epoch,
+            e.summary
+        ));
+    }
+    Ok(Output::new(
+        serde_json::json!({ "plan": name, "entries": entries }),
+        text,
+    ))
+}
+
+pub fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| {
+        if e.kind() == std::io::ErrorKind::NotFound {
+            Error::usage("NOT_FOUND", format!("{} does not exist", path.display()))
+        } else {
+            io_error(path, e)
+        }
+    })
+}
+
+pub fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::env("IO_FAILED", format!("{}: {e}", path.display()))
+}
+
+/// `plan show --pr-body`: a pull-request body that folds the plan in, so the
+/// plan travels with the PR instead of being committed.
+pub fn pr_body(ctx: &Ctx, name: &str) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let body = include_str!("../templates/pr-body.md")
+        .replace("{title}", &plan.record.title)
+        .replace("{plan}", name)
+        .replace("{commit}", &plan.head.commit.to_string())
+        .replace(
+            "{plan_text}",
+            plan.text.as_deref().unwrap_or("(no plan text)").trim_end(),
+        );
+    Ok(Output::new(
+        serde_json::json!({ "plan": name, "body": body }),
+        body,
+    ))
+}

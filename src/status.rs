@@ -1,0 +1,189 @@
+//! `git swarm status`: the plans as a tree (children under their parent),
+//! each with its leader and epoch and its lanes — read straight from the
+//! refs, the way a successor arriving on a fresh machine would see them.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::output::Output;
+use crate::plan::{self, Plan};
+use crate::store::Store;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanStatus {
+    pub plan: String,
+    pub title: String,
+    pub status: String,
+    pub parent: Option<String>,
+    pub leader: Option<String>,
+    pub epoch: Option<u64>,
+    pub lease_until: Option<String>,
+    pub lanes: Vec<LaneStatus>,
+    pub children: Vec<PlanStatus>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneStatus {
+    pub feature: String,
+    pub owner: Option<String>,
+    pub branch: Option<String>,
+    pub state: Option<String>,
+}
+
+fn yaml_of(store: &Store, refname: &str, file: &str) -> Option<serde_yaml_ng::Value> {
+    let rec = store.read(refname).ok()??;
+    serde_yaml_ng::from_slice(rec.file(file)?).ok()
+}
+
+fn str_field(v: &serde_yaml_ng::Value, key: &str) -> Option<String> {
+    v.get(key).and_then(|x| x.as_str()).map(str::to_string)
+}
+
+pub fn collect(store: &Store, only: Option<&str>) -> Result<Vec<PlanStatus>> {
+    let plans: Vec<Plan> = plan::all(store)?;
+    let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
+    for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
+        let Some(lane) = yaml_of(store, &refname, "lane.yaml") else {
+            continue;
+        };
+        let Some(plan) = str_field(&lane, "plan") else {
+            continue;
+        };
+        lanes_by_plan.entry(plan).or_default().push(LaneStatus {
+            feature: refname.trim_start_matches("refs/swarm/lanes/").to_string(),
+            owner: str_field(&lane, "owner"),
+            branch: str_field(&lane, "branch"),
+            state: str_field(&lane, "state"),
+        });
+    }
+    let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
+    for p in &plans {
+        let lead = yaml_of(
+            store,
+            &format!("refs/swarm/lead/{}", p.record.plan),
+            "lead.yaml",
+        );
+        let released = lead
+            .as_ref()
+            .and_then(|l| l.get("released"))
+            .and_then(|r| r.as_bool())
+            .unwrap_or(false);
+        flat.insert(
+            p.record.plan.clone(),
+            PlanStatus {
+                plan: p.record.plan.clone(),
+                title: p.record.title.clone(),
+                status: p.record.status.clone(),
+                parent: p.record.parent.clone(),
+                leader: lead
+                    .as_ref()
+                    .and_then(|l| str_field(l, "leader"))
+                    .filter(|_| !released),
+                epoch: lead
+                    .as_ref()
+                    .and_then(|l| l.get("epoch"))
+                    .and_then(|e| e.as_u64()),
+                lease_until: lead.as_ref().and_then(|l| str_field(l, "lease_until")),
+                lanes: lanes_by_plan.remove(&p.record.plan).unwrap_or_default(),
+                children: Vec::new(),
+            },
+        );
+    }
+    // Attach children to parents, deepest first, so the tree is built bottom-up.
+    let depth = |name: &str, flat: &BTreeMap<String, PlanStatus>| {
+        let mut d = 0;
+        let mut cur = flat.get(name).and_then(|p| p.parent.clone());
+        while let Some(p) = cur {
+            d += 1;
+            if d > 64 {
+                break;
+            }
+            cur = flat.get(&p).and_then(|x| x.parent.clone());
+        }
+        d
+    };
+    let mut order: Vec<(usize, String)> =
+        flat.keys().map(|k| (depth(k, &flat), k.clone())).collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (d, name) in order {
+        if d == 0 {
+            continue;
+        }
+        let node = flat.remove(&name).expect("present");
+        let parent = node.parent.clone().unwrap_or_default();
+        match flat.get_mut(&parent) {
+            Some(p) => {
+                p.children.push(node);
+                p.children.sort_by(|a, b| a.plan.cmp(&b.plan));
+            }
+            None => {
+                flat.insert(name, node);
+            }
+        }
+    }
+    let mut roots: Vec<PlanStatus> = flat.into_values().collect();
+    if let Some(only) = only {
+        roots = find(roots, only).into_iter().collect();
+    }
+    Ok(roots)
+}
+
+fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
+    for n in nodes {
+        if n.plan == name {
+            return Some(n);
+        }
+        if let Some(found) = find(n.children, name) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
+    for n in nodes {
+        let pad = "  ".repeat(indent);
+        let lead = match (&n.leader, n.epoch) {
+            (Some(l), Some(e)) => format!("lead {l} (epoch {e})"),
+            (None, Some(e)) => format!("no leader (epoch {e})"),
+            _ => "no leader".to_string(),
+        };
+        out.push_str(&format!(
+            "{pad}{} [{}] — {} — {lead}\n",
+            n.plan, n.status, n.title
+        ));
+        for lane in &n.lanes {
+            out.push_str(&format!(
+                "{pad}  lane {} on {} owner {}{}\n",
+                lane.feature,
+                lane.branch.as_deref().unwrap_or("?"),
+                lane.owner.as_deref().unwrap_or("-"),
+                lane.state
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ));
+        }
+        render(&n.children, indent + 1, out);
+    }
+}
+
+pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
+    if let Some(p) = only {
+        plan::require(&ctx.store, p)?;
+    }
+    let roots = collect(&ctx.store, only)?;
+    let mut text = String::new();
+    if roots.is_empty() {
+        text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
+    }
+    render(&roots, 0, &mut text);
+    let json = serde_json::json!({
+        "remote": ctx.settings.remote,
+        "plans": roots,
+    });
+    Ok(Output::new(json, text))
+}

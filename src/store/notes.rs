@@ -1,0 +1,181 @@
+//! `refs/notes/swarm`: git notes on code commits, one JSON object per line
+//! (handoffs written at a commit, acceptances, verification verdicts).
+//! Appends are line unions, so concurrent writers never lose each other's
+//! lines: a lost local CAS is simply retried on the new tip.
+
+use gix::ObjectId;
+
+use super::{Event, Store};
+use crate::error::{Error, Result};
+
+pub const NOTES_REF: &str = "refs/notes/swarm";
+
+impl Store {
+    /// The note lines attached to `target` in `notes_ref`.
+    pub fn note_lines_in(&self, notes_ref: &str, target: ObjectId) -> Result<Vec<String>> {
+        let Some(tip) = self.ref_target(notes_ref)? else {
+            return Ok(Vec::new());
+        };
+        let tree = self.commit_tree(tip)?;
+        let mut state = gix::note::plumbing::State::new(tree, &self.repo.objects)
+            .map_err(|e| Error::gix("could not read the notes tree", e))?;
+        let Some(blob) = state
+            .get(&target, &self.repo.objects)
+            .map_err(|e| Error::gix("could not look up a note", e))?
+        else {
+            return Ok(Vec::new());
+        };
+        let data = self
+            .repo
+            .find_object(blob)
+            .map_err(|e| Error::gix("could not read a note", e))?
+            .data
+            .clone();
+        Ok(String::from_utf8_lossy(&data)
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
+    pub fn note_lines(&self, target: ObjectId) -> Result<Vec<String>> {
+        self.note_lines_in(NOTES_REF, target)
+    }
+
+    /// Parsed JSON objects of the note on `target` (lines that are not JSON are skipped).
+    pub fn note_objects(&self, target: ObjectId) -> Result<Vec<serde_json::Value>> {
+        Ok(self
+            .note_lines(target)?
+            .iter()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect())
+    }
+
+    pub(crate) fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
+        let c = self
+            .repo
+            .find_commit(commit)
+            .map_err(|e| Error::gix(format!("could not read commit {commit}"), e))?;
+        c.tree_id()
+            .map(|id| id.detach())
+            .map_err(|e| Error::gix(format!("could not read tree of {commit}"), e))
+    }
+
+    fn empty_tree(&self) -> Result<ObjectId> {
+        Ok(self
+            .repo
+            .write_object(gix::objs::Tree::empty())
+            .map_err(|e| Error::gix("could not write the empty tree", e))?
+            .detach())
+    }
+
+    /// Append one JSON line to the note on `target` (no-op if already there).
+    pub fn note_append(
+        &self,
+        target: ObjectId,
+        line: &serde_json::Value,
+        event: &Event,
+    ) -> Result<()> {
+        let line = serde_json::to_string(line).expect("a JSON value always serialises");
+        for _ in 0..20 {
+            let tip = self.ref_target(NOTES_REF)?;
+            let mut lines = match tip {
+                Some(_) => self.note_lines(target)?,
+                None => Vec::new(),
+            };
+            if lines.contains(&line) {
+                return Ok(());
+            }
+            lines.push(line.clone());
+            let tree = match tip {
+                Some(t) => self.commit_tree(t)?,
+                None => self.empty_tree()?,
+            };
+            let new_tree = self.notes_tree_with(tree, &[(target, lines)])?;
+            let commit = self.commit(new_tree, &tip.into_iter().collect::<Vec<_>>(), event)?;
+            match self.cas(NOTES_REF, tip, Some(commit), &event.actor, &event.summary) {
+                Ok(()) => return Ok(()),
+                Err(e) if e.code == "CAS_FAILED" => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::race(
+            "CAS_FAILED",
+            "refs/notes/swarm kept changing under us; the note was not written",
+        )
+        .hint("run the command again"))
+    }
+
+    /// Return a notes tree based on `tree` where each target's note is set to the given lines.
+    pub fn notes_tree_with(
+        &self,
+        tree: ObjectId,
+        notes: &[(ObjectId, Vec<String>)],
+    ) -> Result<ObjectId> {
+        let mut state = gix::note::plumbing::State::new(tree, &self.repo.objects)
+            .map_err(|e| Error::gix("could not read the notes tree", e))?;
+        let mut current = tree;
+        for (target, lines) in notes {
+            let mut text = lines.join("\n");
+            text.push('\n');
+            let blob = self
+                .repo
+                .write_blob(text.as_bytes())
+                .map_err(|e| Error::gix("could not write a note", e))?
+                .detach();
+            current = state
+                .replace(*target, blob, &self.repo.objects)
+                .map_err(|e| Error::gix("could not update the notes tree", e))?
+                .tree;
+        }
+        Ok(current)
+    }
+
+    /// Every (annotated object, lines) pair in the notes tree of commit `tip`.
+    pub fn all_notes(&self, tip: ObjectId) -> Result<Vec<(ObjectId, Vec<String>)>> {
+        // Notes trees may use git's fanout (ab/cdef…); walk and join the path.
+        let tree = self.commit_tree(tip)?;
+        let mut out = Vec::new();
+        self.walk_notes(tree, String::new(), &mut out)?;
+        Ok(out)
+    }
+
+    fn walk_notes(
+        &self,
+        tree: ObjectId,
+        prefix: String,
+        out: &mut Vec<(ObjectId, Vec<String>)>,
+    ) -> Result<()> {
+        let obj = self
+            .repo
+            .find_object(tree)
+            .map_err(|e| Error::gix("could not read the notes tree", e))?;
+        let decoded = obj
+            .try_into_tree()
+            .map_err(|e| Error::gix("the notes tree is not a tree", e))?;
+        let decoded = decoded
+            .decode()
+            .map_err(|e| Error::gix("could not decode the notes tree", e))?
+            .to_owned();
+        for entry in decoded.entries {
+            let name = format!("{prefix}{}", entry.filename);
+            if entry.mode.is_tree() {
+                self.walk_notes(entry.oid, name, out)?;
+            } else if let Ok(target) = ObjectId::from_hex(name.as_bytes()) {
+                let data = self
+                    .repo
+                    .find_object(entry.oid)
+                    .map_err(|e| Error::gix("could not read a note", e))?
+                    .data
+                    .clone();
+                let lines = String::from_utf8_lossy(&data)
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .map(str::to_string)
+                    .collect();
+                out.push((target, lines));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,454 @@
+//! `git swarm sync`: reconcile local swarm refs with the shared remote.
+//!
+//! Fetch `refs/swarm/*` and `refs/notes/swarm` into
+//! `refs/swarm-remotes/<remote>/…`, then per ref: fast-forward whichever side
+//! is behind; when both moved, reconcile by kind (plans and lanes: a merge
+//! commit joining both journals; leader records and packets: the published
+//! record wins; notes: union of lines). Everything that must go out leaves in
+//! ONE atomic push where each ref carries the value we expect the remote to
+//! hold; a lost race is retried from a fresh fetch a bounded number of times.
+//!
+//! The same fetch/push primitives serve the commands that publish at once
+//! (`lead`, `handoff`, `accept`): see [`publish`].
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::git::{PushOutcome, PushUpdate};
+use crate::init::mirror_refspecs;
+use crate::output::Output;
+use crate::store::notes::NOTES_REF;
+use crate::store::{short, Event, Store};
+
+const MAX_ATTEMPTS: usize = 5;
+
+/// Where the remote's copy of a local swarm ref is mirrored.
+pub fn mirror_ref(remote: &str, local: &str) -> String {
+    if local == NOTES_REF {
+        format!("refs/swarm-remotes/{remote}/notes/swarm")
+    } else {
+        format!(
+            "refs/swarm-remotes/{remote}/{}",
+            local.trim_start_matches("refs/swarm/")
+        )
+    }
+}
+
+/// Fetch the remote's swarm refs and notes into the mirror namespace.
+pub fn fetch(store: &Store, remote: &str) -> Result<()> {
+    store.git.fetch(remote, &mirror_refspecs(remote))
+}
+
+/// Fetch only the given local refs (e.g. one lead record) into the mirror.
+/// Each is fetched as a one-ref glob so that a ref missing on the remote is
+/// not an error and `--prune` drops a stale mirror of it.
+pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
+    let specs: Vec<String> = refs
+        .iter()
+        .map(|r| format!("+{r}*:{}*", mirror_ref(remote, r)))
+        .collect();
+    store.git.fetch(remote, &specs)
+}
+
+/// Publish ref updates in one atomic push with leases; on success move the
+/// mirror refs too. A rejection is returned, not retried, so callers decide.
+pub fn publish(
+    store: &Store,
+    remote: &str,
+    updates: &[PushUpdate],
+    extra: &[String],
+) -> Result<PushOutcome> {
+    let outcome = store.git.push_atomic(remote, updates, extra)?;
+    if outcome == PushOutcome::Ok {
+        for u in updates {
+            let m = mirror_ref(remote, &u.refname);
+            set_ref(store, &m, u.new.as_deref())?;
+        }
+    }
+    Ok(outcome)
+}
+
+/// Force a (mirror) ref to a value, whatever it held.
+pub fn set_ref(store: &Store, refname: &str, value: Option<&str>) -> Result<()> {
+    match value {
+        Some(v) => store.git.run(["update-ref", refname, v]).map(|_| ()),
+        None => store.git.run(["update-ref", "-d", refname]).map(|_| ()),
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SyncReport {
+    pub remote: String,
+    /// Local refs fast-forwarded (or created) from the remote.
+    pub pulled: Vec<String>,
+    /// Refs pushed to the remote.
+    pub pushed: Vec<String>,
+    /// Refs where both sides moved and a merge commit joined them.
+    pub merged: Vec<String>,
+    /// Leader records where the local divergent record was fenced by the published one.
+    pub fenced: Vec<Fenced>,
+    /// Packets whose local acceptance lost to the one published first.
+    pub superseded: Vec<Fenced>,
+    /// Records created independently on both sides: left untouched locally.
+    pub conflicts: Vec<Conflict>,
+    /// Notes about content that could not be merged automatically.
+    pub warnings: Vec<String>,
+    pub attempts: usize,
+    pub pushes: usize,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Fenced {
+    pub r#ref: String,
+    pub local: String,
+    pub remote: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Conflict {
+    pub r#ref: String,
+    pub local: String,
+    pub remote: String,
+}
+
+/// The kind of a swarm ref decides how divergence is reconciled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Journal,
+    PublishedWins,
+    Notes,
+}
+
+fn kind_of(refname: &str) -> Kind {
+    if refname == NOTES_REF {
+        Kind::Notes
+    } else if refname.starts_with("refs/swarm/lead/") || refname.starts_with("refs/swarm/packets/")
+    {
+        Kind::PublishedWins
+    } else {
+        Kind::Journal
+    }
+}
+
+pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
+    let remote = ctx.remote().ok_or_else(|| {
+        Error::usage(
+            "REMOTE_MISSING",
+            "sync needs a remote and none is configured",
+        )
+        .hint(
+            "add one (`git remote add origin <url>`) or set swarm.remote; --offline disables sync",
+        )
+    })?;
+    let store = &ctx.store;
+    let mut report = SyncReport {
+        remote: remote.to_string(),
+        ..Default::default()
+    };
+    for attempt in 1..=MAX_ATTEMPTS {
+        report.attempts = attempt;
+        fetch(store, remote)?;
+        let mut updates = Vec::new();
+        reconcile_all(store, remote, actor, &mut report, &mut updates)?;
+        if updates.is_empty() {
+            return Ok(report);
+        }
+        report.pushes += 1;
+        match publish(store, remote, &updates, &[])? {
+            PushOutcome::Ok => {
+                report
+                    .pushed
+                    .extend(updates.iter().map(|u| u.refname.clone()));
+                report.pushed.sort();
+                report.pushed.dedup();
+                return Ok(report);
+            }
+            PushOutcome::Rejected(_) => continue,
+        }
+    }
+    Err(Error::race(
+        "PUSH_REJECTED",
+        format!("the remote kept changing: {MAX_ATTEMPTS} sync attempts lost the race"),
+    )
+    .hint("run `git swarm sync` again"))
+}
+
+fn reconcile_all(
+    store: &Store,
+    remote: &str,
+    actor: &str,
+    report: &mut SyncReport,
+    updates: &mut Vec<PushUpdate>,
+) -> Result<()> {
+    let mut local: BTreeMap<String, ObjectId> =
+        store.list_refs("refs/swarm/")?.into_iter().collect();
+    if let Some(n) = store.ref_target(NOTES_REF)? {
+        local.insert(NOTES_REF.to_string(), n);
+    }
+    let mirror_prefix = format!("refs/swarm-remotes/{remote}/");
+    let mut theirs: BTreeMap<String, ObjectId> = BTreeMap::new();
+    for (name, id) in store.list_refs(&mirror_prefix)? {
+        let rest = &name[mirror_prefix.len()..];
+        let local_name = if rest == "notes/swarm" {
+            NOTES_REF.to_string()
+        } else if rest.starts_with("notes/") {
+            continue;
+        } else {
+            format!("refs/swarm/{rest}")
+        };
+        theirs.insert(local_name, id);
+    }
+    let names: BTreeSet<&String> = local.keys().chain(theirs.keys()).collect();
+    for name in names {
+        let l = local.get(name).copied();
+        let r = theirs.get(name).copied();
+        match (l, r) {
+            (None, None) => {}
+            (Some(l), None) => updates.push(push_update(name, l, None)),
+            (None, Some(r)) => {
+                store.cas(name, None, Some(r), actor, "sync: from remote")?;
+                report.pulled.push(name.clone());
+            }
+            (Some(l), Some(r)) if l == r => {}
+            (Some(l), Some(r)) => {
+                if store.is_ancestor(l, r)? {
+                    store.cas(name, Some(l), Some(r), actor, "sync: fast-forward")?;
+                    report.pulled.push(name.clone());
+                } else if store.is_ancestor(r, l)? {
+                    updates.push(push_update(name, l, Some(r)));
+                } else {
+                    match kind_of(name) {
+                        Kind::PublishedWins => {
+                            store.cas(
+                                name,
+                                Some(l),
+                                Some(r),
+                                actor,
+                                "sync: the published record wins",
+                            )?;
+                            let entry = Fenced {
+                                r#ref: name.clone(),
+                                local: l.to_string(),
+                                remote: r.to_string(),
+                            };
+                            if name.starts_with("refs/swarm/lead/") {
+                                report.fenced.push(entry);
+                            } else {
+                                report.superseded.push(entry);
+                            }
+                        }
+                        Kind::Notes => {
+                            let merged = merge_notes(store, l, r, actor)?;
+                            store.cas(name, Some(l), Some(merged), actor, "sync: notes union")?;
+                            report.merged.push(name.clone());
+                            updates.push(push_update(name, merged, Some(r)));
+                        }
+                        Kind::Journal => match store.merge_base(l, r)? {
+                            None => report.conflicts.push(Conflict {
+                                r#ref: name.clone(),
+                                local: l.to_string(),
+                                remote: r.to_string(),
+                            }),
+                            Some(base) => {
+                                let merged =
+                                    merge_journals(store, name, base, l, r, actor, report)?;
+                                store.cas(
+                                    name,
+                                    Some(l),
+                                    Some(merged),
+                                    actor,
+                                    "sync: merge journals",
+                                )?;
+                                report.merged.push(name.clone());
+                                updates.push(push_update(name, merged, Some(r)));
+                            }
+                        },
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn push_update(name: &str, new: ObjectId, expected: Option<ObjectId>) -> PushUpdate {
+    PushUpdate {
+        refname: name.to_string(),
+        new: Some(new.to_string()),
+        expected: expected.map(|e| e.to_string()),
+    }
+}
+
+/// A merge commit with parents [local, remote]: per file, the side that
+/// changed since the merge base; per top-level YAML key likewise; where both
+/// changed the same thing, the published (remote) value wins and the local
+/// one stays reachable in the journal.
+fn merge_journals(
+    store: &Store,
+    name: &str,
+    base: ObjectId,
+    l: ObjectId,
+    r: ObjectId,
+    actor: &str,
+    report: &mut SyncReport,
+) -> Result<ObjectId> {
+    let b = store.read_commit(base)?.files;
+    let lf = store.read_commit(l)?.files;
+    let rf = store.read_commit(r)?.files;
+    let mut files = BTreeMap::new();
+    let keys: BTreeSet<&String> = b.keys().chain(lf.keys()).chain(rf.keys()).collect();
+    for key in keys {
+        let (bv, lv, rv) = (b.get(key), lf.get(key), rf.get(key));
+        let chosen = if lv == rv || lv == bv {
+            rv
+        } else if rv == bv {
+            lv
+        } else if key.ends_with(".yaml") {
+            match merge_yaml(bv, lv, rv) {
+                Some(merged) => {
+                    files.insert(key.clone(), merged);
+                    continue;
+                }
+                None => {
+                    report.warnings.push(format!(
+                        "{name}:{key} changed on both sides; kept the published version, yours is at {}:{key}",
+                        short(l)
+                    ));
+                    rv
+                }
+            }
+        } else {
+            report.warnings.push(format!(
+                "{name}:{key} changed on both sides; kept the published version, yours is at {}:{key}",
+                short(l)
+            ));
+            rv
+        };
+        if let Some(v) = chosen {
+            files.insert(key.clone(), v.clone());
+        }
+    }
+    let tree = store.write_tree(&files)?;
+    let event = Event::new("merge", actor, format!("sync: join journals of {name}"));
+    store.commit(tree, &[l, r], &event)
+}
+
+/// Three-way merge of top-level YAML mapping keys; None if unparseable.
+fn merge_yaml(b: Option<&Vec<u8>>, l: Option<&Vec<u8>>, r: Option<&Vec<u8>>) -> Option<Vec<u8>> {
+    use serde_yaml_ng::{Mapping, Value};
+    let parse = |v: Option<&Vec<u8>>| -> Option<Mapping> {
+        match v {
+            None => Some(Mapping::new()),
+            Some(bytes) => match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
+                Value::Mapping(m) => Some(m),
+                _ => None,
+            },
+        }
+    };
+    let (bm, lm, rm) = (parse(b)?, parse(l)?, parse(r)?);
+    let mut out = rm.clone();
+    for (k, lv) in &lm {
+        let bv = bm.get(k);
+        let rv = rm.get(k);
+        if Some(lv) != bv && rv == bv {
+            out.insert(k.clone(), lv.clone());
+        }
+    }
+    for k in bm.keys() {
+        // Removed locally, untouched remotely.
+        if !lm.contains_key(k) && rm.get(k) == bm.get(k) {
+            out.remove(k);
+        }
+    }
+    serde_yaml_ng::to_string(&Value::Mapping(out))
+        .ok()
+        .map(String::into_bytes)
+}
+
+/// Union of note lines per annotated object.
+fn merge_notes(store: &Store, l: ObjectId, r: ObjectId, actor: &str) -> Result<ObjectId> {
+    let mut all: BTreeMap<ObjectId, Vec<String>> = BTreeMap::new();
+    for (target, lines) in store.all_notes(r)?.into_iter().chain(store.all_notes(l)?) {
+        let entry = all.entry(target).or_default();
+        for line in lines {
+            if !entry.contains(&line) {
+                entry.push(line);
+            }
+        }
+    }
+    let base_tree = store.commit_tree(r)?;
+    let notes: Vec<(ObjectId, Vec<String>)> = all.into_iter().collect();
+    let tree = store.notes_tree_with(base_tree, &notes)?;
+    let event = Event::new("merge", actor, "sync: union of swarm notes");
+    store.commit(tree, &[l, r], &event)
+}
+
+pub fn render(report: &SyncReport) -> Output {
+    let mut text = String::new();
+    let mut line = |label: &str, items: &[String]| {
+        for i in items {
+            text.push_str(&format!("{label:<8} {i}\n"));
+        }
+    };
+    line("pulled", &report.pulled);
+    line("merged", &report.merged);
+    line("pushed", &report.pushed);
+    for f in &report.fenced {
+        text.push_str(&format!(
+            "fenced   {}: your record {} was superseded by the published {}\n",
+            f.r#ref,
+            &f.local[..12],
+            &f.remote[..12]
+        ));
+    }
+    for f in &report.superseded {
+        text.push_str(&format!(
+            "lost     {}: the acceptance published first wins ({}); yours was {}\n",
+            f.r#ref,
+            &f.remote[..12],
+            &f.local[..12]
+        ));
+    }
+    for w in &report.warnings {
+        text.push_str(&format!("warning  {w}\n"));
+    }
+    for c in &report.conflicts {
+        text.push_str(&format!(
+            "conflict {}: created independently here ({}) and on {} ({}); left untouched\n",
+            c.r#ref,
+            &c.local[..12],
+            report.remote,
+            &c.remote[..12]
+        ));
+    }
+    if text.is_empty() {
+        text.push_str(&format!("up to date with {}\n", report.remote));
+    }
+    Output::new(report, text)
+}
+
+/// Exit 3 `PLAN_CONFLICT` when any record could not be reconciled; every
+/// other ref has been synced by then.
+pub fn conflict_error(report: &SyncReport) -> Option<Error> {
+    if report.conflicts.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = report.conflicts.iter().map(|c| c.r#ref.as_str()).collect();
+    Some(
+        Error::race(
+            "PLAN_CONFLICT",
+            format!(
+                "{} created independently here and on {}: {}",
+                if names.len() == 1 { "a record was" } else { "records were" },
+                report.remote,
+                names.join(", ")
+            ),
+        )
+        .hint("your local record is untouched; rename yours (create it under another name and delete this ref), or drop it with `git update-ref -d <ref>` and sync again")
+        .with_detail(serde_json::to_value(report).expect("serialisable")),
+    )
+}

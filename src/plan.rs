@@ -27,6 +27,8 @@ pub fn plan_ref(plan: &str) -> String {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PlanRecord {
     pub schema: String,
+    /// The plan's name; a YAML given to `plan new --from` may leave it out.
+    #[serde(default)]
     pub plan: String,
     #[serde(default)]
     pub title: String,
@@ -247,7 +249,7 @@ pub fn show(ctx: &Ctx, name: &str) -> Result<Output> {
         r.contract, r.status, r.created_at, r.created_by, r.updated_at, plan.head.commit
     ));
     if let Some(t) = &plan.text {
-        text.push_str("\n");
+        text.push('\n');
         text.push_str(t);
         if !t.ends_with('\n') {
             text.push('\n');
@@ -383,7 +385,6 @@ pub fn save(
 /// `plan checkout`: write the plan text as an untracked file.
 pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     let plan = require(&ctx.store, name)?;
-    let text = plan.text.clone().unwrap_or_default();
     let path = plan_file_path(ctx)?;
     let written = write_plan_file(&ctx.store, &plan, &path, force)?;
     let out = serde_json::json!({
@@ -401,7 +402,6 @@ pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     } else {
         format!("{} already matches plan {name}\n", path.display())
     };
-    let _ = text;
     Ok(Output::new(out, msg))
 }
 

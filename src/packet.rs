@@ -1,0 +1,1 @@
+//! Handoff packets (`dwp-handoff/v1`) and their acceptance.

@@ -1,0 +1,98 @@
+use crate::harness::TestEnv;
+
+#[test]
+fn init_twice_is_byte_identical_and_keeps_an_existing_hook() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let hooks = repo.join(".git/hooks");
+    env.write(
+        &hooks.join("pre-commit"),
+        "#!/bin/sh\necho user-hook-ran\nexit 0\n",
+    );
+
+    let first = env.swarm(&repo, &["init"]).ok();
+    assert!(
+        first.stdout.contains("installed the pre-commit hook"),
+        "{}",
+        first.stdout
+    );
+    let after_first: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
+        .iter()
+        .map(|h| env.read(&hooks.join(h)))
+        .collect();
+    let exclude_first = env.read(&repo.join(".git/info/exclude"));
+
+    let second = env.swarm(&repo, &["init"]).ok();
+    assert_eq!(second.stdout, "already swarm-ready: nothing to change\n");
+    let after_second: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
+        .iter()
+        .map(|h| env.read(&hooks.join(h)))
+        .collect();
+    assert_eq!(after_first, after_second, "second init changed a hook");
+    assert_eq!(exclude_first, env.read(&repo.join(".git/info/exclude")));
+
+    // The user's lines survive, and our block sits before their `exit 0`.
+    let pre_commit = &after_first[0];
+    assert!(
+        pre_commit.starts_with("#!/bin/sh\n# >>> git-swarm >>>"),
+        "{pre_commit}"
+    );
+    let ours = pre_commit.find("git swarm hook pre-commit").unwrap();
+    let theirs = pre_commit.find("echo user-hook-ran").unwrap();
+    assert!(ours < theirs);
+    assert!(pre_commit.ends_with("echo user-hook-ran\nexit 0\n"));
+    // Executable.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(hooks.join("commit-msg"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o111, 0o111);
+    assert!(exclude_first.lines().any(|l| l == "/PLAN.md"));
+    assert!(exclude_first.lines().any(|l| l == "/_swarm-worktrees/"));
+}
+
+#[test]
+fn init_installs_into_the_hooks_dir_git_uses_and_adds_mirror_refspecs() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["a"]);
+    let a = &clones[0];
+    let fetch = env.git(a, &["config", "--get-all", "remote.origin.fetch"]);
+    assert!(
+        fetch.contains("+refs/swarm/*:refs/swarm-remotes/origin/*"),
+        "{fetch}"
+    );
+    assert!(
+        fetch.contains("+refs/notes/swarm*:refs/swarm-remotes/origin/notes/swarm*"),
+        "{fetch}"
+    );
+    // The refspecs are added once.
+    env.swarm(a, &["init"]).ok();
+    assert_eq!(
+        env.git(a, &["config", "--get-all", "remote.origin.fetch"]),
+        fetch
+    );
+
+    // With core.hooksPath set by the user, git uses that directory: so do we.
+    let b = env.repo("b");
+    env.git(&b, &["config", "core.hooksPath", "custom-hooks"]);
+    env.swarm(&b, &["init", "--json"]).ok();
+    assert!(b.join("custom-hooks/pre-commit").exists());
+    assert!(!b.join(".git/hooks/pre-commit").exists());
+}
+
+#[test]
+fn init_no_hooks_and_outside_a_repository() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let out = env.swarm(&repo, &["init", "--no-hooks", "--json"]).ok();
+    let json = out.json();
+    assert_eq!(json["changed"], true);
+    assert!(!repo.join(".git/hooks/pre-commit").exists());
+
+    let outside = env.root().join("nowhere");
+    std::fs::create_dir_all(&outside).unwrap();
+    env.swarm(&outside, &["init"]).err(4, "NOT_A_REPO");
+    let json = env.swarm(&outside, &["status", "--json"]).code(4).json();
+    assert_eq!(json["error"]["code"], "NOT_A_REPO");
+}

@@ -1,0 +1,15 @@
+//! The one integration test binary: every test drives the real `git swarm`
+//! binary against real git repositories, worktrees and bare remotes.
+
+mod harness;
+
+mod cli;
+mod docs;
+mod guard;
+mod init;
+mod lane;
+mod lead;
+mod packet;
+mod plan;
+mod sync;
+mod verify;

@@ -1,0 +1,168 @@
+use crate::harness::TestEnv;
+
+#[test]
+fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth", "--title", "Token auth"])
+        .ok();
+    env.swarm(a, &["plan", "checkout", "auth"]).ok();
+    let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
+    env.write(&a.join("PLAN.md"), &text);
+    env.swarm(a, &["plan", "save", "auth", "-m", "design agreed"])
+        .ok();
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert_eq!(out["pushed"], serde_json::json!(["refs/swarm/plans/auth"]));
+    assert_eq!(out["pushes"], 1);
+    // The remote holds exactly our ref, and the mirror agrees.
+    let local = env.refs(a, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm")["refs/swarm/plans/auth"],
+        local
+    );
+    assert_eq!(
+        env.refs(a, "refs/swarm-remotes/origin/plans/auth")["refs/swarm-remotes/origin/plans/auth"],
+        local
+    );
+
+    env.swarm(b, &["sync"])
+        .ok()
+        .stdout_has("pulled   refs/swarm/plans/auth");
+    env.swarm(b, &["plan", "checkout", "auth"]).ok();
+    assert_eq!(env.read(&b.join("PLAN.md")), text);
+    assert_eq!(env.git(b, &["status", "--porcelain"]), "");
+    assert_eq!(env.git(b, &["ls-files", "PLAN.md"]), "");
+    // Nothing left to do on either side.
+    env.swarm(b, &["sync"]).ok().stdout_has("up to date");
+    env.swarm(a, &["sync"]).ok().stdout_has("up to date");
+}
+
+#[test]
+fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth", "--title", "alice's"])
+        .ok();
+    env.swarm(b, &["plan", "new", "auth", "--title", "bob's"])
+        .ok();
+    // bob also has an unrelated plan that must still be published.
+    env.swarm(b, &["plan", "new", "billing"]).ok();
+    let a_before = env.refs(a, "refs/swarm/plans");
+    let b_before = env.refs(b, "refs/swarm/plans");
+
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(|| env.swarm(a, &["sync", "--json"]));
+        let hb = s.spawn(|| env.swarm(b, &["sync", "--json"]));
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    let mut codes = [ra.code, rb.code];
+    codes.sort();
+    assert_eq!(codes, [0, 3], "alice: {ra:#?}\nbob: {rb:#?}");
+    let (winner, loser, loser_dir, loser_before) = if ra.code == 0 {
+        (&ra, &rb, b, &b_before)
+    } else {
+        (&rb, &ra, a, &a_before)
+    };
+    let _ = winner;
+    let err = loser.json();
+    assert_eq!(err["error"]["code"], "PLAN_CONFLICT");
+    assert!(
+        loser.stderr.contains("refs/swarm/plans/auth"),
+        "{}",
+        loser.stderr
+    );
+    // The loser's own auth record is untouched.
+    assert_eq!(
+        env.refs(loser_dir, "refs/swarm/plans/auth"),
+        loser_before
+            .iter()
+            .filter(|(k, _)| k.ends_with("/auth"))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect()
+    );
+    // The remote's auth is the winner's, and every other ref still synced.
+    let remote_refs = env.refs(&remote, "refs/swarm/plans");
+    let winner_dir = if ra.code == 0 { a } else { b };
+    assert_eq!(
+        remote_refs["refs/swarm/plans/auth"],
+        env.refs(winner_dir, "refs/swarm/plans/auth")["refs/swarm/plans/auth"]
+    );
+    assert_eq!(
+        remote_refs["refs/swarm/plans/billing"],
+        b_before["refs/swarm/plans/billing"]
+    );
+}
+
+#[test]
+fn both_sides_saving_one_plan_are_joined_by_a_merge_commit() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    // alice edits the text; bob sets the contract: different parts of the record.
+    env.swarm(a, &["plan", "checkout", "auth"]).ok();
+    env.write(&a.join("PLAN.md"), "alice's text\n");
+    env.swarm(a, &["plan", "save", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["plan", "checkout", "auth"]).ok();
+    env.swarm(b, &["plan", "save", "auth", "--contract", "v2"])
+        .ok();
+    let out = env.swarm(b, &["sync", "--json"]).ok().json();
+    assert_eq!(out["merged"], serde_json::json!(["refs/swarm/plans/auth"]));
+    let tip = env.refs(&remote, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
+    assert_eq!(
+        env.git(b, &["rev-list", "--parents", "-1", &tip])
+            .split(' ')
+            .count(),
+        3,
+        "a merge has two parents"
+    );
+    assert_eq!(
+        env.git(b, &["show", &format!("{tip}:PLAN.md")]),
+        "alice's text"
+    );
+    assert!(env
+        .git(b, &["show", &format!("{tip}:plan.yaml")])
+        .contains("contract: v2"));
+    // The journal holds both saves.
+    let log = env.swarm(b, &["plan", "log", "auth", "--json"]).ok().json();
+    assert_eq!(
+        log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| e["event"] == "plan-saved")
+            .count(),
+        2
+    );
+    env.swarm(a, &["sync"]).ok();
+    assert_eq!(
+        env.refs(a, "refs/swarm/plans/auth")["refs/swarm/plans/auth"],
+        tip
+    );
+}
+
+#[test]
+fn sync_without_a_remote_is_a_clear_usage_error() {
+    let env = TestEnv::new();
+    let repo = env.repo("solo");
+    env.swarm(&repo, &["sync"]).err(2, "REMOTE_MISSING");
+    env.git(&repo, &["config", "swarm.remote", "nope"]);
+    env.swarm(&repo, &["plan", "list"]).err(2, "REMOTE_MISSING");
+}
+
+#[test]
+fn an_unreachable_remote_fails_with_exit_4_and_moves_nothing() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    let before = env.all_refs(a);
+    std::fs::rename(&remote, env.root().join("moved.git")).unwrap();
+    env.swarm(a, &["sync"]).err(4, "GIT_FAILED");
+    assert_eq!(before, env.all_refs(a));
+}

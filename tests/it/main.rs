@@ -11,5 +11,6 @@ mod lane;
 mod lead;
 mod packet;
 mod plan;
+mod props;
 mod sync;
 mod verify;

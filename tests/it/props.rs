@@ -1,0 +1,122 @@
+//! Property tests for the parsers and validators of the foundation: names,
+//! commit-message trailers, record YAML round-trips, and hook-block merging.
+//! Case counts scale with `PROPTEST_CASES` (CI runs the default 256).
+
+use git_swarm::init::merge_hook;
+use git_swarm::names::{is_valid_address, is_valid_name};
+use git_swarm::plan::PlanRecord;
+use git_swarm::store::record;
+use git_swarm::store::{parse_journal_entry, Event};
+use proptest::prelude::*;
+
+/// The naming rule written independently as a regex, to cross-check the hand-written validator.
+fn name_by_regex(s: &str) -> bool {
+    let re = regex::Regex::new(r"^[a-z0-9][a-z0-9._-]{0,62}$").unwrap();
+    re.is_match(s) && !s.contains("..") && !s.ends_with(".lock") && !s.ends_with('.')
+}
+
+proptest! {
+    #[test]
+    fn name_validator_agrees_with_the_spec_regex(s in "[a-zA-Z0-9._/ @-]{0,70}") {
+        prop_assert_eq!(is_valid_name(&s), name_by_regex(&s));
+    }
+
+    #[test]
+    fn valid_names_are_valid_git_ref_components(s in "[a-z0-9][a-z0-9._-]{0,62}") {
+        if is_valid_name(&s) {
+            let refname = format!("refs/swarm/plans/{s}");
+            prop_assert!(gix::refs::FullName::try_from(refname.as_str()).is_ok(), "{}", refname);
+        }
+    }
+
+    #[test]
+    fn address_validator_agrees_with_the_spec_regex(s in "[a-zA-Z0-9._@/: -]{0,70}") {
+        let re = regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$").unwrap();
+        prop_assert_eq!(is_valid_address(&s), re.is_match(&s));
+    }
+
+    #[test]
+    fn trailers_round_trip_through_commit_messages(
+        kind in "[a-z][a-z-]{0,20}",
+        actor in "[A-Za-z0-9][A-Za-z0-9._@-]{0,30}",
+        epoch in proptest::option::of(0u64..1_000_000),
+        summary in "[^\n\r]{0,80}",
+        extra in proptest::collection::vec(("[A-Z][A-Za-z-]{0,15}", "[!-~][ -~]{0,30}"), 0..4),
+    ) {
+        let mut event = Event::new(&kind, &actor, summary.clone());
+        if let Some(e) = epoch { event = event.epoch(e); }
+        let extra: Vec<(String, String)> = extra
+            .into_iter()
+            .filter(|(k, _)| !k.starts_with("Swarm-"))
+            .map(|(k, v)| (format!("X-{k}"), v.trim().to_string()))
+            .collect();
+        for (k, v) in &extra { event = event.trailer(k, v.clone()); }
+        let entry = parse_journal_entry("0".repeat(40), 0, &event.message(), 1);
+        prop_assert_eq!(&entry.event, &kind);
+        prop_assert_eq!(&entry.actor, &actor);
+        prop_assert_eq!(entry.epoch, epoch);
+        prop_assert_eq!(entry.summary.as_str(), summary.trim());
+        for (k, v) in &extra {
+            // The last value of a repeated key wins, as in the parser's map.
+            let last = extra.iter().rev().find(|(k2, _)| k2 == k).map(|(_, v2)| v2).unwrap();
+            prop_assert_eq!(entry.trailers.get(k), Some(last), "{} {}", k, v);
+        }
+    }
+
+    #[test]
+    fn plan_records_round_trip_and_keep_unknown_fields(
+        title in any::<String>(),
+        parent in proptest::option::of("[a-z][a-z0-9-]{0,20}"),
+        contract in any::<String>(),
+        extra_key in "x_[a-z]{1,10}",
+        extra_val in any::<String>(),
+    ) {
+        // A record as an older or newer git-swarm might have written it: one unknown field.
+        let base = format!("schema: swarm-plan/v1\nplan: p\n{extra_key}: placeholder\n");
+        let mut rec: PlanRecord = record::parse(base.as_bytes(), "swarm-plan", "test").unwrap();
+        rec.title = title.clone();
+        rec.parent = parent.clone();
+        rec.contract = contract.clone();
+        rec.extra.insert(extra_key.clone(), serde_yaml_ng::Value::String(extra_val.clone()));
+        let yaml = record::to_yaml(&rec).unwrap();
+        let again: PlanRecord = record::parse(&yaml, "swarm-plan", "test").unwrap();
+        prop_assert_eq!(&again.title, &title);
+        prop_assert_eq!(&again.parent, &parent);
+        prop_assert_eq!(&again.contract, &contract);
+        prop_assert_eq!(again.extra.get(&extra_key).and_then(|v| v.as_str()), Some(extra_val.as_str()));
+    }
+
+    #[test]
+    fn garbage_never_panics_the_record_parser(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+        let _ = record::parse::<PlanRecord>(&bytes, "swarm-plan", "fuzz");
+    }
+
+    #[test]
+    fn schema_majors_above_one_are_refused(major in 2u32..1000) {
+        let yaml = format!("schema: swarm-plan/v{major}\nplan: p\n");
+        let err = record::parse::<PlanRecord>(yaml.as_bytes(), "swarm-plan", "t").unwrap_err();
+        prop_assert_eq!(err.code, "SCHEMA_UNSUPPORTED");
+    }
+
+    #[test]
+    fn hook_merge_is_idempotent_and_keeps_every_user_line(
+        lines in proptest::collection::vec("[ -~]{0,40}", 0..8),
+        shebang in proptest::bool::ANY,
+        hook in prop_oneof![Just("pre-commit"), Just("commit-msg"), Just("pre-push")],
+    ) {
+        let mut user = String::new();
+        if shebang { user.push_str("#!/bin/bash\n"); }
+        for l in &lines {
+            if !l.contains("git-swarm") { user.push_str(l); user.push('\n'); }
+        }
+        let once = merge_hook(Some(&user), hook);
+        prop_assert_eq!(merge_hook(Some(&once), hook), once.clone());
+        let mut rest = once.as_str();
+        for l in user.lines().filter(|l| !l.starts_with("#!")) {
+            let at = rest.find(l);
+            prop_assert!(at.is_some(), "lost user line {:?}", l);
+            rest = &rest[at.unwrap() + l.len()..];
+        }
+        prop_assert_eq!(once.matches("# >>> git-swarm >>>").count(), 1);
+    }
+}

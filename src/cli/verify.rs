@@ -1,10 +1,16 @@
 //! `git swarm verify …`
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
 use clap::{Args, Subcommand};
-use git_swarm::error::Result;
+use git_swarm::error::{Error, Result};
+use git_swarm::github::rest::{token_from_env, RestClient, DEFAULT_API_URL};
+use git_swarm::github::verdict::Require;
+use git_swarm::github::verify::{self, parse_duration, Report, Request, Target, Timing};
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum VerifyCmd {
@@ -41,6 +47,79 @@ pub struct VerifyOpts {
     pub timeout: Option<String>,
 }
 
-pub fn run(_g: &Global, _c: VerifyCmd) -> Result<Output> {
-    Err(not_yet("verify"))
+/// Warnings always go to stderr; progress only when stderr is a terminal.
+struct Stderr {
+    tty: bool,
+}
+
+impl Report for Stderr {
+    fn warn(&mut self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+    fn progress(&mut self, message: &str) {
+        if self.tty {
+            eprintln!("{message}");
+        }
+    }
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+const DEFAULT_HTTP_TIMEOUT_MS: u64 = 30_000;
+
+pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
+    let (target, repo, opts) = match c {
+        VerifyCmd::Pr { pr, repo, opts } => (Target::Pr(pr), repo, opts),
+        VerifyCmd::Lane {
+            feature,
+            repo,
+            opts,
+        } => (Target::Lane(feature), repo, opts),
+    };
+    let require = opts
+        .require
+        .as_deref()
+        .map(|r| {
+            Require::parse(r).ok_or_else(|| {
+                Error::usage(
+                    "USAGE",
+                    format!("--require takes merged or ready, not '{r}'"),
+                )
+            })
+        })
+        .transpose()?;
+    let timeout = match opts.timeout.as_deref() {
+        None => DEFAULT_TIMEOUT,
+        Some(_) if !opts.wait => {
+            return Err(Error::usage("USAGE", "--timeout only applies with --wait"))
+        }
+        Some(t) => parse_duration(t).ok_or_else(|| {
+            Error::usage("USAGE", format!("--timeout '{t}' is not a duration"))
+                .hint("write it like 90s, 10m or 1h")
+        })?,
+    };
+    let ctx = g.ctx()?;
+    let mut report = Stderr {
+        tty: std::io::stderr().is_terminal(),
+    };
+    let api_url = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+    let token = token_from_env(&api_url);
+    if token.is_none() {
+        report.warn("no GitHub token (GITHUB_TOKEN, GH_TOKEN or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
+    }
+    let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_HTTP_TIMEOUT_MS);
+    let mut client = RestClient::new(&api_url, token, Duration::from_millis(http_timeout))?;
+    let req = Request {
+        target,
+        repo,
+        require,
+        wait: opts.wait,
+        timeout,
+    };
+    verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)
 }

@@ -15,6 +15,7 @@ use super::Global;
 #[derive(Debug, Subcommand)]
 pub enum VerifyCmd {
     /// Verify a pull request by number or URL.
+    #[command(after_help = AFTER_HELP)]
     Pr {
         /// PR number or https://github.com/OWNER/NAME/pull/N URL.
         pr: String,
@@ -24,15 +25,20 @@ pub enum VerifyCmd {
         #[command(flatten)]
         opts: VerifyOpts,
     },
-    /// Verify the PR of a lane's branch feat/<feature>.
+    /// Verify the newest PR whose head is the lane's branch feat/<feature>.
+    #[command(after_help = AFTER_HELP)]
     Lane {
+        /// The lane's feature name (its branch is feat/<feature>).
         feature: String,
+        /// OWNER/NAME (default: inferred from the remote URL).
         #[arg(long, value_name = "OWNER/NAME")]
         repo: Option<String>,
         #[command(flatten)]
         opts: VerifyOpts,
     },
 }
+
+const AFTER_HELP: &str = "Verdicts: merged (GitHub says merged and the merge commit is on the remote's base branch), merged-unconfirmed, ready, pending, blocked, conflicting, closed.\nExit: 0 a verdict was derived (and --require holds), 1 --require does not hold (or --wait timed out), 2 bad input, 4 GitHub or git failed: never a verdict.\nEnvironment: GITHUB_API_URL, GITHUB_TOKEN / GH_TOKEN (else `gh auth token`).";
 
 #[derive(Debug, Args)]
 pub struct VerifyOpts {
@@ -106,9 +112,6 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         .filter(|v| !v.trim().is_empty())
         .unwrap_or_else(|| DEFAULT_API_URL.to_string());
     let token = token_from_env(&api_url);
-    if token.is_none() {
-        report.warn("no GitHub token (GITHUB_TOKEN, GH_TOKEN or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
-    }
     let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse().ok())

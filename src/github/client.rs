@@ -29,6 +29,8 @@ pub trait GitHub {
     /// Until when rate-limit waits (`retry-after`, `x-ratelimit-reset`) may
     /// be waited out instead of failing; `None`: fail at once.
     fn set_wait_deadline(&mut self, deadline: Option<Instant>);
+    /// Whether requests carry a token (to warn before asking without one).
+    fn authenticated(&self) -> bool;
 }
 
 /// Request accounting, reported in the verdict.

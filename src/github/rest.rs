@@ -128,6 +128,7 @@ pub struct RestClient {
     cache: HashMap<String, Cached>,
     stats: Stats,
     deadline: Option<Instant>,
+    authenticated: bool,
 }
 
 impl RestClient {
@@ -168,6 +169,7 @@ impl RestClient {
                 http::HeaderName::from_static("x-github-api-version"),
                 "2022-11-28".into(),
             );
+        let authenticated = token.is_some();
         if let Some(token) = token {
             // octocrab turns the token into a header value and panics on
             // bytes a header cannot carry: refuse those here, without echoing.
@@ -200,6 +202,7 @@ impl RestClient {
             cache: HashMap::new(),
             stats: Stats::default(),
             deadline: None,
+            authenticated,
         })
     }
 
@@ -514,6 +517,10 @@ impl GitHub for RestClient {
 
     fn set_wait_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
+    }
+
+    fn authenticated(&self) -> bool {
+        self.authenticated
     }
 }
 

@@ -426,7 +426,12 @@ impl Judge<'_> {
             head_sha: head_sha.clone(),
             head_ref: pr.head.as_ref().and_then(|h| h.ref_.clone()),
             base: pr.base.as_ref().and_then(|b| b.ref_.clone()),
-            merge_commit: pr.merge_commit_sha.clone(),
+            // For an open PR this is GitHub's test merge, not a merge: not shown.
+            merge_commit: if api_merged(pr) {
+                pr.merge_commit_sha.clone()
+            } else {
+                None
+            },
             confirmed_on_base: false,
             mergeable: pr.mergeable,
             mergeable_state: pr.mergeable_state.as_ref().map(|m| m.as_str().to_string()),

@@ -430,14 +430,23 @@ pub fn verify(
     let (repo, number) = match &req.target {
         Target::Pr(arg) => {
             let (from_url, number) = parse_pr_arg(arg)?;
-            (resolve_repo(ctx, req.repo.as_deref(), from_url)?, number)
+            (
+                resolve_repo(ctx, req.repo.as_deref(), from_url)?,
+                Ok(number),
+            )
         }
         Target::Lane(feature) => {
             crate::names::validate_name("feature", feature)?;
-            let repo = resolve_repo(ctx, req.repo.as_deref(), None)?;
-            let n = lane_pr(gh, &repo, feature)?;
-            (repo, n)
+            (resolve_repo(ctx, req.repo.as_deref(), None)?, Err(feature))
         }
+    };
+    if !gh.authenticated() {
+        report.warn("no GitHub token (GITHUB_TOKEN, GH_TOKEN or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
+    }
+    // A PR target has its number; a lane's is looked up (Err holds the feature).
+    let number = match number {
+        Ok(n) => n,
+        Err(feature) => lane_pr(gh, &repo, feature)?,
     };
     let repo_name = repo.to_string();
     let judge = Judge {
@@ -489,10 +498,15 @@ pub fn verify(
             }
         }
         let sleep = interval.min(deadline - now);
+        let why = if v.reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", v.reasons.join(", "))
+        };
         report.progress(&format!(
-            "{repo}#{number}: {} ({}); checking again in {:.1} s",
+            "{repo}#{number}: {}{why}; waiting for {}, checking again in {:.1} s",
             v.state.as_str(),
-            v.reasons.join(", "),
+            require.as_str(),
             sleep.as_secs_f64()
         ));
         std::thread::sleep(sleep);

@@ -1596,3 +1596,91 @@ fn every_recorded_github_response_parses_with_our_models() {
         dir.display()
     );
 }
+
+/// The composite action: valid YAML, installs from its own path, runs the
+/// guards on the range, and its verify step really runs `verify` (here
+/// against the stand-in, as the runner would against GitHub).
+#[test]
+fn the_composite_action_runs_check_and_verify() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    let action: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let script = |name: &str| -> String {
+        steps
+            .iter()
+            .find(|s| s["name"].as_str() == Some(name))
+            .and_then(|s| s["run"].as_str())
+            .unwrap_or_else(|| panic!("no step {name}"))
+            .to_string()
+    };
+    assert!(script("Install git-swarm")
+        .contains(r#"cargo install --locked --path "$GITHUB_ACTION_PATH""#));
+    assert!(script("Guards on the PR's commits")
+        .contains(r#"git swarm check --range "$SWARM_BASE..$SWARM_HEAD""#));
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for input in [
+        "base",
+        "head",
+        "check",
+        "verify-pr",
+        "require",
+        "wait",
+        "timeout",
+        "github-token",
+    ] {
+        assert!(
+            action["inputs"][input].is_mapping(),
+            "action.yml lacks input {input}"
+        );
+        assert!(
+            readme.contains(&format!("`{input}`")),
+            "README does not document input {input}"
+        );
+    }
+
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    w.g(
+        &w.alice,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "https://github.com/acme/widgets.git",
+        ],
+    );
+    let remote = w.remote.to_str().unwrap().to_string();
+    w.g(
+        &w.alice,
+        &[
+            "config",
+            &format!("url.{remote}.insteadOf"),
+            "https://github.com/acme/widgets.git",
+        ],
+    );
+    let verify_step = script("Verify the PR");
+    for wait in ["false", "true"] {
+        let out = w
+            .env
+            .command("bash", &w.alice)
+            .args(["-euc", &verify_step])
+            .env("SWARM_PR", "7")
+            .env("SWARM_REQUIRE", "merged")
+            .env("SWARM_WAIT", wait)
+            .env("SWARM_TIMEOUT", "1m")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "wait={wait}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.starts_with("acme/widgets#7: merged"), "{stdout}");
+    }
+    assert_eq!(w.gh.calls(&pr_path(7)), 2);
+}

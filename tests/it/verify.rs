@@ -1396,6 +1396,21 @@ fn the_token_appears_in_no_output_note_or_object() {
         .iter()
         .all(|r| r.headers["authorization"] == "Bearer gho_fallbackTokenForVerify"));
     w.env.set_env("GH_TOKEN", "");
+    // Then `gh auth token` (a stand-in gh first on PATH).
+    let gh = w.env.bin.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\n[ \"$1 $2\" = \"auth token\" ] && echo gho_fromGhCliForVerify\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let before = w.gh.requests().len();
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(!run.stdout.contains("fromGhCli") && !run.stderr.contains("fromGhCli"));
+    assert!(w.gh.requests()[before..]
+        .iter()
+        .all(|r| r.headers["authorization"] == "Bearer gho_fromGhCliForVerify"));
+    std::fs::remove_file(&gh).unwrap();
     let before = w.gh.requests().len();
     let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
     assert!(

@@ -1699,3 +1699,90 @@ fn the_composite_action_runs_check_and_verify() {
     }
     assert_eq!(w.gh.calls(&pr_path(7)), 2);
 }
+
+#[test]
+fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    // maint cloned before the lane pushed: it has never seen the head.
+    assert!(
+        w.env
+            .git_run(
+                &w.maint,
+                &["cat-file", "-e", &format!("{}^{{commit}}", w.head)]
+            )
+            .code
+            != 0
+    );
+    let v = w
+        .env
+        .swarm(
+            &w.maint,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(v["noted"], true);
+    assert_eq!(
+        w.g(&w.maint, &["rev-parse", "refs/remotes/origin/feat/login"]),
+        w.head
+    );
+    let note = w.g(&w.maint, &["notes", "--ref=swarm", "show", &w.head]);
+    assert!(note.contains("\"state\":\"ready\""), "{note}");
+
+    // A PR from a fork: its branch is not on our remote, GitHub's refs/pull/<n>/head is.
+    let fork = World::new();
+    let mut pr = fork.pull(json!({}));
+    pr["head"]["repo"]["full_name"] = json!("alice/widgets");
+    pr["head"]["ref"] = json!("login");
+    fork.gh.stub(&pr_path(7), Reply::json(&pr));
+    fork.gh.stub(
+        &status_path(&fork.head),
+        Reply::json(&status_ok(&fork.head)),
+    );
+    fork.gh
+        .stub(&runs_path(&fork.head), Reply::json(&green_runs(&fork.head)));
+    fork.gh
+        .stub(&reviews_path(7), Reply::json(&approved(&fork.head)));
+    fork.gh
+        .stub(&comments_path(7), Reply::json(&fixture("comments.json")));
+    fork.g(
+        &fork.remote,
+        &["update-ref", "refs/pull/7/head", &fork.head],
+    );
+    fork.g(&fork.remote, &["update-ref", "-d", "refs/heads/feat/login"]);
+    let v = fork
+        .env
+        .swarm(
+            &fork.maint,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["noted"], true);
+    let note = fork.g(&fork.maint, &["notes", "--ref=swarm", "show", &fork.head]);
+    assert!(note.contains("\"kind\":\"verdict\""), "{note}");
+
+    // Nowhere to fetch it from: the verdict stands, unnoted, with a warning.
+    fork.g(&fork.remote, &["update-ref", "-d", "refs/pull/7/head"]);
+    // (file:// so that git does not copy the remote's unreachable objects too)
+    let url = format!("file://{}", fork.remote.display());
+    fork.g(fork.env.root(), &["clone", "-q", &url, "carol"]);
+    let carol = fork.env.root().join("carol");
+    let run = fork
+        .env
+        .swarm(
+            &carol,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok();
+    assert_eq!(run.json()["state"], "ready");
+    assert_eq!(run.json()["noted"], false);
+    assert!(
+        run.stderr.contains("was not recorded as a note"),
+        "{}",
+        run.stderr
+    );
+    assert!(fork.env.refs(&carol, "refs/notes").is_empty());
+}

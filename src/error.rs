@@ -185,4 +185,40 @@ pub const CODES: &[(&str, Class, &str)] = &[
         Class::Env,
         "a file could not be read or written",
     ),
+    // verify
+    (
+        "REPO_UNKNOWN",
+        Class::Usage,
+        "verify: the GitHub repository cannot be inferred from the remote URL; pass --repo",
+    ),
+    (
+        "PR_NOT_FOUND",
+        Class::Usage,
+        "verify: no such pull request (or the token cannot see it), or no PR for the lane's branch",
+    ),
+    (
+        "GITHUB_API",
+        Class::Env,
+        "verify: the GitHub API answered with an error status (e.g. HTTP 500)",
+    ),
+    (
+        "GITHUB_AUTH",
+        Class::Env,
+        "verify: GitHub refused the token (HTTP 401), or the token cannot be sent",
+    ),
+    (
+        "GITHUB_RATE_LIMITED",
+        Class::Env,
+        "verify: GitHub's rate limit is exhausted (and --wait could not wait it out)",
+    ),
+    (
+        "GITHUB_UNREACHABLE",
+        Class::Env,
+        "verify: GitHub could not be reached or did not answer in time",
+    ),
+    (
+        "GITHUB_BAD_RESPONSE",
+        Class::Env,
+        "verify: GitHub's answer was unusable (malformed JSON, missing head SHA, endless pages)",
+    ),
 ];

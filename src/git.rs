@@ -32,6 +32,16 @@ pub enum PushOutcome {
     Rejected(Vec<String>),
 }
 
+/// The outcome of an in-memory merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeTree {
+    Clean {
+        tree: String,
+    },
+    /// The conflicting paths, sorted.
+    Conflicts(Vec<String>),
+}
+
 impl Git {
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
         Git { cwd: cwd.into() }
@@ -246,6 +256,50 @@ impl Git {
             ))
         } else {
             Ok(None)
+        }
+    }
+
+    /// Does `rev` name a commit that is in the object database?
+    pub fn has_commit(&self, rev: &str) -> Result<bool> {
+        Ok(self.rev_parse(rev)?.is_some())
+    }
+
+    /// Committer time of `rev` (seconds since the epoch), None if unknown.
+    pub fn committer_time(&self, rev: &str) -> Result<Option<i64>> {
+        let out = self.output(["show", "-s", "--format=%ct", rev, "--"])?;
+        if !out.status.success() {
+            return Ok(None);
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).trim().parse().ok())
+    }
+
+    /// Merge `theirs` into `ours` in memory (`git merge-tree --write-tree`,
+    /// git >= 2.38): nothing in the worktree, index or refs changes.
+    pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<MergeTree> {
+        let args = [
+            "merge-tree",
+            "--write-tree",
+            "--name-only",
+            "--no-messages",
+            "-z",
+            ours,
+            theirs,
+        ];
+        let out = self.output(args)?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let mut fields = stdout.split('\0').filter(|f| !f.is_empty());
+        match out.status.code() {
+            Some(0) => Ok(MergeTree::Clean {
+                tree: fields.next().unwrap_or_default().to_string(),
+            }),
+            Some(1) => {
+                let _tree = fields.next();
+                let mut paths: Vec<String> = fields.map(str::to_string).collect();
+                paths.sort();
+                paths.dedup();
+                Ok(MergeTree::Conflicts(paths))
+            }
+            _ => Err(failed(&args, &out)),
         }
     }
 

@@ -1,14 +1,21 @@
 //! `git swarm verify …`
 
+use std::io::IsTerminal;
+use std::time::Duration;
+
 use clap::{Args, Subcommand};
-use git_swarm::error::Result;
+use git_swarm::error::{Error, Result};
+use git_swarm::github::rest::{token_from_env, RestClient, DEFAULT_API_URL};
+use git_swarm::github::verdict::Require;
+use git_swarm::github::verify::{self, parse_duration, Report, Request, Target, Timing};
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum VerifyCmd {
     /// Verify a pull request by number or URL.
+    #[command(after_help = AFTER_HELP)]
     Pr {
         /// PR number or https://github.com/OWNER/NAME/pull/N URL.
         pr: String,
@@ -18,15 +25,20 @@ pub enum VerifyCmd {
         #[command(flatten)]
         opts: VerifyOpts,
     },
-    /// Verify the PR of a lane's branch feat/<feature>.
+    /// Verify the newest PR whose head is the lane's branch feat/<feature>.
+    #[command(after_help = AFTER_HELP)]
     Lane {
+        /// The lane's feature name (its branch is feat/<feature>).
         feature: String,
+        /// OWNER/NAME (default: inferred from the remote URL).
         #[arg(long, value_name = "OWNER/NAME")]
         repo: Option<String>,
         #[command(flatten)]
         opts: VerifyOpts,
     },
 }
+
+const AFTER_HELP: &str = "Verdicts: merged (GitHub says merged and the merge commit is on the remote's base branch), merged-unconfirmed, ready, pending, blocked, conflicting, closed.\nExit: 0 a verdict was derived (and --require holds), 1 --require does not hold (or --wait timed out), 2 bad input, 4 GitHub or git failed: never a verdict.\nEnvironment: GITHUB_API_URL, GITHUB_TOKEN / GH_TOKEN (else `gh auth token`).";
 
 #[derive(Debug, Args)]
 pub struct VerifyOpts {
@@ -41,6 +53,76 @@ pub struct VerifyOpts {
     pub timeout: Option<String>,
 }
 
-pub fn run(_g: &Global, _c: VerifyCmd) -> Result<Output> {
-    Err(not_yet("verify"))
+/// Warnings always go to stderr; progress only when stderr is a terminal.
+struct Stderr {
+    tty: bool,
+}
+
+impl Report for Stderr {
+    fn warn(&mut self, message: &str) {
+        eprintln!("warning: {message}");
+    }
+    fn progress(&mut self, message: &str) {
+        if self.tty {
+            eprintln!("{message}");
+        }
+    }
+}
+
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30 * 60);
+const DEFAULT_HTTP_TIMEOUT_MS: u64 = 30_000;
+
+pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
+    let (target, repo, opts) = match c {
+        VerifyCmd::Pr { pr, repo, opts } => (Target::Pr(pr), repo, opts),
+        VerifyCmd::Lane {
+            feature,
+            repo,
+            opts,
+        } => (Target::Lane(feature), repo, opts),
+    };
+    let require = opts
+        .require
+        .as_deref()
+        .map(|r| {
+            Require::parse(r).ok_or_else(|| {
+                Error::usage(
+                    "USAGE",
+                    format!("--require takes merged or ready, not '{r}'"),
+                )
+            })
+        })
+        .transpose()?;
+    let timeout = match opts.timeout.as_deref() {
+        None => DEFAULT_TIMEOUT,
+        Some(_) if !opts.wait => {
+            return Err(Error::usage("USAGE", "--timeout only applies with --wait"))
+        }
+        Some(t) => parse_duration(t).ok_or_else(|| {
+            Error::usage("USAGE", format!("--timeout '{t}' is not a duration"))
+                .hint("write it like 90s, 10m or 1h")
+        })?,
+    };
+    let ctx = g.ctx()?;
+    let mut report = Stderr {
+        tty: std::io::stderr().is_terminal(),
+    };
+    let api_url = std::env::var("GITHUB_API_URL")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+        .unwrap_or_else(|| DEFAULT_API_URL.to_string());
+    let token = token_from_env(&api_url);
+    let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_HTTP_TIMEOUT_MS);
+    let mut client = RestClient::new(&api_url, token, Duration::from_millis(http_timeout))?;
+    let req = Request {
+        target,
+        repo,
+        require,
+        wait: opts.wait,
+        timeout,
+    };
+    verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)
 }

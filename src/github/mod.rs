@@ -1,1 +1,10 @@
-//! GitHub: a client trait, the REST implementation, and the pure verdict logic of `verify`.
+//! GitHub for `verify`: a client trait ([`client`]), its REST implementation
+//! on octocrab and tokio ([`rest`]), our own tolerant models of the payloads
+//! ([`model`]), the pure verdict rules of SPEC §7 ([`verdict`]), and the
+//! command that ties them to git and the notes ([`verify`]).
+
+pub mod client;
+pub mod model;
+pub mod rest;
+pub mod verdict;
+pub mod verify;

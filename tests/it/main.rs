@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod docs;
+mod github_server;
 mod guard;
 mod init;
 mod lane;

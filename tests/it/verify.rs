@@ -1,1 +1,1788 @@
-//! Tests for the verify capability.
+//! `git swarm verify`: the real binary against a local GitHub stand-in
+//! (`github_server`) serving responses in GitHub's real shapes
+//! (`fixtures/github/`), with real git behind them: a bare remote whose
+//! `main` really contains (or not) the merge commit the API names.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::github_server::{GitHubServer, Reply, RATE_LIMIT};
+use crate::harness::{Run, TestEnv};
+
+const TOKEN: &str = "ghp_VerifyTestTokenZq81xWq9Lm2Pp0DISTINCT";
+
+fn fixture(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/github")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap()
+}
+
+/// Replace a placeholder everywhere in a JSON document.
+fn subst(v: Value, from: &str, to: &str) -> Value {
+    serde_json::from_str(&v.to_string().replace(from, to)).unwrap()
+}
+
+fn patch(mut v: Value, fields: Value) -> Value {
+    for (k, val) in fields.as_object().unwrap() {
+        v[k] = val.clone();
+    }
+    v
+}
+
+fn pr_path(n: u64) -> String {
+    format!("/repos/acme/widgets/pulls/{n}")
+}
+fn status_path(sha: &str) -> String {
+    format!("/repos/acme/widgets/commits/{sha}/status")
+}
+fn runs_path(sha: &str) -> String {
+    format!("/repos/acme/widgets/commits/{sha}/check-runs?per_page=100")
+}
+fn reviews_path(n: u64) -> String {
+    format!("/repos/acme/widgets/pulls/{n}/reviews?per_page=100")
+}
+fn comments_path(n: u64) -> String {
+    format!("/repos/acme/widgets/issues/{n}/comments?per_page=100")
+}
+
+fn check_run(
+    id: u64,
+    name: &str,
+    sha: &str,
+    status: &str,
+    conclusion: Value,
+    started: &str,
+) -> Value {
+    let run = fixture("check-runs.json")["check_runs"][0].clone();
+    patch(
+        subst(run, "HEAD_SHA", sha),
+        json!({"id": id, "name": name, "status": status, "conclusion": conclusion,
+               "started_at": started, "completed_at": if status == "completed" { json!(started) } else { Value::Null }}),
+    )
+}
+
+fn runs(list: Vec<Value>) -> Value {
+    json!({"total_count": list.len(), "check_runs": list})
+}
+
+fn green_runs(sha: &str) -> Value {
+    runs(vec![check_run(
+        41,
+        "test",
+        sha,
+        "completed",
+        json!("success"),
+        "2026-01-01T00:10:00Z",
+    )])
+}
+
+fn status_ok(sha: &str) -> Value {
+    subst(fixture("status.json"), "HEAD_SHA", sha)
+}
+
+fn approved(sha: &str) -> Value {
+    subst(fixture("reviews.json"), "HEAD_SHA", sha)
+}
+
+fn comment(id: u64, who: &str, body: &str, at: &str) -> Value {
+    let c = fixture("comments.json")[0].clone();
+    let mut c = patch(
+        c,
+        json!({"id": id, "body": body, "created_at": at, "updated_at": at}),
+    );
+    c["user"]["login"] = json!(who);
+    c
+}
+
+/// A bare remote with main, a clone `alice` that pushed `feat/login` (the
+/// PR's head), a clone `maint` that merges on the remote, and the GitHub
+/// stand-in, with the environment pointing at it.
+struct World {
+    env: TestEnv,
+    remote: PathBuf,
+    alice: PathBuf,
+    maint: PathBuf,
+    head: String,
+    gh: GitHubServer,
+}
+
+impl World {
+    fn new() -> World {
+        let gh = GitHubServer::start();
+        let mut env = TestEnv::new();
+        let (remote, clones) = env.remote_with_clones(&["alice", "maint"]);
+        env.set_env("GITHUB_API_URL", &gh.url);
+        env.set_env("GITHUB_TOKEN", TOKEN);
+        env.set_env("GIT_SWARM_VERIFY_BACKOFF_MS", "10");
+        env.set_env("GIT_SWARM_VERIFY_POLL_MS", "20");
+        env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "5000");
+        let w = World {
+            env,
+            remote,
+            alice: clones[0].clone(),
+            maint: clones[1].clone(),
+            head: String::new(),
+            gh,
+        };
+        w.g(&w.alice, &["checkout", "-q", "-b", "feat/login"]);
+        w.env.write(&w.alice.join("login.txt"), "login form\n");
+        w.g(&w.alice, &["add", "login.txt"]);
+        w.g(&w.alice, &["commit", "-q", "-m", "Add login"]);
+        w.g(&w.alice, &["push", "-q", "-u", "origin", "feat/login"]);
+        let head = w.g(&w.alice, &["rev-parse", "HEAD"]);
+        World { head, ..w }
+    }
+
+    /// git without hooks: the scenario's setup is not what is under test.
+    fn g(&self, dir: &Path, args: &[&str]) -> String {
+        let mut all = vec!["-c", "core.hooksPath=/dev/null"];
+        all.extend_from_slice(args);
+        self.env.git(dir, &all)
+    }
+
+    fn verify(&self, args: &[&str]) -> Run {
+        let mut all = vec!["verify"];
+        all.extend_from_slice(args);
+        self.env.swarm(&self.alice, &all)
+    }
+
+    fn pull(&self, fields: Value) -> Value {
+        let base = self.g(&self.maint, &["rev-parse", "origin/main"]);
+        let pr = subst(fixture("pull.json"), "HEAD_SHA", &self.head);
+        patch(subst(pr, "BASE_SHA", &base), fields)
+    }
+
+    fn merged_pull(&self, merge_commit: &str) -> Value {
+        self.pull(json!({"state": "closed", "merged": true, "mergeable": null,
+            "mergeable_state": "unknown", "merge_commit_sha": merge_commit,
+            "merged_at": "2026-01-01T01:00:00Z", "closed_at": "2026-01-01T01:00:00Z"}))
+    }
+
+    /// Stub all five endpoints of an open PR #7: green unless overridden.
+    fn stub_open(&self, pr_fields: Value) {
+        self.gh
+            .stub(&pr_path(7), Reply::json(&self.pull(pr_fields)));
+        self.gh.stub(
+            &status_path(&self.head),
+            Reply::json(&status_ok(&self.head)),
+        );
+        self.gh
+            .stub(&runs_path(&self.head), Reply::json(&green_runs(&self.head)));
+        self.gh
+            .stub(&reviews_path(7), Reply::json(&approved(&self.head)));
+        self.gh
+            .stub(&comments_path(7), Reply::json(&fixture("comments.json")));
+    }
+
+    fn open_paths(&self) -> Vec<String> {
+        vec![
+            pr_path(7),
+            status_path(&self.head),
+            runs_path(&self.head),
+            reviews_path(7),
+            comments_path(7),
+        ]
+    }
+
+    /// The verdict lines of the note on `commit`.
+    fn notes(&self, commit: &str) -> Vec<Value> {
+        let run = self
+            .env
+            .git_run(&self.alice, &["notes", "--ref=swarm", "show", commit]);
+        if run.code != 0 {
+            return Vec::new();
+        }
+        run.stdout
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    /// maint merges feat/login into main on the remote, the way GitHub's
+    /// button would; returns the merge commit GitHub would report.
+    fn merge_on_remote(&self, how: &str) -> String {
+        let m = &self.maint;
+        self.g(m, &["fetch", "-q", "origin"]);
+        // main moves on first, so that rebase and squash make new commits.
+        self.env.write(&m.join("NEWS.md"), "news\n");
+        self.g(m, &["add", "NEWS.md"]);
+        self.g(m, &["commit", "-q", "-m", "News"]);
+        match how {
+            "merge" => {
+                self.g(
+                    m,
+                    &[
+                        "merge",
+                        "-q",
+                        "--no-ff",
+                        "origin/feat/login",
+                        "-m",
+                        "Merge pull request #7 from acme/feat/login",
+                    ],
+                );
+            }
+            "squash" => {
+                self.g(m, &["merge", "-q", "--squash", "origin/feat/login"]);
+                self.g(m, &["commit", "-q", "-m", "Add login (#7)"]);
+            }
+            "rebase" => {
+                self.g(m, &["checkout", "-q", "-b", "rebased", "origin/feat/login"]);
+                self.g(m, &["rebase", "-q", "main"]);
+                self.g(m, &["checkout", "-q", "main"]);
+                self.g(m, &["merge", "-q", "--ff-only", "rebased"]);
+            }
+            _ => unreachable!(),
+        }
+        self.g(m, &["push", "-q", "origin", "main"]);
+        self.g(m, &["rev-parse", "HEAD"])
+    }
+}
+
+fn merged_case(how: &str) {
+    let w = World::new();
+    let merge_commit = w.merge_on_remote(how);
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .ok();
+    let v = run.json();
+    assert_eq!(v["state"], "merged", "{v:#}");
+    assert_eq!(v["confirmed_on_base"], true);
+    assert_eq!(v["merge_commit"], merge_commit);
+    assert_eq!(v["head_sha"], w.head);
+    assert_eq!(v["base"], "main");
+    assert_eq!(v["requests"], 1);
+    assert_eq!(v["checks"], Value::Null);
+    assert_eq!(w.gh.paths(), vec![pr_path(7)]);
+    // verify fetched the remote's main: that is where it found the merge.
+    assert_eq!(
+        w.g(&w.alice, &["rev-parse", "refs/remotes/origin/main"]),
+        merge_commit
+    );
+    let note = w.notes(&w.head);
+    assert_eq!(note.len(), 1, "{note:#?}");
+    assert_eq!(
+        note[0],
+        json!({"kind": "verdict", "state": "merged", "repo": "acme/widgets", "number": 7,
+               "head_sha": w.head, "merge_commit": merge_commit, "confirmed_on_base": true,
+               "at": note[0]["at"].clone()})
+    );
+    assert!(note[0]["at"].as_str().unwrap().ends_with('Z'));
+}
+
+#[test]
+fn merged_by_a_merge_commit_is_confirmed_on_base() {
+    merged_case("merge");
+}
+
+#[test]
+fn merged_by_squash_is_confirmed_on_base_though_the_head_is_no_ancestor() {
+    merged_case("squash");
+}
+
+#[test]
+fn merged_by_rebase_is_confirmed_on_base_though_the_head_is_no_ancestor() {
+    merged_case("rebase");
+}
+
+#[test]
+fn squash_and_rebase_merges_leave_the_head_outside_main() {
+    // The point of the two tests above: ancestry of the head would say "not merged".
+    for how in ["squash", "rebase"] {
+        let w = World::new();
+        w.merge_on_remote(how);
+        w.g(&w.alice, &["fetch", "-q", "origin"]);
+        let r = w.env.git_run(
+            &w.alice,
+            &["merge-base", "--is-ancestor", &w.head, "origin/main"],
+        );
+        assert_eq!(
+            r.code, 1,
+            "{how}: the head should not be an ancestor of main"
+        );
+    }
+}
+
+#[test]
+fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
+    let w = World::new();
+    // alice has the merge commit locally, but it never reached the remote's main.
+    w.g(&w.alice, &["checkout", "-q", "-b", "local-merge", "main"]);
+    w.g(
+        &w.alice,
+        &["merge", "-q", "--no-ff", "feat/login", "-m", "local merge"],
+    );
+    let local_merge = w.g(&w.alice, &["rev-parse", "HEAD"]);
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&local_merge)));
+
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .code(1);
+    let v = run.json();
+    assert_eq!(v["state"], "merged-unconfirmed");
+    assert_eq!(v["confirmed_on_base"], false);
+    assert_eq!(v["reasons"], json!(["not-on-base"]));
+    assert_eq!(v["satisfied"], false);
+    assert_eq!(v["requests"], 1);
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+
+    // A merge commit the remote has never heard of: the same verdict.
+    w.gh.stub(
+        &pr_path(7),
+        Reply::json(&w.merged_pull("1111111111111111111111111111111111111111")),
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "merged-unconfirmed");
+
+    // Without --require the verdict is reported and the exit is 0.
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(
+        run.stdout
+            .starts_with("acme/widgets#7: merged-unconfirmed (not-on-base)"),
+        "{}",
+        run.stdout
+    );
+    // Each verdict is noted on the head; an identical line in the same second is not repeated.
+    let notes = w.notes(&w.head);
+    assert!(notes
+        .iter()
+        .all(|n| n["state"] == "merged-unconfirmed" && n["confirmed_on_base"] == false));
+    let mut commits: Vec<&str> = notes
+        .iter()
+        .map(|n| n["merge_commit"].as_str().unwrap())
+        .collect();
+    commits.dedup();
+    assert_eq!(
+        commits,
+        vec![
+            local_merge.as_str(),
+            "1111111111111111111111111111111111111111"
+        ]
+    );
+}
+
+#[test]
+fn open_clean_approved_and_green_on_the_head_is_ready() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    assert_eq!(v["reasons"], json!([]));
+    assert_eq!(v["mergeable"], true);
+    assert_eq!(v["review_decision"], "APPROVED");
+    assert_eq!(v["checks"]["passed"], 2);
+    assert_eq!(v["checks"]["failed"], 0);
+    assert_eq!(v["checks"]["pending"], 0);
+    assert_eq!(v["holds"], json!([]));
+    assert_eq!(v["requests"], 5);
+    assert_eq!(v["noted"], true);
+    assert_eq!(w.gh.paths(), w.open_paths());
+    for r in w.gh.requests() {
+        assert_eq!(
+            r.headers.get("authorization").map(String::as_str),
+            Some(format!("Bearer {TOKEN}").as_str())
+        );
+        assert_eq!(
+            r.headers.get("accept").map(String::as_str),
+            Some("application/vnd.github+json")
+        );
+    }
+    // A ready verdict needs no base fetch: the remote-tracking refs are untouched.
+    assert_eq!(w.notes(&w.head)[0]["state"], "ready");
+
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(
+        run.stdout.starts_with("acme/widgets#7: ready\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("checks: 2 passed, 0 failed, 0 pending"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_failed_check_superseded_by_a_green_rerun_on_the_next_page_passes() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    let page2 = format!("{}&page=2", runs_path(&w.head));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![check_run(
+            1,
+            "test",
+            &w.head,
+            "completed",
+            json!("failure"),
+            "2026-01-01T00:10:00Z",
+        )]))
+        .header(
+            "link",
+            &format!("<{{base}}{page2}>; rel=\"next\", <{{base}}{page2}>; rel=\"last\""),
+        ),
+    );
+    w.gh.stub(
+        &page2,
+        Reply::json(&runs(vec![
+            check_run(
+                2,
+                "test",
+                &w.head,
+                "completed",
+                json!("success"),
+                "2026-01-01T00:20:00Z",
+            ),
+            check_run(
+                3,
+                "docs",
+                &w.head,
+                "completed",
+                json!("skipped"),
+                "2026-01-01T00:20:00Z",
+            ),
+            check_run(
+                4,
+                "bench",
+                &w.head,
+                "completed",
+                json!("neutral"),
+                "2026-01-01T00:20:00Z",
+            ),
+        ]))
+        .header(
+            "link",
+            &format!("<{{base}}{}>; rel=\"first\"", runs_path(&w.head)),
+        ),
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    assert_eq!(v["checks"]["passed"], 4);
+    assert_eq!(v["checks"]["failed"], 0);
+    assert_eq!(v["requests"], 6);
+    assert_eq!(w.gh.calls(&page2), 1);
+}
+
+#[test]
+fn a_failed_check_without_a_rerun_blocks() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![
+            check_run(
+                1,
+                "test",
+                &w.head,
+                "completed",
+                json!("failure"),
+                "2026-01-01T00:10:00Z",
+            ),
+            check_run(
+                2,
+                "lint",
+                &w.head,
+                "in_progress",
+                Value::Null,
+                "2026-01-01T00:11:00Z",
+            ),
+        ])),
+    );
+    let run = w
+        .verify(&["pr", "7", "--repo", "acme/widgets", "--require", "ready"])
+        .code(1);
+    assert!(
+        run.stdout
+            .starts_with("acme/widgets#7: blocked (checks-failed, checks-pending)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("failed test (failure)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("pending lint (in_progress)"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("required ready: does not hold"),
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
+fn a_green_check_on_an_older_sha_does_not_count() {
+    let w = World::new();
+    let old = w.head.clone();
+    w.env.write(&w.alice.join("login.txt"), "login form v2\n");
+    w.g(&w.alice, &["commit", "-q", "-am", "Login v2"]);
+    w.g(&w.alice, &["push", "-q", "origin", "feat/login"]);
+    let new = w.g(&w.alice, &["rev-parse", "HEAD"]);
+    let w = World {
+        head: new.clone(),
+        ..w
+    };
+    w.stub_open(json!({}));
+    // The head's listing carries only the old commit's green run; nothing
+    // has reported on the new head yet.
+    w.gh.stub(&runs_path(&new), Reply::json(&green_runs(&old)));
+    w.gh.stub(
+        &status_path(&new),
+        Reply::json(&json!({"state": "pending", "statuses": [], "sha": new, "total_count": 0})),
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "pending", "{v:#}");
+    assert_eq!(v["reasons"], json!(["no-checks"]));
+    assert_eq!(v["checks"]["passed"], 0);
+    assert_eq!(v["head_sha"], new);
+    // Only the exact head SHA was asked about.
+    assert!(
+        w.gh.paths().iter().all(|p| !p.contains(&old)),
+        "{:#?}",
+        w.gh.paths()
+    );
+}
+
+#[test]
+fn mergeable_null_is_retried_until_github_has_computed_it() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub_seq(
+        &pr_path(7),
+        vec![
+            Reply::json(&w.pull(json!({"mergeable": null, "mergeable_state": "unknown"})))
+                .etag("\"pr-1\""),
+            Reply::json(&w.pull(json!({}))).etag("\"pr-2\""),
+        ],
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    assert_eq!(v["requests"], 6);
+    let pulls: Vec<_> =
+        w.gh.requests()
+            .into_iter()
+            .filter(|r| r.path == pr_path(7))
+            .collect();
+    assert_eq!(pulls.len(), 2);
+    assert_eq!(pulls[0].headers.get("if-none-match"), None);
+    assert_eq!(
+        pulls[1].headers.get("if-none-match").map(String::as_str),
+        Some("\"pr-1\"")
+    );
+}
+
+#[test]
+fn mergeable_never_computed_ends_pending_after_bounded_retries() {
+    let w = World::new();
+    w.stub_open(json!({"mergeable": null, "mergeable_state": "unknown"}));
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "pending");
+    assert_eq!(v["reasons"], json!(["mergeable-unknown"]));
+    assert_eq!(v["mergeable"], Value::Null);
+    assert_eq!(w.gh.calls(&pr_path(7)), 5, "one request and four retries");
+    assert_eq!(v["requests"], 9);
+}
+
+#[test]
+fn dirty_with_a_clean_local_merge_is_pending_conflict_unconfirmed() {
+    let w = World::new();
+    w.stub_open(json!({"mergeable": false, "mergeable_state": "dirty"}));
+    let before = w.g(&w.alice, &["status", "--porcelain"]);
+    let v = w
+        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "pending", "{v:#}");
+    assert_eq!(v["reasons"], json!(["conflict-unconfirmed"]));
+    assert_eq!(v["conflicts"], json!([]));
+    assert_eq!(w.g(&w.alice, &["status", "--porcelain"]), before);
+}
+
+#[test]
+fn dirty_with_a_real_conflict_is_conflicting_and_names_the_paths() {
+    let w = World::new();
+    // main gets its own login.txt: a real add/add conflict with the lane.
+    let m = &w.maint;
+    w.env.write(&m.join("login.txt"), "a different login\n");
+    w.env
+        .write(&m.join("README.md"), "hello, changed on main\n");
+    w.g(m, &["add", "login.txt", "README.md"]);
+    w.g(m, &["commit", "-q", "-m", "Login on main"]);
+    w.g(m, &["push", "-q", "origin", "main"]);
+    w.stub_open(json!({"mergeable": false, "mergeable_state": "dirty"}));
+    let branch_before = w.g(&w.alice, &["rev-parse", "HEAD"]);
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1);
+    let v = run.json();
+    assert_eq!(v["state"], "conflicting", "{v:#}");
+    assert_eq!(v["conflicts"], json!(["login.txt"]));
+    assert_eq!(v["reasons"], json!(["conflict"]));
+    // The merge happened in memory only.
+    assert_eq!(w.g(&w.alice, &["rev-parse", "HEAD"]), branch_before);
+    assert_eq!(w.g(&w.alice, &["status", "--porcelain"]), "");
+    let text = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok().stdout;
+    assert!(text.contains("conflicts: login.txt"), "{text}");
+}
+
+#[test]
+fn a_maintainer_hold_newer_than_the_head_blocks_an_approved_green_pr() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    // The head commit is from 2026-01-01T00:00:00Z (the harness pins dates).
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&json!([
+            comment(
+                1,
+                "lead",
+                "Auto-merge withheld: an old hold, lifted by the last push",
+                "2025-12-31T12:00:00Z"
+            ),
+            comment(2, "bob", "Looks good to me.", "2026-01-01T00:16:00Z"),
+            comment(
+                3,
+                "lead",
+                "Heads up.\nAuto-merge withheld until the release is cut.",
+                "2026-01-02T09:00:00Z"
+            ),
+        ])),
+    );
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1);
+    let v = run.json();
+    assert_eq!(v["state"], "blocked", "{v:#}");
+    assert_eq!(v["reasons"], json!(["held"]));
+    assert_eq!(v["review_decision"], "APPROVED");
+    assert_eq!(v["checks"]["failed"], 0);
+    assert_eq!(v["holds"].as_array().unwrap().len(), 1);
+    assert_eq!(v["holds"][0]["id"], 3);
+    assert_eq!(v["holds"][0]["author"], "lead");
+    assert_eq!(
+        v["holds"][0]["excerpt"],
+        "Auto-merge withheld until the release is cut."
+    );
+}
+
+#[test]
+fn an_old_hold_is_lifted_and_the_hold_pattern_is_configurable() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&json!([
+            comment(1, "lead", "Auto-merge withheld", "2025-12-31T12:00:00Z"),
+            comment(2, "lead", "DO NOT MERGE yet", "2026-01-03T00:00:00Z"),
+        ])),
+    );
+    let v = w
+        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    w.g(
+        &w.alice,
+        &["config", "swarm.holdPattern", "(?i)do not merge"],
+    );
+    let v = w
+        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "blocked");
+    assert_eq!(v["holds"][0]["id"], 2);
+    w.g(&w.alice, &["config", "swarm.holdPattern", "(unclosed"]);
+    w.verify(&["pr", "7", "--repo", "acme/widgets"])
+        .err(2, "USAGE");
+}
+
+#[test]
+fn changes_requested_on_a_later_review_page_blocks() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    let page2 = format!("{}&page=2", reviews_path(7));
+    w.gh.stub(
+        &reviews_path(7),
+        Reply::json(&approved(&w.head)).header("link", &format!("<{{base}}{page2}>; rel=\"next\"")),
+    );
+    let mut later = approved(&w.head)[0].clone();
+    later["id"] = json!(2500000002u64);
+    later["user"]["login"] = json!("carol");
+    later["state"] = json!("CHANGES_REQUESTED");
+    later["submitted_at"] = json!("2026-01-01T00:30:00Z");
+    w.gh.stub(&page2, Reply::json(&json!([later])));
+    let v = w
+        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "blocked");
+    assert_eq!(v["review_decision"], "CHANGES_REQUESTED");
+    assert_eq!(v["reasons"], json!(["changes-requested"]));
+    assert_eq!(v["requests"], 6);
+}
+
+#[test]
+fn closed_without_merge_is_closed() {
+    let w = World::new();
+    w.gh.stub(
+        &pr_path(7),
+        Reply::json(&w.pull(json!({"state": "closed", "closed_at": "2026-01-01T02:00:00Z"}))),
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "closed");
+    assert_eq!(v["reasons"], json!(["closed-unmerged"]));
+    assert_eq!(v["requests"], 1);
+    assert_eq!(w.notes(&w.head)[0]["state"], "closed");
+}
+
+#[test]
+fn a_draft_is_not_ready() {
+    let w = World::new();
+    w.stub_open(json!({"draft": true, "mergeable_state": "draft"}));
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "blocked");
+    assert_eq!(v["draft"], true);
+    assert_eq!(v["reasons"], json!(["draft"]));
+}
+
+#[test]
+fn an_unknown_mergeable_state_and_unknown_enum_values_are_never_ready() {
+    let w = World::new();
+    w.stub_open(json!({"mergeable_state": "shiny_new_state"}));
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "pending");
+    assert_eq!(v["mergeable_state"], "shiny_new_state");
+    assert_eq!(v["reasons"], json!(["unknown-mergeable-state"]));
+
+    // Unknown check conclusions and review states: parsed, counted as not ready.
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![check_run(
+            1,
+            "test",
+            &w.head,
+            "completed",
+            json!("vaporized"),
+            "2026-01-01T00:10:00Z",
+        )])),
+    );
+    let mut review = approved(&w.head)[0].clone();
+    review["state"] = json!("SUPER_APPROVED");
+    w.gh.stub(&reviews_path(7), Reply::json(&json!([review])));
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "blocked", "{v:#}");
+    assert_eq!(
+        v["reasons"],
+        json!(["checks-failed", "unknown-review-state"])
+    );
+    assert_eq!(v["checks"]["details"][0]["state"], "vaporized");
+}
+
+/// Run verify expecting an environment failure: exit 4, the code on stderr
+/// and in the JSON error, no verdict, no note.
+fn fails_closed(w: &World, code: &str) -> Value {
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .err(4, code);
+    let v = run.json();
+    assert_eq!(v["error"]["code"], code);
+    assert!(v.get("state").is_none(), "{v:#}");
+    assert!(
+        w.env.refs(&w.alice, "refs/notes").is_empty(),
+        "no note may be written"
+    );
+    v
+}
+
+#[test]
+fn http_500_fails_closed() {
+    let w = World::new();
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(500, r#"{"message":"Server Error"}"#),
+    );
+    let v = fails_closed(&w, "GITHUB_API");
+    assert!(
+        v["error"]["message"].as_str().unwrap().contains("HTTP 500"),
+        "{v:#}"
+    );
+    assert_eq!(v["error"]["detail"]["requests"], 1, "no silent retries");
+
+    // A failure after a good PR answer is no better, and nothing is asked after it.
+    let w = World::new();
+    w.gh.stub(&pr_path(7), Reply::json(&w.pull(json!({}))));
+    w.gh.stub(&status_path(&w.head), Reply::json(&status_ok(&w.head)));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::status(502, "<html>Bad gateway</html>"),
+    );
+    let run = w
+        .verify(&["pr", "7", "--repo", "acme/widgets"])
+        .err(4, "GITHUB_API");
+    assert!(
+        run.stdout.is_empty(),
+        "no verdict on stdout: {}",
+        run.stdout
+    );
+    assert_eq!(w.gh.paths(), w.open_paths()[..3].to_vec());
+}
+
+#[test]
+fn rate_limit_403_fails_closed_with_the_reset_time() {
+    let w = World::new();
+    let reset = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+        + 1800;
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(403, r#"{"message":"API rate limit exceeded for user ID 1.","documentation_url":"https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"}"#)
+            .header("x-ratelimit-remaining", "0")
+            .header("x-ratelimit-reset", &reset.to_string()),
+    );
+    let v = fails_closed(&w, "GITHUB_RATE_LIMITED");
+    let msg = v["error"]["message"].as_str().unwrap();
+    assert!(msg.contains("resets at"), "{msg}");
+    assert_eq!(w.gh.calls(&pr_path(7)), 1);
+}
+
+#[test]
+fn a_request_that_times_out_fails_closed() {
+    let mut w = World::new();
+    w.env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "300");
+    w.gh.stub(
+        &pr_path(7),
+        Reply::json(&w.pull(json!({}))).delay(Duration::from_millis(1500)),
+    );
+    let v = fails_closed(&w, "GITHUB_UNREACHABLE");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("within 300 ms"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn malformed_json_fails_closed() {
+    let w = World::new();
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(200, r#"{"number": 7, "state": "open", "head": {"#),
+    );
+    let v = fails_closed(&w, "GITHUB_BAD_RESPONSE");
+    assert!(
+        v["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("malformed JSON"),
+        "{v:#}"
+    );
+}
+
+#[test]
+fn an_unreachable_api_and_a_refused_token_fail_closed() {
+    let mut w = World::new();
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(401, r#"{"message":"Bad credentials"}"#),
+    );
+    fails_closed(&w, "GITHUB_AUTH");
+    // Nothing listens on port 9 of localhost (discard): connection refused.
+    w.env.set_env("GITHUB_API_URL", "http://127.0.0.1:9");
+    fails_closed(&w, "GITHUB_UNREACHABLE");
+}
+
+#[test]
+fn a_missing_pr_is_a_clear_error() {
+    let w = World::new();
+    w.gh.stub(
+        &pr_path(8),
+        Reply::status(404, r#"{"message":"Not Found"}"#),
+    );
+    let run = w
+        .verify(&["pr", "8", "--repo", "acme/widgets"])
+        .err(2, "PR_NOT_FOUND");
+    assert!(
+        run.stderr.contains("acme/widgets has no pull request #8"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass() {
+    let w = World::new();
+    let pending = runs(vec![check_run(
+        1,
+        "test",
+        &w.head,
+        "in_progress",
+        Value::Null,
+        "2026-01-01T00:10:00Z",
+    )]);
+    w.gh.stub(&pr_path(7), Reply::json(&w.pull(json!({}))).etag("\"pr\""));
+    w.gh.stub(
+        &status_path(&w.head),
+        Reply::json(&status_ok(&w.head)).etag("\"st\""),
+    );
+    w.gh.stub_seq(
+        &runs_path(&w.head),
+        vec![
+            Reply::json(&pending).etag("\"runs-1\""),
+            Reply::json(&pending).etag("\"runs-1\""),
+            Reply::json(&green_runs(&w.head)).etag("\"runs-2\""),
+        ],
+    );
+    w.gh.stub(
+        &reviews_path(7),
+        Reply::json(&approved(&w.head)).etag("\"rv\""),
+    );
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&fixture("comments.json")).etag("\"cm\""),
+    );
+
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--wait",
+            "--timeout",
+            "30s",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    assert_eq!(v["polls"], 3);
+    assert_eq!(v["requests"], 15);
+    assert_eq!(v["not_modified"], 9);
+    // Only the six 200 answers spent rate limit, as the server counted.
+    assert_eq!(w.gh.remaining(), RATE_LIMIT - 6);
+    assert_eq!(v["rate_limit_remaining"], RATE_LIMIT - 6);
+    let reqs = w.gh.requests();
+    let statuses: Vec<u16> = reqs.iter().map(|r| r.status).collect();
+    assert_eq!(
+        statuses,
+        [vec![200; 5], vec![304; 5], vec![304, 304, 200, 304, 304]].concat()
+    );
+    // Every repeat request was conditional on the ETag of the previous answer.
+    for r in &reqs[5..] {
+        assert!(
+            r.headers.contains_key("if-none-match"),
+            "{} lacks If-None-Match",
+            r.path
+        );
+    }
+    assert_eq!(reqs[12].headers["if-none-match"], "\"runs-1\"");
+    // No progress chatter when stderr is not a terminal.
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--wait",
+        ])
+        .ok();
+    assert!(!run.stderr.contains("checking again"), "{}", run.stderr);
+}
+
+#[test]
+fn wait_honours_x_poll_interval() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub_seq(
+        &pr_path(7),
+        vec![
+            Reply::json(&w.pull(json!({"mergeable_state": "behind"})))
+                .header("x-poll-interval", "1"),
+            Reply::json(&w.pull(json!({}))),
+        ],
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--wait",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["polls"], 2);
+    let pulls: Vec<_> =
+        w.gh.requests()
+            .into_iter()
+            .filter(|r| r.path == pr_path(7))
+            .collect();
+    let gap = pulls[1].at - pulls[0].at;
+    assert!(
+        gap >= Duration::from_millis(1000),
+        "polled again after {gap:?}, not the server's 1 s"
+    );
+}
+
+#[test]
+fn wait_gives_up_at_the_timeout_with_exit_1() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![check_run(
+            1,
+            "test",
+            &w.head,
+            "queued",
+            Value::Null,
+            "2026-01-01T00:10:00Z",
+        )])),
+    );
+    let run = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--wait",
+            "--timeout",
+            "300ms",
+            "--json",
+        ])
+        .code(1);
+    let v = run.json();
+    assert_eq!(v["state"], "pending");
+    assert_eq!(v["timed_out"], true);
+    assert_eq!(v["reasons"], json!(["checks-pending", "timeout"]));
+    assert!(v["polls"].as_u64().unwrap() >= 2, "{v:#}");
+    assert_eq!(
+        v["requests"].as_u64().unwrap(),
+        5 * v["polls"].as_u64().unwrap()
+    );
+}
+
+#[test]
+fn wait_stops_at_a_terminal_verdict() {
+    let w = World::new();
+    w.gh.stub(
+        &pr_path(7),
+        Reply::json(&w.pull(json!({"state": "closed"}))),
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--wait",
+            "--timeout",
+            "1m",
+            "--json",
+        ])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "closed");
+    assert_eq!(v["polls"], 1);
+    assert_eq!(v["timed_out"], false);
+}
+
+#[test]
+fn wait_waits_out_a_rate_limit_with_retry_after_then_succeeds() {
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub_seq(
+        &pr_path(7),
+        vec![
+            Reply::status(
+                403,
+                r#"{"message":"You have exceeded a secondary rate limit."}"#,
+            )
+            .header("retry-after", "1"),
+            Reply::json(&w.merged_pull(&merge_commit)),
+        ],
+    );
+    let v = w
+        .verify(&[
+            "pr",
+            "7",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "merged",
+            "--wait",
+            "--timeout",
+            "1m",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "merged");
+    assert_eq!(v["requests"], 2);
+    let pulls = w.gh.requests();
+    assert!(pulls[1].at - pulls[0].at >= Duration::from_millis(1000));
+}
+
+#[test]
+fn wait_and_timeout_need_what_they_apply_to() {
+    let w = World::new();
+    w.verify(&["pr", "7", "--repo", "acme/widgets", "--wait"])
+        .err(2, "USAGE");
+    w.verify(&["pr", "7", "--repo", "acme/widgets", "--timeout", "1m"])
+        .err(2, "USAGE");
+    w.verify(&["pr", "7", "--repo", "acme/widgets", "--require", "done"])
+        .err(2, "USAGE");
+    w.verify(&[
+        "pr",
+        "7",
+        "--repo",
+        "acme/widgets",
+        "--require",
+        "ready",
+        "--wait",
+        "--timeout",
+        "soon",
+    ])
+    .err(2, "USAGE");
+    w.verify(&["pr", "seven", "--repo", "acme/widgets"])
+        .err(2, "USAGE");
+    w.verify(&["pr", "7", "--repo", "acme"]).err(2, "USAGE");
+    assert!(w.gh.requests().is_empty(), "bad usage asks GitHub nothing");
+}
+
+#[test]
+fn the_token_appears_in_no_output_note_or_object() {
+    let mut w = World::new();
+    w.stub_open(json!({}));
+    let mut outputs = Vec::new();
+    for args in [vec!["--json"], vec![]] {
+        let mut all = vec!["pr", "7", "--repo", "acme/widgets"];
+        all.extend(args);
+        let run = w.verify(&all).ok();
+        outputs.push(run.stdout + &run.stderr);
+    }
+    w.gh.stub(
+        &pr_path(9),
+        Reply::status(401, r#"{"message":"Bad credentials"}"#),
+    );
+    for args in [vec!["--json"], vec![]] {
+        let mut all = vec!["pr", "9", "--repo", "acme/widgets"];
+        all.extend(args);
+        let run = w.verify(&all).code(4);
+        outputs.push(run.stdout + &run.stderr);
+    }
+    for out in &outputs {
+        assert!(!out.contains(TOKEN), "token leaked: {out}");
+        assert!(
+            !out.contains("VerifyTestToken"),
+            "part of the token leaked: {out}"
+        );
+    }
+    // It was sent, as a bearer token, to the API only.
+    assert!(w
+        .gh
+        .requests()
+        .iter()
+        .all(|r| r.headers["authorization"] == format!("Bearer {TOKEN}")));
+    // Nothing stored: not in any object (notes included), ref or config file.
+    let objects = w
+        .env
+        .git_run(&w.alice, &["cat-file", "--batch-all-objects", "--batch"]);
+    assert!(!objects.stdout.contains(TOKEN));
+    assert!(!w.notes(&w.head).is_empty());
+    let mut stack = vec![w.alice.join(".git")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                let bytes = std::fs::read(&p).unwrap();
+                assert!(
+                    !bytes
+                        .windows(TOKEN.len())
+                        .any(|win| win == TOKEN.as_bytes()),
+                    "token in {}",
+                    p.display()
+                );
+            }
+        }
+    }
+
+    // GH_TOKEN is the fallback; with neither, a warning and no Authorization.
+    w.env.set_env("GITHUB_TOKEN", "");
+    w.env.set_env("GH_TOKEN", "gho_fallbackTokenForVerify");
+    let before = w.gh.requests().len();
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(!run.stdout.contains("fallbackToken") && !run.stderr.contains("fallbackToken"));
+    assert!(w.gh.requests()[before..]
+        .iter()
+        .all(|r| r.headers["authorization"] == "Bearer gho_fallbackTokenForVerify"));
+    w.env.set_env("GH_TOKEN", "");
+    // Then `gh auth token` (a stand-in gh first on PATH).
+    let gh = w.env.bin.join("gh");
+    std::fs::write(
+        &gh,
+        "#!/bin/sh\n[ \"$1 $2\" = \"auth token\" ] && echo gho_fromGhCliForVerify\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let before = w.gh.requests().len();
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(!run.stdout.contains("fromGhCli") && !run.stderr.contains("fromGhCli"));
+    assert!(w.gh.requests()[before..]
+        .iter()
+        .all(|r| r.headers["authorization"] == "Bearer gho_fromGhCliForVerify"));
+    std::fs::remove_file(&gh).unwrap();
+    let before = w.gh.requests().len();
+    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    assert!(
+        run.stderr.contains("warning: no GitHub token"),
+        "{}",
+        run.stderr
+    );
+    assert!(w.gh.requests()[before..]
+        .iter()
+        .all(|r| !r.headers.contains_key("authorization")));
+}
+
+#[test]
+fn verify_lane_finds_the_newest_pr_of_the_lane_branch() {
+    let w = World::new();
+    let list_path = "/repos/acme/widgets/pulls?head=acme:feat/login&state=all";
+    let mut older =
+        w.pull(json!({"number": 5, "state": "closed", "created_at": "2025-12-01T00:00:00Z"}));
+    let newer = w.pull(json!({"created_at": "2026-01-01T00:05:00Z"}));
+    // List items carry no merge fields.
+    for k in [
+        "merged",
+        "mergeable",
+        "mergeable_state",
+        "rebaseable",
+        "merged_by",
+        "comments",
+    ] {
+        older.as_object_mut().unwrap().remove(k);
+    }
+    w.gh.stub(list_path, Reply::json(&json!([older, newer])));
+    w.stub_open(json!({}));
+    let v = w
+        .verify(&[
+            "lane",
+            "login",
+            "--repo",
+            "acme/widgets",
+            "--require",
+            "ready",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["number"], 7);
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["requests"], 6);
+    let mut expected = vec![list_path.to_string()];
+    expected.extend(w.open_paths());
+    assert_eq!(w.gh.paths(), expected);
+    assert_eq!(w.notes(&w.head)[0]["number"], 7);
+}
+
+#[test]
+fn verify_lane_without_a_pr_or_with_a_bad_name_is_a_clear_error() {
+    let w = World::new();
+    w.gh.stub(
+        "/repos/acme/widgets/pulls?head=acme:feat/nothing&state=all",
+        Reply::json(&json!([])),
+    );
+    let run = w
+        .verify(&["lane", "nothing", "--repo", "acme/widgets", "--json"])
+        .code(2);
+    assert_eq!(run.json()["error"]["code"], "PR_NOT_FOUND");
+    assert!(run.stderr.contains("acme:feat/nothing"), "{}", run.stderr);
+    w.verify(&["lane", "Bad..Name", "--repo", "acme/widgets"])
+        .err(2, "NAME_INVALID");
+}
+
+#[test]
+fn the_repository_is_inferred_from_the_remote_url_or_the_pr_url() {
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    let remote = w.remote.to_str().unwrap().to_string();
+    for url in [
+        "https://github.com/acme/widgets.git",
+        "git@github.com:acme/widgets.git",
+        "ssh://git@github.com/acme/widgets",
+    ] {
+        // origin names GitHub; insteadOf sends git itself to the local bare remote.
+        w.g(&w.alice, &["config", "remote.origin.url", url]);
+        w.g(
+            &w.alice,
+            &["config", &format!("url.{remote}.insteadOf"), url],
+        );
+        let v = w
+            .verify(&["pr", "7", "--require", "merged", "--json"])
+            .ok()
+            .json();
+        assert_eq!(v["repo"], "acme/widgets", "{url}");
+        assert_eq!(v["state"], "merged", "{url}");
+        w.g(
+            &w.alice,
+            &["config", "--unset-all", &format!("url.{remote}.insteadOf")],
+        );
+    }
+    w.g(&w.alice, &["config", "remote.origin.url", &remote]);
+    let v = w
+        .verify(&[
+            "pr",
+            "https://github.com/acme/widgets/pull/7",
+            "--require",
+            "merged",
+            "--json",
+        ])
+        .ok()
+        .json();
+    assert_eq!(v["state"], "merged");
+    // A local path names no GitHub repository.
+    let run = w.verify(&["pr", "7"]).err(2, "REPO_UNKNOWN");
+    assert!(run.stderr.contains("--repo"), "{}", run.stderr);
+    w.verify(&[
+        "pr",
+        "https://github.com/other/thing/pull/7",
+        "--repo",
+        "acme/widgets",
+    ])
+    .err(2, "USAGE");
+    assert!(w.gh.paths().iter().all(|p| p == &pr_path(7)));
+}
+
+#[test]
+fn a_note_from_verify_sits_beside_other_note_lines() {
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    w.g(
+        &w.alice,
+        &[
+            "notes",
+            "--ref=swarm",
+            "add",
+            "-m",
+            "{\"kind\":\"handoff\",\"packet\":\"p1\"}",
+            &w.head,
+        ],
+    );
+    w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let lines = w.notes(&w.head);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["kind"], "handoff");
+    assert_eq!(lines[1]["kind"], "verdict");
+    assert_eq!(lines[1]["state"], "merged");
+    let log = w.g(&w.alice, &["log", "-1", "--format=%B", "refs/notes/swarm"]);
+    assert!(log.contains("Swarm-Event: verdict"), "{log}");
+    assert!(log.contains("Swarm-Actor: alice"), "{log}");
+}
+
+/// Every real recorded GitHub response (`../shared/github-replay`) parses
+/// with our models.
+#[test]
+fn every_recorded_github_response_parses_with_our_models() {
+    use git_swarm::github::model::{
+        CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review,
+    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/github-replay");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        println!("skipped: {} does not exist", dir.display());
+        return;
+    };
+    let mut parsed = 0;
+    for entry in entries {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("json") {
+            continue;
+        }
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let req = doc["request"]["path"].as_str().unwrap();
+        let body = doc["response"]["body"].clone();
+        let ok = |r: Result<(), serde_json::Error>| {
+            r.unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        };
+        if doc["response"]["status"].as_u64().unwrap() >= 400 {
+            assert!(body["message"].is_string(), "{}", path.display());
+        } else if req.ends_with("/check-runs") {
+            ok(serde_json::from_value::<CheckRunsPage>(body)
+                .map(|p| assert!(!p.check_runs.is_empty())));
+        } else if req.ends_with("/status") {
+            ok(serde_json::from_value::<CombinedStatus>(body).map(|s| assert!(s.state.is_some())));
+        } else if req.ends_with("/reviews") {
+            ok(serde_json::from_value::<Vec<Review>>(body)
+                .map(|r| assert!(r.iter().all(|r| r.state.is_some()))));
+        } else if req.ends_with("/comments") {
+            ok(serde_json::from_value::<Vec<IssueComment>>(body)
+                .map(|c| assert!(c.iter().all(|c| c.body.is_some()))));
+        } else if req.contains("/pulls/") {
+            ok(serde_json::from_value::<PullRequest>(body)
+                .map(|p| assert!(p.state.is_some() && p.head.is_some())));
+        } else {
+            panic!("{}: no model for {req}", path.display());
+        }
+        parsed += 1;
+    }
+    assert!(
+        parsed >= 11,
+        "only {parsed} recorded responses in {}",
+        dir.display()
+    );
+}
+
+/// The composite action: valid YAML, installs from its own path, runs the
+/// guards on the range, and its verify step really runs `verify` (here
+/// against the stand-in, as the runner would against GitHub).
+#[test]
+fn the_composite_action_runs_check_and_verify() {
+    let text =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("action.yml")).unwrap();
+    let action: serde_yaml_ng::Value = serde_yaml_ng::from_str(&text).unwrap();
+    assert_eq!(action["runs"]["using"].as_str(), Some("composite"));
+    let steps = action["runs"]["steps"].as_sequence().unwrap();
+    let script = |name: &str| -> String {
+        steps
+            .iter()
+            .find(|s| s["name"].as_str() == Some(name))
+            .and_then(|s| s["run"].as_str())
+            .unwrap_or_else(|| panic!("no step {name}"))
+            .to_string()
+    };
+    assert!(script("Install git-swarm")
+        .contains(r#"cargo install --locked --path "$GITHUB_ACTION_PATH""#));
+    assert!(script("Guards on the PR's commits")
+        .contains(r#"git swarm check --range "$SWARM_BASE..$SWARM_HEAD""#));
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    for input in [
+        "base",
+        "head",
+        "check",
+        "verify-pr",
+        "require",
+        "wait",
+        "timeout",
+        "github-token",
+    ] {
+        assert!(
+            action["inputs"][input].is_mapping(),
+            "action.yml lacks input {input}"
+        );
+        assert!(
+            readme.contains(&format!("`{input}`")),
+            "README does not document input {input}"
+        );
+    }
+
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    w.g(
+        &w.alice,
+        &[
+            "remote",
+            "set-url",
+            "origin",
+            "https://github.com/acme/widgets.git",
+        ],
+    );
+    let remote = w.remote.to_str().unwrap().to_string();
+    w.g(
+        &w.alice,
+        &[
+            "config",
+            &format!("url.{remote}.insteadOf"),
+            "https://github.com/acme/widgets.git",
+        ],
+    );
+    let verify_step = script("Verify the PR");
+    for wait in ["false", "true"] {
+        let out = w
+            .env
+            .command("bash", &w.alice)
+            .args(["-euc", &verify_step])
+            .env("SWARM_PR", "7")
+            .env("SWARM_REQUIRE", "merged")
+            .env("SWARM_WAIT", wait)
+            .env("SWARM_TIMEOUT", "1m")
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "wait={wait}: {stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(stdout.starts_with("acme/widgets#7: merged"), "{stdout}");
+    }
+    assert_eq!(w.gh.calls(&pr_path(7)), 2);
+}
+
+#[test]
+fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    // maint cloned before the lane pushed: it has never seen the head.
+    assert!(
+        w.env
+            .git_run(
+                &w.maint,
+                &["cat-file", "-e", &format!("{}^{{commit}}", w.head)]
+            )
+            .code
+            != 0
+    );
+    let v = w
+        .env
+        .swarm(
+            &w.maint,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(v["noted"], true);
+    assert_eq!(
+        w.g(&w.maint, &["rev-parse", "refs/remotes/origin/feat/login"]),
+        w.head
+    );
+    let note = w.g(&w.maint, &["notes", "--ref=swarm", "show", &w.head]);
+    assert!(note.contains("\"state\":\"ready\""), "{note}");
+
+    // A PR from a fork: its branch is not on our remote, GitHub's refs/pull/<n>/head is.
+    let fork = World::new();
+    let mut pr = fork.pull(json!({}));
+    pr["head"]["repo"]["full_name"] = json!("alice/widgets");
+    pr["head"]["ref"] = json!("login");
+    fork.gh.stub(&pr_path(7), Reply::json(&pr));
+    fork.gh.stub(
+        &status_path(&fork.head),
+        Reply::json(&status_ok(&fork.head)),
+    );
+    fork.gh
+        .stub(&runs_path(&fork.head), Reply::json(&green_runs(&fork.head)));
+    fork.gh
+        .stub(&reviews_path(7), Reply::json(&approved(&fork.head)));
+    fork.gh
+        .stub(&comments_path(7), Reply::json(&fixture("comments.json")));
+    fork.g(
+        &fork.remote,
+        &["update-ref", "refs/pull/7/head", &fork.head],
+    );
+    fork.g(&fork.remote, &["update-ref", "-d", "refs/heads/feat/login"]);
+    let v = fork
+        .env
+        .swarm(
+            &fork.maint,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(v["state"], "ready");
+    assert_eq!(v["noted"], true);
+    let note = fork.g(&fork.maint, &["notes", "--ref=swarm", "show", &fork.head]);
+    assert!(note.contains("\"kind\":\"verdict\""), "{note}");
+
+    // Nowhere to fetch it from: the verdict stands, unnoted, with a warning.
+    fork.g(&fork.remote, &["update-ref", "-d", "refs/pull/7/head"]);
+    // (file:// so that git does not copy the remote's unreachable objects too)
+    let url = format!("file://{}", fork.remote.display());
+    fork.g(fork.env.root(), &["clone", "-q", &url, "carol"]);
+    let carol = fork.env.root().join("carol");
+    let run = fork
+        .env
+        .swarm(
+            &carol,
+            &["verify", "pr", "7", "--repo", "acme/widgets", "--json"],
+        )
+        .ok();
+    assert_eq!(run.json()["state"], "ready");
+    assert_eq!(run.json()["noted"], false);
+    assert!(
+        run.stderr.contains("was not recorded as a note"),
+        "{}",
+        run.stderr
+    );
+    assert!(fork.env.refs(&carol, "refs/notes").is_empty());
+}

@@ -1,0 +1,249 @@
+//! The few fields of GitHub's REST payloads that `verify` reads, as our own
+//! small serde structs. Real payloads are messier than the documentation:
+//! old ones lack fields (`draft`, `auto_merge`), a merged PR can say
+//! `mergeable: null`, users can be `null` (deleted accounts), and GitHub adds
+//! enum values over time. So every field is optional, unknown fields are
+//! ignored, and every enum has a catch-all that the verdict treats as "not
+//! ready" — a new value never crashes the tool.
+
+use serde::Deserialize;
+
+/// `GET /repos/{o}/{r}/pulls/{n}` (and the items of `GET …/pulls?head=…`,
+/// which lack the merge fields).
+#[derive(Debug, Clone, Deserialize)]
+pub struct PullRequest {
+    pub number: Option<u64>,
+    pub state: Option<PrState>,
+    pub draft: Option<bool>,
+    pub merged: Option<bool>,
+    pub mergeable: Option<bool>,
+    pub mergeable_state: Option<MergeableState>,
+    pub merge_commit_sha: Option<String>,
+    pub merged_at: Option<String>,
+    pub closed_at: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub html_url: Option<String>,
+    pub title: Option<String>,
+    pub head: Option<Branch>,
+    pub base: Option<Branch>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Branch {
+    #[serde(rename = "ref")]
+    pub ref_: Option<String>,
+    pub sha: Option<String>,
+    pub label: Option<String>,
+    /// `null` when the head repository (a fork) was deleted.
+    pub repo: Option<Repository>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Repository {
+    pub full_name: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrState {
+    Open,
+    Closed,
+    #[serde(other)]
+    Other,
+}
+
+/// GitHub's `mergeable_state` (documented values plus a catch-all).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MergeableState {
+    Clean,
+    HasHooks,
+    Unstable,
+    Blocked,
+    Behind,
+    Dirty,
+    Draft,
+    Unknown,
+    #[serde(untagged)]
+    Other(String),
+}
+
+impl MergeableState {
+    pub fn as_str(&self) -> &str {
+        match self {
+            MergeableState::Clean => "clean",
+            MergeableState::HasHooks => "has_hooks",
+            MergeableState::Unstable => "unstable",
+            MergeableState::Blocked => "blocked",
+            MergeableState::Behind => "behind",
+            MergeableState::Dirty => "dirty",
+            MergeableState::Draft => "draft",
+            MergeableState::Unknown => "unknown",
+            MergeableState::Other(s) => s,
+        }
+    }
+}
+
+/// `GET /repos/{o}/{r}/commits/{sha}/check-runs` (one page).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckRunsPage {
+    pub total_count: Option<u64>,
+    #[serde(default)]
+    pub check_runs: Vec<CheckRun>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CheckRun {
+    pub id: Option<u64>,
+    pub name: Option<String>,
+    pub head_sha: Option<String>,
+    pub status: Option<CheckStatus>,
+    pub conclusion: Option<CheckConclusion>,
+    pub started_at: Option<String>,
+    pub completed_at: Option<String>,
+    pub html_url: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckStatus {
+    Queued,
+    InProgress,
+    Completed,
+    Waiting,
+    Requested,
+    Pending,
+    #[serde(untagged)]
+    Other(String),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CheckConclusion {
+    Success,
+    Neutral,
+    Skipped,
+    Failure,
+    Cancelled,
+    TimedOut,
+    ActionRequired,
+    Stale,
+    StartupFailure,
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// `GET /repos/{o}/{r}/commits/{sha}/status` (the combined status).
+#[derive(Debug, Clone, Deserialize)]
+pub struct CombinedStatus {
+    pub state: Option<StatusState>,
+    pub sha: Option<String>,
+    pub total_count: Option<u64>,
+    #[serde(default)]
+    pub statuses: Vec<CommitStatus>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct CommitStatus {
+    pub id: Option<u64>,
+    pub context: Option<String>,
+    pub state: Option<StatusState>,
+    pub description: Option<String>,
+    pub target_url: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StatusState {
+    Success,
+    Pending,
+    Failure,
+    Error,
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// One item of `GET /repos/{o}/{r}/pulls/{n}/reviews`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Review {
+    pub id: Option<u64>,
+    pub user: Option<User>,
+    pub state: Option<ReviewState>,
+    pub submitted_at: Option<String>,
+    pub commit_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ReviewState {
+    Approved,
+    ChangesRequested,
+    Commented,
+    Dismissed,
+    Pending,
+    #[serde(untagged)]
+    Other(String),
+}
+
+/// One item of `GET /repos/{o}/{r}/issues/{n}/comments`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IssueComment {
+    pub id: Option<u64>,
+    pub user: Option<User>,
+    pub body: Option<String>,
+    pub created_at: Option<String>,
+    pub updated_at: Option<String>,
+    pub html_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    pub login: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_enum_values_parse_into_the_catch_all() {
+        let pr: PullRequest = serde_json::from_str(
+            r#"{"state":"reopened","mergeable_state":"shiny_new","head":{"ref":"x","sha":null,"repo":null}}"#,
+        )
+        .unwrap();
+        assert_eq!(pr.state, Some(PrState::Other));
+        assert_eq!(
+            pr.mergeable_state,
+            Some(MergeableState::Other("shiny_new".into()))
+        );
+        let run: CheckRun =
+            serde_json::from_str(r#"{"status":"paused","conclusion":"exploded"}"#).unwrap();
+        assert_eq!(run.status, Some(CheckStatus::Other("paused".into())));
+        assert_eq!(
+            run.conclusion,
+            Some(CheckConclusion::Other("exploded".into()))
+        );
+        let review: Review = serde_json::from_str(r#"{"state":"SUPER_APPROVED"}"#).unwrap();
+        assert_eq!(
+            review.state,
+            Some(ReviewState::Other("SUPER_APPROVED".into()))
+        );
+        let st: StatusState = serde_json::from_str(r#""weird""#).unwrap();
+        assert_eq!(st, StatusState::Other("weird".into()));
+    }
+
+    #[test]
+    fn known_enum_values_parse_into_their_variants() {
+        let ms: MergeableState = serde_json::from_str(r#""has_hooks""#).unwrap();
+        assert_eq!(ms, MergeableState::HasHooks);
+        let c: CheckConclusion = serde_json::from_str(r#""timed_out""#).unwrap();
+        assert_eq!(c, CheckConclusion::TimedOut);
+        let r: ReviewState = serde_json::from_str(r#""CHANGES_REQUESTED""#).unwrap();
+        assert_eq!(r, ReviewState::ChangesRequested);
+        let s: CheckStatus = serde_json::from_str(r#""in_progress""#).unwrap();
+        assert_eq!(s, CheckStatus::InProgress);
+    }
+}

@@ -1,0 +1,562 @@
+//! The REST implementation of [`GitHub`]: octocrab on a current-thread tokio
+//! runtime, with our own serde models, conditional requests and pagination.
+//!
+//! Why raw `_get_with_headers` rather than octocrab's typed calls: we need
+//! each answer's status and headers (ETag, Link, `x-poll-interval`, the rate
+//! limit), and octocrab's models are too strict for real payloads. Octocrab's
+//! retry layer is off so that every HTTP request is one we count and every
+//! failure is one we report (fail closed); rate limits are waited out here,
+//! and only when the caller gave a deadline (`verify --wait`).
+//!
+//! The token goes into octocrab's secret-holding auth and nowhere else: no
+//! message, log line or note of ours ever contains it.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use http::header::HeaderMap;
+use octocrab::service::middleware::retry::RetryConfig;
+use octocrab::Octocrab;
+use serde::de::DeserializeOwned;
+
+use super::client::{GitHub, RepoId, Stats};
+use super::model::{CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review};
+use crate::error::{Error, Result};
+
+pub const DEFAULT_API_URL: &str = "https://api.github.com";
+/// Pages followed at most per listing (100 items each): a server whose
+/// `next` links never end must not keep us forever.
+const MAX_PAGES: usize = 100;
+/// Rate-limit waits at most per request before giving up.
+const MAX_RATE_WAITS: usize = 5;
+
+/// Where the token came from (never the token itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenSource {
+    GithubToken,
+    GhToken,
+    GhCli,
+}
+
+/// A token, kept out of `Debug` output.
+pub struct Token {
+    secret: String,
+    pub source: TokenSource,
+}
+
+impl std::fmt::Debug for Token {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Token({:?}, <redacted>)", self.source)
+    }
+}
+
+impl TokenSource {
+    pub fn describe(self) -> &'static str {
+        match self {
+            TokenSource::GithubToken => "GITHUB_TOKEN",
+            TokenSource::GhToken => "GH_TOKEN",
+            TokenSource::GhCli => "`gh auth token`",
+        }
+    }
+}
+
+/// `GITHUB_TOKEN`, else `GH_TOKEN`, else `gh auth token` (for the API's
+/// host), else none.
+pub fn token_from_env(api_url: &str) -> Option<Token> {
+    for (var, source) in [
+        ("GITHUB_TOKEN", TokenSource::GithubToken),
+        ("GH_TOKEN", TokenSource::GhToken),
+    ] {
+        if let Ok(v) = std::env::var(var) {
+            let v = v.trim().to_string();
+            if !v.is_empty() {
+                return Some(Token { secret: v, source });
+            }
+        }
+    }
+    let host = api_host(api_url);
+    let mut cmd = std::process::Command::new("gh");
+    cmd.args(["auth", "token"]);
+    if let Some(host) = host.filter(|h| h != "github.com") {
+        cmd.args(["--hostname", &host]);
+    }
+    let out = cmd
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let secret = String::from_utf8(out.stdout).ok()?.trim().to_string();
+    (!secret.is_empty()).then_some(Token {
+        secret,
+        source: TokenSource::GhCli,
+    })
+}
+
+/// The web host of an API URL (`api.github.com` → `github.com`).
+fn api_host(api_url: &str) -> Option<String> {
+    let rest = api_url.split_once("://")?.1;
+    let authority = rest.split('/').next()?;
+    let host = authority.rsplit('@').next()?.split(':').next()?;
+    Some(if host == "api.github.com" {
+        "github.com".to_string()
+    } else {
+        host.to_string()
+    })
+}
+
+/// One conditional-request cache entry: the answer we can reuse on a 304.
+struct Cached {
+    etag: String,
+    body: String,
+    next: Option<String>,
+}
+
+struct Answer {
+    body: String,
+    next: Option<String>,
+}
+
+pub struct RestClient {
+    rt: tokio::runtime::Runtime,
+    octo: Octocrab,
+    /// The API base without a trailing '/', for messages and Link checks.
+    base: String,
+    timeout: Duration,
+    cache: HashMap<String, Cached>,
+    stats: Stats,
+    deadline: Option<Instant>,
+    authenticated: bool,
+}
+
+impl RestClient {
+    /// `api_url` as from `GITHUB_API_URL`; `timeout` bounds each request
+    /// (connect, send, read the whole body).
+    pub fn new(api_url: &str, token: Option<Token>, timeout: Duration) -> Result<RestClient> {
+        let base = api_url.trim_end_matches('/').to_string();
+        let bad_url = || {
+            Error::usage(
+                "USAGE",
+                format!(
+                    "GITHUB_API_URL '{}' is not an http(s) URL",
+                    base.escape_debug()
+                ),
+            )
+        };
+        if !(base.starts_with("https://") || base.starts_with("http://")) {
+            return Err(bad_url());
+        }
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                Error::env(
+                    "IO_FAILED",
+                    format!("could not start the async runtime: {e}"),
+                )
+            })?;
+        let mut builder = Octocrab::builder()
+            .base_uri(base.as_str())
+            .map_err(|_| bad_url())?
+            .add_retry_config(RetryConfig::None)
+            .set_connect_timeout(Some(timeout))
+            .set_read_timeout(Some(timeout))
+            .set_write_timeout(Some(timeout))
+            .add_header(http::header::ACCEPT, "application/vnd.github+json".into())
+            .add_header(
+                http::HeaderName::from_static("x-github-api-version"),
+                "2022-11-28".into(),
+            );
+        let authenticated = token.is_some();
+        if let Some(token) = token {
+            // octocrab turns the token into a header value and panics on
+            // bytes a header cannot carry: refuse those here, without echoing.
+            if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
+                return Err(Error::env(
+                    "GITHUB_AUTH",
+                    format!(
+                        "the token from {} contains characters that cannot be sent to GitHub",
+                        token.source.describe()
+                    ),
+                )
+                .hint("check the variable's value (a stray newline or quote?)"));
+            }
+            builder = builder.personal_token(token.secret);
+        }
+        let octo = {
+            let _guard = rt.enter();
+            builder.build().map_err(|e| {
+                Error::env(
+                    "GITHUB_UNREACHABLE",
+                    format!("could not set up the HTTP client: {e}"),
+                )
+            })?
+        };
+        Ok(RestClient {
+            rt,
+            octo,
+            base,
+            timeout,
+            cache: HashMap::new(),
+            stats: Stats::default(),
+            deadline: None,
+            authenticated,
+        })
+    }
+
+    /// One HTTP GET of `path` (relative to the base), with `If-None-Match`
+    /// when we hold an ETag for it. Returns status, headers and body.
+    fn send(&mut self, path: &str) -> Result<(u16, HeaderMap, String)> {
+        let mut headers = HeaderMap::new();
+        if let Some(cached) = self.cache.get(path) {
+            if let Ok(v) = http::HeaderValue::from_str(&cached.etag) {
+                headers.insert(http::header::IF_NONE_MATCH, v);
+            }
+        }
+        self.stats.requests += 1;
+        let octo = &self.octo;
+        let timeout = self.timeout;
+        let uri = path.to_string();
+        let result = self.rt.block_on(async move {
+            tokio::time::timeout(timeout, async move {
+                let resp = octo._get_with_headers(uri, Some(headers)).await?;
+                let status = resp.status().as_u16();
+                let headers = resp.headers().clone();
+                let body = octo.body_to_string(resp).await?;
+                Ok::<_, octocrab::Error>((status, headers, body))
+            })
+            .await
+        });
+        match result {
+            Err(_) => Err(Error::env(
+                "GITHUB_UNREACHABLE",
+                format!(
+                    "GitHub did not answer GET {path} within {} ms",
+                    timeout.as_millis()
+                ),
+            )
+            .hint(format!("check your network and {}", self.base))),
+            Ok(Err(e)) => Err(Error::env(
+                "GITHUB_UNREACHABLE",
+                format!("could not reach GitHub at {} (GET {path}): {e}", self.base),
+            )
+            .hint("check your network, or GITHUB_API_URL for GitHub Enterprise")),
+            Ok(Ok(answer)) => Ok(answer),
+        }
+    }
+
+    /// GET with caching, rate-limit handling and error mapping; one page.
+    fn get(&mut self, path: &str) -> Result<Answer> {
+        let mut waits = 0;
+        loop {
+            let (status, headers, body) = self.send(path)?;
+            self.note_headers(&headers);
+            if status == 304 {
+                self.stats.not_modified += 1;
+                let Some(cached) = self.cache.get(path) else {
+                    return Err(
+                        self.bad_response(path, "304 Not Modified to a request we never made")
+                    );
+                };
+                return Ok(Answer {
+                    body: cached.body.clone(),
+                    next: cached.next.clone(),
+                });
+            }
+            if (200..300).contains(&status) {
+                let next = next_link(&headers)
+                    .map(|link| self.relative(&link, path))
+                    .transpose()?;
+                if let Some(etag) = header(&headers, "etag") {
+                    self.cache.insert(
+                        path.to_string(),
+                        Cached {
+                            etag,
+                            body: body.clone(),
+                            next: next.clone(),
+                        },
+                    );
+                }
+                return Ok(Answer { body, next });
+            }
+            if let Some(until) = rate_limited(status, &headers) {
+                let wait = until
+                    .duration_since(SystemTime::now())
+                    .unwrap_or(Duration::ZERO);
+                let fits = self.deadline.is_some_and(|d| Instant::now() + wait <= d);
+                if fits && waits < MAX_RATE_WAITS {
+                    waits += 1;
+                    std::thread::sleep(wait);
+                    continue;
+                }
+                let reset = jiff::Timestamp::from_second(
+                    until
+                        .duration_since(UNIX_EPOCH)
+                        .map(|d| d.as_secs() as i64)
+                        .unwrap_or(0),
+                )
+                .map(crate::clock::rfc3339)
+                .unwrap_or_else(|_| "an unknown time".into());
+                return Err(Error::env(
+                    "GITHUB_RATE_LIMITED",
+                    format!(
+                        "GitHub's rate limit is exhausted (HTTP {status} for GET {path}); it resets at {reset} (in {} s)",
+                        wait.as_secs()
+                    ),
+                )
+                .hint("set GITHUB_TOKEN (authenticated requests get a larger budget), or retry with --wait and a --timeout past the reset")
+                .with_detail(serde_json::json!({"status": status, "reset": reset, "requests": self.stats.requests})));
+            }
+            let message = serde_json::from_str::<serde_json::Value>(&body)
+                .ok()
+                .and_then(|v| {
+                    v.get("message")
+                        .and_then(|m| m.as_str())
+                        .map(str::to_string)
+                })
+                .unwrap_or_default();
+            let shown = if message.is_empty() {
+                String::new()
+            } else {
+                format!(": {}", message.escape_debug())
+            };
+            let err = if status == 401 {
+                Error::env(
+                    "GITHUB_AUTH",
+                    format!("GitHub refused the credentials (HTTP 401 for GET {path}){shown}"),
+                )
+                .hint("check GITHUB_TOKEN / GH_TOKEN, or run `gh auth login`")
+            } else {
+                Error::env(
+                    "GITHUB_API",
+                    format!("GitHub answered HTTP {status} for GET {path}{shown}"),
+                )
+                .hint("nothing was concluded; run verify again once GitHub answers")
+            };
+            return Err(err.with_detail(
+                serde_json::json!({"status": status, "path": path, "requests": self.stats.requests}),
+            ));
+        }
+    }
+
+    fn note_headers(&mut self, headers: &HeaderMap) {
+        if let Some(secs) = header(headers, "x-poll-interval").and_then(|v| v.parse::<u64>().ok()) {
+            let d = Duration::from_secs(secs);
+            self.stats.poll_interval = Some(self.stats.poll_interval.map_or(d, |p| p.max(d)));
+        }
+        if let Some(n) = header(headers, "x-ratelimit-remaining").and_then(|v| v.parse().ok()) {
+            self.stats.rate_limit_remaining = Some(n);
+        }
+        if let Some(n) = header(headers, "x-ratelimit-reset").and_then(|v| v.parse().ok()) {
+            self.stats.rate_limit_reset = Some(n);
+        }
+    }
+
+    fn bad_response(&self, path: &str, what: &str) -> Error {
+        Error::env(
+            "GITHUB_BAD_RESPONSE",
+            format!("GitHub's answer to GET {path} is unusable: {what}"),
+        )
+        .hint("nothing was concluded; if this persists, GITHUB_API_URL may point at something that is not the GitHub API")
+        .with_detail(serde_json::json!({"path": path, "requests": self.stats.requests}))
+    }
+
+    fn parse<T: DeserializeOwned>(&self, path: &str, body: &str) -> Result<T> {
+        serde_json::from_str(body)
+            .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))
+    }
+
+    /// A `Link` URL as a path relative to our base; links elsewhere are refused.
+    fn relative(&self, link: &str, from: &str) -> Result<String> {
+        if link.starts_with('/') {
+            return Ok(link.to_string());
+        }
+        match link.strip_prefix(&self.base) {
+            Some(rest) if rest.starts_with('/') => Ok(rest.to_string()),
+            _ => Err(self.bad_response(from, &format!("its next-page link leaves {}", self.base))),
+        }
+    }
+
+    /// Every page of a listing, each page parsed by `items`.
+    fn all_pages<T>(
+        &mut self,
+        first: String,
+        items: impl Fn(&Self, &str, &str) -> Result<Vec<T>>,
+    ) -> Result<Vec<T>> {
+        let mut out = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut next = Some(first);
+        while let Some(path) = next.take() {
+            if !seen.insert(path.clone()) || seen.len() > MAX_PAGES {
+                return Err(self.bad_response(&path, "its pagination does not end"));
+            }
+            let answer = self.get(&path)?;
+            out.extend(items(self, &path, &answer.body)?);
+            next = answer.next;
+        }
+        Ok(out)
+    }
+}
+
+fn header(headers: &HeaderMap, name: &str) -> Option<String> {
+    headers
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| v.trim().to_string())
+}
+
+/// `Link: <url>; rel="next", <url>; rel="last"` → the next URL.
+pub fn next_link_value(link: &str) -> Option<String> {
+    for part in link.split(',') {
+        let mut pieces = part.split(';');
+        let url = pieces.next()?.trim();
+        let is_next = pieces.any(|p| {
+            let p = p.trim();
+            p.strip_prefix("rel=")
+                .map(|v| v.trim_matches('"').split_whitespace().any(|r| r == "next"))
+                .unwrap_or(false)
+        });
+        if is_next {
+            return url
+                .strip_prefix('<')
+                .and_then(|u| u.strip_suffix('>'))
+                .map(str::to_string);
+        }
+    }
+    None
+}
+
+fn next_link(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(http::header::LINK)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find_map(next_link_value)
+}
+
+/// When a 403/429 is a rate limit, the moment it lifts: `retry-after`
+/// (seconds), else `x-ratelimit-reset` (epoch seconds) when nothing remains,
+/// else a minute from now for a 429 or a secondary limit without headers.
+fn rate_limited(status: u16, headers: &HeaderMap) -> Option<SystemTime> {
+    if status != 403 && status != 429 {
+        return None;
+    }
+    let now = SystemTime::now();
+    if let Some(secs) = header(headers, "retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(now + Duration::from_secs(secs));
+    }
+    let remaining = header(headers, "x-ratelimit-remaining").and_then(|v| v.parse::<u64>().ok());
+    if remaining == Some(0) {
+        let reset = header(headers, "x-ratelimit-reset")
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|s| UNIX_EPOCH + Duration::from_secs(s))
+            .unwrap_or(now + Duration::from_secs(60));
+        return Some(reset.max(now));
+    }
+    (status == 429).then(|| now + Duration::from_secs(60))
+}
+
+impl GitHub for RestClient {
+    fn pull(&mut self, repo: &RepoId, number: u64) -> Result<PullRequest> {
+        let path = format!("/repos/{repo}/pulls/{number}");
+        match self.get(&path) {
+            Ok(a) => self.parse(&path, &a.body),
+            Err(e)
+                if e.code == "GITHUB_API"
+                    && e.detail.as_ref().is_some_and(|d| d["status"] == 404) =>
+            {
+                Err(Error::usage(
+                    "PR_NOT_FOUND",
+                    format!("{repo} has no pull request #{number} (or this token cannot see it)"),
+                )
+                .hint("check the number and --repo; a private repository needs GITHUB_TOKEN")
+                .with_detail(serde_json::json!({"requests": self.stats.requests})))
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    fn pulls_with_head(&mut self, repo: &RepoId, branch: &str) -> Result<Vec<PullRequest>> {
+        let path = format!("/repos/{repo}/pulls?head={}:{branch}&state=all", repo.owner);
+        let a = self.get(&path)?;
+        self.parse(&path, &a.body)
+    }
+
+    fn combined_status(&mut self, repo: &RepoId, sha: &str) -> Result<CombinedStatus> {
+        let path = format!("/repos/{repo}/commits/{sha}/status");
+        let a = self.get(&path)?;
+        self.parse(&path, &a.body)
+    }
+
+    fn check_runs(&mut self, repo: &RepoId, sha: &str) -> Result<Vec<CheckRun>> {
+        self.all_pages(
+            format!("/repos/{repo}/commits/{sha}/check-runs?per_page=100"),
+            |c, path, body| Ok(c.parse::<CheckRunsPage>(path, body)?.check_runs),
+        )
+    }
+
+    fn reviews(&mut self, repo: &RepoId, number: u64) -> Result<Vec<Review>> {
+        self.all_pages(
+            format!("/repos/{repo}/pulls/{number}/reviews?per_page=100"),
+            |c, path, body| c.parse(path, body),
+        )
+    }
+
+    fn comments(&mut self, repo: &RepoId, number: u64) -> Result<Vec<IssueComment>> {
+        self.all_pages(
+            format!("/repos/{repo}/issues/{number}/comments?per_page=100"),
+            |c, path, body| c.parse(path, body),
+        )
+    }
+
+    fn stats(&self) -> Stats {
+        self.stats.clone()
+    }
+
+    fn set_wait_deadline(&mut self, deadline: Option<Instant>) {
+        self.deadline = deadline;
+    }
+
+    fn authenticated(&self) -> bool {
+        self.authenticated
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn link_headers_yield_the_next_page() {
+        let link = r#"<https://api.github.com/repositories/1/pulls/2/reviews?page=2>; rel="next", <https://api.github.com/repositories/1/pulls/2/reviews?page=5>; rel="last""#;
+        assert_eq!(
+            next_link_value(link).as_deref(),
+            Some("https://api.github.com/repositories/1/pulls/2/reviews?page=2")
+        );
+        let last_page = r#"<https://api.github.com/x?page=1>; rel="prev", <https://api.github.com/x?page=1>; rel="first""#;
+        assert_eq!(next_link_value(last_page), None);
+    }
+
+    #[test]
+    fn api_hosts_map_to_their_web_host_for_gh() {
+        assert_eq!(
+            api_host("https://api.github.com").as_deref(),
+            Some("github.com")
+        );
+        assert_eq!(
+            api_host("https://ghe.example:8443/api/v3").as_deref(),
+            Some("ghe.example")
+        );
+    }
+
+    #[test]
+    fn a_token_never_shows_in_debug_output() {
+        let t = Token {
+            secret: "ghp_supersecret".into(),
+            source: TokenSource::GithubToken,
+        };
+        assert!(!format!("{t:?}").contains("supersecret"));
+    }
+}

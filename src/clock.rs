@@ -27,3 +27,31 @@ impl Clock {
 pub fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
+
+/// Parse a human duration such as `30m`, `2h`, `14d` or `1h 30m` (days are 24 hours).
+pub fn parse_duration(text: &str) -> crate::error::Result<jiff::SignedDuration> {
+    let bad = || {
+        crate::error::Error::usage("USAGE", format!("'{text}' is not a duration"))
+            .hint("use a number and a unit, e.g. 30m, 2h, 14d")
+    };
+    let span: jiff::Span = text.trim().parse().map_err(|_| bad())?;
+    let d = span
+        .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
+        .map_err(|_| bad())?;
+    if d.is_negative() {
+        return Err(bad());
+    }
+    Ok(d)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn durations() {
+        assert_eq!(super::parse_duration("30m").unwrap().as_secs(), 1800);
+        assert_eq!(super::parse_duration("14d").unwrap().as_secs(), 14 * 86400);
+        assert_eq!(super::parse_duration("1h 30m").unwrap().as_secs(), 5400);
+        assert!(super::parse_duration("soon").is_err());
+        assert!(super::parse_duration("-5m").is_err());
+    }
+}

@@ -10,6 +10,7 @@ pub mod config;
 pub mod ctx;
 pub mod demo;
 pub mod error;
+pub mod gc;
 pub mod git;
 pub mod github;
 pub mod guard;

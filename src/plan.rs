@@ -502,3 +502,22 @@ pub fn pr_body(ctx: &Ctx, name: &str) -> Result<Output> {
         body,
     ))
 }
+
+/// `plan close`: mark the plan finished (status: closed). A closed plan and
+/// its released leader record may later be archived by `gc`.
+pub fn close(ctx: &Ctx, name: &str) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let actor = ctx.actor()?;
+    if plan.record.status == "closed" {
+        let out = serde_json::json!({ "plan": name, "changed": false, "status": "closed" });
+        return Ok(Output::new(out, format!("plan {name} is already closed\n")));
+    }
+    let mut record = plan.record.clone();
+    record.status = "closed".into();
+    record.updated_at = rfc3339(ctx.store.clock.now());
+    let files = files(&record, plan.text.as_deref())?;
+    let event = Event::new("plan-closed", &actor, format!("plan {name}: closed"));
+    let id = ctx.store.write(&plan_ref(name), Some(plan.head.commit), &files, &event)?;
+    let out = serde_json::json!({ "plan": name, "changed": true, "status": "closed", "commit": id.to_string() });
+    Ok(Output::new(out, format!("plan {name}: closed\n")))
+}

@@ -40,6 +40,16 @@ pub struct SyncArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Only records whose last change is older than this (default swarm.gcAge, else 14d).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Only say what would be archived.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(Debug, Args)]
 pub struct CompletionsArgs {
     /// bash, zsh, fish, elvish or powershell.
     pub shell: clap_complete::Shell,
@@ -95,6 +105,23 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
         return Err(err);
     }
     Ok(git_swarm::sync::render(&report))
+}
+
+pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    let age = match a.older_than.or_else(|| ctx.store.config("swarm.gcAge")) {
+        Some(text) => git_swarm::clock::parse_duration(&text)?,
+        None => jiff::SignedDuration::from_hours(14 * 24),
+    };
+    let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
+    let report = git_swarm::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
+    let mut text = String::new();
+    for (kind, names) in &report.archived {
+        let verb = if a.dry_run { "would archive" } else { "archived" };
+        text.push_str(&format!("{verb} {} {kind} record(s) into refs/swarm/archive/{kind}\n", names.len()));
+    }
+    text.push_str(&format!("live swarm refs: {} -> {}\n", report.live_before, report.live_after));
+    Ok(Output::new(&report, text))
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<Output> {

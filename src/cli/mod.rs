@@ -74,6 +74,8 @@ pub enum Command {
     Lead(lead::LeadCmd),
     /// Reconcile swarm refs and notes with the shared remote in one atomic push.
     Sync(misc::SyncArgs),
+    /// Fold finished records (accepted packets, removed lanes, closed plans) into archive refs.
+    Gc(misc::GcArgs),
     /// Run a guard hook (called by the installed hook shims).
     Hook(guard::HookArgs),
     /// Run the guards for CI on the staged changes or a commit range.
@@ -130,6 +132,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Accept(a) => handoff::accept(&g, a),
         Command::Lead(c) => lead::run(&g, c),
         Command::Sync(a) => misc::sync(&g, a),
+        Command::Gc(a) => misc::gc(&g, a),
         Command::Hook(a) => guard::hook(&g, a),
         Command::Check(a) => guard::check(&g, a),
         Command::Verify(c) => verify::run(&g, c),

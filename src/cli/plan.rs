@@ -57,6 +57,8 @@ pub enum PlanCmd {
     },
     /// Print the plan's journal, newest first.
     Log { plan: String },
+    /// Mark the plan finished (gc may archive it later).
+    Close { plan: String },
 }
 
 pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
@@ -101,5 +103,6 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
         ),
         PlanCmd::Checkout { plan: name, force } => plan::checkout(&ctx, &name, force),
         PlanCmd::Log { plan: name } => plan::log(&ctx, &name),
+        PlanCmd::Close { plan: name } => plan::close(&ctx, &name),
     }
 }

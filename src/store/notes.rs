@@ -51,7 +51,7 @@ impl Store {
             .collect())
     }
 
-    pub(crate) fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
+    pub fn commit_tree(&self, commit: ObjectId) -> Result<ObjectId> {
         let c = self
             .repo
             .find_commit(commit)

@@ -1,0 +1,230 @@
+//! `git swarm gc`: keep the live ref count bounded. Every push advertises
+//! every ref and hosts limit refs, so records that are finished — accepted
+//! packets, removed lanes, closed plans and their released leader records —
+//! older than an age are folded into one archive ref per kind and their live
+//! refs deleted. Nothing is lost: the archive commit has each archived record
+//! tip as a parent (so every version stays reachable and `git log` shows it)
+//! and its tree maps the record's name to its tip. Lookups that must still
+//! find archived records go through [`find_record`].
+//!
+//! Crash-safe by order: the archive is written first (CAS), then live refs
+//! are deleted one by one (CAS on their tip). A rerun after a crash finds the
+//! same candidates, adds nothing new to the archive, and deletes the rest.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::error::{Error, Result};
+use crate::store::{Event, Store};
+
+pub const ARCHIVE_PREFIX: &str = "refs/swarm/archive/";
+/// Parents per archive commit; larger batches are chained.
+const PARENTS_PER_COMMIT: usize = 200;
+
+pub fn archive_ref(kind: &str) -> String {
+    format!("{ARCHIVE_PREFIX}{kind}")
+}
+
+/// `refs/swarm/packets/p/id` -> ("packets", "p:id"): flat tree entry names.
+pub fn split(refname: &str) -> Option<(&str, String)> {
+    let rest = refname.strip_prefix("refs/swarm/")?;
+    let (kind, name) = rest.split_once('/')?;
+    if kind == "archive" {
+        return None;
+    }
+    Some((kind, name.replace('/', ":")))
+}
+
+/// The archived tip of a record, if the archive of its kind has it.
+pub fn archived_tip(store: &Store, refname: &str) -> Result<Option<ObjectId>> {
+    let Some((kind, entry)) = split(refname) else {
+        return Ok(None);
+    };
+    let Some(tip) = store.ref_target(&archive_ref(kind))? else {
+        return Ok(None);
+    };
+    Ok(store
+        .blob_at(tip, &entry)?
+        .and_then(|b| ObjectId::from_hex(String::from_utf8_lossy(&b).trim().as_bytes()).ok()))
+}
+
+/// A record's tip: the live ref, else the archived one.
+pub fn find_record(store: &Store, refname: &str) -> Result<Option<ObjectId>> {
+    match store.ref_target(refname)? {
+        Some(id) => Ok(Some(id)),
+        None => archived_tip(store, refname),
+    }
+}
+
+/// Every archived record of a kind: ref name -> tip.
+pub fn archived(store: &Store, kind: &str) -> Result<BTreeMap<String, ObjectId>> {
+    let Some(tip) = store.ref_target(&archive_ref(kind))? else {
+        return Ok(BTreeMap::new());
+    };
+    Ok(entries_at(store, kind, tip)?)
+}
+
+fn entries_at(store: &Store, kind: &str, tip: ObjectId) -> Result<BTreeMap<String, ObjectId>> {
+    let rec = store.read_commit(tip)?;
+    let mut out = BTreeMap::new();
+    for (name, data) in rec.files {
+        if let Ok(id) = ObjectId::from_hex(String::from_utf8_lossy(&data).trim().as_bytes()) {
+            out.insert(format!("refs/swarm/{kind}/{}", name.replace(':', "/")), id);
+        }
+    }
+    Ok(out)
+}
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct GcReport {
+    pub dry_run: bool,
+    pub older_than: String,
+    pub live_before: usize,
+    pub live_after: usize,
+    /// kind -> archived ref names.
+    pub archived: BTreeMap<String, Vec<String>>,
+}
+
+fn yaml(store: &Store, tip: ObjectId, file: &str) -> Option<serde_yaml_ng::Value> {
+    let bytes = store.blob_at(tip, file).ok()??;
+    serde_yaml_ng::from_slice(&bytes).ok()
+}
+
+/// Is this record finished, so that it may be archived?
+fn finished(store: &Store, refname: &str, tip: ObjectId, closed_plans: &[String]) -> bool {
+    if refname.starts_with("refs/swarm/packets/") {
+        return store.blob_at(tip, "acceptance.yaml").ok().flatten().is_some();
+    }
+    if refname.starts_with("refs/swarm/lanes/") {
+        return yaml(store, tip, "lane.yaml")
+            .and_then(|v| v.get("state").and_then(|s| s.as_str()).map(|s| s == "removed"))
+            .unwrap_or(false);
+    }
+    if let Some(plan) = refname.strip_prefix("refs/swarm/plans/") {
+        return closed_plans.iter().any(|p| p == plan);
+    }
+    if let Some(plan) = refname.strip_prefix("refs/swarm/lead/") {
+        let released = yaml(store, tip, "lead.yaml")
+            .and_then(|v| v.get("released").and_then(|r| r.as_bool()))
+            .unwrap_or(false);
+        return released && closed_plans.iter().any(|p| p == plan);
+    }
+    false
+}
+
+fn commit_seconds(store: &Store, id: ObjectId) -> Result<i64> {
+    let c = store
+        .repo
+        .find_commit(id)
+        .map_err(|e| Error::gix(format!("could not read {id}"), e))?;
+    Ok(c.time().map(|t| t.seconds).unwrap_or(0))
+}
+
+/// Live swarm refs (everything under refs/swarm/ except the archives).
+pub fn live_refs(store: &Store) -> Result<Vec<(String, ObjectId)>> {
+    Ok(store
+        .list_refs("refs/swarm/")?
+        .into_iter()
+        .filter(|(n, _)| !n.starts_with(ARCHIVE_PREFIX))
+        .collect())
+}
+
+pub fn gc(store: &Store, actor: &str, older_than: jiff::SignedDuration, dry_run: bool) -> Result<GcReport> {
+    let live = live_refs(store)?;
+    let cutoff = store.clock.now().as_second() - older_than.as_secs();
+    let closed_plans: Vec<String> = live
+        .iter()
+        .filter_map(|(n, tip)| {
+            let plan = n.strip_prefix("refs/swarm/plans/")?;
+            let v = yaml(store, *tip, "plan.yaml")?;
+            (v.get("status")?.as_str()? == "closed").then(|| plan.to_string())
+        })
+        .collect();
+    let mut by_kind: BTreeMap<String, Vec<(String, ObjectId)>> = BTreeMap::new();
+    for (name, tip) in &live {
+        if !finished(store, name, *tip, &closed_plans) || commit_seconds(store, *tip)? > cutoff {
+            continue;
+        }
+        if let Some((kind, _)) = split(name) {
+            by_kind.entry(kind.to_string()).or_default().push((name.clone(), *tip));
+        }
+    }
+    let mut report = GcReport {
+        dry_run,
+        older_than: format!("{older_than:#}"),
+        live_before: live.len(),
+        live_after: live.len(),
+        archived: BTreeMap::new(),
+    };
+    for (kind, records) in by_kind {
+        report
+            .archived
+            .insert(kind.clone(), records.iter().map(|(n, _)| n.clone()).collect());
+        if dry_run {
+            report.live_after -= records.len();
+            continue;
+        }
+        fold(store, actor, &kind, &records)?;
+        for (name, tip) in &records {
+            match store.cas(name, Some(*tip), None, actor, "gc: archived") {
+                Ok(()) => report.live_after -= 1,
+                // Someone moved it meanwhile: it is live again, the archive keeps the old tip.
+                Err(e) if e.code == "CAS_FAILED" => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(report)
+}
+
+/// Add records to the archive of `kind` (idempotent: entries already there
+/// at the same tip add nothing).
+fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) -> Result<()> {
+    let aref = archive_ref(kind);
+    for _ in 0..5 {
+        let old = store.ref_target(&aref)?;
+        let mut files = match old {
+            Some(t) => store.read_commit(t)?.files,
+            None => BTreeMap::new(),
+        };
+        let mut new_tips = Vec::new();
+        for (name, tip) in records {
+            let (_, entry) = split(name).expect("records are swarm refs");
+            let value = format!("{tip}\n").into_bytes();
+            if files.get(&entry) != Some(&value) {
+                files.insert(entry, value);
+                new_tips.push(*tip);
+            }
+        }
+        if new_tips.is_empty() {
+            return Ok(());
+        }
+        // Chain commits so none has more than PARENTS_PER_COMMIT parents;
+        // only the last carries the full index tree.
+        let chunks: Vec<&[ObjectId]> = new_tips.chunks(PARENTS_PER_COMMIT).collect();
+        let tree = store.write_tree(&files)?;
+        let mut prev = old;
+        for (i, chunk) in chunks.iter().enumerate() {
+            let mut parents: Vec<ObjectId> = prev.into_iter().collect();
+            parents.extend_from_slice(chunk);
+            let this_tree = if i + 1 == chunks.len() {
+                tree
+            } else {
+                match prev {
+                    Some(p) => store.commit_tree(p)?,
+                    None => store.write_tree(&BTreeMap::new())?,
+                }
+            };
+            let event = Event::new("archived", actor, format!("gc: archive {} {kind} record(s)", chunk.len()));
+            prev = Some(store.commit(this_tree, &parents, &event)?);
+        }
+        match store.cas(&aref, old, prev, actor, "gc: archive") {
+            Ok(()) => return Ok(()),
+            Err(e) if e.code == "CAS_FAILED" => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::race("CAS_FAILED", format!("{aref} kept changing; nothing was deleted")).hint("run `git swarm gc` again"))
+}

@@ -64,11 +64,12 @@ pub struct Plan {
     pub head: Record,
 }
 
+/// Read a plan, live or archived by `gc`.
 pub fn load(store: &Store, plan: &str) -> Result<Option<Plan>> {
-    let Some(head) = store.read(&plan_ref(plan))? else {
+    let Some(tip) = crate::gc::find_record(store, &plan_ref(plan))? else {
         return Ok(None);
     };
-    from_record(plan, head).map(Some)
+    from_record(plan, store.read_commit(tip)?).map(Some)
 }
 
 pub fn from_record(plan: &str, head: Record) -> Result<Plan> {

@@ -249,6 +249,51 @@ impl Git {
         }
     }
 
+    /// The checked-out branch (`feat/x`), None on a detached HEAD.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let out = self.output(["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+        match out.status.code() {
+            Some(0) => Ok(Some(
+                String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            )),
+            Some(1) => Ok(None),
+            _ => Err(failed(
+                &["symbolic-ref", "--quiet", "--short", "HEAD"],
+                &out,
+            )),
+        }
+    }
+
+    /// Update `refs/remotes/<remote>/<branch>` from the remote; Ok(false)
+    /// when the remote has no such branch.
+    pub fn fetch_branch(&self, remote: &str, branch: &str) -> Result<bool> {
+        let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
+        let args = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            spec.as_str(),
+        ];
+        let out = self.output(args)?;
+        if out.status.success() {
+            return Ok(true);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("couldn't find remote ref") {
+            return Ok(false);
+        }
+        Err(Error::env(
+            "GIT_FAILED",
+            format!(
+                "could not fetch branch {branch} from remote '{remote}': {}",
+                stderr.trim()
+            ),
+        )
+        .hint("check the remote URL and your network, or pass --offline"))
+    }
+
     /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;

@@ -6,7 +6,9 @@ use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use git_swarm::packet::{self, HandoffInput};
+
+use super::Global;
 
 #[derive(Debug, Args)]
 pub struct HandoffArgs {
@@ -66,18 +68,39 @@ pub struct AcceptArgs {
     pub packet_id: String,
 }
 
-pub fn handoff(_g: &Global, _a: HandoffArgs) -> Result<Output> {
-    Err(not_yet("handoff"))
+pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::handoff(
+        &ctx,
+        HandoffInput {
+            reason: a.reason,
+            plan: a.plan,
+            task: a.task,
+            step: a.step,
+            done: a.done,
+            verified: a.verified,
+            unverified: a.unverified,
+            next: a.next,
+            requests: a.request,
+            decisions: a.decision,
+            export: a.export,
+        },
+    )
 }
 
-pub fn packets(_g: &Global, _a: PacketsArgs) -> Result<Output> {
-    Err(not_yet("packets"))
+pub fn packets(g: &Global, a: PacketsArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::list(&ctx, a.plan.as_deref(), a.open)
 }
 
-pub fn packet(_g: &Global, _c: PacketCmd) -> Result<Output> {
-    Err(not_yet("packet show"))
+pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
+    let ctx = g.ctx()?;
+    match c {
+        PacketCmd::Show { packet_id } => packet::show(&ctx, &packet_id),
+    }
 }
 
-pub fn accept(_g: &Global, _a: AcceptArgs) -> Result<Output> {
-    Err(not_yet("accept"))
+pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::accept(&ctx, &a.packet_id)
 }

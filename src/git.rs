@@ -145,13 +145,26 @@ impl Git {
         args.push("--no-write-fetch-head".into());
         args.push(remote.into());
         args.extend(refspecs.iter().cloned());
-        self.run(&args).map(|_| ()).map_err(|e| {
-            Error::env(
-                "GIT_FAILED",
-                format!("could not fetch from remote '{remote}': {}", e.message),
-            )
-            .hint("check the remote URL and your network, or pass --offline")
-        })
+        // Another process of this repository may be updating the same
+        // mirror refs (a second agent, or the `git push` a killed process
+        // left running): a lost ref lock is retried, not reported.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.run(&args) {
+                Ok(_) => return Ok(()),
+                Err(e) if attempt < 5 && is_lock_contention(&e.message) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
+                }
+                Err(e) => {
+                    return Err(Error::env(
+                        "GIT_FAILED",
+                        format!("could not fetch from remote '{remote}': {}", e.message),
+                    )
+                    .hint("check the remote URL and your network, or pass --offline"))
+                }
+            }
+        }
     }
 
     /// One atomic push; every ref carries an explicit lease so that the
@@ -314,6 +327,13 @@ impl Git {
         paths.dedup();
         Ok(paths)
     }
+}
+
+/// git's words for "another process holds or just moved this ref".
+fn is_lock_contention(stderr: &str) -> bool {
+    stderr.contains("cannot lock ref")
+        || (stderr.contains("Unable to create") && stderr.contains(".lock"))
+        || stderr.contains("but expected")
 }
 
 fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {

@@ -693,16 +693,7 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Output> {
         let tip = sync::tip(store, remote, &refname)?;
         let state = State::load(store, plan, tip)?;
         let (record, event, text) = match decide(ctx, &state, &actor, &op, now)? {
-            Step::Done(text) => {
-                if let Some(base) = tip.base {
-                    sync::adopt(store, &refname, base, &actor, "lead: catch up")?;
-                }
-                let rec = state.record.as_ref().expect("done implies a record");
-                let mut json = record_json(rec, tip.base);
-                json["already"] = serde_json::json!(true);
-                json["published"] = serde_json::json!(remote.is_some());
-                return Ok(Output::new(json, text));
-            }
+            Step::Done(text) => return done(ctx, &refname, &state, &actor, text),
             Step::Write {
                 record,
                 event,
@@ -755,6 +746,13 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Output> {
                     return Err(push_rejected(plan, &lines));
                 }
                 if op.contest() {
+                    // Our own earlier run may be the winner: a killed process
+                    // leaves its `git push` running, and it can land after
+                    // this run fetched. Then the command is complete.
+                    let state = State::load(store, plan, after)?;
+                    if let Ok(Step::Done(text)) = decide(ctx, &state, &actor, &op, now) {
+                        return done(ctx, &refname, &state, &actor, text);
+                    }
                     return Err(race_lost(store, plan, &op, after.base, remote));
                 }
                 last_rejection = lines;
@@ -762,6 +760,19 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Output> {
         }
     }
     Err(push_rejected(plan, &last_rejection))
+}
+
+/// A previous run already published what this one would: catch the local
+/// ref up and report it.
+fn done(ctx: &Ctx, refname: &str, state: &State, actor: &str, text: String) -> Result<Output> {
+    if let Some(base) = state.tip.base {
+        sync::adopt(&ctx.store, refname, base, actor, "lead: catch up")?;
+    }
+    let rec = state.record.as_ref().expect("done implies a record");
+    let mut json = record_json(rec, state.tip.base);
+    json["already"] = serde_json::json!(true);
+    json["published"] = serde_json::json!(ctx.remote().is_some());
+    Ok(Output::new(json, text))
 }
 
 fn push_rejected(plan: &str, lines: &[String]) -> Error {

@@ -64,9 +64,12 @@ pub fn publish(
 ) -> Result<PushOutcome> {
     let outcome = store.git.push_atomic(remote, updates, extra)?;
     if outcome == PushOutcome::Ok {
+        crate::failpoint::point("publish:pushed");
+        // The mirror is a cache of the remote: if another process holds its
+        // lock, the next fetch corrects it, so a failure here is not one.
         for u in updates {
             let m = mirror_ref(remote, &u.refname);
-            set_ref(store, &m, u.new.as_deref())?;
+            let _ = set_ref(store, &m, u.new.as_deref());
         }
     }
     Ok(outcome)
@@ -290,6 +293,7 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
         if updates.is_empty() {
             return Ok(report);
         }
+        crate::failpoint::point("sync:reconciled");
         report.pushes += 1;
         match publish(store, remote, &updates, &[])? {
             PushOutcome::Ok => {

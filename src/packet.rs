@@ -425,8 +425,11 @@ fn handoff_note(p: &Packet) -> serde_json::Value {
     serde_json::json!({ "kind": "handoff", "packet": p.id, "plan": p.plan, "author": p.author, "reason": p.reason })
 }
 
-fn acceptance_note(a: &Acceptance) -> serde_json::Value {
-    serde_json::json!({ "kind": "acceptance", "packet": a.packet, "plan": a.plan, "by": a.accepted_by })
+/// `commit` is the acceptance's record commit: notes are a union across
+/// machines, so a superseded offline acceptance may leave a line too; the
+/// one whose commit is on the packet ref is the acceptance that counts.
+fn acceptance_note(a: &Acceptance, commit: ObjectId) -> serde_json::Value {
+    serde_json::json!({ "kind": "acceptance", "packet": a.packet, "plan": a.plan, "by": a.accepted_by, "commit": commit.to_string() })
 }
 
 fn write_export(path: &Path, bytes: &[u8]) -> Result<()> {
@@ -922,9 +925,10 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
             completed |= journal_once(ctx, &packet.plan, &packet.id, &accept_event(&acc))?;
             let head_id = ObjectId::from_hex(packet.head.as_bytes())
                 .map_err(|e| Error::gix("bad head commit id", e))?;
-            let note = serde_json::to_string(&acceptance_note(&acc)).expect("JSON");
+            let line = acceptance_note(&acc, base);
+            let note = serde_json::to_string(&line).expect("JSON");
             if !store.note_lines(head_id)?.contains(&note) {
-                store.note_append(head_id, &acceptance_note(&acc), &accept_event(&acc))?;
+                store.note_append(head_id, &line, &accept_event(&acc))?;
                 completed = true;
             }
             if completed {
@@ -1020,7 +1024,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     failpoint::point("accept:journal");
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
-    store.note_append(head_id, &acceptance_note(&acc), &event)?;
+    store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
     Ok(accepted_output(ctx, &refname, &packet, &acc, false))
 }
 
@@ -1219,4 +1223,34 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
         "acceptance": acc,
     });
     Ok(Output::new(json, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_url;
+
+    #[test]
+    fn remote_urls_lose_their_credentials() {
+        assert_eq!(
+            clean_url("https://x-access-token:ghs_abc@github.com/o/r.git"),
+            "https://github.com/o/r.git"
+        );
+        assert_eq!(
+            clean_url("https://ghp_token@github.com/o/r"),
+            "https://github.com/o/r"
+        );
+        assert_eq!(
+            clean_url("ssh://git:secret@example.com/r.git"),
+            "ssh://git@example.com/r.git"
+        );
+        assert_eq!(
+            clean_url("ssh://git@example.com/r.git"),
+            "ssh://git@example.com/r.git"
+        );
+        assert_eq!(
+            clean_url("git@github.com:o/r.git"),
+            "git@github.com:o/r.git"
+        );
+        assert_eq!(clean_url("/srv/remote.git"), "/srv/remote.git");
+    }
 }

@@ -19,28 +19,32 @@ pub struct HandoffArgs {
     #[arg(long, value_name = "P")]
     pub plan: Option<String>,
     /// The task in progress.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub task: Option<String>,
     /// The step in progress.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub step: Option<String>,
     /// Something done (repeatable).
-    #[arg(long = "done", value_name = "X")]
+    #[arg(long = "done", value_name = "X", allow_hyphen_values = true)]
     pub done: Vec<String>,
     /// A verified claim with its evidence path (repeatable).
-    #[arg(long = "verified", value_name = "CLAIM=EVIDENCE")]
+    #[arg(
+        long = "verified",
+        value_name = "CLAIM=EVIDENCE",
+        allow_hyphen_values = true
+    )]
     pub verified: Vec<String>,
     /// A gate not yet verified: the successor must re-run it (repeatable).
-    #[arg(long = "unverified", value_name = "GATE")]
+    #[arg(long = "unverified", value_name = "GATE", allow_hyphen_values = true)]
     pub unverified: Vec<String>,
     /// The next step, in order (repeatable).
-    #[arg(long = "next", value_name = "STEP")]
+    #[arg(long = "next", value_name = "STEP", allow_hyphen_values = true)]
     pub next: Vec<String>,
     /// An open request (repeatable).
-    #[arg(long = "request", value_name = "X")]
+    #[arg(long = "request", value_name = "X", allow_hyphen_values = true)]
     pub request: Vec<String>,
     /// A decision taken (repeatable).
-    #[arg(long = "decision", value_name = "TEXT")]
+    #[arg(long = "decision", value_name = "TEXT", allow_hyphen_values = true)]
     pub decision: Vec<String>,
     /// Also write the packet to FILE (mode 0600).
     #[arg(long, value_name = "FILE")]

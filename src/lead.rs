@@ -891,6 +891,15 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
                     )
                     .hint("name code refs such as main, HEAD:main or refs/tags/v1; swarm records travel with `git swarm sync`"));
                 }
+                let src = spec.trim_start_matches('+');
+                let src = src.split_once(':').map_or(src, |(s, _)| s);
+                if !src.is_empty() && ctx.store.git.rev_parse(src)?.is_none() {
+                    return Err(Error::usage(
+                        "USAGE",
+                        format!("'{src}' (in refspec '{spec}') names no commit here"),
+                    )
+                    .hint("push a branch, tag or commit that exists locally, e.g. HEAD:main"));
+                }
             }
         }
     }

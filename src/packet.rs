@@ -87,8 +87,13 @@ pub struct Packet {
     /// The head is reachable from the remote-tracking branch.
     #[serde(default)]
     pub pushed: bool,
+    /// Uncommitted paths, without the packet's own export file.
     #[serde(default)]
     pub uncommitted: Vec<String>,
+    /// Where `--export` wrote the packet: relative to the checkout when
+    /// inside it (that file is not part of the work), else absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export: Option<String>,
     #[serde(default)]
     pub leader: Option<String>,
     #[serde(default)]
@@ -432,6 +437,38 @@ fn acceptance_note(a: &Acceptance, commit: ObjectId) -> serde_json::Value {
     serde_json::json!({ "kind": "acceptance", "packet": a.packet, "plan": a.plan, "by": a.accepted_by, "commit": commit.to_string() })
 }
 
+/// Where an export goes, as the packet records it: the path relative to the
+/// checkout root (as `git status` names it) when inside, else absolute.
+fn export_location(workdir: &Path, path: &Path) -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        Error::env(
+            "IO_FAILED",
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let absolute = cwd.join(path);
+    let name = absolute.file_name().map(PathBuf::from).unwrap_or_default();
+    // The file may not exist yet: resolve its directory, as far as it exists.
+    let mut dir = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut rest = Vec::new();
+    while !dir.as_os_str().is_empty() && std::fs::canonicalize(&dir).is_err() {
+        rest.push(dir.file_name().map(PathBuf::from).unwrap_or_default());
+        if !dir.pop() {
+            break;
+        }
+    }
+    let mut resolved = std::fs::canonicalize(&dir).unwrap_or(dir);
+    for part in rest.iter().rev() {
+        resolved.push(part);
+    }
+    resolved.push(name);
+    let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    Ok(match resolved.strip_prefix(&root) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => resolved.to_string_lossy().into_owned(),
+    })
+}
+
 fn write_export(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
@@ -500,7 +537,13 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
 
     let branch = store.git.current_branch()?;
     let head = head_commit(store)?;
-    let uncommitted = store.git.dirty_paths()?;
+    let export = input
+        .export
+        .as_deref()
+        .map(|p| export_location(&workdir, p))
+        .transpose()?;
+    let mut uncommitted = store.git.dirty_paths()?;
+    uncommitted.retain(|p| Some(p) != export.as_ref());
     let repo = ctx
         .settings
         .remote
@@ -529,6 +572,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         head: head.clone(),
         pushed: is_pushed,
         uncommitted,
+        export,
         leader: leader
             .as_ref()
             .and_then(|l| l.current_leader())
@@ -648,7 +692,6 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     json["ref"] = serde_json::json!(refname);
     json["resumed"] = serde_json::json!(resumed.is_some());
     json["published"] = serde_json::json!(ctx.remote().is_some());
-    json["exported"] = serde_json::json!(input.export.as_ref().map(|p| p.display().to_string()));
     Ok(Output::new(json, text))
 }
 
@@ -835,6 +878,8 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<Mismatch>> {
         });
     }
     let mut dirty = store.git.dirty_paths()?;
+    // The packet's own export file is not part of the work.
+    dirty.retain(|p| Some(p) != packet.export.as_ref());
     dirty.sort();
     let mut want = packet.uncommitted.clone();
     want.sort();

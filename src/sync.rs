@@ -359,6 +359,19 @@ fn reconcile_all(
                     updates.push(push_update(name, l, Some(r)));
                 } else {
                     match kind_of(name) {
+                        // Two packets of one id written independently (same
+                        // author, same second, two machines offline) are two
+                        // different handoffs, not two acceptances of one.
+                        Kind::PublishedWins
+                            if name.starts_with("refs/swarm/packets/")
+                                && store.merge_base(l, r)?.is_none() =>
+                        {
+                            report.conflicts.push(Conflict {
+                                r#ref: name.clone(),
+                                local: l.to_string(),
+                                remote: r.to_string(),
+                            })
+                        }
                         Kind::PublishedWins => {
                             store.cas(
                                 name,

@@ -500,15 +500,45 @@ fn ids_collide_to_a_suffix_reruns_resume_and_the_export_is_owner_only() {
 
     let second = handoff(&env, &repo, "two", &["--json"]).ok().json();
     assert_eq!(second["id"], "20260504T030201Z-alice-2");
-    let third = handoff(&env, &repo, "three", &["--json"]).ok().json();
-    assert_eq!(third["id"], "20260504T030201Z-alice-3");
-
     // The same handoff again (same work, same words) is the same packet.
-    let again = handoff(&env, &repo, "one", &["--json"]).ok().json();
+    let again = handoff(
+        &env,
+        &repo,
+        "one",
+        &["--export", export.to_str().unwrap(), "--json"],
+    )
+    .ok()
+    .json();
     assert_eq!(again["id"], "20260504T030201Z-alice");
     assert_eq!(again["resumed"], true);
+    // An export inside the checkout is not part of the work.
+    let third = handoff(
+        &env,
+        &repo,
+        "three",
+        &["--export", "exports/p3.yaml", "--json"],
+    )
+    .ok()
+    .json();
+    assert_eq!(third["id"], "20260504T030201Z-alice-3");
+    assert_eq!(third["export"], "exports/p3.yaml");
+    assert_eq!(third["uncommitted"], serde_json::json!(["wip.txt"]));
+    assert!(repo.join("exports/p3.yaml").exists());
+
     let refs = env.refs(&repo, PACKETS);
     assert_eq!(refs.len(), 3, "{refs:?}");
+    let again = handoff(
+        &env,
+        &repo,
+        "three",
+        &["--export", "exports/p3.yaml", "--json"],
+    )
+    .ok()
+    .json();
+    assert_eq!(
+        again["id"], "20260504T030201Z-alice-3",
+        "the export did not dirty the work"
+    );
     assert_eq!(
         journal_count(&env, &repo, "handoff-written", "20260504T030201Z-alice"),
         1
@@ -856,4 +886,57 @@ fn sync_keeps_the_first_published_acceptance_and_unions_the_notes() {
             env.refs(&remote, "refs/notes/swarm")
         );
     }
+}
+
+#[test]
+fn one_packet_id_written_on_two_machines_offline_is_a_conflict_not_a_loss() {
+    let mut env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    // The same author, in the same second, on two machines, offline.
+    env.set_env("GIT_SWARM_NOW", "2026-05-04T03:02:01Z");
+    let id = "20260504T030201Z-sam";
+    for (dir, task) in [(a, "from a"), (b, "from b")] {
+        let out = env
+            .swarm(
+                dir,
+                &[
+                    "--offline",
+                    "--as",
+                    "sam",
+                    "handoff",
+                    "--reason",
+                    "usage_limit",
+                    "--task",
+                    task,
+                    "--json",
+                ],
+            )
+            .ok()
+            .json();
+        assert_eq!(out["id"], id);
+    }
+    let pref = format!("{PACKETS}auth/{id}");
+    env.swarm(a, &["sync"]).ok();
+    let published = ref_of(&env, &remote, &pref).unwrap();
+    let bobs = ref_of(&env, b, &pref).unwrap();
+    let json = env.swarm(b, &["sync", "--json"]).code(3).json();
+    assert_eq!(json["error"]["code"], "PLAN_CONFLICT");
+    assert_eq!(
+        json["error"]["detail"]["conflicts"][0]["ref"],
+        pref.as_str()
+    );
+    // bob's packet is untouched, the published one too.
+    assert_eq!(ref_of(&env, b, &pref).as_deref(), Some(bobs.as_str()));
+    assert_eq!(
+        ref_of(&env, &remote, &pref).as_deref(),
+        Some(published.as_str())
+    );
+    assert_eq!(
+        yaml(&env, b, &pref, "packet.yaml")["task"].as_str(),
+        Some("from b")
+    );
 }

@@ -164,6 +164,52 @@ pub const CODES: &[(&str, Class, &str)] = &[
         Class::Race,
         "the remote refused the atomic push (someone else moved a ref first)",
     ),
+    // handoff, accept and leadership
+    (
+        "PACKET_SECRET",
+        Class::Usage,
+        "handoff: a packet field looks like a credential (named, never echoed); nothing was written",
+    ),
+    (
+        "PACKET_MISMATCH",
+        Class::Check,
+        "accept: plan, contract, branch, head or uncommitted paths differ from the packet; nothing was recorded",
+    ),
+    (
+        "PACKET_ALREADY_ACCEPTED",
+        Class::Race,
+        "accept: the packet was already accepted (a packet is accepted once)",
+    ),
+    (
+        "LEAD_HELD",
+        Class::Race,
+        "lead claim: someone already leads the plan",
+    ),
+    (
+        "LEAD_RACE_LOST",
+        Class::Race,
+        "lead claim/takeover: another contender won at the remote's compare-and-swap",
+    ),
+    (
+        "LEAD_FENCED",
+        Class::Race,
+        "a leader-only command by a leader whose epoch is no longer current",
+    ),
+    (
+        "NOT_LEADER",
+        Class::Race,
+        "a leader-only command by someone who does not lead the plan",
+    ),
+    (
+        "NOT_IN_SUCCESSION",
+        Class::Race,
+        "lead takeover: you are not in the plan's succession list",
+    ),
+    (
+        "LEASE_LIVE",
+        Class::Race,
+        "lead takeover: the leader's lease has not expired (wait, or pass --force with a reason)",
+    ),
     (
         "REMOTE_MISSING",
         Class::Usage,

@@ -95,11 +95,19 @@ fn yaml(store: &Store, tip: ObjectId, file: &str) -> Option<serde_yaml_ng::Value
 /// Is this record finished, so that it may be archived?
 fn finished(store: &Store, refname: &str, tip: ObjectId, closed_plans: &[String]) -> bool {
     if refname.starts_with("refs/swarm/packets/") {
-        return store.blob_at(tip, "acceptance.yaml").ok().flatten().is_some();
+        return store
+            .blob_at(tip, "acceptance.yaml")
+            .ok()
+            .flatten()
+            .is_some();
     }
     if refname.starts_with("refs/swarm/lanes/") {
         return yaml(store, tip, "lane.yaml")
-            .and_then(|v| v.get("state").and_then(|s| s.as_str()).map(|s| s == "removed"))
+            .and_then(|v| {
+                v.get("state")
+                    .and_then(|s| s.as_str())
+                    .map(|s| s == "removed")
+            })
             .unwrap_or(false);
     }
     if let Some(plan) = refname.strip_prefix("refs/swarm/plans/") {
@@ -131,7 +139,12 @@ pub fn live_refs(store: &Store) -> Result<Vec<(String, ObjectId)>> {
         .collect())
 }
 
-pub fn gc(store: &Store, actor: &str, older_than: jiff::SignedDuration, dry_run: bool) -> Result<GcReport> {
+pub fn gc(
+    store: &Store,
+    actor: &str,
+    older_than: jiff::SignedDuration,
+    dry_run: bool,
+) -> Result<GcReport> {
     let live = live_refs(store)?;
     let cutoff = store.clock.now().as_second() - older_than.as_secs();
     let closed_plans: Vec<String> = live
@@ -148,7 +161,10 @@ pub fn gc(store: &Store, actor: &str, older_than: jiff::SignedDuration, dry_run:
             continue;
         }
         if let Some((kind, _)) = split(name) {
-            by_kind.entry(kind.to_string()).or_default().push((name.clone(), *tip));
+            by_kind
+                .entry(kind.to_string())
+                .or_default()
+                .push((name.clone(), *tip));
         }
     }
     let mut report = GcReport {
@@ -159,9 +175,10 @@ pub fn gc(store: &Store, actor: &str, older_than: jiff::SignedDuration, dry_run:
         archived: BTreeMap::new(),
     };
     for (kind, records) in by_kind {
-        report
-            .archived
-            .insert(kind.clone(), records.iter().map(|(n, _)| n.clone()).collect());
+        report.archived.insert(
+            kind.clone(),
+            records.iter().map(|(n, _)| n.clone()).collect(),
+        );
         if dry_run {
             report.live_after -= records.len();
             continue;
@@ -217,7 +234,11 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
                     None => store.write_tree(&BTreeMap::new())?,
                 }
             };
-            let event = Event::new("archived", actor, format!("gc: archive {} {kind} record(s)", chunk.len()));
+            let event = Event::new(
+                "archived",
+                actor,
+                format!("gc: archive {} {kind} record(s)", chunk.len()),
+            );
             prev = Some(store.commit(this_tree, &parents, &event)?);
         }
         match store.cas(&aref, old, prev, actor, "gc: archive") {
@@ -226,5 +247,9 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
             Err(e) => return Err(e),
         }
     }
-    Err(Error::race("CAS_FAILED", format!("{aref} kept changing; nothing was deleted")).hint("run `git swarm gc` again"))
+    Err(Error::race(
+        "CAS_FAILED",
+        format!("{aref} kept changing; nothing was deleted"),
+    )
+    .hint("run `git swarm gc` again"))
 }

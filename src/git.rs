@@ -155,13 +155,26 @@ impl Git {
         args.push("--no-write-fetch-head".into());
         args.push(remote.into());
         args.extend(refspecs.iter().cloned());
-        self.run(&args).map(|_| ()).map_err(|e| {
-            Error::env(
-                "GIT_FAILED",
-                format!("could not fetch from remote '{remote}': {}", e.message),
-            )
-            .hint("check the remote URL and your network, or pass --offline")
-        })
+        // Another process of this repository may be updating the same
+        // mirror refs (a second agent, or the `git push` a killed process
+        // left running): a lost ref lock is retried, not reported.
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            match self.run(&args) {
+                Ok(_) => return Ok(()),
+                Err(e) if attempt < 5 && is_lock_contention(&e.message) => {
+                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
+                }
+                Err(e) => {
+                    return Err(Error::env(
+                        "GIT_FAILED",
+                        format!("could not fetch from remote '{remote}': {}", e.message),
+                    )
+                    .hint("check the remote URL and your network, or pass --offline"))
+                }
+            }
+        }
     }
 
     /// One atomic push; every ref carries an explicit lease so that the
@@ -303,6 +316,51 @@ impl Git {
         }
     }
 
+    /// The checked-out branch (`feat/x`), None on a detached HEAD.
+    pub fn current_branch(&self) -> Result<Option<String>> {
+        let out = self.output(["symbolic-ref", "--quiet", "--short", "HEAD"])?;
+        match out.status.code() {
+            Some(0) => Ok(Some(
+                String::from_utf8_lossy(&out.stdout).trim().to_string(),
+            )),
+            Some(1) => Ok(None),
+            _ => Err(failed(
+                &["symbolic-ref", "--quiet", "--short", "HEAD"],
+                &out,
+            )),
+        }
+    }
+
+    /// Update `refs/remotes/<remote>/<branch>` from the remote; Ok(false)
+    /// when the remote has no such branch.
+    pub fn fetch_branch(&self, remote: &str, branch: &str) -> Result<bool> {
+        let spec = format!("+refs/heads/{branch}:refs/remotes/{remote}/{branch}");
+        let args = [
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            remote,
+            spec.as_str(),
+        ];
+        let out = self.output(args)?;
+        if out.status.success() {
+            return Ok(true);
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        if stderr.contains("couldn't find remote ref") {
+            return Ok(false);
+        }
+        Err(Error::env(
+            "GIT_FAILED",
+            format!(
+                "could not fetch branch {branch} from remote '{remote}': {}",
+                stderr.trim()
+            ),
+        )
+        .hint("check the remote URL and your network, or pass --offline"))
+    }
+
     /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
@@ -323,6 +381,13 @@ impl Git {
         paths.dedup();
         Ok(paths)
     }
+}
+
+/// git's words for "another process holds or just moved this ref".
+fn is_lock_contention(stderr: &str) -> bool {
+    stderr.contains("cannot lock ref")
+        || (stderr.contains("Unable to create") && stderr.contains(".lock"))
+        || stderr.contains("but expected")
 }
 
 fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {

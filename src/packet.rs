@@ -1,1 +1,1301 @@
 //! Handoff packets (`dwp-handoff/v1`) and their acceptance.
+//!
+//! A lane that must stop writes a packet to
+//! `refs/swarm/packets/<plan>/<packet-id>` (tree `packet.yaml`): what the
+//! caller says (reason, task, step, done, verified with evidence, unverified
+//! gates, next steps, open requests, decisions) and what the tool derives
+//! (repo, checkout, branch, head, pushed or not, uncommitted paths, the
+//! plan's contract, leader and epoch, author, time). The packet is data that
+//! travels and stays in history: anything that looks like a credential
+//! refuses it before a single object is written.
+//!
+//! A successor accepts it only after re-deriving every fact it can check;
+//! the acceptance (`acceptance.yaml`, `swarm-acceptance/v1`) is appended to
+//! the packet ref by compare-and-swap at the arbiter (the remote, else the
+//! local ref), so a packet is accepted exactly once.
+//!
+//! Both commands are idempotent under interruption: a re-run finds the
+//! packet or the acceptance it already published and completes the steps
+//! that follow (local ref, plan journal, note).
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use crate::clock::rfc3339;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::lead;
+use crate::names;
+use crate::output::Output;
+use crate::plan;
+use crate::secret;
+use crate::store::record::{self, Extra};
+use crate::store::{short, Event, Record, Store};
+use crate::sync::{self, Published};
+
+pub const SCHEMA: &str = "dwp-handoff/v1";
+pub const ACCEPTANCE_SCHEMA: &str = "swarm-acceptance/v1";
+pub const PACKET_FILE: &str = "packet.yaml";
+pub const ACCEPTANCE_FILE: &str = "acceptance.yaml";
+pub const REASONS: &[&str] = &[
+    "capacity_critical",
+    "capacity_low",
+    "context_pressure",
+    "usage_limit",
+    "lead_handover",
+];
+const PREFIX: &str = "refs/swarm/packets/";
+
+pub fn packet_ref(plan: &str, id: &str) -> String {
+    format!("{PREFIX}{plan}/{id}")
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Verified {
+    pub claim: String,
+    pub evidence: String,
+}
+
+/// The packet (`packet.yaml`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Packet {
+    pub schema: String,
+    pub id: String,
+    pub plan: String,
+    /// The plan's contract in force when the packet was written.
+    pub contract: String,
+    pub author: String,
+    pub created_at: String,
+    pub reason: String,
+    #[serde(default)]
+    pub task: Option<String>,
+    #[serde(default)]
+    pub step: Option<String>,
+    /// The shared remote's URL (credentials stripped), if any.
+    #[serde(default)]
+    pub repo: Option<String>,
+    /// Absolute path of the checkout the work is in.
+    pub checkout: String,
+    /// None on a detached HEAD.
+    #[serde(default)]
+    pub branch: Option<String>,
+    pub head: String,
+    /// The head is reachable from the remote-tracking branch.
+    #[serde(default)]
+    pub pushed: bool,
+    /// Uncommitted paths, without the packet's own export file.
+    #[serde(default)]
+    pub uncommitted: Vec<String>,
+    /// Where `--export` wrote the packet: relative to the checkout when
+    /// inside it (that file is not part of the work), else absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub export: Option<String>,
+    #[serde(default)]
+    pub leader: Option<String>,
+    #[serde(default)]
+    pub epoch: Option<u64>,
+    #[serde(default)]
+    pub done: Vec<String>,
+    #[serde(default)]
+    pub verified: Vec<Verified>,
+    #[serde(default)]
+    pub unverified: Vec<String>,
+    #[serde(default)]
+    pub next: Vec<String>,
+    #[serde(default)]
+    pub requests: Vec<String>,
+    #[serde(default)]
+    pub decisions: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The acceptance (`acceptance.yaml`), appended to the packet ref once.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Acceptance {
+    pub schema: String,
+    pub packet: String,
+    pub plan: String,
+    pub contract: String,
+    pub accepted_by: String,
+    pub accepted_at: String,
+    /// Where the successor re-derived the facts.
+    pub checkout: String,
+    #[serde(default)]
+    pub branch: Option<String>,
+    pub head: String,
+    #[serde(default)]
+    pub uncommitted: Vec<String>,
+    #[serde(default)]
+    pub leader: Option<String>,
+    #[serde(default)]
+    pub epoch: Option<u64>,
+    /// The packet's unverified gates: the successor must re-run every one.
+    #[serde(default)]
+    pub must_rerun: Vec<String>,
+    #[serde(default)]
+    pub next: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What the caller of `handoff` says.
+#[derive(Debug, Clone, Default)]
+pub struct HandoffInput {
+    pub reason: String,
+    pub plan: Option<String>,
+    pub task: Option<String>,
+    pub step: Option<String>,
+    pub done: Vec<String>,
+    /// `CLAIM=EVIDENCE`
+    pub verified: Vec<String>,
+    pub unverified: Vec<String>,
+    pub next: Vec<String>,
+    pub requests: Vec<String>,
+    pub decisions: Vec<String>,
+    pub export: Option<PathBuf>,
+}
+
+fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
+    if let Some(remote) = ctx.remote() {
+        sync::fetch_refs(&ctx.store, remote, refs)?;
+    }
+    Ok(())
+}
+
+fn secret_error(findings: &[secret::Finding]) -> Error {
+    let fields: Vec<String> = findings
+        .iter()
+        .map(|f| format!("`{}` ({})", f.field, f.kind))
+        .collect();
+    Error::usage(
+        "PACKET_SECRET",
+        format!(
+            "the packet was refused: {} {} like a credential; nothing was written",
+            fields.join(", "),
+            if findings.len() == 1 { "looks" } else { "look" }
+        ),
+    )
+    .hint("a packet is data that travels and stays in history: remove the value and say where the credential lives instead (e.g. \"token in the CI secret store\")")
+    .hint("if it is not a secret, reword it so it does not look like one")
+    .with_detail(serde_json::json!({ "findings": findings }))
+}
+
+fn scan<T: Serialize>(value: &T) -> Result<()> {
+    let value = serde_yaml_ng::to_value(value)
+        .map_err(|e| Error::env("YAML_INVALID", format!("could not serialise a packet: {e}")))?;
+    let findings = secret::scan(&value);
+    if findings.is_empty() {
+        Ok(())
+    } else {
+        Err(secret_error(&findings))
+    }
+}
+
+fn parse_verified(raw: &[String]) -> Result<Vec<Verified>> {
+    raw.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            // Never echo the value: it has not been scanned yet when this fails.
+            let (claim, evidence) = v.split_once('=').ok_or_else(|| {
+                Error::usage(
+                    "USAGE",
+                    format!("--verified #{} is not CLAIM=EVIDENCE", i + 1),
+                )
+                .hint("e.g. --verified \"unit tests pass=target/test-log.txt\"")
+            })?;
+            let (claim, evidence) = (claim.trim(), evidence.trim());
+            if claim.is_empty() || evidence.is_empty() {
+                return Err(Error::usage(
+                    "USAGE",
+                    format!(
+                        "--verified #{} needs both a claim and an evidence path",
+                        i + 1
+                    ),
+                ));
+            }
+            Ok(Verified {
+                claim: claim.to_string(),
+                evidence: evidence.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Strip credentials from a remote URL: all user info of http(s) URLs, the
+/// password of any other.
+fn clean_url(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    let (authority, path) = match rest.find('/') {
+        Some(i) => rest.split_at(i),
+        None => (rest, ""),
+    };
+    let Some((userinfo, host)) = authority.rsplit_once('@') else {
+        return url.to_string();
+    };
+    let scheme_l = scheme.to_ascii_lowercase();
+    if scheme_l == "http" || scheme_l == "https" {
+        return format!("{scheme}://{host}{path}");
+    }
+    let user = userinfo.split_once(':').map_or(userinfo, |(u, _)| u);
+    format!("{scheme}://{user}@{host}{path}")
+}
+
+/// Whether the head is pushed: reachable from the remote-tracking branch
+/// (fetched first when online), or, detached, from any remote-tracking branch.
+fn pushed(ctx: &Ctx, branch: Option<&str>, head: &str) -> Result<bool> {
+    let git = &ctx.store.git;
+    let Some(remote) = ctx.settings.remote.as_deref() else {
+        return Ok(false);
+    };
+    match branch {
+        Some(b) => {
+            if ctx.remote().is_some() && !git.fetch_branch(remote, b)? {
+                return Ok(false);
+            }
+            let tracking = format!("refs/remotes/{remote}/{b}");
+            if git.rev_parse(&tracking)?.is_none() {
+                return Ok(false);
+            }
+            git.is_ancestor(head, &tracking)
+        }
+        None => {
+            let out = git.run([
+                "for-each-ref",
+                "--format=%(refname)",
+                "--contains",
+                head,
+                &format!("refs/remotes/{remote}/"),
+            ])?;
+            Ok(!out.trim().is_empty())
+        }
+    }
+}
+
+fn head_commit(store: &Store) -> Result<String> {
+    store.git.rev_parse("HEAD")?.ok_or_else(|| {
+        Error::usage(
+            "USAGE",
+            "this checkout has no commit yet: nothing to hand off",
+        )
+        .hint("commit the work first (a handoff names the head commit)")
+    })
+}
+
+/// Compare two packets ignoring their identity (id and time).
+fn same_content(a: &Packet, b: &Packet) -> bool {
+    let mut a = a.clone();
+    a.id = b.id.clone();
+    a.created_at = b.created_at.clone();
+    a == *b
+}
+
+/// Read a packet version: the packet and its acceptance, if any.
+fn read_version(store: &Store, id: ObjectId, what: &str) -> Result<(Packet, Option<Acceptance>)> {
+    let rec = store.read_commit(id)?;
+    parse_version(&rec, what)
+}
+
+fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>)> {
+    let bytes = rec.file(PACKET_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{what} at {} has no {PACKET_FILE}", short(rec.commit)),
+        )
+    })?;
+    let packet: Packet = record::parse(bytes, "dwp-handoff", &format!("{what}:{PACKET_FILE}"))?;
+    let acceptance = rec
+        .file(ACCEPTANCE_FILE)
+        .map(|b| {
+            record::parse::<Acceptance>(b, "swarm-acceptance", &format!("{what}:{ACCEPTANCE_FILE}"))
+        })
+        .transpose()?;
+    Ok((packet, acceptance))
+}
+
+/// Local names of every packet ref known here (local or mirrored), under `prefix`.
+fn known_refs(ctx: &Ctx, prefix: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = ctx
+        .store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    if let Some(remote) = ctx.remote() {
+        let root = sync::mirror_ref(remote, "refs/swarm/");
+        for (n, _) in ctx.store.list_refs(&sync::mirror_ref(remote, prefix))? {
+            names.push(format!("refs/swarm/{}", &n[root.len()..]));
+        }
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// An open packet of ours with the same content (a re-run after an interruption).
+fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
+    for refname in known_refs(ctx, &format!("{PREFIX}{plan}/"))? {
+        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+        let Some(base) = tip.base else { continue };
+        let Ok((p, acc)) = read_version(&ctx.store, base, &refname) else {
+            continue;
+        };
+        if acc.is_none() && same_content(&p, candidate) {
+            return Ok(Some(refname));
+        }
+    }
+    Ok(None)
+}
+
+fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
+    if ctx.store.ref_target(refname)?.is_some() {
+        return Ok(true);
+    }
+    if let Some(remote) = ctx.remote() {
+        return Ok(ctx
+            .store
+            .ref_target(&sync::mirror_ref(remote, refname))?
+            .is_some());
+    }
+    Ok(false)
+}
+
+/// The plan ref to build a journal entry on: the local one, unless it is
+/// missing or behind the remote's (never drop unpublished local saves).
+fn plan_base(ctx: &Ctx, plan: &str) -> Result<(Option<ObjectId>, Option<ObjectId>)> {
+    let refname = plan::plan_ref(plan);
+    let local = ctx.store.ref_target(&refname)?;
+    let published = match ctx.remote() {
+        Some(r) => ctx.store.ref_target(&sync::mirror_ref(r, &refname))?,
+        None => None,
+    };
+    let base = match (local, published) {
+        (None, p) => p,
+        (Some(l), Some(p)) if l != p && ctx.store.is_ancestor(l, p)? => Some(p),
+        (l, _) => l,
+    };
+    Ok((local, base))
+}
+
+fn journal_has(store: &Store, tip: ObjectId, kind: &str, packet: &str) -> Result<bool> {
+    Ok(store.journal(tip, None)?.iter().any(|e| {
+        e.event == kind && e.trailers.get("Swarm-Packet").map(String::as_str) == Some(packet)
+    }))
+}
+
+/// Append a journal entry about `packet` to the plan, unless it is there
+/// already. Returns whether it wrote one.
+fn journal_once(ctx: &Ctx, plan: &str, packet: &str, event: &Event) -> Result<bool> {
+    let refname = plan::plan_ref(plan);
+    for _ in 0..20 {
+        let (local, base) = plan_base(ctx, plan)?;
+        let Some(base) = base else {
+            return Err(
+                Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist here"))
+                    .hint("run `git swarm sync` to fetch the shared plans"),
+            );
+        };
+        if journal_has(&ctx.store, base, &event.kind, packet)? {
+            if local != Some(base) {
+                ctx.store
+                    .cas(&refname, local, Some(base), &event.actor, "catch up")?;
+            }
+            return Ok(false);
+        }
+        let tree = ctx.store.commit_tree(base)?;
+        let commit = ctx.store.commit(tree, &[base], event)?;
+        match ctx
+            .store
+            .cas(&refname, local, Some(commit), &event.actor, &event.summary)
+        {
+            Ok(()) => return Ok(true),
+            Err(e) if e.code == "CAS_FAILED" => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::race(
+        "CAS_FAILED",
+        format!("plan '{plan}' kept changing; its journal entry was not written"),
+    )
+    .hint("run the command again: it completes what is missing"))
+}
+
+fn handoff_note(p: &Packet) -> serde_json::Value {
+    serde_json::json!({ "kind": "handoff", "packet": p.id, "plan": p.plan, "author": p.author, "reason": p.reason })
+}
+
+/// `commit` is the acceptance's record commit: notes are a union across
+/// machines, so a superseded offline acceptance may leave a line too; the
+/// one whose commit is on the packet ref is the acceptance that counts.
+fn acceptance_note(a: &Acceptance, commit: ObjectId) -> serde_json::Value {
+    serde_json::json!({ "kind": "acceptance", "packet": a.packet, "plan": a.plan, "by": a.accepted_by, "commit": commit.to_string() })
+}
+
+/// Where an export goes, as the packet records it: the path relative to the
+/// checkout root (as `git status` names it) when inside, else absolute.
+fn export_location(workdir: &Path, path: &Path) -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        Error::env(
+            "IO_FAILED",
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let absolute = cwd.join(path);
+    let name = absolute.file_name().map(PathBuf::from).unwrap_or_default();
+    // The file may not exist yet: resolve its directory, as far as it exists.
+    let mut dir = absolute.parent().map(Path::to_path_buf).unwrap_or_default();
+    let mut rest = Vec::new();
+    while !dir.as_os_str().is_empty() && std::fs::canonicalize(&dir).is_err() {
+        rest.push(dir.file_name().map(PathBuf::from).unwrap_or_default());
+        if !dir.pop() {
+            break;
+        }
+    }
+    let mut resolved = std::fs::canonicalize(&dir).unwrap_or(dir);
+    for part in rest.iter().rev() {
+        resolved.push(part);
+    }
+    resolved.push(name);
+    let root = std::fs::canonicalize(workdir).unwrap_or_else(|_| workdir.to_path_buf());
+    Ok(match resolved.strip_prefix(&root) {
+        Ok(rel) => rel.to_string_lossy().into_owned(),
+        Err(_) => resolved.to_string_lossy().into_owned(),
+    })
+}
+
+fn write_export(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+    let io = |e| plan::io_error(path, e);
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
+        _ => PathBuf::from("."),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| plan::io_error(&dir, e))?;
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "packet.yaml".into());
+    // Owner-only from the first byte, then an atomic rename into place.
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    f.set_permissions(std::fs::Permissions::from_mode(0o600))
+        .map_err(io)?;
+    f.write_all(bytes).map_err(io)?;
+    f.sync_all().map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)?;
+    Ok(())
+}
+
+/// `git swarm handoff`
+pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
+    let store = &ctx.store;
+    // The caller's text is scanned before anything else, so that a credential
+    // never reaches a message, a fetch or an object.
+    let verified = parse_verified(&input.verified)?;
+    let said = serde_json::json!({
+        "reason": input.reason,
+        "plan": input.plan,
+        "task": input.task,
+        "step": input.step,
+        "done": input.done,
+        "verified": verified,
+        "unverified": input.unverified,
+        "next": input.next,
+        "requests": input.requests,
+        "decisions": input.decisions,
+    });
+    scan(&said)?;
+    if !REASONS.contains(&input.reason.as_str()) {
+        return Err(Error::usage(
+            "USAGE",
+            format!("--reason must be one of {}", REASONS.join(", ")),
+        ));
+    }
+    let actor = ctx.actor()?;
+    let plan_name = match &input.plan {
+        Some(p) => p.clone(),
+        None => plan::infer(ctx)?,
+    };
+    let plan_rec = plan::require(store, &plan_name)?;
+    let workdir = store.workdir_or_err()?;
+    let lead_ref = lead::lead_ref(&plan_name);
+    let packets_prefix = format!("{PREFIX}{plan_name}/");
+    fetch(ctx, &[&lead_ref, &packets_prefix])?;
+
+    let branch = store.git.current_branch()?;
+    let head = head_commit(store)?;
+    let export = input
+        .export
+        .as_deref()
+        .map(|p| export_location(&workdir, p))
+        .transpose()?;
+    let mut uncommitted = store.git.dirty_paths()?;
+    uncommitted.retain(|p| Some(p) != export.as_ref());
+    let repo = ctx
+        .settings
+        .remote
+        .as_deref()
+        .and_then(|r| store.config(&format!("remote.{r}.url")))
+        .map(|u| clean_url(&u));
+    let is_pushed = pushed(ctx, branch.as_deref(), &head)?;
+    let leader = lead::known(store, ctx.remote(), &plan_name)?;
+    let checkout = std::fs::canonicalize(&workdir)
+        .unwrap_or(workdir)
+        .display()
+        .to_string();
+    let mut packet = Packet {
+        schema: SCHEMA.into(),
+        id: String::new(),
+        plan: plan_name.clone(),
+        contract: plan_rec.record.contract.clone(),
+        author: actor.clone(),
+        created_at: String::new(),
+        reason: input.reason.clone(),
+        task: input.task.clone(),
+        step: input.step.clone(),
+        repo,
+        checkout,
+        branch: branch.clone(),
+        head: head.clone(),
+        pushed: is_pushed,
+        uncommitted,
+        export,
+        leader: leader
+            .as_ref()
+            .and_then(|l| l.current_leader())
+            .map(str::to_string),
+        epoch: leader.as_ref().map(|l| l.epoch),
+        done: input.done.clone(),
+        verified,
+        unverified: input.unverified.clone(),
+        next: input.next.clone(),
+        requests: input.requests.clone(),
+        decisions: input.decisions.clone(),
+        extra: Extra::new(),
+    };
+    // What the tool derived travels too (a path or a URL can carry a secret).
+    scan(&packet)?;
+
+    let now = store.clock.now();
+    let resumed = find_resumable(ctx, &plan_name, &packet)?;
+    let refname = match &resumed {
+        Some(refname) => {
+            let tip = sync::tip(store, ctx.remote(), refname)?;
+            let commit = tip.base.expect("a resumable packet has a version");
+            packet = read_version(store, commit, refname)?.0;
+            if tip.online && tip.remote.is_none() {
+                // Written here but never published: publish it now.
+                if let Published::Rejected(lines) = sync::publish_record(
+                    store,
+                    ctx.remote(),
+                    refname,
+                    &tip,
+                    commit,
+                    &[],
+                    &actor,
+                    "handoff: publish",
+                    "handoff",
+                )? {
+                    return Err(Error::race(
+                        "CAS_FAILED",
+                        format!(
+                            "{refname} exists on the remote with other content: {}",
+                            lines.join("; ")
+                        ),
+                    )
+                    .hint("run `git swarm sync`, then hand off again"));
+                }
+            } else if tip.local != Some(commit) {
+                sync::adopt(store, refname, commit, &actor, "handoff: catch up")?;
+            }
+            refname.clone()
+        }
+        None => publish_new(ctx, &mut packet, &actor, now)?,
+    };
+    failpoint::point("handoff:ref");
+
+    let summary = format!(
+        "handoff {}: {} ({})",
+        packet.id,
+        packet.task.as_deref().unwrap_or("work"),
+        packet.reason
+    );
+    let mut event = Event::new("handoff-written", &actor, summary)
+        .trailer("Swarm-Packet", packet.id.clone())
+        .trailer("Swarm-Reason", packet.reason.clone());
+    if let Some(e) = packet.epoch {
+        event = event.epoch(e);
+    }
+    journal_once(ctx, &plan_name, &packet.id, &event)?;
+    failpoint::point("handoff:journal");
+    let head_id = ObjectId::from_hex(packet.head.as_bytes())
+        .map_err(|e| Error::gix("bad head commit id", e))?;
+    store.note_append(head_id, &handoff_note(&packet), &event)?;
+
+    let yaml = record::to_yaml(&packet)?;
+    if let Some(path) = &input.export {
+        write_export(path, &yaml)?;
+    }
+
+    let mut text = format!(
+        "{} packet {} ({refname})\n",
+        if resumed.is_some() {
+            "completed"
+        } else {
+            "wrote"
+        },
+        packet.id
+    );
+    text.push_str(&format!(
+        "  work: {} at {} ({}), {} uncommitted path{}\n",
+        packet.branch.as_deref().unwrap_or("(detached HEAD)"),
+        &packet.head[..12],
+        if packet.pushed {
+            "pushed"
+        } else {
+            "NOT pushed"
+        },
+        packet.uncommitted.len(),
+        if packet.uncommitted.len() == 1 {
+            ""
+        } else {
+            "s"
+        }
+    ));
+    if let Some(remote) = ctx.remote() {
+        text.push_str(&format!("  published to {remote}\n"));
+    }
+    if let Some(path) = &input.export {
+        text.push_str(&format!("  exported to {} (mode 0600)\n", path.display()));
+    }
+    if !packet.pushed {
+        text.push_str("  warning: the head is not on the remote; a successor elsewhere cannot reach it until you push\n");
+    }
+    text.push_str(&format!(
+        "a successor takes over with: git swarm accept {}\n",
+        packet.id
+    ));
+    let mut json = serde_json::to_value(&packet).expect("a packet serialises");
+    json["ref"] = serde_json::json!(refname);
+    json["resumed"] = serde_json::json!(resumed.is_some());
+    json["published"] = serde_json::json!(ctx.remote().is_some());
+    Ok(Output::new(json, text))
+}
+
+/// Give the packet a free id, write it, publish it at the arbiter; a lost
+/// race for an id (same author, same second) moves on to the next suffix.
+fn publish_new(
+    ctx: &Ctx,
+    packet: &mut Packet,
+    actor: &str,
+    now: jiff::Timestamp,
+) -> Result<String> {
+    let store = &ctx.store;
+    let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
+    names::validate_address(actor)?;
+    for n in 1..=64 {
+        let id = if n == 1 {
+            stem.clone()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let refname = packet_ref(&packet.plan, &id);
+        if id_taken(ctx, &refname)? {
+            continue;
+        }
+        packet.id = id;
+        packet.created_at = rfc3339(now);
+        let mut files = BTreeMap::new();
+        files.insert(PACKET_FILE.to_string(), record::to_yaml(&*packet)?);
+        let tree = store.write_tree(&files)?;
+        let mut event = Event::new(
+            "handoff-written",
+            actor,
+            format!("handoff {}: packet written ({})", packet.id, packet.reason),
+        )
+        .trailer("Swarm-Packet", packet.id.clone())
+        .trailer("Swarm-Plan", packet.plan.clone());
+        if let Some(e) = packet.epoch {
+            event = event.epoch(e);
+        }
+        let commit = store.commit(tree, &[], &event)?;
+        failpoint::point("handoff:objects");
+        let tip = sync::Tip {
+            local: None,
+            remote: None,
+            base: None,
+            online: ctx.remote().is_some(),
+        };
+        match sync::publish_record(
+            store,
+            ctx.remote(),
+            &refname,
+            &tip,
+            commit,
+            &[],
+            actor,
+            &event.summary,
+            "handoff",
+        )? {
+            Published::Ok => return Ok(refname),
+            Published::Rejected(_) => {
+                fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
+                continue;
+            }
+        }
+    }
+    Err(Error::race(
+        "CAS_FAILED",
+        "could not find a free packet id (64 tries)",
+    ))
+}
+
+/// Find the packet ref an id names (`<id>` or `<plan>/<id>`).
+fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
+    let (plan, id) = match arg.split_once('/') {
+        Some((p, i)) => (Some(p), i),
+        None => (None, arg),
+    };
+    if let Some(p) = plan {
+        names::validate_name("plan", p)?;
+    }
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
+    {
+        return Err(Error::usage(
+            "NAME_INVALID",
+            format!("'{}' is not a packet id", arg.escape_debug()),
+        )
+        .hint("packet ids look like 20261129T091131Z-alice; list them with `git swarm packets`"));
+    }
+    let prefix = match plan {
+        Some(p) => format!("{PREFIX}{p}/"),
+        None => PREFIX.to_string(),
+    };
+    let found: Vec<String> = known_refs(ctx, &prefix)?
+        .into_iter()
+        .filter(|r| r.rsplit('/').next() == Some(id))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(
+            Error::usage("NOT_FOUND", format!("packet '{arg}' does not exist")).hint(
+                "list packets with `git swarm packets`; `git swarm sync` fetches the shared ones",
+            ),
+        ),
+        many => Err(Error::usage(
+            "USAGE",
+            format!("packet id '{id}' is ambiguous: {}", many.join(", ")),
+        )
+        .hint("name it as <plan>/<packet-id>")),
+    }
+}
+
+/// One fact that does not match the packet.
+#[derive(Debug, Clone, Serialize)]
+pub struct Mismatch {
+    pub field: String,
+    pub expected: serde_json::Value,
+    pub actual: serde_json::Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
+}
+
+fn list_diff(expected: &[String], actual: &[String]) -> String {
+    use similar::{ChangeTag, TextDiff};
+    let e: Vec<&str> = expected.iter().map(String::as_str).collect();
+    let a: Vec<&str> = actual.iter().map(String::as_str).collect();
+    let diff = TextDiff::configure().diff_slices(&e, &a);
+    let mut out = String::new();
+    for change in diff.iter_all_changes() {
+        let sign = match change.tag() {
+            ChangeTag::Delete => "- ",
+            ChangeTag::Insert => "+ ",
+            ChangeTag::Equal => "  ",
+        };
+        out.push_str(sign);
+        out.push_str(change.value());
+        out.push('\n');
+    }
+    out
+}
+
+/// Re-derive every fact the packet states that this checkout can check.
+fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<Mismatch>> {
+    let store = &ctx.store;
+    let mut out = Vec::new();
+    let (_, plan_tip) = plan_base(ctx, &packet.plan)?;
+    match plan_tip {
+        None => out.push(Mismatch {
+            field: "plan".into(),
+            expected: serde_json::json!(format!("plan {} exists", packet.plan)),
+            actual: serde_json::json!("not found here"),
+            diff: None,
+        }),
+        Some(tip) => {
+            let p = plan::from_record(&packet.plan, store.read_commit(tip)?)?;
+            if p.record.contract != packet.contract {
+                out.push(Mismatch {
+                    field: "contract".into(),
+                    expected: serde_json::json!(packet.contract),
+                    actual: serde_json::json!(p.record.contract),
+                    diff: None,
+                });
+            }
+        }
+    }
+    let branch = store.git.current_branch()?;
+    if branch != packet.branch {
+        out.push(Mismatch {
+            field: "branch".into(),
+            expected: serde_json::json!(packet.branch),
+            actual: serde_json::json!(branch),
+            diff: None,
+        });
+    }
+    let head = store.git.rev_parse("HEAD")?;
+    if head.as_deref() != Some(packet.head.as_str()) {
+        out.push(Mismatch {
+            field: "head".into(),
+            expected: serde_json::json!(packet.head),
+            actual: serde_json::json!(head),
+            diff: None,
+        });
+    }
+    let mut dirty = store.git.dirty_paths()?;
+    // The packet's own export file is not part of the work.
+    dirty.retain(|p| Some(p) != packet.export.as_ref());
+    dirty.sort();
+    let mut want = packet.uncommitted.clone();
+    want.sort();
+    if dirty != want {
+        out.push(Mismatch {
+            field: "uncommitted".into(),
+            diff: Some(list_diff(&want, &dirty)),
+            expected: serde_json::json!(want),
+            actual: serde_json::json!(dirty),
+        });
+    }
+    Ok(out)
+}
+
+fn show_value(v: &serde_json::Value) -> String {
+    match v {
+        serde_json::Value::Null => "(none)".into(),
+        serde_json::Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
+    let mut msg = format!(
+        "packet {} does not match this checkout ({} mismatch{}); nothing was recorded",
+        packet.id,
+        mismatches.len(),
+        if mismatches.len() == 1 { "" } else { "es" }
+    );
+    for m in mismatches {
+        match &m.diff {
+            Some(d) => {
+                msg.push_str(&format!(
+                    "\n  {}: the packet's list (-) vs this checkout's (+):",
+                    m.field
+                ));
+                for line in d.lines() {
+                    msg.push_str(&format!("\n    {line}"));
+                }
+            }
+            None => msg.push_str(&format!(
+                "\n  {}: expected {}, found {}",
+                m.field,
+                show_value(&m.expected),
+                show_value(&m.actual)
+            )),
+        }
+    }
+    let mut err = Error::check("PACKET_MISMATCH", msg);
+    if mismatches
+        .iter()
+        .any(|m| m.field == "branch" || m.field == "head")
+    {
+        let target = packet.branch.as_deref().unwrap_or(&packet.head);
+        err = err.hint(format!(
+            "check out the work first: git fetch && git switch {target} (at {})",
+            &packet.head[..12.min(packet.head.len())]
+        ));
+    }
+    if mismatches.iter().any(|m| m.field == "uncommitted") {
+        err = err.hint("the uncommitted paths must be the packet's: bring the same working-tree changes over (or ask the author to commit and push them)");
+    }
+    if mismatches.iter().any(|m| m.field == "plan") {
+        err = err.hint("fetch the plan with `git swarm sync`");
+    }
+    err.with_detail(serde_json::json!({ "packet": packet.id, "mismatches": mismatches }))
+}
+
+/// `git swarm accept <packet-id>`
+pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
+    let store = &ctx.store;
+    let actor = ctx.actor()?;
+    fetch(ctx, &[PREFIX, "refs/swarm/lead/", "refs/swarm/plans/"])?;
+    let refname = locate(ctx, arg)?;
+    let tip = sync::tip(store, ctx.remote(), &refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let rec = store.read_commit(base)?;
+    let (packet, accepted) = parse_version(&rec, &refname)?;
+
+    if let Some(acc) = accepted {
+        if acc.accepted_by == actor {
+            // Ours: complete whatever an interrupted run left undone.
+            let mut completed = false;
+            if tip.local != Some(base) {
+                sync::adopt(store, &refname, base, &actor, "accept: catch up")?;
+                completed = true;
+            }
+            completed |= journal_once(ctx, &packet.plan, &packet.id, &accept_event(&acc))?;
+            let head_id = ObjectId::from_hex(packet.head.as_bytes())
+                .map_err(|e| Error::gix("bad head commit id", e))?;
+            let line = acceptance_note(&acc, base);
+            let note = serde_json::to_string(&line).expect("JSON");
+            if !store.note_lines(head_id)?.contains(&note) {
+                store.note_append(head_id, &line, &accept_event(&acc))?;
+                completed = true;
+            }
+            if completed {
+                return Ok(accepted_output(ctx, &refname, &packet, &acc, true));
+            }
+        }
+        return Err(Error::race(
+            "PACKET_ALREADY_ACCEPTED",
+            format!(
+                "packet {} was already accepted by {} at {}",
+                packet.id, acc.accepted_by, acc.accepted_at
+            ),
+        )
+        .hint(format!(
+            "a packet is accepted once; see it with `git swarm packet show {}`",
+            packet.id
+        ))
+        .with_detail(serde_json::json!({ "acceptance": acc })));
+    }
+
+    let mismatches = rederive(ctx, &packet)?;
+    if !mismatches.is_empty() {
+        return Err(mismatch_error(&packet, &mismatches));
+    }
+    let leader = lead::known(store, ctx.remote(), &packet.plan)?;
+    let workdir = store.workdir_or_err()?;
+    let acc = Acceptance {
+        schema: ACCEPTANCE_SCHEMA.into(),
+        packet: packet.id.clone(),
+        plan: packet.plan.clone(),
+        contract: packet.contract.clone(),
+        accepted_by: actor.clone(),
+        accepted_at: rfc3339(store.clock.now()),
+        checkout: std::fs::canonicalize(&workdir)
+            .unwrap_or(workdir)
+            .display()
+            .to_string(),
+        branch: packet.branch.clone(),
+        head: packet.head.clone(),
+        uncommitted: packet.uncommitted.clone(),
+        leader: leader
+            .as_ref()
+            .and_then(|l| l.current_leader())
+            .map(str::to_string),
+        epoch: leader.as_ref().map(|l| l.epoch),
+        must_rerun: packet.unverified.clone(),
+        next: packet.next.clone(),
+        extra: Extra::new(),
+    };
+    let mut files = rec.files.clone();
+    files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
+    let tree = store.write_tree(&files)?;
+    let event = accept_event(&acc);
+    let commit = store.commit(tree, &[base], &event)?;
+    failpoint::point("accept:objects");
+    if let Published::Rejected(lines) = sync::publish_record(
+        store,
+        ctx.remote(),
+        &refname,
+        &tip,
+        commit,
+        &[],
+        &actor,
+        &event.summary,
+        "accept",
+    )? {
+        fetch(ctx, &[&refname])?;
+        let after = sync::tip(store, ctx.remote(), &refname)?;
+        if let Some(b) = after.base {
+            if let (_, Some(won)) = read_version(store, b, &refname)? {
+                return Err(Error::race(
+                    "PACKET_ALREADY_ACCEPTED",
+                    format!(
+                        "packet {} was accepted by {} at {} while you were accepting it",
+                        packet.id, won.accepted_by, won.accepted_at
+                    ),
+                )
+                .hint("nothing of yours was recorded; the first published acceptance wins"));
+            }
+        }
+        return Err(Error::race(
+            "PUSH_REJECTED",
+            format!(
+                "the remote refused the acceptance of packet {}: {}",
+                packet.id,
+                lines.join("; ")
+            ),
+        )
+        .hint("run the command again"));
+    }
+    failpoint::point("accept:ref");
+    journal_once(ctx, &packet.plan, &packet.id, &event)?;
+    failpoint::point("accept:journal");
+    let head_id = ObjectId::from_hex(packet.head.as_bytes())
+        .map_err(|e| Error::gix("bad head commit id", e))?;
+    store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
+    Ok(accepted_output(ctx, &refname, &packet, &acc, false))
+}
+
+fn accept_event(acc: &Acceptance) -> Event {
+    let mut event = Event::new(
+        "handoff-accepted",
+        &acc.accepted_by,
+        format!("handoff {}: accepted by {}", acc.packet, acc.accepted_by),
+    )
+    .trailer("Swarm-Packet", acc.packet.clone());
+    if let Some(e) = acc.epoch {
+        event = event.epoch(e);
+    }
+    event
+}
+
+fn accepted_output(
+    ctx: &Ctx,
+    refname: &str,
+    packet: &Packet,
+    acc: &Acceptance,
+    resumed: bool,
+) -> Output {
+    let mut text = format!(
+        "accepted packet {} (plan {}, from {}: {}){}\n",
+        packet.id,
+        packet.plan,
+        packet.author,
+        packet.reason,
+        if resumed {
+            " — completed an interrupted acceptance"
+        } else {
+            ""
+        }
+    );
+    if let Some(t) = &packet.task {
+        text.push_str(&format!("task: {t}\n"));
+    }
+    if let Some(s) = &packet.step {
+        text.push_str(&format!("step: {s}\n"));
+    }
+    text.push_str("\nnext steps, in order:\n");
+    if packet.next.is_empty() {
+        text.push_str("  (none given: re-derive the next action from the plan)\n");
+    }
+    for (i, n) in packet.next.iter().enumerate() {
+        text.push_str(&format!("  {}. {n}\n", i + 1));
+    }
+    text.push_str("\ngates you must re-run (unverified in the packet):\n");
+    if packet.unverified.is_empty() {
+        text.push_str("  (none listed)\n");
+    }
+    for g in &packet.unverified {
+        text.push_str(&format!("  - {g}\n"));
+    }
+    if !packet.verified.is_empty() {
+        text.push_str("\nverified by the author (with evidence):\n");
+        for v in &packet.verified {
+            text.push_str(&format!("  - {} ({})\n", v.claim, v.evidence));
+        }
+    }
+    for (title, items) in [
+        ("done", &packet.done),
+        ("open requests", &packet.requests),
+        ("decisions", &packet.decisions),
+    ] {
+        if !items.is_empty() {
+            text.push_str(&format!("\n{title}:\n"));
+            for i in items {
+                text.push_str(&format!("  - {i}\n"));
+            }
+        }
+    }
+    let json = serde_json::json!({
+        "packet": packet.id,
+        "plan": packet.plan,
+        "ref": refname,
+        "accepted_by": acc.accepted_by,
+        "accepted_at": acc.accepted_at,
+        "next": packet.next,
+        "must_rerun": packet.unverified,
+        "task": packet.task,
+        "step": packet.step,
+        "resumed": resumed,
+        "published": ctx.remote().is_some(),
+        "acceptance": acc,
+    });
+    Output::new(json, text)
+}
+
+#[derive(Debug, Clone, Serialize)]
+struct Row {
+    id: String,
+    plan: String,
+    author: String,
+    reason: String,
+    created_at: String,
+    branch: Option<String>,
+    head: String,
+    pushed: bool,
+    accepted_by: Option<String>,
+    accepted_at: Option<String>,
+    r#ref: String,
+    published: bool,
+}
+
+/// `git swarm packets [--plan P] [--open]`
+pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> {
+    let prefix = match plan_filter {
+        Some(p) => {
+            names::validate_name("plan", p)?;
+            format!("{PREFIX}{p}/")
+        }
+        None => PREFIX.to_string(),
+    };
+    fetch(ctx, &[&prefix])?;
+    let mut rows = Vec::new();
+    for refname in known_refs(ctx, &prefix)? {
+        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+        let Some(base) = tip.base else { continue };
+        let (p, acc) = read_version(&ctx.store, base, &refname)?;
+        if open && acc.is_some() {
+            continue;
+        }
+        rows.push(Row {
+            id: p.id,
+            plan: p.plan,
+            author: p.author,
+            reason: p.reason,
+            created_at: p.created_at,
+            branch: p.branch,
+            head: p.head,
+            pushed: p.pushed,
+            accepted_by: acc.as_ref().map(|a| a.accepted_by.clone()),
+            accepted_at: acc.map(|a| a.accepted_at),
+            r#ref: refname,
+            published: tip.online && tip.remote == Some(base),
+        });
+    }
+    rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    let mut text = String::new();
+    if rows.is_empty() {
+        text.push_str(if open {
+            "no open packets\n"
+        } else {
+            "no packets\n"
+        });
+    }
+    for r in &rows {
+        text.push_str(&format!(
+            "{:<36} {:<16} {:<18} {:<24} {}\n",
+            r.id,
+            r.plan,
+            r.reason,
+            format!(
+                "{}@{}",
+                r.branch.as_deref().unwrap_or("detached"),
+                &r.head[..12.min(r.head.len())]
+            ),
+            match &r.accepted_by {
+                Some(by) => format!("accepted by {by}"),
+                None => "open".to_string(),
+            }
+        ));
+    }
+    Ok(Output::new(serde_json::json!({ "packets": rows }), text))
+}
+
+/// `git swarm packet show <id>`
+pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
+    fetch(ctx, &[PREFIX])?;
+    let refname = locate(ctx, arg)?;
+    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let rec = ctx.store.read_commit(base)?;
+    let (packet, acc) = parse_version(&rec, &refname)?;
+    let mut text = format!("# {refname} ({})\n", short(base));
+    text.push_str(&String::from_utf8_lossy(
+        rec.file(PACKET_FILE).unwrap_or_default(),
+    ));
+    match rec.file(ACCEPTANCE_FILE) {
+        Some(a) => {
+            text.push_str("# acceptance\n");
+            text.push_str(&String::from_utf8_lossy(a));
+        }
+        None => text.push_str(&format!(
+            "# not accepted yet: git swarm accept {}\n",
+            packet.id
+        )),
+    }
+    let json = serde_json::json!({
+        "ref": refname,
+        "commit": base.to_string(),
+        "published": tip.online && tip.remote == Some(base),
+        "packet": packet,
+        "acceptance": acc,
+    });
+    Ok(Output::new(json, text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::clean_url;
+
+    #[test]
+    fn remote_urls_lose_their_credentials() {
+        assert_eq!(
+            clean_url("https://x-access-token:ghs_abc@github.com/o/r.git"),
+            "https://github.com/o/r.git"
+        );
+        assert_eq!(
+            clean_url("https://ghp_token@github.com/o/r"),
+            "https://github.com/o/r"
+        );
+        assert_eq!(
+            clean_url("ssh://git:secret@example.com/r.git"),
+            "ssh://git@example.com/r.git"
+        );
+        assert_eq!(
+            clean_url("ssh://git@example.com/r.git"),
+            "ssh://git@example.com/r.git"
+        );
+        assert_eq!(
+            clean_url("git@github.com:o/r.git"),
+            "git@github.com:o/r.git"
+        );
+        assert_eq!(clean_url("/srv/remote.git"), "/srv/remote.git");
+    }
+}

@@ -518,7 +518,9 @@ pub fn close(ctx: &Ctx, name: &str) -> Result<Output> {
     record.updated_at = rfc3339(ctx.store.clock.now());
     let files = files(&record, plan.text.as_deref())?;
     let event = Event::new("plan-closed", &actor, format!("plan {name}: closed"));
-    let id = ctx.store.write(&plan_ref(name), Some(plan.head.commit), &files, &event)?;
+    let id = ctx
+        .store
+        .write(&plan_ref(name), Some(plan.head.commit), &files, &event)?;
     let out = serde_json::json!({ "plan": name, "changed": true, "status": "closed", "commit": id.to_string() });
     Ok(Output::new(out, format!("plan {name}: closed\n")))
 }

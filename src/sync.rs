@@ -64,12 +64,148 @@ pub fn publish(
 ) -> Result<PushOutcome> {
     let outcome = store.git.push_atomic(remote, updates, extra)?;
     if outcome == PushOutcome::Ok {
+        crate::failpoint::point("publish:pushed");
+        // The mirror is a cache of the remote: if another process holds its
+        // lock, the next fetch corrects it, so a failure here is not one.
         for u in updates {
             let m = mirror_ref(remote, &u.refname);
-            set_ref(store, &m, u.new.as_deref())?;
+            let _ = set_ref(store, &m, u.new.as_deref());
         }
     }
     Ok(outcome)
+}
+
+/// Where one record stands before a command that publishes at once
+/// (`lead`, `handoff`, `accept`) writes its next version. Read it after
+/// fetching the ref with [`fetch_refs`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tip {
+    /// The local ref.
+    pub local: Option<ObjectId>,
+    /// The remote's value as just fetched (None offline or when absent there).
+    pub remote: Option<ObjectId>,
+    /// What the next version builds on: the published value, unless the
+    /// local one descends from it (local changes not yet published).
+    pub base: Option<ObjectId>,
+    /// Whether a remote arbitrates (else the local CAS does).
+    pub online: bool,
+}
+
+impl Tip {
+    /// The local ref does not hold the published value yet (it is missing or
+    /// behind): e.g. a previous run was killed between its push and its
+    /// local update.
+    pub fn local_behind(&self, store: &Store) -> Result<bool> {
+        match (self.local, self.base) {
+            (_, None) => Ok(false),
+            (None, Some(_)) => Ok(true),
+            (Some(l), Some(b)) => Ok(l != b && store.is_ancestor(l, b)?),
+        }
+    }
+}
+
+pub fn tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
+    let local = store.ref_target(refname)?;
+    let Some(remote_name) = remote else {
+        return Ok(Tip {
+            local,
+            remote: None,
+            base: local,
+            online: false,
+        });
+    };
+    let published = store.ref_target(&mirror_ref(remote_name, refname))?;
+    let base = match (local, published) {
+        (l, None) => l,
+        (None, r) => r,
+        (Some(l), Some(r)) => {
+            if l != r && store.is_ancestor(r, l)? {
+                Some(l)
+            } else {
+                Some(r)
+            }
+        }
+    };
+    Ok(Tip {
+        local,
+        remote: published,
+        base,
+        online: true,
+    })
+}
+
+/// The outcome of [`publish_record`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Published {
+    Ok,
+    /// The arbiter (the remote's lease, or the local CAS) refused: someone
+    /// moved the record first. Carries git's lines when a push was refused.
+    Rejected(Vec<String>),
+}
+
+/// Publish `new` (a descendant of `tip.base`) as the next version of
+/// `refname`. With a remote: one atomic push with `--force-with-lease` at
+/// the value just fetched (plus `extra` refspecs in the same push), and only
+/// then the local ref. Offline: a local CAS from the local value.
+/// `point` names the failpoints (`<point>:pushed`, between push and local ref).
+#[allow(clippy::too_many_arguments)]
+pub fn publish_record(
+    store: &Store,
+    remote: Option<&str>,
+    refname: &str,
+    tip: &Tip,
+    new: ObjectId,
+    extra: &[String],
+    actor: &str,
+    reason: &str,
+    point: &str,
+) -> Result<Published> {
+    match remote {
+        Some(r) => {
+            let update = PushUpdate {
+                refname: refname.to_string(),
+                new: Some(new.to_string()),
+                expected: tip.remote.map(|e| e.to_string()),
+            };
+            match publish(store, r, &[update], extra)? {
+                PushOutcome::Ok => {}
+                PushOutcome::Rejected(lines) => return Ok(Published::Rejected(lines)),
+            }
+            crate::failpoint::point(&format!("{point}:pushed"));
+            adopt(store, refname, new, actor, reason)?;
+            Ok(Published::Ok)
+        }
+        None => match store.cas(refname, tip.local, Some(new), actor, reason) {
+            Ok(()) => Ok(Published::Ok),
+            Err(e) if e.code == "CAS_FAILED" => Ok(Published::Rejected(vec![e.message])),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Point the local ref at a value the remote has published: the published
+/// record is the truth, whatever the local ref held (a CAS loop, so a
+/// concurrent local writer is never silently lost mid-update).
+pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &str) -> Result<()> {
+    for _ in 0..20 {
+        let current = store.ref_target(refname)?;
+        if current == Some(new) {
+            return Ok(());
+        }
+        match store.cas(refname, current, Some(new), actor, reason) {
+            Ok(()) => return Ok(()),
+            Err(e) if e.code == "CAS_FAILED" => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::race(
+        "CAS_FAILED",
+        format!(
+            "{refname} kept changing locally; the remote has {}",
+            short(new)
+        ),
+    )
+    .hint("run `git swarm sync` to catch up"))
 }
 
 /// Force a (mirror) ref to a value, whatever it held.
@@ -157,6 +293,7 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
         if updates.is_empty() {
             return Ok(report);
         }
+        crate::failpoint::point("sync:reconciled");
         report.pushes += 1;
         match publish(store, remote, &updates, &[])? {
             PushOutcome::Ok => {
@@ -222,6 +359,19 @@ fn reconcile_all(
                     updates.push(push_update(name, l, Some(r)));
                 } else {
                     match kind_of(name) {
+                        // Two packets of one id written independently (same
+                        // author, same second, two machines offline) are two
+                        // different handoffs, not two acceptances of one.
+                        Kind::PublishedWins
+                            if name.starts_with("refs/swarm/packets/")
+                                && store.merge_base(l, r)?.is_none() =>
+                        {
+                            report.conflicts.push(Conflict {
+                                r#ref: name.clone(),
+                                local: l.to_string(),
+                                remote: r.to_string(),
+                            })
+                        }
                         Kind::PublishedWins => {
                             store.cas(
                                 name,

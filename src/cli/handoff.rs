@@ -6,7 +6,9 @@ use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use git_swarm::packet::{self, HandoffInput};
+
+use super::Global;
 
 #[derive(Debug, Args)]
 pub struct HandoffArgs {
@@ -17,28 +19,32 @@ pub struct HandoffArgs {
     #[arg(long, value_name = "P")]
     pub plan: Option<String>,
     /// The task in progress.
-    #[arg(long, value_name = "T")]
+    #[arg(long, value_name = "T", allow_hyphen_values = true)]
     pub task: Option<String>,
     /// The step in progress.
-    #[arg(long, value_name = "S")]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     pub step: Option<String>,
     /// Something done (repeatable).
-    #[arg(long = "done", value_name = "X")]
+    #[arg(long = "done", value_name = "X", allow_hyphen_values = true)]
     pub done: Vec<String>,
     /// A verified claim with its evidence path (repeatable).
-    #[arg(long = "verified", value_name = "CLAIM=EVIDENCE")]
+    #[arg(
+        long = "verified",
+        value_name = "CLAIM=EVIDENCE",
+        allow_hyphen_values = true
+    )]
     pub verified: Vec<String>,
     /// A gate not yet verified: the successor must re-run it (repeatable).
-    #[arg(long = "unverified", value_name = "GATE")]
+    #[arg(long = "unverified", value_name = "GATE", allow_hyphen_values = true)]
     pub unverified: Vec<String>,
     /// The next step, in order (repeatable).
-    #[arg(long = "next", value_name = "STEP")]
+    #[arg(long = "next", value_name = "STEP", allow_hyphen_values = true)]
     pub next: Vec<String>,
     /// An open request (repeatable).
-    #[arg(long = "request", value_name = "X")]
+    #[arg(long = "request", value_name = "X", allow_hyphen_values = true)]
     pub request: Vec<String>,
     /// A decision taken (repeatable).
-    #[arg(long = "decision", value_name = "TEXT")]
+    #[arg(long = "decision", value_name = "TEXT", allow_hyphen_values = true)]
     pub decision: Vec<String>,
     /// Also write the packet to FILE (mode 0600).
     #[arg(long, value_name = "FILE")]
@@ -66,18 +72,39 @@ pub struct AcceptArgs {
     pub packet_id: String,
 }
 
-pub fn handoff(_g: &Global, _a: HandoffArgs) -> Result<Output> {
-    Err(not_yet("handoff"))
+pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::handoff(
+        &ctx,
+        HandoffInput {
+            reason: a.reason,
+            plan: a.plan,
+            task: a.task,
+            step: a.step,
+            done: a.done,
+            verified: a.verified,
+            unverified: a.unverified,
+            next: a.next,
+            requests: a.request,
+            decisions: a.decision,
+            export: a.export,
+        },
+    )
 }
 
-pub fn packets(_g: &Global, _a: PacketsArgs) -> Result<Output> {
-    Err(not_yet("packets"))
+pub fn packets(g: &Global, a: PacketsArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::list(&ctx, a.plan.as_deref(), a.open)
 }
 
-pub fn packet(_g: &Global, _c: PacketCmd) -> Result<Output> {
-    Err(not_yet("packet show"))
+pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
+    let ctx = g.ctx()?;
+    match c {
+        PacketCmd::Show { packet_id } => packet::show(&ctx, &packet_id),
+    }
 }
 
-pub fn accept(_g: &Global, _a: AcceptArgs) -> Result<Output> {
-    Err(not_yet("accept"))
+pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    packet::accept(&ctx, &a.packet_id)
 }

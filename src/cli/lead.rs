@@ -4,7 +4,9 @@ use clap::Subcommand;
 use git_swarm::error::Result;
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use git_swarm::lead::{self, Op};
+
+use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum LeadCmd {
@@ -26,14 +28,21 @@ pub enum LeadCmd {
     Renew {
         #[arg(long, value_name = "P")]
         plan: String,
+        /// Lease length from now, e.g. 30m, 2h (default swarm.lease, else 30m).
         #[arg(long, value_name = "DURATION")]
         lease: Option<String>,
+        /// Replace the lanes list (as lanes start and finish), comma-separated.
+        #[arg(long, value_name = "X,Y", value_delimiter = ',')]
+        lanes: Option<Vec<String>>,
     },
     /// Hand leadership to ADDR (leader only; epoch+1).
     Handover {
         addr: String,
         #[arg(long, value_name = "P")]
         plan: String,
+        /// The new leader's lease, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
     },
     /// Take leadership as a succession member (lease expired, or --force).
     Takeover {
@@ -44,6 +53,9 @@ pub enum LeadCmd {
         /// Take over although the lease is still live.
         #[arg(long)]
         force: bool,
+        /// Your lease, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
     },
     /// Give up leadership (leader only; epoch unchanged).
     Release {
@@ -69,6 +81,44 @@ pub enum LeadCmd {
     },
 }
 
-pub fn run(_g: &Global, _c: LeadCmd) -> Result<Output> {
-    Err(not_yet("lead"))
+pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
+    let ctx = g.ctx()?;
+    match cmd {
+        LeadCmd::Claim {
+            plan,
+            succession,
+            lanes,
+            lease,
+        } => lead::run(
+            &ctx,
+            &plan,
+            Op::Claim {
+                succession,
+                lanes,
+                lease,
+            },
+        ),
+        LeadCmd::Renew { plan, lease, lanes } => lead::run(&ctx, &plan, Op::Renew { lease, lanes }),
+        LeadCmd::Handover { addr, plan, lease } => {
+            lead::run(&ctx, &plan, Op::Handover { to: addr, lease })
+        }
+        LeadCmd::Takeover {
+            plan,
+            reason,
+            force,
+            lease,
+        } => lead::run(
+            &ctx,
+            &plan,
+            Op::Takeover {
+                reason,
+                force,
+                lease,
+            },
+        ),
+        LeadCmd::Release { plan } => lead::run(&ctx, &plan, Op::Release),
+        LeadCmd::Status { plan } => lead::status(&ctx, &plan),
+        LeadCmd::Check { plan } => lead::check(&ctx, &plan),
+        LeadCmd::Push { plan, refspecs } => lead::run(&ctx, &plan, Op::Push { refspecs }),
+    }
 }

@@ -117,10 +117,20 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
     let report = git_swarm::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
     let mut text = String::new();
     for (kind, names) in &report.archived {
-        let verb = if a.dry_run { "would archive" } else { "archived" };
-        text.push_str(&format!("{verb} {} {kind} record(s) into refs/swarm/archive/{kind}\n", names.len()));
+        let verb = if a.dry_run {
+            "would archive"
+        } else {
+            "archived"
+        };
+        text.push_str(&format!(
+            "{verb} {} {kind} record(s) into refs/swarm/archive/{kind}\n",
+            names.len()
+        ));
     }
-    text.push_str(&format!("live swarm refs: {} -> {}\n", report.live_before, report.live_after));
+    text.push_str(&format!(
+        "live swarm refs: {} -> {}\n",
+        report.live_before, report.live_after
+    ));
     Ok(Output::new(&report, text))
 }
 

@@ -23,6 +23,10 @@ use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::git::Git;
 
+/// How long a lock on a swarm ref may stand before it is taken as left by a
+/// killed process (git-swarm holds one for microseconds).
+pub const STALE_LOCK: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// An open repository: gix for objects and refs, the git binary for the rest.
 pub struct Store {
     pub repo: gix::Repository,
@@ -390,10 +394,18 @@ impl Store {
         };
         let sig = self.signature(actor);
         let mut buf = gix::date::parse::TimeBuf::default();
-        match self
+        let mut result = self
             .repo
-            .edit_references_as([edit], Some(sig.to_ref(&mut buf)))
+            .edit_references_as([edit.clone()], Some(sig.to_ref(&mut buf)));
+        if result.is_err()
+            && self.ref_target(refname)? == expected
+            && self.clear_stale_lock(refname)
         {
+            result = self
+                .repo
+                .edit_references_as([edit], Some(sig.to_ref(&mut buf)));
+        }
+        match result {
             Ok(_) => Ok(()),
             Err(err) => {
                 // Decide by looking: if the ref no longer holds what we expected,
@@ -413,6 +425,52 @@ impl Store {
                     Err(Error::gix(format!("could not update {refname}"), err))
                 }
             }
+        }
+    }
+
+    /// A process killed between taking a ref lock and committing it leaves
+    /// `<ref>.lock` behind — or `packed-refs.lock`, which gix takes for every
+    /// compare-and-swap once a `packed-refs` file exists (clones have one) —
+    /// and every later write fails. Refs under `refs/swarm/` and
+    /// `refs/notes/swarm` are written only by git-swarm, and git-swarm and
+    /// git hold these locks for milliseconds: wait for them to go, and remove
+    /// one that has stood for [`STALE_LOCK`]. Returns whether to retry.
+    fn clear_stale_lock(&self, refname: &str) -> bool {
+        if !(refname.starts_with("refs/swarm/") || refname == notes::NOTES_REF) {
+            return false;
+        }
+        let common = self.common_dir();
+        let locks = [
+            common.join(format!("{refname}.lock")),
+            common.join("packed-refs.lock"),
+        ];
+        let start = std::time::Instant::now();
+        loop {
+            let mut held = false;
+            for lock in &locks {
+                let Ok(meta) = std::fs::metadata(lock) else {
+                    continue;
+                };
+                let age = meta
+                    .modified()
+                    .ok()
+                    .and_then(|m| m.elapsed().ok())
+                    .unwrap_or_default();
+                if age >= STALE_LOCK {
+                    if std::fs::remove_file(lock).is_err() && lock.exists() {
+                        return false;
+                    }
+                } else {
+                    held = true;
+                }
+            }
+            if !held {
+                return true;
+            }
+            if start.elapsed() > STALE_LOCK + std::time::Duration::from_secs(1) {
+                return false;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
 

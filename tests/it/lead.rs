@@ -1,1 +1,928 @@
-//! Tests for the lead capability.
+//! Leadership across machines: a bare remote and clones driven as separate
+//! processes. Each test asserts the exit code, the message and the refs
+//! left behind, locally and on the remote.
+
+use std::path::Path;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::harness::{Run, TestEnv};
+
+const LEAD: &str = "refs/swarm/lead/auth";
+
+// ---- helpers shared with packet.rs -------------------------------------
+
+/// The value of one ref in a repository (bare or not).
+pub(crate) fn ref_of(env: &TestEnv, dir: &Path, name: &str) -> Option<String> {
+    env.refs(dir, name).get(name).cloned()
+}
+
+/// `git fsck` finds nothing broken (dangling objects are fine: a killed
+/// process may leave an unreferenced commit behind, never a broken one).
+#[track_caller]
+pub(crate) fn assert_fsck_clean(env: &TestEnv, dir: &Path) {
+    let run = env.git_run(dir, &["fsck", "--no-dangling", "--no-progress"]);
+    assert_eq!(
+        run.code,
+        0,
+        "git fsck failed in {}: {run:#?}",
+        dir.display()
+    );
+    let all = format!("{}{}", run.stdout, run.stderr);
+    for bad in ["error", "missing", "broken", "corrupt", "bad "] {
+        assert!(!all.contains(bad), "git fsck in {}: {all}", dir.display());
+    }
+}
+
+/// Rounds for soak tests: `GIT_SWARM_SOAK_ROUNDS`, else `default`.
+pub(crate) fn soak_rounds(default: usize) -> usize {
+    std::env::var("GIT_SWARM_SOAK_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic generator; the seed is printed so a failure can be
+/// replayed with `GIT_SWARM_SOAK_SEED`.
+pub(crate) struct Rng(u64);
+
+impl Rng {
+    pub(crate) fn new(what: &str) -> Rng {
+        let seed = std::env::var("GIT_SWARM_SOAK_SEED")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_nanos() as u64)
+                    .unwrap_or(42)
+            });
+        eprintln!("{what}: GIT_SWARM_SOAK_SEED={seed}");
+        Rng(seed | 1)
+    }
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
+    }
+}
+
+/// Spawn `git-swarm <args>` in `dir` with extra environment. The binary is
+/// run directly, not through `git swarm`: git runs it as a child process, so
+/// killing `git` would leave git-swarm running to completion.
+pub(crate) fn spawn(env: &TestEnv, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Child {
+    let mut cmd = env.command("git-swarm", dir);
+    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    cmd.spawn().expect("spawn git swarm")
+}
+
+pub(crate) fn finish(child: Child, shown: &str) -> Run {
+    let out = child.wait_with_output().expect("wait for git swarm");
+    Run {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        shown: shown.to_string(),
+    }
+}
+
+/// Spawn git-swarm in a process group of its own, SIGKILL it (only it)
+/// after `ms` milliseconds if still running, then wait until the git
+/// processes it had started — orphans now, as after a real crash — have
+/// finished too, so the state we inspect is the one the crash leaves.
+/// Returns whether it was killed before it finished.
+pub(crate) fn run_and_kill(
+    env: &TestEnv,
+    dir: &Path,
+    vars: &[(&str, &str)],
+    args: &[&str],
+    ms: u64,
+) -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut cmd = env.command("git-swarm", dir);
+    cmd.args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .process_group(0);
+    for (k, v) in vars {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn git-swarm");
+    let group = child.id();
+    std::thread::sleep(Duration::from_millis(ms));
+    let killed = matches!(child.try_wait(), Ok(None)) && child.kill().is_ok();
+    let _ = child.wait();
+    let start = Instant::now();
+    while group_running(group) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "the orphans of a killed git-swarm did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    killed
+}
+
+/// Whether a process of group `group` is still running (zombies, which the
+/// container's init may reap late, are finished).
+fn group_running(group: u32) -> bool {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return false;
+    };
+    dir.filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| {
+            // `pid (comm) state ppid pgrp …`; comm may contain spaces.
+            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+                return false;
+            };
+            let fields: Vec<&str> = rest.split_whitespace().collect();
+            fields.len() > 2
+                && fields[2] == group.to_string()
+                && fields[0] != "Z"
+                && fields[0] != "X"
+        })
+}
+
+/// Wait until `n` processes have reached a pause point in `dir`.
+pub(crate) fn wait_arrivals(dir: &Path, n: usize) {
+    let start = Instant::now();
+    loop {
+        let arrived = std::fs::read_dir(dir)
+            .map(|d| {
+                d.filter_map(|e| e.ok())
+                    .filter(|e| e.file_name().to_string_lossy().starts_with("arrived-"))
+                    .count()
+            })
+            .unwrap_or(0);
+        if arrived >= n {
+            return;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "only {arrived} of {n} processes reached the pause point"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// The lead record at a commit, as YAML.
+fn yaml_at(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:lead.yaml")]))
+        .expect("lead.yaml is YAML")
+}
+
+fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
+    env.write(&dir.join(name), text);
+    env.git(dir, &["add", name]);
+    // The guard hooks are another capability; these commits are not about them.
+    env.git(dir, &["commit", "--quiet", "--no-verify", "-m", name]);
+    env.git(dir, &["rev-parse", "HEAD"])
+}
+
+fn main_of(env: &TestEnv, remote: &Path) -> String {
+    ref_of(env, remote, "refs/heads/main").expect("the remote has main")
+}
+
+/// alice creates plan auth and claims it with the given succession.
+fn claimed(env: &TestEnv, a: &Path, succession: &str) -> serde_json::Value {
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            succession,
+            "--json",
+        ],
+    )
+    .ok()
+    .json()
+}
+
+// ---- tests ---------------------------------------------------------------
+
+#[test]
+fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+
+    let claim = claimed(&env, a, "bob");
+    assert_eq!(claim["leader"], "alice");
+    assert_eq!(claim["epoch"], 1);
+    assert_eq!(claim["succession"], serde_json::json!(["bob"]));
+    let epoch1 = ref_of(&env, &remote, LEAD).expect("the claim is published at once");
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(epoch1.as_str()));
+    assert_eq!(claim["commit"], epoch1.as_str());
+
+    // bob cannot take over while alice's lease is live; nothing moves.
+    let refused = env
+        .swarm(
+            b,
+            &[
+                "lead",
+                "takeover",
+                "--plan",
+                "auth",
+                "--reason",
+                "alice is quiet",
+            ],
+        )
+        .err(3, "LEASE_LIVE")
+        .stderr_has("alice leads at epoch 1");
+    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    assert_eq!(
+        ref_of(&env, &remote, LEAD).as_deref(),
+        Some(epoch1.as_str())
+    );
+    assert_eq!(ref_of(&env, b, LEAD), None);
+
+    // With --force and a reason he can; the reason is in the journal.
+    let took = env
+        .swarm(
+            b,
+            &[
+                "lead",
+                "takeover",
+                "--plan",
+                "auth",
+                "--force",
+                "--reason",
+                "alice unreachable for 2h",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(took["leader"], "bob");
+    assert_eq!(took["epoch"], 2);
+    let epoch2 = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(epoch2, epoch1);
+    assert_eq!(ref_of(&env, b, LEAD).as_deref(), Some(epoch2.as_str()));
+    let msg = env.git(&remote, &["log", "-1", "--format=%B", LEAD]);
+    for line in [
+        "Swarm-Event: lead-takeover",
+        "Swarm-Actor: bob",
+        "Swarm-Epoch: 2",
+        "Swarm-Previous-Leader: alice",
+        "Swarm-Reason: alice unreachable for 2h",
+        "Swarm-Forced: true",
+    ] {
+        assert!(msg.contains(line), "{line} missing from\n{msg}");
+    }
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &format!("{epoch2}^")]),
+        epoch1
+    );
+
+    // alice still believes she leads (her local ref says so) but every
+    // leader-only command is fenced by what the remote holds.
+    let main_before = main_of(&env, &remote);
+    commit_file(&env, a, "alice.txt", "stale work\n");
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(epoch1.as_str()));
+    for args in [
+        vec!["lead", "renew", "--plan", "auth"],
+        vec!["lead", "handover", "carol", "--plan", "auth"],
+        vec!["lead", "release", "--plan", "auth"],
+        vec!["lead", "push", "--plan", "auth", "HEAD:main"],
+    ] {
+        let run = env
+            .swarm(a, &args)
+            .err(3, "LEAD_FENCED")
+            .stderr_has("you led plan 'auth' at epoch 1")
+            .stderr_has("bob leads at epoch 2");
+        let _ = run;
+        assert_eq!(
+            ref_of(&env, &remote, LEAD).as_deref(),
+            Some(epoch2.as_str())
+        );
+        assert_eq!(main_of(&env, &remote), main_before, "after {args:?}");
+    }
+    let json = env
+        .swarm(a, &["lead", "renew", "--plan", "auth", "--json"])
+        .code(3)
+        .json();
+    assert_eq!(json["error"]["code"], "LEAD_FENCED");
+    assert_eq!(json["error"]["detail"]["leader"], "bob");
+    assert_eq!(json["error"]["detail"]["epoch"], 2);
+    env.swarm(a, &["lead", "check", "--plan", "auth"])
+        .code(1)
+        .stdout_has("bob leads plan auth at epoch 2, not you");
+    env.swarm(b, &["lead", "check", "--plan", "auth"])
+        .ok()
+        .stdout_has("you (bob) lead plan auth at epoch 2");
+
+    // bob's fenced publish moves main and the lead ref in one push.
+    env.git(b, &["pull", "--quiet", "--no-rebase", "origin", "main"]);
+    let bob_head = commit_file(&env, b, "bob.txt", "current work\n");
+    let pushed = env
+        .swarm(
+            b,
+            &["lead", "push", "--plan", "auth", "HEAD:main", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(pushed["epoch"], 2);
+    assert_eq!(pushed["event"], "lead-act");
+    assert_eq!(main_of(&env, &remote), bob_head);
+    let act = ref_of(&env, &remote, LEAD).unwrap();
+    assert_eq!(env.git(&remote, &["rev-parse", &format!("{act}^")]), epoch2);
+    assert_eq!(ref_of(&env, b, LEAD).as_deref(), Some(act.as_str()));
+    let msg = env.git(&remote, &["log", "-1", "--format=%B", LEAD]);
+    assert!(msg.contains("Swarm-Event: lead-act"), "{msg}");
+    assert!(
+        msg.contains(&format!("Swarm-Push: HEAD:main {bob_head}")),
+        "{msg}"
+    );
+
+    // alice's attempt is still refused after bob's push.
+    env.swarm(a, &["lead", "push", "--plan", "auth", "HEAD:main"])
+        .err(3, "LEAD_FENCED");
+    assert_eq!(main_of(&env, &remote), bob_head);
+}
+
+#[test]
+fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    claimed(&env, a, "bob");
+    let main_before = main_of(&env, &remote);
+    commit_file(&env, a, "alice.txt", "work\n");
+
+    // alice's lead push checks the record (she leads), writes its commit and
+    // stops right before pushing; bob takes over in that window.
+    let gate = env.root().join("gate");
+    let spec = format!("lead:objects={}", gate.display());
+    let child = spawn(
+        &env,
+        a,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["lead", "push", "--plan", "auth", "HEAD:main"],
+    );
+    wait_arrivals(&gate, 1);
+    env.swarm(
+        b,
+        &[
+            "lead", "takeover", "--plan", "auth", "--force", "--reason", "race",
+        ],
+    )
+    .ok();
+    let bob_epoch = ref_of(&env, &remote, LEAD).unwrap();
+    std::fs::write(gate.join("go"), "").unwrap();
+    let run = finish(child, "alice: lead push (paused)");
+    let run = run.err(3, "LEAD_FENCED").stderr_has("bob leads at epoch 2");
+    let _ = run;
+    // The remote refused the whole atomic push: main and the lead ref are untouched.
+    assert_eq!(main_of(&env, &remote), main_before);
+    assert_eq!(
+        ref_of(&env, &remote, LEAD).as_deref(),
+        Some(bob_epoch.as_str())
+    );
+}
+
+#[test]
+fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
+    let mut env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        &repo,
+        &["lead", "claim", "--plan", "nope", "--succession", "bob"],
+    )
+    .err(2, "NOT_FOUND");
+    env.swarm(
+        &repo,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "bob,carol",
+            "--lanes",
+            "api,ui",
+            "--lease",
+            "10m",
+        ],
+    )
+    .ok()
+    .stdout_has("you lead plan auth at epoch 1");
+    let status = env
+        .swarm(&repo, &["lead", "status", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(status["plan"], "auth");
+    assert_eq!(status["leader"], "alice");
+    assert_eq!(status["epoch"], 1);
+    assert_eq!(status["succession"], serde_json::json!(["bob", "carol"]));
+    assert_eq!(status["lanes"], serde_json::json!(["api", "ui"]));
+    assert_eq!(status["lease_until"], "2026-03-01T10:10:00Z");
+    assert_eq!(status["released"], false);
+    assert_eq!(status["lease_live"], true);
+    // Plain git reads the record.
+    let y = yaml_at(&env, &repo, LEAD);
+    assert_eq!(y["schema"].as_str(), Some("swarm-lead/v1"));
+    assert_eq!(y["leader"].as_str(), Some("alice"));
+
+    let before = env.refs(&repo, "refs/swarm/lead");
+    env.swarm(
+        &repo,
+        &[
+            "--as",
+            "bob",
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "bob",
+        ],
+    )
+    .err(3, "LEAD_HELD")
+    .stderr_has("alice leads at epoch 1");
+    env.swarm(&repo, &["--as", "bob", "lead", "renew", "--plan", "auth"])
+        .err(3, "NOT_LEADER");
+    env.swarm(
+        &repo,
+        &[
+            "--as", "dave", "lead", "takeover", "--plan", "auth", "--force", "--reason", "x",
+        ],
+    )
+    .err(3, "NOT_IN_SUCCESSION");
+    env.swarm(
+        &repo,
+        &[
+            "--as", "bob", "lead", "takeover", "--plan", "auth", "--reason", "quiet",
+        ],
+    )
+    .err(3, "LEASE_LIVE");
+    env.swarm(
+        &repo,
+        &["lead", "renew", "--plan", "auth", "--lease", "soon"],
+    )
+    .err(2, "USAGE");
+    assert_eq!(
+        env.refs(&repo, "refs/swarm/lead"),
+        before,
+        "refusals write nothing"
+    );
+
+    // Renew: epoch unchanged, lease extended from "now".
+    let renewed = env
+        .swarm_env(
+            &repo,
+            &[("GIT_SWARM_NOW", "2026-03-01T10:05:00Z")],
+            &[
+                "lead", "renew", "--plan", "auth", "--lease", "1h", "--lanes", "api", "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(renewed["epoch"], 1);
+    assert_eq!(renewed["lease_until"], "2026-03-01T11:05:00Z");
+    assert_eq!(renewed["lanes"], serde_json::json!(["api"]));
+
+    // Once the lease has expired, a successor takes over without --force.
+    let late = [("GIT_SWARM_NOW", "2026-03-01T11:06:00Z")];
+    let took = env
+        .swarm_env(
+            &repo,
+            &late,
+            &[
+                "--as",
+                "bob",
+                "lead",
+                "takeover",
+                "--plan",
+                "auth",
+                "--reason",
+                "lease ran out",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(took["epoch"], 2);
+    assert_eq!(took["leader"], "bob");
+    assert_eq!(
+        took["lease_until"], "2026-03-01T11:36:00Z",
+        "default lease 30m"
+    );
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", LEAD]);
+    assert!(msg.contains("lease expired: lease ran out"), "{msg}");
+    assert!(!msg.contains("Swarm-Forced"), "{msg}");
+
+    // alice is fenced now; bob hands over to carol (epoch 3).
+    env.swarm_env(&repo, &late, &["lead", "renew", "--plan", "auth"])
+        .err(3, "LEAD_FENCED")
+        .stderr_has("bob leads at epoch 2");
+    env.git(&repo, &["config", "swarm.lease", "2h"]);
+    let handed = env
+        .swarm_env(
+            &repo,
+            &late,
+            &[
+                "--as", "bob", "lead", "handover", "carol", "--plan", "auth", "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(handed["epoch"], 3);
+    assert_eq!(handed["leader"], "carol");
+    assert_eq!(handed["lease_until"], "2026-03-01T13:06:00Z", "swarm.lease");
+    env.swarm_env(
+        &repo,
+        &late,
+        &["--as", "carol", "lead", "check", "--plan", "auth"],
+    )
+    .ok();
+    env.swarm_env(
+        &repo,
+        &late,
+        &["--as", "bob", "lead", "check", "--plan", "auth"],
+    )
+    .code(1);
+    env.swarm_env(
+        &repo,
+        &late,
+        &["--as", "bob", "lead", "renew", "--plan", "auth"],
+    )
+    .err(3, "LEAD_FENCED")
+    .stderr_has("carol leads at epoch 3");
+
+    // Release: nobody leads, epoch unchanged; a new claim is epoch+1.
+    let released = env
+        .swarm_env(
+            &repo,
+            &late,
+            &[
+                "--as", "carol", "lead", "release", "--plan", "auth", "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(released["epoch"], 3);
+    assert_eq!(released["leader"], serde_json::Value::Null);
+    assert_eq!(released["released"], true);
+    env.swarm_env(
+        &repo,
+        &late,
+        &["--as", "carol", "lead", "check", "--plan", "auth"],
+    )
+    .code(1)
+    .stdout_has("nobody leads plan auth (released at epoch 3)");
+    env.swarm_env(
+        &repo,
+        &late,
+        &["--as", "carol", "lead", "renew", "--plan", "auth"],
+    )
+    .err(3, "NOT_LEADER");
+    env.swarm(&repo, &["status"])
+        .ok()
+        .stdout_has("auth [active] — auth — no leader (epoch 3)");
+    let again = env
+        .swarm_env(
+            &repo,
+            &late,
+            &[
+                "--as",
+                "dave",
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                "alice",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(again["epoch"], 4);
+    assert_eq!(again["leader"], "dave");
+
+    // The journal has every event with its epoch, in order.
+    let log = env.git(
+        &repo,
+        &[
+            "log",
+            "--format=%(trailers:key=Swarm-Event,valueonly,separator=) %(trailers:key=Swarm-Epoch,valueonly,separator=)",
+            LEAD,
+        ],
+    );
+    let events: Vec<&str> = log.lines().collect();
+    assert_eq!(
+        events,
+        vec![
+            "lead-claimed 4",
+            "lead-released 3",
+            "lead-handover 3",
+            "lead-takeover 2",
+            "lead-renewed 1",
+            "lead-claimed 1",
+        ]
+    );
+    env.swarm(&repo, &["lead", "push", "--plan", "auth", "HEAD:main"])
+        .err(2, "REMOTE_MISSING");
+}
+
+#[test]
+fn racing_takeovers_have_exactly_one_winner_per_round_and_a_gapless_history() {
+    let env = TestEnv::new();
+    let names = ["s0", "s1", "s2", "s3"];
+    let (remote, clones) = env.remote_with_clones(&names);
+    env.swarm(&clones[0], &["plan", "new", "auth"]).ok();
+    env.swarm(
+        &clones[0],
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "s0,s1,s2,s3",
+        ],
+    )
+    .ok();
+    let rounds = soak_rounds(10);
+    let t0 = jiff::Timestamp::from_second(1_800_000_000).unwrap();
+    for round in 0..rounds {
+        let expected_epoch = round as u64 + 2;
+        // Even rounds: all four are lined up after their decision, then
+        // released together, so they really race at the remote's CAS.
+        // Odd rounds: the lease has expired and they start at once, no force.
+        let lined_up = round % 2 == 0;
+        let now = (t0 + jiff::SignedDuration::from_hours(round as i64)).to_string();
+        let gate = env.root().join(format!("gate-{round}"));
+        let pause = format!("lead:objects={}", gate.display());
+        let mut vars: Vec<(&str, &str)> = vec![("GIT_SWARM_NOW", &now)];
+        if lined_up {
+            vars.push(("GIT_SWARM_PAUSE", &pause));
+        }
+        let mut args = vec!["lead", "takeover", "--plan", "auth", "--reason", "soak"];
+        if lined_up {
+            args.push("--force");
+        }
+        let children: Vec<Child> = clones
+            .iter()
+            .map(|dir| spawn(&env, dir, &vars, &args))
+            .collect();
+        if lined_up {
+            wait_arrivals(&gate, names.len());
+            std::fs::write(gate.join("go"), "").unwrap();
+        }
+        let runs: Vec<Run> = children
+            .into_iter()
+            .zip(names)
+            .map(|(c, n)| finish(c, &format!("round {round}: {n} takeover")))
+            .collect();
+        let winners: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].code == 0).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {runs:#?}");
+        let winner = names[winners[0]];
+        let tip = ref_of(&env, &remote, LEAD).unwrap();
+        let rec = yaml_at(&env, &remote, &tip);
+        assert_eq!(rec["epoch"].as_u64(), Some(expected_epoch), "round {round}");
+        assert_eq!(rec["leader"].as_str(), Some(winner), "round {round}");
+        for (i, run) in runs.iter().enumerate() {
+            if i == winners[0] {
+                continue;
+            }
+            assert_eq!(run.code, 3, "round {round}: {run:#?}");
+            let lost = run.stderr.contains("error[LEAD_RACE_LOST]");
+            let live = run.stderr.contains("error[LEASE_LIVE]");
+            if lined_up {
+                assert!(lost, "round {round}: {run:#?}");
+            } else {
+                assert!(lost || live, "round {round}: {run:#?}");
+            }
+            assert!(
+                run.stderr
+                    .contains(&format!("{winner} leads at epoch {expected_epoch}")),
+                "round {round}: the loser is told who won\n{run:#?}"
+            );
+        }
+        // Every clone's local ref is the published record or behind it.
+        for dir in &clones {
+            if let Some(local) = ref_of(&env, dir, LEAD) {
+                env.git_run(&remote, &["merge-base", "--is-ancestor", &local, &tip])
+                    .ok();
+            }
+        }
+    }
+    // The remote's history: one line, epochs 1..=n without a gap, no fork.
+    let first_parent = env.git(&remote, &["rev-list", "--first-parent", LEAD]);
+    let all = env.git(&remote, &["rev-list", LEAD]);
+    assert_eq!(first_parent, all, "the record history forked");
+    let merges = env.git(&remote, &["rev-list", "--merges", LEAD]);
+    assert_eq!(merges, "");
+    let epochs: Vec<u64> = first_parent
+        .lines()
+        .map(|c| yaml_at(&env, &remote, c)["epoch"].as_u64().unwrap())
+        .collect();
+    let want: Vec<u64> = (1..=rounds as u64 + 1).rev().collect();
+    assert_eq!(epochs, want);
+    assert_fsck_clean(&env, &remote);
+}
+
+#[test]
+fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
+    for point in ["lead:objects", "publish:pushed", "lead:pushed"] {
+        let env = TestEnv::new();
+        let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+        let (a, b) = (&clones[0], &clones[1]);
+        claimed(&env, a, "bob");
+        let epoch1 = ref_of(&env, &remote, LEAD).unwrap();
+        let args = [
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--force",
+            "--reason",
+            "crash test",
+        ];
+        let crashed = env.swarm_env(b, &[("GIT_SWARM_FAILPOINT", point)], &args);
+        assert_ne!(crashed.code, 0, "{point}: the failpoint must stop it");
+        assert_fsck_clean(&env, b);
+        assert_fsck_clean(&env, &remote);
+        let published = ref_of(&env, &remote, LEAD).unwrap();
+        if point == "lead:objects" {
+            assert_eq!(published, epoch1, "{point}: nothing was published");
+        } else {
+            let rec = yaml_at(&env, &remote, &published);
+            assert_eq!(rec["epoch"].as_u64(), Some(2), "{point}: published in full");
+            assert_eq!(rec["leader"].as_str(), Some("bob"));
+        }
+        assert_eq!(
+            ref_of(&env, b, LEAD),
+            None,
+            "{point}: the local ref moves last"
+        );
+        // Running it again completes it: epoch 2, not 3.
+        let again = env.swarm(b, &args).ok().json_or_text();
+        let tip = ref_of(&env, &remote, LEAD).unwrap();
+        let rec = yaml_at(&env, &remote, &tip);
+        assert_eq!(rec["epoch"].as_u64(), Some(2), "{point}: {again}");
+        assert_eq!(rec["leader"].as_str(), Some("bob"));
+        assert_eq!(
+            ref_of(&env, b, LEAD).as_deref(),
+            Some(tip.as_str()),
+            "{point}"
+        );
+        assert_eq!(
+            env.git(&remote, &["rev-list", "--count", LEAD]),
+            "2",
+            "{point}: one claim, one takeover"
+        );
+        env.swarm(b, &["lead", "check", "--plan", "auth"]).ok();
+    }
+}
+
+#[test]
+fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    claimed(&env, a, "alice,bob");
+    let mut rng = Rng::new("takeover kills");
+    let rounds = soak_rounds(10) * 2;
+    let args = [
+        "lead", "takeover", "--plan", "auth", "--force", "--reason", "kill",
+    ];
+    let mut killed = 0;
+    for round in 0..rounds {
+        let dir = if round % 2 == 0 { a } else { b };
+        let before = ref_of(&env, &remote, LEAD).unwrap();
+        let before_epoch = yaml_at(&env, &remote, &before)["epoch"].as_u64().unwrap();
+        if run_and_kill(&env, dir, &[], &args, rng.below(120)) {
+            killed += 1;
+        }
+        assert_fsck_clean(&env, dir);
+        // The remote holds a whole record: the old one or exactly one more.
+        let after = ref_of(&env, &remote, LEAD).unwrap();
+        let rec = yaml_at(&env, &remote, &after);
+        let epoch = rec["epoch"].as_u64().unwrap();
+        assert!(
+            epoch == before_epoch || epoch == before_epoch + 1,
+            "round {round}"
+        );
+        // The local ref is the published record, or behind it, or absent.
+        if let Some(local) = ref_of(&env, dir, LEAD) {
+            env.git_run(&remote, &["merge-base", "--is-ancestor", &local, &after])
+                .ok();
+        }
+        // Running it again completes it.
+        env.swarm(dir, &args).ok();
+        let done = ref_of(&env, &remote, LEAD).unwrap();
+        assert_eq!(ref_of(&env, dir, LEAD).as_deref(), Some(done.as_str()));
+        let rec = yaml_at(&env, &remote, &done);
+        assert_eq!(
+            rec["leader"].as_str(),
+            Some(if round % 2 == 0 { "alice" } else { "bob" })
+        );
+    }
+    eprintln!("{killed} of {rounds} takeovers were killed mid-run");
+    assert!(
+        killed > 0,
+        "no takeover was killed mid-run: the test proved nothing"
+    );
+    let first_parent = env.git(&remote, &["rev-list", "--first-parent", LEAD]);
+    assert_eq!(first_parent, env.git(&remote, &["rev-list", LEAD]));
+    assert_fsck_clean(&env, &remote);
+}
+
+#[test]
+fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        &repo,
+        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
+    )
+    .ok();
+    let lock = repo.join(".git/refs/swarm/lead/auth.lock");
+    std::fs::write(&lock, "").unwrap();
+    // A lock that has stood for a minute was left by a dead process.
+    let old = std::process::Command::new("touch")
+        .args(["-d", "1 minute ago"])
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    env.swarm(&repo, &["lead", "renew", "--plan", "auth"]).ok();
+    assert!(!lock.exists());
+}
+
+#[test]
+fn sync_lets_the_published_leader_record_win_and_reports_the_local_one_fenced() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    claimed(&env, a, "bob");
+    // An offline renew on top of the published record is a fast-forward.
+    env.swarm(a, &["--offline", "lead", "renew", "--plan", "auth"])
+        .ok();
+    let renewed = ref_of(&env, a, LEAD).unwrap();
+    assert_ne!(
+        ref_of(&env, &remote, LEAD).as_deref(),
+        Some(renewed.as_str())
+    );
+    env.swarm(a, &["lead", "status", "--plan", "auth"])
+        .ok()
+        .stdout_has("not published yet");
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert_eq!(
+        out["pushed"],
+        serde_json::json!([LEAD, "refs/swarm/plans/auth"])
+    );
+    assert_eq!(
+        ref_of(&env, &remote, LEAD).as_deref(),
+        Some(renewed.as_str())
+    );
+
+    // bob takes over at the remote; alice renews offline on her old epoch.
+    env.swarm(
+        b,
+        &[
+            "lead", "takeover", "--plan", "auth", "--force", "--reason", "gone",
+        ],
+    )
+    .ok();
+    let bobs = ref_of(&env, &remote, LEAD).unwrap();
+    env.swarm(a, &["--offline", "lead", "renew", "--plan", "auth"])
+        .ok();
+    let stale = ref_of(&env, a, LEAD).unwrap();
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert_eq!(out["fenced"][0]["ref"], LEAD);
+    assert_eq!(out["fenced"][0]["local"], stale.as_str());
+    assert_eq!(out["fenced"][0]["remote"], bobs.as_str());
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(bobs.as_str()));
+    assert_eq!(ref_of(&env, &remote, LEAD).as_deref(), Some(bobs.as_str()));
+    env.swarm(a, &["sync"]).ok().stdout_has("up to date");
+    env.swarm(a, &["lead", "renew", "--plan", "auth"])
+        .err(3, "LEAD_FENCED");
+}
+
+/// Lets a test show either JSON or text when it wants to print the run.
+trait JsonOrText {
+    fn json_or_text(self) -> String;
+}
+
+impl JsonOrText for Run {
+    fn json_or_text(self) -> String {
+        format!("{}{}", self.stdout, self.stderr)
+    }
+}

@@ -32,7 +32,7 @@ pub fn rfc3339(t: Timestamp) -> String {
 pub fn parse_duration(text: &str) -> crate::error::Result<jiff::SignedDuration> {
     let bad = || {
         crate::error::Error::usage("USAGE", format!("'{text}' is not a duration"))
-            .hint("use a number and a unit, e.g. 30m, 2h, 14d")
+            .hint("use a number and a unit: 45s, 30m, 2h, 14d, or combined like 1h30m")
     };
     let span: jiff::Span = text.trim().parse().map_err(|_| bad())?;
     let d = span
@@ -51,6 +51,8 @@ mod tests {
         assert_eq!(super::parse_duration("30m").unwrap().as_secs(), 1800);
         assert_eq!(super::parse_duration("14d").unwrap().as_secs(), 14 * 86400);
         assert_eq!(super::parse_duration("1h 30m").unwrap().as_secs(), 5400);
+        assert_eq!(super::parse_duration("1h30m").unwrap().as_secs(), 5400);
+        assert_eq!(super::parse_duration("45s").unwrap().as_secs(), 45);
         assert!(super::parse_duration("soon").is_err());
         assert!(super::parse_duration("-5m").is_err());
     }

@@ -63,7 +63,7 @@ pub fn archived(store: &Store, kind: &str) -> Result<BTreeMap<String, ObjectId>>
     let Some(tip) = store.ref_target(&archive_ref(kind))? else {
         return Ok(BTreeMap::new());
     };
-    Ok(entries_at(store, kind, tip)?)
+    entries_at(store, kind, tip)
 }
 
 fn entries_at(store: &Store, kind: &str, tip: ObjectId) -> Result<BTreeMap<String, ObjectId>> {

@@ -119,42 +119,14 @@ pub fn known(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<L
     tip.base.map(|b| read_at(store, plan, b)).transpose()
 }
 
-/// `30m`, `2h`, `1h30m`, `45s`, `1d`.
+/// A lease length: `30m`, `2h`, `1h30m`, `45s`, `1d`; must be positive.
 pub fn parse_duration(text: &str) -> Result<SignedDuration> {
-    let bad = || {
-        Error::usage(
-            "USAGE",
-            format!("'{}' is not a duration", text.escape_debug()),
-        )
-        .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m")
-    };
-    let mut total: i64 = 0;
-    let mut digits = String::new();
-    let mut any = false;
-    for c in text.trim().chars() {
-        if c.is_ascii_digit() {
-            digits.push(c);
-            continue;
-        }
-        let unit: i64 = match c {
-            's' => 1,
-            'm' => 60,
-            'h' => 3600,
-            'd' => 86400,
-            _ => return Err(bad()),
-        };
-        let n: i64 = digits.parse().map_err(|_| bad())?;
-        total = n
-            .checked_mul(unit)
-            .and_then(|v| total.checked_add(v))
-            .ok_or_else(bad)?;
-        digits.clear();
-        any = true;
+    let d = crate::clock::parse_duration(text)?;
+    if d.is_zero() {
+        return Err(Error::usage("USAGE", "a lease must be longer than zero")
+            .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
     }
-    if !any || !digits.is_empty() || total <= 0 {
-        return Err(bad());
-    }
-    Ok(SignedDuration::from_secs(total))
+    Ok(d)
 }
 
 fn lease_for(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {

@@ -23,6 +23,14 @@ pub const ARCHIVE_PREFIX: &str = "refs/swarm/archive/";
 /// Parents per archive commit; larger batches are chained.
 const PARENTS_PER_COMMIT: usize = 200;
 
+/// `swarm.gcAge`, default 14 days.
+pub fn configured_age(store: &Store) -> Result<jiff::SignedDuration> {
+    match store.config("swarm.gcAge") {
+        Some(text) => crate::clock::parse_duration(&text).map_err(|e| e.hint("fix `git config swarm.gcAge`")),
+        None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
+    }
+}
+
 pub fn archive_ref(kind: &str) -> String {
     format!("{ARCHIVE_PREFIX}{kind}")
 }
@@ -66,7 +74,8 @@ pub fn archived(store: &Store, kind: &str) -> Result<BTreeMap<String, ObjectId>>
     entries_at(store, kind, tip)
 }
 
-fn entries_at(store: &Store, kind: &str, tip: ObjectId) -> Result<BTreeMap<String, ObjectId>> {
+/// The archive index at commit `tip` of the archive of `kind`.
+pub fn entries_at(store: &Store, kind: &str, tip: ObjectId) -> Result<BTreeMap<String, ObjectId>> {
     let rec = store.read_commit(tip)?;
     let mut out = BTreeMap::new();
     for (name, data) in rec.files {

@@ -233,6 +233,11 @@ pub struct SyncReport {
     pub conflicts: Vec<Conflict>,
     /// Notes about content that could not be merged automatically.
     pub warnings: Vec<String>,
+    /// Live refs removed (here or on the remote) because `gc` archived them.
+    pub archived: Vec<String>,
+    /// What `gc` folded first when the live ref count passed swarm.gcThreshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<crate::gc::GcReport>,
     pub attempts: usize,
     pub pushes: usize,
 }
@@ -285,6 +290,14 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
         remote: remote.to_string(),
         ..Default::default()
     };
+    let threshold: usize = store
+        .config("swarm.gcThreshold")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000);
+    if crate::gc::live_refs(store)?.len() > threshold {
+        let age = crate::gc::configured_age(store)?;
+        report.gc = Some(crate::gc::gc(store, actor, age, false)?);
+    }
     for attempt in 1..=MAX_ATTEMPTS {
         report.attempts = attempt;
         fetch(store, remote)?;
@@ -339,13 +352,34 @@ fn reconcile_all(
         };
         theirs.insert(local_name, id);
     }
+    let archived = archived_on_either_side(store, &local, &theirs)?;
     let names: BTreeSet<&String> = local.keys().chain(theirs.keys()).collect();
     for name in names {
         let l = local.get(name).copied();
         let r = theirs.get(name).copied();
+        // A ref present on one side only, at a tip some archive holds, was
+        // folded by `gc`: the deletion travels, the record is not revived.
+        let was_archived = |tip: ObjectId| -> Result<bool> {
+            match archived.get(name.as_str()) {
+                None => Ok(false),
+                Some(a) => Ok(*a == tip || store.is_ancestor(tip, *a)?),
+            }
+        };
         match (l, r) {
             (None, None) => {}
+            (Some(l), None) if was_archived(l)? => {
+                store.cas(name, Some(l), None, actor, "sync: archived by gc")?;
+                report.archived.push(name.clone());
+            }
             (Some(l), None) => updates.push(push_update(name, l, None)),
+            (None, Some(r)) if was_archived(r)? => {
+                updates.push(PushUpdate {
+                    refname: name.clone(),
+                    new: None,
+                    expected: Some(r.to_string()),
+                });
+                report.archived.push(name.clone());
+            }
             (None, Some(r)) => {
                 store.cas(name, None, Some(r), actor, "sync: from remote")?;
                 report.pulled.push(name.clone());
@@ -423,6 +457,32 @@ fn reconcile_all(
         }
     }
     Ok(())
+}
+
+/// Record name -> archived tip, from the local and the remote's archives.
+fn archived_on_either_side(
+    store: &Store,
+    local: &BTreeMap<String, ObjectId>,
+    theirs: &BTreeMap<String, ObjectId>,
+) -> Result<BTreeMap<String, ObjectId>> {
+    let mut out: BTreeMap<String, ObjectId> = BTreeMap::new();
+    for side in [local, theirs] {
+        for (name, tip) in side.range(crate::gc::ARCHIVE_PREFIX.to_string()..) {
+            let Some(kind) = name.strip_prefix(crate::gc::ARCHIVE_PREFIX) else {
+                break;
+            };
+            for (record, archived_tip) in crate::gc::entries_at(store, kind, *tip)? {
+                // Two archives may hold different tips of one record: keep the newer.
+                match out.get(&record) {
+                    Some(existing) if store.is_ancestor(archived_tip, *existing)? => {}
+                    _ => {
+                        out.insert(record, archived_tip);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
 }
 
 fn push_update(name: &str, new: ObjectId, expected: Option<ObjectId>) -> PushUpdate {
@@ -547,6 +607,7 @@ pub fn render(report: &SyncReport) -> Output {
     line("pulled", &report.pulled);
     line("merged", &report.merged);
     line("pushed", &report.pushed);
+    line("archived", &report.archived);
     for f in &report.fenced {
         text.push_str(&format!(
             "fenced   {}: your record {} was superseded by the published {}\n",

@@ -109,9 +109,9 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
 
 pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    let age = match a.older_than.or_else(|| ctx.store.config("swarm.gcAge")) {
+    let age = match a.older_than {
         Some(text) => git_swarm::clock::parse_duration(&text)?,
-        None => jiff::SignedDuration::from_hours(14 * 24),
+        None => git_swarm::gc::configured_age(&ctx.store)?,
     };
     let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
     let report = git_swarm::gc::gc(&ctx.store, &actor, age, a.dry_run)?;

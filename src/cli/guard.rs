@@ -1,6 +1,6 @@
 //! `git swarm hook …` and `git swarm check …`
 
-use std::io::Read;
+use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use clap::Args;
@@ -42,10 +42,7 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
         }
         "pre-push" => {
             let remote = a.args.first().map(String::as_str).unwrap_or("");
-            let mut input = String::new();
-            std::io::stdin().read_to_string(&mut input).map_err(|e| {
-                guard::unreadable("fenced-publish", "the pre-push ref list on stdin", e)
-            })?;
+            let input = pre_push_input()?;
             guard::pre_push(&ctx, remote, &input)?
         }
         other => {
@@ -87,4 +84,26 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
         findings.guards.join(", ")
     );
     findings.into_output("staged changes", text)
+}
+
+/// The pre-push ref lines: git writes them on stdin; the pre-commit
+/// framework reads stdin itself and passes one update in PRE_COMMIT_* variables.
+fn pre_push_input() -> Result<String> {
+    let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    if let Some(to) = var("PRE_COMMIT_TO_REF") {
+        let from = var("PRE_COMMIT_FROM_REF").unwrap_or_else(|| "0".repeat(40));
+        let local = var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_else(|| "HEAD".into());
+        let remote = var("PRE_COMMIT_REMOTE_BRANCH").unwrap_or_else(|| "-".into());
+        return Ok(format!("{local} {to} {remote} {from}\n"));
+    }
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(String::new());
+    }
+    let mut input = String::new();
+    stdin
+        .lock()
+        .read_to_string(&mut input)
+        .map_err(|e| guard::unreadable("fenced-publish", "the pre-push ref list on stdin", e))?;
+    Ok(input)
 }

@@ -12,6 +12,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
+use super::cache::NameCache;
 use super::staged::Staged;
 use super::{unreadable, Findings, Violation, CHANGESET_UNIQUE};
 use crate::ctx::Ctx;
@@ -35,10 +36,28 @@ pub fn dir_tree(
     commit: ObjectId,
     dir: &str,
 ) -> GixResult<Option<ObjectId>> {
-    let commit = repo.find_commit(commit).map_err(|e| e.to_string())?;
+    let commit = repo
+        .find_object(commit)
+        .map_err(|e| e.to_string())?
+        .peel_to_commit()
+        .map_err(|e| e.to_string())?;
     let tree = commit.tree().map_err(|e| e.to_string())?;
     let entry = tree.lookup_entry_by_path(dir).map_err(|e| e.to_string())?;
     Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
+}
+
+/// Refs under `prefix` with the object they point to, without peeling
+/// (tags are peeled later, on a cache miss); symbolic refs are skipped.
+fn direct_refs(repo: &gix::Repository, prefix: &str) -> GixResult<Vec<(String, ObjectId)>> {
+    let platform = repo.references().map_err(|e| e.to_string())?;
+    let mut out = Vec::new();
+    for r in platform.prefixed(prefix).map_err(|e| e.to_string())? {
+        let r = r.map_err(|e| e.to_string())?;
+        if let Some(id) = r.target().try_id() {
+            out.push((r.name().as_bstr().to_string(), id.to_owned()));
+        }
+    }
+    Ok(out)
 }
 
 /// The changeset names directly in a directory tree.
@@ -131,6 +150,7 @@ fn label(refname: &str) -> String {
 pub struct Others {
     /// dir tree id → (is base, ref labels)
     trees: Vec<(ObjectId, bool, Vec<String>)>,
+    cache: NameCache,
     pub base_label: Option<String>,
     pub lane_refs: usize,
 }
@@ -158,13 +178,8 @@ impl Others {
         let repo = &ctx.store.repo;
         let dir = ctx.settings.changeset_dir.trim_matches('/');
         let read_refs = |prefix: &str| {
-            ctx.store.list_refs(prefix).map_err(|e| {
-                unreadable(
-                    CHANGESET_UNIQUE,
-                    format!("the refs under {prefix}"),
-                    e.message,
-                )
-            })
+            direct_refs(repo, prefix)
+                .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e))
         };
         let mut wanted: Vec<(String, ObjectId, bool)> = Vec::new();
         let mut base_label = None;
@@ -229,18 +244,11 @@ impl Others {
         }
         let mut by_tree: HashMap<ObjectId, usize> = HashMap::new();
         let mut trees: Vec<(ObjectId, bool, Vec<String>)> = Vec::new();
-        let mut by_commit: HashMap<ObjectId, Option<ObjectId>> = HashMap::new();
+        let mut cache = NameCache::load(repo, dir);
         for (name, commit, is_base) in wanted {
-            let tree = match by_commit.get(&commit) {
-                Some(t) => *t,
-                None => {
-                    let t = dir_tree(repo, commit, dir).map_err(|e| {
-                        unreadable(CHANGESET_UNIQUE, format!("{dir}/ on {}", label(&name)), e)
-                    })?;
-                    by_commit.insert(commit, t);
-                    t
-                }
-            };
+            let tree = cache.dir_tree(repo, commit).map_err(|e| {
+                unreadable(CHANGESET_UNIQUE, format!("{dir}/ on {}", label(&name)), e)
+            })?;
             let Some(tree) = tree else { continue };
             match by_tree.get(&tree) {
                 Some(&i) => {
@@ -255,39 +263,36 @@ impl Others {
         }
         Ok(Others {
             trees,
+            cache,
             base_label,
             lane_refs,
         })
     }
 
     /// For each lowercase target name: the (ref label, name as spelled there, on base?) hits.
-    pub fn find(&self, ctx: &Ctx, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
+    pub fn find(&mut self, ctx: &Ctx, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
         let repo = &ctx.store.repo;
-        let mut hits: BTreeMap<String, Vec<Hit>> = BTreeMap::new();
-        for (tree, is_base, labels) in &self.trees {
-            let t = repo.find_tree(*tree).map_err(|e| {
+        for (tree, _, labels) in &self.trees {
+            self.cache.load_tree(repo, *tree).map_err(|e| {
                 unreadable(
                     CHANGESET_UNIQUE,
                     format!("the changeset directory on {}", labels[0]),
                     e,
                 )
             })?;
-            for entry in t.iter() {
-                let entry = entry.map_err(|e| {
-                    unreadable(
-                        CHANGESET_UNIQUE,
-                        format!("the changeset directory on {}", labels[0]),
-                        e,
-                    )
-                })?;
-                let name = entry.filename();
-                for target in targets {
-                    if name.len() == target.len() && name.eq_ignore_ascii_case(target.as_bytes()) {
-                        let spelled = name.to_str_lossy().into_owned();
-                        let list = hits.entry(target.clone()).or_default();
-                        for l in labels {
-                            list.push((l.clone(), spelled.clone(), *is_base));
-                        }
+        }
+        self.cache.save();
+        let mut hits: BTreeMap<String, Vec<Hit>> = BTreeMap::new();
+        for target in targets {
+            let spellings = self.cache.spellings(target);
+            if spellings.is_empty() {
+                continue;
+            }
+            for (tree, is_base, labels) in &self.trees {
+                if let Some(spelled) = self.cache.has_any(*tree, &spellings) {
+                    let list = hits.entry(target.clone()).or_default();
+                    for l in labels {
+                        list.push((l.clone(), spelled.to_string(), *is_base));
                     }
                 }
             }
@@ -296,20 +301,12 @@ impl Others {
     }
 
     /// Every changeset name (lowercase) on every compared ref: only read to propose a slug.
-    pub fn all_names(&self, ctx: &Ctx) -> Result<HashSet<String>> {
-        let mut out = HashSet::new();
-        for (tree, _, labels) in &self.trees {
-            for n in names_in(&ctx.store.repo, *tree).map_err(|e| {
-                unreadable(
-                    CHANGESET_UNIQUE,
-                    format!("the changeset directory on {}", labels[0]),
-                    e,
-                )
-            })? {
-                out.insert(n.to_ascii_lowercase());
-            }
-        }
-        Ok(out)
+    pub fn all_names(&self) -> HashSet<String> {
+        self.trees
+            .iter()
+            .flat_map(|(tree, _, _)| self.cache.names_of(*tree))
+            .map(|n| n.to_ascii_lowercase())
+            .collect()
     }
 
     fn describe_where(&self) -> String {
@@ -383,7 +380,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
     }
     let dir = ctx.settings.changeset_dir.trim_matches('/');
     let reserved = Reserved::load(ctx)?;
-    let others = Others::collect(ctx, scope)?;
+    let mut others = Others::collect(ctx, scope)?;
     let targets: Vec<String> = input.added.iter().map(|n| n.to_ascii_lowercase()).collect();
     let hits = others.find(ctx, &targets)?;
 
@@ -449,7 +446,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
         return Ok(());
     }
 
-    let mut taken = others.all_names(ctx)?;
+    let mut taken = others.all_names();
     taken.extend(input.present.iter().map(|n| n.to_ascii_lowercase()));
     let feature = scope.own_feature;
     for (name, why) in problems {

@@ -13,6 +13,7 @@
 //! spawns no git process.
 
 pub mod attribution;
+pub mod cache;
 pub mod changeset;
 pub mod fenced;
 pub mod plan_file;

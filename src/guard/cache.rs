@@ -25,12 +25,42 @@ pub struct NameCache {
     /// Changeset names, exact spelling; bitmaps index into this table.
     names: Vec<String>,
     /// exact name → index; built on the first miss only.
-    index: Option<HashMap<String, usize>>,
+    index: Option<HashMap<String, usize, FxBuild>>,
     trees: HashMap<ObjectId, Vec<u64>>,
     commits: HashMap<ObjectId, Option<ObjectId>>,
     used_trees: Vec<ObjectId>,
     used_commits: HashSet<ObjectId>,
     changed: bool,
+    /// The name indices of the last tree read, in tree order.
+    last_order: Vec<usize>,
+}
+
+/// A fast non-cryptographic hasher (the rustc "Fx" hash) for the name
+/// table: building a cache hashes every name of every lane's directory.
+#[derive(Default, Clone, Copy)]
+struct FxBuild;
+
+struct Fx(u64);
+
+impl std::hash::BuildHasher for FxBuild {
+    type Hasher = Fx;
+    fn build_hasher(&self) -> Fx {
+        Fx(0)
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
 }
 
 fn parse_id(s: &str) -> Option<ObjectId> {
@@ -60,6 +90,7 @@ impl NameCache {
             used_trees: Vec::new(),
             used_commits: HashSet::new(),
             changed: false,
+            last_order: Vec::new(),
         }
     }
 
@@ -138,11 +169,9 @@ impl NameCache {
     fn add_name(&mut self, name: &str) -> usize {
         let names = &self.names;
         let index = self.index.get_or_insert_with(|| {
-            names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| (n.clone(), i))
-                .collect()
+            let mut m = HashMap::with_capacity_and_hasher(names.len() * 2, FxBuild);
+            m.extend(names.iter().enumerate().map(|(i, n)| (n.clone(), i)));
+            m
         });
         if let Some(&i) = index.get(name) {
             return i;
@@ -180,6 +209,11 @@ impl NameCache {
         let t = repo.find_tree(tree).map_err(|e| e.to_string())?;
         let mut bits: Vec<u64> = Vec::new();
         let mut cacheable = true;
+        // Lane directories mostly repeat the previous one's names in the
+        // same (sorted) order: walk along it and hash only what differs.
+        let previous = std::mem::take(&mut self.last_order);
+        let mut cursor = 0;
+        let mut order = Vec::with_capacity(previous.len() + 4);
         for entry in t.iter() {
             let entry = entry.map_err(|e| e.to_string())?;
             if entry.mode().is_tree() {
@@ -191,14 +225,22 @@ impl NameCache {
             if !is_changeset_name(name) {
                 continue;
             }
-            if name.contains(['\n', '\r']) {
+            if name.bytes().any(|b| b == b'\n' || b == b'\r') {
                 cacheable = false;
             }
-            let i = self.add_name(name);
+            while cursor < previous.len() && self.names[previous[cursor]].as_str() < name {
+                cursor += 1;
+            }
+            let i = match previous.get(cursor) {
+                Some(&p) if self.names[p] == name => p,
+                _ => self.add_name(name),
+            };
+            order.push(i);
             if !has_bit(&bits, i) {
                 flip(&mut bits, i);
             }
         }
+        self.last_order = order;
         if cacheable {
             self.used_trees.push(tree);
             self.changed = true;
@@ -258,23 +300,44 @@ impl NameCache {
         if !self.changed && unused <= self.used_trees.len() {
             return;
         }
-        let mut live: Vec<usize> = Vec::new();
-        let mut seen = HashSet::new();
+        let mut union: Vec<u64> = Vec::new();
         for t in &self.used_trees {
             if let Some(bits) = self.trees.get(t) {
-                for i in 0..self.names.len() {
-                    if has_bit(bits, i) && seen.insert(i) {
-                        live.push(i);
-                    }
+                if union.len() < bits.len() {
+                    union.resize(bits.len(), 0);
+                }
+                for (u, b) in union.iter_mut().zip(bits) {
+                    *u |= b;
                 }
             }
         }
+        let mut live: Vec<usize> = Vec::new();
+        for (w, word) in union.iter().enumerate() {
+            let mut x = *word;
+            while x != 0 {
+                live.push(w * 64 + x.trailing_zeros() as usize);
+                x &= x - 1;
+            }
+        }
         live.sort_unstable();
-        let remap: HashMap<usize, usize> = live.iter().enumerate().map(|(n, &o)| (o, n)).collect();
-        let compact = |bits: &Vec<u64>| {
+        // Usually every name is live and the bitmaps are kept as they are.
+        let identity = live.len() == self.names.len();
+        let remap: Vec<usize> = if identity {
+            Vec::new()
+        } else {
+            let mut r = vec![usize::MAX; self.names.len()];
+            for (new, &old) in live.iter().enumerate() {
+                r[old] = new;
+            }
+            r
+        };
+        let compact = |bits: &Vec<u64>| -> Vec<u64> {
+            if identity {
+                return bits.clone();
+            }
             let mut out = vec![0u64; live.len().div_ceil(64)];
-            for (old, new) in &remap {
-                if has_bit(bits, *old) {
+            for (old, &new) in remap.iter().enumerate() {
+                if new != usize::MAX && has_bit(bits, old) {
                     out[new / 64] |= 1 << (new % 64);
                 }
             }
@@ -299,10 +362,16 @@ impl NameCache {
                 continue;
             };
             let bits = compact(bits);
-            let diff: Vec<String> = (0..live.len())
-                .filter(|&i| has_bit(&bits, i) != has_bit(&reference, i))
-                .map(|i| i.to_string())
-                .collect();
+            let mut diff: Vec<String> = Vec::new();
+            for w in 0..bits.len().max(reference.len()) {
+                let mut x =
+                    bits.get(w).copied().unwrap_or(0) ^ reference.get(w).copied().unwrap_or(0);
+                while x != 0 {
+                    let b = x.trailing_zeros() as usize;
+                    diff.push((w * 64 + b).to_string());
+                    x &= x - 1;
+                }
+            }
             out.push_str(&format!("t {t} {}\n", diff.join(",")));
         }
         let mut commits: Vec<&ObjectId> = self.used_commits.iter().collect();

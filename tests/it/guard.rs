@@ -193,6 +193,19 @@ fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit(
         &["Remote-Thing.md"],
         &["origin/feat/x (as remote-thing.md)"],
     );
+    // The name cache is only a cache: garbage in it changes no verdict.
+    let cache = a.join(".git/swarm/changeset-names.cache");
+    assert!(cache.exists(), "the guard kept no cache");
+    env.write(
+        &cache,
+        "git-swarm changeset-name-cache v2\ndir .changeset\nt zz\n",
+    );
+    refused(
+        &env,
+        &mine,
+        &["other-thing.md"],
+        &["lane branch feat/other"],
+    );
     // A reserved bot name.
     refused(
         &env,

@@ -655,29 +655,22 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
         );
     }
     for s in &states {
-        let head = s
-            .head
-            .as_deref()
-            .map(|h| h[..12].to_string())
-            .unwrap_or_else(|| "-".into());
-        let counts = match (s.ahead, s.behind) {
-            (Some(a), Some(b)) => format!("+{a} -{b} vs {}", s.base),
-            _ => format!("vs {}", s.base),
-        };
-        text.push_str(&format!(
-            "{}  plan {}  owner {}  {} @ {}  {}{}\n",
-            s.feature,
-            s.plan,
-            s.owner,
-            s.branch,
-            head,
-            counts,
-            if s.state == ACTIVE {
-                String::new()
-            } else {
-                format!("  ({})", s.state)
-            }
-        ));
+        let mut line = format!(
+            "{}  plan {}  owner {}  {}",
+            s.feature, s.plan, s.owner, s.branch
+        );
+        if let Some(h) = &s.head {
+            line.push_str(&format!(" @ {}", &h[..12]));
+        }
+        match (s.ahead, s.behind) {
+            (Some(a), Some(b)) => line.push_str(&format!("  +{a} -{b} vs {}", s.base)),
+            _ => line.push_str(&format!("  from {}", s.base)),
+        }
+        if s.state != ACTIVE {
+            line.push_str(&format!("  ({})", s.state));
+        }
+        text.push_str(&line);
+        text.push('\n');
         let where_ = match s.worktree.as_str() {
             "missing" => " (directory missing)",
             "elsewhere" => " (in another clone)",

@@ -249,14 +249,20 @@ fn journal_plan(
     let tree = store.commit_tree(expected)?;
     let id = commit_with_message(store, tree, &[expected], actor, message)?;
     let summary = message.lines().next().unwrap_or("");
-    store.cas(
-        &plan::plan_ref(plan),
-        Some(expected),
-        Some(id),
-        actor,
-        summary,
-    )?;
-    Ok(id)
+    let refname = plan::plan_ref(plan);
+    // A concurrent writer holding the ref's lock (it has not moved the ref
+    // yet) makes the update fail without a lost race: retry the same
+    // compare-and-swap briefly; once the other write lands it is CAS_FAILED.
+    let mut attempt = 0;
+    loop {
+        match store.cas(&refname, Some(expected), Some(id), actor, summary) {
+            Err(e) if e.code == "GIT_FAILED" && attempt < 10 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+            }
+            other => return other.map(|_| id),
+        }
+    }
 }
 
 pub struct NewLane<'a> {
@@ -359,7 +365,26 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     crate::init::ensure_excludes(ctx)?;
 
     let git = Git::new(&main);
-    git.worktree_add(&path, &branch, &base_commit.to_string())?;
+    // Concurrent `git worktree add`s can trip over each other's half-made
+    // metadata before creating anything; such a failure is retried.
+    let mut attempt = 0;
+    loop {
+        match git.worktree_add(&path, &branch, &base_commit.to_string()) {
+            Ok(()) => break,
+            Err(_)
+                if attempt < 3
+                    && !path.exists()
+                    && ctx
+                        .store
+                        .ref_target(&format!("refs/heads/{branch}"))?
+                        .is_none() =>
+            {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+            }
+            Err(e) => return Err(e),
+        }
+    }
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let rollback = |git: &Git| {
         let _ = git.worktree_remove(&path);

@@ -495,3 +495,41 @@ fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
     let subject = env.git(b, &["log", "-1", "--format=%s", "refs/swarm/plans/auth"]);
     assert_eq!(subject, "done");
 }
+
+#[test]
+fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(|| env.swarm(&repo, &["lane", "new", "left", "--plan", "auth"]));
+        let hb = s.spawn(|| env.swarm(&repo, &["lane", "new", "right", "--plan", "auth"]));
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    let (winner, loser, loser_run) = match (ra.code, rb.code) {
+        (0, _) => ("left", "right", &rb),
+        (_, 0) => ("right", "left", &ra),
+        _ => panic!("neither lane started:\n{ra:#?}\n{rb:#?}"),
+    };
+    // The loser was refused up front or lost the compare-and-swap on the plan.
+    assert!(
+        (loser_run.code == 1 && loser_run.stderr.contains("error[PLAN_HAS_EXECUTOR]"))
+            || (loser_run.code == 3 && loser_run.stderr.contains("error[CAS_FAILED]")),
+        "{loser_run:#?}"
+    );
+    assert!(repo.join("_swarm-worktrees").join(winner).is_dir());
+    assert!(!repo.join("_swarm-worktrees").join(loser).exists());
+    assert!(
+        env.git_run(&repo, &["rev-parse", "--verify", &format!("feat/{loser}")])
+            .code
+            != 0
+    );
+    // No active record for the loser (a record it wrote was rolled back).
+    let lanes = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    let active: Vec<&str> = lanes["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["feature"].as_str().unwrap())
+        .collect();
+    assert_eq!(active, vec![winner]);
+}

@@ -267,4 +267,40 @@ pub const CODES: &[(&str, Class, &str)] = &[
         Class::Env,
         "verify: GitHub's answer was unusable (malformed JSON, missing head SHA, endless pages)",
     ),
+    // lanes, reports and guards
+    (
+        "PLAN_HAS_EXECUTOR",
+        Class::Check,
+        "lane new: the plan already has an active lane (one executor per plan)",
+    ),
+    (
+        "LANE_EXISTS",
+        Class::Usage,
+        "lane new: the lane, its branch feat/<feature> or its worktree directory already exists",
+    ),
+    (
+        "LANE_DIRTY",
+        Class::Check,
+        "lane rm: the lane's worktree has uncommitted changes or unsaved plan edits (--force discards them)",
+    ),
+    (
+        "LANE_UNMERGED",
+        Class::Check,
+        "lane rm: the lane's branch has commits not merged into its base (--keep-branch or --force)",
+    ),
+    (
+        "LANE_ELSEWHERE",
+        Class::Check,
+        "lane rm: the lane's worktree is in another clone (--force marks the record removed)",
+    ),
+    (
+        "GUARD_FAILED",
+        Class::Check,
+        "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",
+    ),
+    (
+        "GUARD_ERROR",
+        Class::Env,
+        "a guard could not read what it needs, so it failed closed (nothing passes unchecked)",
+    ),
 ];

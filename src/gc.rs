@@ -26,7 +26,9 @@ const PARENTS_PER_COMMIT: usize = 200;
 /// `swarm.gcAge`, default 14 days.
 pub fn configured_age(store: &Store) -> Result<jiff::SignedDuration> {
     match store.config("swarm.gcAge") {
-        Some(text) => crate::clock::parse_duration(&text).map_err(|e| e.hint("fix `git config swarm.gcAge`")),
+        Some(text) => {
+            crate::clock::parse_duration(&text).map_err(|e| e.hint("fix `git config swarm.gcAge`"))
+        }
         None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
     }
 }

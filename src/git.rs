@@ -361,6 +361,80 @@ impl Git {
         .hint("check the remote URL and your network, or pass --offline"))
     }
 
+    /// `git worktree add -b <branch> <path> <start>`: a new branch in a new worktree.
+    pub fn worktree_add(&self, path: &Path, branch: &str, start: &str) -> Result<()> {
+        let path = path.to_string_lossy();
+        self.run([
+            "worktree",
+            "add",
+            "--quiet",
+            "--no-track",
+            "-b",
+            branch,
+            path.as_ref(),
+            start,
+        ])
+        .map(|_| ())
+    }
+
+    /// `git worktree remove --force <path>`: callers check for uncommitted
+    /// work themselves (ignoring the untracked plan file) before calling.
+    pub fn worktree_remove(&self, path: &Path) -> Result<()> {
+        let path = path.to_string_lossy();
+        self.run(["worktree", "remove", "--force", path.as_ref()])
+            .map(|_| ())
+    }
+
+    /// Forget worktrees whose directory is gone.
+    pub fn worktree_prune(&self) -> Result<()> {
+        self.run(["worktree", "prune"]).map(|_| ())
+    }
+
+    /// The worktrees git knows, main worktree first (`git worktree list --porcelain`).
+    pub fn worktree_paths(&self) -> Result<Vec<PathBuf>> {
+        let out = self.run(["worktree", "list", "--porcelain", "-z"])?;
+        Ok(out
+            .split('\0')
+            .filter_map(|l| l.strip_prefix("worktree "))
+            .map(PathBuf::from)
+            .collect())
+    }
+
+    /// Delete a local branch whatever its merge state (callers decide that).
+    pub fn branch_delete(&self, branch: &str) -> Result<()> {
+        self.run(["branch", "--quiet", "-D", branch]).map(|_| ())
+    }
+
+    /// (ahead, behind): commits in `head` not in `base`, and in `base` not in `head`.
+    pub fn ahead_behind(&self, base: &str, head: &str) -> Result<(u64, u64)> {
+        let out = self.run([
+            "rev-list",
+            "--left-right",
+            "--count",
+            &format!("{base}...{head}"),
+        ])?;
+        let mut it = out
+            .split_whitespace()
+            .map(|n| n.parse::<u64>().unwrap_or(0));
+        let behind = it.next().unwrap_or(0);
+        let ahead = it.next().unwrap_or(0);
+        Ok((ahead, behind))
+    }
+
+    /// Commits given by rev-list arguments (e.g. `A..B`, or `B --not --remotes=origin`), oldest first.
+    pub fn rev_list(&self, args: &[&str]) -> Result<Vec<String>> {
+        let mut all = vec!["rev-list", "--reverse"];
+        all.extend_from_slice(args);
+        all.push("--");
+        Ok(self
+            .run(&all)?
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .map(str::to_string)
+            .collect())
+    }
+
     /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;

@@ -90,7 +90,7 @@ fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
     Ok(changed)
 }
 
-fn ensure_excludes(ctx: &Ctx) -> Result<Vec<String>> {
+pub fn ensure_excludes(ctx: &Ctx) -> Result<Vec<String>> {
     let path = ctx.store.common_dir().join("info").join("exclude");
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
     let wanted = [

@@ -1,1 +1,1136 @@
-//! Lanes: one worktree and branch `feat/<feature>` per feature, recorded in `refs/swarm/lanes/<feature>`; lane reports journalled in the plan.
+//! Lanes: one worktree and branch `feat/<feature>` per feature, recorded in
+//! `refs/swarm/lanes/<feature>` (`lane.yaml`), and lane reports journalled in
+//! the plan. A plan has at most one active lane (its executor); starting a
+//! lane journals `lane-started` on the plan with a compare-and-swap, so two
+//! lanes racing for one plan cannot both win. Removing a lane never deletes
+//! unmerged or uncommitted work without `--force`, and leaves the record in
+//! place with a final `lane-removed` commit (state `removed`) so its history
+//! stays readable.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use serde::{Deserialize, Serialize};
+
+use crate::clock::rfc3339;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::git::Git;
+use crate::names;
+use crate::output::Output;
+use crate::plan::{self, Plan};
+use crate::store::record::{self, Extra};
+use crate::store::{short, Event, Store};
+
+pub const SCHEMA: &str = "swarm-lane/v1";
+pub const RECORD_FILE: &str = "lane.yaml";
+pub const ACTIVE: &str = "active";
+pub const REMOVED: &str = "removed";
+
+pub fn lane_ref(feature: &str) -> String {
+    format!("refs/swarm/lanes/{feature}")
+}
+
+pub fn branch_of(feature: &str) -> String {
+    format!("feat/{feature}")
+}
+
+/// `lane.yaml`. Field names `plan`, `owner`, `branch`, `state` and `path`
+/// are read by `status` and by `Ctx::lane_here`; keep them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LaneRecord {
+    pub schema: String,
+    pub feature: String,
+    pub plan: String,
+    pub owner: String,
+    pub branch: String,
+    /// Absolute path of the lane's worktree, on the machine that created it.
+    pub path: String,
+    /// The base as named when the lane started (`main`, `origin/main`, a rev).
+    pub base: String,
+    /// The commit the branch started from.
+    #[serde(default)]
+    pub base_commit: String,
+    /// `active` or `removed`.
+    pub state: String,
+    #[serde(default)]
+    pub created_at: String,
+    #[serde(default)]
+    pub created_by: String,
+    #[serde(default)]
+    pub updated_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub removed_by: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_report: Option<LastReport>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LastReport {
+    /// `plan-ready`, `pr-open`, `blocked`, `handoff` or `done`.
+    pub kind: String,
+    /// The vocabulary line, e.g. `PR open https://…`.
+    pub text: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<String>,
+    #[serde(default)]
+    pub at: String,
+    #[serde(default)]
+    pub by: String,
+    /// The plan journal commit that carries the report.
+    #[serde(default)]
+    pub commit: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl LaneRecord {
+    pub fn is_active(&self) -> bool {
+        self.state == ACTIVE
+    }
+}
+
+/// One lane as read from its ref.
+#[derive(Debug, Clone)]
+pub struct Lane {
+    pub feature: String,
+    pub record: LaneRecord,
+    pub commit: ObjectId,
+}
+
+fn parse(feature: &str, bytes: &[u8]) -> Result<LaneRecord> {
+    record::parse(
+        bytes,
+        "swarm-lane",
+        &format!("{}:{RECORD_FILE}", lane_ref(feature)),
+    )
+}
+
+pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
+    let Some(rec) = store.read(&lane_ref(feature))? else {
+        return Ok(None);
+    };
+    let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
+        )
+    })?;
+    Ok(Some(Lane {
+        feature: feature.to_string(),
+        record: parse(feature, bytes)?,
+        commit: rec.commit,
+    }))
+}
+
+/// Every lane record, sorted by feature.
+pub fn all(store: &Store) -> Result<Vec<Lane>> {
+    let mut out = Vec::new();
+    for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
+        let feature = refname.trim_start_matches("refs/swarm/lanes/");
+        if let Some(lane) = load(store, feature)? {
+            out.push(lane);
+        }
+    }
+    Ok(out)
+}
+
+fn require(store: &Store, feature: &str) -> Result<Lane> {
+    names::validate_name("feature", feature)?;
+    load(store, feature)?.ok_or_else(|| {
+        Error::usage("NOT_FOUND", format!("lane '{feature}' does not exist"))
+            .hint("list lanes with `git swarm lane list`")
+    })
+}
+
+fn files(record: &LaneRecord) -> Result<BTreeMap<String, Vec<u8>>> {
+    let mut files = BTreeMap::new();
+    files.insert(RECORD_FILE.to_string(), record::to_yaml(record)?);
+    Ok(files)
+}
+
+/// The base a new lane starts from when `--base` is not given:
+/// `swarm.base`, else the remote's default branch, else `main`.
+pub fn default_base(ctx: &Ctx) -> String {
+    if let Some(base) = &ctx.settings.base {
+        return base.clone();
+    }
+    if let Some(remote) = ctx.settings.remote.as_deref() {
+        let head = format!("refs/remotes/{remote}/HEAD");
+        if let Ok(Some(r)) = ctx.store.repo.try_find_reference(head.as_str()) {
+            if let Some(name) = r.target().try_name() {
+                let name = name.as_bstr().to_string();
+                if let Some(short) = name.strip_prefix("refs/remotes/") {
+                    return short.to_string();
+                }
+                return name;
+            }
+        }
+    }
+    "main".to_string()
+}
+
+fn resolve(git: &Git, rev: &str) -> Result<Option<ObjectId>> {
+    Ok(git
+        .rev_parse(rev)?
+        .and_then(|s| ObjectId::from_hex(s.as_bytes()).ok()))
+}
+
+/// The main worktree's root: lanes live under it, whichever worktree we run in.
+pub fn main_worktree(store: &Store) -> Result<PathBuf> {
+    store
+        .git
+        .worktree_paths()?
+        .into_iter()
+        .next()
+        .ok_or_else(|| Error::env("GIT_FAILED", "`git worktree list` named no worktree"))
+}
+
+fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
+    let root = Path::new(&ctx.settings.worktree_root);
+    let root = if root.is_absolute() {
+        root.to_path_buf()
+    } else {
+        main.join(root)
+    };
+    root.join(feature)
+}
+
+/// Write a commit with a free-form message (reports carry a body line) as the actor.
+fn commit_with_message(
+    store: &Store,
+    tree: ObjectId,
+    parents: &[ObjectId],
+    actor: &str,
+    message: &str,
+) -> Result<ObjectId> {
+    let email = if actor.contains('@') {
+        actor.to_string()
+    } else {
+        format!("{actor}@git-swarm.invalid")
+    };
+    let sig = gix::actor::Signature {
+        name: actor.into(),
+        email: email.into(),
+        time: gix::date::Time {
+            seconds: store.clock.now().as_second(),
+            offset: 0,
+        },
+    };
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parents.iter().copied().collect(),
+        author: sig.clone(),
+        committer: sig,
+        encoding: None,
+        message: message.into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(store
+        .repo
+        .write_object(&commit)
+        .map_err(|e| Error::gix("could not write a journal commit", e))?
+        .detach())
+}
+
+/// Append an entry to the plan's journal: a commit with the same tree.
+fn journal_plan(
+    store: &Store,
+    plan: &str,
+    expected: ObjectId,
+    actor: &str,
+    message: &str,
+) -> Result<ObjectId> {
+    let tree = store.commit_tree(expected)?;
+    let id = commit_with_message(store, tree, &[expected], actor, message)?;
+    let summary = message.lines().next().unwrap_or("");
+    let refname = plan::plan_ref(plan);
+    // A concurrent writer holding the ref's lock (it has not moved the ref
+    // yet) makes the update fail without a lost race: retry the same
+    // compare-and-swap briefly; once the other write lands it is CAS_FAILED.
+    let mut attempt = 0;
+    loop {
+        match store.cas(&refname, Some(expected), Some(id), actor, summary) {
+            Err(e) if e.code == "GIT_FAILED" && attempt < 10 => {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
+            }
+            other => return other.map(|_| id),
+        }
+    }
+}
+
+pub struct NewLane<'a> {
+    pub feature: &'a str,
+    pub plan: Option<&'a str>,
+    pub base: Option<&'a str>,
+    pub owner: Option<&'a str>,
+}
+
+/// The active lane of `plan` other than `feature`, if any.
+fn executor_of<'a>(lanes: &'a [Lane], plan: &str) -> Option<&'a Lane> {
+    lanes
+        .iter()
+        .find(|l| l.record.is_active() && l.record.plan == plan)
+}
+
+/// `lane new`
+pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
+    names::validate_name("feature", args.feature)?;
+    let feature = args.feature;
+    let plan_name = match args.plan {
+        Some(p) => p.to_string(),
+        None => plan::infer(ctx)?,
+    };
+    // Read the plan head before scanning lanes: the CAS on it at the end is
+    // what makes "one executor per plan" hold against a concurrent lane new.
+    let plan = plan::require(&ctx.store, &plan_name)?;
+    let actor = ctx.actor()?;
+    let owner = args
+        .owner
+        .map(str::to_string)
+        .unwrap_or_else(|| actor.clone());
+    names::validate_address(&owner)?;
+
+    let lanes = all(&ctx.store)?;
+    let previous = lanes.iter().find(|l| l.feature == feature);
+    if let Some(prev) = previous.filter(|l| l.record.is_active()) {
+        return Err(Error::usage(
+            "LANE_EXISTS",
+            format!(
+                "lane '{feature}' is already active (plan {}, owner {}, {})",
+                prev.record.plan, prev.record.owner, prev.record.path
+            ),
+        )
+        .hint("pick another feature name, or `git swarm lane rm` the existing lane first"));
+    }
+    if let Some(exec) = executor_of(&lanes, &plan_name) {
+        return Err(Error::check(
+            "PLAN_HAS_EXECUTOR",
+            format!(
+                "plan '{plan_name}' already has an executor: lane '{}' (owner {}, branch {}, {})",
+                exec.feature, exec.record.owner, exec.record.branch, exec.record.path
+            ),
+        )
+        .hint("one executor per plan: continue in that lane, or take it over with `git swarm handoff` / `git swarm accept`")
+        .hint(format!(
+            "if that lane is finished, remove it first: `git swarm lane rm {}` (or `git swarm lane prune`)",
+            exec.feature
+        ))
+        .hint("for parallel work, make a child plan: `git swarm plan new <name> --parent <plan>`")
+        .with_detail(serde_json::json!({
+            "plan": plan_name,
+            "lane": exec.feature,
+            "owner": exec.record.owner,
+            "path": exec.record.path,
+        })));
+    }
+
+    let branch = branch_of(feature);
+    if ctx
+        .store
+        .ref_target(&format!("refs/heads/{branch}"))?
+        .is_some()
+    {
+        return Err(Error::usage(
+            "LANE_EXISTS",
+            format!("branch {branch} already exists"),
+        )
+        .hint(format!(
+            "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
+        )));
+    }
+    let base = args
+        .base
+        .map(str::to_string)
+        .unwrap_or_else(|| default_base(ctx));
+    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+        Error::usage("NOT_FOUND", format!("base '{base}' does not name a commit"))
+            .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
+    })?;
+    let main = main_worktree(&ctx.store)?;
+    let path = lane_path(ctx, &main, feature);
+    if path.exists() {
+        return Err(
+            Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
+                .hint("move it away, or pick another feature name"),
+        );
+    }
+    // Keep the plan file and the lanes directory out of `git status`.
+    crate::init::ensure_excludes(ctx)?;
+
+    let git = Git::new(&main);
+    // Concurrent `git worktree add`s can trip over each other's half-made
+    // metadata before creating anything; such a failure is retried.
+    let mut attempt = 0;
+    loop {
+        match git.worktree_add(&path, &branch, &base_commit.to_string()) {
+            Ok(()) => break,
+            Err(_)
+                if attempt < 3
+                    && !path.exists()
+                    && ctx
+                        .store
+                        .ref_target(&format!("refs/heads/{branch}"))?
+                        .is_none() =>
+            {
+                attempt += 1;
+                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    let path = std::fs::canonicalize(&path).unwrap_or(path);
+    let rollback = |git: &Git| {
+        let _ = git.worktree_remove(&path);
+        let _ = git.branch_delete(&branch);
+    };
+
+    let plan_file = path.join(&ctx.settings.plan_file);
+    let wrote_plan = if plan.text.is_some() {
+        match plan::write_plan_file(&ctx.store, &plan, &plan_file, false) {
+            Ok(w) => w,
+            Err(e) => {
+                rollback(&git);
+                return Err(e);
+            }
+        }
+    } else {
+        false
+    };
+
+    let now = rfc3339(ctx.store.clock.now());
+    let (expected, extra, last_report) = match previous {
+        Some(p) => (
+            Some(p.commit),
+            p.record.extra.clone(),
+            p.record.last_report.clone(),
+        ),
+        None => (None, Extra::new(), None),
+    };
+    let record = LaneRecord {
+        schema: SCHEMA.into(),
+        feature: feature.into(),
+        plan: plan_name.clone(),
+        owner: owner.clone(),
+        branch: branch.clone(),
+        path: path.display().to_string(),
+        base: base.clone(),
+        base_commit: base_commit.to_string(),
+        state: ACTIVE.into(),
+        created_at: now.clone(),
+        created_by: actor.clone(),
+        updated_at: now,
+        removed_at: None,
+        removed_by: None,
+        last_report,
+        extra,
+    };
+    let summary = format!("lane {feature}: started on {branch} from {base} for plan {plan_name}");
+    let event = Event::new("lane-started", &actor, summary.clone())
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Plan", plan_name.as_str());
+    let record_files = match files(&record) {
+        Ok(f) => f,
+        Err(e) => {
+            rollback(&git);
+            return Err(e);
+        }
+    };
+    let lane_commit = match ctx
+        .store
+        .write(&lane_ref(feature), expected, &record_files, &event)
+    {
+        Ok(id) => id,
+        Err(e) => {
+            rollback(&git);
+            return Err(e);
+        }
+    };
+    let claim = Event::new("lane-started", &actor, summary).trailer("Swarm-Lane", feature);
+    if let Err(e) = journal_plan(
+        &ctx.store,
+        &plan_name,
+        plan.head.commit,
+        &actor,
+        &claim.message(),
+    ) {
+        let _ = ctx.store.cas(
+            &lane_ref(feature),
+            Some(lane_commit),
+            expected,
+            &actor,
+            "lane start rolled back",
+        );
+        rollback(&git);
+        if e.code == "CAS_FAILED" {
+            return Err(Error::race(
+                "CAS_FAILED",
+                format!("plan '{plan_name}' changed while lane '{feature}' was starting (another lane may have started); nothing was kept"),
+            )
+            .hint("run `git swarm lane list`, then try again"));
+        }
+        return Err(e);
+    }
+
+    let json = serde_json::json!({
+        "feature": feature,
+        "plan": plan_name,
+        "owner": owner,
+        "branch": branch,
+        "path": record.path,
+        "base": base,
+        "base_commit": base_commit.to_string(),
+        "plan_file": wrote_plan.then(|| plan_file.display().to_string()),
+        "record": lane_commit.to_string(),
+    });
+    let mut text = format!(
+        "started lane {feature} for plan {plan_name}: worktree {} on {branch} from {base} ({})\n",
+        record.path,
+        short(base_commit)
+    );
+    if wrote_plan {
+        text.push_str(&format!(
+            "{} checked out there, untracked (save edits with `git swarm plan save`)\n",
+            ctx.settings.plan_file
+        ));
+    }
+    text.push_str(&format!("cd {}\n", record.path));
+    Ok(Output::new(json, text))
+}
+
+/// How a lane's branch relates to its base.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Merged {
+    /// The branch head is an ancestor of the base, and has commits of its own.
+    Ancestry,
+    /// A `verify` verdict note on the branch head says merged (squash, rebase).
+    Verdict,
+    /// The branch has no commit since the lane started.
+    Empty,
+    /// The branch has work the base does not have.
+    No,
+    /// The local branch is gone.
+    BranchMissing,
+}
+
+impl Merged {
+    pub fn is_merged(self) -> bool {
+        matches!(self, Merged::Ancestry | Merged::Verdict)
+    }
+    /// Removing the branch loses no commit.
+    pub fn loses_nothing(self) -> bool {
+        !matches!(self, Merged::No)
+    }
+}
+
+/// A recorded verdict: a JSON note `{"kind": "verdict", "state": "merged", …}` on `head`.
+pub fn has_merged_verdict(store: &Store, head: ObjectId) -> Result<bool> {
+    Ok(store.note_objects(head)?.iter().any(|n| {
+        n.get("kind").and_then(|k| k.as_str()) == Some("verdict")
+            && n.get("state").and_then(|s| s.as_str()) == Some("merged")
+    }))
+}
+
+/// Where a lane stands in this clone.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneState {
+    pub feature: String,
+    pub plan: String,
+    pub owner: String,
+    pub branch: String,
+    pub path: String,
+    pub base: String,
+    pub state: String,
+    /// `present`, `missing` (registered here, directory gone) or `elsewhere` (another clone's lane).
+    pub worktree: String,
+    pub head: Option<String>,
+    pub ahead: Option<u64>,
+    pub behind: Option<u64>,
+    pub dirty: Vec<String>,
+    /// The plan file in the worktree has edits the plan ref does not have.
+    pub plan_unsaved: bool,
+    pub merged: Option<Merged>,
+    pub last_report: Option<LastReport>,
+    #[serde(skip)]
+    head_id: Option<ObjectId>,
+}
+
+impl LaneState {
+    fn is_local(&self) -> bool {
+        self.worktree != "elsewhere"
+    }
+    fn is_dirty(&self) -> bool {
+        !self.dirty.is_empty() || self.plan_unsaved
+    }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
+    let r = &lane.record;
+    let path = PathBuf::from(&r.path);
+    let registered = worktrees.iter().any(|w| same_path(w, &path));
+    let worktree = if !r.is_active() {
+        "removed"
+    } else if registered && path.is_dir() {
+        "present"
+    } else if registered {
+        "missing"
+    } else {
+        "elsewhere"
+    };
+    let mut st = LaneState {
+        feature: lane.feature.clone(),
+        plan: r.plan.clone(),
+        owner: r.owner.clone(),
+        branch: r.branch.clone(),
+        path: r.path.clone(),
+        base: r.base.clone(),
+        state: r.state.clone(),
+        worktree: worktree.to_string(),
+        head: None,
+        ahead: None,
+        behind: None,
+        dirty: Vec::new(),
+        plan_unsaved: false,
+        merged: None,
+        last_report: r.last_report.clone(),
+        head_id: None,
+    };
+    if !r.is_active() || worktree == "elsewhere" {
+        return Ok(st);
+    }
+    let git = &ctx.store.git;
+    let head = ctx.store.ref_target(&format!("refs/heads/{}", r.branch))?;
+    st.head_id = head;
+    st.head = head.map(|h| h.to_string());
+    let base = resolve(git, &r.base)?;
+    if let (Some(h), Some(b)) = (head, base) {
+        let (ahead, behind) = git.ahead_behind(&b.to_string(), &h.to_string())?;
+        st.ahead = Some(ahead);
+        st.behind = Some(behind);
+    }
+    st.merged = Some(match head {
+        None => Merged::BranchMissing,
+        Some(h) => {
+            if has_merged_verdict(&ctx.store, h)? {
+                Merged::Verdict
+            } else if base.is_some_and(|b| ctx.store.is_ancestor(h, b).unwrap_or(false)) {
+                if ObjectId::from_hex(r.base_commit.as_bytes()).ok() == Some(h) {
+                    Merged::Empty
+                } else {
+                    Merged::Ancestry
+                }
+            } else {
+                Merged::No
+            }
+        }
+    });
+    if worktree == "present" {
+        let plan_file = ctx.settings.plan_file.trim_start_matches('/');
+        st.dirty = Git::new(&path)
+            .dirty_paths()?
+            .into_iter()
+            .filter(|p| p != plan_file)
+            .collect();
+        st.plan_unsaved = plan_file_unsaved(&ctx.store, &r.plan, &path.join(plan_file))?;
+    }
+    Ok(st)
+}
+
+/// The worktree's plan file has text that no saved version of the plan has.
+fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool> {
+    let Ok(content) = std::fs::read(file) else {
+        return Ok(false);
+    };
+    let Some(plan) = plan::load(store, plan_name)? else {
+        return Ok(true);
+    };
+    Ok(!plan::is_saved_version(store, &plan, &content)?)
+}
+
+/// `lane list`
+pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
+    let worktrees = ctx.store.git.worktree_paths()?;
+    let mut states = Vec::new();
+    let mut removed = 0;
+    for lane in all(&ctx.store)? {
+        if !lane.record.is_active() && !include_removed {
+            removed += 1;
+            continue;
+        }
+        states.push(inspect(ctx, &lane, &worktrees)?);
+    }
+    let mut text = String::new();
+    if states.is_empty() {
+        text.push_str(
+            "no active lanes: start one with `git swarm lane new <feature> --plan <plan>`\n",
+        );
+    }
+    for s in &states {
+        let mut line = format!(
+            "{}  plan {}  owner {}  {}",
+            s.feature, s.plan, s.owner, s.branch
+        );
+        if let Some(h) = &s.head {
+            line.push_str(&format!(" @ {}", &h[..12]));
+        }
+        match (s.ahead, s.behind) {
+            (Some(a), Some(b)) => line.push_str(&format!("  +{a} -{b} vs {}", s.base)),
+            _ => line.push_str(&format!("  from {}", s.base)),
+        }
+        if s.state != ACTIVE {
+            line.push_str(&format!("  ({})", s.state));
+        }
+        text.push_str(&line);
+        text.push('\n');
+        let where_ = match s.worktree.as_str() {
+            "missing" => " (directory missing)",
+            "elsewhere" => " (in another clone)",
+            _ => "",
+        };
+        text.push_str(&format!("  path    {}{where_}\n", s.path));
+        if s.worktree == "present" {
+            let mut dirty = s.dirty.join(", ");
+            if s.plan_unsaved {
+                if !dirty.is_empty() {
+                    dirty.push_str(", ");
+                }
+                dirty.push_str("unsaved plan edits");
+            }
+            if dirty.is_empty() {
+                dirty = "clean".into();
+            }
+            text.push_str(&format!("  dirty   {dirty}\n"));
+        }
+        if let Some(r) = &s.last_report {
+            let cap = r
+                .capacity
+                .as_deref()
+                .map(|c| format!("  capacity={c}"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "  report  {}{cap}  ({}, {})\n",
+                r.text, r.by, r.at
+            ));
+        }
+    }
+    if removed > 0 {
+        text.push_str(&format!(
+            "({removed} removed lane(s) not shown: `git swarm lane list --all`)\n"
+        ));
+    }
+    Ok(Output::new(serde_json::json!({ "lanes": states }), text))
+}
+
+struct Removal {
+    worktree_removed: bool,
+    branch_deleted: bool,
+    record: ObjectId,
+}
+
+fn remove(
+    ctx: &Ctx,
+    lane: &Lane,
+    st: &LaneState,
+    keep_branch: bool,
+    actor: &str,
+    why: &str,
+) -> Result<Removal> {
+    let main = main_worktree(&ctx.store)?;
+    let git = Git::new(&main);
+    let path = PathBuf::from(&st.path);
+    let mut worktree_removed = false;
+    match st.worktree.as_str() {
+        "present" => {
+            git.worktree_remove(&path)?;
+            worktree_removed = true;
+        }
+        "missing" => git.worktree_prune()?,
+        _ => {}
+    }
+    let mut branch_deleted = false;
+    if !keep_branch && st.is_local() && st.head.is_some() {
+        git.branch_delete(&st.branch)?;
+        branch_deleted = true;
+    }
+    let now = rfc3339(ctx.store.clock.now());
+    let mut record = lane.record.clone();
+    record.state = REMOVED.into();
+    record.updated_at = now.clone();
+    record.removed_at = Some(now);
+    record.removed_by = Some(actor.to_string());
+    let event = Event::new(
+        "lane-removed",
+        actor,
+        format!("lane {}: removed ({why})", lane.feature),
+    )
+    .trailer("Swarm-Lane", lane.feature.as_str());
+    let id = ctx.store.write(
+        &lane_ref(&lane.feature),
+        Some(lane.commit),
+        &files(&record)?,
+        &event,
+    )?;
+    Ok(Removal {
+        worktree_removed,
+        branch_deleted,
+        record: id,
+    })
+}
+
+fn cwd_inside(path: &Path) -> bool {
+    let (Ok(cwd), Ok(p)) = (
+        std::env::current_dir().and_then(std::fs::canonicalize),
+        std::fs::canonicalize(path),
+    ) else {
+        return false;
+    };
+    cwd.starts_with(p)
+}
+
+/// `lane rm`
+pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
+    let lane = require(&ctx.store, feature)?;
+    if !lane.record.is_active() {
+        return Err(Error::usage(
+            "NOT_FOUND",
+            format!(
+                "lane '{feature}' was already removed ({})",
+                lane.record.removed_at.as_deref().unwrap_or("earlier")
+            ),
+        )
+        .hint("`git log refs/swarm/lanes/<feature>` shows its history"));
+    }
+    let actor = ctx.actor()?;
+    let worktrees = ctx.store.git.worktree_paths()?;
+    let st = inspect(ctx, &lane, &worktrees)?;
+    if st.worktree == "present" && cwd_inside(Path::new(&st.path)) {
+        return Err(Error::usage(
+            "USAGE",
+            format!("you are inside lane {feature}'s worktree, which this would delete"),
+        )
+        .hint("run it from the main worktree (or any other directory of the repository)"));
+    }
+    if !force {
+        if !st.is_local() {
+            return Err(Error::check(
+                "LANE_ELSEWHERE",
+                format!(
+                    "lane '{feature}' has its worktree in another clone ({}); nothing of it is here to check",
+                    st.path
+                ),
+            )
+            .hint("remove it from the clone that has it, or pass --force to mark the record removed (nothing on disk is touched)"));
+        }
+        if st.is_dirty() {
+            let mut what = st.dirty.clone();
+            if st.plan_unsaved {
+                what.push(format!(
+                    "{} (edits not saved in the plan)",
+                    ctx.settings.plan_file
+                ));
+            }
+            return Err(Error::check(
+                "LANE_DIRTY",
+                format!(
+                    "lane '{feature}' has uncommitted work in {}: {}",
+                    st.path,
+                    what.join(", ")
+                ),
+            )
+            .hint("commit or stash it (save plan edits with `git swarm plan save`), or pass --force to discard it")
+            .with_detail(serde_json::json!({ "dirty": st.dirty, "plan_unsaved": st.plan_unsaved })));
+        }
+        if !keep_branch && !st.merged.is_none_or(Merged::loses_nothing) {
+            return Err(Error::check(
+                "LANE_UNMERGED",
+                format!(
+                    "branch {} of lane '{feature}' has {} commit(s) not merged into {}",
+                    st.branch,
+                    st.ahead.map_or("some".to_string(), |a| a.to_string()),
+                    st.base
+                ),
+            )
+            .hint("merge it first (or record a merged verdict with `git swarm verify lane`)")
+            .hint("keep the branch with --keep-branch, or delete it anyway with --force"));
+        }
+    }
+    let why = if force { "forced" } else { "by request" };
+    let done = remove(ctx, &lane, &st, keep_branch, &actor, why)?;
+    let mut text = format!("removed lane {feature}");
+    if done.worktree_removed {
+        text.push_str(&format!(": worktree {} deleted", st.path));
+    }
+    if done.branch_deleted {
+        text.push_str(&format!(
+            ", branch {} deleted (was {})",
+            st.branch,
+            st.head.as_deref().map(|h| &h[..12]).unwrap_or("-")
+        ));
+    } else if st.head.is_some() && st.is_local() {
+        text.push_str(&format!(", branch {} kept", st.branch));
+    }
+    text.push_str(&format!(
+        "\nthe record stays in {} (state: removed)\n",
+        lane_ref(feature)
+    ));
+    Ok(Output::new(
+        serde_json::json!({
+            "feature": feature,
+            "worktree_removed": done.worktree_removed,
+            "branch_deleted": done.branch_deleted,
+            "branch_head": st.head,
+            "record": done.record.to_string(),
+            "forced": force,
+        }),
+        text,
+    ))
+}
+
+/// `lane prune`: remove this clone's lanes whose branch is merged into the
+/// base (ancestry, or a recorded merged verdict) and whose worktree is clean.
+pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
+    let worktrees = ctx.store.git.worktree_paths()?;
+    let actor = if dry_run { String::new() } else { ctx.actor()? };
+    let mut removed = Vec::new();
+    let mut kept = Vec::new();
+    let mut text = String::new();
+    for lane in all(&ctx.store)? {
+        if !lane.record.is_active() {
+            continue;
+        }
+        let st = inspect(ctx, &lane, &worktrees)?;
+        let keep_reason = if !st.is_local() {
+            Some("its worktree is in another clone".to_string())
+        } else {
+            match st.merged {
+                Some(Merged::No) => Some(format!("not merged into {}", st.base)),
+                Some(Merged::Empty) => Some("no commits yet".to_string()),
+                Some(Merged::BranchMissing) | None => Some(format!(
+                    "branch {} is missing (`git swarm lane rm {}` if its work is done)",
+                    st.branch, st.feature
+                )),
+                Some(Merged::Ancestry | Merged::Verdict) if st.is_dirty() => {
+                    Some("merged, but the worktree has uncommitted changes".to_string())
+                }
+                Some(Merged::Ancestry | Merged::Verdict) => None,
+            }
+        };
+        if let Some(reason) = keep_reason {
+            text.push_str(&format!("kept     {}: {reason}\n", st.feature));
+            kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }));
+            continue;
+        }
+        if st.worktree == "present" && cwd_inside(Path::new(&st.path)) {
+            let reason = "you are inside its worktree".to_string();
+            text.push_str(&format!("kept     {}: {reason}\n", st.feature));
+            kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }));
+            continue;
+        }
+        let how = match st.merged {
+            Some(Merged::Verdict) => "merged (verified)",
+            _ => "merged",
+        };
+        if dry_run {
+            text.push_str(&format!("would remove {}: {how}\n", st.feature));
+        } else {
+            remove(ctx, &lane, &st, false, &actor, how)?;
+            text.push_str(&format!("removed  {}: {how}\n", st.feature));
+        }
+        removed
+            .push(serde_json::json!({ "feature": st.feature, "why": how, "branch_head": st.head }));
+    }
+    if removed.is_empty() && kept.is_empty() {
+        text.push_str("no active lanes\n");
+    }
+    Ok(Output::new(
+        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept }),
+        text,
+    ))
+}
+
+/// A lane report, in the fixed vocabulary.
+#[derive(Debug, Clone)]
+pub enum ReportKind {
+    PlanReady,
+    PrOpen(String),
+    Blocked { class: String, what: String },
+    Handoff(String),
+    Done,
+}
+
+impl ReportKind {
+    pub fn slug(&self) -> &'static str {
+        match self {
+            ReportKind::PlanReady => "plan-ready",
+            ReportKind::PrOpen(_) => "pr-open",
+            ReportKind::Blocked { .. } => "blocked",
+            ReportKind::Handoff(_) => "handoff",
+            ReportKind::Done => "done",
+        }
+    }
+    pub fn line(&self) -> String {
+        match self {
+            ReportKind::PlanReady => "plan ready".into(),
+            ReportKind::PrOpen(url) => format!("PR open {url}"),
+            ReportKind::Blocked { class, what } => format!("blocked {class} {what}"),
+            ReportKind::Handoff(packet) => format!("handoff {packet}"),
+            ReportKind::Done => "done".into(),
+        }
+    }
+    fn validate(&self) -> Result<()> {
+        let one_line = |what: &str, v: &str| {
+            if v.trim().is_empty() || v.contains('\n') || v.contains('\r') {
+                Err(Error::usage(
+                    "USAGE",
+                    format!("report {}: {what} must be one non-empty line", self.slug()),
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        let one_word = |what: &str, v: &str| {
+            one_line(what, v)?;
+            if v.split_whitespace().count() != 1 {
+                return Err(Error::usage(
+                    "USAGE",
+                    format!("report {}: {what} must be one word, got '{v}'", self.slug()),
+                ));
+            }
+            Ok(())
+        };
+        match self {
+            ReportKind::PrOpen(url) => one_word("the URL", url),
+            ReportKind::Blocked { class, what } => {
+                one_word("the class", class)?;
+                one_line("what it needs", what)
+            }
+            ReportKind::Handoff(packet) => one_word("the packet", packet),
+            ReportKind::PlanReady | ReportKind::Done => Ok(()),
+        }
+    }
+}
+
+/// Normalise `--capacity`: `ok 64% @work1` or `capacity=ok 64% @work1`;
+/// the first word is the capacity state.
+pub fn parse_capacity(text: &str) -> Result<String> {
+    let t = text.trim();
+    let t = t.strip_prefix("capacity=").unwrap_or(t).trim();
+    let state = t.split_whitespace().next().unwrap_or("");
+    if t.contains('\n') || !matches!(state, "ok" | "low" | "critical" | "unknown") {
+        return Err(Error::usage(
+            "USAGE",
+            format!(
+                "--capacity '{}' does not start with ok, low, critical or unknown",
+                text.escape_debug()
+            ),
+        )
+        .hint(
+            "e.g. --capacity \"ok 64% @work1\" (without the kit, say \"unknown\", never \"ok\")",
+        ));
+    }
+    Ok(t.to_string())
+}
+
+/// `report`: journal a lane report in the plan (event `lane-report`, trailer
+/// `Swarm-Lane`) and keep it as the lane's `last_report`.
+pub fn report(
+    ctx: &Ctx,
+    lane_flag: Option<&str>,
+    kind: ReportKind,
+    capacity: Option<&str>,
+) -> Result<Output> {
+    kind.validate()?;
+    let capacity = capacity.map(parse_capacity).transpose()?;
+    let feature = match lane_flag {
+        Some(f) => f.to_string(),
+        None => ctx.lane_here().map(|(f, _)| f).ok_or_else(|| {
+            Error::usage(
+                "USAGE",
+                "which lane is reporting? you are not in a lane worktree",
+            )
+            .hint("pass --lane <feature>, or run it inside the lane's worktree")
+        })?,
+    };
+    let lane = require(&ctx.store, &feature)?;
+    if !lane.record.is_active() {
+        return Err(Error::usage(
+            "NOT_FOUND",
+            format!("lane '{feature}' was removed; it cannot report"),
+        ));
+    }
+    let actor = ctx.actor()?;
+    let plan_name = lane.record.plan.clone();
+    let plan: Plan = plan::require(&ctx.store, &plan_name)?;
+    let line = kind.line();
+    let mut message = format!("{line}\n\n");
+    if let Some(c) = &capacity {
+        message.push_str(&format!("capacity={c}\n\n"));
+    }
+    message.push_str(&format!(
+        "Swarm-Event: lane-report\nSwarm-Actor: {actor}\nSwarm-Lane: {feature}\nSwarm-Report: {}\n",
+        kind.slug()
+    ));
+    if let Some(c) = &capacity {
+        message.push_str(&format!("Swarm-Capacity: {c}\n"));
+    }
+    let journal = journal_plan(&ctx.store, &plan_name, plan.head.commit, &actor, &message)?;
+
+    let now = rfc3339(ctx.store.clock.now());
+    let mut record = lane.record.clone();
+    record.last_report = Some(LastReport {
+        kind: kind.slug().into(),
+        text: line.clone(),
+        capacity: capacity.clone(),
+        at: now.clone(),
+        by: actor.clone(),
+        commit: journal.to_string(),
+        extra: Extra::new(),
+    });
+    record.updated_at = now;
+    let event = Event::new("lane-report", &actor, format!("lane {feature}: {line}"))
+        .trailer("Swarm-Lane", feature.as_str());
+    // The plan journal is the report; a lane record that moved meanwhile
+    // only misses its `last_report` convenience copy.
+    let mut warnings = Vec::new();
+    if let Err(e) = ctx.store.write(
+        &lane_ref(&feature),
+        Some(lane.commit),
+        &files(&record)?,
+        &event,
+    ) {
+        warnings.push(format!(
+            "the lane record's last_report was not updated: {}",
+            e.message
+        ));
+    }
+    let mut text = format!("lane {feature} → plan {plan_name}: {line}\n");
+    if let Some(c) = &capacity {
+        text.push_str(&format!("capacity={c}\n"));
+    }
+    Ok(Output::new(
+        serde_json::json!({
+            "lane": feature,
+            "plan": plan_name,
+            "kind": kind.slug(),
+            "text": line,
+            "capacity": capacity,
+            "commit": journal.to_string(),
+            "warnings": warnings,
+        }),
+        text,
+    ))
+}

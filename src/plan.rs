@@ -437,7 +437,7 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     Ok(true)
 }
 
-fn is_saved_version(store: &Store, plan: &Plan, content: &[u8]) -> Result<bool> {
+pub fn is_saved_version(store: &Store, plan: &Plan, content: &[u8]) -> Result<bool> {
     let walk = store.journal(plan.head.commit, None)?;
     for entry in walk {
         let id = gix::ObjectId::from_hex(entry.commit.as_bytes())

@@ -2,9 +2,10 @@
 
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
+use git_swarm::lane::{self, ReportKind};
 use git_swarm::output::Output;
 
-use super::{not_yet, Global};
+use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum LaneCmd {
@@ -23,7 +24,11 @@ pub enum LaneCmd {
         owner: Option<String>,
     },
     /// List lanes with branch, head, ahead/behind, dirty paths and last report.
-    List,
+    List {
+        /// Also show removed lanes.
+        #[arg(long)]
+        all: bool,
+    },
     /// Remove a lane's worktree, branch and record.
     Rm {
         feature: String,
@@ -34,7 +39,8 @@ pub enum LaneCmd {
         #[arg(long)]
         keep_branch: bool,
     },
-    /// Remove lanes whose branch is merged into the base.
+    /// Remove this clone's lanes whose branch is merged into the base
+    /// (ancestry, or a recorded merged verdict) and whose worktree is clean.
     Prune {
         /// Only say what would be removed.
         #[arg(long)]
@@ -61,22 +67,63 @@ pub enum ReportWhat {
     /// A pull request is open.
     PrOpen { url: String },
     /// Blocked: the escalation class and what it needs.
-    Blocked { class: String, what: String },
+    Blocked {
+        /// The escalation class (one word).
+        class: String,
+        /// What it needs (the rest of the line).
+        #[arg(required = true, num_args = 1..)]
+        what: Vec<String>,
+    },
     /// The lane wrote a handoff packet.
     Handoff { packet: String },
     /// The lane's work is done.
     Done,
 }
 
-pub fn run(_g: &Global, cmd: LaneCmd) -> Result<Output> {
+pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
+    let ctx = g.ctx()?;
     match cmd {
-        LaneCmd::New { .. } => Err(not_yet("lane new")),
-        LaneCmd::List => Err(not_yet("lane list")),
-        LaneCmd::Rm { .. } => Err(not_yet("lane rm")),
-        LaneCmd::Prune { .. } => Err(not_yet("lane prune")),
+        LaneCmd::New {
+            feature,
+            plan,
+            base,
+            owner,
+        } => lane::new(
+            &ctx,
+            lane::NewLane {
+                feature: &feature,
+                plan: plan.as_deref(),
+                base: base.as_deref(),
+                owner: owner.as_deref(),
+            },
+        ),
+        LaneCmd::List { all } => lane::list(&ctx, all),
+        LaneCmd::Rm {
+            feature,
+            force,
+            keep_branch,
+        } => lane::rm(&ctx, &feature, force, keep_branch),
+        LaneCmd::Prune { dry_run } => lane::prune(&ctx, dry_run),
     }
 }
 
-pub fn report(_g: &Global, _a: ReportArgs) -> Result<Output> {
-    Err(not_yet("report"))
+pub fn report(g: &Global, a: ReportArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    let kind = match a.what {
+        ReportWhat::PlanReady => ReportKind::PlanReady,
+        ReportWhat::PrOpen { url } => ReportKind::PrOpen(url),
+        ReportWhat::Blocked { class, what } => ReportKind::Blocked {
+            class,
+            what: what.join(" "),
+        },
+        ReportWhat::Handoff { packet } => ReportKind::Handoff(packet),
+        ReportWhat::Done => ReportKind::Done,
+    };
+    let out = lane::report(&ctx, a.lane.as_deref(), kind, a.capacity.as_deref())?;
+    if let Some(warnings) = out.json["warnings"].as_array() {
+        for w in warnings.iter().filter_map(|w| w.as_str()) {
+            eprintln!("warning: {w}");
+        }
+    }
+    Ok(out)
 }

@@ -149,11 +149,3 @@ pub fn emit(out: &mut impl Write, text: &str) {
         }
     }
 }
-
-/// Stand-in for a command whose capability has not landed yet.
-pub fn not_yet(what: &str) -> Error {
-    Error::env(
-        "NOT_IMPLEMENTED",
-        format!("`git swarm {what}` is not available in this build"),
-    )
-}

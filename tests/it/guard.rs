@@ -1,1 +1,574 @@
-//! Tests for the guard capability.
+//! The guards as a user meets them: real `git commit` / `git push` running
+//! the hooks `git swarm init` installed, `git swarm check` for CI, lane
+//! worktrees, temporary indexes, and the pre-commit framework.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::{Run, TestEnv};
+
+fn head(env: &TestEnv, dir: &Path) -> String {
+    env.git(dir, &["rev-parse", "HEAD"])
+}
+
+fn commit(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
+    let mut all = vec!["commit"];
+    all.extend_from_slice(args);
+    env.git_run(dir, &all)
+}
+
+/// A repository with the hooks installed by `git swarm init`.
+fn guarded_repo(env: &TestEnv) -> PathBuf {
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["init"]).ok();
+    repo
+}
+
+#[test]
+fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
+    let env = TestEnv::new();
+    let repo = guarded_repo(&env);
+    let before = head(&env, &repo);
+    let refs_before = env.all_refs(&repo);
+    env.write(&repo.join("PLAN.md"), "# my plan\n");
+    env.git(&repo, &["add", "-f", "PLAN.md"]);
+
+    let run = commit(&env, &repo, &["-m", "add the plan"]).code(1);
+    assert!(run.stderr.contains("error[GUARD_FAILED]"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("[plan-untracked] PLAN.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains("fix: git rm --cached PLAN.md"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(head(&env, &repo), before, "the branch moved");
+    assert_eq!(env.all_refs(&repo), refs_before);
+
+    // check --staged says the same, with the violation in --json.
+    let out = env
+        .swarm(&repo, &["check", "--staged", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(out["error"]["code"], "GUARD_FAILED");
+    let v = &out["error"]["detail"]["violations"][0];
+    assert_eq!(v["guard"], "plan-untracked");
+    assert_eq!(v["subject"], "PLAN.md");
+
+    // Committed anyway with --no-verify: CI's check --range catches it.
+    commit(
+        &env,
+        &repo,
+        &["--quiet", "--no-verify", "-m", "sneak the plan in"],
+    )
+    .ok();
+    let sneak = head(&env, &repo);
+    let run = env
+        .swarm(&repo, &["check", "--range", &format!("{before}..HEAD")])
+        .err(1, "GUARD_FAILED")
+        .stderr_has("[plan-untracked] PLAN.md")
+        .stderr_has(&sneak[..12]);
+    assert!(run.stderr.contains("adds the plan file"), "{}", run.stderr);
+
+    // Modifying the tracked plan file is refused too.
+    env.write(&repo.join("PLAN.md"), "# my plan, v2\n");
+    env.git(&repo, &["add", "PLAN.md"]);
+    commit(&env, &repo, &["-m", "edit the plan"])
+        .code(1)
+        .stderr_has("staged (modified)");
+    assert_eq!(head(&env, &repo), sneak);
+
+    // Untracking it is the fix: that commit passes, and so does its range.
+    env.git(&repo, &["rm", "--quiet", "--cached", "PLAN.md"]);
+    commit(&env, &repo, &["--quiet", "-m", "untrack the plan"]).ok();
+    assert!(repo.join("PLAN.md").exists());
+    env.swarm(&repo, &["check", "--range", &format!("{sneak}..HEAD")])
+        .ok()
+        .stdout_has("ok: 1 commit(s)");
+}
+
+/// Stage `names` under .changeset/ in `dir`, try to commit, and assert the
+/// refusal mentions each needle; then unstage and delete them again.
+fn refused(env: &TestEnv, dir: &Path, names: &[&str], needles: &[&str]) {
+    let before = head(env, dir);
+    for n in names {
+        env.write(&dir.join(".changeset").join(n), &format!("{n}\n"));
+        env.git(dir, &["add", &format!(".changeset/{n}")]);
+    }
+    let run = commit(env, dir, &["-m", "add a changeset"]).code(1);
+    assert!(run.stderr.contains("[changeset-unique]"), "{}", run.stderr);
+    for needle in needles {
+        assert!(
+            run.stderr.contains(needle),
+            "lacks {needle:?}:\n{}",
+            run.stderr
+        );
+    }
+    assert_eq!(head(env, dir), before, "the branch moved");
+    for n in names {
+        env.git(
+            dir,
+            &["rm", "--quiet", "--cached", &format!(".changeset/{n}")],
+        );
+        std::fs::remove_file(dir.join(".changeset").join(n)).unwrap();
+    }
+}
+
+fn changeset_names(env: &TestEnv, dir: &Path, rev: &str) -> Vec<String> {
+    env.git(
+        dir,
+        &["ls-tree", "--name-only", &format!("{rev}:.changeset")],
+    )
+    .lines()
+    .map(|l| l.to_ascii_lowercase())
+    .collect()
+}
+
+#[test]
+fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    // main has a changeset and the changeset README.
+    env.write(&b.join(".changeset/README.md"), "changesets\n");
+    env.write(&b.join(".changeset/fix-auth.md"), "fix auth\n");
+    env.git(b, &["add", ".changeset"]);
+    commit(&env, b, &["--quiet", "-m", "changesets"]).ok();
+    env.git(b, &["push", "--quiet", "origin", "main"]);
+    env.git(a, &["pull", "--quiet", "--ff-only"]);
+
+    env.swarm(a, &["plan", "new", "login"]).ok();
+    env.swarm(a, &["plan", "new", "other"]).ok();
+    env.swarm(a, &["lane", "new", "mine", "--plan", "login"])
+        .ok();
+    env.swarm(a, &["lane", "new", "other", "--plan", "other"])
+        .ok();
+    let mine = a.join("_swarm-worktrees/mine");
+    let other = a.join("_swarm-worktrees/other");
+    // Another local lane branch has other-thing.md.
+    env.write(&other.join(".changeset/other-thing.md"), "x\n");
+    env.git(&other, &["add", ".changeset/other-thing.md"]);
+    commit(&env, &other, &["--quiet", "-m", "other thing"]).ok();
+    // A lane branch that exists only on the remote has remote-thing.md.
+    env.git(b, &["checkout", "--quiet", "-b", "feat/x"]);
+    env.write(&b.join(".changeset/remote-thing.md"), "y\n");
+    env.git(b, &["add", ".changeset/remote-thing.md"]);
+    commit(&env, b, &["--quiet", "-m", "remote thing"]).ok();
+    env.git(b, &["push", "--quiet", "origin", "feat/x"]);
+    // main gains shared.md after alice's lane started.
+    env.git(b, &["checkout", "--quiet", "main"]);
+    env.write(&b.join(".changeset/shared.md"), "z\n");
+    env.git(b, &["add", ".changeset/shared.md"]);
+    commit(&env, b, &["--quiet", "-m", "shared"]).ok();
+    env.git(b, &["push", "--quiet", "origin", "main"]);
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    assert!(env.refs(a, "refs/heads/feat/x").is_empty());
+    assert_eq!(env.refs(a, "refs/remotes/origin/feat/x").len(), 1);
+
+    // Like one on the base (origin/main, the lane's base), even in another case.
+    refused(
+        &env,
+        &mine,
+        &["shared.md"],
+        &[".changeset/shared.md", "base branch origin/main"],
+    );
+    refused(
+        &env,
+        &mine,
+        &["Fix-Auth.md"],
+        &["differs only in case", "origin/main"],
+    );
+    // Like one on another lane's branch: local, or only on the remote.
+    refused(
+        &env,
+        &mine,
+        &["other-thing.md"],
+        &["lane branch feat/other"],
+    );
+    refused(
+        &env,
+        &mine,
+        &["Remote-Thing.md"],
+        &["origin/feat/x (as remote-thing.md)"],
+    );
+    // The name cache is only a cache: garbage in it changes no verdict.
+    let cache = a.join(".git/swarm/changeset-names.cache");
+    assert!(cache.exists(), "the guard kept no cache");
+    env.write(
+        &cache,
+        "git-swarm changeset-name-cache v2\ndir .changeset\nt zz\n",
+    );
+    refused(
+        &env,
+        &mine,
+        &["other-thing.md"],
+        &["lane branch feat/other"],
+    );
+    // A reserved bot name.
+    refused(
+        &env,
+        &mine,
+        &["pr-147-review.md"],
+        &["reserved pattern `pr-<N>-review.md`"],
+    );
+    // Two new ones in one commit that differ only in case.
+    refused(
+        &env,
+        &mine,
+        &["new-one.md", "NEW-ONE.md"],
+        &["added in the same commit"],
+    );
+
+    // A unique name passes, and the lane's own changesets are not "another lane".
+    env.write(&mine.join(".changeset/mine-login.md"), "mine\n");
+    env.git(&mine, &["add", ".changeset/mine-login.md"]);
+    commit(&env, &mine, &["--quiet", "-m", "my changeset"]).ok();
+    env.git(&mine, &["push", "--quiet", "origin", "feat/mine"]);
+    env.write(&mine.join(".changeset/mine-logout.md"), "mine\n");
+    env.git(&mine, &["add", ".changeset/mine-logout.md"]);
+    commit(&env, &mine, &["--quiet", "-m", "another changeset"]).ok();
+
+    // The proposed slug is free everywhere it was checked: renaming to it passes.
+    env.write(&mine.join(".changeset/shared.md"), "again\n");
+    env.git(&mine, &["add", ".changeset/shared.md"]);
+    let out = env
+        .swarm(&mine, &["check", "--staged", "--json"])
+        .code(1)
+        .json();
+    let v = &out["error"]["detail"]["violations"][0];
+    assert_eq!(v["subject"], ".changeset/shared.md");
+    let proposed = v["proposed"].as_str().unwrap().to_string();
+    assert!(
+        proposed.ends_with(".md") && proposed != "shared.md",
+        "{proposed}"
+    );
+    for rev in ["origin/main", "feat/other", "origin/feat/x", "HEAD"] {
+        assert!(
+            !changeset_names(&env, a, rev).contains(&proposed.to_ascii_lowercase()),
+            "{proposed} exists on {rev}"
+        );
+    }
+    assert!(v["fix"].as_str().unwrap().contains(&format!(
+        "git mv .changeset/shared.md .changeset/{proposed}"
+    )));
+    env.git(
+        &mine,
+        &[
+            "mv",
+            ".changeset/shared.md",
+            &format!(".changeset/{proposed}"),
+        ],
+    );
+    commit(&env, &mine, &["--quiet", "-m", "renamed changeset"]).ok();
+    assert!(changeset_names(&env, &mine, "HEAD").contains(&proposed.to_ascii_lowercase()));
+
+    // CI: the range check finds a duplicate committed with --no-verify.
+    env.write(&mine.join(".changeset/other-thing.md"), "dup\n");
+    env.git(&mine, &["add", ".changeset/other-thing.md"]);
+    commit(&env, &mine, &["--quiet", "--no-verify", "-m", "dup"]).ok();
+    env.swarm(&mine, &["check", "--range", "origin/main..HEAD"])
+        .err(1, "GUARD_FAILED")
+        .stderr_has("[changeset-unique] .changeset/other-thing.md")
+        .stderr_has("feat/other");
+}
+
+#[test]
+fn ai_attribution_is_blocked_stripped_or_allowed() {
+    let env = TestEnv::new();
+    let repo = guarded_repo(&env);
+    let claude = "Co-authored-by: Claude <noreply@anthropic.com>";
+    let footer = "🤖 Generated with [Claude Code](https://claude.com/claude-code)";
+    let human = "Co-authored-by: Jane Doe <jane@example.com>";
+    let mut n = 0;
+    let mut stage = |env: &TestEnv| {
+        n += 1;
+        env.write(&repo.join(format!("f{n}.txt")), "x\n");
+        env.git(&repo, &["add", "."]);
+    };
+    let message = |env: &TestEnv| env.git(&repo, &["log", "-1", "--format=%B"]);
+
+    // block (the default)
+    stage(&env);
+    let before = head(&env, &repo);
+    commit(&env, &repo, &["-m", &format!("Add one\n\n{claude}")])
+        .code(1)
+        .stderr_has("[attribution] commit message line 3: Co-authored-by: Claude");
+    commit(
+        &env,
+        &repo,
+        &["-m", &format!("Add one\n\nBody.\n\n{footer}")],
+    )
+    .code(1)
+    .stderr_has("Generated with [Claude Code]");
+    assert_eq!(head(&env, &repo), before);
+    commit(
+        &env,
+        &repo,
+        &["--quiet", "-m", &format!("Add one\n\n{human}")],
+    )
+    .ok();
+    assert_eq!(message(&env), format!("Add one\n\n{human}"));
+
+    // strip: the commit lands without the AI lines, the human co-author stays.
+    env.git(&repo, &["config", "swarm.attribution", "strip"]);
+    stage(&env);
+    commit(
+        &env,
+        &repo,
+        &[
+            "-m",
+            &format!("Add two\n\nBody.\n\n{footer}\n\n{human}\n{claude}"),
+        ],
+    )
+    .ok()
+    .stderr_has("removed line");
+    assert_eq!(message(&env), format!("Add two\n\nBody.\n\n{human}"));
+    let stripped = head(&env, &repo);
+
+    // allow: kept as written.
+    env.git(&repo, &["config", "swarm.attribution", "allow"]);
+    stage(&env);
+    commit(
+        &env,
+        &repo,
+        &["--quiet", "-m", &format!("Add three\n\n{claude}")],
+    )
+    .ok();
+    assert_eq!(message(&env), format!("Add three\n\n{claude}"));
+
+    // CI sees the allowed commit once the policy is back to block.
+    env.swarm(&repo, &["check", "--range", &format!("{stripped}..HEAD")])
+        .ok();
+    env.git(&repo, &["config", "swarm.attribution", "block"]);
+    env.swarm(&repo, &["check", "--range", &format!("{stripped}..HEAD")])
+        .err(1, "GUARD_FAILED")
+        .stderr_has("[attribution] message line 3: Co-authored-by: Claude");
+    env.swarm(
+        &repo,
+        &["check", "--range", &format!("{before}..{stripped}")],
+    )
+    .ok();
+
+    // A policy it cannot understand fails closed.
+    env.git(&repo, &["config", "swarm.attribution", "maybe"]);
+    stage(&env);
+    let before = head(&env, &repo);
+    // (git reports any failing hook as exit 1; the hook itself exits 4.)
+    commit(&env, &repo, &["-m", "Add four"])
+        .code(1)
+        .stderr_has("error[GUARD_ERROR]: guard attribution could not read swarm.attribution");
+    assert_eq!(head(&env, &repo), before);
+    env.write(&repo.join("msg.txt"), "Add four\n");
+    env.swarm(&repo, &["hook", "commit-msg", "msg.txt"])
+        .err(4, "GUARD_ERROR");
+}
+
+#[test]
+fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(a, &["add", "x.txt"]);
+    commit(&env, a, &["--quiet", "-m", "x"]).ok();
+    let remote_main = env.git(&remote, &["rev-parse", "main"]);
+
+    let run = env.git_run(a, &["push", "origin", "main"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(
+        run.stderr.contains("[fenced-publish] refs/heads/main"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("git swarm lead push"), "{}", run.stderr);
+    assert_eq!(env.git(&remote, &["rev-parse", "main"]), remote_main);
+
+    // Other refs are not protected.
+    env.git(a, &["push", "--quiet", "origin", "main:refs/heads/feat/y"]);
+    assert_eq!(env.git(&remote, &["rev-parse", "feat/y"]), head(&env, a));
+
+    // git-swarm's own fenced push sets GIT_SWARM_FENCED_PUSH=1.
+    let out = env
+        .command("git", a)
+        .args(["push", "--quiet", "origin", "main"])
+        .env("GIT_SWARM_FENCED_PUSH", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(env.git(&remote, &["rev-parse", "main"]), head(&env, a));
+
+    // pre-push also refuses to publish a commit that adds the plan file.
+    env.git(a, &["checkout", "--quiet", "-b", "feat/z"]);
+    env.write(&a.join("PLAN.md"), "plan\n");
+    env.git(a, &["add", "-f", "PLAN.md"]);
+    commit(&env, a, &["--quiet", "--no-verify", "-m", "plan"]).ok();
+    let run = env.git_run(a, &["push", "origin", "feat/z"]);
+    assert_ne!(run.code, 0);
+    assert!(
+        run.stderr.contains("[plan-untracked] PLAN.md"),
+        "{}",
+        run.stderr
+    );
+    assert!(env.refs(&remote, "refs/heads/feat/z").is_empty());
+}
+
+#[test]
+fn hooks_read_the_index_git_names_inside_a_lane_worktree() {
+    let env = TestEnv::new();
+    let repo = guarded_repo(&env);
+    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    env.swarm(&repo, &["lane", "new", "w", "--plan", "p"]).ok();
+    let wt = repo.join("_swarm-worktrees/w");
+    assert!(wt.join("PLAN.md").exists());
+    env.write(&wt.join("other.txt"), "v1\n");
+    env.git(&wt, &["add", "other.txt"]);
+    commit(&env, &wt, &["--quiet", "-m", "other v1"]).ok();
+
+    // PLAN.md staged in the worktree's index: a plain commit is refused.
+    env.git(&wt, &["add", "-f", "PLAN.md"]);
+    let before = head(&env, &wt);
+    commit(&env, &wt, &["-m", "everything"])
+        .code(1)
+        .stderr_has("[plan-untracked] PLAN.md");
+    // `git commit -- other.txt` commits from a temporary index without PLAN.md: it passes.
+    env.write(&wt.join("other.txt"), "v2\n");
+    commit(
+        &env,
+        &wt,
+        &["--quiet", "-m", "only other", "--", "other.txt"],
+    )
+    .ok();
+    assert_ne!(head(&env, &wt), before);
+    assert_eq!(
+        env.git(&wt, &["show", "--name-only", "--format=", "HEAD"]),
+        "other.txt"
+    );
+    assert_eq!(
+        env.git(&wt, &["diff", "--cached", "--name-only"]),
+        "PLAN.md"
+    );
+    // `git commit -- PLAN.md`: the temporary index has it: refused.
+    let before = head(&env, &wt);
+    commit(&env, &wt, &["-m", "only plan", "--", "PLAN.md"])
+        .code(1)
+        .stderr_has("[plan-untracked] PLAN.md");
+    assert_eq!(head(&env, &wt), before);
+
+    // `git commit -a` stages a modified, tracked PLAN.md in a temporary index
+    // (the worktree's index still matches HEAD): refused.
+    commit(&env, &wt, &["--quiet", "--no-verify", "-m", "sneak"]).ok();
+    let before = head(&env, &wt);
+    env.write(&wt.join("PLAN.md"), "edited\n");
+    commit(&env, &wt, &["-a", "-m", "edit all"])
+        .code(1)
+        .stderr_has("staged (modified)");
+    assert_eq!(head(&env, &wt), before);
+    assert_eq!(env.git(&wt, &["diff", "--cached", "--name-only"]), "");
+}
+
+/// The interpreter that has the pre-commit framework, found with the
+/// caller's own environment (the tests' hermetic HOME hides pyenv shims).
+fn pre_commit_python() -> Option<String> {
+    for python in ["python3", "python"] {
+        let out = std::process::Command::new(python)
+            .args(["-c", "import pre_commit, sys; print(sys.executable)"])
+            .output();
+        if let Ok(out) = out {
+            if out.status.success() {
+                return Some(String::from_utf8_lossy(&out.stdout).trim().to_string());
+            }
+        }
+    }
+    None
+}
+
+#[test]
+fn the_pre_commit_framework_runs_the_guards_from_pre_commit_hooks_yaml() {
+    let Some(python) = pre_commit_python() else {
+        eprintln!("skipping: the pre-commit framework is not importable (python3 -m pip install pre-commit)");
+        return;
+    };
+    let env = TestEnv::new();
+    // A hooks repository holding this checkout's .pre-commit-hooks.yaml.
+    let hooks_repo = env.root().join("hooks-repo");
+    std::fs::create_dir_all(&hooks_repo).unwrap();
+    env.git(&hooks_repo, &["init", "--quiet"]);
+    let manifest = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/.pre-commit-hooks.yaml"
+    ))
+    .unwrap();
+    env.write(&hooks_repo.join(".pre-commit-hooks.yaml"), &manifest);
+    env.git(&hooks_repo, &["add", "."]);
+    env.git(&hooks_repo, &["commit", "--quiet", "-m", "hooks"]);
+    let rev = head(&env, &hooks_repo);
+
+    // A user's repository adopting them, without `git swarm init`.
+    let sample = env.repo("sample");
+    env.write(
+        &sample.join(".pre-commit-config.yaml"),
+        &format!(
+            "repos:\n  - repo: {}\n    rev: {rev}\n    hooks:\n      - id: git-swarm-pre-commit\n      - id: git-swarm-commit-msg\n",
+            hooks_repo.display()
+        ),
+    );
+    env.git(&sample, &["add", ".pre-commit-config.yaml"]);
+    env.git(&sample, &["commit", "--quiet", "-m", "pre-commit config"]);
+    let out = env
+        .command(&python, &sample)
+        .args([
+            "-m",
+            "pre_commit",
+            "install",
+            "--hook-type",
+            "pre-commit",
+            "--hook-type",
+            "commit-msg",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "pre-commit install failed:\n{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let hook = env.read(&sample.join(".git/hooks/pre-commit"));
+    assert!(hook.contains("pre-commit"), "{hook}");
+
+    let before = head(&env, &sample);
+    env.write(&sample.join("PLAN.md"), "# plan\n");
+    env.git(&sample, &["add", "PLAN.md"]);
+    let run = commit(&env, &sample, &["-m", "add the plan"]);
+    assert_ne!(run.code, 0, "{run:?}");
+    let all = format!("{}{}", run.stdout, run.stderr);
+    assert!(all.contains("git-swarm guards"), "{all}");
+    assert!(all.contains("[plan-untracked] PLAN.md"), "{all}");
+    assert_eq!(head(&env, &sample), before);
+
+    // An ordinary commit passes through the framework; AI attribution does not.
+    env.git(&sample, &["rm", "--quiet", "--cached", "PLAN.md"]);
+    std::fs::remove_file(sample.join("PLAN.md")).unwrap();
+    env.write(&sample.join("a.txt"), "a\n");
+    env.git(&sample, &["add", "a.txt"]);
+    let run = commit(
+        &env,
+        &sample,
+        &[
+            "-m",
+            "Add a\n\nCo-authored-by: Claude <noreply@anthropic.com>",
+        ],
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(format!("{}{}", run.stdout, run.stderr).contains("[attribution]"));
+    assert_eq!(head(&env, &sample), before);
+    commit(&env, &sample, &["--quiet", "-m", "Add a"]).ok();
+    assert_ne!(head(&env, &sample), before);
+}

@@ -1,1 +1,535 @@
-//! Tests for the lane capability.
+//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, and lane
+//! records travelling through `sync`.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+
+fn lane_yaml(env: &TestEnv, dir: &Path, feature: &str) -> serde_yaml_ng::Value {
+    let text = env.git(
+        dir,
+        &["show", &format!("refs/swarm/lanes/{feature}:lane.yaml")],
+    );
+    serde_yaml_ng::from_str(&text).unwrap()
+}
+
+fn field(v: &serde_yaml_ng::Value, key: &str) -> String {
+    v.get(key)
+        .and_then(|x| x.as_str())
+        .unwrap_or_else(|| panic!("lane.yaml lacks {key}: {v:?}"))
+        .to_string()
+}
+
+/// A repository with `git swarm init` run and the given plans.
+fn swarm_repo(env: &TestEnv, plans: &[&str]) -> PathBuf {
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["init"]).ok();
+    for p in plans {
+        env.swarm(&repo, &["plan", "new", p]).ok();
+    }
+    repo
+}
+
+fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
+    env.write(&dir.join(name), text);
+    env.git(dir, &["add", name]);
+    env.git(dir, &["commit", "--quiet", "-m", &format!("add {name}")]);
+    env.git(dir, &["rev-parse", "HEAD"])
+}
+
+#[test]
+fn lane_new_makes_worktree_branch_record_and_an_untracked_plan_file() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    let main_head = env.git(&repo, &["rev-parse", "main"]);
+    let out = env
+        .swarm(&repo, &["lane", "new", "login", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    let wt = std::fs::canonicalize(&repo)
+        .unwrap()
+        .join("_swarm-worktrees/login");
+    assert_eq!(out["path"], wt.display().to_string());
+    assert_eq!(out["branch"], "feat/login");
+    assert!(
+        wt.join(".git").is_file(),
+        "not a worktree: {}",
+        wt.display()
+    );
+    assert_eq!(
+        env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "feat/login"
+    );
+    assert_eq!(env.git(&repo, &["rev-parse", "feat/login"]), main_head);
+
+    // The record, readable by plain git.
+    let y = lane_yaml(&env, &repo, "login");
+    assert_eq!(field(&y, "schema"), "swarm-lane/v1");
+    assert_eq!(field(&y, "feature"), "login");
+    assert_eq!(field(&y, "plan"), "auth");
+    assert_eq!(field(&y, "owner"), "alice");
+    assert_eq!(field(&y, "branch"), "feat/login");
+    assert_eq!(field(&y, "path"), wt.display().to_string());
+    assert_eq!(field(&y, "base"), "main");
+    assert_eq!(field(&y, "base_commit"), main_head);
+    assert_eq!(field(&y, "state"), "active");
+
+    // PLAN.md is the plan's text, untracked and invisible to git status.
+    let plan_text = env.git(&repo, &["show", "refs/swarm/plans/auth:PLAN.md"]);
+    assert_eq!(env.read(&wt.join("PLAN.md")).trim_end(), plan_text);
+    assert_eq!(env.git(&wt, &["ls-files", "PLAN.md"]), "");
+    assert_eq!(env.git(&wt, &["status", "--porcelain"]), "");
+    assert_eq!(env.git(&repo, &["status", "--porcelain"]), "");
+
+    // The plan's journal records the start, naming the lane.
+    let msg = env.git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+    );
+    assert!(msg.contains("Swarm-Event: lane-started"), "{msg}");
+    assert!(msg.contains("Swarm-Lane: login"), "{msg}");
+
+    // Identity inside the lane falls back to its owner; status shows the lane.
+    env.swarm(&repo, &["status"])
+        .ok()
+        .stdout_has("lane login on feat/login owner alice (active)");
+
+    // A lane started from inside another worktree still goes under the main worktree.
+    env.swarm(&repo, &["plan", "new", "billing"]).ok();
+    let out = env
+        .swarm(
+            &wt,
+            &["lane", "new", "invoices", "--plan", "billing", "--json"],
+        )
+        .ok()
+        .json();
+    let expected = std::fs::canonicalize(&repo)
+        .unwrap()
+        .join("_swarm-worktrees/invoices");
+    assert_eq!(out["path"], expected.display().to_string());
+    assert!(expected.is_dir());
+}
+
+#[test]
+fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let refs_before = env.all_refs(&repo);
+    let worktrees_before = env.git(&repo, &["worktree", "list"]);
+
+    let run = env
+        .swarm(&repo, &["lane", "new", "signup", "--plan", "auth"])
+        .err(1, "PLAN_HAS_EXECUTOR")
+        .stderr_has("lane 'login'");
+    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    assert_eq!(
+        env.all_refs(&repo),
+        refs_before,
+        "a ref was created or moved"
+    );
+    assert_eq!(env.git(&repo, &["worktree", "list"]), worktrees_before);
+    assert!(!repo.join("_swarm-worktrees/signup").exists());
+    assert!(
+        env.git_run(&repo, &["rev-parse", "--verify", "feat/signup"])
+            .code
+            != 0
+    );
+
+    // The same feature twice is another error, also with nothing created.
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .err(2, "LANE_EXISTS");
+    assert_eq!(env.all_refs(&repo), refs_before);
+
+    // A removed lane no longer counts as the plan's executor.
+    env.swarm(&repo, &["lane", "rm", "login"]).ok();
+    assert_eq!(field(&lane_yaml(&env, &repo, "login"), "state"), "removed");
+    env.swarm(&repo, &["lane", "new", "signup", "--plan", "auth"])
+        .ok();
+    // And a removed feature name can start again, continuing its record's history.
+    env.swarm(&repo, &["plan", "new", "other"]).ok();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "other"])
+        .ok();
+    let log = env.git(&repo, &["log", "--format=%s", "refs/swarm/lanes/login"]);
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(log.lines().nth(1).unwrap().contains("removed"), "{log}");
+}
+
+#[test]
+fn lane_new_with_a_base_that_does_not_exist_creates_nothing() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["lane", "new", "login", "--base", "nope"])
+        .err(2, "NOT_FOUND")
+        .stderr_has("'nope'");
+    assert_eq!(env.all_refs(&repo), before);
+    assert!(!repo.join("_swarm-worktrees/login").exists());
+    // swarm.base is honoured.
+    env.git(&repo, &["branch", "develop"]);
+    env.git(&repo, &["config", "swarm.base", "develop"]);
+    env.swarm(&repo, &["lane", "new", "login"]).ok();
+    assert_eq!(field(&lane_yaml(&env, &repo, "login"), "base"), "develop");
+}
+
+#[test]
+fn lane_rm_refuses_dirty_or_unmerged_work_unless_forced() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth", "billing"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+
+    // Uncommitted work: refused, nothing touched.
+    env.write(&wt.join("wip.txt"), "half done\n");
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(1, "LANE_DIRTY")
+        .stderr_has("wip.txt");
+    assert!(wt.join("wip.txt").exists());
+    assert_eq!(env.all_refs(&repo), before);
+
+    // Committed but unmerged: refused, branch kept.
+    let head = commit_file(&env, &wt, "wip.txt", "half done\n");
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(1, "LANE_UNMERGED")
+        .stderr_has("feat/login");
+    assert!(wt.is_dir());
+    assert_eq!(env.all_refs(&repo), before);
+
+    // Unsaved plan edits count as uncommitted work too.
+    let plan = wt.join("PLAN.md");
+    env.write(&plan, &format!("{}- [ ] new step\n", env.read(&plan)));
+    env.swarm(&repo, &["lane", "rm", "login", "--keep-branch"])
+        .err(1, "LANE_DIRTY")
+        .stderr_has("PLAN.md");
+
+    // --force removes worktree and branch; the record stays, marked removed.
+    let out = env
+        .swarm(&repo, &["lane", "rm", "login", "--force", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["branch_deleted"], true);
+    assert_eq!(out["branch_head"], head.as_str());
+    assert!(!wt.exists());
+    assert!(
+        env.git_run(&repo, &["rev-parse", "--verify", "feat/login"])
+            .code
+            != 0
+    );
+    assert!(!env.git(&repo, &["worktree", "list"]).contains("login"));
+    let y = lane_yaml(&env, &repo, "login");
+    assert_eq!(field(&y, "state"), "removed");
+    let last = env.git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/swarm/lanes/login"],
+    );
+    assert!(last.contains("Swarm-Event: lane-removed"), "{last}");
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(2, "NOT_FOUND");
+
+    // --keep-branch removes an unmerged lane's worktree but keeps its branch.
+    env.swarm(&repo, &["lane", "new", "invoices", "--plan", "billing"])
+        .ok();
+    let wt2 = repo.join("_swarm-worktrees/invoices");
+    let head2 = commit_file(&env, &wt2, "inv.txt", "x\n");
+    env.swarm(&repo, &["lane", "rm", "invoices", "--keep-branch"])
+        .ok()
+        .stdout_has("branch feat/invoices kept");
+    assert!(!wt2.exists());
+    assert_eq!(env.git(&repo, &["rev-parse", "feat/invoices"]), head2);
+}
+
+#[test]
+fn prune_removes_merged_and_verified_lanes_and_keeps_the_others() {
+    let env = TestEnv::new();
+    let plans = ["p1", "p2", "p3", "p4", "p5", "p6"];
+    let repo = swarm_repo(&env, &plans);
+    let lanes = ["merged", "squashed", "unmerged", "fresh", "ready", "dirty"];
+    for (lane, plan) in lanes.iter().zip(plans) {
+        env.swarm(&repo, &["lane", "new", lane, "--plan", plan])
+            .ok();
+    }
+    let wt = |l: &str| repo.join("_swarm-worktrees").join(l);
+    for l in ["merged", "squashed", "unmerged", "ready", "dirty"] {
+        commit_file(&env, &wt(l), &format!("{l}.txt"), "work\n");
+    }
+    // merged: fast-forwarded into main. dirty: merged too, but has local changes.
+    env.git(&repo, &["merge", "--quiet", "--ff-only", "feat/merged"]);
+    env.git(&repo, &["merge", "--quiet", "--no-edit", "feat/dirty"]);
+    env.write(&wt("dirty").join("notes.txt"), "uncommitted\n");
+    // squashed: squash-merged (not an ancestor), with a recorded merged verdict.
+    env.git(&repo, &["merge", "--quiet", "--squash", "feat/squashed"]);
+    env.git(&repo, &["commit", "--quiet", "-m", "squash"]);
+    let squashed_head = env.git(&repo, &["rev-parse", "feat/squashed"]);
+    env.git(
+        &repo,
+        &[
+            "notes",
+            "--ref=swarm",
+            "add",
+            "-m",
+            r#"{"kind":"verdict","state":"merged","pr":7}"#,
+            &squashed_head,
+        ],
+    );
+    // ready: a verdict that is not "merged" does not count.
+    let ready_head = env.git(&repo, &["rev-parse", "feat/ready"]);
+    env.git(
+        &repo,
+        &[
+            "notes",
+            "--ref=swarm",
+            "add",
+            "-m",
+            r#"{"kind":"verdict","state":"ready"}"#,
+            &ready_head,
+        ],
+    );
+
+    let before = env.all_refs(&repo);
+    let dry = env
+        .swarm(&repo, &["lane", "prune", "--dry-run", "--json"])
+        .ok()
+        .json();
+    let names = |v: &serde_json::Value| {
+        let mut n: Vec<String> = v
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["feature"].as_str().unwrap().to_string())
+            .collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(&dry["removed"]), vec!["merged", "squashed"]);
+    assert_eq!(env.all_refs(&repo), before, "--dry-run changed refs");
+    assert!(wt("merged").exists());
+
+    let out = env.swarm(&repo, &["lane", "prune", "--json"]).ok().json();
+    assert_eq!(names(&out["removed"]), vec!["merged", "squashed"]);
+    assert_eq!(
+        names(&out["kept"]),
+        vec!["dirty", "fresh", "ready", "unmerged"]
+    );
+    for gone in ["merged", "squashed"] {
+        assert!(!wt(gone).exists(), "{gone} worktree still there");
+        assert!(
+            env.git_run(&repo, &["rev-parse", "--verify", &format!("feat/{gone}")])
+                .code
+                != 0
+        );
+        assert_eq!(field(&lane_yaml(&env, &repo, gone), "state"), "removed");
+    }
+    for kept in ["unmerged", "fresh", "ready", "dirty"] {
+        assert!(wt(kept).is_dir(), "{kept} worktree removed");
+        env.git(&repo, &["rev-parse", "--verify", &format!("feat/{kept}")]);
+        assert_eq!(field(&lane_yaml(&env, &repo, kept), "state"), "active");
+    }
+    assert!(wt("dirty").join("notes.txt").exists());
+}
+
+#[test]
+fn lane_list_shows_head_ahead_behind_dirty_paths_and_last_report() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+    let head = commit_file(&env, &wt, "a.txt", "a\n");
+    commit_file(&env, &repo, "main.txt", "m\n");
+    env.write(&wt.join("b.txt"), "b\n");
+    env.swarm(&wt, &["report", "pr-open", "https://github.com/o/r/pull/7"])
+        .ok();
+    let out = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    let l = &out["lanes"][0];
+    assert_eq!(l["feature"], "login");
+    assert_eq!(l["plan"], "auth");
+    assert_eq!(l["owner"], "alice");
+    assert_eq!(l["branch"], "feat/login");
+    assert_eq!(l["head"], head.as_str());
+    assert_eq!(l["ahead"], 1);
+    assert_eq!(l["behind"], 1);
+    assert_eq!(l["dirty"], serde_json::json!(["b.txt"]));
+    assert_eq!(
+        l["last_report"]["text"],
+        "PR open https://github.com/o/r/pull/7"
+    );
+    let text = env.swarm(&repo, &["lane", "list"]).ok().stdout;
+    assert!(
+        text.contains("login  plan auth  owner alice  feat/login @ "),
+        "{text}"
+    );
+    assert!(text.contains("+1 -1 vs main"), "{text}");
+    assert!(text.contains("dirty   b.txt"), "{text}");
+    assert!(
+        text.contains("report  PR open https://github.com/o/r/pull/7"),
+        "{text}"
+    );
+}
+
+#[test]
+fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+    let tree_before = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth^{tree}"]);
+
+    env.swarm(
+        &wt,
+        &[
+            "report",
+            "pr-open",
+            "https://github.com/o/r/pull/7",
+            "--capacity",
+            "ok 64% @work1",
+        ],
+    )
+    .ok();
+    let msg = env.git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+    );
+    assert!(
+        msg.starts_with("PR open https://github.com/o/r/pull/7\n\ncapacity=ok 64% @work1\n"),
+        "{msg}"
+    );
+    assert!(msg.contains("Swarm-Event: lane-report"), "{msg}");
+    assert!(msg.contains("Swarm-Lane: login"), "{msg}");
+    assert!(msg.contains("Swarm-Actor: alice"), "{msg}");
+    // A journal entry only: the plan's content is unchanged.
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "refs/swarm/plans/auth^{tree}"]),
+        tree_before
+    );
+
+    // The rest of the vocabulary, from outside the lane with --lane.
+    env.swarm(&repo, &["report", "plan-ready", "--lane", "login"])
+        .ok();
+    env.swarm(
+        &repo,
+        &[
+            "report", "blocked", "creds", "needs", "an", "API", "key", "--lane", "login",
+        ],
+    )
+    .ok();
+    env.swarm(&wt, &["report", "handoff", "20260101T000000Z-alice"])
+        .ok();
+    env.swarm(
+        &wt,
+        &["report", "done", "--capacity", "capacity=low 20% @work1"],
+    )
+    .ok();
+    let subjects = env.git(
+        &repo,
+        &["log", "--format=%s", "-5", "refs/swarm/plans/auth"],
+    );
+    assert_eq!(
+        subjects,
+        "done\nhandoff 20260101T000000Z-alice\nblocked creds needs an API key\nplan ready\nPR open https://github.com/o/r/pull/7"
+    );
+    let y = lane_yaml(&env, &repo, "login");
+    let last = y.get("last_report").unwrap();
+    assert_eq!(field(last, "text"), "done");
+    assert_eq!(field(last, "capacity"), "low 20% @work1");
+    let log = env.swarm(&repo, &["plan", "log", "auth"]).ok().stdout;
+    assert!(log.contains("lane-report"), "{log}");
+
+    // Bad input changes nothing.
+    let before = env.all_refs(&repo);
+    env.swarm(&wt, &["report", "done", "--capacity", "great"])
+        .err(2, "USAGE");
+    env.swarm(&repo, &["report", "done"]).err(2, "USAGE");
+    env.swarm(&repo, &["report", "done", "--lane", "nope"])
+        .err(2, "NOT_FOUND");
+    assert_eq!(env.all_refs(&repo), before);
+}
+
+#[test]
+fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    let out = env
+        .swarm(a, &["lane", "new", "login", "--json"])
+        .ok()
+        .json();
+    // In a clone the default base is the remote's default branch.
+    assert_eq!(out["base"], "origin/main");
+    env.swarm(a, &["sync"]).ok();
+    let lane_ref = env.refs(a, "refs/swarm/lanes")["refs/swarm/lanes/login"].clone();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/lanes")["refs/swarm/lanes/login"],
+        lane_ref
+    );
+
+    env.swarm(b, &["sync"]).ok();
+    assert_eq!(
+        env.refs(b, "refs/swarm/lanes")["refs/swarm/lanes/login"],
+        lane_ref
+    );
+    let list = env.swarm(b, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(list["lanes"][0]["feature"], "login");
+    assert_eq!(list["lanes"][0]["worktree"], "elsewhere");
+    let before = env.all_refs(b);
+    env.swarm(b, &["lane", "new", "signup", "--plan", "auth"])
+        .err(1, "PLAN_HAS_EXECUTOR");
+    // bob cannot remove alice's lane by accident, and prune leaves it alone.
+    env.swarm(b, &["lane", "rm", "login"])
+        .err(1, "LANE_ELSEWHERE");
+    env.swarm(b, &["lane", "prune"])
+        .ok()
+        .stdout_has("kept     login");
+    assert_eq!(env.all_refs(b), before);
+
+    // A report in alice's lane reaches bob through the plan's journal.
+    let wt = a.join("_swarm-worktrees/login");
+    env.swarm(&wt, &["report", "done"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    let subject = env.git(b, &["log", "-1", "--format=%s", "refs/swarm/plans/auth"]);
+    assert_eq!(subject, "done");
+}
+
+#[test]
+fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    let (ra, rb) = std::thread::scope(|s| {
+        let ha = s.spawn(|| env.swarm(&repo, &["lane", "new", "left", "--plan", "auth"]));
+        let hb = s.spawn(|| env.swarm(&repo, &["lane", "new", "right", "--plan", "auth"]));
+        (ha.join().unwrap(), hb.join().unwrap())
+    });
+    let (winner, loser, loser_run) = match (ra.code, rb.code) {
+        (0, _) => ("left", "right", &rb),
+        (_, 0) => ("right", "left", &ra),
+        _ => panic!("neither lane started:\n{ra:#?}\n{rb:#?}"),
+    };
+    // The loser was refused up front or lost the compare-and-swap on the plan.
+    assert!(
+        (loser_run.code == 1 && loser_run.stderr.contains("error[PLAN_HAS_EXECUTOR]"))
+            || (loser_run.code == 3 && loser_run.stderr.contains("error[CAS_FAILED]")),
+        "{loser_run:#?}"
+    );
+    assert!(repo.join("_swarm-worktrees").join(winner).is_dir());
+    assert!(!repo.join("_swarm-worktrees").join(loser).exists());
+    assert!(
+        env.git_run(&repo, &["rev-parse", "--verify", &format!("feat/{loser}")])
+            .code
+            != 0
+    );
+    // No active record for the loser (a record it wrote was rolled back).
+    let lanes = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    let active: Vec<&str> = lanes["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["feature"].as_str().unwrap())
+        .collect();
+    assert_eq!(active, vec![winner]);
+}

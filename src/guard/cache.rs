@@ -1,0 +1,446 @@
+//! A deletable cache for changeset-unique, so that a commit adding a
+//! changeset does not inflate every lane branch's changeset directory each
+//! time: `<git common dir>/swarm/changeset-names.cache` maps a commit to its
+//! changeset-directory tree, and a tree to a bitmap over a shared table of
+//! names (stored as the positions where it differs from one reference
+//! bitmap, since lane branches differ from their base by a few names).
+//! Every entry is keyed by an immutable object id, so an entry is never
+//! stale; a missing, unreadable or foreign cache is simply rebuilt, and a
+//! cache that cannot be written is not an error.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+
+use gix::ObjectId;
+
+use super::changeset::{dir_tree, is_changeset_name};
+
+const MAGIC: &str = "git-swarm changeset-name-cache v2";
+
+type GixResult<T> = std::result::Result<T, String>;
+
+pub struct NameCache {
+    path: Option<PathBuf>,
+    dir: String,
+    /// Changeset names, exact spelling; bitmaps index into this table.
+    names: Vec<String>,
+    /// exact name → index; built on the first miss only.
+    index: Option<HashMap<String, usize, FxBuild>>,
+    trees: HashMap<ObjectId, Vec<u64>>,
+    commits: HashMap<ObjectId, Option<ObjectId>>,
+    used_trees: Vec<ObjectId>,
+    used_commits: HashSet<ObjectId>,
+    changed: bool,
+    /// The name indices of the last tree read, in tree order.
+    last_order: Vec<usize>,
+}
+
+/// A fast non-cryptographic hasher (the rustc "Fx" hash) for the name
+/// table: building a cache hashes every name of every lane's directory.
+#[derive(Default, Clone, Copy)]
+struct FxBuild;
+
+struct Fx(u64);
+
+impl std::hash::BuildHasher for FxBuild {
+    type Hasher = Fx;
+    fn build_hasher(&self) -> Fx {
+        Fx(0)
+    }
+}
+
+impl std::hash::Hasher for Fx {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut word = [0u8; 8];
+            word[..chunk.len()].copy_from_slice(chunk);
+            self.0 = (self.0.rotate_left(5) ^ u64::from_le_bytes(word))
+                .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn parse_id(s: &str) -> Option<ObjectId> {
+    ObjectId::from_hex(s.as_bytes()).ok()
+}
+
+fn has_bit(bits: &[u64], i: usize) -> bool {
+    bits.get(i / 64).is_some_and(|w| w & (1 << (i % 64)) != 0)
+}
+
+fn flip(bits: &mut Vec<u64>, i: usize) {
+    if bits.len() <= i / 64 {
+        bits.resize(i / 64 + 1, 0);
+    }
+    bits[i / 64] ^= 1 << (i % 64);
+}
+
+impl NameCache {
+    fn empty(dir: &str) -> NameCache {
+        NameCache {
+            path: None,
+            dir: dir.to_string(),
+            names: Vec::new(),
+            index: None,
+            trees: HashMap::new(),
+            commits: HashMap::new(),
+            used_trees: Vec::new(),
+            used_commits: HashSet::new(),
+            changed: false,
+            last_order: Vec::new(),
+        }
+    }
+
+    /// The cache for `dir` in this repository; empty if absent or unreadable.
+    pub fn load(repo: &gix::Repository, dir: &str) -> NameCache {
+        let path = repo
+            .common_dir()
+            .join("swarm")
+            .join("changeset-names.cache");
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let mut cache = Self::parse(&text, dir).unwrap_or_else(|| Self::empty(dir));
+        cache.path = Some(path);
+        cache
+    }
+
+    /// `MAGIC`, `dir <dir>`, then `n <name>` lines (the table), one
+    /// `r <hex words>` reference bitmap, `t <tree> <positions differing from r>`
+    /// and `c <commit> <tree or ->` lines.
+    fn parse(text: &str, dir: &str) -> Option<NameCache> {
+        let mut lines = text.lines();
+        if lines.next()? != MAGIC || lines.next()? != format!("dir {dir}") {
+            return None;
+        }
+        let mut c = Self::empty(dir);
+        let mut reference: Vec<u64> = Vec::new();
+        for line in lines {
+            let (kind, rest) = line.split_once(' ')?;
+            match kind {
+                "n" => c.names.push(rest.to_string()),
+                "r" => {
+                    reference = rest
+                        .split(',')
+                        .filter(|w| !w.is_empty())
+                        .map(|w| u64::from_str_radix(w, 16).ok())
+                        .collect::<Option<Vec<u64>>>()?;
+                }
+                "t" => {
+                    let (id, diff) = rest.split_once(' ').unwrap_or((rest, ""));
+                    let mut bits = reference.clone();
+                    for p in diff.split(',').filter(|p| !p.is_empty()) {
+                        let p: usize = p.parse().ok()?;
+                        if p >= c.names.len() {
+                            return None;
+                        }
+                        flip(&mut bits, p);
+                    }
+                    c.trees.insert(parse_id(id)?, bits);
+                }
+                "c" => {
+                    let (id, tree) = rest.split_once(' ')?;
+                    let tree = if tree == "-" {
+                        None
+                    } else {
+                        Some(parse_id(tree)?)
+                    };
+                    c.commits.insert(parse_id(id)?, tree);
+                }
+                _ => return None,
+            }
+        }
+        // A bit beyond the name table means the file is damaged.
+        let n = c.names.len();
+        let beyond = |bits: &Vec<u64>| {
+            bits.iter()
+                .enumerate()
+                .rev()
+                .find(|(_, w)| **w != 0)
+                .is_some_and(|(i, w)| i * 64 + 63 - w.leading_zeros() as usize >= n)
+        };
+        if beyond(&reference) || c.trees.values().any(beyond) {
+            return None;
+        }
+        Some(c)
+    }
+
+    fn add_name(&mut self, name: &str) -> usize {
+        let names = &self.names;
+        let index = self.index.get_or_insert_with(|| {
+            let mut m = HashMap::with_capacity_and_hasher(names.len() * 2, FxBuild);
+            m.extend(names.iter().enumerate().map(|(i, n)| (n.clone(), i)));
+            m
+        });
+        if let Some(&i) = index.get(name) {
+            return i;
+        }
+        let i = self.names.len();
+        index.insert(name.to_string(), i);
+        self.names.push(name.to_string());
+        i
+    }
+
+    /// The changeset-directory tree of `commit` (or of what a tag points to), cached.
+    pub fn dir_tree(
+        &mut self,
+        repo: &gix::Repository,
+        commit: ObjectId,
+    ) -> GixResult<Option<ObjectId>> {
+        self.used_commits.insert(commit);
+        if let Some(t) = self.commits.get(&commit) {
+            return Ok(*t);
+        }
+        let t = dir_tree(repo, commit, &self.dir)?;
+        self.commits.insert(commit, t);
+        self.changed = true;
+        Ok(t)
+    }
+
+    /// Make sure `tree`'s names are known.
+    pub fn load_tree(&mut self, repo: &gix::Repository, tree: ObjectId) -> GixResult<()> {
+        if self.trees.contains_key(&tree) {
+            if !self.used_trees.contains(&tree) {
+                self.used_trees.push(tree);
+            }
+            return Ok(());
+        }
+        let t = repo.find_tree(tree).map_err(|e| e.to_string())?;
+        let mut bits: Vec<u64> = Vec::new();
+        let mut cacheable = true;
+        // Lane directories mostly repeat the previous one's names in the
+        // same (sorted) order: walk along it and hash only what differs.
+        let previous = std::mem::take(&mut self.last_order);
+        let mut cursor = 0;
+        let mut order = Vec::with_capacity(previous.len() + 4);
+        for entry in t.iter() {
+            let entry = entry.map_err(|e| e.to_string())?;
+            if entry.mode().is_tree() {
+                continue;
+            }
+            let Ok(name) = std::str::from_utf8(entry.filename()) else {
+                continue;
+            };
+            if !is_changeset_name(name) {
+                continue;
+            }
+            if name.bytes().any(|b| b == b'\n' || b == b'\r') {
+                cacheable = false;
+            }
+            while cursor < previous.len() && self.names[previous[cursor]].as_str() < name {
+                cursor += 1;
+            }
+            let i = match previous.get(cursor) {
+                Some(&p) if self.names[p] == name => p,
+                _ => self.add_name(name),
+            };
+            order.push(i);
+            if !has_bit(&bits, i) {
+                flip(&mut bits, i);
+            }
+        }
+        self.last_order = order;
+        if cacheable {
+            self.used_trees.push(tree);
+            self.changed = true;
+        }
+        self.trees.insert(tree, bits);
+        Ok(())
+    }
+
+    /// The spelling of a name equal to `lower` (case-insensitively) in `tree`.
+    pub fn find_in(&self, tree: ObjectId, lower: &str) -> Option<&str> {
+        let bits = self.trees.get(&tree)?;
+        self.names
+            .iter()
+            .enumerate()
+            .find(|(i, n)| {
+                n.len() == lower.len() && n.eq_ignore_ascii_case(lower) && has_bit(bits, *i)
+            })
+            .map(|(_, n)| n.as_str())
+    }
+
+    /// Indices of the names equal to `lower` case-insensitively (to test many trees at once).
+    pub fn spellings(&self, lower: &str) -> Vec<usize> {
+        self.names
+            .iter()
+            .enumerate()
+            .filter(|(_, n)| n.len() == lower.len() && n.eq_ignore_ascii_case(lower))
+            .map(|(i, _)| i)
+            .collect()
+    }
+
+    /// The first of `spellings` that `tree` has.
+    pub fn has_any(&self, tree: ObjectId, spellings: &[usize]) -> Option<&str> {
+        let bits = self.trees.get(&tree)?;
+        spellings
+            .iter()
+            .find(|&&i| has_bit(bits, i))
+            .map(|&i| self.names[i].as_str())
+    }
+
+    /// Every name in `tree`.
+    pub fn names_of(&self, tree: ObjectId) -> Vec<&str> {
+        let Some(bits) = self.trees.get(&tree) else {
+            return Vec::new();
+        };
+        (0..self.names.len())
+            .filter(|&i| has_bit(bits, i))
+            .map(|i| self.names[i].as_str())
+            .collect()
+    }
+
+    /// Write the entries used in this run back, if anything was added or
+    /// enough went unused. The name table is compacted to the live names,
+    /// and the first tree used (the base's) is the reference bitmap.
+    pub fn save(&self) {
+        let Some(path) = &self.path else { return };
+        let unused = self.trees.len().saturating_sub(self.used_trees.len());
+        if !self.changed && unused <= self.used_trees.len() {
+            return;
+        }
+        let mut union: Vec<u64> = Vec::new();
+        for t in &self.used_trees {
+            if let Some(bits) = self.trees.get(t) {
+                if union.len() < bits.len() {
+                    union.resize(bits.len(), 0);
+                }
+                for (u, b) in union.iter_mut().zip(bits) {
+                    *u |= b;
+                }
+            }
+        }
+        let mut live: Vec<usize> = Vec::new();
+        for (w, word) in union.iter().enumerate() {
+            let mut x = *word;
+            while x != 0 {
+                live.push(w * 64 + x.trailing_zeros() as usize);
+                x &= x - 1;
+            }
+        }
+        live.sort_unstable();
+        // Usually every name is live and the bitmaps are kept as they are.
+        let identity = live.len() == self.names.len();
+        let remap: Vec<usize> = if identity {
+            Vec::new()
+        } else {
+            let mut r = vec![usize::MAX; self.names.len()];
+            for (new, &old) in live.iter().enumerate() {
+                r[old] = new;
+            }
+            r
+        };
+        let compact = |bits: &Vec<u64>| -> Vec<u64> {
+            if identity {
+                return bits.clone();
+            }
+            let mut out = vec![0u64; live.len().div_ceil(64)];
+            for (old, &new) in remap.iter().enumerate() {
+                if new != usize::MAX && has_bit(bits, old) {
+                    out[new / 64] |= 1 << (new % 64);
+                }
+            }
+            out
+        };
+        let mut out = format!("{MAGIC}\ndir {}\n", self.dir);
+        for &i in &live {
+            out.push_str("n ");
+            out.push_str(&self.names[i]);
+            out.push('\n');
+        }
+        let reference = self
+            .used_trees
+            .first()
+            .and_then(|t| self.trees.get(t))
+            .map(compact)
+            .unwrap_or_default();
+        let hex: Vec<String> = reference.iter().map(|w| format!("{w:x}")).collect();
+        out.push_str(&format!("r {}\n", hex.join(",")));
+        for t in &self.used_trees {
+            let Some(bits) = self.trees.get(t) else {
+                continue;
+            };
+            let bits = compact(bits);
+            let mut diff: Vec<String> = Vec::new();
+            for w in 0..bits.len().max(reference.len()) {
+                let mut x =
+                    bits.get(w).copied().unwrap_or(0) ^ reference.get(w).copied().unwrap_or(0);
+                while x != 0 {
+                    let b = x.trailing_zeros() as usize;
+                    diff.push((w * 64 + b).to_string());
+                    x &= x - 1;
+                }
+            }
+            out.push_str(&format!("t {t} {}\n", diff.join(",")));
+        }
+        let mut commits: Vec<&ObjectId> = self.used_commits.iter().collect();
+        commits.sort();
+        for c in commits {
+            if let Some(t) = self.commits.get(c) {
+                let t = t.map_or("-".to_string(), |t| t.to_string());
+                out.push_str(&format!("c {c} {t}\n"));
+            }
+        }
+        // Best effort: a cache that cannot be written is rebuilt next time.
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, out).is_ok() && std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(c: &mut NameCache, t: ObjectId, names: &[&str]) {
+        let mut bits = Vec::new();
+        for n in names {
+            let i = c.add_name(n);
+            flip(&mut bits, i);
+        }
+        c.trees.insert(t, bits);
+        c.used_trees.push(t);
+    }
+
+    #[test]
+    fn round_trip_keeps_names_per_tree() {
+        let t1 = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let t2 = ObjectId::from_hex(b"2222222222222222222222222222222222222222").unwrap();
+        let t3 = ObjectId::from_hex(b"4444444444444444444444444444444444444444").unwrap();
+        let c1 = ObjectId::from_hex(b"3333333333333333333333333333333333333333").unwrap();
+        let mut c = NameCache::empty(".changeset");
+        let many: Vec<String> = (0..100).map(|i| format!("c{i}.md")).collect();
+        let many: Vec<&str> = many.iter().map(String::as_str).collect();
+        set(&mut c, t1, &many);
+        set(&mut c, t2, &["Fix-Auth.md", "c99.md"]);
+        let mut most = many[1..].to_vec();
+        most.push("lane.md");
+        set(&mut c, t3, &most);
+        c.commits.insert(c1, Some(t2));
+        c.used_commits.insert(c1);
+        c.changed = true;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("cache");
+        c.path = Some(path.clone());
+        c.save();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let back = NameCache::parse(&text, ".changeset").unwrap();
+        assert_eq!(back.find_in(t2, "fix-auth.md"), Some("Fix-Auth.md"));
+        assert_eq!(back.find_in(t1, "fix-auth.md"), None);
+        assert_eq!(back.find_in(t1, "c77.md"), Some("c77.md"));
+        assert_eq!(back.find_in(t3, "c0.md"), None);
+        assert_eq!(back.find_in(t3, "lane.md"), Some("lane.md"));
+        assert_eq!(back.names_of(t2).len(), 2);
+        assert_eq!(back.names_of(t3).len(), 100);
+        assert_eq!(back.commits.get(&c1), Some(&Some(t2)));
+        assert!(NameCache::parse(&text, "other").is_none());
+        // A damaged file is ignored, not trusted.
+        let damaged = text.replace("\nn c5.md\n", "\n");
+        assert!(NameCache::parse(&damaged, ".changeset").is_none());
+    }
+}

@@ -1,0 +1,120 @@
+//! What a commit is about to record, read only where the rules look: the
+//! index entry of the plan file and the entries directly under the
+//! changeset directory (a binary-searched range of the index), plus HEAD's
+//! tree at those two paths. Nothing else of a large index or tree is touched.
+
+use gix::bstr::{BStr, ByteSlice};
+use gix::ObjectId;
+
+use super::{changeset, unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
+use crate::ctx::Ctx;
+use crate::error::Result;
+
+/// An index or tree entry: blob id and mode bits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Blob {
+    pub id: ObjectId,
+    pub mode: u32,
+}
+
+#[derive(Debug, Default)]
+pub struct Staged {
+    /// The plan file's index entry, if staged.
+    pub plan: Option<Blob>,
+    /// The plan file in HEAD, if there.
+    pub plan_in_head: Option<Blob>,
+    /// Changeset file names (directly under the directory) in the index.
+    pub changesets: Vec<String>,
+    /// Changeset file names in HEAD's changeset directory.
+    pub changesets_in_head: Vec<String>,
+    /// HEAD's commit, None on an unborn branch.
+    pub head: Option<ObjectId>,
+}
+
+impl Staged {
+    pub fn read(ctx: &Ctx) -> Result<Staged> {
+        let repo = &ctx.store.repo;
+        let plan_path = ctx.settings.plan_file.trim_start_matches('/');
+        let dir = ctx.settings.changeset_dir.trim_matches('/');
+        let path = super::index_path(repo);
+        let mut out = Staged::default();
+
+        if path.exists() {
+            let index = gix::index::File::at(
+                &path,
+                repo.object_hash(),
+                true,
+                gix::index::decode::Options::default(),
+            )
+            .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
+            let entry = index
+                .entry_by_path(plan_path.as_bytes().as_bstr())
+                .filter(|e| !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD));
+            out.plan = entry.map(|e| Blob {
+                id: e.id,
+                mode: e.mode.bits(),
+            });
+            let prefix = format!("{dir}/");
+            if let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) {
+                for e in &index.entries()[range] {
+                    if e.stage_raw() != 0
+                        || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
+                    {
+                        continue;
+                    }
+                    let p: &BStr = e.path(&index);
+                    let name = &p[prefix.len()..];
+                    if let Ok(name) = name.to_str() {
+                        if changeset::is_changeset_name(name) {
+                            out.changesets.push(name.to_string());
+                        }
+                    }
+                }
+            }
+        }
+
+        let mut head = repo
+            .head()
+            .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD", e))?;
+        if head.is_unborn() {
+            return Ok(out);
+        }
+        let commit = head
+            .peel_to_commit()
+            .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD's commit", e))?;
+        out.head = Some(commit.id);
+        let tree = commit
+            .tree()
+            .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD's tree", e))?;
+        out.plan_in_head = tree
+            .lookup_entry_by_path(plan_path)
+            .map_err(|e| unreadable(PLAN_UNTRACKED, format!("{plan_path} in HEAD"), e))?
+            .filter(|e| e.mode().is_blob_or_symlink())
+            .map(|e| Blob {
+                id: e.object_id(),
+                mode: e.mode().value() as u32,
+            });
+        if out.changesets.is_empty() {
+            // Nothing under the directory is staged: nothing can be added.
+            return Ok(out);
+        }
+        if let Some(dir_tree) = changeset::dir_tree(repo, commit.id, dir)
+            .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?
+        {
+            out.changesets_in_head = changeset::names_in(repo, dir_tree)
+                .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?;
+        }
+        Ok(out)
+    }
+
+    /// Changesets staged that HEAD does not have: the ones this commit adds.
+    pub fn added_changesets(&self) -> Vec<String> {
+        let in_head: std::collections::HashSet<&str> =
+            self.changesets_in_head.iter().map(String::as_str).collect();
+        self.changesets
+            .iter()
+            .filter(|n| !in_head.contains(n.as_str()))
+            .cloned()
+            .collect()
+    }
+}

@@ -798,13 +798,9 @@ fn race_lost(
 }
 
 fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
-    let refname = crate::plan::plan_ref(plan);
-    let local = ctx.store.ref_target(&refname)?;
-    let published = match ctx.remote() {
-        Some(r) => ctx.store.ref_target(&sync::mirror_ref(r, &refname))?,
-        None => None,
-    };
-    if local.is_none() && published.is_none() {
+    // Local, published or archived by gc: any of them is the plan.
+    let tip = sync::tip(&ctx.store, ctx.remote(), &crate::plan::plan_ref(plan))?;
+    if tip.base.is_none() {
         return Err(
             Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist"))
                 .hint("create it with `git swarm plan new <plan>` (claim first, then start lanes)"),

@@ -333,6 +333,12 @@ fn known_refs(ctx: &Ctx, prefix: &str) -> Result<Vec<String>> {
             names.push(format!("refs/swarm/{}", &n[root.len()..]));
         }
     }
+    // Packets folded into the archive by `gc` stay listable and showable.
+    names.extend(
+        crate::gc::archived(&ctx.store, "packets")?
+            .into_keys()
+            .filter(|n| n.starts_with(prefix)),
+    );
     names.sort();
     names.dedup();
     Ok(names)
@@ -738,6 +744,7 @@ fn publish_new(
             remote: None,
             base: None,
             online: ctx.remote().is_some(),
+            archived: false,
         };
         match sync::publish_record(
             store,

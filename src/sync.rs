@@ -89,6 +89,9 @@ pub struct Tip {
     pub base: Option<ObjectId>,
     /// Whether a remote arbitrates (else the local CAS does).
     pub online: bool,
+    /// `base` comes from a `gc` archive: the record has no live ref on
+    /// either side, and its next version continues the archived history.
+    pub archived: bool,
 }
 
 impl Tip {
@@ -97,6 +100,7 @@ impl Tip {
     /// local update.
     pub fn local_behind(&self, store: &Store) -> Result<bool> {
         match (self.local, self.base) {
+            _ if self.archived => Ok(false),
             (_, None) => Ok(false),
             (None, Some(_)) => Ok(true),
             (Some(l), Some(b)) => Ok(l != b && store.is_ancestor(l, b)?),
@@ -105,6 +109,17 @@ impl Tip {
 }
 
 pub fn tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
+    let mut tip = live_tip(store, remote, refname)?;
+    if tip.base.is_none() {
+        if let Some(archived) = crate::gc::archived_tip(store, refname)? {
+            tip.base = Some(archived);
+            tip.archived = true;
+        }
+    }
+    Ok(tip)
+}
+
+fn live_tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
     let local = store.ref_target(refname)?;
     let Some(remote_name) = remote else {
         return Ok(Tip {
@@ -112,6 +127,7 @@ pub fn tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
             remote: None,
             base: local,
             online: false,
+            archived: false,
         });
     };
     let published = store.ref_target(&mirror_ref(remote_name, refname))?;
@@ -131,6 +147,7 @@ pub fn tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
         remote: published,
         base,
         online: true,
+        archived: false,
     })
 }
 

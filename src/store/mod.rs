@@ -397,13 +397,19 @@ impl Store {
         let mut result = self
             .repo
             .edit_references_as([edit.clone()], Some(sig.to_ref(&mut buf)));
-        if result.is_err()
+        // A failure while the ref still holds what we expected is lock
+        // contention (packed-refs.lock is shared by every ref) or a stale
+        // lock: wait for it to clear and try again, a bounded number of times.
+        let mut tries = 0;
+        while result.is_err()
+            && tries < 10
             && self.ref_target(refname)? == expected
             && self.clear_stale_lock(refname)
         {
+            tries += 1;
             result = self
                 .repo
-                .edit_references_as([edit], Some(sig.to_ref(&mut buf)));
+                .edit_references_as([edit.clone()], Some(sig.to_ref(&mut buf)));
         }
         match result {
             Ok(_) => Ok(()),

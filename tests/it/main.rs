@@ -5,6 +5,7 @@ mod harness;
 
 mod cli;
 mod docs;
+mod gc;
 mod github_server;
 mod guard;
 mod init;

@@ -1,0 +1,206 @@
+//! gc folds finished records into archive refs: live refs go down, history
+//! stays whole and readable, and the deletion travels through sync instead
+//! of another clone pushing the records back.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use crate::harness::TestEnv;
+
+/// Every commit reachable from the swarm refs (live and archived).
+fn swarm_history(env: &TestEnv, dir: &Path) -> BTreeSet<String> {
+    let tips: Vec<String> = env.refs(dir, "refs/swarm").into_values().collect();
+    let mut args = vec!["rev-list"];
+    args.extend(tips.iter().map(String::as_str));
+    env.git(dir, &args).lines().map(str::to_string).collect()
+}
+
+fn live(env: &TestEnv, dir: &Path) -> Vec<String> {
+    env.refs(dir, "refs/swarm")
+        .into_keys()
+        .filter(|r| !r.starts_with("refs/swarm/archive/"))
+        .collect()
+}
+
+#[test]
+fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    // A finished plan: led, handed off, accepted, released, closed.
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+        ],
+    )
+    .ok();
+    let packet = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--plan",
+                "auth",
+                "--reason",
+                "capacity_low",
+                "--unverified",
+                "cargo test",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(a, &["--as", "carol", "accept", &packet]).ok();
+    env.swarm(a, &["lead", "release", "--plan", "auth"]).ok();
+    env.swarm(a, &["plan", "close", "auth"]).ok();
+    // A removed lane, and a plan still in progress that must stay live.
+    env.swarm(a, &["plan", "new", "ui"]).ok();
+    env.swarm(a, &["lane", "new", "ui-shell", "--plan", "ui"])
+        .ok();
+    env.swarm(a, &["lane", "rm", "ui-shell", "--force"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    assert_eq!(live(&env, b), live(&env, a));
+
+    let history_before = swarm_history(&env, a);
+    let live_before = live(&env, a);
+    // A young record is not touched.
+    let young = env
+        .swarm(a, &["gc", "--older-than", "1d", "--json"])
+        .ok()
+        .json();
+    assert_eq!(young["archived"], serde_json::json!({}));
+    assert_eq!(live(&env, a), live_before);
+    // Dry run says what would go and changes nothing.
+    let dry = env
+        .swarm(a, &["gc", "--older-than", "0s", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(live(&env, a), live_before);
+
+    let out = env
+        .swarm(a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["archived"], dry["archived"]);
+    let packet_ref = format!("refs/swarm/packets/auth/{packet}");
+    assert_eq!(out["archived"]["packets"], serde_json::json!([packet_ref]));
+    assert_eq!(
+        out["archived"]["lanes"],
+        serde_json::json!(["refs/swarm/lanes/ui-shell"])
+    );
+    assert_eq!(
+        out["archived"]["plans"],
+        serde_json::json!(["refs/swarm/plans/auth"])
+    );
+    assert_eq!(
+        out["archived"]["lead"],
+        serde_json::json!(["refs/swarm/lead/auth"])
+    );
+    assert_eq!(live(&env, a), vec!["refs/swarm/plans/ui".to_string()]);
+    assert_eq!(out["live_after"], 1);
+    // Nothing is lost: every commit is still reachable from the swarm refs.
+    let history_after = swarm_history(&env, a);
+    assert!(
+        history_before.is_subset(&history_after),
+        "lost: {:?}",
+        history_before.difference(&history_after)
+    );
+    assert_eq!(env.git(a, &["fsck", "--no-dangling"]), "");
+    // Archived records stay readable.
+    env.swarm(a, &["packet", "show", &packet])
+        .ok()
+        .stdout_has("# acceptance");
+    let listed = env
+        .swarm(a, &["packets", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(listed["packets"][0]["accepted_by"], "carol");
+    let log = env.swarm(a, &["plan", "log", "auth", "--json"]).ok().json();
+    let events: Vec<&str> = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert!(
+        events.contains(&"plan-created") && events.contains(&"plan-closed"),
+        "{events:?}"
+    );
+    // A second gc has nothing to do.
+    let again = env
+        .swarm(a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["archived"], serde_json::json!({}));
+
+    // The deletion travels: the remote loses the live refs, bob's sync drops
+    // his copies instead of publishing them again.
+    env.swarm(a, &["sync"]).ok();
+    let remote_live: Vec<String> = env
+        .refs(&remote, "refs/swarm")
+        .into_keys()
+        .filter(|r| !r.starts_with("refs/swarm/archive/"))
+        .collect();
+    assert_eq!(remote_live, vec!["refs/swarm/plans/ui".to_string()]);
+    let bob = env.swarm(b, &["sync", "--json"]).ok().json();
+    assert_eq!(bob["archived"].as_array().unwrap().len(), 4, "{bob}");
+    assert_eq!(bob["pushes"], 0);
+    assert_eq!(live(&env, b), vec!["refs/swarm/plans/ui".to_string()]);
+    assert_eq!(env.refs(&remote, "refs/swarm"), env.refs(a, "refs/swarm"));
+
+    // History continues from the archive: a new claim on the plan takes the
+    // next epoch after the archived release, not epoch 1 again.
+    let claim = env
+        .swarm(
+            b,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                "bob",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(claim["epoch"], 2, "{claim}");
+}
+
+#[test]
+fn sync_runs_gc_past_the_threshold() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    for p in ["p1", "p2", "p3"] {
+        env.swarm(a, &["plan", "new", p]).ok();
+        env.swarm(a, &["plan", "close", p]).ok();
+    }
+    env.swarm(a, &["plan", "new", "open"]).ok();
+    env.git(a, &["config", "swarm.gcThreshold", "2"]);
+    env.git(a, &["config", "swarm.gcAge", "0s"]);
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert_eq!(
+        out["gc"]["archived"]["plans"].as_array().unwrap().len(),
+        3,
+        "{out}"
+    );
+    assert_eq!(live(&env, a), vec!["refs/swarm/plans/open".to_string()]);
+    env.git(a, &["config", "swarm.gcThreshold", "0"]);
+    env.git(a, &["config", "swarm.gcAge", "soon"]);
+    env.swarm(a, &["sync"])
+        .err(2, "USAGE")
+        .stderr_has("swarm.gcAge");
+}

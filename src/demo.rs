@@ -31,9 +31,26 @@ impl Demo<'_> {
         } else {
             Command::new(program)
         };
+        // Hooks run `git swarm …`: put this very binary first on PATH, and
+        // keep the user's git config out so signing or hooksPath cannot interfere.
+        let path = format!(
+            "{}:{}",
+            self.exe
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            std::env::var("PATH").unwrap_or_default()
+        );
         let out = cmd
             .args(args)
             .current_dir(&cwd)
+            .env("PATH", path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_SWARM_AS")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
             .env("GIT_AUTHOR_NAME", "demo")
             .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
             .env("GIT_COMMITTER_NAME", "demo")
@@ -101,7 +118,7 @@ pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Output> {
 }
 
 fn script(d: &mut Demo<'_>) -> Result<()> {
-    d.say("A shared bare remote and a first clone (machine A)");
+    d.say("A shared bare remote and the coordinator's clone (machine A, alice)");
     d.run(
         ".",
         "git",
@@ -115,64 +132,250 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
         0,
     )?;
     d.run(".", "git", &["clone", "--quiet", "remote.git", "alice"], 0)?;
+    d.run("alice", "sh", &["-c", "echo '# shop' > README.md && git add README.md && git commit --quiet -m 'initial commit' && git push --quiet origin HEAD:main"], 0)?;
+    d.run("alice", "git", &["config", "swarm.as", "alice"], 0)?;
+    d.swarm("alice", &["init"])?;
+    d.say("init is idempotent: a second run changes nothing");
+    d.swarm("alice", &["init"])?;
+
+    d.say("The plan lives in refs, never in a branch; one child plan per lane");
+    d.swarm("alice", &["plan", "new", "shop", "--title", "Online shop"])?;
+    for (child, title) in [
+        ("shop-api", "Orders API"),
+        ("shop-ui", "Checkout UI"),
+        ("shop-docs", "User docs"),
+    ] {
+        d.swarm(
+            "alice",
+            &["plan", "new", child, "--parent", "shop", "--title", title],
+        )?;
+    }
+    d.swarm(
+        "alice",
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "shop",
+            "--succession",
+            "alice,bob",
+            "--lanes",
+            "api,ui,docs",
+        ],
+    )?;
+
+    d.say("Three lanes, each in its own worktree on feat/<feature>");
+    d.swarm(
+        "alice",
+        &[
+            "lane",
+            "new",
+            "api",
+            "--plan",
+            "shop-api",
+            "--owner",
+            "agent-api",
+        ],
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "lane", "new", "ui", "--plan", "shop-ui", "--owner", "agent-ui",
+        ],
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "lane",
+            "new",
+            "docs",
+            "--plan",
+            "shop-docs",
+            "--owner",
+            "agent-docs",
+        ],
+    )?;
+    d.say("One executor per plan: a second lane on shop-api is refused");
+    d.run(
+        "alice",
+        "git-swarm",
+        &["lane", "new", "api-2", "--plan", "shop-api"],
+        1,
+    )?;
+
+    let api = "alice/_swarm-worktrees/api";
+    let ui = "alice/_swarm-worktrees/ui";
+    let docs = "alice/_swarm-worktrees/docs";
+    d.say("The hooks guard every commit in every lane");
+    d.run(api, "sh", &["-c", "echo 'orders' > orders.txt && printf 'test -s orders.txt\\n' > check.sh && git add orders.txt check.sh && git commit --quiet -m 'Orders endpoint skeleton'"], 0)?;
+    d.run(api, "git", &["add", "--force", "PLAN.md"], 0)?;
+    d.run(api, "git", &["commit", "--quiet", "-m", "Add the plan"], 1)?;
+    d.run(api, "git", &["reset", "--quiet", "PLAN.md"], 0)?;
+    d.run(ui, "sh", &["-c", "mkdir -p .changeset && echo 'button' > .changeset/checkout-button.md && git add .changeset && git commit --quiet -m 'Changeset for the checkout button'"], 0)?;
+    d.run(docs, "sh", &["-c", "mkdir -p .changeset && echo 'docs' > .changeset/Checkout-Button.md && git add .changeset"], 0)?;
+    d.run(
+        docs,
+        "git",
+        &["commit", "--quiet", "-m", "Changeset for the docs"],
+        1,
+    )?;
+    d.run(
+        docs,
+        "git",
+        &[
+            "mv",
+            ".changeset/Checkout-Button.md",
+            ".changeset/checkout-docs.md",
+        ],
+        0,
+    )?;
+    d.run(
+        docs,
+        "git",
+        &["commit", "--quiet", "-m", "Changeset for the docs"],
+        0,
+    )?;
+    d.run(
+        docs,
+        "git",
+        &[
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "Tidy docs\n\nCo-authored-by: Claude <noreply@anthropic.com>",
+        ],
+        1,
+    )?;
+
+    d.say("Lanes report in a fixed vocabulary, journalled in their plan");
+    d.swarm(
+        api,
+        &[
+            "--as",
+            "agent-api",
+            "report",
+            "pr-open",
+            "https://github.com/example/shop/pull/1",
+            "--capacity",
+            "low 18% @work1",
+        ],
+    )?;
+    d.swarm("alice", &["lane", "list"])?;
+
+    d.say("The api lane runs low: it pushes its work and writes a handoff packet");
+    d.run(api, "git", &["push", "--quiet", "origin", "feat/api"], 0)?;
+    let packet = d.swarm(
+        api,
+        &[
+            "--as",
+            "agent-api",
+            "handoff",
+            "--json",
+            "--reason",
+            "capacity_critical",
+            "--task",
+            "orders endpoint",
+            "--done",
+            "GET /orders skeleton",
+            "--unverified",
+            "sh check.sh",
+            "--next",
+            "POST /orders",
+        ],
+    )?;
+    let id = serde_json::from_str::<serde_json::Value>(&packet)
+        .ok()
+        .and_then(|v| v["id"].as_str().map(str::to_string))
+        .ok_or_else(|| Error::env("DEMO_FAILED", "handoff did not print a packet id"))?;
+    d.say("A successor accepts only after git-swarm re-derives branch, head and dirty paths");
+    d.swarm(api, &["--as", "agent-api-2", "accept", &id])?;
+    d.say("…and re-runs every gate the packet lists as unverified");
+    d.run(api, "sh", &["check.sh"], 0)?;
+    d.say("A packet is accepted once");
+    d.run(api, "git-swarm", &["--as", "agent-x", "accept", &id], 3)?;
+    d.swarm("alice", &["sync"])?;
+
+    d.say("Machine B (bob, next in succession) clones and sees the whole swarm");
+    d.run(".", "git", &["clone", "--quiet", "remote.git", "bob"], 0)?;
+    d.run("bob", "git", &["config", "swarm.as", "bob"], 0)?;
+    d.swarm("bob", &["init"])?;
+    d.swarm("bob", &["sync"])?;
+    d.swarm("bob", &["status"])?;
+
+    d.say("main is protected: only a fenced `lead push` may move it");
+    for clone in ["alice", "bob"] {
+        d.run(
+            clone,
+            "git",
+            &["config", "swarm.protect", "refs/heads/main"],
+            0,
+        )?;
+    }
     d.run(
         "alice",
         "git",
-        &["commit", "--quiet", "--allow-empty", "-m", "initial commit"],
+        &[
+            "commit",
+            "--quiet",
+            "--allow-empty",
+            "-m",
+            "Hotfix straight to main",
+        ],
         0,
     )?;
     d.run(
         "alice",
         "git",
         &["push", "--quiet", "origin", "HEAD:main"],
-        0,
+        1,
     )?;
-    d.run("alice", "git", &["config", "swarm.as", "alice"], 0)?;
-    d.swarm("alice", &["init"])?;
-    d.say("init is idempotent: a second run changes nothing");
-    d.swarm("alice", &["init"])?;
-
-    d.say("The plan lives in refs, not in a branch");
-    d.swarm(
-        "alice",
-        &["plan", "new", "auth", "--title", "Token auth for the API"],
-    )?;
-    d.swarm(
-        "alice",
-        &[
-            "plan",
-            "new",
-            "auth-tests",
-            "--parent",
-            "auth",
-            "--title",
-            "Tests for token auth",
-        ],
-    )?;
-    d.swarm("alice", &["plan", "checkout", "auth"])?;
     d.run(
         "alice",
-        "sh",
+        "git",
+        &["reset", "--quiet", "--hard", "origin/main"],
+        0,
+    )?;
+
+    d.say("alice hands leadership over to bob: epoch 2");
+    d.swarm("alice", &["lead", "handover", "bob", "--plan", "shop"])?;
+    d.run("bob", "git", &["fetch", "--quiet", "origin", "feat/api"], 0)?;
+    d.swarm(
+        "bob",
         &[
-            "-c",
-            "printf '\\n## Progress\\n- [x] design agreed\\n' >> PLAN.md",
+            "lead",
+            "push",
+            "--plan",
+            "shop",
+            "refs/remotes/origin/feat/api:refs/heads/main",
+        ],
+    )?;
+    d.say("alice, now stale, cannot move main: the lead record at the remote fences her");
+    d.run(
+        "alice",
+        "git-swarm",
+        &["lead", "push", "--plan", "shop", "HEAD:refs/heads/main"],
+        3,
+    )?;
+    d.run(
+        "alice",
+        "git",
+        &[
+            "ls-remote",
+            "origin",
+            "refs/heads/main",
+            "refs/swarm/lead/shop",
         ],
         0,
     )?;
-    d.swarm("alice", &["plan", "save", "auth", "-m", "design agreed"])?;
-    d.run("alice", "git", &["status", "--short"], 0)?;
-    d.run("alice", "git", &["for-each-ref", "refs/swarm"], 0)?;
-    d.swarm("alice", &["sync"])?;
 
-    d.say("Machine B clones the remote and picks up the plan");
-    d.run(".", "git", &["clone", "--quiet", "remote.git", "bob"], 0)?;
-    d.run("bob", "git", &["config", "swarm.as", "bob"], 0)?;
-    d.swarm("bob", &["init"])?;
-    d.swarm("bob", &["sync"])?;
-    d.swarm("bob", &["plan", "checkout", "auth"])?;
-    d.run("bob", "grep", &["design agreed", "PLAN.md"], 0)?;
-    d.swarm("bob", &["status"])?;
-    d.swarm("bob", &["plan", "log", "auth"])?;
+    d.say("The api lane is merged on the remote: prune removes it, history stays");
+    d.run("alice", "git", &["fetch", "--quiet", "origin"], 0)?;
+    d.swarm("alice", &["lane", "prune"])?;
+    d.swarm("alice", &["sync"])?;
+    d.swarm("alice", &["status"])?;
+    d.swarm("alice", &["plan", "log", "shop-api"])?;
+    d.run("alice", "git", &["for-each-ref", "refs/swarm"], 0)?;
 
     d.say("Names are checked before anything is written");
     d.run("bob", "git-swarm", &["plan", "new", "Bad/Name"], 2)?;

@@ -155,7 +155,8 @@ fn files(record: &LaneRecord) -> Result<BTreeMap<String, Vec<u8>>> {
 }
 
 /// The base a new lane starts from when `--base` is not given:
-/// `swarm.base`, else the remote's default branch, else `main`.
+/// `swarm.base`, else the remote's default branch (`<remote>/HEAD`, else
+/// `<remote>/main`), else `main`.
 pub fn default_base(ctx: &Ctx) -> String {
     if let Some(base) = &ctx.settings.base {
         return base.clone();
@@ -170,6 +171,12 @@ pub fn default_base(ctx: &Ctx) -> String {
                 }
                 return name;
             }
+        }
+        // A clone of a then-empty remote has no <remote>/HEAD: the remote's
+        // main is still what "merged" means for shared work.
+        let main = format!("refs/remotes/{remote}/main");
+        if let Ok(Some(_)) = ctx.store.repo.try_find_reference(main.as_str()) {
+            return format!("{remote}/main");
         }
     }
     "main".to_string()

@@ -83,3 +83,44 @@ fn completions_and_man_page() {
         .read(&man1.join("git-swarm.1"))
         .contains(".TH git-swarm"));
 }
+
+#[test]
+fn the_demo_runs_the_whole_swarm_and_cleans_up() {
+    let env = TestEnv::new();
+    let scratch = env.root().join("tmp");
+    std::fs::create_dir_all(&scratch).unwrap();
+    let run = env
+        .swarm_env(
+            env.root(),
+            &[("TMPDIR", scratch.to_str().unwrap())],
+            &["demo", "--json"],
+        )
+        .ok();
+    let json = run.json();
+    assert_eq!(json["ok"], true);
+    let steps = json["steps"].as_array().unwrap();
+    // The story the demo tells, each step with the exit code it must have.
+    let find = |needle: &str| {
+        steps
+            .iter()
+            .find(|s| s["command"].as_str().unwrap().contains(needle))
+            .unwrap_or_else(|| panic!("no step {needle}"))["exit"]
+            .as_i64()
+            .unwrap()
+    };
+    assert_eq!(find("lane new api-2"), 1, "second executor refused");
+    assert_eq!(find("accept"), 0);
+    assert_eq!(find("--as agent-x accept"), 3, "accepted once");
+    assert_eq!(find("lead handover bob"), 0);
+    assert_eq!(
+        find("lead push --plan shop HEAD:refs/heads/main"),
+        3,
+        "stale leader fenced"
+    );
+    assert!(run.stderr.contains("[fenced-publish]"), "{}", run.stderr);
+    assert!(run.stderr.contains("[plan-untracked]"), "{}", run.stderr);
+    assert!(run.stderr.contains("[changeset-unique]"), "{}", run.stderr);
+    assert!(run.stderr.contains("[attribution]"), "{}", run.stderr);
+    // Without --keep nothing is left behind.
+    assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
+}

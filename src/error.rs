@@ -150,6 +150,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "plan checkout: the local PLAN.md has edits that the plan ref does not have",
     ),
     (
+        "PLAN_FILE_MISMATCH",
+        Class::Usage,
+        "plan save: the plan file was checked out from another plan",
+    ),
+    (
         "CAS_FAILED",
         Class::Race,
         "a ref changed under us between read and write; nothing was overwritten",
@@ -179,6 +184,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "PACKET_ALREADY_ACCEPTED",
         Class::Race,
         "accept: the packet was already accepted (a packet is accepted once)",
+    ),
+    (
+        "SUCCESSOR_UNKNOWN",
+        Class::Usage,
+        "lead handover: the address is not in the plan's succession (--force adds it)",
     ),
     (
         "LEAD_HELD",

@@ -1141,3 +1141,48 @@ pub fn report(
         text,
     ))
 }
+
+/// After a successor accepts a handoff, the lane whose branch the packet
+/// names belongs to them: rewrite the lane's owner (a new version of its
+/// record; `sync` publishes it). Idempotent. Returns whether it wrote.
+pub fn hand_over(store: &Store, branch: &str, new_owner: &str, packet: &str) -> Result<bool> {
+    for _ in 0..10 {
+        let Some(lane) = all(store)?
+            .into_iter()
+            .find(|l| l.record.state == "active" && l.record.branch == branch)
+        else {
+            return Ok(false);
+        };
+        if lane.record.owner == new_owner {
+            return Ok(false);
+        }
+        let mut record = lane.record.clone();
+        let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+        record.updated_at = rfc3339(store.clock.now());
+        let event = Event::new(
+            "handoff-accepted",
+            new_owner,
+            format!(
+                "lane {}: handed from {previous} to {new_owner} (packet {packet})",
+                lane.feature
+            ),
+        )
+        .trailer("Swarm-Packet", packet)
+        .trailer("Swarm-Lane", lane.feature.clone());
+        match store.write(
+            &lane_ref(&lane.feature),
+            Some(lane.commit),
+            &files(&record)?,
+            &event,
+        ) {
+            Ok(_) => return Ok(true),
+            Err(e) if e.code == "CAS_FAILED" => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::race(
+        "CAS_FAILED",
+        "the lane record kept changing; its owner was not updated",
+    )
+    .hint("run `git swarm accept` again: it completes what is missing"))
+}

@@ -162,6 +162,8 @@ pub enum Op {
     Handover {
         to: String,
         lease: Option<String>,
+        /// Hand over to an address outside the succession (it is added).
+        force: bool,
     },
     Takeover {
         reason: String,
@@ -434,7 +436,7 @@ fn decide(ctx: &Ctx, state: &State, actor: &str, op: &Op, now: Timestamp) -> Res
                 text,
             })
         }
-        Op::Handover { to, lease } => {
+        Op::Handover { to, lease, force } => {
             if let Some(r) = &state.record {
                 if r.current_leader() == Some(to.as_str())
                     && state.unseen_own("lead-handover", actor)
@@ -451,6 +453,19 @@ fn decide(ctx: &Ctx, state: &State, actor: &str, op: &Op, now: Timestamp) -> Res
                     "USAGE",
                     format!("you already lead plan '{plan}': nothing to hand over"),
                 ));
+            }
+            if !rec.succession.iter().any(|s| s == to) {
+                if !force {
+                    return Err(Error::usage(
+                        "SUCCESSOR_UNKNOWN",
+                        format!(
+                            "'{to}' is not in the succession of plan '{plan}' ({}); a mistyped address would take the leadership away",
+                            rec.succession.join(", ")
+                        ),
+                    )
+                    .hint(format!("hand over to someone listed, or add '{to}' on purpose with --force")));
+                }
+                rec.succession.push(to.clone());
             }
             rec.epoch += 1;
             rec.leader = Some(to.clone());
@@ -830,7 +845,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
             }
             lease_for(ctx, lease.as_deref())?;
         }
-        Op::Handover { to, lease } => {
+        Op::Handover { to, lease, .. } => {
             names::validate_address(to)?;
             lease_for(ctx, lease.as_deref())?;
         }
@@ -883,6 +898,8 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
     let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
     let now = ctx.store.clock.now();
     let Some(base) = tip.base else {
+        fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
+        require_plan(ctx, plan)?;
         let mut json = record_json(&new_record(plan), None);
         json["exists"] = serde_json::json!(false);
         json["lease_live"] = serde_json::json!(false);

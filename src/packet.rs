@@ -983,6 +983,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
                 store.note_append(head_id, &line, &accept_event(&acc))?;
                 completed = true;
             }
+            if let Some(branch) = &packet.branch {
+                completed |= crate::lane::hand_over(store, branch, &actor, &packet.id)?;
+            }
             if completed {
                 return Ok(accepted_output(ctx, &refname, &packet, &acc, true));
             }
@@ -1077,6 +1080,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
     store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
+    if let Some(branch) = &packet.branch {
+        crate::lane::hand_over(store, branch, &actor, &packet.id)?;
+    }
     Ok(accepted_output(ctx, &refname, &packet, &acc, false))
 }
 

@@ -299,9 +299,14 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
     Ok(Output::new(serde_json::json!({ "plans": json }), text))
 }
 
-/// The plan a command means when none is named: the plan of the lane we
-/// are in, else the only plan there is.
+/// The plan a command means when none is named: the plan whose text was
+/// checked out here, else the plan of the lane we are in, else the only plan.
 pub fn infer(ctx: &Ctx) -> Result<String> {
+    if let Some(plan) = ctx.store.workdir().and_then(checked_out) {
+        if ctx.store.ref_target(&plan_ref(&plan))?.is_some() {
+            return Ok(plan);
+        }
+    }
     if let Some((_, lane)) = ctx.lane_here() {
         if let Some(p) = lane.get("plan").and_then(|p| p.as_str()) {
             return Ok(p.to_string());
@@ -340,6 +345,18 @@ pub fn save(
         Some(f) => f.to_path_buf(),
         None => plan_file_path(ctx)?,
     };
+    if file.is_none() {
+        if let Some(holder) = ctx.store.workdir().and_then(checked_out) {
+            if holder != name {
+                return Err(Error::usage(
+                    "PLAN_FILE_MISMATCH",
+                    format!("{} holds plan '{holder}' (it was checked out from it), not plan '{name}'", path.display()),
+                )
+                .hint(format!("save it where it belongs: `git swarm plan save {holder}`"))
+                .hint(format!("to store this text in '{name}' on purpose: `git swarm plan save {name} --file {}`", path.display())));
+            }
+        }
+    }
     let bytes = read_file(&path)?;
     let new_text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(
@@ -410,31 +427,71 @@ pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
 /// a file that equals some saved version of the plan is safe to replace.
 pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> Result<bool> {
     let text = plan.text.clone().unwrap_or_default();
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let holder = checked_out(dir);
     if let Ok(existing) = std::fs::read(path) {
         if existing == text.as_bytes() {
+            remember_checkout(dir, &plan.record.plan);
             return Ok(false);
         }
-        if !force && !is_saved_version(store, plan, &existing)? {
+        // The file may hold a saved version of this plan, or of the plan it
+        // was checked out from: replacing either loses nothing.
+        let from_other = match holder.as_deref() {
+            Some(h) if h != plan.record.plan => match load(store, h)? {
+                Some(other) => is_saved_version(store, &other, &existing)?,
+                None => false,
+            },
+            _ => false,
+        };
+        if !force && !from_other && !is_saved_version(store, plan, &existing)? {
+            let owner = holder.unwrap_or_else(|| plan.record.plan.clone());
             return Err(Error::check(
                 "PLAN_DIRTY",
                 format!(
-                    "{} has edits that plan '{}' does not have",
-                    path.display(),
-                    plan.record.plan
+                    "{} has edits that plan '{owner}' does not have",
+                    path.display()
                 ),
             )
             .hint(format!(
-                "save them first with `git swarm plan save {}`",
-                plan.record.plan
+                "save them first with `git swarm plan save {owner}`"
             ))
             .hint("or overwrite them with --force"));
         }
     }
-    if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    }
+    std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
+    remember_checkout(dir, &plan.record.plan);
     Ok(true)
+}
+
+/// Where a worktree remembers which plan its plan file was checked out
+/// from: `<worktree git dir>/swarm/plan-checkout`. A cache: when it is
+/// missing, commands fall back to the lane's plan or the only plan.
+fn checkout_marker(worktree: &Path) -> Option<PathBuf> {
+    let git_dir = crate::git::Git::new(worktree)
+        .run(["rev-parse", "--absolute-git-dir"])
+        .ok()?;
+    Some(
+        PathBuf::from(git_dir.trim())
+            .join("swarm")
+            .join("plan-checkout"),
+    )
+}
+
+/// The plan whose text the worktree's plan file was checked out from.
+pub fn checked_out(worktree: &Path) -> Option<String> {
+    let name = std::fs::read_to_string(checkout_marker(worktree)?).ok()?;
+    let name = name.trim();
+    names::is_valid_name(name).then(|| name.to_string())
+}
+
+fn remember_checkout(worktree: &Path, plan: &str) {
+    if let Some(marker) = checkout_marker(worktree) {
+        if let Some(dir) = marker.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        let _ = std::fs::write(marker, format!("{plan}\n"));
+    }
 }
 
 pub fn is_saved_version(store: &Store, plan: &Plan, content: &[u8]) -> Result<bool> {

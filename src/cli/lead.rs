@@ -12,6 +12,7 @@ use super::Global;
 pub enum LeadCmd {
     /// Claim leadership of a plan (epoch 1, or epoch+1 after a release).
     Claim {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
         /// Ordered successors, comma-separated.
@@ -26,6 +27,7 @@ pub enum LeadCmd {
     },
     /// Extend the lease (leader only; epoch unchanged).
     Renew {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
         /// Lease length from now, e.g. 30m, 2h (default swarm.lease, else 30m).
@@ -38,14 +40,19 @@ pub enum LeadCmd {
     /// Hand leadership to ADDR (leader only; epoch+1).
     Handover {
         addr: String,
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
         /// The new leader's lease, e.g. 30m, 2h (default swarm.lease, else 30m).
         #[arg(long, value_name = "DURATION")]
         lease: Option<String>,
+        /// Hand over to an address that is not in the succession (it is added).
+        #[arg(long)]
+        force: bool,
     },
     /// Take leadership as a succession member (lease expired, or --force).
     Takeover {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
         #[arg(long, value_name = "R")]
@@ -59,21 +66,25 @@ pub enum LeadCmd {
     },
     /// Give up leadership (leader only; epoch unchanged).
     Release {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
     },
     /// Show the leader record.
     Status {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
     },
     /// Exit 0 iff you are the current leader (at the remote, when there is one).
     Check {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
     },
     /// Fenced publish: push refspecs and a new lead record in one atomic push.
     Push {
+        /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
         #[arg(required = true, value_name = "REFSPEC")]
@@ -99,9 +110,20 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
             },
         ),
         LeadCmd::Renew { plan, lease, lanes } => lead::run(&ctx, &plan, Op::Renew { lease, lanes }),
-        LeadCmd::Handover { addr, plan, lease } => {
-            lead::run(&ctx, &plan, Op::Handover { to: addr, lease })
-        }
+        LeadCmd::Handover {
+            addr,
+            plan,
+            lease,
+            force,
+        } => lead::run(
+            &ctx,
+            &plan,
+            Op::Handover {
+                to: addr,
+                lease,
+                force,
+            },
+        ),
         LeadCmd::Takeover {
             plan,
             reason,

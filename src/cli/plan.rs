@@ -50,7 +50,8 @@ pub enum PlanCmd {
     },
     /// Write the plan text into the worktree as an untracked file.
     Checkout {
-        plan: String,
+        /// Plan name (default: the plan of the lane you are in, or the only plan).
+        plan: Option<String>,
         /// Overwrite local edits that were never saved.
         #[arg(long)]
         force: bool,
@@ -101,7 +102,13 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
             message.as_deref(),
             contract.as_deref(),
         ),
-        PlanCmd::Checkout { plan: name, force } => plan::checkout(&ctx, &name, force),
+        PlanCmd::Checkout { plan: name, force } => {
+            let name = match name {
+                Some(n) => n,
+                None => plan::infer(&ctx)?,
+            };
+            plan::checkout(&ctx, &name, force)
+        }
         PlanCmd::Log { plan: name } => plan::log(&ctx, &name),
         PlanCmd::Close { plan: name } => plan::close(&ctx, &name),
     }

@@ -434,6 +434,41 @@ impl Store {
         }
     }
 
+    /// Delete many refs in one transaction, each only if it still holds its
+    /// expected value: all or nothing. On any failure nothing is deleted and
+    /// the caller may fall back to [`Store::cas`] one ref at a time. One
+    /// transaction rewrites `packed-refs` once, not once per ref.
+    pub fn delete_many(
+        &self,
+        refs: &[(String, ObjectId)],
+        actor: &str,
+        reason: &str,
+    ) -> Result<()> {
+        let mut edits = Vec::with_capacity(refs.len());
+        for (refname, expected) in refs {
+            let name: gix::refs::FullName = refname.as_str().try_into().map_err(|e| {
+                Error::usage(
+                    "NAME_INVALID",
+                    format!("'{refname}' is not a valid ref name: {e}"),
+                )
+            })?;
+            edits.push(RefEdit {
+                change: Change::Delete {
+                    expected: PreviousValue::MustExistAndMatch(Target::Object(*expected)),
+                    log: RefLog::AndReference,
+                },
+                name,
+                deref: false,
+            });
+        }
+        let sig = self.signature(actor);
+        let mut buf = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
+            .map(|_| ())
+            .map_err(|e| Error::gix(format!("could not delete refs ({reason})"), e))
+    }
+
     /// A process killed between taking a ref lock and committing it leaves
     /// `<ref>.lock` behind — or `packed-refs.lock`, which gix takes for every
     /// compare-and-swap once a `packed-refs` file exists (clones have one) —

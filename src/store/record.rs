@@ -16,6 +16,16 @@ pub const SUPPORTED_MAJOR: u32 = 1;
 /// Parse a record of schema family `family` (e.g. `swarm-plan`) from YAML.
 /// `what` names the record in errors (e.g. `refs/swarm/plans/x:plan.yaml`).
 pub fn parse<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
+    // Records we write start with their `schema:` line: check it as text and
+    // deserialize once. Anything else takes the slower path through a Value,
+    // which gives the precise error.
+    if let Some(schema) = leading_schema(bytes) {
+        if check_schema_str(schema, family, what).is_ok() {
+            if let Ok(record) = serde_yaml_ng::from_slice::<T>(bytes) {
+                return Ok(record);
+            }
+        }
+    }
     let value: serde_yaml_ng::Value = serde_yaml_ng::from_slice(bytes)
         .map_err(|e| Error::usage("YAML_INVALID", format!("{what} is not valid YAML: {e}")))?;
     check_schema(&value, family, what)?;
@@ -25,6 +35,15 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) -> Res
             format!("{what} does not match schema {family}/v1: {e}"),
         )
     })
+}
+
+fn leading_schema(bytes: &[u8]) -> Option<&str> {
+    let first = bytes.split(|b| *b == b'\n').next()?;
+    let rest = std::str::from_utf8(first.strip_prefix(b"schema: ")?).ok()?;
+    let rest = rest.trim();
+    rest.chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '/' | '.' | '_'))
+        .then_some(rest)
 }
 
 /// Refuse a record whose schema is another family or a newer major version.
@@ -38,6 +57,10 @@ pub fn check_schema(value: &serde_yaml_ng::Value, family: &str, what: &str) -> R
                 format!("{what} has no `schema:` field (expected {family}/v1)"),
             )
         })?;
+    check_schema_str(schema, family, what)
+}
+
+fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
     let (fam, version) = schema.split_once("/v").ok_or_else(|| {
         Error::usage(
             "YAML_INVALID",

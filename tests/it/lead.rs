@@ -926,3 +926,59 @@ impl JsonOrText for Run {
         format!("{}{}", self.stdout, self.stderr)
     }
 }
+
+#[test]
+fn a_handover_to_an_address_outside_the_succession_needs_force() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        &repo,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+        ],
+    )
+    .ok();
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["lead", "handover", "zed", "--plan", "auth"])
+        .err(2, "SUCCESSOR_UNKNOWN")
+        .stderr_has("--force");
+    assert_eq!(
+        before,
+        env.all_refs(&repo),
+        "a refused handover wrote something"
+    );
+    let status = env
+        .swarm(&repo, &["lead", "status", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (status["leader"].as_str(), status["epoch"].as_u64()),
+        (Some("alice"), Some(1))
+    );
+    env.swarm(
+        &repo,
+        &["lead", "handover", "zed", "--plan", "auth", "--force"],
+    )
+    .ok();
+    let status = env
+        .swarm(&repo, &["lead", "status", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (status["leader"].as_str(), status["epoch"].as_u64()),
+        (Some("zed"), Some(2))
+    );
+    assert_eq!(
+        status["succession"],
+        serde_json::json!(["alice", "bob", "zed"])
+    );
+    // A plan that does not exist is not "unclaimed".
+    env.swarm(&repo, &["lead", "status", "--plan", "nosuch"])
+        .err(2, "NOT_FOUND");
+}

@@ -227,8 +227,13 @@ fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
         .read(&repo.join("PLAN.md"))
         .ends_with("- step one done\n"));
 
-    // Several plans: save needs a name.
+    // Several plans: save without a name goes to the plan checked out here;
+    // that record is a deletable cache, and without it a name is needed.
     env.swarm(&repo, &["plan", "new", "other"]).ok();
+    env.swarm(&repo, &["plan", "save"])
+        .ok()
+        .stdout_has("plan auth: unchanged");
+    std::fs::remove_file(repo.join(".git/swarm/plan-checkout")).unwrap();
     env.swarm(&repo, &["plan", "save"]).err(2, "USAGE");
 }
 
@@ -280,4 +285,57 @@ fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
         ),
         "1"
     );
+}
+
+#[test]
+fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "auth", "--title", "Auth"])
+        .ok();
+    env.swarm(
+        &repo,
+        &["plan", "new", "auth-tests", "--title", "Auth tests"],
+    )
+    .ok();
+    env.swarm(&repo, &["plan", "checkout", "auth"]).ok();
+    // The file holds a saved copy of auth: switching to auth-tests loses nothing.
+    env.swarm(&repo, &["plan", "checkout", "auth-tests"]).ok();
+    assert!(env.read(&repo.join("PLAN.md")).starts_with("# Auth tests"));
+    // Edit auth-tests' text, then try to switch: refused, and the hint names auth-tests.
+    env.write(
+        &repo.join("PLAN.md"),
+        "# Auth tests\n\n- [x] login covered\n",
+    );
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["plan", "checkout", "auth"])
+        .err(1, "PLAN_DIRTY")
+        .stderr_has("git swarm plan save auth-tests");
+    // Saving into the wrong plan by name is refused; nothing moves.
+    env.swarm(&repo, &["plan", "save", "auth"])
+        .err(2, "PLAN_FILE_MISMATCH")
+        .stderr_has("git swarm plan save auth-tests");
+    assert_eq!(before, env.all_refs(&repo));
+    // With several plans, save without a name goes to the plan checked out here.
+    env.swarm(&repo, &["plan", "save"])
+        .ok()
+        .stdout_has("plan auth-tests: saved");
+    assert_eq!(
+        env.git(&repo, &["show", "refs/swarm/plans/auth:PLAN.md"])
+            .lines()
+            .next(),
+        Some("# Auth")
+    );
+    assert!(env
+        .git(&repo, &["show", "refs/swarm/plans/auth-tests:PLAN.md"])
+        .contains("login covered"));
+    // Saving on purpose into another plan is still possible with --file.
+    env.swarm(&repo, &["plan", "save", "auth", "--file", "PLAN.md"])
+        .ok();
+    // And checkout with no name takes the plan checked out here.
+    env.swarm(&repo, &["plan", "checkout", "auth"]).ok();
+    env.swarm(&repo, &["plan", "checkout"])
+        .ok()
+        .stdout_has("already matches plan auth");
 }

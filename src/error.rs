@@ -150,6 +150,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "plan checkout: the local PLAN.md has edits that the plan ref does not have",
     ),
     (
+        "PLAN_BUSY",
+        Class::Check,
+        "plan close: the plan still has an active lane or open child plans (--force closes anyway)",
+    ),
+    (
         "PLAN_FILE_MISMATCH",
         Class::Usage,
         "plan save: the plan file was checked out from another plan",

@@ -156,7 +156,7 @@ fn files(record: &LaneRecord) -> Result<BTreeMap<String, Vec<u8>>> {
 
 /// The base a new lane starts from when `--base` is not given:
 /// `swarm.base`, else the remote's default branch (`<remote>/HEAD`, else
-/// `<remote>/main`), else `main`.
+/// `<remote>/main`), else `main`, else the branch checked out (`master`…).
 pub fn default_base(ctx: &Ctx) -> String {
     if let Some(base) = &ctx.settings.base {
         return base.clone();
@@ -177,6 +177,15 @@ pub fn default_base(ctx: &Ctx) -> String {
         let main = format!("refs/remotes/{remote}/main");
         if let Ok(Some(_)) = ctx.store.repo.try_find_reference(main.as_str()) {
             return format!("{remote}/main");
+        }
+    }
+    // No remote base: main, else the branch checked out here (e.g. master).
+    if let Ok(Some(_)) = ctx.store.repo.try_find_reference("refs/heads/main") {
+        return "main".to_string();
+    }
+    if let Ok(Some(head)) = ctx.store.repo.head_name() {
+        if let Some(short) = head.as_bstr().to_string().strip_prefix("refs/heads/") {
+            return short.to_string();
         }
     }
     "main".to_string()
@@ -1020,7 +1029,17 @@ impl ReportKind {
             Ok(())
         };
         match self {
-            ReportKind::PrOpen(url) => one_word("the URL", url),
+            ReportKind::PrOpen(url) => {
+                one_word("the URL", url)?;
+                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                    return Err(Error::usage(
+                        "USAGE",
+                        format!("report pr-open: '{url}' is not a URL"),
+                    )
+                    .hint("give the pull request's address, e.g. https://github.com/o/r/pull/7"));
+                }
+                Ok(())
+            }
             ReportKind::Blocked { class, what } => {
                 one_word("the class", class)?;
                 one_line("what it needs", what)
@@ -1061,6 +1080,10 @@ pub fn report(
     capacity: Option<&str>,
 ) -> Result<Output> {
     kind.validate()?;
+    if let ReportKind::Handoff(packet) = &kind {
+        // The report points at a packet: it must be one that exists.
+        crate::packet::locate(ctx, packet)?;
+    }
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
         Some(f) => f.to_string(),

@@ -26,9 +26,35 @@ fn main() -> ExitCode {
                 };
                 return ExitCode::from(code);
             }
+            // clap's text: one line of error, then tips and a usage line.
             let rendered = e.to_string();
-            let message = rendered.trim_start_matches("error: ").trim_end();
-            let err = git_swarm::error::Error::usage("USAGE", message.to_string());
+            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
+            let mut message = lines
+                .next()
+                .unwrap_or("bad usage")
+                .trim_start_matches("error: ")
+                .to_string();
+            let mut rest: Vec<&str> = lines.collect();
+            // "the following required arguments were not provided:" + the list.
+            if message.ends_with(':') {
+                let n = rest
+                    .iter()
+                    .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("tip: "))
+                    .count();
+                let listed: Vec<&str> = rest.drain(..n).collect();
+                message = format!("{message} {}", listed.join(" "));
+            }
+            let mut err = git_swarm::error::Error::usage("USAGE", message);
+            for line in rest {
+                if let Some(tip) = line.strip_prefix("tip: ") {
+                    err = err.hint(tip.to_string());
+                } else if line.starts_with("Usage: ") {
+                    err = err.hint(line.replacen("Usage: ", "usage: ", 1));
+                } else if !line.starts_with("For more information") {
+                    err = err.hint(line.to_string());
+                }
+            }
+            err = err.hint("see `git swarm <command> -h`");
             report_error(&err, wants_json);
             return ExitCode::from(2);
         }

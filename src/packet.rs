@@ -771,7 +771,7 @@ fn publish_new(
 }
 
 /// Find the packet ref an id names (`<id>` or `<plan>/<id>`).
-fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
+pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
     let (plan, id) = match arg.split_once('/') {
         Some((p, i)) => (Some(p), i),
         None => (None, arg),
@@ -951,6 +951,19 @@ fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
     }
     if mismatches.iter().any(|m| m.field == "plan") {
         err = err.hint("fetch the plan with `git swarm sync`");
+    }
+    if mismatches.iter().any(|m| m.field == "contract") {
+        err = err.hint(format!(
+            "the plan's contract changed after the packet was written: read the plan (`git swarm plan show {}`), then ask {} for a new handoff against it",
+            packet.plan, packet.author
+        ));
+    }
+    if !packet.pushed
+        && mismatches
+            .iter()
+            .any(|m| m.field == "branch" || m.field == "head")
+    {
+        err = err.hint(format!("the packet says its head was not pushed: {} must push it before anyone elsewhere can take it over", packet.author));
     }
     err.with_detail(serde_json::json!({ "packet": packet.id, "mismatches": mismatches }))
 }

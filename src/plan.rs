@@ -390,14 +390,18 @@ pub fn save(
         .store
         .write(&plan_ref(&name), Some(plan.head.commit), &files, &event)?;
     let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract });
-    Ok(Output::new(
-        out,
-        format!(
-            "plan {name}: saved {} ({})\n",
-            path.display(),
-            crate::store::short(id)
-        ),
-    ))
+    let mut text = format!(
+        "plan {name}: saved {} ({})\n",
+        path.display(),
+        crate::store::short(id)
+    );
+    if contract_changed {
+        text.push_str(&format!(
+            "contract is now {}: `accept` refuses packets written against the old one\n",
+            record.contract
+        ));
+    }
+    Ok(Output::new(out, text))
 }
 
 /// `plan checkout`: write the plan text as an untracked file.
@@ -563,9 +567,33 @@ pub fn pr_body(ctx: &Ctx, name: &str) -> Result<Output> {
 
 /// `plan close`: mark the plan finished (status: closed). A closed plan and
 /// its released leader record may later be archived by `gc`.
-pub fn close(ctx: &Ctx, name: &str) -> Result<Output> {
+pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     let plan = require(&ctx.store, name)?;
     let actor = ctx.actor()?;
+    if !force && plan.record.status != "closed" {
+        let lanes: Vec<String> = crate::lane::all(&ctx.store)?
+            .into_iter()
+            .filter(|l| l.record.state == "active" && l.record.plan == name)
+            .map(|l| format!("lane {}", l.feature))
+            .collect();
+        let children: Vec<String> = all(&ctx.store)?
+            .into_iter()
+            .filter(|p| p.record.parent.as_deref() == Some(name) && p.record.status != "closed")
+            .map(|p| format!("child plan {}", p.record.plan))
+            .collect();
+        let busy: Vec<String> = lanes.into_iter().chain(children).collect();
+        if !busy.is_empty() {
+            return Err(Error::check(
+                "PLAN_BUSY",
+                format!(
+                    "plan '{name}' still has work in progress: {}",
+                    busy.join(", ")
+                ),
+            )
+            .hint("finish or remove it first (`git swarm lane rm`, `git swarm plan close <child>`)")
+            .hint("or close anyway with --force"));
+        }
+    }
     if plan.record.status == "closed" {
         let out = serde_json::json!({ "plan": name, "changed": false, "status": "closed" });
         return Ok(Output::new(out, format!("plan {name} is already closed\n")));

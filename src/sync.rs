@@ -614,6 +614,15 @@ fn merge_notes(store: &Store, l: ObjectId, r: ObjectId, actor: &str) -> Result<O
     store.commit(tree, &[l, r], &event)
 }
 
+/// The warnings of a sync, one `warning:` line each, for stderr.
+pub fn warnings_text(report: &SyncReport) -> String {
+    report
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect()
+}
+
 pub fn render(report: &SyncReport) -> Output {
     let mut text = String::new();
     let mut line = |label: &str, items: &[String]| {
@@ -640,9 +649,6 @@ pub fn render(report: &SyncReport) -> Output {
             &f.remote[..12],
             &f.local[..12]
         ));
-    }
-    for w in &report.warnings {
-        text.push_str(&format!("warning  {w}\n"));
     }
     for c in &report.conflicts {
         text.push_str(&format!(

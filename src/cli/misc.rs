@@ -95,6 +95,7 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
     let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
     let report = git_swarm::sync::sync(&ctx, &actor)?;
+    eprint!("{}", git_swarm::sync::warnings_text(&report));
     if let Some(err) = git_swarm::sync::conflict_error(&report) {
         if !g.json {
             super::emit(

@@ -59,7 +59,12 @@ pub enum PlanCmd {
     /// Print the plan's journal, newest first.
     Log { plan: String },
     /// Mark the plan finished (gc may archive it later).
-    Close { plan: String },
+    Close {
+        plan: String,
+        /// Close it even with active lanes or open child plans.
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
@@ -110,6 +115,6 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
             plan::checkout(&ctx, &name, force)
         }
         PlanCmd::Log { plan: name } => plan::log(&ctx, &name),
-        PlanCmd::Close { plan: name } => plan::close(&ctx, &name),
+        PlanCmd::Close { plan: name, force } => plan::close(&ctx, &name, force),
     }
 }

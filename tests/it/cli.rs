@@ -13,6 +13,25 @@ fn unknown_flags_are_usage_errors_with_exit_2() {
         .code(2)
         .json();
     assert_eq!(json["error"]["code"], "USAGE");
+    assert_eq!(
+        json["error"]["message"],
+        "unexpected argument '--frobnicate' found"
+    );
+    let hints: Vec<&str> = json["error"]["hints"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h.as_str().unwrap())
+        .collect();
+    assert!(
+        hints
+            .iter()
+            .any(|h| h.starts_with("usage: git swarm plan list")),
+        "{hints:?}"
+    );
+    env.swarm(&repo, &["lead", "claim"])
+        .err(2, "USAGE")
+        .stderr_has("required arguments were not provided: --plan <P> --succession <A,B>");
 }
 
 #[test]

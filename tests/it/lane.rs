@@ -417,8 +417,14 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
         ],
     )
     .ok();
-    env.swarm(&wt, &["report", "handoff", "20260101T000000Z-alice"])
-        .ok();
+    let packet = env
+        .swarm(&wt, &["handoff", "--reason", "capacity_low", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(&wt, &["report", "handoff", &packet]).ok();
     env.swarm(
         &wt,
         &["report", "done", "--capacity", "capacity=low 20% @work1"],
@@ -426,11 +432,25 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
     .ok();
     let subjects = env.git(
         &repo,
-        &["log", "--format=%s", "-5", "refs/swarm/plans/auth"],
+        &[
+            "log",
+            "--format=%s",
+            "--grep=Swarm-Event: lane-report",
+            "-5",
+            "refs/swarm/plans/auth",
+        ],
     );
+    let subjects: Vec<&str> = subjects.lines().collect();
+    let expected_handoff = format!("handoff {packet}");
     assert_eq!(
         subjects,
-        "done\nhandoff 20260101T000000Z-alice\nblocked creds needs an API key\nplan ready\nPR open https://github.com/o/r/pull/7"
+        vec![
+            "done",
+            expected_handoff.as_str(),
+            "blocked creds needs an API key",
+            "plan ready",
+            "PR open https://github.com/o/r/pull/7"
+        ]
     );
     let y = lane_yaml(&env, &repo, "login");
     let last = y.get("last_report").unwrap();
@@ -446,6 +466,11 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
     env.swarm(&repo, &["report", "done"]).err(2, "USAGE");
     env.swarm(&repo, &["report", "done", "--lane", "nope"])
         .err(2, "NOT_FOUND");
+    env.swarm(&wt, &["report", "handoff", "20260101T000000Z-nobody"])
+        .err(2, "NOT_FOUND");
+    env.swarm(&wt, &["report", "pr-open", "not-a-url"])
+        .err(2, "USAGE")
+        .stderr_has("is not a URL");
     assert_eq!(env.all_refs(&repo), before);
 }
 
@@ -532,4 +557,29 @@ fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
         .map(|l| l["feature"].as_str().unwrap())
         .collect();
     assert_eq!(active, vec![winner]);
+}
+
+#[test]
+fn without_a_remote_or_main_the_base_is_the_branch_checked_out() {
+    let env = TestEnv::new();
+    let repo = env.root().join("legacy");
+    std::fs::create_dir_all(&repo).unwrap();
+    env.git(&repo, &["init", "--quiet", "--initial-branch=master"]);
+    env.git(
+        &repo,
+        &["commit", "--quiet", "--allow-empty", "-m", "initial"],
+    );
+    env.swarm(&repo, &["--as", "a", "plan", "new", "p"]).ok();
+    let out = env
+        .swarm(
+            &repo,
+            &["--as", "a", "lane", "new", "f", "--plan", "p", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(out["base"], "master", "{out}");
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "feat/f"]),
+        env.git(&repo, &["rev-parse", "master"])
+    );
 }

@@ -940,3 +940,58 @@ fn one_packet_id_written_on_two_machines_offline_is_a_conflict_not_a_loss() {
         Some("from b")
     );
 }
+
+#[test]
+fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
+    let env = TestEnv::new();
+    let repo = env.repo("coord");
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    env.swarm(
+        &repo,
+        &[
+            "lane", "new", "orders", "--plan", "api", "--owner", "agent1",
+        ],
+    )
+    .ok();
+    // Inside the lane, with no swarm.as, the lane's owner is who acts.
+    env.git(&repo, &["config", "--unset", "swarm.as"]);
+    let wt = repo.join("_swarm-worktrees/orders");
+    env.write(&wt.join("orders.txt"), "orders\n");
+    env.git(&wt, &["add", "orders.txt"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "orders"]);
+    let id = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "finish",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(id.ends_with("-agent1"), "{id}");
+    env.swarm(&wt, &["--as", "agent2", "accept", &id]).ok();
+    let lanes = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(lanes["lanes"][0]["owner"], "agent2", "{lanes}");
+    let msg = env.git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/swarm/lanes/orders"],
+    );
+    assert!(
+        msg.contains("handed from agent1 to agent2")
+            && msg.contains(&format!("Swarm-Packet: {id}")),
+        "{msg}"
+    );
+    // From now on the successor is the lane's identity.
+    env.swarm(&wt, &["report", "done"]).ok();
+    let log = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/api"]);
+    assert!(log.contains("Swarm-Actor: agent2"), "{log}");
+}

@@ -339,3 +339,31 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
         .ok()
         .stdout_has("already matches plan auth");
 }
+
+#[test]
+fn closing_a_plan_with_work_in_progress_needs_force() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "shop"]).ok();
+    env.swarm(&repo, &["plan", "new", "shop-api", "--parent", "shop"])
+        .ok();
+    env.swarm(&repo, &["lane", "new", "orders", "--plan", "shop-api"])
+        .ok();
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["plan", "close", "shop-api"])
+        .err(1, "PLAN_BUSY")
+        .stderr_has("lane orders");
+    env.swarm(&repo, &["plan", "close", "shop"])
+        .err(1, "PLAN_BUSY")
+        .stderr_has("child plan shop-api");
+    assert_eq!(before, env.all_refs(&repo));
+    env.swarm(&repo, &["lane", "rm", "orders"]).ok();
+    env.swarm(&repo, &["plan", "close", "shop-api"]).ok();
+    env.swarm(&repo, &["plan", "close", "shop"]).ok();
+    let yaml = env.git(&repo, &["show", "refs/swarm/plans/shop:plan.yaml"]);
+    assert!(yaml.contains("status: closed"), "{yaml}");
+    env.swarm(&repo, &["plan", "close", "shop"])
+        .ok()
+        .stdout_has("already closed");
+}

@@ -166,3 +166,75 @@ fn an_unreachable_remote_fails_with_exit_4_and_moves_nothing() {
     env.swarm(a, &["sync"]).err(4, "GIT_FAILED");
     assert_eq!(before, env.all_refs(a));
 }
+
+#[test]
+fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(
+        a,
+        &[
+            "plan",
+            "save",
+            "auth",
+            "--file",
+            env.root().join("a.md").to_str().unwrap(),
+        ],
+    )
+    .err(2, "NOT_FOUND");
+    env.write(&env.root().join("a.md"), "alice's text\n");
+    env.write(&env.root().join("b.md"), "bob's text\n");
+    env.swarm(
+        a,
+        &[
+            "plan",
+            "save",
+            "auth",
+            "--file",
+            env.root().join("a.md").to_str().unwrap(),
+        ],
+    )
+    .ok();
+    env.swarm(a, &["sync"]).ok();
+    let bob_save = env
+        .swarm(
+            b,
+            &[
+                "plan",
+                "save",
+                "auth",
+                "--file",
+                env.root().join("b.md").to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let run = env.swarm(b, &["sync"]).ok();
+    assert!(
+        run.stdout.contains("merged   refs/swarm/plans/auth"),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("warning"), "{}", run.stdout);
+    let bob_commit = bob_save["commit"].as_str().unwrap();
+    assert!(
+        run.stderr.contains(&format!("warning: refs/swarm/plans/auth:PLAN.md changed on both sides; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12])),
+        "{}",
+        run.stderr
+    );
+    let tip = env.refs(&remote, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
+    assert_eq!(
+        env.git(b, &["show", &format!("{tip}:PLAN.md")]),
+        "alice's text"
+    );
+    // bob's text is not lost: it is in the journal, where the warning says.
+    assert_eq!(
+        env.git(b, &["show", &format!("{}:PLAN.md", &bob_commit[..12])]),
+        "bob's text"
+    );
+}

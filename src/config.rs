@@ -64,6 +64,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "30m",
         "default leader lease for lead claim/renew/takeover",
     ),
+    (
+        "swarm.gcAge",
+        "14d",
+        "gc archives finished records whose last change is older than this",
+    ),
+    (
+        "swarm.gcThreshold",
+        "2000",
+        "sync runs gc first when there are more live swarm refs than this",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -226,6 +226,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "lead takeover: the leader's lease has not expired (wait, or pass --force with a reason)",
     ),
     (
+        "PUSH_DENIED",
+        Class::Env,
+        "the remote refused a push on its own policy (a hook, branch protection); retrying cannot help",
+    ),
+    (
         "REMOTE_MISSING",
         Class::Usage,
         "the configured remote does not exist",
@@ -245,6 +250,16 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "IO_FAILED",
         Class::Env,
         "a file could not be read or written",
+    ),
+    (
+        "INTERNAL",
+        Class::Env,
+        "git-swarm could not serialise its own data: a bug, please report it",
+    ),
+    (
+        "DEMO_FAILED",
+        Class::Env,
+        "a step of `git swarm demo` did not behave as expected",
     ),
     // verify
     (

@@ -188,12 +188,14 @@ impl Git {
         if updates.is_empty() && extra_refspecs.is_empty() {
             return Ok(PushOutcome::Ok);
         }
-        let mut args: Vec<String> = vec![
-            "push".into(),
-            "--atomic".into(),
-            "--porcelain".into(),
-            "--no-verify".into(),
-        ];
+        let mut args: Vec<String> = vec!["push".into(), "--atomic".into(), "--porcelain".into()];
+        // Record-only pushes skip hooks (a plan record's tree holds PLAN.md,
+        // which is data there, not a committed plan file). A push that also
+        // carries the user's refspecs (`lead push`) runs the pre-push hook,
+        // so the guards still check what goes to main.
+        if extra_refspecs.is_empty() {
+            args.push("--no-verify".into());
+        }
         for u in updates {
             let expected = u.expected.clone().unwrap_or_default();
             args.push(format!("--force-with-lease={}:{}", u.refname, expected));
@@ -206,41 +208,18 @@ impl Git {
             }
         }
         args.extend(extra_refspecs.iter().cloned());
-        // Fenced pushes are our own: the pre-push guard must let them through.
+        // Fenced pushes are our own: the fenced-publish guard lets them through.
         let mut cmd = self.command(&args);
         cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
         let out = cmd
             .output()
             .map_err(|e| Error::env("GIT_FAILED", format!("could not run git push: {e}")))?;
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
         if out.status.success() {
             return Ok(PushOutcome::Ok);
         }
-        // Porcelain lines: `<flag>\t<from>:<to>\t<summary> (<reason>)`; `!` is a rejection.
-        let rejected: Vec<String> = stdout
-            .lines()
-            .filter(|l| l.starts_with('!'))
-            .map(|l| l.to_string())
-            .collect();
-        let lost_race = !rejected.is_empty()
-            || stderr.contains("stale info")
-            || stderr.contains("atomic push failed")
-            || stderr.contains("failed to update ref")
-            || stderr.contains("fetch first")
-            || stderr.contains("non-fast-forward");
-        if lost_race {
-            let mut lines = rejected;
-            if lines.is_empty() {
-                lines = stderr.lines().map(str::to_string).collect();
-            }
-            return Ok(PushOutcome::Rejected(lines));
-        }
-        Err(Error::env(
-            "GIT_FAILED",
-            format!("git push to '{remote}' failed: {}", stderr.trim()),
-        )
-        .hint("check the remote URL and your network, or pass --offline"))
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        classify_push_failure(remote, &stdout, &stderr)
     }
 
     /// Is `ancestor` reachable from `descendant`?
@@ -462,6 +441,84 @@ fn is_lock_contention(stderr: &str) -> bool {
     stderr.contains("cannot lock ref")
         || (stderr.contains("Unable to create") && stderr.contains(".lock"))
         || stderr.contains("but expected")
+}
+
+/// Why a push failed. Porcelain lines are `<flag>\t<from>:<to>\t<summary>
+/// (<reason>)`, `!` marking a rejected ref. A ref that moved under us (a
+/// lease that no longer holds, a lock lost to a concurrent push) is a lost
+/// race, for the caller to report or retry. The remote refusing on policy
+/// (a hook, protection) is not a race: retrying cannot help. No rejected
+/// ref at all means our own pre-push hook (a guard) refused.
+fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<PushOutcome> {
+    const RACE: &[&str] = &[
+        "(stale info)",
+        "(fetch first)",
+        "(non-fast-forward)",
+        "(failed to update ref)",
+        "(failed to lock)",
+        "cannot lock ref",
+        "incorrect old value",
+    ];
+    let rejected: Vec<String> = stdout
+        .lines()
+        .filter(|l| l.starts_with('!'))
+        .map(str::to_string)
+        .collect();
+    // The remote's own compare-and-swap lost to a concurrent push: its
+    // transaction fails ("atomic transaction failed") and it says why.
+    let remote_lost_lock = stderr.lines().any(|l| {
+        l.starts_with("remote: ")
+            && (l.contains("cannot lock ref")
+                || l.contains("but expected")
+                || l.contains("reference already exists"))
+    });
+    if remote_lost_lock
+        || rejected.iter().any(|l| RACE.iter().any(|r| l.contains(r)))
+        || (rejected.is_empty() && RACE.iter().any(|r| stderr.contains(r)))
+    {
+        return Ok(PushOutcome::Rejected(rejected));
+    }
+    let remote_says: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("remote: "))
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if !rejected.is_empty() {
+        let mut err = Error::env(
+            "PUSH_DENIED",
+            format!(
+                "the remote '{remote}' refused the push: {}",
+                rejected.join("; ")
+            ),
+        );
+        for line in remote_says {
+            err = err.hint(format!("remote: {line}"));
+        }
+        return Err(
+            err.hint("nothing was published; ask whoever runs the remote, retrying will not help")
+        );
+    }
+    if stderr.contains("failed to push some refs") && !stderr.contains("fatal:") {
+        return Err(Error::check(
+            "GUARD_FAILED",
+            format!("the pre-push hook refused the push to '{remote}'; nothing was published"),
+        )
+        .hint(format!(
+            "what it said: {}",
+            stderr
+                .lines()
+                .filter(|l| !l.starts_with("error: failed to push"))
+                .collect::<Vec<_>>()
+                .join(" / ")
+        ))
+        .hint("fix what the guard names, then run the command again"));
+    }
+    Err(Error::env(
+        "GIT_FAILED",
+        format!("git push to '{remote}' failed: {}", stderr.trim()),
+    )
+    .hint("check the remote URL and your network, or pass --offline"))
 }
 
 fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {

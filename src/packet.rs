@@ -187,7 +187,7 @@ fn secret_error(findings: &[secret::Finding]) -> Error {
 
 fn scan<T: Serialize>(value: &T) -> Result<()> {
     let value = serde_yaml_ng::to_value(value)
-        .map_err(|e| Error::env("YAML_INVALID", format!("could not serialise a packet: {e}")))?;
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
     let findings = secret::scan(&value);
     if findings.is_empty() {
         Ok(())

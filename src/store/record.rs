@@ -96,5 +96,5 @@ fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
 pub fn to_yaml<T: Serialize>(record: &T) -> Result<Vec<u8>> {
     serde_yaml_ng::to_string(record)
         .map(String::into_bytes)
-        .map_err(|e| Error::env("YAML_INVALID", format!("could not serialise a record: {e}")))
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a record: {e}")))
 }

@@ -238,3 +238,85 @@ fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr(
         "bob's text"
     );
 }
+
+#[test]
+fn a_remote_refusing_on_policy_is_not_a_race_and_is_not_retried() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    let hook = remote.join("hooks/pre-receive");
+    env.write(
+        &hook,
+        "#!/bin/sh\necho 'swarm refs are read-only here' >&2\nexit 1\n",
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let before = env.all_refs(a);
+    let run = env.swarm(a, &["sync", "--json"]).code(4);
+    let err = run.json();
+    assert_eq!(err["error"]["code"], "PUSH_DENIED");
+    let hints = err["error"]["hints"].to_string();
+    assert!(hints.contains("swarm refs are read-only here"), "{hints}");
+    assert!(env.refs(&remote, "refs/swarm").is_empty());
+    // Our local record is untouched (only the mirror of the remote was fetched).
+    let after: std::collections::BTreeMap<_, _> = env
+        .all_refs(a)
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("refs/swarm-remotes/"))
+        .collect();
+    let before: std::collections::BTreeMap<_, _> = before
+        .into_iter()
+        .filter(|(k, _)| !k.starts_with("refs/swarm-remotes/"))
+        .collect();
+    assert_eq!(before, after);
+}
+
+#[test]
+fn lead_push_runs_the_pre_push_guards_on_what_it_publishes() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "auth", "--succession", "alice"],
+    )
+    .ok();
+    let main_before = env.refs(&remote, "refs/heads/main");
+    // A commit that sneaks the plan file in, past the pre-commit hook.
+    env.write(&a.join("PLAN.md"), "# plan\n");
+    env.git(a, &["add", "--force", "PLAN.md"]);
+    env.git(
+        a,
+        &["commit", "--quiet", "--no-verify", "-m", "oops, the plan"],
+    );
+    let lead_before = env.refs(&remote, "refs/swarm/lead");
+    env.swarm(
+        a,
+        &["lead", "push", "--plan", "auth", "HEAD:refs/heads/main"],
+    )
+    .err(1, "GUARD_FAILED")
+    .stderr_has("plan-untracked");
+    assert_eq!(env.refs(&remote, "refs/heads/main"), main_before);
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/lead"),
+        lead_before,
+        "the lead ref moved with a refused push"
+    );
+    // Fixed, the fenced publish goes through (the fenced-publish guard lets it pass).
+    env.git(a, &["reset", "--quiet", "--hard", "HEAD~1"]);
+    env.write(&a.join("src.txt"), "code\n");
+    env.git(a, &["add", "src.txt"]);
+    env.git(a, &["commit", "--quiet", "-m", "code"]);
+    env.swarm(
+        a,
+        &["lead", "push", "--plan", "auth", "HEAD:refs/heads/main"],
+    )
+    .ok();
+    assert_eq!(
+        env.refs(&remote, "refs/heads/main")["refs/heads/main"],
+        env.git(a, &["rev-parse", "HEAD"])
+    );
+}

@@ -320,7 +320,9 @@ fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>
 }
 
 /// Local names of every packet ref known here (local or mirrored), under `prefix`.
-fn known_refs(ctx: &Ctx, prefix: &str) -> Result<Vec<String>> {
+/// Packet refs under `prefix`, local or published; with `archived`, also
+/// those `gc` folded into the archive (for finding one packet by id).
+fn known_refs(ctx: &Ctx, prefix: &str, archived: bool) -> Result<Vec<String>> {
     let mut names: Vec<String> = ctx
         .store
         .list_refs(prefix)?
@@ -333,12 +335,13 @@ fn known_refs(ctx: &Ctx, prefix: &str) -> Result<Vec<String>> {
             names.push(format!("refs/swarm/{}", &n[root.len()..]));
         }
     }
-    // Packets folded into the archive by `gc` stay listable and showable.
-    names.extend(
-        crate::gc::archived(&ctx.store, "packets")?
-            .into_keys()
-            .filter(|n| n.starts_with(prefix)),
-    );
+    if archived {
+        names.extend(
+            crate::gc::archived(&ctx.store, "packets")?
+                .into_keys()
+                .filter(|n| n.starts_with(prefix)),
+        );
+    }
     names.sort();
     names.dedup();
     Ok(names)
@@ -346,7 +349,7 @@ fn known_refs(ctx: &Ctx, prefix: &str) -> Result<Vec<String>> {
 
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
-    for refname in known_refs(ctx, &format!("{PREFIX}{plan}/"))? {
+    for refname in known_refs(ctx, &format!("{PREFIX}{plan}/"), false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok((p, acc)) = read_version(&ctx.store, base, &refname) else {
@@ -794,7 +797,7 @@ pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
         Some(p) => format!("{PREFIX}{p}/"),
         None => PREFIX.to_string(),
     };
-    let found: Vec<String> = known_refs(ctx, &prefix)?
+    let found: Vec<String> = known_refs(ctx, &prefix, true)?
         .into_iter()
         .filter(|r| r.rsplit('/').next() == Some(id))
         .collect();
@@ -1213,7 +1216,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     };
     fetch(ctx, &[&prefix])?;
     let mut rows = Vec::new();
-    for refname in known_refs(ctx, &prefix)? {
+    for refname in known_refs(ctx, &prefix, false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let (p, acc) = read_version(&ctx.store, base, &refname)?;

@@ -67,10 +67,17 @@ pub fn publish(
         crate::failpoint::point("publish:pushed");
         // The mirror is a cache of the remote: if another process holds its
         // lock, the next fetch corrects it, so a failure here is not one.
-        for u in updates {
-            let m = mirror_ref(remote, &u.refname);
-            let _ = set_ref(store, &m, u.new.as_deref());
-        }
+        let mirrors: Vec<(String, Option<ObjectId>)> = updates
+            .iter()
+            .map(|u| {
+                let new = u
+                    .new
+                    .as_deref()
+                    .and_then(|n| ObjectId::from_hex(n.as_bytes()).ok());
+                (mirror_ref(remote, &u.refname), new)
+            })
+            .collect();
+        let _ = store.force_many(&mirrors, "git-swarm", "mirror of a published push");
     }
     Ok(outcome)
 }
@@ -225,14 +232,6 @@ pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &
     .hint("run `git swarm sync` to catch up"))
 }
 
-/// Force a (mirror) ref to a value, whatever it held.
-pub fn set_ref(store: &Store, refname: &str, value: Option<&str>) -> Result<()> {
-    match value {
-        Some(v) => store.git.run(["update-ref", refname, v]).map(|_| ()),
-        None => store.git.run(["update-ref", "-d", refname]).map(|_| ()),
-    }
-}
-
 #[derive(Debug, Clone, Serialize, Default)]
 pub struct SyncReport {
     pub remote: String,
@@ -257,6 +256,30 @@ pub struct SyncReport {
     pub gc: Option<crate::gc::GcReport>,
     pub attempts: usize,
     pub pushes: usize,
+}
+
+impl SyncReport {
+    /// Add one round's findings, keeping each fact once.
+    fn absorb(&mut self, round: SyncReport) {
+        fn merge<T: Serialize>(into: &mut Vec<T>, from: Vec<T>) {
+            for item in from {
+                let key = serde_json::to_string(&item).expect("serialisable");
+                if !into
+                    .iter()
+                    .any(|x| serde_json::to_string(x).expect("serialisable") == key)
+                {
+                    into.push(item);
+                }
+            }
+        }
+        merge(&mut self.pulled, round.pulled);
+        merge(&mut self.merged, round.merged);
+        merge(&mut self.fenced, round.fenced);
+        merge(&mut self.superseded, round.superseded);
+        merge(&mut self.conflicts, round.conflicts);
+        merge(&mut self.warnings, round.warnings);
+        merge(&mut self.archived, round.archived);
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -319,7 +342,11 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
         report.attempts = attempt;
         fetch(store, remote)?;
         let mut updates = Vec::new();
-        reconcile_all(store, remote, actor, &mut report, &mut updates)?;
+        // A retry starts from a fresh fetch: what it finds again (a conflict,
+        // a warning) is the same fact, reported once.
+        let mut this_round = SyncReport::default();
+        reconcile_all(store, remote, actor, &mut this_round, &mut updates)?;
+        report.absorb(this_round);
         if updates.is_empty() {
             return Ok(report);
         }

@@ -434,6 +434,52 @@ impl Store {
         }
     }
 
+    /// Set (or delete, with None) many refs in one transaction, whatever
+    /// they held: for caches such as the `refs/swarm-remotes/` mirror, which
+    /// the next fetch corrects anyway. One transaction, not one process per ref.
+    pub fn force_many(
+        &self,
+        refs: &[(String, Option<ObjectId>)],
+        actor: &str,
+        reason: &str,
+    ) -> Result<()> {
+        let mut edits = Vec::with_capacity(refs.len());
+        for (refname, new) in refs {
+            let name: gix::refs::FullName = refname.as_str().try_into().map_err(|e| {
+                Error::usage(
+                    "NAME_INVALID",
+                    format!("'{refname}' is not a valid ref name: {e}"),
+                )
+            })?;
+            let change = match new {
+                Some(id) => Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: format!("git-swarm: {reason}").into(),
+                    },
+                    expected: PreviousValue::Any,
+                    new: Target::Object(*id),
+                },
+                None => Change::Delete {
+                    expected: PreviousValue::Any,
+                    log: RefLog::AndReference,
+                },
+            };
+            edits.push(RefEdit {
+                change,
+                name,
+                deref: false,
+            });
+        }
+        let sig = self.signature(actor);
+        let mut buf = gix::date::parse::TimeBuf::default();
+        self.repo
+            .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
+            .map(|_| ())
+            .map_err(|e| Error::gix(format!("could not update refs ({reason})"), e))
+    }
+
     /// Delete many refs in one transaction, each only if it still holds its
     /// expected value: all or nothing. On any failure nothing is deleted and
     /// the caller may fall back to [`Store::cas`] one ref at a time. One

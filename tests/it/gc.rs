@@ -158,6 +158,14 @@ fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
     assert_eq!(bob["pushes"], 0);
     assert_eq!(live(&env, b), vec!["refs/swarm/plans/ui".to_string()]);
     assert_eq!(env.refs(&remote, "refs/swarm"), env.refs(a, "refs/swarm"));
+    // `packets` lists live packets; an archived one is still found by id.
+    let listed = env.swarm(b, &["packets", "--json"]).ok().json();
+    assert_eq!(listed["packets"], serde_json::json!([]));
+    let shown = env
+        .swarm(b, &["packet", "show", &packet, "--json"])
+        .ok()
+        .json();
+    assert_eq!(shown["acceptance"]["accepted_by"], "carol");
 
     // History continues from the archive: a new claim on the plan takes the
     // next epoch after the archived release, not epoch 1 again.

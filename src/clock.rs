@@ -28,12 +28,18 @@ pub fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
-/// Parse a human duration such as `30m`, `2h`, `14d` or `1h 30m` (days are 24 hours).
+/// Parse a human duration such as `90` (seconds), `250ms`, `30m`, `2h`,
+/// `14d` or `1h30m` (days are 24 hours). The one parser for every flag and
+/// setting that takes a duration.
 pub fn parse_duration(text: &str) -> crate::error::Result<jiff::SignedDuration> {
     let bad = || {
         crate::error::Error::usage("USAGE", format!("'{text}' is not a duration"))
             .hint("use a number and a unit: 45s, 30m, 2h, 14d, or combined like 1h30m")
     };
+    // A bare number is seconds, as `sleep 90` would read it.
+    if let Ok(secs) = text.trim().parse::<u32>() {
+        return Ok(jiff::SignedDuration::from_secs(secs.into()));
+    }
     let span: jiff::Span = text.trim().parse().map_err(|_| bad())?;
     let d = span
         .to_duration(jiff::SpanRelativeTo::days_are_24_hours())
@@ -53,6 +59,11 @@ mod tests {
         assert_eq!(super::parse_duration("1h 30m").unwrap().as_secs(), 5400);
         assert_eq!(super::parse_duration("1h30m").unwrap().as_secs(), 5400);
         assert_eq!(super::parse_duration("45s").unwrap().as_secs(), 45);
+        assert_eq!(super::parse_duration("90").unwrap().as_secs(), 90);
+        assert_eq!(super::parse_duration("250ms").unwrap().as_millis(), 250);
+        assert!(super::parse_duration("").is_err());
+        assert!(super::parse_duration("m").is_err());
+        assert!(super::parse_duration("5x").is_err());
         assert!(super::parse_duration("soon").is_err());
         assert!(super::parse_duration("-5m").is_err());
     }

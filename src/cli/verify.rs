@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 use git_swarm::error::{Error, Result};
 use git_swarm::github::rest::{token_from_env, RestClient, DEFAULT_API_URL};
 use git_swarm::github::verdict::Require;
-use git_swarm::github::verify::{self, parse_duration, Report, Request, Target, Timing};
+use git_swarm::github::verify::{self, Report, Request, Target, Timing};
 use git_swarm::output::Output;
 
 use super::Global;
@@ -98,10 +98,9 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         Some(_) if !opts.wait => {
             return Err(Error::usage("USAGE", "--timeout only applies with --wait"))
         }
-        Some(t) => parse_duration(t).ok_or_else(|| {
-            Error::usage("USAGE", format!("--timeout '{t}' is not a duration"))
-                .hint("write it like 90s, 10m or 1h")
-        })?,
+        Some(t) => git_swarm::clock::parse_duration(t)
+            .map_err(|e| e.hint("--timeout takes a duration"))?
+            .unsigned_abs(),
     };
     let ctx = g.ctx()?;
     let mut report = Stderr {

@@ -75,41 +75,6 @@ pub trait Report {
     fn progress(&mut self, message: &str);
 }
 
-/// `10m`, `30s`, `1h`, `500ms`, `1h30m`, or plain seconds.
-pub fn parse_duration(s: &str) -> Option<Duration> {
-    let s = s.trim();
-    if let Ok(secs) = s.parse::<u64>() {
-        return Some(Duration::from_secs(secs));
-    }
-    let mut total = Duration::ZERO;
-    let mut rest = s;
-    if rest.is_empty() {
-        return None;
-    }
-    while !rest.is_empty() {
-        let digits = rest.find(|c: char| !c.is_ascii_digit())?;
-        if digits == 0 {
-            return None;
-        }
-        let n: u64 = rest[..digits].parse().ok()?;
-        rest = &rest[digits..];
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit())
-            .unwrap_or(rest.len());
-        let unit = &rest[..unit_len];
-        rest = &rest[unit_len..];
-        total += match unit {
-            "ms" => Duration::from_millis(n),
-            "s" => Duration::from_secs(n),
-            "m" => Duration::from_secs(n.checked_mul(60)?),
-            "h" => Duration::from_secs(n.checked_mul(3600)?),
-            "d" => Duration::from_secs(n.checked_mul(86_400)?),
-            _ => return None,
-        };
-    }
-    Some(total)
-}
-
 /// A URL safe to show: any `user:password@` removed.
 pub fn redact_url(url: &str) -> String {
     if let Some((scheme, rest)) = url.split_once("://") {
@@ -655,17 +620,6 @@ pub fn render(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn durations_parse_like_a_person_writes_them() {
-        assert_eq!(parse_duration("90"), Some(Duration::from_secs(90)));
-        assert_eq!(parse_duration("10m"), Some(Duration::from_secs(600)));
-        assert_eq!(parse_duration("1h30m"), Some(Duration::from_secs(5400)));
-        assert_eq!(parse_duration("250ms"), Some(Duration::from_millis(250)));
-        assert_eq!(parse_duration("5x"), None);
-        assert_eq!(parse_duration(""), None);
-        assert_eq!(parse_duration("m"), None);
-    }
 
     #[test]
     fn credentials_in_urls_are_never_shown() {

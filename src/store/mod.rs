@@ -107,9 +107,11 @@ pub struct JournalEntry {
 }
 
 impl Store {
-    /// Open the repository that contains `cwd` (like git, following GIT_DIR).
+    /// Open the repository that contains `cwd`, or the one GIT_DIR names.
     pub fn open(cwd: &Path) -> Result<Store> {
-        let repo = gix::discover(cwd).map_err(|e| {
+        // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
+        // else discovery upwards from the current directory.
+        let repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
             Error::env(
                 "NOT_A_REPO",
                 format!("not inside a git repository ({}): {e}", cwd.display()),

@@ -143,3 +143,25 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     // Without --keep nothing is left behind.
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }
+
+#[test]
+fn git_dir_and_work_tree_name_the_repository_as_for_git() {
+    let env = TestEnv::new();
+    let a = env.repo("a");
+    let b = env.repo("b");
+    env.swarm(&a, &["plan", "new", "only-in-a"]).ok();
+    // From inside b, `git --git-dir=a/.git` means repository a, for us as for git.
+    let git_dir = format!("--git-dir={}", a.join(".git").display());
+    let out = env
+        .command("git", &b)
+        .args([git_dir.as_str(), "swarm", "plan", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["plans"][0]["plan"], "only-in-a", "{json}");
+}

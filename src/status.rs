@@ -33,44 +33,29 @@ pub struct LaneStatus {
     pub state: Option<String>,
 }
 
-fn yaml_of(store: &Store, refname: &str, file: &str) -> Option<serde_yaml_ng::Value> {
-    let rec = store.read(refname).ok()??;
-    serde_yaml_ng::from_slice(rec.file(file)?).ok()
-}
-
-fn str_field(v: &serde_yaml_ng::Value, key: &str) -> Option<String> {
-    v.get(key).and_then(|x| x.as_str()).map(str::to_string)
-}
-
-pub fn collect(store: &Store, only: Option<&str>) -> Result<Vec<PlanStatus>> {
+/// Plans with their leaders (the newer of the local and the published
+/// record) and active lanes. A record that does not parse is an error, not
+/// a silent gap in the picture.
+pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Result<Vec<PlanStatus>> {
     let plans: Vec<Plan> = plan::all(store)?;
     let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
-        let Some(lane) = yaml_of(store, &refname, "lane.yaml") else {
+    for lane in crate::lane::all(store)? {
+        if !lane.record.is_active() {
             continue;
-        };
-        let Some(plan) = str_field(&lane, "plan") else {
-            continue;
-        };
-        lanes_by_plan.entry(plan).or_default().push(LaneStatus {
-            feature: refname.trim_start_matches("refs/swarm/lanes/").to_string(),
-            owner: str_field(&lane, "owner"),
-            branch: str_field(&lane, "branch"),
-            state: str_field(&lane, "state"),
-        });
+        }
+        lanes_by_plan
+            .entry(lane.record.plan.clone())
+            .or_default()
+            .push(LaneStatus {
+                feature: lane.feature,
+                owner: Some(lane.record.owner),
+                branch: Some(lane.record.branch),
+                state: Some(lane.record.state),
+            });
     }
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
-        let lead = yaml_of(
-            store,
-            &format!("refs/swarm/lead/{}", p.record.plan),
-            "lead.yaml",
-        );
-        let released = lead
-            .as_ref()
-            .and_then(|l| l.get("released"))
-            .and_then(|r| r.as_bool())
-            .unwrap_or(false);
+        let lead = crate::lead::known(store, remote, &p.record.plan)?;
         flat.insert(
             p.record.plan.clone(),
             PlanStatus {
@@ -80,13 +65,10 @@ pub fn collect(store: &Store, only: Option<&str>) -> Result<Vec<PlanStatus>> {
                 parent: p.record.parent.clone(),
                 leader: lead
                     .as_ref()
-                    .and_then(|l| str_field(l, "leader"))
-                    .filter(|_| !released),
-                epoch: lead
-                    .as_ref()
-                    .and_then(|l| l.get("epoch"))
-                    .and_then(|e| e.as_u64()),
-                lease_until: lead.as_ref().and_then(|l| str_field(l, "lease_until")),
+                    .and_then(|l| l.current_leader())
+                    .map(str::to_string),
+                epoch: lead.as_ref().map(|l| l.epoch),
+                lease_until: lead.as_ref().and_then(|l| l.lease_until.clone()),
                 lanes: lanes_by_plan.remove(&p.record.plan).unwrap_or_default(),
                 children: Vec::new(),
             },
@@ -175,7 +157,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
     if let Some(p) = only {
         plan::require(&ctx.store, p)?;
     }
-    let roots = collect(&ctx.store, only)?;
+    let roots = collect(&ctx.store, ctx.remote(), only)?;
     let mut text = String::new();
     if roots.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");

@@ -608,17 +608,10 @@ impl Store {
     }
 
     pub fn merge_base(&self, a: ObjectId, b: ObjectId) -> Result<Option<ObjectId>> {
-        match self.repo.merge_base(a, b) {
-            Ok(base) => Ok(base.map(|b| b.detach())),
-            Err(e) => {
-                let text = e.to_string();
-                if text.contains("No merge base") || text.contains("no merge base") {
-                    Ok(None)
-                } else {
-                    Err(Error::gix("could not compute a merge base", e))
-                }
-            }
-        }
+        self.repo
+            .merge_base(a, b)
+            .map(|base| base.map(|b| b.detach()))
+            .map_err(|e| Error::gix("could not compute a merge base", e))
     }
 }
 

@@ -4,6 +4,7 @@
 mod harness;
 
 mod cli;
+mod crash;
 mod docs;
 mod gc;
 mod github_server;

@@ -87,6 +87,25 @@ pub struct Settings {
 
 impl Settings {
     pub fn load(store: &Store, remote_override: Option<&str>) -> Result<Settings> {
+        let settings = Self::read(store, remote_override);
+        if let Some(r) = &settings.remote {
+            if store.config(&format!("remote.{r}.url")).is_none() {
+                return Err(Error::usage("REMOTE_MISSING", format!("remote '{r}' does not exist"))
+                    .hint(format!("add it with `git remote add {r} <url>`, or set swarm.remote to an existing remote")));
+            }
+        }
+        Ok(settings)
+    }
+
+    /// The settings for the hooks and `check`, without validating the
+    /// remote: the guards never publish and only glob `refs/remotes/*/…`,
+    /// and a guard must not block a commit over a setting it does not need
+    /// (SPEC §5). A remote that does not exist simply has no refs here.
+    pub fn load_for_guards(store: &Store) -> Settings {
+        Self::read(store, None)
+    }
+
+    fn read(store: &Store, remote_override: Option<&str>) -> Settings {
         let remote = match remote_override {
             Some(r) => Some(r.to_string()),
             None => match store.config("swarm.remote") {
@@ -100,13 +119,7 @@ impl Settings {
                 }
             },
         };
-        if let Some(r) = &remote {
-            if store.config(&format!("remote.{r}.url")).is_none() {
-                return Err(Error::usage("REMOTE_MISSING", format!("remote '{r}' does not exist"))
-                    .hint(format!("add it with `git remote add {r} <url>`, or set swarm.remote to an existing remote")));
-            }
-        }
-        Ok(Settings {
+        Settings {
             remote,
             base: store.config("swarm.base"),
             worktree_root: store
@@ -120,7 +133,7 @@ impl Settings {
                 .unwrap_or_else(|| ".changeset".to_string())
                 .trim_end_matches('/')
                 .to_string(),
-        })
+        }
     }
 }
 

@@ -41,9 +41,23 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
             guard::commit_msg(&ctx, Path::new(file))?
         }
         "pre-push" => {
-            let remote = a.args.first().map(String::as_str).unwrap_or("");
-            let input = pre_push_input()?;
-            guard::pre_push(&ctx, remote, &input)?
+            // The framework passes no arguments, only PRE_COMMIT_REMOTE_NAME.
+            let remote = a
+                .args
+                .first()
+                .cloned()
+                .or_else(|| std::env::var("PRE_COMMIT_REMOTE_NAME").ok())
+                .unwrap_or_default();
+            let input = match framework_pre_push_input(&ctx)? {
+                Some(input) => {
+                    if !ctx.store.config_all("swarm.protect").is_empty() {
+                        eprintln!("git swarm: warning: {FRAMEWORK_WARNING}");
+                    }
+                    input
+                }
+                None => pre_push_input()?,
+            };
+            guard::pre_push(&ctx, &remote, &input)?
         }
         other => {
             return Err(Error::usage("USAGE", format!("unknown hook '{other}'"))
@@ -86,16 +100,61 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
     findings.into_output("staged changes", text)
 }
 
-/// The pre-push ref lines: git writes them on stdin; the pre-commit
-/// framework reads stdin itself and passes one update in PRE_COMMIT_* variables.
-fn pre_push_input() -> Result<String> {
+/// Said on stderr when fenced-publish runs under the pre-commit framework
+/// with `swarm.protect` set (see `framework_pre_push_input`).
+const FRAMEWORK_WARNING: &str = "the pre-commit framework does not pass every pushed ref; install the native hook with `git swarm init`";
+
+/// Under the pre-commit framework (`PRE_COMMIT_REMOTE_BRANCH` or
+/// `PRE_COMMIT_TO_REF` set), the one ref update it passes, as a git
+/// pre-push line. The framework reads git's ref list itself and passes only
+/// the first update that is not a deletion and has commits the remote lacks;
+/// it skips deletions, and does not run the hook at all when the pushed
+/// commits are already on the remote. So `git push origin :main`,
+/// `git push origin feat/x:main` of merged work and the other refs of a
+/// multi-ref push never reach us: fenced-publish needs the native hook. We
+/// check what we are given rather than fail closed (which would refuse every
+/// push of a framework user) and warn when `swarm.protect` is set.
+fn framework_pre_push_input(ctx: &git_swarm::ctx::Ctx) -> Result<Option<String>> {
     let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
-    if let Some(to) = var("PRE_COMMIT_TO_REF") {
-        let from = var("PRE_COMMIT_FROM_REF").unwrap_or_else(|| "0".repeat(40));
-        let local = var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_else(|| "HEAD".into());
-        let remote = var("PRE_COMMIT_REMOTE_BRANCH").unwrap_or_else(|| "-".into());
-        return Ok(format!("{local} {to} {remote} {from}\n"));
-    }
+    let to = var("PRE_COMMIT_TO_REF");
+    let Some(remote) = var("PRE_COMMIT_REMOTE_BRANCH") else {
+        // Without the remote branch there is nothing to check the fence on.
+        return Ok(to.map(|to| {
+            let from = var("PRE_COMMIT_FROM_REF").unwrap_or_else(|| "0".repeat(40));
+            let local = var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_else(|| "HEAD".into());
+            format!("{local} {to} - {from}\n")
+        }));
+    };
+    let local = var("PRE_COMMIT_LOCAL_BRANCH").unwrap_or_else(|| "HEAD".into());
+    let to = match to {
+        Some(to) => to,
+        // A push of history with a root commit: the framework passes no
+        // commits ("all files"), only the branches.
+        None => ctx
+            .store
+            .git
+            .rev_parse(&local)
+            .map_err(|e| {
+                guard::unreadable(
+                    "fenced-publish",
+                    format!("the pushed ref {local}"),
+                    e.message,
+                )
+            })?
+            .ok_or_else(|| {
+                guard::unreadable(
+                    "fenced-publish",
+                    format!("the pushed ref {local}"),
+                    "it names no commit",
+                )
+            })?,
+    };
+    let from = var("PRE_COMMIT_FROM_REF").unwrap_or_else(|| "0".repeat(40));
+    Ok(Some(format!("{local} {to} {remote} {from}\n")))
+}
+
+/// The pre-push ref lines git writes on stdin (the native hook).
+fn pre_push_input() -> Result<String> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
         return Ok(String::new());

@@ -249,18 +249,6 @@ impl NameCache {
         Ok(())
     }
 
-    /// The spelling of a name equal to `lower` (case-insensitively) in `tree`.
-    pub fn find_in(&self, tree: ObjectId, lower: &str) -> Option<&str> {
-        let bits = self.trees.get(&tree)?;
-        self.names
-            .iter()
-            .enumerate()
-            .find(|(i, n)| {
-                n.len() == lower.len() && n.eq_ignore_ascii_case(lower) && has_bit(bits, *i)
-            })
-            .map(|(_, n)| n.as_str())
-    }
-
     /// Indices of the names equal to `lower` case-insensitively (to test many trees at once).
     pub fn spellings(&self, lower: &str) -> Vec<usize> {
         self.names
@@ -421,6 +409,9 @@ mod tests {
         let mut most = many[1..].to_vec();
         most.push("lane.md");
         set(&mut c, t3, &most);
+        // The same name spelled differently on another tree.
+        let t4 = ObjectId::from_hex(b"6666666666666666666666666666666666666666").unwrap();
+        set(&mut c, t4, &["FIX-AUTH.md"]);
         c.commits.insert(c1, Some(t2));
         c.used_commits.insert(c1);
         c.changed = true;
@@ -430,11 +421,23 @@ mod tests {
         c.save();
         let text = std::fs::read_to_string(&path).unwrap();
         let back = NameCache::parse(&text, ".changeset").unwrap();
-        assert_eq!(back.find_in(t2, "fix-auth.md"), Some("Fix-Auth.md"));
-        assert_eq!(back.find_in(t1, "fix-auth.md"), None);
-        assert_eq!(back.find_in(t1, "c77.md"), Some("c77.md"));
-        assert_eq!(back.find_in(t3, "c0.md"), None);
-        assert_eq!(back.find_in(t3, "lane.md"), Some("lane.md"));
+        // Looked up the way changeset-unique does: the spellings of a
+        // lowercase name once, then each tree's bitmap.
+        let find = |tree: ObjectId, lower: &str| {
+            let spellings = back.spellings(lower);
+            back.has_any(tree, &spellings).map(str::to_string)
+        };
+        assert_eq!(find(t2, "fix-auth.md").as_deref(), Some("Fix-Auth.md"));
+        assert_eq!(find(t1, "fix-auth.md"), None);
+        assert_eq!(find(t1, "c77.md").as_deref(), Some("c77.md"));
+        assert_eq!(find(t3, "c0.md"), None);
+        assert_eq!(find(t3, "lane.md").as_deref(), Some("lane.md"));
+        assert_eq!(find(t2, "c99.md").as_deref(), Some("c99.md"));
+        assert_eq!(find(t2, "absent.md"), None);
+        assert_eq!(find(t4, "fix-auth.md").as_deref(), Some("FIX-AUTH.md"));
+        assert_eq!(back.spellings("fix-auth.md").len(), 2);
+        let unknown = ObjectId::from_hex(b"5555555555555555555555555555555555555555").unwrap();
+        assert_eq!(find(unknown, "c1.md"), None);
         assert_eq!(back.names_of(t2).len(), 2);
         assert_eq!(back.names_of(t3).len(), 100);
         assert_eq!(back.commits.get(&c1), Some(&Some(t2)));

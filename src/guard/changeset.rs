@@ -84,13 +84,15 @@ pub struct Reserved {
 }
 
 impl Reserved {
+    /// `swarm.reservedChangesets` (each value a comma-separated list), else the default.
     pub fn load(ctx: &Ctx) -> Result<Reserved> {
-        let values = ctx.store.config_all("swarm.reservedChangesets");
-        let values = if values.is_empty() {
-            vec![DEFAULT_RESERVED.to_string()]
-        } else {
-            values
-        };
+        Self::parse(&ctx.store.config_all("swarm.reservedChangesets"))
+    }
+
+    /// The patterns of the given config values; no values means the default.
+    pub fn parse(values: &[String]) -> Result<Reserved> {
+        let default = [DEFAULT_RESERVED.to_string()];
+        let values = if values.is_empty() { &default } else { values };
         let mut patterns = Vec::new();
         for pattern in values.iter().flat_map(|v| v.split(',')) {
             let pattern = pattern.trim();
@@ -173,6 +175,37 @@ pub struct Scope<'a> {
     pub own_branch: Option<&'a str>,
 }
 
+/// The refs a base branch name can be here: `refs/heads/<base>`,
+/// `refs/remotes/<base>` and `refs/remotes/<remote>/<base>` (or the full
+/// ref name given), with their commits; empty when it is no branch here.
+fn branch_refs(ctx: &Ctx, base: &str) -> Result<Vec<(String, ObjectId)>> {
+    let mut candidates = vec![];
+    if base.starts_with("refs/") {
+        candidates.push(base.to_string());
+    } else {
+        candidates.push(format!("refs/heads/{base}"));
+        candidates.push(format!("refs/remotes/{base}"));
+        if let Some(remote) = ctx.settings.remote.as_deref() {
+            candidates.push(format!("refs/remotes/{remote}/{base}"));
+        }
+    }
+    let mut out = Vec::new();
+    for c in candidates {
+        // `HEAD~1` and the like cannot be ref names: no branch.
+        if gix::refs::FullName::try_from(c.as_str()).is_err() {
+            continue;
+        }
+        let id = ctx
+            .store
+            .ref_target(&c)
+            .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("the base ref {c}"), e.message))?;
+        if let Some(id) = id {
+            out.push((c, id));
+        }
+    }
+    Ok(out)
+}
+
 impl Others {
     pub fn collect(ctx: &Ctx, scope: &Scope<'_>) -> Result<Others> {
         let repo = &ctx.store.repo;
@@ -188,23 +221,8 @@ impl Others {
             base_label = Some(label.clone());
         }
         if let Some(Base::Name(base, explicit)) = &scope.base {
-            let mut candidates = vec![];
-            if base.starts_with("refs/") {
-                candidates.push(base.clone());
-            } else {
-                candidates.push(format!("refs/heads/{base}"));
-                candidates.push(format!("refs/remotes/{base}"));
-                if let Some(remote) = ctx.settings.remote.as_deref() {
-                    candidates.push(format!("refs/remotes/{remote}/{base}"));
-                }
-            }
-            for c in candidates {
-                let id = ctx.store.ref_target(&c).map_err(|e| {
-                    unreadable(CHANGESET_UNIQUE, format!("the base ref {c}"), e.message)
-                })?;
-                if let Some(id) = id {
-                    wanted.push((c, id, true));
-                }
+            for (c, id) in branch_refs(ctx, base)? {
+                wanted.push((c, id, true));
             }
             if wanted.is_empty() && *explicit {
                 return Err(unreadable(
@@ -504,16 +522,56 @@ pub fn scope_for_head(ctx: &Ctx) -> Result<(Option<String>, Option<Base>)> {
                 )
             })?;
             if let Some(lane) = lane {
-                return Ok((branch, Some(Base::Name(lane.record.base, true))));
+                return Ok((branch, Some(lane_base(ctx, &lane.record)?)));
             }
         }
     }
     // `swarm.base` is explicit; the remote's default branch or `main` is a guess.
     let explicit = ctx.settings.base.is_some();
-    Ok((
-        branch,
-        Some(Base::Name(crate::lane::default_base(ctx), explicit)),
-    ))
+    let base = crate::lane::default_base(ctx);
+    if explicit && branch_refs(ctx, &base)?.is_empty() {
+        // `swarm.base` set to a tag or a commit rather than a branch.
+        if let Ok(id) = ctx.store.repo.rev_parse_single(base.as_str()) {
+            return Ok((branch, Some(Base::Commit(base, id.detach()))));
+        }
+    }
+    Ok((branch, Some(Base::Name(base, explicit))))
+}
+
+/// The base a lane's changesets are compared with. `lane new --base` takes
+/// any revision: when the recorded base is a branch here, its current tip
+/// (the branch moves, and so do the names on it); when it is a commit, a tag
+/// or an expression such as `HEAD~1` (which would now mean something else),
+/// the commit the lane started from (`base_commit` in its record). A branch
+/// that is missing here fails the guard closed, as before.
+fn lane_base(ctx: &Ctx, record: &crate::lane::LaneRecord) -> Result<Base> {
+    let base = &record.base;
+    if !branch_refs(ctx, base)?.is_empty() {
+        return Ok(Base::Name(base.clone(), true));
+    }
+    let Ok(start) = ObjectId::from_hex(record.base_commit.as_bytes()) else {
+        return Ok(Base::Name(base.clone(), true));
+    };
+    let lower = base.to_ascii_lowercase();
+    let is_sha = lower.len() >= 4
+        && lower.bytes().all(|c| c.is_ascii_hexdigit())
+        && record.base_commit.starts_with(&lower);
+    // A revision expression may not resolve any more (`HEAD~1` on a lane
+    // of one commit), so its syntax counts too.
+    let is_revision = is_sha
+        || base.contains(['~', '^', ':'])
+        || base.contains("@{")
+        || ctx.store.repo.rev_parse_single(base.as_str()).is_ok();
+    if !is_revision {
+        return Ok(Base::Name(base.clone(), true));
+    }
+    let short = &record.base_commit[..record.base_commit.len().min(12)];
+    let label = if is_sha {
+        short.to_string()
+    } else {
+        format!("{base} ({short})")
+    };
+    Ok(Base::Commit(label, start))
 }
 
 /// pre-commit / `check --staged`.
@@ -547,20 +605,8 @@ mod tests {
     use super::*;
 
     fn reserved(p: &[&str]) -> Reserved {
-        Reserved {
-            patterns: p
-                .iter()
-                .map(|p| {
-                    let re = format!(
-                        "(?i)^{}$",
-                        regex::escape(p)
-                            .replace("<N>", "[0-9]+")
-                            .replace("\\*", ".*")
-                    );
-                    (p.to_string(), regex::Regex::new(&re).unwrap())
-                })
-                .collect(),
-        }
+        let values: Vec<String> = p.iter().map(|p| p.to_string()).collect();
+        Reserved::parse(&values).unwrap()
     }
 
     #[test]
@@ -591,5 +637,24 @@ mod tests {
         );
         assert!(r.matching("PR-12-Review.md").is_some());
         assert!(r.matching("pr-x-review.md").is_none());
+    }
+
+    #[test]
+    fn reserved_patterns_from_config_values() {
+        // No value: the default.
+        let r = reserved(&[]);
+        assert_eq!(r.matching("pr-7-review.md"), Some(DEFAULT_RESERVED));
+        // Comma lists across several values; `<N>` digits, `*` any text,
+        // everything else literal (a `.` is not "any character").
+        let r = reserved(&["pr-<N>-review.md, bot-*.md", "", "exact.md,"]);
+        assert_eq!(r.matching("BOT-x.md"), Some("bot-*.md"));
+        assert_eq!(r.matching("bot-.md"), Some("bot-*.md"));
+        assert_eq!(r.matching("pr-12-review.md"), Some("pr-<N>-review.md"));
+        assert_eq!(r.matching("exact.md"), Some("exact.md"));
+        assert!(r.matching("exactXmd").is_none());
+        assert!(r.matching("my-bot-x.md").is_none());
+        assert!(r.matching("pr--review.md").is_none());
+        // A custom value replaces the default.
+        assert!(reserved(&["bot-*.md"]).matching("pr-1-review.md").is_none());
     }
 }

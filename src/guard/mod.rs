@@ -141,7 +141,7 @@ pub fn open(as_flag: Option<String>) -> Result<Ctx> {
         git: Git::new(&cwd),
         clock: Clock::from_env(),
     };
-    let settings = Settings::load(&store, None)?;
+    let settings = Settings::load_for_guards(&store);
     Ok(Ctx {
         store,
         settings,

@@ -5,6 +5,7 @@
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::ObjectId;
+use std::path::Path;
 
 use super::{changeset, unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use crate::ctx::Ctx;
@@ -31,6 +32,17 @@ pub struct Staged {
     pub head: Option<ObjectId>,
 }
 
+/// Is there an index at `path`? Only "not found" means no index (a fresh
+/// repository); any other error reading it (permissions, a loop of
+/// symlinks, a file where a directory should be) is an error, not a pass.
+pub fn index_exists(path: &Path) -> std::io::Result<bool> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 impl Staged {
     pub fn read(ctx: &Ctx) -> Result<Staged> {
         let repo = &ctx.store.repo;
@@ -39,7 +51,9 @@ impl Staged {
         let path = super::index_path(repo);
         let mut out = Staged::default();
 
-        if path.exists() {
+        let has_index = index_exists(&path)
+            .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
+        if has_index {
             let index = gix::index::File::at(
                 &path,
                 repo.object_hash(),
@@ -116,5 +130,29 @@ impl Staged {
             .filter(|n| !in_head.contains(n.as_str()))
             .cloned()
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_missing_index_counts_as_no_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = dir.path().join("index");
+        assert!(!index_exists(&index).unwrap());
+        std::fs::write(&index, b"DIRC").unwrap();
+        assert!(index_exists(&index).unwrap());
+        // A path through a file (ENOTDIR) and a symlink loop (ELOOP) are
+        // errors that even root meets: the guard must not read them as "no index".
+        assert!(index_exists(&index.join("index")).is_err());
+        #[cfg(unix)]
+        {
+            let looped = dir.path().join("loop");
+            std::os::unix::fs::symlink(&looped, &looped).unwrap();
+            let err = index_exists(&looped).unwrap_err();
+            assert_ne!(err.kind(), std::io::ErrorKind::NotFound);
+        }
     }
 }

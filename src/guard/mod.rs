@@ -25,11 +25,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::clock::Clock;
 use crate::config::Settings;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::git::Git;
 use crate::output::Output;
 use crate::store::Store;
 
@@ -119,28 +117,9 @@ pub fn unreadable(guard: &str, what: impl Display, err: impl Display) -> Error {
 pub fn open(as_flag: Option<String>) -> Result<Ctx> {
     let cwd =
         std::env::current_dir().map_err(|e| unreadable("setup", "the current directory", e))?;
-    let repo = gix::discover_with_environment_overrides(&cwd).map_err(|e| {
-        Error::env(
-            "NOT_A_REPO",
-            format!("not inside a git repository ({}): {e}", cwd.display()),
-        )
-    })?;
-    let refstorage = repo
-        .config_snapshot()
-        .string("extensions.refStorage")
-        .map(|v| v.to_string());
-    if refstorage.is_some_and(|v| v.eq_ignore_ascii_case("reftable")) {
-        return Err(unreadable(
-            "setup",
-            "the refs",
-            "this repository uses the reftable ref backend, which git-swarm cannot read",
-        ));
-    }
-    let store = Store {
-        repo,
-        git: Git::new(&cwd),
-        clock: Clock::from_env(),
-    };
+    // The one way git-swarm opens a repository (GIT_DIR first, like git);
+    // every failure there is exit 4, so a guard fails closed.
+    let store = Store::open(&cwd)?;
     let settings = Settings::load_for_guards(&store);
     Ok(Ctx {
         store,

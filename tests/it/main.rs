@@ -15,5 +15,6 @@ mod lead;
 mod packet;
 mod plan;
 mod props;
+mod soak;
 mod sync;
 mod verify;

@@ -1,0 +1,215 @@
+//! Concurrency soak: three clones (three machines) run mixed operations at
+//! the same time, round after round, through one bare remote: takeovers,
+//! handoffs, racing accepts, plan saves and syncs. Afterwards no acceptance
+//! is lost or doubled, the leader record's history is one line with epochs
+//! rising by one per won takeover, and every clone converges on the same
+//! refs. Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 6); seed printed.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::harness::{Run, TestEnv};
+use crate::lead::{assert_fsck_clean, soak_rounds, Rng};
+
+enum Op {
+    Takeover,
+    Handoff,
+    Accept(String),
+    Save(u64),
+    Sync,
+}
+
+fn run_op(env: &TestEnv, dir: &PathBuf, name: &str, op: &Op) -> Run {
+    match op {
+        Op::Takeover => env.swarm(
+            dir,
+            &[
+                "lead", "takeover", "--plan", "p", "--reason", "soak", "--force", "--json",
+            ],
+        ),
+        Op::Handoff => env.swarm(
+            dir,
+            &[
+                "handoff",
+                "--plan",
+                "p",
+                "--reason",
+                "capacity_low",
+                "--next",
+                "go",
+                "--json",
+            ],
+        ),
+        Op::Accept(id) => env.swarm(
+            dir,
+            &["--as", &format!("{name}-successor"), "accept", id, "--json"],
+        ),
+        Op::Save(n) => {
+            let file = dir.join(format!("plan-{n}.md"));
+            env.write(&file, &format!("# p\n\nedit {n} by {name}\n"));
+            let run = env.swarm(
+                dir,
+                &["plan", "save", "p", "--file", file.to_str().unwrap()],
+            );
+            let _ = std::fs::remove_file(&file);
+            run
+        }
+        Op::Sync => env.swarm(dir, &["sync", "--json"]),
+    }
+}
+
+#[test]
+fn mixed_operations_from_three_clones_lose_and_double_nothing() {
+    let env = TestEnv::new();
+    let names = ["alice", "bob", "carol"];
+    let (remote, clones) = env.remote_with_clones(&names);
+    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
+    env.swarm(
+        &clones[0],
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "p",
+            "--succession",
+            "alice,bob,carol",
+        ],
+    )
+    .ok();
+    env.swarm(&clones[0], &["sync"]).ok();
+    for c in &clones[1..] {
+        env.swarm(c, &["sync"]).ok();
+    }
+    let mut rng = Rng::new("soak");
+    let rounds = soak_rounds(6);
+    let mut open: Vec<String> = Vec::new();
+    let mut takeovers_won = 0u64;
+    // packet id -> who got exit 0 from accept
+    let mut accepted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for round in 0..rounds {
+        // Each clone picks an operation; two clones may race for one packet.
+        let contested = open.first().cloned();
+        let ops: Vec<Op> = (0..names.len())
+            .map(|i| match (rng.below(5), &contested) {
+                (0, _) => Op::Takeover,
+                (1, _) => Op::Handoff,
+                (2 | 3, Some(id)) => Op::Accept(id.clone()),
+                (2, None) => Op::Save((round * 10 + i) as u64),
+                _ => Op::Sync,
+            })
+            .collect();
+        let runs: Vec<Run> = std::thread::scope(|s| {
+            let handles: Vec<_> = ops
+                .iter()
+                .enumerate()
+                .map(|(i, op)| {
+                    let (env, dir, name) = (&env, &clones[i], names[i]);
+                    s.spawn(move || run_op(env, dir, name, op))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        for ((i, op), run) in ops.iter().enumerate().zip(&runs) {
+            match op {
+                Op::Takeover => match run.code {
+                    0 => takeovers_won += 1,
+                    3 => assert!(
+                        run.stdout.contains("LEAD_RACE_LOST") || run.stdout.contains("CAS_FAILED"),
+                        "{run:#?}"
+                    ),
+                    _ => panic!("takeover: {run:#?}"),
+                },
+                Op::Handoff => open.push(
+                    run.json()["id"]
+                        .as_str()
+                        .unwrap_or_else(|| panic!("{run:#?}"))
+                        .to_string(),
+                ),
+                Op::Accept(id) => match run.code {
+                    0 => accepted
+                        .entry(id.clone())
+                        .or_default()
+                        .push(format!("{}-successor", names[i])),
+                    3 => assert!(run.stdout.contains("PACKET_ALREADY_ACCEPTED"), "{run:#?}"),
+                    // Not fetched yet on this machine: a later round tries again.
+                    2 if run.stdout.contains("NOT_FOUND") => {}
+                    _ => panic!("accept: {run:#?}"),
+                },
+                Op::Save(_) => assert_eq!(run.code, 0, "{run:#?}"),
+                Op::Sync => assert!(
+                    run.code == 0 || (run.code == 3 && run.stdout.contains("PUSH_REJECTED")),
+                    "{run:#?}"
+                ),
+            }
+        }
+        open.retain(|id| !accepted.contains_key(id));
+    }
+    // Everyone settles: two syncs each, in turn.
+    for _ in 0..2 {
+        for c in &clones {
+            env.swarm(c, &["sync"]).ok();
+        }
+    }
+    // Every clone holds exactly what the remote holds.
+    let published = env.refs(&remote, "refs/swarm");
+    for c in &clones {
+        let mine: BTreeMap<String, String> = env.refs(c, "refs/swarm");
+        assert_eq!(mine, published, "{} did not converge", c.display());
+        assert_fsck_clean(&env, c);
+    }
+    // No acceptance lost or doubled: one winner per packet, recorded as such,
+    // and a packet ref has at most one acceptance in its history.
+    for (id, winners) in &accepted {
+        assert_eq!(winners.len(), 1, "packet {id} accepted by {winners:?}");
+        let shown = env
+            .swarm(&clones[0], &["packet", "show", id, "--json"])
+            .ok()
+            .json();
+        assert_eq!(
+            shown["acceptance"]["accepted_by"],
+            winners[0].as_str(),
+            "{shown}"
+        );
+        let refname = shown["ref"].as_str().unwrap();
+        assert_eq!(
+            env.git(&remote, &["rev-list", "--count", refname]),
+            "2",
+            "{refname}: packet + one acceptance"
+        );
+    }
+    // The leader record: one line of history, epochs never skip or fork.
+    let lead = "refs/swarm/lead/p";
+    let all = env.git(&remote, &["rev-list", "--count", lead]);
+    let first_parent = env.git(&remote, &["rev-list", "--count", "--first-parent", lead]);
+    assert_eq!(all, first_parent, "the leader history forked");
+    let epochs: Vec<u64> = env
+        .git(
+            &remote,
+            &[
+                "log",
+                "--reverse",
+                "--format=%(trailers:key=Swarm-Epoch,valueonly)",
+                lead,
+            ],
+        )
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    for pair in epochs.windows(2) {
+        assert!(
+            pair[1] == pair[0] || pair[1] == pair[0] + 1,
+            "epochs {epochs:?}"
+        );
+    }
+    assert_eq!(
+        *epochs.last().unwrap(),
+        1 + takeovers_won,
+        "epochs {epochs:?}, {takeovers_won} takeovers won"
+    );
+    eprintln!(
+        "soak: {rounds} rounds, {takeovers_won} takeovers won, {} packets accepted, {} open",
+        accepted.len(),
+        open.len()
+    );
+}

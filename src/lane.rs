@@ -19,7 +19,7 @@ use crate::error::{Error, Result};
 use crate::git::Git;
 use crate::names;
 use crate::output::Output;
-use crate::plan::{self, Plan};
+use crate::plan;
 use crate::store::record::{self, Extra};
 use crate::store::{short, Event, Store};
 
@@ -64,6 +64,10 @@ pub struct LaneRecord {
     pub removed_at: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub removed_by: Option<String>,
+    /// Removed with `--keep-branch`: the branch stays, also when a re-run
+    /// completes an interrupted removal.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub branch_kept: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_report: Option<LastReport>,
     #[serde(flatten)]
@@ -87,6 +91,10 @@ pub struct LastReport {
     pub commit: String,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 impl LaneRecord {
@@ -217,70 +225,6 @@ fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
     root.join(feature)
 }
 
-/// Write a commit with a free-form message (reports carry a body line) as the actor.
-fn commit_with_message(
-    store: &Store,
-    tree: ObjectId,
-    parents: &[ObjectId],
-    actor: &str,
-    message: &str,
-) -> Result<ObjectId> {
-    let email = if actor.contains('@') {
-        actor.to_string()
-    } else {
-        format!("{actor}@git-swarm.invalid")
-    };
-    let sig = gix::actor::Signature {
-        name: actor.into(),
-        email: email.into(),
-        time: gix::date::Time {
-            seconds: store.clock.now().as_second(),
-            offset: 0,
-        },
-    };
-    let commit = gix::objs::Commit {
-        tree,
-        parents: parents.iter().copied().collect(),
-        author: sig.clone(),
-        committer: sig,
-        encoding: None,
-        message: message.into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(store
-        .repo
-        .write_object(&commit)
-        .map_err(|e| Error::gix("could not write a journal commit", e))?
-        .detach())
-}
-
-/// Append an entry to the plan's journal: a commit with the same tree.
-fn journal_plan(
-    store: &Store,
-    plan: &str,
-    expected: ObjectId,
-    actor: &str,
-    message: &str,
-) -> Result<ObjectId> {
-    let tree = store.commit_tree(expected)?;
-    let id = commit_with_message(store, tree, &[expected], actor, message)?;
-    let summary = message.lines().next().unwrap_or("");
-    let refname = plan::plan_ref(plan);
-    // A concurrent writer holding the ref's lock (it has not moved the ref
-    // yet) makes the update fail without a lost race: retry the same
-    // compare-and-swap briefly; once the other write lands it is CAS_FAILED.
-    let mut attempt = 0;
-    loop {
-        match store.cas(&refname, Some(expected), Some(id), actor, summary) {
-            Err(e) if e.code == "GIT_FAILED" && attempt < 10 => {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(10 * attempt));
-            }
-            other => return other.map(|_| id),
-        }
-    }
-}
-
 pub struct NewLane<'a> {
     pub feature: &'a str,
     pub plan: Option<&'a str>,
@@ -347,19 +291,27 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         })));
     }
 
+    // An interrupted `lane rm` leaves the record removed and the rest here.
+    let leftover_hint = previous.map(|_| {
+        format!("if an interrupted `git swarm lane rm {feature}` left it, run that again to finish")
+    });
     let branch = branch_of(feature);
     if ctx
         .store
         .ref_target(&format!("refs/heads/{branch}"))?
         .is_some()
     {
-        return Err(Error::usage(
+        let mut err = Error::usage(
             "LANE_EXISTS",
             format!("branch {branch} already exists"),
         )
         .hint(format!(
             "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
-        )));
+        ));
+        if let Some(h) = &leftover_hint {
+            err = err.hint(h.clone());
+        }
+        return Err(err);
     }
     let base = args
         .base
@@ -372,10 +324,12 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     let main = main_worktree(&ctx.store)?;
     let path = lane_path(ctx, &main, feature);
     if path.exists() {
-        return Err(
-            Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
-                .hint("move it away, or pick another feature name"),
-        );
+        let mut err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
+            .hint("move it away, or pick another feature name");
+        if let Some(h) = leftover_hint {
+            err = err.hint(h);
+        }
+        return Err(err);
     }
     // Keep the plan file and the lanes directory out of `git status`.
     crate::init::ensure_excludes(ctx)?;
@@ -444,6 +398,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         updated_at: now,
         removed_at: None,
         removed_by: None,
+        branch_kept: false,
         last_report,
         extra,
     };
@@ -469,13 +424,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         }
     };
     let claim = Event::new("lane-started", &actor, summary).trailer("Swarm-Lane", feature);
-    if let Err(e) = journal_plan(
-        &ctx.store,
-        &plan_name,
-        plan.head.commit,
-        &actor,
-        &claim.message(),
-    ) {
+    if let Err(e) = plan::journal(ctx, &plan_name, &claim, Some(plan.head.commit), None) {
         let _ = ctx.store.cas(
             &lane_ref(feature),
             Some(lane_commit),
@@ -564,7 +513,9 @@ pub struct LaneState {
     pub path: String,
     pub base: String,
     pub state: String,
-    /// `present`, `missing` (registered here, directory gone) or `elsewhere` (another clone's lane).
+    /// `present`, `missing` (registered here, directory gone) or `elsewhere`
+    /// (another clone's lane); `removed` for a removed lane, or, when `lane rm`
+    /// looks for what an interrupted removal left, `gone` (deleted here).
     pub worktree: String,
     pub head: Option<String>,
     pub ahead: Option<u64>,
@@ -595,15 +546,24 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
+    probe(ctx, lane, worktrees, false)
+}
+
+/// Where a lane stands in this clone. `leftovers`: for a removed lane too,
+/// look at what an interrupted removal may have left here (its worktree,
+/// its branch); its worktree is then `gone` once deleted from this clone.
+fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> Result<LaneState> {
     let r = &lane.record;
     let path = PathBuf::from(&r.path);
     let registered = worktrees.iter().any(|w| same_path(w, &path));
-    let worktree = if !r.is_active() {
+    let worktree = if !r.is_active() && !leftovers {
         "removed"
     } else if registered && path.is_dir() {
         "present"
     } else if registered {
         "missing"
+    } else if !r.is_active() && made_here(ctx, lane)? {
+        "gone"
     } else {
         "elsewhere"
     };
@@ -625,7 +585,7 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
         last_report: r.last_report.clone(),
         head_id: None,
     };
-    if !r.is_active() || worktree == "elsewhere" {
+    if worktree == "removed" || worktree == "elsewhere" {
         return Ok(st);
     }
     let git = &ctx.store.git;
@@ -638,7 +598,21 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
         st.ahead = Some(ahead);
         st.behind = Some(behind);
     }
-    st.merged = Some(match head {
+    st.merged = Some(merged(ctx, r, head, base)?);
+    if worktree == "present" {
+        (st.dirty, st.plan_unsaved) = uncommitted(ctx, &r.plan, &path)?;
+    }
+    Ok(st)
+}
+
+/// How the lane's branch (at `head`) relates to its base (at `base`).
+fn merged(
+    ctx: &Ctx,
+    r: &LaneRecord,
+    head: Option<ObjectId>,
+    base: Option<ObjectId>,
+) -> Result<Merged> {
+    Ok(match head {
         None => Merged::BranchMissing,
         Some(h) => {
             if has_merged_verdict(&ctx.store, h)? {
@@ -653,17 +627,33 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
                 Merged::No
             }
         }
-    });
-    if worktree == "present" {
-        let plan_file = ctx.settings.plan_file.trim_start_matches('/');
-        st.dirty = Git::new(&path)
-            .dirty_paths()?
-            .into_iter()
-            .filter(|p| p != plan_file)
-            .collect();
-        st.plan_unsaved = plan_file_unsaved(&ctx.store, &r.plan, &path.join(plan_file))?;
-    }
-    Ok(st)
+    })
+}
+
+/// The lane's worktree path is where this clone puts that lane's worktree
+/// (compared by its directory, which outlives the worktree).
+fn made_here(ctx: &Ctx, lane: &Lane) -> Result<bool> {
+    let main = main_worktree(&ctx.store)?;
+    let here = lane_path(ctx, &main, &lane.feature);
+    let recorded = Path::new(&lane.record.path);
+    Ok(match (here.parent(), recorded.parent()) {
+        (Some(a), Some(b)) => here.file_name() == recorded.file_name() && same_path(a, b),
+        _ => false,
+    })
+}
+
+/// Uncommitted work in a lane worktree: the paths `git status` shows (the
+/// plan file, a git-excluded local copy, is not one of them), and whether
+/// the plan file has edits the plan does not have.
+fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)> {
+    let plan_file = ctx.settings.plan_file.trim_start_matches('/');
+    let dirty = Git::new(path)
+        .dirty_paths()?
+        .into_iter()
+        .filter(|p| p != plan_file)
+        .collect();
+    let unsaved = plan_file_unsaved(&ctx.store, plan, &path.join(plan_file))?;
+    Ok((dirty, unsaved))
 }
 
 /// The worktree's plan file has text that no saved version of the plan has.
@@ -757,49 +747,115 @@ struct Removal {
     record: ObjectId,
 }
 
+/// What a removed lane still has in this clone: an interrupted `lane rm`
+/// (or prune) wrote the record, then stopped before deleting these.
+fn has_leftovers(lane: &Lane, st: &LaneState) -> bool {
+    !lane.record.is_active()
+        && (matches!(st.worktree.as_str(), "present" | "missing")
+            || (st.worktree == "gone" && st.head.is_some() && !lane.record.branch_kept))
+}
+
+/// Remove a lane: first the record (`removed`, a compare-and-swap: a lost
+/// race leaves everything on disk as it was), then the worktree, then the
+/// branch. For a lane already recorded as removed, only what is left here.
+/// Unless `force`, uncommitted work is looked for again right before the
+/// worktree goes, and the branch is deleted only if that loses no commit.
 fn remove(
     ctx: &Ctx,
     lane: &Lane,
     st: &LaneState,
+    force: bool,
     keep_branch: bool,
     actor: &str,
     why: &str,
 ) -> Result<Removal> {
+    let feature = lane.feature.as_str();
+    let (record, id) = if lane.record.is_active() {
+        let now = rfc3339(ctx.store.clock.now());
+        let mut record = lane.record.clone();
+        record.state = REMOVED.into();
+        record.updated_at = now.clone();
+        record.removed_at = Some(now);
+        record.removed_by = Some(actor.to_string());
+        record.branch_kept = keep_branch;
+        let event = Event::new(
+            "lane-removed",
+            actor,
+            format!("lane {feature}: removed ({why})"),
+        )
+        .trailer("Swarm-Lane", feature);
+        let id = ctx.store.write(
+            &lane_ref(feature),
+            Some(lane.commit),
+            &files(&record)?,
+            &event,
+        )?;
+        (record, id)
+    } else {
+        (lane.record.clone(), lane.commit)
+    };
+    crate::failpoint::point("lane-rm:recorded");
+    let keep_branch = keep_branch || record.branch_kept;
     let main = main_worktree(&ctx.store)?;
     let git = Git::new(&main);
     let path = PathBuf::from(&st.path);
     let mut worktree_removed = false;
     match st.worktree.as_str() {
-        "present" => {
+        "present" if force => {
             git.worktree_remove(&path)?;
+            worktree_removed = true;
+        }
+        "present" => {
+            // Work may have appeared since the checks: look again, right
+            // before deleting, and let git refuse a dirty worktree too.
+            let (dirty, unsaved) = uncommitted(ctx, &record.plan, &path)?;
+            if !dirty.is_empty() || unsaved {
+                let mut what = dirty.clone();
+                if unsaved {
+                    what.push(format!(
+                        "{} (edits not saved in the plan)",
+                        ctx.settings.plan_file
+                    ));
+                }
+                return Err(Error::check(
+                    "LANE_DIRTY",
+                    format!(
+                        "lane '{feature}' is recorded as removed, but its worktree {} got uncommitted work meanwhile: {}; the worktree and the branch are left as they are",
+                        st.path,
+                        what.join(", ")
+                    ),
+                )
+                .hint(format!(
+                    "commit or stash it, then run `git swarm lane rm {feature}` again to finish (or add --force to discard it)"
+                ))
+                .with_detail(serde_json::json!({ "dirty": dirty, "plan_unsaved": unsaved, "record": id.to_string() })));
+            }
+            let shown = path.to_string_lossy();
+            git.run(["worktree", "remove", shown.as_ref()])?;
             worktree_removed = true;
         }
         "missing" => git.worktree_prune()?,
         _ => {}
     }
     let mut branch_deleted = false;
-    if !keep_branch && st.is_local() && st.head.is_some() {
-        git.branch_delete(&st.branch)?;
+    let r = &record;
+    let head = ctx.store.ref_target(&format!("refs/heads/{}", r.branch))?;
+    if !keep_branch && st.is_local() && head.is_some() {
+        // Commits may have landed since the checks too.
+        let base = resolve(&ctx.store.git, &r.base)?;
+        if !force && !merged(ctx, r, head, base)?.loses_nothing() {
+            return Err(Error::check(
+                "LANE_UNMERGED",
+                format!(
+                    "lane '{feature}' is removed, but its branch {} got commits not merged into {} meanwhile; the branch is kept",
+                    r.branch, r.base
+                ),
+            )
+            .hint("merge it and delete it with `git branch -d`, or keep it"));
+        }
+        git.branch_delete(&r.branch)?;
         branch_deleted = true;
     }
-    let now = rfc3339(ctx.store.clock.now());
-    let mut record = lane.record.clone();
-    record.state = REMOVED.into();
-    record.updated_at = now.clone();
-    record.removed_at = Some(now);
-    record.removed_by = Some(actor.to_string());
-    let event = Event::new(
-        "lane-removed",
-        actor,
-        format!("lane {}: removed ({why})", lane.feature),
-    )
-    .trailer("Swarm-Lane", lane.feature.as_str());
-    let id = ctx.store.write(
-        &lane_ref(&lane.feature),
-        Some(lane.commit),
-        &files(&record)?,
-        &event,
-    )?;
     Ok(Removal {
         worktree_removed,
         branch_deleted,
@@ -817,10 +873,13 @@ fn cwd_inside(path: &Path) -> bool {
     cwd.starts_with(p)
 }
 
-/// `lane rm`
+/// `lane rm`. Run again after an interruption, it completes the removal.
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
     let lane = require(&ctx.store, feature)?;
-    if !lane.record.is_active() {
+    let worktrees = ctx.store.git.worktree_paths()?;
+    let st = probe(ctx, &lane, &worktrees, true)?;
+    let resumed = !lane.record.is_active();
+    if resumed && !has_leftovers(&lane, &st) {
         return Err(Error::usage(
             "NOT_FOUND",
             format!(
@@ -830,9 +889,8 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
         )
         .hint("`git log refs/swarm/lanes/<feature>` shows its history"));
     }
+    let keep_branch = keep_branch || lane.record.branch_kept;
     let actor = ctx.actor()?;
-    let worktrees = ctx.store.git.worktree_paths()?;
-    let st = inspect(ctx, &lane, &worktrees)?;
     if st.worktree == "present" && cwd_inside(Path::new(&st.path)) {
         return Err(Error::usage(
             "USAGE",
@@ -884,9 +942,14 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
             .hint("keep the branch with --keep-branch, or delete it anyway with --force"));
         }
     }
+    crate::failpoint::point("lane-rm:checked");
     let why = if force { "forced" } else { "by request" };
-    let done = remove(ctx, &lane, &st, keep_branch, &actor, why)?;
-    let mut text = format!("removed lane {feature}");
+    let done = remove(ctx, &lane, &st, force, keep_branch, &actor, why)?;
+    let mut text = if resumed {
+        format!("completed the removal of lane {feature}")
+    } else {
+        format!("removed lane {feature}")
+    };
     if done.worktree_removed {
         text.push_str(&format!(": worktree {} deleted", st.path));
     }
@@ -911,13 +974,15 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
             "branch_head": st.head,
             "record": done.record.to_string(),
             "forced": force,
+            "resumed": resumed,
         }),
         text,
     ))
 }
 
 /// `lane prune`: remove this clone's lanes whose branch is merged into the
-/// base (ancestry, or a recorded merged verdict) and whose worktree is clean.
+/// base (ancestry, or a recorded merged verdict) and whose worktree is clean;
+/// also finish the removals an interrupted `lane rm` or prune left here.
 pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let actor = if dry_run { String::new() } else { ctx.actor()? };
@@ -925,11 +990,31 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let mut kept = Vec::new();
     let mut text = String::new();
     for lane in all(&ctx.store)? {
-        if !lane.record.is_active() {
-            continue;
-        }
-        let st = inspect(ctx, &lane, &worktrees)?;
-        let keep_reason = if !st.is_local() {
+        let st = if lane.record.is_active() {
+            inspect(ctx, &lane, &worktrees)?
+        } else {
+            let st = probe(ctx, &lane, &worktrees, true)?;
+            if !has_leftovers(&lane, &st) {
+                continue;
+            }
+            st
+        };
+        let keep_reason = if !lane.record.is_active() {
+            // Removed already: only what an interrupted removal left here.
+            if st.is_dirty() {
+                Some(format!(
+                    "removed, but its worktree has uncommitted changes (`git swarm lane rm {}` once they are saved)",
+                    st.feature
+                ))
+            } else if !lane.record.branch_kept && st.merged == Some(Merged::No) {
+                Some(format!(
+                    "removed, but branch {} is not merged into {} (`git swarm lane rm {} --keep-branch`)",
+                    st.branch, st.base, st.feature
+                ))
+            } else {
+                None
+            }
+        } else if !st.is_local() {
             Some("its worktree is in another clone".to_string())
         } else {
             match st.merged {
@@ -957,13 +1042,14 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
             continue;
         }
         let how = match st.merged {
+            _ if !lane.record.is_active() => "removal completed",
             Some(Merged::Verdict) => "merged (verified)",
             _ => "merged",
         };
         if dry_run {
             text.push_str(&format!("would remove {}: {how}\n", st.feature));
         } else {
-            remove(ctx, &lane, &st, false, &actor, how)?;
+            remove(ctx, &lane, &st, false, false, &actor, how)?;
             text.push_str(&format!("removed  {}: {how}\n", st.feature));
         }
         removed
@@ -1104,49 +1190,31 @@ pub fn report(
     }
     let actor = ctx.actor()?;
     let plan_name = lane.record.plan.clone();
-    let plan: Plan = plan::require(&ctx.store, &plan_name)?;
+    plan::require(&ctx.store, &plan_name)?;
     let line = kind.line();
-    let mut message = format!("{line}\n\n");
+    let mut entry = Event::new("lane-report", &actor, line.clone())
+        .trailer("Swarm-Lane", feature.as_str())
+        .trailer("Swarm-Report", kind.slug());
     if let Some(c) = &capacity {
-        message.push_str(&format!("capacity={c}\n\n"));
+        entry.body = Some(format!("capacity={c}"));
+        entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    message.push_str(&format!(
-        "Swarm-Event: lane-report\nSwarm-Actor: {actor}\nSwarm-Lane: {feature}\nSwarm-Report: {}\n",
-        kind.slug()
-    ));
-    if let Some(c) = &capacity {
-        message.push_str(&format!("Swarm-Capacity: {c}\n"));
-    }
-    let journal = journal_plan(&ctx.store, &plan_name, plan.head.commit, &actor, &message)?;
+    let journal = plan::journal(ctx, &plan_name, &entry, None, None)?
+        .expect("an entry without `once` is always written");
+    crate::failpoint::point("report:journalled");
 
-    let now = rfc3339(ctx.store.clock.now());
-    let mut record = lane.record.clone();
-    record.last_report = Some(LastReport {
+    let report = LastReport {
         kind: kind.slug().into(),
         text: line.clone(),
         capacity: capacity.clone(),
-        at: now.clone(),
+        at: rfc3339(ctx.store.clock.now()),
         by: actor.clone(),
         commit: journal.to_string(),
         extra: Extra::new(),
-    });
-    record.updated_at = now;
-    let event = Event::new("lane-report", &actor, format!("lane {feature}: {line}"))
-        .trailer("Swarm-Lane", feature.as_str());
-    // The plan journal is the report; a lane record that moved meanwhile
-    // only misses its `last_report` convenience copy.
-    let mut warnings = Vec::new();
-    if let Err(e) = ctx.store.write(
-        &lane_ref(&feature),
-        Some(lane.commit),
-        &files(&record)?,
-        &event,
-    ) {
-        warnings.push(format!(
-            "the lane record's last_report was not updated: {}",
-            e.message
-        ));
-    }
+    };
+    let warnings: Vec<String> = keep_last_report(&ctx.store, lane, &report)?
+        .into_iter()
+        .collect();
     let mut text = format!("lane {feature} → plan {plan_name}: {line}\n");
     if let Some(c) = &capacity {
         text.push_str(&format!("capacity={c}\n"));
@@ -1163,6 +1231,68 @@ pub fn report(
         }),
         text,
     ))
+}
+
+/// Keep a journalled report as the lane's `last_report`. The plan's journal
+/// is the report; this copy is a convenience. A lane record moved by a
+/// concurrent writer is re-read and written again, a few times; losing that
+/// race every time, or the lane being removed meanwhile, costs only the copy
+/// (returned as a warning). Any other failure is an error.
+fn keep_last_report(store: &Store, mut lane: Lane, report: &LastReport) -> Result<Option<String>> {
+    let feature = lane.feature.clone();
+    let ours = ObjectId::from_hex(report.commit.as_bytes()).ok();
+    for attempt in 0..5 {
+        if attempt > 0 {
+            let Some(now) = load(store, &feature)? else {
+                return Ok(Some(format!("lane '{feature}' has no record any more")));
+            };
+            lane = now;
+        }
+        if !lane.record.is_active() {
+            return Ok(Some(format!(
+                "lane '{feature}' was removed meanwhile; its last_report was not updated"
+            )));
+        }
+        // A report journalled after ours got there first: it is the last one.
+        let theirs = lane
+            .record
+            .last_report
+            .as_ref()
+            .and_then(|r| ObjectId::from_hex(r.commit.as_bytes()).ok());
+        if let (Some(o), Some(t)) = (ours, theirs) {
+            if o != t && store.is_ancestor(o, t).unwrap_or(false) {
+                return Ok(None);
+            }
+        }
+        let mut record = lane.record.clone();
+        record.last_report = Some(report.clone());
+        record.updated_at = report.at.clone();
+        let event = Event::new(
+            "lane-report",
+            &report.by,
+            format!("lane {feature}: {}", report.text),
+        )
+        .trailer("Swarm-Lane", feature.as_str());
+        match store.write(
+            &lane_ref(&feature),
+            Some(lane.commit),
+            &files(&record)?,
+            &event,
+        ) {
+            Ok(_) => return Ok(None),
+            Err(e) if e.code == "CAS_FAILED" => continue,
+            Err(e) => {
+                return Err(e.hint(format!(
+                    "the report itself is in plan '{}' ({}); only lane '{feature}''s last_report copy is missing, so do not report it again",
+                    lane.record.plan,
+                    &report.commit[..12]
+                )))
+            }
+        }
+    }
+    Ok(Some(format!(
+        "lane '{feature}' kept changing; its last_report was not updated"
+    )))
 }
 
 /// After a successor accepts a handoff, the lane whose branch the packet

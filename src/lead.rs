@@ -12,7 +12,8 @@
 //!
 //! Identity is the address: two machines acting under one address are one
 //! leader. A leader is fenced when the record's epoch has moved past the
-//! last epoch at which the record named it.
+//! last epoch at which the record named it; one who released the plan
+//! themselves is not fenced afterwards, just not the leader.
 
 use std::collections::BTreeMap;
 
@@ -241,15 +242,24 @@ impl State {
                 .is_some_and(|e| e.event == kind && e.actor == actor)
     }
 
-    /// The last epoch at which the record named `actor` as leader.
+    /// The last epoch at which the record named `actor` as leader, unless
+    /// that leadership ended with the actor's own release (then None: they
+    /// are simply not the leader, whatever happened to the epoch since).
     fn last_epoch_led(&self, store: &Store, actor: &str) -> Result<Option<u64>> {
         let Some(mut cur) = self.tip.base else {
             return Ok(None);
         };
+        // The version after `cur` on the record's line (newer), if any.
+        let mut newer: Option<LeadRecord> = None;
         // First-parent: the record's own line of versions.
         for _ in 0..100_000 {
             let rec = read_at(store, &self.plan, cur)?;
             if rec.leader.as_deref() == Some(actor) && !rec.released {
+                // Only the leader releases: a release right after a version
+                // that names `actor` is theirs.
+                if newer.is_some_and(|n| n.released && n.epoch == rec.epoch) {
+                    return Ok(None);
+                }
                 return Ok(Some(rec.epoch));
             }
             let commit = store
@@ -261,6 +271,7 @@ impl State {
                 Some(p) => cur = p,
                 None => break,
             }
+            newer = Some(rec);
         }
         Ok(None)
     }

@@ -375,66 +375,6 @@ fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
     Ok(false)
 }
 
-/// The plan ref to build a journal entry on: the local one, unless it is
-/// missing or behind the remote's (never drop unpublished local saves).
-fn plan_base(ctx: &Ctx, plan: &str) -> Result<(Option<ObjectId>, Option<ObjectId>)> {
-    let refname = plan::plan_ref(plan);
-    let local = ctx.store.ref_target(&refname)?;
-    let published = match ctx.remote() {
-        Some(r) => ctx.store.ref_target(&sync::mirror_ref(r, &refname))?,
-        None => None,
-    };
-    let base = match (local, published) {
-        (None, p) => p,
-        (Some(l), Some(p)) if l != p && ctx.store.is_ancestor(l, p)? => Some(p),
-        (l, _) => l,
-    };
-    Ok((local, base))
-}
-
-fn journal_has(store: &Store, tip: ObjectId, kind: &str, packet: &str) -> Result<bool> {
-    Ok(store.journal(tip, None)?.iter().any(|e| {
-        e.event == kind && e.trailers.get("Swarm-Packet").map(String::as_str) == Some(packet)
-    }))
-}
-
-/// Append a journal entry about `packet` to the plan, unless it is there
-/// already. Returns whether it wrote one.
-fn journal_once(ctx: &Ctx, plan: &str, packet: &str, event: &Event) -> Result<bool> {
-    let refname = plan::plan_ref(plan);
-    for _ in 0..20 {
-        let (local, base) = plan_base(ctx, plan)?;
-        let Some(base) = base else {
-            return Err(
-                Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist here"))
-                    .hint("run `git swarm sync` to fetch the shared plans"),
-            );
-        };
-        if journal_has(&ctx.store, base, &event.kind, packet)? {
-            if local != Some(base) {
-                ctx.store
-                    .cas(&refname, local, Some(base), &event.actor, "catch up")?;
-            }
-            return Ok(false);
-        }
-        let tree = ctx.store.commit_tree(base)?;
-        let commit = ctx.store.commit(tree, &[base], event)?;
-        match ctx
-            .store
-            .cas(&refname, local, Some(commit), &event.actor, &event.summary)
-        {
-            Ok(()) => return Ok(true),
-            Err(e) if e.code == "CAS_FAILED" => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    Err(Error::race(
-        "CAS_FAILED",
-        format!("plan '{plan}' kept changing; its journal entry was not written"),
-    )
-    .hint("run the command again: it completes what is missing"))
-}
-
 fn handoff_note(p: &Packet) -> serde_json::Value {
     serde_json::json!({ "kind": "handoff", "packet": p.id, "plan": p.plan, "author": p.author, "reason": p.reason })
 }
@@ -648,7 +588,13 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     if let Some(e) = packet.epoch {
         event = event.epoch(e);
     }
-    journal_once(ctx, &plan_name, &packet.id, &event)?;
+    plan::journal(
+        ctx,
+        &plan_name,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    )?;
     failpoint::point("handoff:journal");
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
@@ -849,7 +795,7 @@ fn list_diff(expected: &[String], actual: &[String]) -> String {
 fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<Mismatch>> {
     let store = &ctx.store;
     let mut out = Vec::new();
-    let (_, plan_tip) = plan_base(ctx, &packet.plan)?;
+    let (_, plan_tip) = plan::newest_head(ctx, &packet.plan)?;
     match plan_tip {
         None => out.push(Mismatch {
             field: "plan".into(),
@@ -990,7 +936,14 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
                 sync::adopt(store, &refname, base, &actor, "accept: catch up")?;
                 completed = true;
             }
-            completed |= journal_once(ctx, &packet.plan, &packet.id, &accept_event(&acc))?;
+            completed |= plan::journal(
+                ctx,
+                &packet.plan,
+                &accept_event(&acc),
+                None,
+                Some(("Swarm-Packet", &packet.id)),
+            )?
+            .is_some();
             let head_id = ObjectId::from_hex(packet.head.as_bytes())
                 .map_err(|e| Error::gix("bad head commit id", e))?;
             let line = acceptance_note(&acc, base);
@@ -1091,7 +1044,13 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         .hint("run the command again"));
     }
     failpoint::point("accept:ref");
-    journal_once(ctx, &packet.plan, &packet.id, &event)?;
+    plan::journal(
+        ctx,
+        &packet.plan,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    )?;
     failpoint::point("accept:journal");
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
@@ -1326,5 +1285,24 @@ mod tests {
             "git@github.com:o/r.git"
         );
         assert_eq!(clean_url("/srv/remote.git"), "/srv/remote.git");
+        // A user and a token (or password) in any http(s) URL: both go.
+        assert_eq!(
+            clean_url("https://user:token@host.example/o/r.git"),
+            "https://host.example/o/r.git"
+        );
+        assert_eq!(
+            clean_url("HTTP://user:token@host.example:8080"),
+            "HTTP://host.example:8080"
+        );
+        // ssh: the user is part of the address and stays; the password goes.
+        assert_eq!(
+            clean_url("ssh://user:pw@host.example:2222/srv/r.git"),
+            "ssh://user@host.example:2222/srv/r.git"
+        );
+        // An '@' in the path is not user info.
+        assert_eq!(
+            clean_url("https://host.example/o/r@v2.git"),
+            "https://host.example/o/r@v2.git"
+        );
     }
 }

@@ -609,3 +609,92 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     let out = serde_json::json!({ "plan": name, "changed": true, "status": "closed", "commit": id.to_string() });
     Ok(Output::new(out, format!("plan {name}: closed\n")))
 }
+
+/// The plan's local head, and the head to build on: the local one, unless
+/// it is missing or behind the remote's published one (never dropping
+/// unpublished local saves). Part of [`journal`]; `accept` checks contracts
+/// against it too.
+pub fn newest_head(
+    ctx: &Ctx,
+    plan: &str,
+) -> Result<(Option<gix::ObjectId>, Option<gix::ObjectId>)> {
+    let store = &ctx.store;
+    let refname = plan_ref(plan);
+    let local = store.ref_target(&refname)?;
+    let published = match ctx.remote() {
+        Some(r) => store.ref_target(&crate::sync::mirror_ref(r, &refname))?,
+        None => None,
+    };
+    let base = match (local, published) {
+        (None, p) => p,
+        (Some(l), Some(p)) if l != p && store.is_ancestor(l, p)? => Some(p),
+        (l, _) => l,
+    };
+    Ok((local, base))
+}
+
+/// Append `event` to the plan's journal: a commit with the plan's own tree
+/// whose parent is the plan's head, moved in with a compare-and-swap. This
+/// is how lanes and packets write in a plan.
+///
+/// - `on: Some(head)`: exactly on that head, the one the caller decided on
+///   (e.g. "this plan has no executor"); a plan that moved since is
+///   `CAS_FAILED` (exit 3) and nothing is written.
+/// - `on: None`: on the newest head known here (the local ref, or the
+///   remote's published one when the local ref is missing or behind it, so
+///   unpublished local saves are never dropped), re-read and tried again
+///   when another writer wins.
+///
+/// `once`: a trailer (`("Swarm-Packet", id)`) that makes the entry
+/// idempotent: when the journal already has an entry of this kind carrying
+/// it, nothing is written (a local ref behind that entry catches up).
+///
+/// Returns the commit written, or None when `once` found the entry there.
+pub fn journal(
+    ctx: &Ctx,
+    plan: &str,
+    event: &Event,
+    on: Option<gix::ObjectId>,
+    once: Option<(&str, &str)>,
+) -> Result<Option<gix::ObjectId>> {
+    let store = &ctx.store;
+    let refname = plan_ref(plan);
+    for _ in 0..20 {
+        let (local, base) = match on {
+            Some(head) => (Some(head), Some(head)),
+            None => newest_head(ctx, plan)?,
+        };
+        let Some(base) = base else {
+            return Err(
+                Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist here"))
+                    .hint("run `git swarm sync` to fetch the shared plans"),
+            );
+        };
+        if let Some((key, value)) = once {
+            let found = store.journal(base, None)?.iter().any(|e| {
+                e.event == event.kind && e.trailers.get(key).map(String::as_str) == Some(value)
+            });
+            if found {
+                if local != Some(base) {
+                    match store.cas(&refname, local, Some(base), &event.actor, "catch up") {
+                        Err(e) if e.code == "CAS_FAILED" && on.is_none() => continue,
+                        other => other?,
+                    }
+                }
+                return Ok(None);
+            }
+        }
+        let tree = store.commit_tree(base)?;
+        let commit = store.commit(tree, &[base], event)?;
+        match store.cas(&refname, local, Some(commit), &event.actor, &event.summary) {
+            Ok(()) => return Ok(Some(commit)),
+            Err(e) if e.code == "CAS_FAILED" && on.is_none() => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Error::race(
+        "CAS_FAILED",
+        format!("plan '{plan}' kept changing; its journal entry was not written"),
+    )
+    .hint("run the command again: it completes what is missing"))
+}

@@ -207,14 +207,36 @@ pub fn publish_record(
     }
 }
 
-/// Point the local ref at a value the remote has published: the published
-/// record is the truth, whatever the local ref held (a CAS loop, so a
-/// concurrent local writer is never silently lost mid-update).
+/// Point the local ref at a value the remote has published, when the local
+/// ref is absent or behind it (an ancestor of it). A local ref holding
+/// anything else has a local write the published value does not contain
+/// (e.g. a concurrent `--offline` command in this clone): it is left as it
+/// is and the command fails with `CAS_FAILED` naming both values, for `sync`
+/// to reconcile. A CAS loop, so a concurrent local writer is never lost
+/// mid-update.
 pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &str) -> Result<()> {
     for _ in 0..20 {
         let current = store.ref_target(refname)?;
         if current == Some(new) {
             return Ok(());
+        }
+        if let Some(local) = current {
+            if !store.is_ancestor(local, new)? {
+                return Err(Error::race(
+                    "CAS_FAILED",
+                    format!(
+                        "{refname}: the remote has {} but the local ref holds {}, a local change the published value does not contain; the local ref was left as it is",
+                        short(new),
+                        short(local)
+                    ),
+                )
+                .hint("run `git swarm sync` to reconcile the two")
+                .with_detail(serde_json::json!({
+                    "ref": refname,
+                    "published": new.to_string(),
+                    "local": local.to_string(),
+                })));
+            }
         }
         match store.cas(refname, current, Some(new), actor, reason) {
             Ok(()) => return Ok(()),

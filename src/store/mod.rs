@@ -54,6 +54,8 @@ pub struct Event {
     pub summary: String,
     pub actor: String,
     pub epoch: Option<u64>,
+    /// Text between the summary and the trailers (a report's capacity line).
+    pub body: Option<String>,
     /// More `Key: value` trailers (e.g. `Swarm-Lane`).
     pub trailers: Vec<(String, String)>,
 }
@@ -65,6 +67,7 @@ impl Event {
             summary: summary.into(),
             actor: actor.to_string(),
             epoch: None,
+            body: None,
             trailers: Vec::new(),
         }
     }
@@ -78,10 +81,14 @@ impl Event {
     }
     pub fn message(&self) -> String {
         let summary = self.summary.lines().next().unwrap_or("").trim();
-        let mut msg = format!(
-            "{summary}\n\nSwarm-Event: {}\nSwarm-Actor: {}\n",
+        let mut msg = format!("{summary}\n\n");
+        if let Some(body) = &self.body {
+            msg.push_str(&format!("{}\n\n", body.trim()));
+        }
+        msg.push_str(&format!(
+            "Swarm-Event: {}\nSwarm-Actor: {}\n",
             self.kind, self.actor
-        );
+        ));
         if let Some(epoch) = self.epoch {
             msg.push_str(&format!("Swarm-Epoch: {epoch}\n"));
         }

@@ -583,3 +583,211 @@ fn without_a_remote_or_main_the_base_is_the_branch_checked_out() {
         env.git(&repo, &["rev-parse", "master"])
     );
 }
+
+fn lane_ref_of(env: &TestEnv, dir: &Path, feature: &str) -> String {
+    env.git(dir, &["rev-parse", &format!("refs/swarm/lanes/{feature}")])
+}
+
+fn branch_exists(env: &TestEnv, dir: &Path, branch: &str) -> bool {
+    env.git_run(dir, &["rev-parse", "--verify", "--quiet", branch])
+        .code
+        == 0
+}
+
+#[test]
+fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth", "billing", "docs", "ops"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+
+    // Stopped right after its record is written: the lane is recorded as
+    // removed while its worktree and branch are still all there.
+    let run = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane-rm:recorded")],
+        &["lane", "rm", "login"],
+    );
+    assert_ne!(run.code, 0, "the failpoint aborts: {run:?}");
+    assert_eq!(field(&lane_yaml(&env, &repo, "login"), "state"), "removed");
+    let record = lane_ref_of(&env, &repo, "login");
+    assert!(wt.join("PLAN.md").is_file(), "the worktree is still there");
+    assert!(branch_exists(&env, &repo, "feat/login"));
+    // The same command again completes it, without a second record.
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .ok()
+        .stdout_has("completed the removal of lane login");
+    assert!(!wt.exists());
+    assert!(!branch_exists(&env, &repo, "feat/login"));
+    assert!(!env.git(&repo, &["worktree", "list"]).contains("login"));
+    assert_eq!(lane_ref_of(&env, &repo, "login"), record);
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(2, "NOT_FOUND");
+
+    // A report rewrites the lane record while rm is between its checks and
+    // its write: rm loses the compare-and-swap and nothing is deleted.
+    env.swarm(&repo, &["lane", "new", "invoices", "--plan", "billing"])
+        .ok();
+    let wt2 = repo.join("_swarm-worktrees/invoices");
+    let gate = env.root().join("gate-rm");
+    let spec = format!("lane-rm:checked={}", gate.display());
+    let child = crate::lead::spawn(
+        &env,
+        &repo,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["lane", "rm", "invoices"],
+    );
+    crate::lead::wait_arrivals(&gate, 1);
+    env.swarm(&repo, &["report", "plan-ready", "--lane", "invoices"])
+        .ok();
+    std::fs::write(gate.join("go"), "").unwrap();
+    crate::lead::finish(child, "lane rm invoices (paused)").err(3, "CAS_FAILED");
+    assert!(wt2.join("PLAN.md").is_file());
+    assert!(branch_exists(&env, &repo, "feat/invoices"));
+    let y = lane_yaml(&env, &repo, "invoices");
+    assert_eq!(field(&y, "state"), "active");
+    assert_eq!(field(y.get("last_report").unwrap(), "text"), "plan ready");
+    env.swarm(&repo, &["lane", "rm", "invoices"]).ok();
+    assert!(!wt2.exists());
+
+    // Work that appears after the checks is looked for again right before
+    // the worktree goes: kept, and the re-run says why until it is forced.
+    env.swarm(&repo, &["lane", "new", "guide", "--plan", "docs"])
+        .ok();
+    let wt3 = repo.join("_swarm-worktrees/guide");
+    let gate = env.root().join("gate-dirty");
+    let spec = format!("lane-rm:recorded={}", gate.display());
+    let child = crate::lead::spawn(
+        &env,
+        &repo,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["lane", "rm", "guide"],
+    );
+    crate::lead::wait_arrivals(&gate, 1);
+    env.write(&wt3.join("late.txt"), "written during the removal\n");
+    std::fs::write(gate.join("go"), "").unwrap();
+    crate::lead::finish(child, "lane rm guide (paused)")
+        .err(1, "LANE_DIRTY")
+        .stderr_has("late.txt");
+    assert!(wt3.join("late.txt").is_file());
+    assert!(branch_exists(&env, &repo, "feat/guide"));
+    assert_eq!(field(&lane_yaml(&env, &repo, "guide"), "state"), "removed");
+    env.swarm(&repo, &["lane", "rm", "guide"])
+        .err(1, "LANE_DIRTY")
+        .stderr_has("late.txt");
+    env.swarm(&repo, &["lane", "rm", "guide", "--force"])
+        .ok()
+        .stdout_has("completed the removal of lane guide");
+    assert!(!wt3.exists());
+    assert!(!branch_exists(&env, &repo, "feat/guide"));
+
+    // --keep-branch is part of the record: the run that completes an
+    // interrupted removal keeps the (unmerged) branch too; so does prune.
+    env.swarm(&repo, &["lane", "new", "deploy", "--plan", "ops"])
+        .ok();
+    let wt4 = repo.join("_swarm-worktrees/deploy");
+    let head = commit_file(&env, &wt4, "deploy.sh", "echo\n");
+    let run = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane-rm:recorded")],
+        &["lane", "rm", "deploy", "--keep-branch"],
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    let y = lane_yaml(&env, &repo, "deploy");
+    assert_eq!(y.get("branch_kept").and_then(|b| b.as_bool()), Some(true));
+    assert!(wt4.is_dir());
+    env.swarm(&repo, &["lane", "prune"])
+        .ok()
+        .stdout_has("removed  deploy: removal completed");
+    assert!(!wt4.exists());
+    assert_eq!(env.git(&repo, &["rev-parse", "feat/deploy"]), head);
+    env.swarm(&repo, &["lane", "rm", "deploy"])
+        .err(2, "NOT_FOUND");
+}
+
+#[test]
+fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
+    let env = TestEnv::new();
+    let repo = swarm_repo(&env, &["auth"]);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let plan_before = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
+
+    // Something git-swarm cannot clear blocks the lane ref's lock: the lane
+    // record cannot be written. That is an error with its own exit code,
+    // which says the report itself is journalled.
+    let lock = repo.join(".git/refs/swarm/lanes/login.lock");
+    std::fs::create_dir_all(&lock).unwrap();
+    let old = std::process::Command::new("touch")
+        .args(["-d", "2000-01-01T00:00:00Z"])
+        .arg(&lock)
+        .status()
+        .unwrap();
+    assert!(old.success());
+    env.swarm(&repo, &["report", "done", "--lane", "login"])
+        .err(4, "GIT_FAILED")
+        .stderr_has("do not report it again");
+    let plan_after = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
+    assert_ne!(plan_after, plan_before, "the report is journalled");
+    assert_eq!(
+        env.git(&repo, &["log", "-1", "--format=%s", &plan_after]),
+        "done"
+    );
+    assert!(lane_yaml(&env, &repo, "login").get("last_report").is_none());
+    std::fs::remove_dir(&lock).unwrap();
+
+    // A lost race is not one: a newer report that got to the lane record
+    // first stays the last report, and the older one still succeeds.
+    let gate = env.root().join("gate-report");
+    let spec = format!("report:journalled={}", gate.display());
+    let child = crate::lead::spawn(
+        &env,
+        &repo,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["report", "plan-ready", "--lane", "login"],
+    );
+    crate::lead::wait_arrivals(&gate, 1);
+    env.swarm(
+        &repo,
+        &[
+            "report",
+            "pr-open",
+            "https://github.com/o/r/pull/9",
+            "--lane",
+            "login",
+        ],
+    )
+    .ok();
+    std::fs::write(gate.join("go"), "").unwrap();
+    let run = crate::lead::finish(child, "report plan-ready (paused)").ok();
+    assert!(!run.stderr.contains("warning"), "{run:?}");
+    let y = lane_yaml(&env, &repo, "login");
+    assert_eq!(
+        field(y.get("last_report").unwrap(), "text"),
+        "PR open https://github.com/o/r/pull/9"
+    );
+
+    // The lane removed meanwhile: the report stands, with a warning.
+    let gate = env.root().join("gate-removed");
+    let spec = format!("report:journalled={}", gate.display());
+    let child = crate::lead::spawn(
+        &env,
+        &repo,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["report", "done", "--lane", "login", "--json"],
+    );
+    crate::lead::wait_arrivals(&gate, 1);
+    env.swarm(&repo, &["lane", "rm", "login", "--force"]).ok();
+    std::fs::write(gate.join("go"), "").unwrap();
+    let run = crate::lead::finish(child, "report done (paused)").ok();
+    let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+    assert!(
+        json["warnings"][0]
+            .as_str()
+            .unwrap()
+            .contains("was removed meanwhile"),
+        "{json}"
+    );
+    assert_eq!(field(&lane_yaml(&env, &repo, "login"), "state"), "removed");
+}

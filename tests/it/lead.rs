@@ -982,3 +982,116 @@ fn a_handover_to_an_address_outside_the_succession_needs_force() {
     env.swarm(&repo, &["lead", "status", "--plan", "nosuch"])
         .err(2, "NOT_FOUND");
 }
+
+#[test]
+fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let claim = |who: &str, succession: &str| {
+        env.swarm(
+            &repo,
+            &[
+                "--as",
+                who,
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                succession,
+            ],
+        )
+        .ok();
+    };
+    let as_ = |who: &str, args: &[&str]| {
+        let mut all = vec!["--as", who, "lead"];
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["--plan", "auth"]);
+        env.swarm(&repo, &all)
+    };
+
+    // alice releases; bob claims epoch 2. alice's leadership ended by her
+    // own hand: she is not the leader, not a fenced one.
+    claim("alice", "bob");
+    as_("alice", &["release"]).ok();
+    claim("bob", "alice");
+    as_("alice", &["renew"])
+        .err(3, "NOT_LEADER")
+        .stderr_has("bob leads at epoch 2");
+    as_("alice", &["release"]).err(3, "NOT_LEADER");
+    // Still so once bob has released too (epoch 2, nobody leads).
+    as_("bob", &["release"]).ok();
+    as_("alice", &["renew"])
+        .err(3, "NOT_LEADER")
+        .stderr_has("nobody leads (released at epoch 2)");
+    as_("bob", &["renew"]).err(3, "NOT_LEADER");
+
+    // alice claims again (epoch 3) and bob takes over (epoch 4): her epoch
+    // moved on without her release, so she is fenced, also after bob's
+    // own release.
+    claim("alice", "bob");
+    as_("bob", &["takeover", "--force", "--reason", "alice is gone"]).ok();
+    as_("alice", &["renew"])
+        .err(3, "LEAD_FENCED")
+        .stderr_has("you led plan 'auth' at epoch 3")
+        .stderr_has("bob leads at epoch 4");
+    as_("bob", &["release"]).ok();
+    as_("alice", &["handover", "bob"]).err(3, "LEAD_FENCED");
+    as_("bob", &["renew"]).err(3, "NOT_LEADER");
+}
+
+#[test]
+fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    claimed(&env, a, "bob");
+    let before = ref_of(&env, a, LEAD).unwrap();
+
+    // alice renews at the remote and stops between the push and moving her
+    // local ref; meanwhile an offline renew in the same clone moves it.
+    let gate = env.root().join("gate");
+    let spec = format!("lead:pushed={}", gate.display());
+    let child = spawn(
+        &env,
+        a,
+        &[("GIT_SWARM_PAUSE", &spec)],
+        &["lead", "renew", "--plan", "auth"],
+    );
+    wait_arrivals(&gate, 1);
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(published, before);
+    env.swarm(
+        a,
+        &[
+            "--offline",
+            "lead",
+            "renew",
+            "--plan",
+            "auth",
+            "--lease",
+            "2h",
+        ],
+    )
+    .ok();
+    let offline = ref_of(&env, a, LEAD).unwrap();
+    assert_ne!(offline, before);
+    assert_ne!(offline, published);
+    std::fs::write(gate.join("go"), "").unwrap();
+    let run = finish(child, "alice: lead renew (paused)");
+    run.err(3, "CAS_FAILED")
+        .stderr_has(&published[..12])
+        .stderr_has(&offline[..12])
+        .stderr_has("git swarm sync");
+    // The offline write is still there for sync to reconcile.
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(offline.as_str()));
+    assert_eq!(
+        ref_of(&env, &remote, LEAD).as_deref(),
+        Some(published.as_str())
+    );
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert_eq!(out["fenced"][0]["local"], offline.as_str());
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
+    env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
+}

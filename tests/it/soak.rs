@@ -6,7 +6,7 @@
 //! refs. Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 6); seed printed.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::Path;
 
 use crate::harness::{Run, TestEnv};
 use crate::lead::{assert_fsck_clean, soak_rounds, Rng};
@@ -19,7 +19,7 @@ enum Op {
     Sync,
 }
 
-fn run_op(env: &TestEnv, dir: &PathBuf, name: &str, op: &Op) -> Run {
+fn run_op(env: &TestEnv, dir: &Path, name: &str, op: &Op) -> Run {
     match op {
         Op::Takeover => env.swarm(
             dir,

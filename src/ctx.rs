@@ -52,35 +52,20 @@ impl Ctx {
         }
     }
 
-    /// The lane record whose worktree is the one we run in, if any.
-    pub fn lane_here(&self) -> Option<(String, serde_yaml_ng::Value)> {
-        let workdir = self.store.workdir()?;
-        let here = std::fs::canonicalize(workdir).ok()?;
-        for (name, _) in self.store.list_refs("refs/swarm/lanes/").ok()? {
-            let Ok(Some(rec)) = self.store.read(&name) else {
-                continue;
-            };
-            let Some(bytes) = rec.file("lane.yaml") else {
-                continue;
-            };
-            let Ok(value) = serde_yaml_ng::from_slice::<serde_yaml_ng::Value>(bytes) else {
-                continue;
-            };
-            let Some(path) = value.get("path").and_then(|p| p.as_str()) else {
-                continue;
-            };
-            if std::fs::canonicalize(path).ok().as_deref() == Some(here.as_path()) {
-                let feature = name.trim_start_matches("refs/swarm/lanes/").to_string();
-                return Some((feature, value));
-            }
-        }
-        None
+    /// The active lane whose worktree is the one we run in, if any.
+    pub fn lane_here(&self) -> Option<crate::lane::Lane> {
+        let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
+        crate::lane::all(&self.store)
+            .ok()?
+            .into_iter()
+            .find(|lane| {
+                lane.record.is_active()
+                    && std::fs::canonicalize(&lane.record.path).ok().as_deref()
+                        == Some(here.as_path())
+            })
     }
 
     fn lane_owner_here(&self) -> Option<String> {
-        let (_, lane) = self.lane_here()?;
-        lane.get("owner")
-            .and_then(|o| o.as_str())
-            .map(str::to_string)
+        self.lane_here().map(|lane| lane.record.owner)
     }
 }

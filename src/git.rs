@@ -341,7 +341,18 @@ impl Git {
     }
 
     /// `git worktree add -b <branch> <path> <start>`: a new branch in a new worktree.
-    pub fn worktree_add(&self, path: &Path, branch: &str, start: &str) -> Result<()> {
+    ///
+    /// Two `git worktree add` running at once in one repository can read
+    /// each other's half-written `.git/worktrees/<id>` and fail, so git-swarm
+    /// takes `<common dir>/swarm/worktree.lock` around it.
+    pub fn worktree_add(
+        &self,
+        common_dir: &Path,
+        path: &Path,
+        branch: &str,
+        start: &str,
+    ) -> Result<()> {
+        let _lock = FileLock::acquire(&common_dir.join("swarm").join("worktree.lock"))?;
         let path = path.to_string_lossy();
         self.run([
             "worktree",
@@ -519,6 +530,55 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         format!("git push to '{remote}' failed: {}", stderr.trim()),
     )
     .hint("check the remote URL and your network, or pass --offline"))
+}
+
+/// An exclusive lock file, removed on drop. One left by a killed process is
+/// taken over once it is older than a minute.
+struct FileLock(PathBuf);
+
+impl FileLock {
+    fn acquire(path: &Path) -> Result<FileLock> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::env("IO_FAILED", format!("{}: {e}", dir.display())))?;
+        }
+        let start = std::time::Instant::now();
+        loop {
+            match std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(path)
+            {
+                Ok(_) => return Ok(FileLock(path.to_path_buf())),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let stale = std::fs::metadata(path)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok())
+                        .is_some_and(|age| age > std::time::Duration::from_secs(60));
+                    if stale {
+                        let _ = std::fs::remove_file(path);
+                    } else if start.elapsed() > std::time::Duration::from_secs(30) {
+                        return Err(Error::race(
+                            "CAS_FAILED",
+                            format!("{} is held by another git-swarm", path.display()),
+                        )
+                        .hint(
+                            "wait for it to finish, or remove the file if no git-swarm is running",
+                        ));
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(Error::env("IO_FAILED", format!("{}: {e}", path.display()))),
+            }
+        }
+    }
+}
+
+impl Drop for FileLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
 }
 
 fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {

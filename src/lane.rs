@@ -339,7 +339,12 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     // metadata before creating anything; such a failure is retried.
     let mut attempt = 0;
     loop {
-        match git.worktree_add(&path, &branch, &base_commit.to_string()) {
+        match git.worktree_add(
+            &ctx.store.common_dir(),
+            &path,
+            &branch,
+            &base_commit.to_string(),
+        ) {
             Ok(()) => break,
             Err(_)
                 if attempt < 3
@@ -1173,7 +1178,7 @@ pub fn report(
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
         Some(f) => f.to_string(),
-        None => ctx.lane_here().map(|(f, _)| f).ok_or_else(|| {
+        None => ctx.lane_here().map(|lane| lane.feature).ok_or_else(|| {
             Error::usage(
                 "USAGE",
                 "which lane is reporting? you are not in a lane worktree",

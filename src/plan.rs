@@ -307,10 +307,8 @@ pub fn infer(ctx: &Ctx) -> Result<String> {
             return Ok(plan);
         }
     }
-    if let Some((_, lane)) = ctx.lane_here() {
-        if let Some(p) = lane.get("plan").and_then(|p| p.as_str()) {
-            return Ok(p.to_string());
-        }
+    if let Some(lane) = ctx.lane_here() {
+        return Ok(lane.record.plan);
     }
     let plans = ctx.store.list_refs("refs/swarm/plans/")?;
     match plans.as_slice() {

@@ -4,11 +4,9 @@ mod cli;
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
     let wants_json = std::env::args().any(|a| a == "--json");
-    let parsed = match cli::Cli::try_parse() {
+    let parsed = match cli::parse() {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -138,8 +138,30 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
 pub fn completions(a: CompletionsArgs) -> Result<Output> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
-    clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);
-    let text = String::from_utf8_lossy(&buf).into_owned();
+    let text = if a.shell == clap_complete::Shell::Bash {
+        // clap_complete rewrites the `-` of a bin name two different ways
+        // in bash scripts, so nested completion would never match: generate
+        // for `git_swarm`, then register the function for `git-swarm` and
+        // bridge git's own call for `git swarm <TAB>` (`_git_swarm`).
+        clap_complete::generate(a.shell, &mut cmd, "git_swarm", &mut buf);
+        let generated = String::from_utf8_lossy(&buf)
+            .replace("_git_swarm() {", "__git_swarm_clap() {")
+            .replace("complete -F _git_swarm ", "complete -F __git_swarm_clap ")
+            .replace(" git_swarm\n", " git-swarm\n");
+        format!(
+            r#"{generated}
+# `git swarm <TAB>`: git's completion calls _git_swarm with the words after `git`.
+_git_swarm() {{
+    local -a COMP_WORDS=("git_swarm" "${{COMP_WORDS[@]:2}}")
+    local COMP_CWORD=$((COMP_CWORD - 1))
+    __git_swarm_clap "git_swarm" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD - 1]}}"
+}}
+"#
+        )
+    } else {
+        clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);
+        String::from_utf8_lossy(&buf).into_owned()
+    };
     Ok(Output::new(
         serde_json::json!({ "shell": a.shell.to_string(), "script": text }),
         text,

@@ -21,12 +21,7 @@ use git_swarm::output::Output;
 /// repository: plans, handoff packets and leader records live in git refs and
 /// notes, and sync through any git remote.
 #[derive(Debug, Parser)]
-#[command(
-    name = "git-swarm",
-    bin_name = "git swarm",
-    version,
-    propagate_version = true
-)]
+#[command(name = "git-swarm", version, propagate_version = true)]
 #[command(
     after_help = "Exit codes: 0 ok, 1 check failed, 2 bad input, 3 lost a race or fenced, 4 environment failed.\nDocs: README.md; `git swarm man --install` makes `git help swarm` work."
 )]
@@ -111,6 +106,15 @@ impl Global {
         })?;
         Ctx::open(&cwd, self.as_.clone(), self.offline, remote)
     }
+}
+
+/// Parse the command line. Help and errors say `git swarm …`, as users type
+/// it; the bin name is set here rather than in the derive, because a space in
+/// it would leak into every subcommand's name (and break completions).
+pub fn parse() -> std::result::Result<Cli, clap::Error> {
+    use clap::{CommandFactory, FromArgMatches};
+    let matches = Cli::command().bin_name("git swarm").try_get_matches()?;
+    Cli::from_arg_matches(&matches)
 }
 
 pub fn run(cli: Cli) -> Result<Output> {

@@ -165,3 +165,51 @@ fn git_dir_and_work_tree_name_the_repository_as_for_git() {
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["plans"][0]["plan"], "only-in-a", "{json}");
 }
+
+#[test]
+fn bash_completes_git_swarm_as_git_calls_it() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let script = env.swarm(&repo, &["completions", "bash"]).ok().stdout;
+    let file = env.root().join("git-swarm.bash");
+    env.write(&file, &script);
+    // What git's completion does for `git swarm pl<TAB>` and `git swarm plan <TAB>`.
+    let probe = format!(
+        "source {}\nCOMP_WORDS=(git swarm pl); COMP_CWORD=2; _git_swarm; echo \"${{COMPREPLY[*]}}\"\nCOMP_WORDS=(git swarm plan ''); COMP_CWORD=3; _git_swarm; echo \"${{COMPREPLY[*]}}\"\n",
+        file.display()
+    );
+    let out = env
+        .command("bash", &repo)
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    let mut lines = text.lines();
+    assert_eq!(
+        lines.next(),
+        Some("plan"),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let second = lines.next().unwrap_or_default();
+    for sub in ["new", "show", "checkout", "save", "log", "close"] {
+        assert!(
+            second.split_whitespace().any(|w| w == sub),
+            "{sub} missing in {second:?}"
+        );
+    }
+    // Typed as the binary, bash calls the function registered for git-swarm.
+    assert!(script
+        .contains("complete -F __git_swarm_clap -o nosort -o bashdefault -o default git-swarm"));
+    let probe = format!(
+        "source {}\nCOMP_WORDS=(git-swarm lead ''); COMP_CWORD=2; __git_swarm_clap git-swarm '' lead; echo \"${{COMPREPLY[*]}}\"\n",
+        file.display()
+    );
+    let out = env
+        .command("bash", &repo)
+        .args(["-c", &probe])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.split_whitespace().any(|w| w == "takeover"), "{text}");
+}

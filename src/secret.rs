@@ -80,15 +80,21 @@ fn assignment() -> &'static Regex {
     })
 }
 
+/// `${TOKEN}`, `$TOKEN`, `{{ token }}`, `%TOKEN%`, `***`, `xxxx`: the whole
+/// value is a placeholder. A real password may well *start* with `$`, `%` or
+/// `{`, so only a complete placeholder is excused.
+fn is_placeholder(value: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(r"^(?:<[^<>]*>|\$\{[^{}]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\{\{[^{}]*\}\}|%[A-Za-z_][A-Za-z0-9_]*%|[*xX.]+)$")
+            .expect("the placeholder pattern is a valid regex")
+    })
+    .is_match(value)
+}
+
 fn looks_like_assigned_secret(sep: &str, value: &str) -> bool {
-    if value.starts_with('<')
-        || value.starts_with('$')
-        || value.starts_with('{')
-        || value.starts_with('%')
-        || value
-            .chars()
-            .all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
-    {
+    // `<from the vault>` is cut at its first space: an opening `<` is enough.
+    if is_placeholder(value) || value.starts_with('<') {
         return false;
     }
     let len = value.chars().count();
@@ -191,6 +197,8 @@ mod tests {
             "token=abcd1234",
             "\"api_key\": \"AbCdEfGhIjKl\"",
             "clone https://bob:pa55word@example.com/repo.git",
+            // Found by the property test: a password that starts like a placeholder.
+            "password=%A%AA#aA",
         ];
         for text in found {
             assert!(classify(text).is_some(), "missed: {text}");
@@ -207,6 +215,9 @@ mod tests {
             "secret: none",
             "token=<from the vault>",
             "password=${DB_PASSWORD}",
+            "password=$DB_PASSWORD",
+            "api_key=%API_KEY%",
+            "token={{ secrets.TOKEN }}",
             "see https://github.com/o/r/pull/12",
             "ssh://git@example.com/repo.git",
             "the key is in the CI secret store",

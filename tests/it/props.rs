@@ -120,3 +120,69 @@ proptest! {
         prop_assert_eq!(once.matches("# >>> git-swarm >>>").count(), 1);
     }
 }
+
+/// Real credential formats, as the hosts issue them.
+fn credential() -> impl Strategy<Value = String> {
+    prop_oneof![
+        "gh[pousr]_[A-Za-z0-9]{36}",
+        "github_pat_[A-Za-z0-9_]{82}",
+        "glpat-[A-Za-z0-9_-]{20}",
+        "xox[abpors]-[0-9]{10,12}-[0-9]{10,12}-[A-Za-z0-9]{24}",
+        "(AKIA|ASIA)[A-Z0-9]{16}",
+        "-----BEGIN (RSA |EC |OPENSSH |)PRIVATE KEY-----",
+        "eyJ[A-Za-z0-9_-]{10,30}\\.eyJ[A-Za-z0-9_-]{10,40}\\.[A-Za-z0-9_-]{20,43}",
+        "https://[a-z]{3,8}:[A-Za-z0-9]{8,20}@github\\.com/[a-z]{2,8}/[a-z]{2,8}",
+        "(password|api_key|secret|token)=[A-Za-z0-9!#%]{8,20}",
+    ]
+}
+
+proptest! {
+    #[test]
+    fn every_credential_format_is_found_wherever_it_stands(
+        before in "[a-z ]{0,30}",
+        secret in credential(),
+        after in "[a-z ]{0,30}",
+    ) {
+        let text = format!("{before} {secret} {after}");
+        prop_assert!(git_swarm::secret::classify(&text).is_some(), "missed {:?}", secret);
+    }
+
+    #[test]
+    fn commit_ids_and_uuids_are_not_credentials(
+        sha in "[0-9a-f]{40}",
+        uuid in "[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
+        prose in "[a-z ]{0,40}",
+    ) {
+        for text in [sha.clone(), uuid.clone(), format!("{prose} {sha} {uuid} {prose}"), format!("head: {sha}"), format!("run id: {uuid}")] {
+            prop_assert_eq!(git_swarm::secret::classify(&text), None, "{}", text);
+        }
+    }
+
+    #[test]
+    fn remote_urls_of_every_form_name_the_same_repository(
+        owner in "[A-Za-z0-9][A-Za-z0-9-]{0,20}",
+        name in "[A-Za-z0-9_.-]{1,30}",
+        git_suffix in proptest::bool::ANY,
+        host in prop_oneof![Just("github.com"), Just("ghe.example.com")],
+    ) {
+        // `.git` is a suffix, not the name, and "." / ".." are no repository.
+        prop_assume!(name != "." && name != ".." && !name.ends_with(".git"));
+        let suffix = if git_suffix { ".git" } else { "" };
+        for url in [
+            format!("https://{host}/{owner}/{name}{suffix}"),
+            format!("https://x-access-token:abc@{host}/{owner}/{name}{suffix}"),
+            format!("git@{host}:{owner}/{name}{suffix}"),
+            format!("ssh://git@{host}/{owner}/{name}{suffix}"),
+            format!("ssh://git@{host}:22/{owner}/{name}{suffix}"),
+        ] {
+            let repo = git_swarm::github::client::RepoId::from_remote_url(&url);
+            prop_assert_eq!(
+                repo.as_ref().map(|r| (r.owner.as_str(), r.name.as_str())),
+                Some((owner.as_str(), name.as_str())),
+                "{}", url
+            );
+        }
+        let parsed = git_swarm::github::client::RepoId::parse(&format!("{owner}/{name}")).unwrap();
+        prop_assert_eq!((parsed.owner, parsed.name), (owner, name));
+    }
+}

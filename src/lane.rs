@@ -1036,13 +1036,13 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
             }
         };
         if let Some(reason) = keep_reason {
-            text.push_str(&format!("kept     {}: {reason}\n", st.feature));
+            text.push_str(&format!("{:<13}{}: {reason}\n", "kept", st.feature));
             kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }));
             continue;
         }
         if st.worktree == "present" && cwd_inside(Path::new(&st.path)) {
             let reason = "you are inside its worktree".to_string();
-            text.push_str(&format!("kept     {}: {reason}\n", st.feature));
+            text.push_str(&format!("{:<13}{}: {reason}\n", "kept", st.feature));
             kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }));
             continue;
         }
@@ -1052,10 +1052,10 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
             _ => "merged",
         };
         if dry_run {
-            text.push_str(&format!("would remove {}: {how}\n", st.feature));
+            text.push_str(&format!("{:<13}{}: {how}\n", "would remove", st.feature));
         } else {
             remove(ctx, &lane, &st, false, false, &actor, how)?;
-            text.push_str(&format!("removed  {}: {how}\n", st.feature));
+            text.push_str(&format!("{:<13}{}: {how}\n", "removed", st.feature));
         }
         removed
             .push(serde_json::json!({ "feature": st.feature, "why": how, "branch_head": st.head }));

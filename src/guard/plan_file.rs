@@ -105,7 +105,8 @@ pub fn check_commit(ctx: &Ctx, id: ObjectId, f: &mut Findings) -> Result<()> {
         guard: PLAN_UNTRACKED,
         subject: path.clone(),
         commit: Some(id.to_string()),
-        problem: format!("commit {short} {how} the plan file; it must stay untracked (the plan lives in refs/swarm/plans)"),
+        // The commit is named once, by the report line (" (commit …)").
+        problem: format!("this commit {how} the plan file; it must stay untracked (the plan lives in refs/swarm/plans)"),
         fix: format!(
             "rewrite the branch without it: `git rebase -i {short}^`, mark {short} as edit, then `git rm --cached {path} && git commit --amend && git rebase --continue`; fold the plan into the PR body: {}",
             pr_body_command(ctx)

@@ -509,7 +509,7 @@ fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
         .err(1, "LANE_ELSEWHERE");
     env.swarm(b, &["lane", "prune"])
         .ok()
-        .stdout_has("kept     login");
+        .stdout_has("kept         login");
     assert_eq!(env.all_refs(b), before);
 
     // A report in alice's lane reaches bob through the plan's journal.
@@ -699,7 +699,7 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
     assert!(wt4.is_dir());
     env.swarm(&repo, &["lane", "prune"])
         .ok()
-        .stdout_has("removed  deploy: removal completed");
+        .stdout_has("removed      deploy: removal completed");
     assert!(!wt4.exists());
     assert_eq!(env.git(&repo, &["rev-parse", "feat/deploy"]), head);
     env.swarm(&repo, &["lane", "rm", "deploy"])

@@ -371,41 +371,12 @@ impl Store {
         actor: &str,
         reason: &str,
     ) -> Result<()> {
-        let name: gix::refs::FullName = refname.try_into().map_err(|e| {
-            Error::usage(
-                "NAME_INVALID",
-                format!("'{refname}' is not a valid ref name: {e}"),
-            )
-        })?;
         let previous = match expected {
             Some(id) => PreviousValue::MustExistAndMatch(Target::Object(id)),
             None => PreviousValue::MustNotExist,
         };
-        let change = match new {
-            Some(id) => Change::Update {
-                log: LogChange {
-                    mode: RefLog::AndReference,
-                    force_create_reflog: false,
-                    message: format!("git-swarm: {}", reason.lines().next().unwrap_or("")).into(),
-                },
-                expected: previous,
-                new: Target::Object(id),
-            },
-            None => Change::Delete {
-                expected: previous,
-                log: RefLog::AndReference,
-            },
-        };
-        let edit = RefEdit {
-            change,
-            name,
-            deref: false,
-        };
-        let sig = self.signature(actor);
-        let mut buf = gix::date::parse::TimeBuf::default();
-        let mut result = self
-            .repo
-            .edit_references_as([edit.clone()], Some(sig.to_ref(&mut buf)));
+        let edit = ref_edit(refname, previous, new, reason)?;
+        let mut result = self.apply(vec![edit.clone()], actor, reason);
         // A failure while the ref still holds what we expected is lock
         // contention (packed-refs.lock is shared by every ref) or a stale
         // lock: wait for it to clear and try again, a bounded number of times.
@@ -416,9 +387,7 @@ impl Store {
             && self.clear_stale_lock(refname)
         {
             tries += 1;
-            result = self
-                .repo
-                .edit_references_as([edit.clone()], Some(sig.to_ref(&mut buf)));
+            result = self.apply(vec![edit.clone()], actor, reason);
         }
         match result {
             Ok(_) => Ok(()),
@@ -437,7 +406,7 @@ impl Store {
                     )
                     .hint("run the command again: it will start from the new value"))
                 } else {
-                    Err(Error::gix(format!("could not update {refname}"), err))
+                    Err(err)
                 }
             }
         }
@@ -452,41 +421,11 @@ impl Store {
         actor: &str,
         reason: &str,
     ) -> Result<()> {
-        let mut edits = Vec::with_capacity(refs.len());
-        for (refname, new) in refs {
-            let name: gix::refs::FullName = refname.as_str().try_into().map_err(|e| {
-                Error::usage(
-                    "NAME_INVALID",
-                    format!("'{refname}' is not a valid ref name: {e}"),
-                )
-            })?;
-            let change = match new {
-                Some(id) => Change::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: false,
-                        message: format!("git-swarm: {reason}").into(),
-                    },
-                    expected: PreviousValue::Any,
-                    new: Target::Object(*id),
-                },
-                None => Change::Delete {
-                    expected: PreviousValue::Any,
-                    log: RefLog::AndReference,
-                },
-            };
-            edits.push(RefEdit {
-                change,
-                name,
-                deref: false,
-            });
-        }
-        let sig = self.signature(actor);
-        let mut buf = gix::date::parse::TimeBuf::default();
-        self.repo
-            .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
-            .map(|_| ())
-            .map_err(|e| Error::gix(format!("could not update refs ({reason})"), e))
+        let edits = refs
+            .iter()
+            .map(|(name, new)| ref_edit(name, PreviousValue::Any, *new, reason))
+            .collect::<Result<Vec<_>>>()?;
+        self.apply(edits, actor, reason)
     }
 
     /// Delete many refs in one transaction, each only if it still holds its
@@ -499,29 +438,28 @@ impl Store {
         actor: &str,
         reason: &str,
     ) -> Result<()> {
-        let mut edits = Vec::with_capacity(refs.len());
-        for (refname, expected) in refs {
-            let name: gix::refs::FullName = refname.as_str().try_into().map_err(|e| {
-                Error::usage(
-                    "NAME_INVALID",
-                    format!("'{refname}' is not a valid ref name: {e}"),
+        let edits = refs
+            .iter()
+            .map(|(name, expected)| {
+                ref_edit(
+                    name,
+                    PreviousValue::MustExistAndMatch(Target::Object(*expected)),
+                    None,
+                    reason,
                 )
-            })?;
-            edits.push(RefEdit {
-                change: Change::Delete {
-                    expected: PreviousValue::MustExistAndMatch(Target::Object(*expected)),
-                    log: RefLog::AndReference,
-                },
-                name,
-                deref: false,
-            });
-        }
+            })
+            .collect::<Result<Vec<_>>>()?;
+        self.apply(edits, actor, reason)
+    }
+
+    /// Apply ref edits as one transaction, with the actor in the reflog.
+    fn apply(&self, edits: Vec<RefEdit>, actor: &str, reason: &str) -> Result<()> {
         let sig = self.signature(actor);
         let mut buf = gix::date::parse::TimeBuf::default();
         self.repo
             .edit_references_as(edits, Some(sig.to_ref(&mut buf)))
             .map(|_| ())
-            .map_err(|e| Error::gix(format!("could not delete refs ({reason})"), e))
+            .map_err(|e| Error::gix(format!("could not update refs ({reason})"), e))
     }
 
     /// A process killed between taking a ref lock and committing it leaves
@@ -620,6 +558,41 @@ impl Store {
             .map(|base| base.map(|b| b.detach()))
             .map_err(|e| Error::gix("could not compute a merge base", e))
     }
+}
+
+/// One ref change: to `new` (None: delete), if the ref holds `expected`.
+fn ref_edit(
+    refname: &str,
+    expected: PreviousValue,
+    new: Option<ObjectId>,
+    reason: &str,
+) -> Result<RefEdit> {
+    let name: gix::refs::FullName = refname.try_into().map_err(|e| {
+        Error::usage(
+            "NAME_INVALID",
+            format!("'{refname}' is not a valid ref name: {e}"),
+        )
+    })?;
+    let change = match new {
+        Some(id) => Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: format!("git-swarm: {}", reason.lines().next().unwrap_or("")).into(),
+            },
+            expected,
+            new: Target::Object(id),
+        },
+        None => Change::Delete {
+            expected,
+            log: RefLog::AndReference,
+        },
+    };
+    Ok(RefEdit {
+        change,
+        name,
+        deref: false,
+    })
 }
 
 pub fn short(id: ObjectId) -> String {

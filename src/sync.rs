@@ -337,7 +337,8 @@ fn kind_of(refname: &str) -> Kind {
     }
 }
 
-pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
+/// `progress` hears what sync is doing (the CLI shows it on a TTY).
+pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
     let remote = ctx.remote().ok_or_else(|| {
         Error::usage(
             "REMOTE_MISSING",
@@ -357,11 +358,13 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
         .and_then(|v| v.parse().ok())
         .unwrap_or(2000);
     if crate::gc::live_refs(store)?.len() > threshold {
+        progress("more live swarm refs than swarm.gcThreshold: running gc first…");
         let age = crate::gc::configured_age(store)?;
         report.gc = Some(crate::gc::gc(store, actor, age, false)?);
     }
     for attempt in 1..=MAX_ATTEMPTS {
         report.attempts = attempt;
+        progress(&format!("fetching swarm refs from {remote}…"));
         fetch(store, remote)?;
         let mut updates = Vec::new();
         // A retry starts from a fresh fetch: what it finds again (a conflict,
@@ -373,6 +376,10 @@ pub fn sync(ctx: &Ctx, actor: &str) -> Result<SyncReport> {
             return Ok(report);
         }
         crate::failpoint::point("sync:reconciled");
+        progress(&format!(
+            "publishing {} ref(s) to {remote} in one atomic push…",
+            updates.len()
+        ));
         report.pushes += 1;
         match publish(store, remote, &updates, &[])? {
             PushOutcome::Ok => {

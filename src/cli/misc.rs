@@ -94,7 +94,13 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
     }
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
     let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
-    let report = git_swarm::sync::sync(&ctx, &actor)?;
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = |step: &str| {
+        if tty {
+            eprintln!("sync: {step}");
+        }
+    };
+    let report = git_swarm::sync::sync(&ctx, &actor, &mut progress)?;
     eprint!("{}", git_swarm::sync::warnings_text(&report));
     if let Some(err) = git_swarm::sync::conflict_error(&report) {
         if !g.json {

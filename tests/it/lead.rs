@@ -296,12 +296,10 @@ fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
         vec!["lead", "release", "--plan", "auth"],
         vec!["lead", "push", "--plan", "auth", "HEAD:main"],
     ] {
-        let run = env
-            .swarm(a, &args)
+        env.swarm(a, &args)
             .err(3, "LEAD_FENCED")
             .stderr_has("you led plan 'auth' at epoch 1")
             .stderr_has("bob leads at epoch 2");
-        let _ = run;
         assert_eq!(
             ref_of(&env, &remote, LEAD).as_deref(),
             Some(epoch2.as_str())
@@ -381,8 +379,7 @@ fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
     let bob_epoch = ref_of(&env, &remote, LEAD).unwrap();
     std::fs::write(gate.join("go"), "").unwrap();
     let run = finish(child, "alice: lead push (paused)");
-    let run = run.err(3, "LEAD_FENCED").stderr_has("bob leads at epoch 2");
-    let _ = run;
+    run.err(3, "LEAD_FENCED").stderr_has("bob leads at epoch 2");
     // The remote refused the whole atomic push: main and the lead ref are untouched.
     assert_eq!(main_of(&env, &remote), main_before);
     assert_eq!(

@@ -65,7 +65,9 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
     } else {
         (&rb, &ra, a, &a_before)
     };
-    let _ = winner;
+    assert!(winner.json()["pushed"]
+        .to_string()
+        .contains("refs/swarm/plans/auth"));
     let err = loser.json();
     assert_eq!(err["error"]["code"], "PLAN_CONFLICT");
     assert!(
@@ -319,4 +321,49 @@ fn lead_push_runs_the_pre_push_guards_on_what_it_publishes() {
         env.refs(&remote, "refs/heads/main")["refs/heads/main"],
         env.git(a, &["rev-parse", "HEAD"])
     );
+}
+
+#[test]
+fn init_remote_and_sync_remote_choose_the_shared_remote() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    // A second bare remote, named explicitly.
+    let other = env.root().join("other.git");
+    env.git(
+        env.root(),
+        &[
+            "clone",
+            "--quiet",
+            "--bare",
+            remote.to_str().unwrap(),
+            "other.git",
+        ],
+    );
+    env.git(a, &["remote", "add", "upstream", other.to_str().unwrap()]);
+    let out = env
+        .swarm(a, &["init", "--remote", "upstream", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["remote"], "upstream");
+    assert_eq!(env.git(a, &["config", "swarm.remote"]), "upstream");
+    assert!(env
+        .git(a, &["config", "--get-all", "remote.upstream.fetch"])
+        .contains("+refs/swarm/*:refs/swarm-remotes/upstream/*"));
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    assert!(env
+        .refs(&other, "refs/swarm")
+        .contains_key("refs/swarm/plans/auth"));
+    assert!(
+        env.refs(&remote, "refs/swarm").is_empty(),
+        "origin is not the shared remote any more"
+    );
+    // `sync --remote` syncs with another remote for this one run.
+    env.swarm(a, &["sync", "--remote", "origin"]).ok();
+    assert!(env
+        .refs(&remote, "refs/swarm")
+        .contains_key("refs/swarm/plans/auth"));
+    env.swarm(a, &["sync", "--remote", "nowhere"])
+        .err(2, "REMOTE_MISSING");
 }

@@ -621,7 +621,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         if packet.pushed {
             "pushed"
         } else {
-            "NOT pushed"
+            "not on the remote"
         },
         packet.uncommitted.len(),
         if packet.uncommitted.len() == 1 {
@@ -637,7 +637,16 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         text.push_str(&format!("  exported to {} (mode 0600)\n", path.display()));
     }
     if !packet.pushed {
-        text.push_str("  warning: the head is not on the remote; a successor elsewhere cannot reach it until you push\n");
+        // A successor elsewhere checks out the branch by name, so what
+        // matters is the branch on the remote at this head.
+        let warning = match (&packet.branch, ctx.settings.remote.as_deref()) {
+            (Some(b), Some(r)) => format!(
+                "{b} is not on {r} at this head: push it (`git push -u {r} {b}`) so that a successor on another machine can check it out"
+            ),
+            (_, None) => "there is no remote: only a successor working in this repository can take this over".to_string(),
+            (None, Some(_)) => "the detached head is not on the remote: push it to a branch so that a successor on another machine can reach it".to_string(),
+        };
+        text.push_str(&format!("  warning: {warning}\n"));
     }
     text.push_str(&format!(
         "a successor takes over with: git swarm accept {}\n",

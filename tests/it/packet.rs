@@ -995,3 +995,37 @@ fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
     let log = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/api"]);
     assert!(log.contains("Swarm-Actor: agent2"), "{log}");
 }
+
+#[test]
+fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "api"]).ok();
+    env.swarm(a, &["lane", "new", "orders", "--plan", "api"])
+        .ok();
+    let wt = a.join("_swarm-worktrees/orders");
+    // No commits yet: the head is on origin/main, but the branch is not on origin.
+    let run = env
+        .swarm(&wt, &["handoff", "--reason", "capacity_low"])
+        .ok();
+    assert!(run.stdout.contains("feat/orders at"), "{}", run.stdout);
+    assert!(run.stdout.contains("(not on the remote)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)"),
+        "{}",
+        run.stdout
+    );
+    env.git(&wt, &["push", "--quiet", "-u", "origin", "feat/orders"]);
+    let run = env
+        .swarm(
+            &wt,
+            &["handoff", "--reason", "capacity_low", "--next", "again"],
+        )
+        .ok();
+    assert!(
+        run.stdout.contains("(pushed)") && !run.stdout.contains("warning:"),
+        "{}",
+        run.stdout
+    );
+}

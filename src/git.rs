@@ -425,6 +425,43 @@ impl Git {
             .collect())
     }
 
+    /// Three-way merge of texts (`git merge-file`): the merged text, or None
+    /// when both sides changed the same lines.
+    pub fn merge_text(&self, base: &[u8], ours: &[u8], theirs: &[u8]) -> Result<Option<Vec<u8>>> {
+        let dir = std::env::temp_dir().join(format!(
+            "git-swarm-merge-{}-{}",
+            std::process::id(),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_nanos())
+                .unwrap_or(0)
+        ));
+        let io = |e: std::io::Error| Error::env("IO_FAILED", format!("{}: {e}", dir.display()));
+        std::fs::create_dir_all(&dir).map_err(io)?;
+        let (o, b, t) = (dir.join("ours"), dir.join("base"), dir.join("theirs"));
+        let written = std::fs::write(&o, ours)
+            .and_then(|_| std::fs::write(&b, base))
+            .and_then(|_| std::fs::write(&t, theirs));
+        let out = written.map_err(io).and_then(|_| {
+            self.output([
+                OsStr::new("merge-file"),
+                OsStr::new("-p"),
+                OsStr::new("--quiet"),
+                o.as_os_str(),
+                b.as_os_str(),
+                t.as_os_str(),
+            ])
+        });
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = out?;
+        // Exit 0: clean; 1..=127: that many conflicts; anything else failed.
+        match out.status.code() {
+            Some(0) => Ok(Some(out.stdout)),
+            Some(n) if (1..=127).contains(&n) => Ok(None),
+            _ => Err(failed(&["merge-file"], &out)),
+        }
+    }
+
     /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;

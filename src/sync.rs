@@ -605,11 +605,31 @@ fn merge_journals(
                 }
             }
         } else {
-            report.warnings.push(format!(
-                "{name}:{key} changed on both sides; kept the published version, yours is at {}:{key}",
-                short(l)
-            ));
-            rv
+            // Text (the plan): a line-level three-way merge, as git would do;
+            // only edits that overlap fall back to the published version.
+            let empty = Vec::new();
+            match (lv, rv) {
+                (Some(lt), Some(rt)) => match store.git.merge_text(bv.unwrap_or(&empty), lt, rt)? {
+                    Some(merged) => {
+                        files.insert(key.clone(), merged);
+                        continue;
+                    }
+                    None => {
+                        report.warnings.push(format!(
+                            "{name}:{key}: both sides edited the same lines; kept the published version, yours is at {}:{key}",
+                            short(l)
+                        ));
+                        rv
+                    }
+                },
+                _ => {
+                    report.warnings.push(format!(
+                        "{name}:{key} was removed on one side and changed on the other; kept the published state, yours is at {}:{key}",
+                        short(l)
+                    ));
+                    rv
+                }
+            }
         };
         if let Some(v) = chosen {
             files.insert(key.clone(), v.clone());

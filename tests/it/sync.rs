@@ -225,7 +225,7 @@ fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr(
     assert!(!run.stdout.contains("warning"), "{}", run.stdout);
     let bob_commit = bob_save["commit"].as_str().unwrap();
     assert!(
-        run.stderr.contains(&format!("warning: refs/swarm/plans/auth:PLAN.md changed on both sides; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12])),
+        run.stderr.contains(&format!("warning: refs/swarm/plans/auth:PLAN.md: both sides edited the same lines; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12])),
         "{}",
         run.stderr
     );
@@ -366,4 +366,48 @@ fn init_remote_and_sync_remote_choose_the_shared_remote() {
         .contains_key("refs/swarm/plans/auth"));
     env.swarm(a, &["sync", "--remote", "nowhere"])
         .err(2, "REMOTE_MISSING");
+}
+
+#[test]
+fn plan_edits_on_different_lines_from_two_clones_are_both_kept() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    let start = env.root().join("start.md");
+    env.write(&start, "# auth\n\n- step one\n- step two\n- step three\n");
+    env.swarm(
+        a,
+        &["plan", "new", "auth", "--from", start.to_str().unwrap()],
+    )
+    .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    // alice ticks the first step, bob adds a last one.
+    let (fa, fb) = (env.root().join("a.md"), env.root().join("b.md"));
+    env.write(&fa, "# auth\n\n- [x] step one\n- step two\n- step three\n");
+    env.write(
+        &fb,
+        "# auth\n\n- step one\n- step two\n- step three\n- step four (bob)\n",
+    );
+    env.swarm(a, &["plan", "save", "auth", "--file", fa.to_str().unwrap()])
+        .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["plan", "save", "auth", "--file", fb.to_str().unwrap()])
+        .ok();
+    let run = env.swarm(b, &["sync", "--json"]).ok();
+    assert_eq!(
+        run.json()["warnings"],
+        serde_json::json!([]),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    let tip = env.refs(&remote, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
+    assert_eq!(
+        env.git(b, &["show", &format!("{tip}:PLAN.md")]),
+        "# auth\n\n- [x] step one\n- step two\n- step three\n- step four (bob)"
+    );
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(a, &["plan", "checkout", "auth"]).ok();
+    assert!(env.read(&a.join("PLAN.md")).contains("step four (bob)"));
 }

@@ -55,6 +55,16 @@ pub fn merge_hook(existing: Option<&str>, hook: &str) -> String {
     }
 }
 
+/// Whether our pre-commit block is in the hooks directory git uses.
+pub fn hooks_installed(store: &crate::store::Store) -> bool {
+    store
+        .git
+        .run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+        .ok()
+        .and_then(|dir| std::fs::read_to_string(PathBuf::from(dir.trim()).join("pre-commit")).ok())
+        .is_some_and(|text| text.contains(BEGIN))
+}
+
 pub fn hooks_dir(ctx: &Ctx) -> Result<PathBuf> {
     let out = ctx
         .store

@@ -471,7 +471,11 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         ));
     }
     text.push_str(&format!("cd {}\n", record.path));
-    Ok(Output::new(json, text))
+    let mut out = Output::new(json, text);
+    if !crate::init::hooks_installed(&ctx.store) {
+        out = out.warn("the guard hooks are not installed in this repository, so commits in the lane are not checked: run `git swarm init`");
+    }
+    Ok(out)
 }
 
 /// How a lane's branch relates to its base.
@@ -1122,10 +1126,15 @@ impl ReportKind {
         match self {
             ReportKind::PrOpen(url) => {
                 one_word("the URL", url)?;
-                if !(url.starts_with("https://") || url.starts_with("http://")) {
+                let host = url
+                    .strip_prefix("https://")
+                    .or_else(|| url.strip_prefix("http://"))
+                    .and_then(|rest| rest.split('/').next())
+                    .unwrap_or("");
+                if host.is_empty() {
                     return Err(Error::usage(
                         "USAGE",
-                        format!("report pr-open: '{url}' is not a URL"),
+                        format!("report pr-open: '{url}' is not an http(s) URL of a pull request"),
                     )
                     .hint("give the pull request's address, e.g. https://github.com/o/r/pull/7"));
                 }
@@ -1303,7 +1312,16 @@ fn keep_last_report(store: &Store, mut lane: Lane, report: &LastReport) -> Resul
 /// After a successor accepts a handoff, the lane whose branch the packet
 /// names belongs to them: rewrite the lane's owner (a new version of its
 /// record; `sync` publishes it). Idempotent. Returns whether it wrote.
-pub fn hand_over(store: &Store, branch: &str, new_owner: &str, packet: &str) -> Result<bool> {
+/// When the successor accepts in another checkout (another clone), the lane
+/// now lives there: its `path` follows, so commands run in that checkout know
+/// the lane and the old worktree no longer speaks for it.
+pub fn hand_over(
+    store: &Store,
+    branch: &str,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+) -> Result<bool> {
     for _ in 0..10 {
         let Some(lane) = all(store)?
             .into_iter()
@@ -1311,11 +1329,16 @@ pub fn hand_over(store: &Store, branch: &str, new_owner: &str, packet: &str) -> 
         else {
             return Ok(false);
         };
-        if lane.record.owner == new_owner {
+        let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
+        let moved = !same_path(Path::new(&lane.record.path), &here);
+        if lane.record.owner == new_owner && !moved {
             return Ok(false);
         }
         let mut record = lane.record.clone();
         let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+        if moved {
+            record.path = here.display().to_string();
+        }
         record.updated_at = rfc3339(store.clock.now());
         let event = Event::new(
             "handoff-accepted",

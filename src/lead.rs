@@ -542,6 +542,18 @@ fn decide(ctx: &Ctx, state: &State, actor: &str, op: &Op, now: Timestamp) -> Res
                 ));
             }
             let live = current.lease_live(now);
+            if live && !force && current.current_leader() == Some(actor) {
+                return Err(Error::race(
+                    "LEASE_LIVE",
+                    format!(
+                        "you already lead plan '{plan}' at epoch {}, with a lease until {}",
+                        current.epoch,
+                        current.lease_until.as_deref().unwrap_or("-")
+                    ),
+                )
+                .hint(format!("extend it with `git swarm lead renew --plan {plan}`; a takeover is for a leader who is gone"))
+                .with_detail(record_json(current, state.tip.base)));
+            }
             if live && !force {
                 return Err(Error::race(
                     "LEASE_LIVE",

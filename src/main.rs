@@ -60,6 +60,9 @@ fn main() -> ExitCode {
     let json = parsed.json;
     match cli::run(parsed) {
         Ok(out) => {
+            for warning in &out.warnings {
+                eprintln!("warning: {warning}");
+            }
             let mut stdout = std::io::stdout().lock();
             if json {
                 let text = serde_json::to_string_pretty(&out.json).expect("JSON values serialise");

@@ -9,6 +9,9 @@ pub struct Output {
     pub json: serde_json::Value,
     pub text: String,
     pub exit: u8,
+    /// Printed on stderr as `warning: …` (in JSON mode too): things the user
+    /// should know that did not stop the command.
+    pub warnings: Vec<String>,
 }
 
 impl Output {
@@ -17,7 +20,12 @@ impl Output {
             json: serde_json::to_value(json).expect("output structs always serialise"),
             text: text.into(),
             exit: 0,
+            warnings: Vec::new(),
         }
+    }
+    pub fn warn(mut self, warning: impl Into<String>) -> Self {
+        self.warnings.push(warning.into());
+        self
     }
     pub fn with_exit(mut self, exit: u8) -> Self {
         self.exit = exit;

@@ -962,7 +962,13 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
                 completed = true;
             }
             if let Some(branch) = &packet.branch {
-                completed |= crate::lane::hand_over(store, branch, &actor, &packet.id)?;
+                completed |= crate::lane::hand_over(
+                    store,
+                    branch,
+                    &actor,
+                    &packet.id,
+                    &store.workdir_or_err()?,
+                )?;
             }
             if completed {
                 return Ok(accepted_output(ctx, &refname, &packet, &acc, true));
@@ -982,6 +988,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         .with_detail(serde_json::json!({ "acceptance": acc })));
     }
 
+    // Accepting your own packet is allowed (an address may stand for an
+    // account whose next session resumes), but it locks out any other successor.
+    let own_packet = packet.author == actor;
     let mismatches = rederive(ctx, &packet)?;
     if !mismatches.is_empty() {
         return Err(mismatch_error(&packet, &mismatches));
@@ -996,7 +1005,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         accepted_by: actor.clone(),
         accepted_at: rfc3339(store.clock.now()),
         checkout: std::fs::canonicalize(&workdir)
-            .unwrap_or(workdir)
+            .unwrap_or_else(|_| workdir.clone())
             .display()
             .to_string(),
         branch: packet.branch.clone(),
@@ -1065,9 +1074,17 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         .map_err(|e| Error::gix("bad head commit id", e))?;
     store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
     if let Some(branch) = &packet.branch {
-        crate::lane::hand_over(store, branch, &actor, &packet.id)?;
+        crate::lane::hand_over(store, branch, &actor, &packet.id, &workdir)?;
     }
-    Ok(accepted_output(ctx, &refname, &packet, &acc, false))
+    let out = accepted_output(ctx, &refname, &packet, &acc, false);
+    Ok(if own_packet {
+        out.warn(format!(
+            "you accepted a packet you wrote yourself ({}): no other successor can accept it now",
+            packet.author
+        ))
+    } else {
+        out
+    })
 }
 
 fn accept_event(acc: &Acceptance) -> Event {

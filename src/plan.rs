@@ -263,6 +263,7 @@ pub fn show(ctx: &Ctx, name: &str) -> Result<Output> {
         json,
         text,
         exit: 0,
+        warnings: Vec::new(),
     })
 }
 
@@ -413,6 +414,15 @@ pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
         "written": written,
         "commit": plan.head.commit.to_string(),
     });
+    let mut warnings = Vec::new();
+    if let Some(lane) = ctx.lane_here() {
+        if lane.record.plan != name {
+            warnings.push(format!(
+                "this is lane {}'s worktree, whose plan is '{}': `plan save` here now saves to '{name}'",
+                lane.feature, lane.record.plan
+            ));
+        }
+    }
     let msg = if written {
         format!(
             "wrote {} from plan {name} ({}); it stays untracked\n",
@@ -422,7 +432,9 @@ pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     } else {
         format!("{} already matches plan {name}\n", path.display())
     };
-    Ok(Output::new(out, msg))
+    let mut output = Output::new(out, msg);
+    output.warnings = warnings;
+    Ok(output)
 }
 
 /// Write the plan's text to `path` unless that would lose local edits:

@@ -383,9 +383,13 @@ pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<Sy
         report.pushes += 1;
         match publish(store, remote, &updates, &[])? {
             PushOutcome::Ok => {
-                report
-                    .pushed
-                    .extend(updates.iter().map(|u| u.refname.clone()));
+                // Deletions (records gc archived) are reported as `archived`.
+                report.pushed.extend(
+                    updates
+                        .iter()
+                        .filter(|u| u.new.is_some())
+                        .map(|u| u.refname.clone()),
+                );
                 report.pushed.sort();
                 report.pushed.dedup();
                 return Ok(report);

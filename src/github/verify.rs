@@ -496,7 +496,12 @@ pub fn verify(
     json["timed_out"] = timed_out.into();
     let text = render(&verdict, req.require, satisfied, timed_out);
     let exit = if satisfied == Some(false) { 1 } else { 0 };
-    Ok(Output { json, text, exit })
+    Ok(Output {
+        json,
+        text,
+        exit,
+        warnings: Vec::new(),
+    })
 }
 
 fn record_note(ctx: &Ctx, v: &Verdict, report: &mut dyn Report) -> bool {

@@ -146,7 +146,21 @@ fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
 
     // The deletion travels: the remote loses the live refs, bob's sync drops
     // his copies instead of publishing them again.
-    env.swarm(a, &["sync"]).ok();
+    let pushed = env.swarm(a, &["sync", "--json"]).ok().json();
+    // The archives are pushed; the deletions are reported as archived, not pushed.
+    let pushed_refs: Vec<&str> = pushed["pushed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(
+        pushed_refs
+            .iter()
+            .all(|r| r.starts_with("refs/swarm/archive/") || *r == "refs/notes/swarm"),
+        "{pushed}"
+    );
+    assert_eq!(pushed["archived"].as_array().unwrap().len(), 4, "{pushed}");
     let remote_live: Vec<String> = env
         .refs(&remote, "refs/swarm")
         .into_keys()

@@ -470,7 +470,7 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
         .err(2, "NOT_FOUND");
     env.swarm(&wt, &["report", "pr-open", "not-a-url"])
         .err(2, "USAGE")
-        .stderr_has("is not a URL");
+        .stderr_has("is not an http(s) URL");
     assert_eq!(env.all_refs(&repo), before);
 }
 
@@ -790,4 +790,31 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
         "{json}"
     );
     assert_eq!(field(&lane_yaml(&env, &repo, "login"), "state"), "removed");
+}
+
+#[test]
+fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    env.swarm(&repo, &["plan", "new", "other"]).ok();
+    // No `git swarm init` yet: lane new says the commits would go unchecked.
+    env.swarm(&repo, &["lane", "new", "orders", "--plan", "api"])
+        .ok()
+        .stderr_has("warning: the guard hooks are not installed in this repository");
+    env.swarm(&repo, &["init"]).ok();
+    let run = env
+        .swarm(&repo, &["lane", "new", "billing", "--plan", "other"])
+        .ok();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+    // Checking out another plan inside a lane is allowed, with a warning.
+    let wt = repo.join("_swarm-worktrees/orders");
+    env.swarm(&wt, &["plan", "checkout", "other", "--force"])
+        .ok()
+        .stderr_has("warning: this is lane orders's worktree, whose plan is 'api'");
+    let before = env.all_refs(&repo);
+    env.swarm(&wt, &["report", "pr-open", "https://"])
+        .err(2, "USAGE")
+        .stderr_has("is not an http(s) URL");
+    assert_eq!(before, env.all_refs(&repo));
 }

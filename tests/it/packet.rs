@@ -1029,3 +1029,64 @@ fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
         run.stdout
     );
 }
+
+#[test]
+fn accepting_in_another_clone_moves_the_lane_there_and_self_accept_warns() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "carol"]);
+    let (a, c) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "api"]).ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "api"])
+        .ok();
+    let wt = a.join("_swarm-worktrees/login");
+    env.write(&wt.join("login.txt"), "login\n");
+    env.git(&wt, &["add", "login.txt"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
+    env.git(&wt, &["push", "--quiet", "-u", "origin", "feat/login"]);
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(a, &["sync"]).ok();
+    // carol takes the work over in her own clone.
+    env.swarm(c, &["sync"]).ok();
+    env.git(c, &["fetch", "--quiet", "origin"]);
+    env.git(c, &["switch", "--quiet", "feat/login"]);
+    env.swarm(c, &["accept", &id]).ok();
+    let lanes = env.swarm(c, &["lane", "list", "--json"]).ok().json();
+    let lane = &lanes["lanes"][0];
+    assert_eq!(lane["owner"], "carol");
+    assert_eq!(
+        lane["path"].as_str().unwrap(),
+        std::fs::canonicalize(c).unwrap().to_str().unwrap()
+    );
+    // Her checkout is now the lane: she reports without --lane.
+    env.swarm(c, &["report", "pr-open", "https://github.com/o/r/pull/3"])
+        .ok();
+
+    // Accepting your own packet works but warns.
+    env.git(c, &["config", "--unset", "swarm.as"]);
+    let own = env
+        .swarm(
+            c,
+            &[
+                "--as",
+                "carol",
+                "handoff",
+                "--reason",
+                "capacity_low",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(c, &["--as", "carol", "accept", &own])
+        .ok()
+        .stderr_has("warning: you accepted a packet you wrote yourself");
+}

@@ -7,7 +7,7 @@ fn unknown_flags_are_usage_errors_with_exit_2() {
     let run = env
         .swarm(&repo, &["plan", "list", "--frobnicate"])
         .err(2, "USAGE");
-    assert!(run.stderr.contains("--frobnicate"), "{}", run.stderr);
+    run.expect_stderr("--frobnicate");
     let json = env
         .swarm(&repo, &["plan", "list", "--frobnicate", "--json"])
         .code(2)
@@ -136,10 +136,10 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
         3,
         "stale leader fenced"
     );
-    assert!(run.stderr.contains("[fenced-publish]"), "{}", run.stderr);
-    assert!(run.stderr.contains("[plan-untracked]"), "{}", run.stderr);
-    assert!(run.stderr.contains("[changeset-unique]"), "{}", run.stderr);
-    assert!(run.stderr.contains("[attribution]"), "{}", run.stderr);
+    run.expect_stderr("[fenced-publish]");
+    run.expect_stderr("[plan-untracked]");
+    run.expect_stderr("[changeset-unique]");
+    run.expect_stderr("[attribution]");
     // Without --keep nothing is left behind.
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }

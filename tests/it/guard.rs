@@ -33,17 +33,9 @@ fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
     env.git(&repo, &["add", "-f", "PLAN.md"]);
 
     let run = commit(&env, &repo, &["-m", "add the plan"]).code(1);
-    assert!(run.stderr.contains("error[GUARD_FAILED]"), "{}", run.stderr);
-    assert!(
-        run.stderr.contains("[plan-untracked] PLAN.md"),
-        "{}",
-        run.stderr
-    );
-    assert!(
-        run.stderr.contains("fix: git rm --cached PLAN.md"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("error[GUARD_FAILED]");
+    run.expect_stderr("[plan-untracked] PLAN.md");
+    run.expect_stderr("fix: git rm --cached PLAN.md");
     assert_eq!(head(&env, &repo), before, "the branch moved");
     assert_eq!(env.all_refs(&repo), refs_before);
 
@@ -70,7 +62,7 @@ fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
         .err(1, "GUARD_FAILED")
         .stderr_has("[plan-untracked] PLAN.md")
         .stderr_has(&sneak[..12]);
-    assert!(run.stderr.contains("adds the plan file"), "{}", run.stderr);
+    run.expect_stderr("adds the plan file");
 
     // Modifying the tracked plan file is refused too.
     env.write(&repo.join("PLAN.md"), "# my plan, v2\n");
@@ -98,7 +90,7 @@ fn refused(env: &TestEnv, dir: &Path, names: &[&str], needles: &[&str]) {
         env.git(dir, &["add", &format!(".changeset/{n}")]);
     }
     let run = commit(env, dir, &["-m", "add a changeset"]).code(1);
-    assert!(run.stderr.contains("[changeset-unique]"), "{}", run.stderr);
+    run.expect_stderr("[changeset-unique]");
     for needle in needles {
         assert!(
             run.stderr.contains(needle),
@@ -554,12 +546,8 @@ fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
 
     let run = env.git_run(a, &["push", "origin", "main"]);
     assert_ne!(run.code, 0, "{run:?}");
-    assert!(
-        run.stderr.contains("[fenced-publish] refs/heads/main"),
-        "{}",
-        run.stderr
-    );
-    assert!(run.stderr.contains("git swarm lead push"), "{}", run.stderr);
+    run.expect_stderr("[fenced-publish] refs/heads/main");
+    run.expect_stderr("git swarm lead push");
     assert_eq!(env.git(&remote, &["rev-parse", "main"]), remote_main);
 
     // Other refs are not protected.
@@ -587,11 +575,7 @@ fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
     commit(&env, a, &["--quiet", "--no-verify", "-m", "plan"]).ok();
     let run = env.git_run(a, &["push", "origin", "feat/z"]);
     assert_ne!(run.code, 0);
-    assert!(
-        run.stderr.contains("[plan-untracked] PLAN.md"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("[plan-untracked] PLAN.md");
     assert!(env.refs(&remote, "refs/heads/feat/z").is_empty());
 }
 
@@ -806,11 +790,7 @@ fn the_pre_commit_framework_runs_the_guards_from_pre_commit_hooks_yaml() {
         &["push", "origin", "main:refs/heads/feat/c", "main:main"],
     );
     assert_ne!(run.code, 0, "{run:?}");
-    assert!(
-        run.stderr.contains("[fenced-publish] refs/heads/main"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("[fenced-publish] refs/heads/main");
     assert!(env.refs(&remote, "refs/heads/main").is_empty());
     assert!(env.refs(&remote, "refs/heads/feat/c").is_empty());
     // With both installed, an unprotected push still passes both.

@@ -55,6 +55,24 @@ impl Run {
         );
         self
     }
+    /// Assert stdout contains `needle` (borrowing: for several checks in a row).
+    #[track_caller]
+    pub fn expect_stdout(&self, needle: &str) {
+        assert!(
+            self.stdout.contains(needle),
+            "stdout lacks {needle:?}\n{}",
+            self.describe()
+        );
+    }
+    /// Assert stderr contains `needle` (borrowing).
+    #[track_caller]
+    pub fn expect_stderr(&self, needle: &str) {
+        assert!(
+            self.stderr.contains(needle),
+            "stderr lacks {needle:?}\n{}",
+            self.describe()
+        );
+    }
     #[track_caller]
     pub fn stdout_has(self, needle: &str) -> Self {
         assert!(

@@ -11,11 +11,7 @@ fn init_twice_is_byte_identical_and_keeps_an_existing_hook() {
     );
 
     let first = env.swarm(&repo, &["init"]).ok();
-    assert!(
-        first.stdout.contains("installed the pre-commit hook"),
-        "{}",
-        first.stdout
-    );
+    first.expect_stdout("installed the pre-commit hook");
     let after_first: Vec<String> = ["pre-commit", "commit-msg", "pre-push"]
         .iter()
         .map(|h| env.read(&hooks.join(h)))

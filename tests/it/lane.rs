@@ -123,7 +123,7 @@ fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
         .swarm(&repo, &["lane", "new", "signup", "--plan", "auth"])
         .err(1, "PLAN_HAS_EXECUTOR")
         .stderr_has("lane 'login'");
-    assert!(run.stderr.contains("hint:"), "{}", run.stderr);
+    run.expect_stderr("hint:");
     assert_eq!(
         env.all_refs(&repo),
         refs_before,

@@ -240,7 +240,7 @@ fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
         )
         .err(3, "LEASE_LIVE")
         .stderr_has("alice leads at epoch 1");
-    assert!(refused.stderr.contains("--force"), "{}", refused.stderr);
+    refused.expect_stderr("--force");
     assert_eq!(
         ref_of(&env, &remote, LEAD).as_deref(),
         Some(epoch1.as_str())

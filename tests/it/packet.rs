@@ -206,11 +206,7 @@ fn a_packet_written_on_one_clone_is_accepted_on_another_once() {
             run.stdout
         );
     }
-    assert!(
-        run.stdout.contains("gates you must re-run"),
-        "{}",
-        run.stdout
-    );
+    run.expect_stdout("gates you must re-run");
 
     // The acceptance is appended to the packet ref, here and on the remote.
     let accepted = ref_of(&env, &remote, &pref).unwrap();
@@ -329,18 +325,14 @@ fn accept_refuses_a_packet_that_no_longer_matches_and_records_nothing() {
         mismatches[2]
     );
     let text = env.swarm(b, &["accept", &id]).err(1, "PACKET_MISMATCH");
-    assert!(
-        text.stderr.contains("contract: expected v1, found v2"),
-        "{}",
-        text.stderr
-    );
+    text.expect_stderr("contract: expected v1, found v2");
     assert!(
         text.stderr
             .contains(&format!("head: expected {head}, found {newer}")),
         "{}",
         text.stderr
     );
-    assert!(text.stderr.contains("    + scratch.txt"), "{}", text.stderr);
+    text.expect_stderr("    + scratch.txt");
 
     // Nothing recorded anywhere: the packet is still open on the remote.
     assert_eq!(env.all_refs(&remote), remote_before);
@@ -400,7 +392,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
             "{field}: {}",
             run.stderr
         );
-        assert!(run.stderr.contains("nothing was written"), "{}", run.stderr);
+        run.expect_stderr("nothing was written");
         full.push("--json");
         let json = env.swarm(a, &full).code(2);
         assert_eq!(json.json()["error"]["code"], "PACKET_SECRET");
@@ -1009,13 +1001,9 @@ fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
     let run = env
         .swarm(&wt, &["handoff", "--reason", "capacity_low"])
         .ok();
-    assert!(run.stdout.contains("feat/orders at"), "{}", run.stdout);
-    assert!(run.stdout.contains("(not on the remote)"), "{}", run.stdout);
-    assert!(
-        run.stdout.contains("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)"),
-        "{}",
-        run.stdout
-    );
+    run.expect_stdout("feat/orders at");
+    run.expect_stdout("(not on the remote)");
+    run.expect_stdout("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)");
     env.git(&wt, &["push", "--quiet", "-u", "origin", "feat/orders"]);
     let run = env
         .swarm(

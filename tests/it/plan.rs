@@ -110,7 +110,7 @@ fn malformed_yaml_and_newer_schemas_change_no_ref() {
             &["plan", "new", "p", "--from", bad.to_str().unwrap()],
         )
         .err(2, "YAML_INVALID");
-    assert!(run.stderr.contains("bad.yaml"), "{}", run.stderr);
+    run.expect_stderr("bad.yaml");
     let newer = env.root().join("newer.yaml");
     env.write(&newer, "schema: swarm-plan/v2\ntitle: from the future\n");
     env.swarm(

@@ -438,11 +438,7 @@ fn open_clean_approved_and_green_on_the_head_is_ready() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("checks: 2 passed, 0 failed, 0 pending"),
-        "{}",
-        run.stdout
-    );
+    run.expect_stdout("checks: 2 passed, 0 failed, 0 pending");
 }
 
 #[test]
@@ -551,21 +547,9 @@ fn a_failed_check_without_a_rerun_blocks() {
         "{}",
         run.stdout
     );
-    assert!(
-        run.stdout.contains("failed test (failure)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("pending lint (in_progress)"),
-        "{}",
-        run.stdout
-    );
-    assert!(
-        run.stdout.contains("required ready: does not hold"),
-        "{}",
-        run.stdout
-    );
+    run.expect_stdout("failed test (failure)");
+    run.expect_stdout("pending lint (in_progress)");
+    run.expect_stdout("required ready: does not hold");
 }
 
 #[test]
@@ -1066,11 +1050,7 @@ fn a_missing_pr_is_a_clear_error() {
     let run = w
         .verify(&["pr", "8", "--repo", "acme/widgets"])
         .err(2, "PR_NOT_FOUND");
-    assert!(
-        run.stderr.contains("acme/widgets has no pull request #8"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("acme/widgets has no pull request #8");
 }
 
 #[test]
@@ -1413,11 +1393,7 @@ fn the_token_appears_in_no_output_note_or_object() {
     std::fs::remove_file(&gh).unwrap();
     let before = w.gh.requests().len();
     let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
-    assert!(
-        run.stderr.contains("warning: no GitHub token"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("warning: no GitHub token");
     assert!(w.gh.requests()[before..]
         .iter()
         .all(|r| !r.headers.contains_key("authorization")));
@@ -1475,7 +1451,7 @@ fn verify_lane_without_a_pr_or_with_a_bad_name_is_a_clear_error() {
         .verify(&["lane", "nothing", "--repo", "acme/widgets", "--json"])
         .code(2);
     assert_eq!(run.json()["error"]["code"], "PR_NOT_FOUND");
-    assert!(run.stderr.contains("acme:feat/nothing"), "{}", run.stderr);
+    run.expect_stderr("acme:feat/nothing");
     w.verify(&["lane", "Bad..Name", "--repo", "acme/widgets"])
         .err(2, "NAME_INVALID");
 }
@@ -1522,7 +1498,7 @@ fn the_repository_is_inferred_from_the_remote_url_or_the_pr_url() {
     assert_eq!(v["state"], "merged");
     // A local path names no GitHub repository.
     let run = w.verify(&["pr", "7"]).err(2, "REPO_UNKNOWN");
-    assert!(run.stderr.contains("--repo"), "{}", run.stderr);
+    run.expect_stderr("--repo");
     w.verify(&[
         "pr",
         "https://github.com/other/thing/pull/7",
@@ -1779,10 +1755,6 @@ fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
         .ok();
     assert_eq!(run.json()["state"], "ready");
     assert_eq!(run.json()["noted"], false);
-    assert!(
-        run.stderr.contains("was not recorded as a note"),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr("was not recorded as a note");
     assert!(fork.env.refs(&carol, "refs/notes").is_empty());
 }

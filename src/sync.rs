@@ -40,7 +40,32 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 
 /// Fetch the remote's swarm refs and notes into the mirror namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
-    store.git.fetch(remote, &mirror_refspecs(remote))
+    fetch_into_mirror(store, remote, &mirror_refspecs(remote))
+}
+
+/// `git fetch` into the mirror. A process killed while it updated the mirror
+/// leaves `<ref>.lock` behind and every later fetch fails on it: such a lock
+/// is waited for and, once stale, removed (the mirror is only a cache).
+fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()> {
+    let mut cleared = 0;
+    loop {
+        match store.git.fetch(remote, specs) {
+            Err(e) if cleared < 3 => {
+                let locked = e
+                    .message
+                    .split("cannot lock ref '")
+                    .nth(1)
+                    .and_then(|rest| rest.split('\'').next())
+                    .filter(|r| r.starts_with("refs/swarm-remotes/"))
+                    .map(str::to_string);
+                match locked {
+                    Some(refname) if store.clear_stale_lock(&refname) => cleared += 1,
+                    _ => return Err(e),
+                }
+            }
+            other => return other,
+        }
+    }
 }
 
 /// Fetch only the given local refs (e.g. one lead record) into the mirror.
@@ -51,7 +76,7 @@ pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
         .iter()
         .map(|r| format!("+{r}*:{}*", mirror_ref(remote, r)))
         .collect();
-    store.git.fetch(remote, &specs)
+    fetch_into_mirror(store, remote, &specs)
 }
 
 /// Publish ref updates in one atomic push with leases; on success move the

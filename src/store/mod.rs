@@ -466,11 +466,15 @@ impl Store {
     /// `<ref>.lock` behind — or `packed-refs.lock`, which gix takes for every
     /// compare-and-swap once a `packed-refs` file exists (clones have one) —
     /// and every later write fails. Refs under `refs/swarm/` and
-    /// `refs/notes/swarm` are written only by git-swarm, and git-swarm and
-    /// git hold these locks for milliseconds: wait for them to go, and remove
-    /// one that has stood for [`STALE_LOCK`]. Returns whether to retry.
-    fn clear_stale_lock(&self, refname: &str) -> bool {
-        if !(refname.starts_with("refs/swarm/") || refname == notes::NOTES_REF) {
+    /// `refs/notes/swarm` (and the `refs/swarm-remotes/` mirror) are written
+    /// only by git-swarm, and git-swarm and git hold these locks for
+    /// milliseconds: wait for them to go, and remove one that has stood for
+    /// [`STALE_LOCK`]. Returns whether to retry.
+    pub fn clear_stale_lock(&self, refname: &str) -> bool {
+        if !(refname.starts_with("refs/swarm/")
+            || refname.starts_with("refs/swarm-remotes/")
+            || refname == notes::NOTES_REF)
+        {
             return false;
         }
         let common = self.common_dir();

@@ -70,11 +70,7 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
         .contains("refs/swarm/plans/auth"));
     let err = loser.json();
     assert_eq!(err["error"]["code"], "PLAN_CONFLICT");
-    assert!(
-        loser.stderr.contains("refs/swarm/plans/auth"),
-        "{}",
-        loser.stderr
-    );
+    loser.expect_stderr("refs/swarm/plans/auth");
     // The loser's own auth record is untouched.
     assert_eq!(
         env.refs(loser_dir, "refs/swarm/plans/auth"),
@@ -217,18 +213,10 @@ fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr(
         .ok()
         .json();
     let run = env.swarm(b, &["sync"]).ok();
-    assert!(
-        run.stdout.contains("merged   refs/swarm/plans/auth"),
-        "{}",
-        run.stdout
-    );
+    run.expect_stdout("merged   refs/swarm/plans/auth");
     assert!(!run.stdout.contains("warning"), "{}", run.stdout);
     let bob_commit = bob_save["commit"].as_str().unwrap();
-    assert!(
-        run.stderr.contains(&format!("warning: refs/swarm/plans/auth:PLAN.md: both sides edited the same lines; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12])),
-        "{}",
-        run.stderr
-    );
+    run.expect_stderr(&format!("warning: refs/swarm/plans/auth:PLAN.md: both sides edited the same lines; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12]));
     let tip = env.refs(&remote, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
     assert_eq!(
         env.git(b, &["show", &format!("{tip}:PLAN.md")]),
@@ -410,4 +398,30 @@ fn plan_edits_on_different_lines_from_two_clones_are_both_kept() {
     env.swarm(a, &["sync"]).ok();
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     assert!(env.read(&a.join("PLAN.md")).contains("step four (bob)"));
+}
+
+#[test]
+fn a_mirror_lock_left_by_a_killed_process_does_not_block_sync() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    // bob was killed while updating his mirror of refs/swarm/plans/auth.
+    let lock = b.join(".git/refs/swarm-remotes/origin/plans/auth.lock");
+    env.write(&lock, "");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    env.swarm(b, &["sync"])
+        .ok()
+        .stdout_has("pulled   refs/swarm/plans/auth");
+    assert!(!lock.exists());
+    assert!(env
+        .refs(b, "refs/swarm/plans")
+        .contains_key("refs/swarm/plans/auth"));
 }

@@ -149,6 +149,13 @@ impl World {
         self.env.swarm(&self.alice, &all)
     }
 
+    /// `git swarm verify pr 7 --repo acme/widgets <args>`: the PR every test stubs.
+    fn verify_pr(&self, args: &[&str]) -> Run {
+        let mut all = vec!["pr", "7", "--repo", "acme/widgets"];
+        all.extend_from_slice(args);
+        self.verify(&all)
+    }
+
     fn pull(&self, fields: Value) -> Value {
         let base = self.g(&self.maint, &["rev-parse", "origin/main"]);
         let pr = subst(fixture("pull.json"), "HEAD_SHA", &self.head);
@@ -246,17 +253,7 @@ fn merged_case(how: &str) {
     let w = World::new();
     let merge_commit = w.merge_on_remote(how);
     w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--json",
-        ])
-        .ok();
+    let run = w.verify_pr(&["--require", "merged", "--json"]).ok();
     let v = run.json();
     assert_eq!(v["state"], "merged", "{v:#}");
     assert_eq!(v["confirmed_on_base"], true);
@@ -327,17 +324,7 @@ fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
     let local_merge = w.g(&w.alice, &["rev-parse", "HEAD"]);
     w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&local_merge)));
 
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--json",
-        ])
-        .code(1);
+    let run = w.verify_pr(&["--require", "merged", "--json"]).code(1);
     let v = run.json();
     assert_eq!(v["state"], "merged-unconfirmed");
     assert_eq!(v["confirmed_on_base"], false);
@@ -352,21 +339,13 @@ fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
         Reply::json(&w.merged_pull("1111111111111111111111111111111111111111")),
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--json",
-        ])
+        .verify_pr(&["--require", "merged", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "merged-unconfirmed");
 
     // Without --require the verdict is reported and the exit is 0.
-    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let run = w.verify_pr(&[]).ok();
     assert!(
         run.stdout
             .starts_with("acme/widgets#7: merged-unconfirmed (not-on-base)"),
@@ -396,18 +375,7 @@ fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
 fn open_clean_approved_and_green_on_the_head_is_ready() {
     let w = World::new();
     w.stub_open(json!({}));
-    let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["reasons"], json!([]));
     assert_eq!(v["mergeable"], true);
@@ -432,7 +400,7 @@ fn open_clean_approved_and_green_on_the_head_is_ready() {
     // A ready verdict needs no base fetch: the remote-tracking refs are untouched.
     assert_eq!(w.notes(&w.head)[0]["state"], "ready");
 
-    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let run = w.verify_pr(&[]).ok();
     assert!(
         run.stdout.starts_with("acme/widgets#7: ready\n"),
         "{}",
@@ -494,18 +462,7 @@ fn a_failed_check_superseded_by_a_green_rerun_on_the_next_page_passes() {
             &format!("<{{base}}{}>; rel=\"first\"", runs_path(&w.head)),
         ),
     );
-    let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["checks"]["passed"], 4);
     assert_eq!(v["checks"]["failed"], 0);
@@ -538,9 +495,7 @@ fn a_failed_check_without_a_rerun_blocks() {
             ),
         ])),
     );
-    let run = w
-        .verify(&["pr", "7", "--repo", "acme/widgets", "--require", "ready"])
-        .code(1);
+    let run = w.verify_pr(&["--require", "ready"]).code(1);
     assert!(
         run.stdout
             .starts_with("acme/widgets#7: blocked (checks-failed, checks-pending)"),
@@ -573,15 +528,7 @@ fn a_green_check_on_an_older_sha_does_not_count() {
         Reply::json(&json!({"state": "pending", "statuses": [], "sha": new, "total_count": 0})),
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "pending", "{v:#}");
@@ -608,18 +555,7 @@ fn mergeable_null_is_retried_until_github_has_computed_it() {
             Reply::json(&w.pull(json!({}))).etag("\"pr-2\""),
         ],
     );
-    let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["requests"], 6);
     let pulls: Vec<_> =
@@ -640,15 +576,7 @@ fn mergeable_never_computed_ends_pending_after_bounded_retries() {
     let w = World::new();
     w.stub_open(json!({"mergeable": null, "mergeable_state": "unknown"}));
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "pending");
@@ -663,10 +591,7 @@ fn dirty_with_a_clean_local_merge_is_pending_conflict_unconfirmed() {
     let w = World::new();
     w.stub_open(json!({"mergeable": false, "mergeable_state": "dirty"}));
     let before = w.g(&w.alice, &["status", "--porcelain"]);
-    let v = w
-        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--json"]).ok().json();
     assert_eq!(v["state"], "pending", "{v:#}");
     assert_eq!(v["reasons"], json!(["conflict-unconfirmed"]));
     assert_eq!(v["conflicts"], json!([]));
@@ -686,17 +611,7 @@ fn dirty_with_a_real_conflict_is_conflicting_and_names_the_paths() {
     w.g(m, &["push", "-q", "origin", "main"]);
     w.stub_open(json!({"mergeable": false, "mergeable_state": "dirty"}));
     let branch_before = w.g(&w.alice, &["rev-parse", "HEAD"]);
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
-        .code(1);
+    let run = w.verify_pr(&["--require", "ready", "--json"]).code(1);
     let v = run.json();
     assert_eq!(v["state"], "conflicting", "{v:#}");
     assert_eq!(v["conflicts"], json!(["login.txt"]));
@@ -704,7 +619,7 @@ fn dirty_with_a_real_conflict_is_conflicting_and_names_the_paths() {
     // The merge happened in memory only.
     assert_eq!(w.g(&w.alice, &["rev-parse", "HEAD"]), branch_before);
     assert_eq!(w.g(&w.alice, &["status", "--porcelain"]), "");
-    let text = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok().stdout;
+    let text = w.verify_pr(&[]).ok().stdout;
     assert!(text.contains("conflicts: login.txt"), "{text}");
 }
 
@@ -731,17 +646,7 @@ fn a_maintainer_hold_newer_than_the_head_blocks_an_approved_green_pr() {
             ),
         ])),
     );
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
-        .code(1);
+    let run = w.verify_pr(&["--require", "ready", "--json"]).code(1);
     let v = run.json();
     assert_eq!(v["state"], "blocked", "{v:#}");
     assert_eq!(v["reasons"], json!(["held"]));
@@ -767,24 +672,17 @@ fn an_old_hold_is_lifted_and_the_hold_pattern_is_configurable() {
             comment(2, "lead", "DO NOT MERGE yet", "2026-01-03T00:00:00Z"),
         ])),
     );
-    let v = w
-        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
     w.g(
         &w.alice,
         &["config", "swarm.holdPattern", "(?i)do not merge"],
     );
-    let v = w
-        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--json"]).ok().json();
     assert_eq!(v["state"], "blocked");
     assert_eq!(v["holds"][0]["id"], 2);
     w.g(&w.alice, &["config", "swarm.holdPattern", "(unclosed"]);
-    w.verify(&["pr", "7", "--repo", "acme/widgets"])
-        .err(2, "USAGE");
+    w.verify_pr(&[]).err(2, "USAGE");
 }
 
 #[test]
@@ -802,10 +700,7 @@ fn changes_requested_on_a_later_review_page_blocks() {
     later["state"] = json!("CHANGES_REQUESTED");
     later["submitted_at"] = json!("2026-01-01T00:30:00Z");
     w.gh.stub(&page2, Reply::json(&json!([later])));
-    let v = w
-        .verify(&["pr", "7", "--repo", "acme/widgets", "--json"])
-        .ok()
-        .json();
+    let v = w.verify_pr(&["--json"]).ok().json();
     assert_eq!(v["state"], "blocked");
     assert_eq!(v["review_decision"], "CHANGES_REQUESTED");
     assert_eq!(v["reasons"], json!(["changes-requested"]));
@@ -820,15 +715,7 @@ fn closed_without_merge_is_closed() {
         Reply::json(&w.pull(json!({"state": "closed", "closed_at": "2026-01-01T02:00:00Z"}))),
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--json",
-        ])
+        .verify_pr(&["--require", "merged", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "closed");
@@ -842,15 +729,7 @@ fn a_draft_is_not_ready() {
     let w = World::new();
     w.stub_open(json!({"draft": true, "mergeable_state": "draft"}));
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "blocked");
@@ -863,15 +742,7 @@ fn an_unknown_mergeable_state_and_unknown_enum_values_are_never_ready() {
     let w = World::new();
     w.stub_open(json!({"mergeable_state": "shiny_new_state"}));
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "pending");
@@ -896,15 +767,7 @@ fn an_unknown_mergeable_state_and_unknown_enum_values_are_never_ready() {
     review["state"] = json!("SUPER_APPROVED");
     w.gh.stub(&reviews_path(7), Reply::json(&json!([review])));
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "blocked", "{v:#}");
@@ -918,17 +781,7 @@ fn an_unknown_mergeable_state_and_unknown_enum_values_are_never_ready() {
 /// Run verify expecting an environment failure: exit 4, the code on stderr
 /// and in the JSON error, no verdict, no note.
 fn fails_closed(w: &World, code: &str) -> Value {
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--json",
-        ])
-        .err(4, code);
+    let run = w.verify_pr(&["--require", "merged", "--json"]).err(4, code);
     let v = run.json();
     assert_eq!(v["error"]["code"], code);
     assert!(v.get("state").is_none(), "{v:#}");
@@ -961,9 +814,7 @@ fn http_500_fails_closed() {
         &runs_path(&w.head),
         Reply::status(502, "<html>Bad gateway</html>"),
     );
-    let run = w
-        .verify(&["pr", "7", "--repo", "acme/widgets"])
-        .err(4, "GITHUB_API");
+    let run = w.verify_pr(&[]).err(4, "GITHUB_API");
     assert!(
         run.stdout.is_empty(),
         "no verdict on stdout: {}",
@@ -1087,18 +938,7 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
     );
 
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--wait",
-            "--timeout",
-            "30s",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--wait", "--timeout", "30s", "--json"])
         .ok()
         .json();
     assert_eq!(v["state"], "ready", "{v:#}");
@@ -1124,17 +964,7 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
     }
     assert_eq!(reqs[12].headers["if-none-match"], "\"runs-1\"");
     // No progress chatter when stderr is not a terminal.
-    let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--wait",
-        ])
-        .ok();
+    let run = w.verify_pr(&["--require", "ready", "--wait"]).ok();
     assert!(!run.stderr.contains("checking again"), "{}", run.stderr);
 }
 
@@ -1151,16 +981,7 @@ fn wait_honours_x_poll_interval() {
         ],
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "ready",
-            "--wait",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--wait", "--json"])
         .ok()
         .json();
     assert_eq!(v["state"], "ready");
@@ -1193,11 +1014,7 @@ fn wait_gives_up_at_the_timeout_with_exit_1() {
         )])),
     );
     let run = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
+        .verify_pr(&[
             "--require",
             "ready",
             "--wait",
@@ -1225,18 +1042,7 @@ fn wait_stops_at_a_terminal_verdict() {
         Reply::json(&w.pull(json!({"state": "closed"}))),
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--wait",
-            "--timeout",
-            "1m",
-            "--json",
-        ])
+        .verify_pr(&["--require", "merged", "--wait", "--timeout", "1m", "--json"])
         .code(1)
         .json();
     assert_eq!(v["state"], "closed");
@@ -1260,18 +1066,7 @@ fn wait_waits_out_a_rate_limit_with_retry_after_then_succeeds() {
         ],
     );
     let v = w
-        .verify(&[
-            "pr",
-            "7",
-            "--repo",
-            "acme/widgets",
-            "--require",
-            "merged",
-            "--wait",
-            "--timeout",
-            "1m",
-            "--json",
-        ])
+        .verify_pr(&["--require", "merged", "--wait", "--timeout", "1m", "--json"])
         .ok()
         .json();
     assert_eq!(v["state"], "merged");
@@ -1283,24 +1078,11 @@ fn wait_waits_out_a_rate_limit_with_retry_after_then_succeeds() {
 #[test]
 fn wait_and_timeout_need_what_they_apply_to() {
     let w = World::new();
-    w.verify(&["pr", "7", "--repo", "acme/widgets", "--wait"])
+    w.verify_pr(&["--wait"]).err(2, "USAGE");
+    w.verify_pr(&["--timeout", "1m"]).err(2, "USAGE");
+    w.verify_pr(&["--require", "done"]).err(2, "USAGE");
+    w.verify_pr(&["--require", "ready", "--wait", "--timeout", "soon"])
         .err(2, "USAGE");
-    w.verify(&["pr", "7", "--repo", "acme/widgets", "--timeout", "1m"])
-        .err(2, "USAGE");
-    w.verify(&["pr", "7", "--repo", "acme/widgets", "--require", "done"])
-        .err(2, "USAGE");
-    w.verify(&[
-        "pr",
-        "7",
-        "--repo",
-        "acme/widgets",
-        "--require",
-        "ready",
-        "--wait",
-        "--timeout",
-        "soon",
-    ])
-    .err(2, "USAGE");
     w.verify(&["pr", "seven", "--repo", "acme/widgets"])
         .err(2, "USAGE");
     w.verify(&["pr", "7", "--repo", "acme"]).err(2, "USAGE");
@@ -1370,7 +1152,7 @@ fn the_token_appears_in_no_output_note_or_object() {
     w.env.set_env("GITHUB_TOKEN", "");
     w.env.set_env("GH_TOKEN", "gho_fallbackTokenForVerify");
     let before = w.gh.requests().len();
-    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let run = w.verify_pr(&[]).ok();
     assert!(!run.stdout.contains("fallbackToken") && !run.stderr.contains("fallbackToken"));
     assert!(w.gh.requests()[before..]
         .iter()
@@ -1385,14 +1167,14 @@ fn the_token_appears_in_no_output_note_or_object() {
     .unwrap();
     std::fs::set_permissions(&gh, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let before = w.gh.requests().len();
-    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let run = w.verify_pr(&[]).ok();
     assert!(!run.stdout.contains("fromGhCli") && !run.stderr.contains("fromGhCli"));
     assert!(w.gh.requests()[before..]
         .iter()
         .all(|r| r.headers["authorization"] == "Bearer gho_fromGhCliForVerify"));
     std::fs::remove_file(&gh).unwrap();
     let before = w.gh.requests().len();
-    let run = w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    let run = w.verify_pr(&[]).ok();
     run.expect_stderr("warning: no GitHub token");
     assert!(w.gh.requests()[before..]
         .iter()
@@ -1525,7 +1307,7 @@ fn a_note_from_verify_sits_beside_other_note_lines() {
             &w.head,
         ],
     );
-    w.verify(&["pr", "7", "--repo", "acme/widgets"]).ok();
+    w.verify_pr(&[]).ok();
     let lines = w.notes(&w.head);
     assert_eq!(lines.len(), 2);
     assert_eq!(lines[0]["kind"], "handoff");

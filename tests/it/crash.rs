@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use crate::harness::TestEnv;
-use crate::lead::{assert_fsck_clean, run_and_kill, soak_rounds, Rng};
+use crate::process::{assert_fsck_clean, run_and_kill, soak_rounds, Rng};
 
 /// Every record the clone holds still parses: status reads all plans,
 /// lanes and leaders; `packets` reads every packet; `plan log` every journal.

@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::harness::TestEnv;
+use crate::process::Paused;
 
 fn lane_yaml(env: &TestEnv, dir: &Path, feature: &str) -> serde_yaml_ng::Value {
     let text = env.git(
@@ -630,19 +631,16 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
     env.swarm(&repo, &["lane", "new", "invoices", "--plan", "billing"])
         .ok();
     let wt2 = repo.join("_swarm-worktrees/invoices");
-    let gate = env.root().join("gate-rm");
-    let spec = format!("lane-rm:checked={}", gate.display());
-    let child = crate::lead::spawn(
+    let paused = Paused::at(
         &env,
         &repo,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "lane-rm:checked",
+        &[],
         &["lane", "rm", "invoices"],
     );
-    crate::lead::wait_arrivals(&gate, 1);
     env.swarm(&repo, &["report", "plan-ready", "--lane", "invoices"])
         .ok();
-    std::fs::write(gate.join("go"), "").unwrap();
-    crate::lead::finish(child, "lane rm invoices (paused)").err(3, "CAS_FAILED");
+    paused.release().err(3, "CAS_FAILED");
     assert!(wt2.join("PLAN.md").is_file());
     assert!(branch_exists(&env, &repo, "feat/invoices"));
     let y = lane_yaml(&env, &repo, "invoices");
@@ -656,20 +654,15 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
     env.swarm(&repo, &["lane", "new", "guide", "--plan", "docs"])
         .ok();
     let wt3 = repo.join("_swarm-worktrees/guide");
-    let gate = env.root().join("gate-dirty");
-    let spec = format!("lane-rm:recorded={}", gate.display());
-    let child = crate::lead::spawn(
+    let paused = Paused::at(
         &env,
         &repo,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "lane-rm:recorded",
+        &[],
         &["lane", "rm", "guide"],
     );
-    crate::lead::wait_arrivals(&gate, 1);
     env.write(&wt3.join("late.txt"), "written during the removal\n");
-    std::fs::write(gate.join("go"), "").unwrap();
-    crate::lead::finish(child, "lane rm guide (paused)")
-        .err(1, "LANE_DIRTY")
-        .stderr_has("late.txt");
+    paused.release().err(1, "LANE_DIRTY").stderr_has("late.txt");
     assert!(wt3.join("late.txt").is_file());
     assert!(branch_exists(&env, &repo, "feat/guide"));
     assert_eq!(field(&lane_yaml(&env, &repo, "guide"), "state"), "removed");
@@ -739,15 +732,13 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
 
     // A lost race is not one: a newer report that got to the lane record
     // first stays the last report, and the older one still succeeds.
-    let gate = env.root().join("gate-report");
-    let spec = format!("report:journalled={}", gate.display());
-    let child = crate::lead::spawn(
+    let paused = Paused::at(
         &env,
         &repo,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "report:journalled",
+        &[],
         &["report", "plan-ready", "--lane", "login"],
     );
-    crate::lead::wait_arrivals(&gate, 1);
     env.swarm(
         &repo,
         &[
@@ -759,8 +750,7 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
         ],
     )
     .ok();
-    std::fs::write(gate.join("go"), "").unwrap();
-    let run = crate::lead::finish(child, "report plan-ready (paused)").ok();
+    let run = paused.release().ok();
     assert!(!run.stderr.contains("warning"), "{run:?}");
     let y = lane_yaml(&env, &repo, "login");
     assert_eq!(
@@ -769,18 +759,15 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
     );
 
     // The lane removed meanwhile: the report stands, with a warning.
-    let gate = env.root().join("gate-removed");
-    let spec = format!("report:journalled={}", gate.display());
-    let child = crate::lead::spawn(
+    let paused = Paused::at(
         &env,
         &repo,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "report:journalled",
+        &[],
         &["report", "done", "--lane", "login", "--json"],
     );
-    crate::lead::wait_arrivals(&gate, 1);
     env.swarm(&repo, &["lane", "rm", "login", "--force"]).ok();
-    std::fs::write(gate.join("go"), "").unwrap();
-    let run = crate::lead::finish(child, "report done (paused)").ok();
+    let run = paused.release().ok();
     let json: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
     assert!(
         json["warnings"][0]

@@ -3,174 +3,14 @@
 //! left behind, locally and on the remote.
 
 use std::path::Path;
-use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Child;
 
 use crate::harness::{Run, TestEnv};
+use crate::process::{
+    assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn, wait_arrivals, Paused, Rng,
+};
 
 const LEAD: &str = "refs/swarm/lead/auth";
-
-// ---- helpers shared with packet.rs -------------------------------------
-
-/// The value of one ref in a repository (bare or not).
-pub(crate) fn ref_of(env: &TestEnv, dir: &Path, name: &str) -> Option<String> {
-    env.refs(dir, name).get(name).cloned()
-}
-
-/// `git fsck` finds nothing broken (dangling objects are fine: a killed
-/// process may leave an unreferenced commit behind, never a broken one).
-#[track_caller]
-pub(crate) fn assert_fsck_clean(env: &TestEnv, dir: &Path) {
-    let run = env.git_run(dir, &["fsck", "--no-dangling", "--no-progress"]);
-    assert_eq!(
-        run.code,
-        0,
-        "git fsck failed in {}: {run:#?}",
-        dir.display()
-    );
-    let all = format!("{}{}", run.stdout, run.stderr);
-    for bad in ["error", "missing", "broken", "corrupt", "bad "] {
-        assert!(!all.contains(bad), "git fsck in {}: {all}", dir.display());
-    }
-}
-
-/// Rounds for soak tests: `GIT_SWARM_SOAK_ROUNDS`, else `default`.
-pub(crate) fn soak_rounds(default: usize) -> usize {
-    std::env::var("GIT_SWARM_SOAK_ROUNDS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-/// A small deterministic generator; the seed is printed so a failure can be
-/// replayed with `GIT_SWARM_SOAK_SEED`.
-pub(crate) struct Rng(u64);
-
-impl Rng {
-    pub(crate) fn new(what: &str) -> Rng {
-        let seed = std::env::var("GIT_SWARM_SOAK_SEED")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| {
-                std::time::SystemTime::now()
-                    .duration_since(std::time::UNIX_EPOCH)
-                    .map(|d| d.as_nanos() as u64)
-                    .unwrap_or(42)
-            });
-        eprintln!("{what}: GIT_SWARM_SOAK_SEED={seed}");
-        Rng(seed | 1)
-    }
-    pub(crate) fn below(&mut self, n: u64) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1)
-    }
-}
-
-/// Spawn `git-swarm <args>` in `dir` with extra environment. The binary is
-/// run directly, not through `git swarm`: git runs it as a child process, so
-/// killing `git` would leave git-swarm running to completion.
-pub(crate) fn spawn(env: &TestEnv, dir: &Path, vars: &[(&str, &str)], args: &[&str]) -> Child {
-    let mut cmd = env.command("git-swarm", dir);
-    cmd.args(args).stdout(Stdio::piped()).stderr(Stdio::piped());
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    cmd.spawn().expect("spawn git swarm")
-}
-
-pub(crate) fn finish(child: Child, shown: &str) -> Run {
-    let out = child.wait_with_output().expect("wait for git swarm");
-    Run {
-        code: out.status.code().unwrap_or(-1),
-        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        shown: shown.to_string(),
-    }
-}
-
-/// Spawn git-swarm in a process group of its own, SIGKILL it (only it)
-/// after `ms` milliseconds if still running, then wait until the git
-/// processes it had started — orphans now, as after a real crash — have
-/// finished too, so the state we inspect is the one the crash leaves.
-/// Returns whether it was killed before it finished.
-pub(crate) fn run_and_kill(
-    env: &TestEnv,
-    dir: &Path,
-    vars: &[(&str, &str)],
-    args: &[&str],
-    ms: u64,
-) -> bool {
-    use std::os::unix::process::CommandExt;
-    let mut cmd = env.command("git-swarm", dir);
-    cmd.args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .process_group(0);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn git-swarm");
-    let group = child.id();
-    std::thread::sleep(Duration::from_millis(ms));
-    let killed = matches!(child.try_wait(), Ok(None)) && child.kill().is_ok();
-    let _ = child.wait();
-    let start = Instant::now();
-    while group_running(group) {
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "the orphans of a killed git-swarm did not finish"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-    killed
-}
-
-/// Whether a process of group `group` is still running (zombies, which the
-/// container's init may reap late, are finished).
-fn group_running(group: u32) -> bool {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
-    };
-    dir.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .any(|stat| {
-            // `pid (comm) state ppid pgrp …`; comm may contain spaces.
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-                return false;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.len() > 2
-                && fields[2] == group.to_string()
-                && fields[0] != "Z"
-                && fields[0] != "X"
-        })
-}
-
-/// Wait until `n` processes have reached a pause point in `dir`.
-pub(crate) fn wait_arrivals(dir: &Path, n: usize) {
-    let start = Instant::now();
-    loop {
-        let arrived = std::fs::read_dir(dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("arrived-"))
-                    .count()
-            })
-            .unwrap_or(0);
-        if arrived >= n {
-            return;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(60),
-            "only {arrived} of {n} processes reached the pause point"
-        );
-        std::thread::sleep(Duration::from_millis(5));
-    }
-}
 
 /// The lead record at a commit, as YAML.
 fn yaml_at(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
@@ -360,15 +200,13 @@ fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
 
     // alice's lead push checks the record (she leads), writes its commit and
     // stops right before pushing; bob takes over in that window.
-    let gate = env.root().join("gate");
-    let spec = format!("lead:objects={}", gate.display());
-    let child = spawn(
+    let paused = Paused::at(
         &env,
         a,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "lead:objects",
+        &[],
         &["lead", "push", "--plan", "auth", "HEAD:main"],
     );
-    wait_arrivals(&gate, 1);
     env.swarm(
         b,
         &[
@@ -377,8 +215,7 @@ fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
     )
     .ok();
     let bob_epoch = ref_of(&env, &remote, LEAD).unwrap();
-    std::fs::write(gate.join("go"), "").unwrap();
-    let run = finish(child, "alice: lead push (paused)");
+    let run = paused.release();
     run.err(3, "LEAD_FENCED").stderr_has("bob leads at epoch 2");
     // The remote refused the whole atomic push: main and the lead ref are untouched.
     assert_eq!(main_of(&env, &remote), main_before);
@@ -1048,15 +885,13 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
 
     // alice renews at the remote and stops between the push and moving her
     // local ref; meanwhile an offline renew in the same clone moves it.
-    let gate = env.root().join("gate");
-    let spec = format!("lead:pushed={}", gate.display());
-    let child = spawn(
+    let paused = Paused::at(
         &env,
         a,
-        &[("GIT_SWARM_PAUSE", &spec)],
+        "lead:pushed",
+        &[],
         &["lead", "renew", "--plan", "auth"],
     );
-    wait_arrivals(&gate, 1);
     let published = ref_of(&env, &remote, LEAD).unwrap();
     assert_ne!(published, before);
     env.swarm(
@@ -1075,8 +910,7 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
     let offline = ref_of(&env, a, LEAD).unwrap();
     assert_ne!(offline, before);
     assert_ne!(offline, published);
-    std::fs::write(gate.join("go"), "").unwrap();
-    let run = finish(child, "alice: lead renew (paused)");
+    let run = paused.release();
     run.err(3, "CAS_FAILED")
         .stderr_has(&published[..12])
         .stderr_has(&offline[..12])

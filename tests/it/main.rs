@@ -14,6 +14,7 @@ mod lane;
 mod lead;
 mod packet;
 mod plan;
+mod process;
 mod props;
 mod soak;
 mod sync;

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
-use crate::lead::{assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Rng};
+use crate::process::{assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Rng};
 
 const PACKETS: &str = "refs/swarm/packets/";
 const NEXT: [&str; 2] = ["wire the refresh endpoint", "open the PR"];

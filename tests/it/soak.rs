@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::harness::{Run, TestEnv};
-use crate::lead::{assert_fsck_clean, soak_rounds, Rng};
+use crate::process::{assert_fsck_clean, soak_rounds, Rng};
 
 enum Op {
     Takeover,

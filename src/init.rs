@@ -57,17 +57,15 @@ pub fn merge_hook(existing: Option<&str>, hook: &str) -> String {
 
 /// Whether our pre-commit block is in the hooks directory git uses.
 pub fn hooks_installed(store: &crate::store::Store) -> bool {
-    store
-        .git
-        .run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])
+    hooks_dir(store)
         .ok()
-        .and_then(|dir| std::fs::read_to_string(PathBuf::from(dir.trim()).join("pre-commit")).ok())
+        .and_then(|dir| std::fs::read_to_string(dir.join("pre-commit")).ok())
         .is_some_and(|text| text.contains(BEGIN))
 }
 
-pub fn hooks_dir(ctx: &Ctx) -> Result<PathBuf> {
-    let out = ctx
-        .store
+/// The hooks directory git really uses (`core.hooksPath` included).
+pub fn hooks_dir(store: &crate::store::Store) -> Result<PathBuf> {
+    let out = store
         .git
         .run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])?;
     Ok(PathBuf::from(out.trim()))
@@ -166,7 +164,7 @@ pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Outp
     }
     let mut hooks = Vec::new();
     if !no_hooks {
-        let dir = hooks_dir(ctx)?;
+        let dir = hooks_dir(&ctx.store)?;
         for hook in HOOKS {
             if install_hook(&dir, hook)? {
                 actions.push(format!("installed the {hook} hook in {}", dir.display()));

@@ -303,7 +303,7 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
 /// The plan a command means when none is named: the plan whose text was
 /// checked out here, else the plan of the lane we are in, else the only plan.
 pub fn infer(ctx: &Ctx) -> Result<String> {
-    if let Some(plan) = ctx.store.workdir().and_then(checked_out) {
+    if let Some(plan) = checked_out_here(ctx) {
         if ctx.store.ref_target(&plan_ref(&plan))?.is_some() {
             return Ok(plan);
         }
@@ -345,7 +345,7 @@ pub fn save(
         None => plan_file_path(ctx)?,
     };
     if file.is_none() {
-        if let Some(holder) = ctx.store.workdir().and_then(checked_out) {
+        if let Some(holder) = checked_out_here(ctx) {
             if holder != name {
                 return Err(Error::usage(
                     "PLAN_FILE_MISMATCH",
@@ -442,10 +442,10 @@ pub fn checkout(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
 pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> Result<bool> {
     let text = plan.text.clone().unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("."));
-    let holder = checked_out(dir);
+    let holder = checked_out(store, dir);
     if let Ok(existing) = std::fs::read(path) {
         if existing == text.as_bytes() {
-            remember_checkout(dir, &plan.record.plan);
+            remember_checkout(store, dir, &plan.record.plan);
             return Ok(false);
         }
         // The file may hold a saved version of this plan, or of the plan it
@@ -474,33 +474,44 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     }
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
-    remember_checkout(dir, &plan.record.plan);
+    remember_checkout(store, dir, &plan.record.plan);
     Ok(true)
 }
 
 /// Where a worktree remembers which plan its plan file was checked out
 /// from: `<worktree git dir>/swarm/plan-checkout`. A cache: when it is
-/// missing, commands fall back to the lane's plan or the only plan.
-fn checkout_marker(worktree: &Path) -> Option<PathBuf> {
-    let git_dir = crate::git::Git::new(worktree)
-        .run(["rev-parse", "--absolute-git-dir"])
-        .ok()?;
-    Some(
-        PathBuf::from(git_dir.trim())
-            .join("swarm")
-            .join("plan-checkout"),
-    )
+/// missing, commands fall back to the lane's plan or the only plan. The
+/// current worktree's git dir is known; another worktree's (a new lane's)
+/// is asked of git.
+fn checkout_marker(store: &Store, worktree: &Path) -> Option<PathBuf> {
+    let same = store
+        .workdir()
+        .is_some_and(|w| std::fs::canonicalize(w).ok() == std::fs::canonicalize(worktree).ok());
+    let git_dir = if same {
+        store.repo.git_dir().to_path_buf()
+    } else {
+        let out = crate::git::Git::new(worktree)
+            .run(["rev-parse", "--absolute-git-dir"])
+            .ok()?;
+        PathBuf::from(out.trim())
+    };
+    Some(git_dir.join("swarm").join("plan-checkout"))
 }
 
 /// The plan whose text the worktree's plan file was checked out from.
-pub fn checked_out(worktree: &Path) -> Option<String> {
-    let name = std::fs::read_to_string(checkout_marker(worktree)?).ok()?;
+pub fn checked_out(store: &Store, worktree: &Path) -> Option<String> {
+    let name = std::fs::read_to_string(checkout_marker(store, worktree)?).ok()?;
     let name = name.trim();
     names::is_valid_name(name).then(|| name.to_string())
 }
 
-fn remember_checkout(worktree: &Path, plan: &str) {
-    if let Some(marker) = checkout_marker(worktree) {
+/// The plan checked out in the worktree we run in.
+fn checked_out_here(ctx: &Ctx) -> Option<String> {
+    checked_out(&ctx.store, ctx.store.workdir()?)
+}
+
+fn remember_checkout(store: &Store, worktree: &Path, plan: &str) {
+    if let Some(marker) = checkout_marker(store, worktree) {
         if let Some(dir) = marker.parent() {
             let _ = std::fs::create_dir_all(dir);
         }

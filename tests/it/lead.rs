@@ -815,6 +815,18 @@ fn a_handover_to_an_address_outside_the_succession_needs_force() {
     // A plan that does not exist is not "unclaimed".
     env.swarm(&repo, &["lead", "status", "--plan", "nosuch"])
         .err(2, "NOT_FOUND");
+    // The leader itself is pointed to renew, not told that someone leads.
+    let before = env.all_refs(&repo);
+    env.swarm(
+        &repo,
+        &[
+            "--as", "zed", "lead", "takeover", "--plan", "auth", "--reason", "again",
+        ],
+    )
+    .err(3, "LEASE_LIVE")
+    .stderr_has("you already lead plan 'auth' at epoch 2")
+    .stderr_has("git swarm lead renew --plan auth");
+    assert_eq!(before, env.all_refs(&repo));
 }
 
 #[test]

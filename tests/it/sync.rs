@@ -425,3 +425,34 @@ fn a_mirror_lock_left_by_a_killed_process_does_not_block_sync() {
         .refs(b, "refs/swarm/plans")
         .contains_key("refs/swarm/plans/auth"));
 }
+
+#[test]
+fn sync_shows_its_steps_on_a_terminal_only() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "billing"]).ok();
+    // Piped (as in scripts and CI): results only, no progress lines.
+    env.swarm(a, &["plan", "close", "billing"]).ok();
+    let piped = env.swarm(a, &["sync"]).ok();
+    assert!(!piped.stderr.contains("sync:"), "{}", piped.stderr);
+    // On a terminal (a pseudo-terminal from `script`), each step is shown.
+    env.swarm(a, &["plan", "new", "ui"]).ok();
+    let out = env
+        .command("script", a)
+        .args(["-qec", "git swarm sync", "/dev/null"])
+        .output()
+        .expect("script (util-linux) runs the command on a pseudo-terminal");
+    let seen = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{seen}");
+    assert!(
+        seen.contains("sync: fetching swarm refs from origin"),
+        "{seen}"
+    );
+    assert!(
+        seen.contains("sync: publishing 1 ref(s) to origin in one atomic push"),
+        "{seen}"
+    );
+    assert!(seen.contains("pushed   refs/swarm/plans/ui"), "{seen}");
+}

@@ -43,11 +43,11 @@ pub struct Cli {
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
     Init(misc::InitArgs),
-    /// Show plans as a tree with their leaders and lanes.
+    /// Show plans as a tree with their leaders and active lanes.
     Status(misc::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
     Demo(misc::DemoArgs),
-    /// Create, show, save and check out plans (refs/swarm/plans/<plan>).
+    /// Create, show, save, check out and close plans (refs/swarm/plans/<plan>).
     #[command(subcommand)]
     Plan(plan::PlanCmd),
     /// Lanes: one worktree and branch feat/<feature> per feature.
@@ -57,12 +57,12 @@ pub enum Command {
     Report(lane::ReportArgs),
     /// Write a dwp-handoff/v1 packet so a successor can take over this work.
     Handoff(handoff::HandoffArgs),
-    /// List handoff packets.
+    /// List live handoff packets (archived ones are still found by id).
     Packets(handoff::PacketsArgs),
     /// Inspect one handoff packet.
     #[command(subcommand)]
     Packet(handoff::PacketCmd),
-    /// Accept a handoff packet after re-deriving that the work is where it says.
+    /// Accept a handoff packet after re-deriving that the work is where it says; its lane passes to you.
     Accept(handoff::AcceptArgs),
     /// Leadership of a plan: one leader per epoch, fenced across machines.
     #[command(subcommand)]

@@ -53,9 +53,29 @@ pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Resul
                 state: Some(lane.record.state),
             });
     }
+    // Leader records that exist here or on the remote, listed once: a plan
+    // without one is not looked up (that would search the gc archive per plan).
+    let mut led: std::collections::BTreeSet<String> = store
+        .list_refs("refs/swarm/lead/")?
+        .into_iter()
+        .map(|(r, _)| r.trim_start_matches("refs/swarm/lead/").to_string())
+        .collect();
+    if let Some(r) = remote {
+        let prefix = crate::sync::mirror_ref(r, "refs/swarm/lead/");
+        led.extend(
+            store
+                .list_refs(&prefix)?
+                .into_iter()
+                .map(|(name, _)| name.trim_start_matches(&prefix).to_string()),
+        );
+    }
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
-        let lead = crate::lead::known(store, remote, &p.record.plan)?;
+        let lead = if led.contains(&p.record.plan) {
+            crate::lead::known(store, remote, &p.record.plan)?
+        } else {
+            None
+        };
         flat.insert(
             p.record.plan.clone(),
             PlanStatus {

@@ -5,14 +5,40 @@
 //! enum values over time. So every field is optional, unknown fields are
 //! ignored, and every enum has a catch-all that the verdict treats as "not
 //! ready" — a new value never crashes the tool.
+//!
+//! Only what the verdict reads is typed. Ids and numbers, which the verdict
+//! only uses to order things, are `i64` read leniently (the description says
+//! `integer`, nothing more: a negative, fractional or huge value is `None`,
+//! never a failed verification); everything else is skipped.
 
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+/// An integer field whose value the verdict can do without: anything that
+/// is not an `i64` (a float, a string, a number past `i64`) reads as `None`.
+fn lenient_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    Ok(serde_json::Value::deserialize(d)?.as_i64())
+}
+
+/// Parse a payload, naming the field that did not fit (`head.sha: invalid
+/// type …`) so a fail-closed error says what GitHub sent wrong.
+pub fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, String> {
+    let de = &mut serde_json::Deserializer::from_str(body);
+    serde_path_to_error::deserialize(de).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("field `{path}`: {}", e.inner())
+        }
+    })
+}
 
 /// `GET /repos/{o}/{r}/pulls/{n}` (and the items of `GET …/pulls?head=…`,
 /// which lack the merge fields).
 #[derive(Debug, Clone, Deserialize)]
 pub struct PullRequest {
-    pub number: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_int")]
+    pub number: Option<i64>,
     pub state: Option<PrState>,
     pub draft: Option<bool>,
     pub merged: Option<bool>,
@@ -20,11 +46,8 @@ pub struct PullRequest {
     pub mergeable_state: Option<MergeableState>,
     pub merge_commit_sha: Option<String>,
     pub merged_at: Option<String>,
-    pub closed_at: Option<String>,
     pub created_at: Option<String>,
-    pub updated_at: Option<String>,
     pub html_url: Option<String>,
-    pub title: Option<String>,
     pub head: Option<Branch>,
     pub base: Option<Branch>,
 }
@@ -34,7 +57,6 @@ pub struct Branch {
     #[serde(rename = "ref")]
     pub ref_: Option<String>,
     pub sha: Option<String>,
-    pub label: Option<String>,
     /// `null` when the head repository (a fork) was deleted.
     pub repo: Option<Repository>,
 }
@@ -88,14 +110,14 @@ impl MergeableState {
 /// `GET /repos/{o}/{r}/commits/{sha}/check-runs` (one page).
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckRunsPage {
-    pub total_count: Option<u64>,
     #[serde(default)]
     pub check_runs: Vec<CheckRun>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct CheckRun {
-    pub id: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_int")]
+    pub id: Option<i64>,
     pub name: Option<String>,
     pub head_sha: Option<String>,
     pub status: Option<CheckStatus>,
@@ -139,17 +161,16 @@ pub enum CheckConclusion {
 pub struct CombinedStatus {
     pub state: Option<StatusState>,
     pub sha: Option<String>,
-    pub total_count: Option<u64>,
     #[serde(default)]
     pub statuses: Vec<CommitStatus>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 pub struct CommitStatus {
-    pub id: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_int")]
+    pub id: Option<i64>,
     pub context: Option<String>,
     pub state: Option<StatusState>,
-    pub description: Option<String>,
     pub target_url: Option<String>,
     pub created_at: Option<String>,
     pub updated_at: Option<String>,
@@ -169,11 +190,11 @@ pub enum StatusState {
 /// One item of `GET /repos/{o}/{r}/pulls/{n}/reviews`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct Review {
-    pub id: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_int")]
+    pub id: Option<i64>,
     pub user: Option<User>,
     pub state: Option<ReviewState>,
     pub submitted_at: Option<String>,
-    pub commit_id: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
@@ -191,11 +212,11 @@ pub enum ReviewState {
 /// One item of `GET /repos/{o}/{r}/issues/{n}/comments`.
 #[derive(Debug, Clone, Deserialize)]
 pub struct IssueComment {
-    pub id: Option<u64>,
+    #[serde(default, deserialize_with = "lenient_int")]
+    pub id: Option<i64>,
     pub user: Option<User>,
     pub body: Option<String>,
     pub created_at: Option<String>,
-    pub updated_at: Option<String>,
     pub html_url: Option<String>,
 }
 

@@ -364,7 +364,7 @@ impl RestClient {
     }
 
     fn parse<T: DeserializeOwned>(&self, path: &str, body: &str) -> Result<T> {
-        serde_json::from_str(body)
+        super::model::parse(body)
             .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))
     }
 

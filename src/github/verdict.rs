@@ -156,7 +156,7 @@ pub struct Checks {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Hold {
-    pub id: Option<u64>,
+    pub id: Option<i64>,
     pub author: Option<String>,
     pub created_at: Option<String>,
     /// The comment's first line.
@@ -198,14 +198,14 @@ fn ts(s: &Option<String>) -> Option<Timestamp> {
 
 /// Latest first is decided by time, then id. A run without a start time
 /// was just queued, so it counts as the newest.
-fn run_key(run: &CheckRun) -> (Timestamp, u64) {
+fn run_key(run: &CheckRun) -> (Timestamp, i64) {
     let t = ts(&run.started_at)
         .or_else(|| ts(&run.completed_at))
         .unwrap_or(Timestamp::MAX);
     (t, run.id.unwrap_or(0))
 }
 
-fn status_key(st: &CommitStatus) -> (Timestamp, u64) {
+fn status_key(st: &CommitStatus) -> (Timestamp, i64) {
     let t = ts(&st.updated_at)
         .or_else(|| ts(&st.created_at))
         .unwrap_or(Timestamp::MAX);
@@ -686,7 +686,6 @@ mod tests {
             }),
             state: serde_json::from_value(serde_json::json!(state)).unwrap(),
             submitted_at: Some(at.into()),
-            commit_id: None,
         }
     }
 

@@ -162,7 +162,10 @@ fn lane_pr(gh: &mut dyn GitHub, repo: &RepoId, feature: &str) -> Result<u64> {
         .filter_map(|p| {
             let created: Option<jiff::Timestamp> =
                 p.created_at.as_deref().and_then(|c| c.parse().ok());
-            p.number.map(|n| ((created, n), n))
+            p.number
+                .and_then(|n| u64::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .map(|n| ((created, n), n))
         })
         .max()
         .map(|(_, n)| n)

@@ -87,6 +87,37 @@ impl RepoId {
         })
     }
 
+    /// The host a remote or PR URL names (`https://HOST[:port]/…` keeps its
+    /// port; ssh and scp-like URLs name the web host without their ssh
+    /// port). `None` for local paths and `file://`.
+    pub fn host_of_url(url: &str) -> Option<String> {
+        let url = url.trim();
+        let host = if let Some((scheme, rest)) = url.split_once("://") {
+            let scheme = scheme.to_ascii_lowercase();
+            if scheme == "file" {
+                return None;
+            }
+            let authority = rest.split('/').next()?;
+            let host = authority.rsplit('@').next()?;
+            if scheme == "http" || scheme == "https" {
+                host.to_string()
+            } else {
+                host.split(':').next()?.to_string()
+            }
+        } else {
+            let colon = url.find(':')?;
+            if url[..colon].contains('/') || colon == 0 {
+                return None;
+            }
+            url[..colon].rsplit('@').next()?.to_string()
+        };
+        let ok = !host.is_empty()
+            && host
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']'));
+        ok.then(|| host.to_ascii_lowercase())
+    }
+
     /// OWNER/NAME from a remote URL: `https://host/o/r(.git)`,
     /// `git@host:o/r.git`, `ssh://git@host[:port]/o/r.git`, `git://host/o/r`.
     /// Local paths and `file://` URLs name no GitHub repository: `None`.
@@ -200,6 +231,20 @@ mod tests {
             "",
         ] {
             assert_eq!(RepoId::from_remote_url(url), None, "{url}");
+        }
+    }
+
+    #[test]
+    fn remote_urls_name_their_web_host() {
+        for (url, host) in [
+            ("https://github.com/acme/widgets.git", Some("github.com")),
+            ("https://tok@GHE.example.com:8443/a/b", Some("ghe.example.com:8443")),
+            ("git@ghe.example.com:acme/widgets.git", Some("ghe.example.com")),
+            ("ssh://git@ghe.example.com:2222/acme/widgets", Some("ghe.example.com")),
+            ("/srv/git/acme/widgets.git", None),
+            ("file:///srv/git/w.git", None),
+        ] {
+            assert_eq!(RepoId::host_of_url(url).as_deref(), host, "{url}");
         }
     }
 

@@ -129,7 +129,11 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         Duration::from_millis(http_timeout),
     )?
     .with_disk_cache(DiskCache::new(
-        ctx.store.common_dir().join("swarm").join("cache").join("github"),
+        ctx.store
+            .common_dir()
+            .join("swarm")
+            .join("cache")
+            .join("github"),
     ));
     let req = Request {
         target,

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::model::{CheckRun, CombinedStatus, IssueComment, PullRequest, Review};
+use super::model::{CheckRun, CombinedStatus, IssueComment, PullRequest, RequiredChecks, Review};
 use crate::error::{Error, Result};
 
 /// The REST endpoints of SPEC §7. Every method fails closed: an HTTP error,
@@ -24,6 +24,11 @@ pub trait GitHub {
     fn reviews(&mut self, repo: &RepoId, number: u64) -> Result<Vec<Review>>;
     /// `GET /repos/{o}/{r}/issues/{n}/comments`, every page.
     fn comments(&mut self, repo: &RepoId, number: u64) -> Result<Vec<IssueComment>>;
+    /// The checks `branch` requires: `GET /repos/{o}/{r}/branches/{branch}/
+    /// protection/required_status_checks` and `GET /repos/{o}/{r}/rules/
+    /// branches/{branch}`; a 403/404 that is not "not protected" marks them
+    /// unreadable instead of failing.
+    fn required_checks(&mut self, repo: &RepoId, branch: &str) -> Result<RequiredChecks>;
     /// What the requests so far cost and what the server asked of us.
     fn stats(&self) -> Stats;
     /// Until when rate-limit waits (`retry-after`, `x-ratelimit-reset`) may
@@ -112,9 +117,9 @@ impl RepoId {
             url[..colon].rsplit('@').next()?.to_string()
         };
         let ok = !host.is_empty()
-            && host
-                .bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']'));
+            && host.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']')
+            });
         ok.then(|| host.to_ascii_lowercase())
     }
 
@@ -238,9 +243,18 @@ mod tests {
     fn remote_urls_name_their_web_host() {
         for (url, host) in [
             ("https://github.com/acme/widgets.git", Some("github.com")),
-            ("https://tok@GHE.example.com:8443/a/b", Some("ghe.example.com:8443")),
-            ("git@ghe.example.com:acme/widgets.git", Some("ghe.example.com")),
-            ("ssh://git@ghe.example.com:2222/acme/widgets", Some("ghe.example.com")),
+            (
+                "https://tok@GHE.example.com:8443/a/b",
+                Some("ghe.example.com:8443"),
+            ),
+            (
+                "git@ghe.example.com:acme/widgets.git",
+                Some("ghe.example.com"),
+            ),
+            (
+                "ssh://git@ghe.example.com:2222/acme/widgets",
+                Some("ghe.example.com"),
+            ),
             ("/srv/git/acme/widgets.git", None),
             ("file:///srv/git/w.git", None),
         ] {

@@ -220,6 +220,60 @@ pub struct IssueComment {
     pub html_url: Option<String>,
 }
 
+/// `GET /repos/{o}/{r}/branches/{branch}/protection/required_status_checks`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct RequiredStatusChecks {
+    #[serde(default)]
+    pub contexts: Option<Vec<String>>,
+    #[serde(default)]
+    pub checks: Option<Vec<RequiredCheck>>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RequiredCheck {
+    pub context: Option<String>,
+}
+
+/// One item of `GET /repos/{o}/{r}/rules/branches/{branch}`: only the
+/// `required_status_checks` rule is read, and of it only the contexts.
+#[derive(Debug, Clone, Deserialize)]
+pub struct BranchRule {
+    #[serde(rename = "type")]
+    pub type_: Option<String>,
+    #[serde(default)]
+    pub parameters: Option<serde_json::Value>,
+}
+
+impl BranchRule {
+    /// The contexts a `required_status_checks` rule requires (else none).
+    pub fn required_contexts(&self) -> Vec<String> {
+        if self.type_.as_deref() != Some("required_status_checks") {
+            return Vec::new();
+        }
+        self.parameters
+            .as_ref()
+            .and_then(|p| p.get("required_status_checks"))
+            .and_then(|c| c.as_array())
+            .map(|list| {
+                list.iter()
+                    .filter_map(|c| c.get("context").and_then(|c| c.as_str()))
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// The checks the base branch requires, from branch protection and rulesets.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RequiredChecks {
+    /// Check or status names that must report on the head SHA.
+    pub contexts: Vec<String>,
+    /// The token may not read one of the sources (HTTP 403/404): the list
+    /// may be incomplete, so the verdict leans on `mergeable_state`.
+    pub unreadable: bool,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 pub struct User {
     pub login: Option<String>,

@@ -20,7 +20,10 @@ use octocrab::Octocrab;
 use serde::de::DeserializeOwned;
 
 use super::client::{GitHub, RepoId, Stats};
-use super::model::{CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review};
+use super::model::{
+    BranchRule, CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, RequiredChecks,
+    RequiredStatusChecks, Review,
+};
 use crate::error::{Error, Result};
 
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
@@ -614,6 +617,30 @@ impl RestClient {
     }
 }
 
+fn is_status(e: &Error, status: u16) -> bool {
+    e.code == "GITHUB_API" && e.detail.as_ref().is_some_and(|d| d["status"] == status)
+}
+
+/// GitHub's 404s for a branch without (status-check) protection, as opposed
+/// to a 404 that hides what the token may not see.
+fn not_protected(e: &Error) -> bool {
+    e.message.contains("Branch not protected")
+        || e.message.contains("Required status checks not enabled")
+}
+
+/// A branch name as one URL path segment (its '/' kept, as GitHub takes it).
+fn encode_path_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
     headers
         .get(name)
@@ -723,6 +750,38 @@ impl GitHub for RestClient {
             format!("/repos/{repo}/issues/{number}/comments?per_page=100"),
             |c, path, body| c.parse(path, body),
         )
+    }
+
+    fn required_checks(&mut self, repo: &RepoId, branch: &str) -> Result<RequiredChecks> {
+        let branch = encode_path_segment(branch);
+        let mut out = RequiredChecks::default();
+        let path = format!("/repos/{repo}/branches/{branch}/protection/required_status_checks");
+        match self.get(&path) {
+            Ok(a) => {
+                let r: RequiredStatusChecks = self.parse(&path, &a.body)?;
+                out.contexts.extend(r.contexts.unwrap_or_default());
+                out.contexts.extend(
+                    r.checks
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|c| c.context),
+                );
+            }
+            Err(e) if is_status(&e, 404) && not_protected(&e) => {}
+            Err(e) if is_status(&e, 403) || is_status(&e, 404) => out.unreadable = true,
+            Err(e) => return Err(e),
+        }
+        let path = format!("/repos/{repo}/rules/branches/{branch}?per_page=100");
+        match self.all_pages(path, |c, path, body| c.parse::<Vec<BranchRule>>(path, body)) {
+            Ok(rules) => out
+                .contexts
+                .extend(rules.iter().flat_map(BranchRule::required_contexts)),
+            Err(e) if is_status(&e, 403) || is_status(&e, 404) => out.unreadable = true,
+            Err(e) => return Err(e),
+        }
+        out.contexts.sort();
+        out.contexts.dedup();
+        Ok(out)
     }
 
     fn stats(&self) -> Stats {

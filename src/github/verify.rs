@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use regex::Regex;
 
 use super::client::{parse_pr_arg, GitHub, RepoId};
-use super::model::PullRequest;
+use super::model::{PullRequest, RequiredChecks};
 use super::verdict::{
     api_merged, is_open, mergeability_unknown, needs_conflict_check, BaseCheck, ConflictCheck,
     Judge, LocalFacts, OpenFacts, Require, Snapshot, State, Verdict,
@@ -209,11 +209,24 @@ fn snapshot(
                 format!("GitHub's answer for {repo}#{number} has no usable head SHA"),
             )
         })?;
+        let status = gh.combined_status(repo, &sha)?;
+        let check_runs = gh.check_runs(repo, &sha)?;
+        let reviews = gh.reviews(repo, number)?;
+        let comments = gh.comments(repo, number)?;
+        let base = pr.base.as_ref().and_then(|b| b.ref_.clone());
+        let required = match base.filter(|b| is_safe_branch(b)) {
+            Some(base) => gh.required_checks(repo, &base)?,
+            None => RequiredChecks {
+                contexts: Vec::new(),
+                unreadable: true,
+            },
+        };
         Some(OpenFacts {
-            status: gh.combined_status(repo, &sha)?,
-            check_runs: gh.check_runs(repo, &sha)?,
-            reviews: gh.reviews(repo, number)?,
-            comments: gh.comments(repo, number)?,
+            status,
+            check_runs,
+            reviews,
+            comments,
+            required,
         })
     } else {
         None

@@ -206,7 +206,9 @@ fn snapshot(
         let sha = head_sha(&pr).ok_or_else(|| {
             Error::env(
                 "GITHUB_BAD_RESPONSE",
-                format!("GitHub's answer for {repo}#{number} has no usable head SHA"),
+                format!(
+                    "GitHub's answer for {repo}#{number} is unusable: field `head.sha` is not a commit SHA"
+                ),
             )
         })?;
         let status = gh.combined_status(repo, &sha)?;

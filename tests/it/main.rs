@@ -12,6 +12,7 @@ mod guard;
 mod init;
 mod lane;
 mod lead;
+mod openapi;
 mod packet;
 mod plan;
 mod process;

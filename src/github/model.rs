@@ -311,6 +311,29 @@ mod tests {
     }
 
     #[test]
+    fn odd_integers_and_unread_fields_never_fail_a_parse() {
+        let run: CheckRun = parse(
+            r#"{"id": -5, "name": "t", "app": {"id": 1.5, "owner": null}, "output": 3, "pull_requests": [{"number": 1e30}]}"#,
+        )
+        .unwrap();
+        assert_eq!(run.id, Some(-5));
+        let review: Review =
+            parse(r#"{"id": 18446744073709551615, "user": {"id": "x", "login": "a"}}"#).unwrap();
+        assert_eq!(review.id, None);
+        let pr: PullRequest =
+            parse(r#"{"number": 2.5, "state": "open", "labels": "whatever"}"#).unwrap();
+        assert_eq!((pr.number, pr.state), (None, Some(PrState::Open)));
+    }
+
+    #[test]
+    fn a_field_the_verdict_reads_of_the_wrong_type_is_named() {
+        let err = parse::<PullRequest>(r#"{"state": "open", "head": {"sha": 7}}"#).unwrap_err();
+        assert!(err.contains("field `head.sha`"), "{err}");
+        let err = parse::<PullRequest>("[").unwrap_err();
+        assert!(!err.contains("field"), "{err}");
+    }
+
+    #[test]
     fn known_enum_values_parse_into_their_variants() {
         let ms: MergeableState = serde_json::from_str(r#""has_hooks""#).unwrap();
         assert_eq!(ms, MergeableState::HasHooks);

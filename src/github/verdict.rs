@@ -703,7 +703,45 @@ mod tests {
         assert_eq!((c.passed, c.failed, c.pending), (1, 0, 1));
     }
 
-    fn review(id: u64, who: &str, state: &str, at: &str) -> Review {
+    #[test]
+    fn a_required_check_that_has_not_reported_on_the_head_is_pending() {
+        let runs = [
+            run(
+                1,
+                "test",
+                "abc",
+                "completed",
+                Some("success"),
+                "2026-01-01T10:00:00Z",
+            ),
+            // Reported, but on another commit: says nothing about this one.
+            run(
+                2,
+                "deploy",
+                "old",
+                "completed",
+                Some("success"),
+                "2026-01-01T10:00:00Z",
+            ),
+        ];
+        let required = ["test".to_string(), "deploy".to_string()];
+        let c = evaluate_checks("abc", &runs, &no_status(), &required);
+        assert_eq!((c.passed, c.failed, c.pending), (1, 0, 1));
+        let d = c.details.iter().find(|d| d.name == "deploy").unwrap();
+        assert_eq!(
+            (d.kind, d.result, d.state.as_str()),
+            ("required", "pending", "expected")
+        );
+        // A required status context counts as reported too.
+        let status: CombinedStatus = serde_json::from_value(serde_json::json!({
+            "sha": "abc", "statuses": [{"id": 1, "context": "deploy", "state": "success"}]
+        }))
+        .unwrap();
+        let c = evaluate_checks("abc", &runs, &status, &required);
+        assert_eq!((c.passed, c.failed, c.pending), (2, 0, 0));
+    }
+
+    fn review(id: i64, who: &str, state: &str, at: &str) -> Review {
         Review {
             id: Some(id),
             user: Some(User {

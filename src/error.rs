@@ -295,7 +295,7 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "GITHUB_BAD_RESPONSE",
         Class::Env,
-        "verify: GitHub's answer was unusable (malformed JSON, missing head SHA, endless pages)",
+        "verify: GitHub's answer was unusable (malformed JSON, a field the verdict reads of the wrong type, named in the message, a head SHA that is not one, endless pages)",
     ),
     // lanes, reports and guards
     (

@@ -424,7 +424,7 @@ pub fn verify(
         }
     };
     if !gh.authenticated() {
-        report.warn("no GitHub token (GITHUB_TOKEN, GH_TOKEN or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
+        report.warn("no GitHub token (GITHUB_TOKEN / GH_TOKEN for github.com, GH_ENTERPRISE_TOKEN / GITHUB_ENTERPRISE_TOKEN for an Enterprise host, or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
     }
     // A PR target has its number; a lane's is looked up (Err holds the feature).
     let number = match number {

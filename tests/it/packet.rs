@@ -6,7 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
-use crate::process::{assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Rng};
+use crate::process::{
+    assert_aborted, assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Kill, Killed, Rng,
+    WRITING,
+};
 
 const PACKETS: &str = "refs/swarm/packets/";
 const NEXT: [&str; 2] = ["wire the refresh endpoint", "open the PR"];
@@ -615,7 +618,7 @@ fn a_handoff_stopped_at_any_point_is_completed_by_running_it_again() {
         args.push("--json".into());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let crashed = env.swarm_env(a, &[("GIT_SWARM_FAILPOINT", point)], &args);
-        assert_ne!(crashed.code, 0, "{point}");
+        assert_aborted(&crashed, point);
         assert_fsck_clean(&env, a);
         assert_fsck_clean(&env, &remote);
         // Whole or absent: at most one packet, and whatever exists parses.
@@ -689,7 +692,7 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
     ] {
         let (env, remote, _a, b, id, head) = handed_off();
         let crashed = env.swarm_env(&b, &[("GIT_SWARM_FAILPOINT", point)], &["accept", &id]);
-        assert_ne!(crashed.code, 0, "{point}");
+        assert_aborted(&crashed, point);
         assert_fsck_clean(&env, &b);
         assert_fsck_clean(&env, &remote);
         let pref = format!("{PACKETS}auth/{id}");
@@ -718,6 +721,17 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
     }
 }
 
+/// 1 for a kill that landed mid-write; a run killed at its writing point
+/// must have been killed there (it wrote, and was still running).
+#[track_caller]
+fn mid_write(killed: Killed, kill: Kill) -> usize {
+    assert_ne!(killed, Killed::NeverWrote, "the run wrote nothing");
+    if let Kill::AtPoint = kill {
+        assert_eq!(killed, Killed::MidWrite);
+    }
+    (killed == Killed::MidWrite) as usize
+}
+
 #[test]
 fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
     let (env, remote, a, b, _first, head) = handed_off();
@@ -729,7 +743,8 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
         // Handoff, killed, then run again.
         let mut args = handoff_args(&task);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        killed += run_and_kill(&env, &a, &[], &argv, rng.below(150)) as usize;
+        let kill = Kill::draw(&mut rng, round, 150);
+        killed += mid_write(run_and_kill(&env, &a, WRITING, &argv, kill), kill);
         assert_fsck_clean(&env, &a);
         args.push("--json".into());
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -749,7 +764,11 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
 
         // Accept, killed, then run again: completes it, or (if the killed run
         // had finished everything) says it is already accepted.
-        killed += run_and_kill(&env, &b, &[], &["accept", &id], rng.below(250)) as usize;
+        let kill = Kill::draw(&mut rng, round, 250);
+        killed += mid_write(
+            run_and_kill(&env, &b, WRITING, &["accept", &id], kill),
+            kill,
+        );
         assert_fsck_clean(&env, &b);
         let again = env.swarm(&b, &["accept", &id]);
         if again.code != 0 {
@@ -759,7 +778,10 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
 
         // Sync on both sides, killed, then run again: everything converges.
         for dir in [&a, &b] {
-            killed += run_and_kill(&env, dir, &[], &["sync"], rng.below(100)) as usize;
+            // A side may have nothing to publish (NeverWrote): not a kill.
+            let kill = Kill::draw(&mut rng, round, 100);
+            let got = run_and_kill(&env, dir, "sync:reconciled", &["sync"], kill);
+            killed += (got == Killed::MidWrite) as usize;
             assert_fsck_clean(&env, dir);
             env.swarm(dir, &["sync"]).ok();
         }
@@ -778,10 +800,11 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
             assert_eq!(local, published, "round {round}: {}", dir.display());
         }
     }
-    eprintln!("{killed} of {} runs were killed mid-run", rounds * 4);
+    eprintln!("{killed} of {} runs were killed mid-write", rounds * 4);
+    // Round 0 kills the handoff and the accept at their writing point.
     assert!(
-        killed > 0,
-        "no run was killed mid-run: the test proved nothing"
+        killed >= 2,
+        "only {killed} runs were killed mid-write: the test proved little"
     );
     assert_fsck_clean(&env, &remote);
     // Both journals are joined in the published plan, each entry once.

@@ -362,25 +362,33 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----";
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVlLXZhbHVl";
     let claim = format!("login works={jwt}");
-    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
-        (vec!["--next", gh], "next[0]", gh),
-        (vec!["--task", aws], "task", aws),
+    // (arguments, field, value never echoed, kind named)
+    let cases: Vec<(Vec<&str>, &str, &str, &str)> = vec![
+        (vec!["--next", gh], "next[0]", gh, "a GitHub token"),
+        (vec!["--task", aws], "task", aws, "an AWS access key"),
         (
             vec!["--decision", key],
             "decisions[0]",
             "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+            "a private key block",
         ),
-        (vec!["--verified", &claim], "verified[0].evidence", jwt),
+        (
+            vec!["--verified", &claim],
+            "verified[0].evidence",
+            jwt,
+            "a JSON Web Token",
+        ),
         (
             vec!["--request", "db password=Tr0ub4dor&3"],
             "requests[0]",
             "Tr0ub4dor&3",
+            "a password/secret/token assignment",
         ),
     ];
     let export = env.root().join("out/packet.yaml");
     let local_before = env.all_refs(a);
     let remote_before = env.all_refs(&remote);
-    for (args, field, value) in &cases {
+    for (args, field, value, kind) in &cases {
         let mut full = vec![
             "handoff",
             "--reason",
@@ -391,7 +399,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         full.extend(args.iter().copied());
         let run = env.swarm(a, &full).err(2, "PACKET_SECRET");
         assert!(
-            run.stderr.contains(&format!("`{field}`")),
+            run.stderr.contains(&format!("`{field}` ({kind})")),
             "{field}: {}",
             run.stderr
         );
@@ -400,8 +408,8 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         let json = env.swarm(a, &full).code(2);
         assert_eq!(json.json()["error"]["code"], "PACKET_SECRET");
         assert_eq!(
-            json.json()["error"]["detail"]["findings"][0]["field"],
-            *field
+            json.json()["error"]["detail"]["findings"],
+            serde_json::json!([{"field": field, "kind": kind}])
         );
         for r in [&run, &json] {
             assert!(!r.stdout.contains(value), "{field}: value echoed on stdout");
@@ -420,6 +428,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let run = env
         .swarm(a, &["handoff", "--reason", "usage_limit"])
         .err(2, "PACKET_SECRET")
+        .stderr_has("]` (a password/secret/token assignment)")
         .stderr_has("`uncommitted[");
     assert!(!run.stderr.contains("Zq8vLm2Xa"), "{}", run.stderr);
     assert_eq!(env.all_refs(a), local_before);

@@ -1466,18 +1466,16 @@ fn a_note_from_verify_sits_beside_other_note_lines() {
     assert!(log.contains("Swarm-Actor: alice"), "{log}");
 }
 
-/// Every real recorded GitHub response (`../shared/github-replay`) parses
-/// with our models.
+/// Every real recorded GitHub response (`fixtures/github-replay`, part of
+/// the repository, so this never skips) parses with our models.
 #[test]
 fn every_recorded_github_response_parses_with_our_models() {
     use git_swarm::github::model::{
         CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review,
     };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/github-replay");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("skipped: {} does not exist", dir.display());
-        return;
-    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/github-replay");
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the recordings in {} are missing: {e}", dir.display()));
     let mut parsed = 0;
     for entry in entries {
         let path = entry.unwrap().path();
@@ -1511,11 +1509,7 @@ fn every_recorded_github_response_parses_with_our_models() {
         }
         parsed += 1;
     }
-    assert!(
-        parsed >= 11,
-        "only {parsed} recorded responses in {}",
-        dir.display()
-    );
+    assert_eq!(parsed, 12, "recorded responses parsed in {}", dir.display());
 }
 
 /// The composite action: valid YAML, installs from its own path, runs the

@@ -119,7 +119,8 @@ impl World {
         // real delays, taken at once; tests check them in the verdict's
         // `waits` and by the requests' order, never by the wall clock.
         env.set_env("GIT_SWARM_VIRTUAL_WAITS", "1");
-        env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "5000");
+        // Generous: the stand-in answers at once, however loaded the machine.
+        env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "60000");
         let w = World {
             env,
             remote,

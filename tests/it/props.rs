@@ -28,46 +28,46 @@ fn plausible(len: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = Stri
 fn edge_names() -> impl Strategy<Value = String> {
     prop_oneof![
         // Anything from a wider alphabet.
-        "[a-zA-Z0-9._/ @-]{0,70}",
-        // Plausible names of any length, and right at the 63/64 limit.
-        plausible(1..=63),
-        plausible(62..=65),
+        2 => "[a-zA-Z0-9._/ @-]{0,70}",
+        // Plausible names of any length, and (often) right at the 63/64 limit.
+        2 => plausible(1..=63),
+        6 => plausible(62..=65),
         // `..` somewhere, also at the very start or end.
-        (plausible(1..=30), "[a-z0-9._-]{0,30}").prop_map(|(a, b)| format!("{a}..{b}")),
-        plausible(1..=61).prop_map(|a| format!("{a}..")),
+        1 => (plausible(1..=30), "[a-z0-9._-]{0,30}").prop_map(|(a, b)| format!("{a}..{b}")),
+        1 => plausible(1..=61).prop_map(|a| format!("{a}..")),
         // `.lock` at the end (invalid), or almost (`.lock` inside, `.locks`, `lock`).
-        plausible(1..=58).prop_map(|a| format!("{a}.lock")),
-        (plausible(1..=20), "[a-z0-9_-]{1,10}").prop_map(|(a, b)| format!("{a}.lock{b}")),
-        plausible(1..=58).prop_map(|a| format!("{a}lock")),
-        plausible(1..=58).prop_map(|a| format!("{a}.loc")),
-        plausible(1..=58).prop_map(|a| format!("{a}.LOCK")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.lock")),
+        1 => (plausible(1..=20), "[a-z0-9_-]{1,10}").prop_map(|(a, b)| format!("{a}.lock{b}")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}lock")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.loc")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.LOCK")),
         // Ending in `.`, or starting with what may only follow.
-        plausible(1..=62).prop_map(|a| format!("{a}.")),
-        ("[._-]", plausible(1..=62)).prop_map(|(c, a)| format!("{c}{a}")),
+        1 => plausible(1..=62).prop_map(|a| format!("{a}.")),
+        1 => ("[._-]", plausible(1..=62)).prop_map(|(c, a)| format!("{c}{a}")),
         // One character git or the file system would mind.
-        (
+        1 => (
             plausible(1..=30),
             "[A-Z/ :~^?*\\[@{}é]",
             "[a-z0-9._-]{0,30}"
         )
             .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
-        Just(String::new()),
+        1 => Just(String::new()),
     ]
 }
 
 /// Addresses at the edges of `[A-Za-z0-9][A-Za-z0-9._@-]{0,63}`.
 fn edge_addresses() -> impl Strategy<Value = String> {
     prop_oneof![
-        "[a-zA-Z0-9._@/: -]{0,70}",
-        "[A-Za-z0-9][A-Za-z0-9._@-]{62,64}",
-        "[._@-][A-Za-z0-9._@-]{0,10}",
-        (
+        2 => "[a-zA-Z0-9._@/: -]{0,70}",
+        4 => "[A-Za-z0-9][A-Za-z0-9._@-]{62,64}",
+        1 => "[._@-][A-Za-z0-9._@-]{0,10}",
+        1 => (
             "[A-Za-z0-9][A-Za-z0-9._@-]{0,20}",
             "[/: ~é]",
             "[A-Za-z0-9]{0,5}"
         )
             .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
-        Just(String::new()),
+        1 => Just(String::new()),
     ]
 }
 

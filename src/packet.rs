@@ -41,6 +41,8 @@ pub const SCHEMA: &str = "dwp-handoff/v1";
 pub const ACCEPTANCE_SCHEMA: &str = "swarm-acceptance/v1";
 pub const PACKET_FILE: &str = "packet.yaml";
 pub const ACCEPTANCE_FILE: &str = "acceptance.yaml";
+pub const WITHDRAWAL_FILE: &str = "withdrawal.yaml";
+pub const WITHDRAWAL_SCHEMA: &str = "swarm-withdrawal/v1";
 pub const REASONS: &[&str] = &[
     "capacity_critical",
     "capacity_low",
@@ -139,6 +141,21 @@ pub struct Acceptance {
     pub must_rerun: Vec<String>,
     #[serde(default)]
     pub next: Vec<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// The withdrawal (`withdrawal.yaml`, `swarm-withdrawal/v1`): the author
+/// took a packet back before anyone accepted it. The packet stays on its
+/// ref, readable, and can no longer be accepted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Withdrawal {
+    pub schema: String,
+    pub packet: String,
+    pub plan: String,
+    pub withdrawn_by: String,
+    pub withdrawn_at: String,
+    pub reason: String,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -317,6 +334,29 @@ fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>
         })
         .transpose()?;
     Ok((packet, acceptance))
+}
+
+fn parse_withdrawal(rec: &Record, what: &str) -> Result<Option<Withdrawal>> {
+    rec.file(WITHDRAWAL_FILE)
+        .map(|b| {
+            record::parse::<Withdrawal>(b, "swarm-withdrawal", &format!("{what}:{WITHDRAWAL_FILE}"))
+        })
+        .transpose()
+}
+
+fn withdrawn_error(packet: &Packet, w: &Withdrawal) -> Error {
+    Error::check(
+        "PACKET_WITHDRAWN",
+        format!(
+            "packet {} was withdrawn by {} at {}: {}",
+            packet.id, w.withdrawn_by, w.withdrawn_at, w.reason
+        ),
+    )
+    .hint(format!(
+        "ask {} for a new handoff; `git swarm packets --plan {}` lists the open ones",
+        packet.author, packet.plan
+    ))
+    .with_detail(serde_json::json!({ "withdrawal": w }))
 }
 
 /// Local names of every packet ref known here (local or mirrored), under `prefix`.
@@ -988,6 +1028,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         .with_detail(serde_json::json!({ "acceptance": acc })));
     }
 
+    if let Some(w) = parse_withdrawal(&rec, &refname)? {
+        return Err(withdrawn_error(&packet, &w));
+    }
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
     let own_packet = packet.author == actor;
@@ -1085,6 +1128,123 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     } else {
         out
     })
+}
+
+/// `git swarm packet withdraw <id> --reason R`: the author takes a packet
+/// back before anyone accepted it (e.g. written to the wrong plan). A new
+/// version of the packet ref with `withdrawal.yaml`, published by
+/// compare-and-swap like an acceptance, so a withdrawal and an acceptance
+/// racing each other cannot both win; the packet is never deleted.
+pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Output> {
+    let store = &ctx.store;
+    scan(&serde_json::json!({ "reason": reason }))?;
+    if reason.trim().is_empty() {
+        return Err(Error::usage(
+            "USAGE",
+            "--reason must say why the packet is withdrawn",
+        ));
+    }
+    let actor = ctx.actor()?;
+    fetch(ctx, &[PREFIX])?;
+    let refname = locate(ctx, arg)?;
+    let tip = sync::tip(store, ctx.remote(), &refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let rec = store.read_commit(base)?;
+    let (packet, accepted) = parse_version(&rec, &refname)?;
+    if let Some(acc) = accepted {
+        return Err(Error::race(
+            "PACKET_ALREADY_ACCEPTED",
+            format!(
+                "packet {} was accepted by {} at {}: it can no longer be withdrawn",
+                packet.id, acc.accepted_by, acc.accepted_at
+            ),
+        )
+        .hint(format!(
+            "talk to {}: the work is theirs now",
+            acc.accepted_by
+        )));
+    }
+    if packet.author != actor {
+        return Err(Error::check(
+            "PACKET_NOT_AUTHOR",
+            format!(
+                "packet {} was written by {}, not by you ({actor}): only its author withdraws it",
+                packet.id, packet.author
+            ),
+        )
+        .hint(format!(
+            "ask {} to run `git swarm packet withdraw {}`",
+            packet.author, packet.id
+        )));
+    }
+    if let Some(w) = parse_withdrawal(&rec, &refname)? {
+        let json = serde_json::json!({ "packet": packet.id, "ref": refname, "withdrawal": w, "changed": false });
+        return Ok(Output::new(
+            json,
+            format!("packet {} is already withdrawn ({})\n", packet.id, w.reason),
+        ));
+    }
+    let w = Withdrawal {
+        schema: WITHDRAWAL_SCHEMA.into(),
+        packet: packet.id.clone(),
+        plan: packet.plan.clone(),
+        withdrawn_by: actor.clone(),
+        withdrawn_at: rfc3339(store.clock.now()),
+        reason: reason.to_string(),
+        extra: Extra::new(),
+    };
+    let mut files = rec.files.clone();
+    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
+    let tree = store.write_tree(&files)?;
+    let event = Event::new(
+        "handoff-withdrawn",
+        &actor,
+        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
+    )
+    .trailer("Swarm-Packet", packet.id.clone());
+    let commit = store.commit(tree, &[base], &event)?;
+    if let Published::Rejected(lines) = sync::publish_record(
+        store,
+        ctx.remote(),
+        &refname,
+        &tip,
+        commit,
+        &[],
+        &actor,
+        &event.summary,
+        "withdraw",
+    )? {
+        return Err(Error::race(
+            "PUSH_REJECTED",
+            format!(
+                "packet {} changed at the remote while you withdrew it (accepted?): {}",
+                packet.id,
+                lines.join("; ")
+            ),
+        )
+        .hint(format!("see it with `git swarm packet show {}`", packet.id)));
+    }
+    // The plan's journal says so too; a missing plan (archived) is no reason to fail.
+    match plan::journal(
+        ctx,
+        &packet.plan,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    ) {
+        Err(e) if e.code == "NOT_FOUND" => {}
+        other => {
+            other?;
+        }
+    }
+    let json = serde_json::json!({ "packet": packet.id, "ref": refname, "withdrawal": w, "changed": true, "commit": commit.to_string() });
+    Ok(Output::new(
+        json,
+        format!(
+            "withdrew packet {} ({refname}); it stays readable and can no longer be accepted\n",
+            packet.id
+        ),
+    ))
 }
 
 fn accept_event(acc: &Acceptance) -> Event {
@@ -1186,6 +1346,8 @@ struct Row {
     pushed: bool,
     accepted_by: Option<String>,
     accepted_at: Option<String>,
+    withdrawn_by: Option<String>,
+    withdrawn_reason: Option<String>,
     r#ref: String,
     published: bool,
 }
@@ -1204,8 +1366,10 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     for refname in known_refs(ctx, &prefix, false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
-        let (p, acc) = read_version(&ctx.store, base, &refname)?;
-        if open && acc.is_some() {
+        let rec = ctx.store.read_commit(base)?;
+        let (p, acc) = parse_version(&rec, &refname)?;
+        let withdrawn = parse_withdrawal(&rec, &refname)?;
+        if open && (acc.is_some() || withdrawn.is_some()) {
             continue;
         }
         rows.push(Row {
@@ -1219,6 +1383,8 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
             pushed: p.pushed,
             accepted_by: acc.as_ref().map(|a| a.accepted_by.clone()),
             accepted_at: acc.map(|a| a.accepted_at),
+            withdrawn_by: withdrawn.as_ref().map(|w| w.withdrawn_by.clone()),
+            withdrawn_reason: withdrawn.map(|w| w.reason),
             r#ref: refname,
             published: tip.online && tip.remote == Some(base),
         });
@@ -1243,9 +1409,13 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
                 r.branch.as_deref().unwrap_or("detached"),
                 &r.head[..12.min(r.head.len())]
             ),
-            match &r.accepted_by {
-                Some(by) => format!("accepted by {by}"),
-                None => "open".to_string(),
+            match (&r.accepted_by, &r.withdrawn_by) {
+                (Some(by), _) => format!("accepted by {by}"),
+                (None, Some(by)) => format!(
+                    "withdrawn by {by}: {}",
+                    r.withdrawn_reason.as_deref().unwrap_or_default()
+                ),
+                (None, None) => "open".to_string(),
             }
         ));
     }
@@ -1264,12 +1434,17 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
     text.push_str(&String::from_utf8_lossy(
         rec.file(PACKET_FILE).unwrap_or_default(),
     ));
-    match rec.file(ACCEPTANCE_FILE) {
-        Some(a) => {
+    let withdrawn = parse_withdrawal(&rec, &refname)?;
+    match (rec.file(ACCEPTANCE_FILE), rec.file(WITHDRAWAL_FILE)) {
+        (Some(a), _) => {
             text.push_str("# acceptance\n");
             text.push_str(&String::from_utf8_lossy(a));
         }
-        None => text.push_str(&format!(
+        (None, Some(w)) => {
+            text.push_str("# withdrawn by its author: it cannot be accepted\n");
+            text.push_str(&String::from_utf8_lossy(w));
+        }
+        (None, None) => text.push_str(&format!(
             "# not accepted yet: git swarm accept {}\n",
             packet.id
         )),
@@ -1280,6 +1455,7 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
         "published": tip.online && tip.remote == Some(base),
         "packet": packet,
         "acceptance": acc,
+        "withdrawal": withdrawn,
     });
     Ok(Output::new(json, text))
 }

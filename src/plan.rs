@@ -300,24 +300,41 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
     Ok(Output::new(serde_json::json!({ "plans": json }), text))
 }
 
-/// The plan a command means when none is named: the plan whose text was
-/// checked out here, else the plan of the lane we are in, else the only plan.
+/// The plan a command means when none is named: the plan of the lane we
+/// are in, else the only plan, else a usage error listing the plans. Never
+/// the plan last checked out here: a main worktree serves many plans, and
+/// a guess there writes into an unrelated one.
 pub fn infer(ctx: &Ctx) -> Result<String> {
-    if let Some(plan) = checked_out_here(ctx) {
-        if ctx.store.ref_target(&plan_ref(&plan))?.is_some() {
-            return Ok(plan);
-        }
-    }
     if let Some(lane) = ctx.lane_here() {
         return Ok(lane.record.plan);
     }
-    let plans = ctx.store.list_refs("refs/swarm/plans/")?;
+    let plans: Vec<String> = ctx
+        .store
+        .list_refs("refs/swarm/plans/")?
+        .into_iter()
+        .map(|(r, _)| r.trim_start_matches("refs/swarm/plans/").to_string())
+        .collect();
     match plans.as_slice() {
-        [(only, _)] => Ok(only.trim_start_matches("refs/swarm/plans/").to_string()),
+        [only] => Ok(only.clone()),
         [] => Err(Error::usage("NOT_FOUND", "there is no plan yet")
-            .hint("create one with `git swarm plan new <plan>`")),
-        _ => Err(Error::usage("USAGE", "several plans exist: say which one")
-            .hint("pass the plan name (or --plan P); `git swarm plan list` shows them")),
+            .hint("create one with `git swarm plan new <plan>`, or `git swarm sync` to fetch the shared ones")),
+        many => {
+            let mut err = Error::usage(
+                "PLAN_AMBIGUOUS",
+                format!(
+                    "{} plans exist and this is no lane's worktree: say which one ({})",
+                    many.len(),
+                    many.join(", ")
+                ),
+            )
+            .hint("pass the plan: --plan P (for `plan save` and `plan checkout`, the name)");
+            if let Some(held) = checked_out_here(ctx) {
+                err = err.hint(format!(
+                    "the plan file here was checked out from plan '{held}'"
+                ));
+            }
+            Err(err.with_detail(serde_json::json!({ "plans": many })))
+        }
     }
 }
 

@@ -13,7 +13,7 @@ pub enum LaneCmd {
     New {
         /// Feature name: [a-z0-9][a-z0-9._-]{0,62}.
         feature: String,
-        /// The plan this lane executes (default: the only plan).
+        /// The plan this lane executes (default: the only plan; with several, say which).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Start the branch here (default: swarm.base, else the remote's default branch, else main).

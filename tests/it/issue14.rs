@@ -23,7 +23,8 @@ fn coordinator_and_lane(env: &TestEnv) -> (PathBuf, PathBuf) {
     env.swarm(&a, &["plan", "new", "auth"]).ok();
     env.swarm(&a, &["sync"]).ok();
     env.swarm(&b, &["sync"]).ok();
-    env.swarm(&b, &["lane", "new", "login", "--plan", "auth"]).ok();
+    env.swarm(&b, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
     (a, b)
 }
 
@@ -36,9 +37,10 @@ fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_droppin
 
     // The coordinator adds a line under Goal and publishes it.
     env.swarm(&a, &["plan", "checkout", "auth"]).ok();
-    let text = env
-        .read(&a.join("PLAN.md"))
-        .replace("(What is true when this plan is done.)", "Tokens expire after 1h.");
+    let text = env.read(&a.join("PLAN.md")).replace(
+        "(What is true when this plan is done.)",
+        "Tokens expire after 1h.",
+    );
     env.write(&a.join("PLAN.md"), &text);
     env.swarm(&a, &["plan", "save", "auth", "-m", "goal"]).ok();
     env.swarm(&a, &["sync"]).ok();
@@ -98,4 +100,156 @@ fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_s
     assert!(plan_text(&env, &b, "auth").contains("1. coordinator's task"));
     // The lane's edit is still in its file.
     assert!(env.read(&wt.join("PLAN.md")).contains("1. lane's task"));
+}
+
+fn packet_ids(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["packets", "--json"];
+    all.extend_from_slice(args);
+    env.swarm(dir, &all).ok().json()["packets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn without_plan_commands_use_the_lanes_plan_or_the_only_plan_never_the_one_last_checked_out() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    for p in ["auth", "billing", "search"] {
+        env.swarm(a, &["plan", "new", p]).ok();
+    }
+    env.swarm(a, &["lane", "new", "login", "--plan", "search"])
+        .ok();
+    // The main worktree last checked out billing: that is no reason to use it.
+    env.swarm(a, &["plan", "checkout", "billing"]).ok();
+    let before = env.all_refs(a);
+    env.swarm(a, &["handoff", "--reason", "usage_limit"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("3 plans exist")
+        .stderr_has("(auth, billing, search)")
+        .stderr_has("--plan P");
+    env.swarm(a, &["lane", "new", "signup"])
+        .err(2, "PLAN_AMBIGUOUS");
+    env.swarm(a, &["plan", "save"]).err(2, "PLAN_AMBIGUOUS");
+    assert_eq!(env.all_refs(a), before, "nothing was written");
+    assert!(!worktree(a, "signup").exists());
+
+    // In the lane's worktree, the lane's plan wins over a file checked out
+    // from another plan.
+    let wt = worktree(a, "login");
+    env.swarm(&wt, &["plan", "checkout", "auth", "--force"])
+        .ok();
+    let out = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["plan"], "search");
+    assert!(env
+        .refs(a, "refs/swarm/packets/search/")
+        .contains_key(out["ref"].as_str().unwrap()));
+    assert!(env.refs(a, "refs/swarm/packets/auth/").is_empty());
+}
+
+#[test]
+fn a_packet_written_to_the_wrong_plan_is_withdrawn_by_its_author_and_refuses_accept() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "billing"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    let wrong = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "billing",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id = wrong["id"].as_str().unwrap().to_string();
+    let refname = format!("refs/swarm/packets/billing/{id}");
+    env.swarm(b, &["sync"]).ok();
+
+    // Only the author withdraws it.
+    let before = env.refs(&remote, "refs/swarm/packets/");
+    env.swarm(b, &["packet", "withdraw", &id, "--reason", "not mine"])
+        .err(1, "PACKET_NOT_AUTHOR")
+        .stderr_has("written by alice");
+    assert_eq!(env.refs(&remote, "refs/swarm/packets/"), before);
+
+    let out = env
+        .swarm(
+            a,
+            &[
+                "packet",
+                "withdraw",
+                &id,
+                "--reason",
+                "wrong plan",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(out["changed"], true);
+    // Recorded as a commit on the packet chain, published, never deleted.
+    let at_remote = env.git(&remote, &["rev-parse", &refname]);
+    assert_eq!(at_remote, out["commit"].as_str().unwrap());
+    assert_eq!(env.git(&remote, &["rev-list", "--count", &refname]), "2");
+    let w = env.git(&remote, &["show", &format!("{refname}:withdrawal.yaml")]);
+    assert!(w.contains("schema: swarm-withdrawal/v1"), "{w}");
+    assert!(w.contains("reason: wrong plan"), "{w}");
+    assert!(env
+        .git(&remote, &["show", &format!("{refname}:packet.yaml")])
+        .contains(&id));
+    let msg = env.git(a, &["log", "-1", "--format=%B", "refs/swarm/plans/billing"]);
+    assert!(msg.contains("Swarm-Event: handoff-withdrawn"), "{msg}");
+
+    // A second withdraw is a no-op.
+    env.swarm(a, &["packet", "withdraw", &id, "--reason", "wrong plan"])
+        .ok()
+        .stdout_has("already withdrawn");
+
+    // The successor cannot accept it; nothing is recorded.
+    env.swarm(b, &["packets"])
+        .ok()
+        .stdout_has("withdrawn by alice: wrong plan");
+    assert!(packet_ids(&env, b, &["--open"]).is_empty());
+    assert_eq!(packet_ids(&env, b, &[]), vec![id.clone()]);
+    env.swarm(b, &["accept", &id])
+        .err(1, "PACKET_WITHDRAWN")
+        .stderr_has("withdrawn by alice");
+    assert_eq!(env.git(&remote, &["rev-parse", &refname]), at_remote);
+    env.swarm(b, &["packet", "show", &id])
+        .ok()
+        .stdout_has("# withdrawn by its author");
+
+    // An accepted packet can no longer be withdrawn.
+    let right = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "auth",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id2 = right["id"].as_str().unwrap().to_string();
+    env.swarm(a, &["accept", &id2]).ok();
+    env.swarm(a, &["packet", "withdraw", &id2, "--reason", "late"])
+        .err(3, "PACKET_ALREADY_ACCEPTED");
 }

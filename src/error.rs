@@ -211,6 +211,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "packet withdraw: only the packet's author withdraws it",
     ),
     (
+        "PACKET_LANE_MISSING",
+        Class::Check,
+        "accept: the packet hands over a lane whose record has not reached this clone; nothing was recorded",
+    ),
+    (
         "SUCCESSOR_UNKNOWN",
         Class::Usage,
         "lead handover: the address is not in the plan's succession (--force adds it)",

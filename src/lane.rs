@@ -1329,27 +1329,17 @@ pub fn hand_over(
         else {
             return Ok(false);
         };
-        let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
-        let moved = !same_path(Path::new(&lane.record.path), &here);
-        if lane.record.owner == new_owner && !moved {
-            return Ok(false);
-        }
-        let mut record = lane.record.clone();
-        let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
-        if moved {
-            record.path = here.display().to_string();
-        }
-        record.updated_at = rfc3339(store.clock.now());
-        let event = Event::new(
-            "handoff-accepted",
+        let now = rfc3339(store.clock.now());
+        let Some((record, event)) = handed(
+            &lane.feature,
+            &lane.record,
             new_owner,
-            format!(
-                "lane {}: handed from {previous} to {new_owner} (packet {packet})",
-                lane.feature
-            ),
-        )
-        .trailer("Swarm-Packet", packet)
-        .trailer("Swarm-Lane", lane.feature.clone());
+            packet,
+            checkout,
+            &now,
+        ) else {
+            return Ok(false);
+        };
         match store.write(
             &lane_ref(&lane.feature),
             Some(lane.commit),
@@ -1366,4 +1356,68 @@ pub fn hand_over(
         "the lane record kept changing; its owner was not updated",
     )
     .hint("run `git swarm accept` again: it completes what is missing"))
+}
+
+/// The lane record handed to `new_owner` working at `checkout`, and the
+/// journal event; None when it is theirs there already.
+fn handed(
+    feature: &str,
+    current: &LaneRecord,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+    now: &str,
+) -> Option<(LaneRecord, Event)> {
+    let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
+    let moved = !same_path(Path::new(&current.path), &here);
+    if current.owner == new_owner && !moved {
+        return None;
+    }
+    let mut record = current.clone();
+    let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+    if moved {
+        record.path = here.display().to_string();
+    }
+    record.updated_at = now.to_string();
+    let event = Event::new(
+        "handoff-accepted",
+        new_owner,
+        format!("lane {feature}: handed from {previous} to {new_owner} (packet {packet})"),
+    )
+    .trailer("Swarm-Packet", packet)
+    .trailer("Swarm-Lane", feature.to_string());
+    Some((record, event))
+}
+
+/// For `accept` with a remote: the next version of the lane record at
+/// `base` (the newest version known here) that hands the lane to
+/// `new_owner` at `checkout`, so it is published in the same atomic push as
+/// the acceptance. None when the lane is not active on `branch`, or is
+/// theirs there already.
+pub fn handover_commit(
+    store: &Store,
+    feature: &str,
+    base: ObjectId,
+    branch: &str,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+) -> Result<Option<ObjectId>> {
+    let rec = store.read_commit(base)?;
+    let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
+        )
+    })?;
+    let current = parse(feature, bytes)?;
+    if !current.is_active() || current.branch != branch {
+        return Ok(None);
+    }
+    let now = rfc3339(store.clock.now());
+    let Some((record, event)) = handed(feature, &current, new_owner, packet, checkout, &now) else {
+        return Ok(None);
+    };
+    let tree = store.write_tree(&files(&record)?)?;
+    Ok(Some(store.commit(tree, &[base], &event)?))
 }

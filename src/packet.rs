@@ -28,6 +28,7 @@ use crate::clock::rfc3339;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::failpoint;
+use crate::git::PushUpdate;
 use crate::lead;
 use crate::names;
 use crate::output::Output;
@@ -96,6 +97,10 @@ pub struct Packet {
     /// inside it (that file is not part of the work), else absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub export: Option<String>,
+    /// The lane whose branch this is: its record is published with the
+    /// packet, and `accept` hands it over or refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<String>,
     #[serde(default)]
     pub leader: Option<String>,
     #[serde(default)]
@@ -522,9 +527,18 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     let workdir = store.workdir_or_err()?;
     let lead_ref = lead::lead_ref(&plan_name);
     let packets_prefix = format!("{PREFIX}{plan_name}/");
-    fetch(ctx, &[&lead_ref, &packets_prefix])?;
-
     let branch = store.git.current_branch()?;
+    let lane = match &branch {
+        Some(b) => crate::lane::all(store)?
+            .into_iter()
+            .find(|l| l.record.is_active() && l.record.branch == *b),
+        None => None,
+    };
+    let lane_ref = lane.as_ref().map(|l| crate::lane::lane_ref(&l.feature));
+    let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
+    wanted.extend(lane_ref.as_deref());
+    fetch(ctx, &wanted)?;
+
     let head = head_commit(store)?;
     let export = input
         .export
@@ -562,6 +576,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         pushed: is_pushed,
         uncommitted,
         export,
+        lane: lane.as_ref().map(|l| l.feature.clone()),
         leader: leader
             .as_ref()
             .and_then(|l| l.current_leader())
@@ -579,6 +594,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     scan(&packet)?;
 
     let now = store.clock.now();
+    let companions = lane_companion(ctx, lane_ref.as_deref())?;
     let resumed = find_resumable(ctx, &plan_name, &packet)?;
     let refname = match &resumed {
         Some(refname) => {
@@ -587,17 +603,17 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             packet = read_version(store, commit, refname)?.0;
             if tip.online && tip.remote.is_none() {
                 // Written here but never published: publish it now.
-                if let Published::Rejected(lines) = sync::publish_record(
-                    store,
-                    ctx.remote(),
+                let record = sync::Publish {
                     refname,
-                    &tip,
-                    commit,
-                    &[],
-                    &actor,
-                    "handoff: publish",
-                    "handoff",
-                )? {
+                    tip: &tip,
+                    new: commit,
+                    actor: &actor,
+                    reason: "handoff: publish",
+                    point: "handoff",
+                };
+                if let Published::Rejected(lines) =
+                    sync::publish_records(store, ctx.remote(), &record, &companions, &[])?
+                {
                     return Err(Error::race(
                         "CAS_FAILED",
                         format!(
@@ -612,7 +628,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             }
             refname.clone()
         }
-        None => publish_new(ctx, &mut packet, &actor, now)?,
+        None => publish_new(ctx, &mut packet, &actor, now, &companions)?,
     };
     failpoint::point("handoff:ref");
 
@@ -699,6 +715,35 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     Ok(Output::new(json, text))
 }
 
+/// The lane record to publish in the same push as the packet, so that a
+/// successor on another clone finds the lane it takes over: the local
+/// version, when the remote lacks it or is behind it. A local version that
+/// diverged from the published one is `sync`'s to join (the published one
+/// still names the lane).
+fn lane_companion(ctx: &Ctx, lane_ref: Option<&str>) -> Result<Vec<PushUpdate>> {
+    let (Some(remote), Some(refname)) = (ctx.remote(), lane_ref) else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.store;
+    let Some(local) = store.ref_target(refname)? else {
+        return Ok(Vec::new());
+    };
+    let published = store.ref_target(&sync::mirror_ref(remote, refname))?;
+    let ahead = match published {
+        None => true,
+        Some(p) => p != local && store.is_ancestor(p, local)?,
+    };
+    Ok(if ahead {
+        vec![PushUpdate {
+            refname: refname.to_string(),
+            new: Some(local.to_string()),
+            expected: published.map(|p| p.to_string()),
+        }]
+    } else {
+        Vec::new()
+    })
+}
+
 /// Give the packet a free id, write it, publish it at the arbiter; a lost
 /// race for an id (same author, same second) moves on to the next suffix.
 fn publish_new(
@@ -706,6 +751,7 @@ fn publish_new(
     packet: &mut Packet,
     actor: &str,
     now: jiff::Timestamp,
+    companions: &[PushUpdate],
 ) -> Result<String> {
     let store = &ctx.store;
     let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
@@ -744,20 +790,29 @@ fn publish_new(
             online: ctx.remote().is_some(),
             archived: false,
         };
-        match sync::publish_record(
-            store,
-            ctx.remote(),
-            &refname,
-            &tip,
-            commit,
-            &[],
+        let record = sync::Publish {
+            refname: &refname,
+            tip: &tip,
+            new: commit,
             actor,
-            &event.summary,
-            "handoff",
-        )? {
+            reason: &event.summary,
+            point: "handoff",
+        };
+        match sync::publish_records(store, ctx.remote(), &record, companions, &[])? {
             Published::Ok => return Ok(refname),
-            Published::Rejected(_) => {
+            Published::Rejected(lines) => {
                 fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
+                if !companions.is_empty() && !id_taken(ctx, &refname)? {
+                    // Not the id: the lane record moved at the remote meanwhile.
+                    return Err(Error::race(
+                        "PUSH_REJECTED",
+                        format!(
+                            "the remote refused the packet with its lane record: {}",
+                            lines.join("; ")
+                        ),
+                    )
+                    .hint("run `git swarm sync`, then hand off again"));
+                }
                 continue;
             }
         }
@@ -970,7 +1025,15 @@ fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let store = &ctx.store;
     let actor = ctx.actor()?;
-    fetch(ctx, &[PREFIX, "refs/swarm/lead/", "refs/swarm/plans/"])?;
+    fetch(
+        ctx,
+        &[
+            PREFIX,
+            "refs/swarm/lead/",
+            "refs/swarm/plans/",
+            "refs/swarm/lanes/",
+        ],
+    )?;
     let refname = locate(ctx, arg)?;
     let tip = sync::tip(store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
@@ -1040,6 +1103,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     }
     let leader = lead::known(store, ctx.remote(), &packet.plan)?;
     let workdir = store.workdir_or_err()?;
+    let lane_move = lane_move(ctx, &packet, &actor, &workdir)?;
     let acc = Acceptance {
         schema: ACCEPTANCE_SCHEMA.into(),
         packet: packet.id.clone(),
@@ -1069,17 +1133,17 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
     failpoint::point("accept:objects");
-    if let Published::Rejected(lines) = sync::publish_record(
-        store,
-        ctx.remote(),
-        &refname,
-        &tip,
-        commit,
-        &[],
-        &actor,
-        &event.summary,
-        "accept",
-    )? {
+    let record = sync::Publish {
+        refname: &refname,
+        tip: &tip,
+        new: commit,
+        actor: &actor,
+        reason: &event.summary,
+        point: "accept",
+    };
+    if let Published::Rejected(lines) =
+        sync::publish_records(store, ctx.remote(), &record, &lane_move, &[])?
+    {
         fetch(ctx, &[&refname])?;
         let after = sync::tip(store, ctx.remote(), &refname)?;
         if let Some(b) = after.base {
@@ -1116,7 +1180,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
     store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
-    if let Some(branch) = &packet.branch {
+    if let (None, Some(branch)) = (ctx.remote(), &packet.branch) {
+        // Offline the local lane record is the one to move (with a remote,
+        // it travelled with the acceptance).
         crate::lane::hand_over(store, branch, &actor, &packet.id, &workdir)?;
     }
     let out = accepted_output(ctx, &refname, &packet, &acc, false);
@@ -1245,6 +1311,63 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Output> {
             packet.id
         ),
     ))
+}
+
+/// The lane the packet hands over, as the next version of its record, to
+/// publish in the same atomic push as the acceptance: so `accept` either
+/// moves the lane or records nothing. A packet that names a lane whose
+/// record has not reached this clone is refused (`PACKET_LANE_MISSING`)
+/// rather than accepted with the lane left behind. Offline, the lane is
+/// moved locally after the acceptance (see `lane::hand_over`).
+fn lane_move(ctx: &Ctx, packet: &Packet, actor: &str, checkout: &Path) -> Result<Vec<PushUpdate>> {
+    let Some(branch) = packet.branch.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let feature = packet
+        .lane
+        .clone()
+        .or_else(|| branch.strip_prefix("feat/").map(str::to_string))
+        .filter(|f| names::is_valid_name(f));
+    let Some(feature) = feature else {
+        return Ok(Vec::new());
+    };
+    let refname = crate::lane::lane_ref(&feature);
+    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let Some(base) = tip.base else {
+        if packet.lane.is_some() {
+            return Err(lane_missing(packet, &feature));
+        }
+        return Ok(Vec::new());
+    };
+    if ctx.remote().is_none() || tip.archived {
+        return Ok(Vec::new());
+    }
+    let new = crate::lane::handover_commit(
+        &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
+    )?;
+    Ok(new
+        .map(|id| PushUpdate {
+            refname,
+            new: Some(id.to_string()),
+            expected: tip.remote.map(|r| r.to_string()),
+        })
+        .into_iter()
+        .collect())
+}
+
+fn lane_missing(packet: &Packet, feature: &str) -> Error {
+    Error::check(
+        "PACKET_LANE_MISSING",
+        format!(
+            "packet {} hands over lane {feature}, whose record has not reached this clone; nothing was recorded",
+            packet.id
+        ),
+    )
+    .hint(format!(
+        "ask {} to run `git swarm sync` (it publishes the lane record), then accept again",
+        packet.author
+    ))
+    .hint("offline: `git swarm sync` first, to fetch it")
 }
 
 fn accept_event(acc: &Acceptance) -> Event {

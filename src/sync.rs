@@ -209,19 +209,76 @@ pub fn publish_record(
     reason: &str,
     point: &str,
 ) -> Result<Published> {
+    let record = Publish {
+        refname,
+        tip,
+        new,
+        actor,
+        reason,
+        point,
+    };
+    publish_records(store, remote, &record, &[], extra)
+}
+
+/// One record version to publish at once (see [`publish_record`]).
+pub struct Publish<'a> {
+    pub refname: &'a str,
+    pub tip: &'a Tip,
+    pub new: ObjectId,
+    pub actor: &'a str,
+    pub reason: &'a str,
+    pub point: &'a str,
+}
+
+/// [`publish_record`] with companion records that must travel in the same
+/// atomic push (each with its lease at the value fetched), e.g. the lane
+/// record with the packet that hands it over: the remote takes all or
+/// nothing. Offline the companions are left to the caller. After the push,
+/// each companion's local ref is moved forward; one that holds a local
+/// change the pushed value lacks is left for `sync` to join.
+pub fn publish_records(
+    store: &Store,
+    remote: Option<&str>,
+    record: &Publish<'_>,
+    companions: &[PushUpdate],
+    extra: &[String],
+) -> Result<Published> {
+    let Publish {
+        refname,
+        tip,
+        new,
+        actor,
+        reason,
+        point,
+    } = *record;
     match remote {
         Some(r) => {
-            let update = PushUpdate {
+            let mut updates = vec![PushUpdate {
                 refname: refname.to_string(),
                 new: Some(new.to_string()),
                 expected: tip.remote.map(|e| e.to_string()),
-            };
-            match publish(store, r, &[update], extra)? {
+            }];
+            updates.extend(companions.iter().cloned());
+            match publish(store, r, &updates, extra)? {
                 PushOutcome::Ok => {}
                 PushOutcome::Rejected(lines) => return Ok(Published::Rejected(lines)),
             }
             crate::failpoint::point(&format!("{point}:pushed"));
             adopt(store, refname, new, actor, reason)?;
+            for c in companions {
+                let Some(id) = c
+                    .new
+                    .as_deref()
+                    .and_then(|n| ObjectId::from_hex(n.as_bytes()).ok())
+                else {
+                    continue;
+                };
+                // Published already; a local ref that diverged is `sync`'s to join.
+                match adopt(store, &c.refname, id, actor, reason) {
+                    Err(e) if e.code == "CAS_FAILED" => {}
+                    other => other?,
+                }
+            }
             Ok(Published::Ok)
         }
         None => match store.cas(refname, tip.local, Some(new), actor, reason) {

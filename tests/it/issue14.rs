@@ -253,3 +253,117 @@ fn a_packet_written_to_the_wrong_plan_is_withdrawn_by_its_author_and_refuses_acc
     env.swarm(a, &["packet", "withdraw", &id2, "--reason", "late"])
         .err(3, "PACKET_ALREADY_ACCEPTED");
 }
+
+fn lane_field(env: &TestEnv, dir: &Path, rev: &str, key: &str) -> String {
+    let yaml = env.git(dir, &["show", &format!("{rev}:lane.yaml")]);
+    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// Alice starts lane `login` (not synced: its record is only in her clone),
+/// commits and pushes the branch, and hands off from the lane's worktree.
+/// Bob's clone has the branch checked out, ready to accept.
+fn handed_off_lane(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, String) {
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    env.swarm(&a, &["plan", "new", "auth"]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = worktree(&a, "login");
+    env.write(&wt.join("login.rs"), "fn login() {}\n");
+    env.git(&wt, &["add", "login.rs"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/login",
+        ],
+    );
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    (remote, a, b, id)
+}
+
+#[test]
+fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane() {
+    let env = TestEnv::new();
+    let (remote, a, b, id) = handed_off_lane(&env);
+    // The lane record went out with the packet.
+    let lane = "refs/swarm/lanes/login";
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "alice");
+    assert_eq!(
+        env.git(
+            &remote,
+            &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")]
+        )
+        .contains("lane: login"),
+        true
+    );
+
+    env.swarm(&b, &["accept", &id]).ok();
+    // Moved at the remote in the same push as the acceptance, and here.
+    let b_path = std::fs::canonicalize(&b).unwrap().display().to_string();
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "bob");
+    assert_eq!(lane_field(&env, &remote, lane, "path"), b_path);
+    assert_eq!(
+        env.git(&b, &["rev-parse", lane]),
+        env.git(&remote, &["rev-parse", lane])
+    );
+    // After both sync, everyone agrees, and the successor can report.
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&b, &["sync"]).ok();
+    assert_eq!(lane_field(&env, &a, lane, "owner"), "bob");
+    env.swarm(&b, &["report", "plan-ready"]).ok();
+    let msg = env.git(&b, &["log", "-1", "--format=%B", "refs/swarm/plans/auth"]);
+    assert!(msg.contains("Swarm-Actor: bob"), "{msg}");
+}
+
+#[test]
+fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has() {
+    let env = TestEnv::new();
+    let (remote, a, b, id) = handed_off_lane(&env);
+    // As if the lane record had not reached the remote (an older client
+    // published the packet alone).
+    env.git(&remote, &["update-ref", "-d", "refs/swarm/lanes/login"]);
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    env.swarm(&b, &["accept", &id])
+        .err(1, "PACKET_LANE_MISSING")
+        .stderr_has("lane login")
+        .stderr_has("ask alice to run `git swarm sync`");
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &packet]),
+        before,
+        "not accepted"
+    );
+    assert!(env.refs(&b, "refs/swarm/lanes/").is_empty());
+
+    // The record arrives later: then accept moves it.
+    env.swarm(&a, &["sync"]).ok();
+    assert_eq!(
+        lane_field(&env, &remote, "refs/swarm/lanes/login", "owner"),
+        "alice"
+    );
+    env.swarm(&b, &["accept", &id]).ok();
+    assert_eq!(
+        lane_field(&env, &remote, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+    assert_eq!(
+        lane_field(&env, &b, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+}

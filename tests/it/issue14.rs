@@ -367,3 +367,82 @@ fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has
         "bob"
     );
 }
+
+fn commit_changeset(env: &TestEnv, dir: &Path, name: &str, text: &str) -> crate::harness::Run {
+    env.write(&dir.join(".changeset").join(name), text);
+    env.git(dir, &["add", "."]);
+    env.git_run(
+        dir,
+        &["commit", "--quiet", "-m", &format!("changeset {name}")],
+    )
+}
+
+#[test]
+fn a_lanes_own_changeset_merged_into_main_is_no_duplicate_for_the_hook_or_check_range() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "docs"]).ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let login = worktree(a, "login");
+    commit_changeset(
+        &env,
+        &login,
+        "login-form.md",
+        "---\nauth: minor\n---\nLogin form\n",
+    )
+    .ok();
+
+    // The leader squashes the lane into main: the pre-commit hook lets the
+    // lane's own changeset in.
+    env.git(a, &["merge", "--quiet", "--squash", "feat/login"]);
+    env.git_run(a, &["commit", "--quiet", "-m", "login (squashed)"])
+        .ok();
+    assert!(a.join(".changeset/login-form.md").exists());
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+
+    // A lane started after that inherits the file from main: not blamed.
+    env.swarm(
+        a,
+        &["lane", "new", "manual", "--plan", "docs", "--base", "main"],
+    )
+    .ok();
+    assert!(worktree(a, "manual")
+        .join(".changeset/login-form.md")
+        .exists());
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD", "--json"])
+        .ok();
+
+    // A real merge and a cherry-pick of a second changeset pass check too.
+    commit_changeset(&env, &login, "login-errors.md", "Login errors\n").ok();
+    env.git(
+        a,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "--no-verify",
+            "-m",
+            "merge login",
+            "feat/login",
+        ],
+    );
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+    commit_changeset(&env, &login, "login-retry.md", "Login retry\n").ok();
+    env.git(a, &["cherry-pick", "feat/login"]);
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+
+    // The same name with other content is still a duplicate.
+    let run = commit_changeset(&env, a, "login-form-2.md", "x\n");
+    run.ok();
+    commit_changeset(&env, &worktree(a, "manual"), "manual.md", "Manual\n").ok();
+    let run = commit_changeset(&env, a, "manual.md", "Someone else's manual\n");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("exists on lane branch feat/manual"),
+        "{}",
+        run.stderr
+    );
+}

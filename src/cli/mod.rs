@@ -29,7 +29,7 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of human text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Act as this address (overrides GIT_SWARM_AS and swarm.as).
+    /// Act as this address (overrides GIT_SWARM_AS, the lane owner and swarm.as).
     #[arg(long = "as", global = true, value_name = "ADDRESS")]
     pub as_: Option<String>,
     /// Do not fetch from or push to the shared remote.

@@ -446,3 +446,41 @@ fn a_lanes_own_changeset_merged_into_main_is_no_duplicate_for_the_hook_or_check_
         run.stderr
     );
 }
+
+#[test]
+fn inside_a_lane_worktree_the_lane_owner_wins_over_the_repository_wide_swarm_as() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice"); // swarm.as = alice, for every worktree
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(&repo, &["lane", "new", "login", "--owner", "bot1"])
+        .ok();
+    let wt = worktree(&repo, "login");
+    let last_actor = || {
+        env.git(
+            &repo,
+            &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+        )
+        .lines()
+        .find_map(|l| l.strip_prefix("Swarm-Actor: ").map(str::to_string))
+        .unwrap()
+    };
+    env.swarm(&wt, &["report", "plan-ready"]).ok();
+    assert_eq!(last_actor(), "bot1");
+    // --as and GIT_SWARM_AS still come first.
+    env.swarm(&wt, &["report", "plan-ready", "--as", "carol"])
+        .ok();
+    assert_eq!(last_actor(), "carol");
+    env.swarm_env(&wt, &[("GIT_SWARM_AS", "dave")], &["report", "plan-ready"])
+        .ok();
+    assert_eq!(last_actor(), "dave");
+    // Outside the lane, swarm.as.
+    env.swarm(&repo, &["plan", "save", "auth", "--file", "README.md"])
+        .ok();
+    assert_eq!(last_actor(), "alice");
+    // The hint for a missing identity no longer leads into the trap.
+    env.git(&repo, &["config", "--unset", "swarm.as"]);
+    env.swarm(&repo, &["plan", "new", "x"])
+        .err(2, "IDENTITY_MISSING")
+        .stderr_has("repository-wide");
+}

@@ -93,6 +93,11 @@ pub struct Packet {
     /// Uncommitted paths, without the packet's own export file.
     #[serde(default)]
     pub uncommitted: Vec<String>,
+    /// What each uncommitted path holds: the git blob id of the working-tree
+    /// file (as `git hash-object` without filters), or `deleted`. `accept`
+    /// compares it, so equal paths with other content do not pass.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub uncommitted_content: BTreeMap<String, String>,
     /// Where `--export` wrote the packet: relative to the checkout when
     /// inside it (that file is not part of the work), else absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -547,6 +552,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         .transpose()?;
     let mut uncommitted = store.git.dirty_paths()?;
     uncommitted.retain(|p| Some(p) != export.as_ref());
+    let uncommitted_content = content_ids(store, &workdir, &uncommitted)?;
     let repo = ctx
         .settings
         .remote
@@ -575,6 +581,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         head: head.clone(),
         pushed: is_pushed,
         uncommitted,
+        uncommitted_content,
         export,
         lane: lane.as_ref().map(|l| l.feature.clone()),
         leader: leader
@@ -591,7 +598,11 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         extra: Extra::new(),
     };
     // What the tool derived travels too (a path or a URL can carry a secret).
-    scan(&packet)?;
+    // `uncommitted_content` repeats the `uncommitted` paths as its keys, with
+    // blob ids: scanned once, as `uncommitted`, so a finding names that field.
+    let mut probe = packet.clone();
+    probe.uncommitted_content.clear();
+    scan(&probe)?;
 
     let now = store.clock.now();
     let companions = lane_companion(ctx, lane_ref.as_deref())?;
@@ -950,8 +961,79 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<Mismatch>> {
             expected: serde_json::json!(want),
             actual: serde_json::json!(dirty),
         });
+    } else {
+        out.extend(content_mismatch(ctx, packet)?);
     }
     Ok(out)
+}
+
+/// The content of each path in the checkout, as git would store it: the
+/// blob id of a file's bytes (of a symlink's target, for a link), or
+/// `deleted`. No filters run, so both sides of a handoff hash alike.
+fn content_ids(
+    store: &Store,
+    workdir: &Path,
+    paths: &[String],
+) -> Result<BTreeMap<String, String>> {
+    let kind = store.repo.object_hash();
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let full = workdir.join(p);
+        let bytes = match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.insert(p.clone(), "deleted".to_string());
+                continue;
+            }
+            Err(e) => return Err(plan::io_error(&full, e)),
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&full)
+                .map_err(|e| plan::io_error(&full, e))?
+                .into_os_string()
+                .into_encoded_bytes(),
+            Ok(m) if m.is_dir() => {
+                // A nested repository or submodule: its content is not ours to hash.
+                out.insert(p.clone(), "directory".to_string());
+                continue;
+            }
+            Ok(_) => std::fs::read(&full).map_err(|e| plan::io_error(&full, e))?,
+        };
+        let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| Error::gix("could not hash a file", e))?;
+        out.insert(p.clone(), id.to_string());
+    }
+    Ok(out)
+}
+
+/// Paths whose content differs from what the packet recorded, as
+/// `path blob` lines (expected, actual); empty when the packet recorded
+/// none (an older packet) or every path matches.
+fn content_mismatch(ctx: &Ctx, packet: &Packet) -> Result<Option<Mismatch>> {
+    if packet.uncommitted_content.is_empty() {
+        return Ok(None);
+    }
+    let workdir = ctx.store.workdir_or_err()?;
+    let paths: Vec<String> = packet.uncommitted_content.keys().cloned().collect();
+    let actual = content_ids(&ctx.store, &workdir, &paths)?;
+    let differ: Vec<&String> = paths
+        .iter()
+        .filter(|p| actual.get(*p) != packet.uncommitted_content.get(*p))
+        .collect();
+    if differ.is_empty() {
+        return Ok(None);
+    }
+    let line = |map: &BTreeMap<String, String>, p: &String| {
+        format!("{p} {}", map.get(p).map(String::as_str).unwrap_or("?"))
+    };
+    let want: Vec<String> = differ
+        .iter()
+        .map(|p| line(&packet.uncommitted_content, p))
+        .collect();
+    let got: Vec<String> = differ.iter().map(|p| line(&actual, p)).collect();
+    Ok(Some(Mismatch {
+        field: "uncommitted_content".into(),
+        diff: Some(list_diff(&want, &got)),
+        expected: serde_json::json!(want),
+        actual: serde_json::json!(got),
+    }))
 }
 
 fn show_value(v: &serde_json::Value) -> String {
@@ -1001,6 +1083,9 @@ fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
     }
     if mismatches.iter().any(|m| m.field == "uncommitted") {
         err = err.hint("the uncommitted paths must be the packet's: bring the same working-tree changes over (or ask the author to commit and push them)");
+    }
+    if mismatches.iter().any(|m| m.field == "uncommitted_content") {
+        err = err.hint("the same paths hold other content than the packet's (blob ids shown): bring the author's exact working-tree changes over (or ask them to commit and push them)");
     }
     if mismatches.iter().any(|m| m.field == "plan") {
         err = err.hint("fetch the plan with `git swarm sync`");

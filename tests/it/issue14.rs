@@ -484,3 +484,61 @@ fn inside_a_lane_worktree_the_lane_owner_wins_over_the_repository_wide_swarm_as(
         .err(2, "IDENTITY_MISSING")
         .stderr_has("repository-wide");
 }
+
+#[test]
+fn accept_compares_the_content_of_uncommitted_paths_not_only_their_names() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.git(a, &["switch", "--quiet", "-c", "feat/auth"]);
+    env.git(
+        a,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/auth",
+        ],
+    );
+    env.write(&a.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.write(&a.join("notes.txt"), "todo\n");
+    let out = env
+        .swarm(a, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    let id = out["id"].as_str().unwrap().to_string();
+    let readme_blob = env.git(a, &["hash-object", "README.md"]);
+    assert_eq!(
+        out["uncommitted_content"]["README.md"],
+        readme_blob.as_str()
+    );
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let yaml = env.git(&remote, &["show", &format!("{packet}:packet.yaml")]);
+    assert!(
+        yaml.contains(&format!("README.md: {readme_blob}")),
+        "{yaml}"
+    );
+
+    // Same paths, other content: refused, nothing recorded.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(b, &["switch", "--quiet", "feat/auth"]);
+    env.write(&b.join("README.md"), "hello\nsomething else\n");
+    env.write(&b.join("notes.txt"), "todo\n");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    let run = env
+        .swarm(b, &["accept", &id])
+        .err(1, "PACKET_MISMATCH")
+        .stderr_has("uncommitted_content")
+        .stderr_has(&format!("- README.md {readme_blob}"))
+        .stderr_has("other content");
+    assert!(!run.stderr.contains("notes.txt"), "{}", run.stderr);
+    assert_eq!(env.git(&remote, &["rev-parse", &packet]), before);
+
+    // The author's exact changes: accepted.
+    env.write(&b.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.swarm(b, &["accept", &id]).ok();
+}

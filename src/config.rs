@@ -52,7 +52,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.protect",
         "(unset)",
-        "refs that only `lead push` may move (multi-valued, e.g. refs/heads/main)",
+        "refs that only `lead push` may move (multi-valued, e.g. refs/heads/main); `init` adds the base branch unless --no-protect",
     ),
     (
         "swarm.holdPattern",

@@ -542,3 +542,106 @@ fn accept_compares_the_content_of_uncommitted_paths_not_only_their_names() {
     env.write(&b.join("README.md"), "hello\nhalf-done refresh logic\n");
     env.swarm(b, &["accept", &id]).ok();
 }
+
+#[test]
+fn init_protects_the_base_branch_so_a_fenced_leader_cannot_push_main_nor_take_over_at_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    // init (run by the harness for each clone) protected main, and says so.
+    assert_eq!(
+        env.git(a, &["config", "--get-all", "swarm.protect"]),
+        "refs/heads/main"
+    );
+    let fresh = env.root().join("carol");
+    env.git(
+        env.root(),
+        &["clone", "--quiet", remote.to_str().unwrap(), "carol"],
+    );
+    env.swarm(&fresh, &["init"])
+        .ok()
+        .stdout_has("protected refs/heads/main")
+        .stdout_has("--no-protect");
+    env.swarm(&fresh, &["init"])
+        .ok()
+        .stdout_has("nothing to change");
+    // Opting out is recorded, so a later init leaves it alone.
+    let optout = env.root().join("dave");
+    env.git(
+        env.root(),
+        &["clone", "--quiet", remote.to_str().unwrap(), "dave"],
+    );
+    env.swarm(&optout, &["init", "--no-protect"])
+        .ok()
+        .stdout_has("unprotected");
+    env.swarm(&optout, &["init"])
+        .ok()
+        .stdout_has("nothing to change");
+    assert_eq!(
+        env.git(&optout, &["config", "--get-all", "swarm.protect"]),
+        ""
+    );
+
+    let t0 = "2026-01-01T10:00:00Z";
+    fn at(t: &str) -> [(&str, &str); 1] {
+        [("GIT_SWARM_NOW", t)]
+    }
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm_env(
+        a,
+        &at(t0),
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+            "--lease",
+            "1h",
+        ],
+    )
+    .ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm_env(
+        b,
+        &at("2026-01-01T12:00:00Z"),
+        &[
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--reason",
+            "alice silent",
+            "--lease",
+            "1h",
+        ],
+    )
+    .ok();
+
+    // The stale leader's plain push to main is refused by the hook.
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(a, &["add", "x.txt"]);
+    env.git(a, &["commit", "--quiet", "-m", "hotfix"]);
+    let main_before = env.git(&remote, &["rev-parse", "main"]);
+    let run = env.git_run(a, &["push", "origin", "HEAD:main"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    run.expect_stderr("[fenced-publish] refs/heads/main");
+    assert_eq!(env.git(&remote, &["rev-parse", "main"]), main_before);
+    // Taking over again needs the new leader's lease to have expired, as for anyone.
+    env.swarm_env(
+        a,
+        &at("2026-01-01T12:30:00Z"),
+        &["lead", "takeover", "--plan", "auth", "--reason", "back"],
+    )
+    .err(3, "LEASE_LIVE")
+    .stderr_has("bob");
+    env.swarm_env(
+        a,
+        &at("2026-01-01T13:30:00Z"),
+        &["lead", "takeover", "--plan", "auth", "--reason", "back"],
+    )
+    .ok()
+    .stdout_has("epoch 3");
+}

@@ -349,6 +349,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "lane rm: the lane's worktree is in another clone (--force marks the record removed)",
     ),
     (
+        "LANE_MOVED",
+        Class::Check,
+        "report: this is the old worktree of a lane handed over since; says who owns it now and where",
+    ),
+    (
         "GUARD_FAILED",
         Class::Check,
         "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",

@@ -40,7 +40,8 @@ pub enum LaneCmd {
         keep_branch: bool,
     },
     /// Remove this clone's lanes whose branch is merged into the base
-    /// (ancestry, or a recorded merged verdict) and whose worktree is clean.
+    /// (ancestry, or a recorded merged verdict) and whose worktree is clean,
+    /// and the clean old worktrees of lanes handed over elsewhere.
     Prune {
         /// Only say what would be removed.
         #[arg(long)]

@@ -645,3 +645,48 @@ fn init_protects_the_base_branch_so_a_fenced_leader_cannot_push_main_nor_take_ov
     .ok()
     .stdout_has("epoch 3");
 }
+
+#[test]
+fn a_handed_over_lanes_old_worktree_says_who_owns_the_lane_now_and_prune_cleans_it_up() {
+    let env = TestEnv::new();
+    let (_remote, a, b, id) = handed_off_lane(&env);
+    env.swarm(&b, &["accept", &id]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    let old = worktree(&a, "login");
+    let b_path = std::fs::canonicalize(&b).unwrap().display().to_string();
+
+    env.swarm(&old, &["report", "plan-ready"])
+        .err(1, "LANE_MOVED")
+        .stderr_has(&format!("bob owns it now, at {b_path}"))
+        .stderr_has("git swarm lane prune");
+    env.swarm(&a, &["lane", "rm", "login"])
+        .err(1, "LANE_ELSEWHERE")
+        .stderr_has(&format!("bob owns it now, at {b_path}"))
+        .stderr_has("old worktree");
+
+    let lane_before = env.git(&a, &["rev-parse", "refs/swarm/lanes/login"]);
+    env.write(&old.join("scratch.txt"), "notes\n");
+    env.swarm(&a, &["lane", "prune"])
+        .ok()
+        .stdout_has("stays: it has uncommitted work (scratch.txt)");
+    assert!(old.exists());
+    std::fs::remove_file(old.join("scratch.txt")).unwrap();
+    env.swarm(&a, &["lane", "prune", "--dry-run"])
+        .ok()
+        .stdout_has("would remove login: old worktree");
+    assert!(old.exists());
+    let out = env.swarm(&a, &["lane", "prune", "--json"]).ok().json();
+    assert_eq!(out["old_worktrees"][0]["feature"], "login");
+    assert_eq!(out["old_worktrees"][0]["owner"], "bob");
+    assert!(!old.exists());
+    // The lane stays bob's, and the branch stays.
+    assert_eq!(
+        env.git(&a, &["rev-parse", "refs/swarm/lanes/login"]),
+        lane_before
+    );
+    assert_eq!(
+        lane_field(&env, &a, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+    assert!(!env.refs(&a, "refs/heads/feat/login").is_empty());
+}

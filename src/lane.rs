@@ -123,17 +123,26 @@ pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     let Some(rec) = store.read(&lane_ref(feature))? else {
         return Ok(None);
     };
+    from_record(feature, rec).map(Some)
+}
+
+/// A lane as one version of its record (e.g. the mirror's) has it.
+pub fn at(store: &Store, feature: &str, commit: ObjectId) -> Result<Lane> {
+    from_record(feature, store.read_commit(commit)?)
+}
+
+fn from_record(feature: &str, rec: crate::store::Record) -> Result<Lane> {
     let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
         Error::usage(
             "YAML_INVALID",
             format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
         )
     })?;
-    Ok(Some(Lane {
+    Ok(Lane {
         feature: feature.to_string(),
         record: parse(feature, bytes)?,
         commit: rec.commit,
-    }))
+    })
 }
 
 /// Every lane record, sorted by feature.

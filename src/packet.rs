@@ -372,14 +372,19 @@ fn withdrawn_error(packet: &Packet, w: &Withdrawal) -> Error {
 /// Local names of every packet ref known here (local or mirrored), under `prefix`.
 /// Packet refs under `prefix`, local or published; with `archived`, also
 /// those `gc` folded into the archive (for finding one packet by id).
-fn known_refs(ctx: &Ctx, prefix: &str, archived: bool) -> Result<Vec<String>> {
+fn known_refs(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    prefix: &str,
+    archived: bool,
+) -> Result<Vec<String>> {
     let mut names: Vec<String> = ctx
         .store
         .list_refs(prefix)?
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    if let Some(remote) = ctx.remote() {
+    if let Some(remote) = remote {
         let root = sync::mirror_ref(remote, "refs/swarm/");
         for (n, _) in ctx.store.list_refs(&sync::mirror_ref(remote, prefix))? {
             names.push(format!("refs/swarm/{}", &n[root.len()..]));
@@ -399,7 +404,7 @@ fn known_refs(ctx: &Ctx, prefix: &str, archived: bool) -> Result<Vec<String>> {
 
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
-    for refname in known_refs(ctx, &format!("{PREFIX}{plan}/"), false)? {
+    for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok((p, acc)) = read_version(&ctx.store, base, &refname) else {
@@ -836,6 +841,11 @@ fn publish_new(
 
 /// Find the packet ref an id names (`<id>` or `<plan>/<id>`).
 pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
+    locate_in(ctx, ctx.remote(), arg)
+}
+
+/// [`locate`] among the local refs and `remote`'s mirror.
+fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
     let (plan, id) = match arg.split_once('/') {
         Some((p, i)) => (Some(p), i),
         None => (None, arg),
@@ -858,7 +868,7 @@ pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
         Some(p) => format!("{PREFIX}{p}/"),
         None => PREFIX.to_string(),
     };
-    let found: Vec<String> = known_refs(ctx, &prefix, true)?
+    let found: Vec<String> = known_refs(ctx, remote, &prefix, true)?
         .into_iter()
         .filter(|r| r.rsplit('/').next() == Some(id))
         .collect();
@@ -1570,9 +1580,11 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
         None => PREFIX.to_string(),
     };
     fetch(ctx, &[&prefix])?;
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
     let mut rows = Vec::new();
-    for refname in known_refs(ctx, &prefix, false)? {
-        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    for refname in known_refs(ctx, remote, &prefix, false)? {
+        let tip = sync::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
         let rec = ctx.store.read_commit(base)?;
         let (p, acc) = parse_version(&rec, &refname)?;
@@ -1627,14 +1639,24 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
             }
         ));
     }
-    Ok(Output::new(serde_json::json!({ "packets": rows }), text))
+    let mirror = remote
+        .map(|r| sync::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
+        .transpose()?;
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(ctx.store.clock.now()));
+    }
+    Ok(Output::new(
+        serde_json::json!({ "packets": rows, "mirror": mirror }),
+        text,
+    ))
 }
 
 /// `git swarm packet show <id>`
 pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
     fetch(ctx, &[PREFIX])?;
-    let refname = locate(ctx, arg)?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let remote = ctx.settings.remote.as_deref();
+    let refname = locate_in(ctx, remote, arg)?;
+    let tip = sync::tip(&ctx.store, remote, &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let rec = ctx.store.read_commit(base)?;
     let (packet, acc) = parse_version(&rec, &refname)?;

@@ -304,14 +304,11 @@ fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane(
     // The lane record went out with the packet.
     let lane = "refs/swarm/lanes/login";
     assert_eq!(lane_field(&env, &remote, lane, "owner"), "alice");
-    assert_eq!(
-        env.git(
-            &remote,
-            &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")]
-        )
-        .contains("lane: login"),
-        true
+    let packet = env.git(
+        &remote,
+        &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")],
     );
+    assert!(packet.contains("lane: login"), "{packet}");
 
     env.swarm(&b, &["accept", &id]).ok();
     // Moved at the remote in the same push as the acceptance, and here.

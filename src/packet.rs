@@ -1160,6 +1160,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
                 completed = true;
             }
             if let Some(branch) = &packet.branch {
+                // The lane record may have gone out with the acceptance: take
+                // it first, so the handover here is not written twice.
+                completed |= catch_up_lane(ctx, &packet, &actor)?;
                 completed |= crate::lane::hand_over(
                     store,
                     branch,
@@ -1448,6 +1451,23 @@ fn lane_move(ctx: &Ctx, packet: &Packet, actor: &str, checkout: &Path) -> Result
         })
         .into_iter()
         .collect())
+}
+
+/// Move the local lane ref up to the published one when it is missing or
+/// behind (a run interrupted between its push and its local update).
+fn catch_up_lane(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
+    let (Some(remote), Some(feature)) = (ctx.remote(), packet.lane.as_deref()) else {
+        return Ok(false);
+    };
+    let refname = crate::lane::lane_ref(feature);
+    let tip = sync::tip(&ctx.store, Some(remote), &refname)?;
+    match (tip.remote, tip.local_behind(&ctx.store)?) {
+        (Some(published), true) => {
+            sync::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
 }
 
 fn lane_missing(packet: &Packet, feature: &str) -> Error {

@@ -329,6 +329,29 @@ fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane(
 }
 
 #[test]
+fn an_accept_killed_after_its_push_completes_with_the_published_lane_record() {
+    let env = TestEnv::new();
+    let (remote, _a, b, id) = handed_off_lane(&env);
+    let lane = "refs/swarm/lanes/login";
+    let crashed = env.swarm_env(
+        &b,
+        &[("GIT_SWARM_FAILPOINT", "accept:pushed")],
+        &["accept", &id],
+    );
+    assert_ne!(crashed.code, 0);
+    // Published together at the remote; not yet here.
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "bob");
+    env.swarm(&b, &["accept", &id])
+        .ok()
+        .stdout_has("completed an interrupted acceptance");
+    // The local lane ref took the published record instead of a second handover.
+    assert_eq!(
+        env.git(&b, &["rev-parse", lane]),
+        env.git(&remote, &["rev-parse", lane])
+    );
+}
+
+#[test]
 fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has() {
     let env = TestEnv::new();
     let (remote, a, b, id) = handed_off_lane(&env);

@@ -346,6 +346,7 @@ fn setup(proxy: &Proxy, with_remote: bool) -> Setup {
     env.set_env("GITHUB_API_URL", &proxy.url);
     env.set_env("GITHUB_TOKEN", "ghp_OpenApiTestTokenDISTINCT");
     env.set_env("GIT_SWARM_VERIFY_BACKOFF_MS", "1");
+    env.set_env("GIT_SWARM_VIRTUAL_WAITS", "1");
     env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "60000");
     let dir = if with_remote {
         let (_, clones) = env.remote_with_clones(&["alice"]);

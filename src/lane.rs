@@ -20,7 +20,7 @@ use crate::git::Git;
 use crate::names;
 use crate::output::Output;
 use crate::plan;
-use crate::store::record::{self, Extra};
+use crate::store::record::{self, Extra, Unreadable};
 use crate::store::{short, Event, Store};
 
 pub const SCHEMA: &str = "swarm-lane/v1";
@@ -136,16 +136,20 @@ pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     }))
 }
 
-/// Every lane record, sorted by feature.
-pub fn all(store: &Store) -> Result<Vec<Lane>> {
+/// Every lane record that can be read, sorted by feature, and those that
+/// cannot (one bad record must not hide every other lane).
+pub fn all(store: &Store) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
         let feature = refname.trim_start_matches("refs/swarm/lanes/");
-        if let Some(lane) = load(store, feature)? {
-            out.push(lane);
+        match load(store, feature) {
+            Ok(Some(lane)) => out.push(lane),
+            Ok(None) => {}
+            Err(e) => bad.push(Unreadable::new("lane", feature, &refname, &e)),
         }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 fn require(store: &Store, feature: &str) -> Result<Lane> {
@@ -225,6 +229,44 @@ fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
     root.join(feature)
 }
 
+/// [`lane_path`] for a lane about to be created: `swarm.worktreeRoot` must
+/// lead inside the main worktree (symlinks resolved), unless
+/// `swarm.worktreeRootAllowOutside` is true, and never into the git directory.
+fn confined_lane_path(ctx: &Ctx, main: &Path, feature: &str) -> Result<PathBuf> {
+    let value = &ctx.settings.worktree_root;
+    let refuse = |why: &str| {
+        Error::usage(
+            "CONFIG_INVALID",
+            format!("swarm.worktreeRoot = '{}' {why}", value.escape_debug()),
+        )
+    };
+    let path = lane_path(ctx, main, feature);
+    let lexical = if Path::new(value).is_absolute() {
+        Path::new(value).starts_with(main)
+            && !Path::new(value)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+    } else {
+        crate::fsutil::confined_relative(value).is_some()
+    };
+    let inside = lexical && crate::fsutil::resolves_inside(main, &path);
+    if !inside && !ctx.settings.worktree_root_allow_outside {
+        return Err(refuse("leads outside the main worktree")
+            .hint("use a directory inside the main worktree (default _swarm-worktrees)")
+            .hint("to keep lane worktrees elsewhere on purpose, allow it: `git config swarm.worktreeRootAllowOutside true`"));
+    }
+    if crate::fsutil::resolves_inside(&ctx.store.common_dir(), &path)
+        || crate::fsutil::resolves_inside(ctx.store.repo.git_dir(), &path)
+        || Path::new(value)
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+    {
+        return Err(refuse("leads into the git directory")
+            .hint("use a directory of the worktree (default _swarm-worktrees)"));
+    }
+    Ok(path)
+}
+
 pub struct NewLane<'a> {
     pub feature: &'a str,
     pub plan: Option<&'a str>,
@@ -257,7 +299,14 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
-    let lanes = all(&ctx.store)?;
+    let (lanes, unreadable) = all(&ctx.store)?;
+    // This lane's own record is needed: unreadable, it fails with its code.
+    if let Some(bad) = unreadable.iter().find(|u| u.name == feature) {
+        return Err(Error::usage(bad.code, bad.reason.clone()).hint(format!(
+            "the record {} cannot be read; pick another feature name",
+            bad.refname
+        )));
+    }
     let previous = lanes.iter().find(|l| l.feature == feature);
     if let Some(prev) = previous.filter(|l| l.record.is_active()) {
         return Err(Error::usage(
@@ -322,7 +371,9 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
             .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
     let main = main_worktree(&ctx.store)?;
-    let path = lane_path(ctx, &main, feature);
+    let path = confined_lane_path(ctx, &main, feature)?;
+    // Refuse an unusable swarm.planFile before anything is created.
+    plan::plan_file_in(ctx, &path)?;
     if path.exists() {
         let mut err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
             .hint("move it away, or pick another feature name");
@@ -366,7 +417,13 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         let _ = git.branch_delete(&branch);
     };
 
-    let plan_file = path.join(&ctx.settings.plan_file);
+    let plan_file = match plan::plan_file_in(ctx, &path) {
+        Ok(f) => f,
+        Err(e) => {
+            rollback(&git);
+            return Err(e);
+        }
+    };
     let wrote_plan = if plan.text.is_some() {
         match plan::write_plan_file(&ctx.store, &plan, &plan_file, false) {
             Ok(w) => w,
@@ -661,16 +718,29 @@ fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)
         .into_iter()
         .filter(|p| p != plan_file)
         .collect();
-    let unsaved = plan_file_unsaved(&ctx.store, plan, &path.join(plan_file))?;
+    let unsaved = match plan::plan_file_in(ctx, path) {
+        Ok(file) => plan_file_unsaved(&ctx.store, plan, &file)?,
+        Err(_) => false,
+    };
     Ok((dirty, unsaved))
 }
 
 /// The worktree's plan file has text that no saved version of the plan has.
+/// A plan file that is a symlink, a FIFO or oversized is never read (it
+/// could block, or point outside the repository) and counts as unsaved, so
+/// removing the lane needs `--force`; an unreadable plan record likewise.
 fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool> {
-    let Ok(content) = std::fs::read(file) else {
-        return Ok(false);
+    let content = match crate::fsutil::read_limited(
+        file,
+        crate::fsutil::Follow::No,
+        crate::fsutil::MAX_TEXT,
+    ) {
+        Ok(c) => c,
+        Err(crate::fsutil::ReadError::Missing) => return Ok(false),
+        Err(crate::fsutil::ReadError::Io(_)) => return Ok(false),
+        Err(_) => return Ok(true),
     };
-    let Some(plan) = plan::load(store, plan_name)? else {
+    let Ok(Some(plan)) = plan::load(store, plan_name) else {
         return Ok(true);
     };
     Ok(!plan::is_saved_version(store, &plan, &content)?)
@@ -681,7 +751,8 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let mut states = Vec::new();
     let mut removed = 0;
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         if !lane.record.is_active() && !include_removed {
             removed += 1;
             continue;
@@ -689,7 +760,7 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
         states.push(inspect(ctx, &lane, &worktrees)?);
     }
     let mut text = String::new();
-    if states.is_empty() {
+    if states.is_empty() && unreadable.is_empty() {
         text.push_str(
             "no active lanes: start one with `git swarm lane new <feature> --plan <plan>`\n",
         );
@@ -747,7 +818,10 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
             "({removed} removed lane(s) not shown: `git swarm lane list --all`)\n"
         ));
     }
-    Ok(Output::new(serde_json::json!({ "lanes": states }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "lanes": states }), text),
+        &unreadable,
+    ))
 }
 
 struct Removal {
@@ -998,7 +1072,8 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let mut removed = Vec::new();
     let mut kept = Vec::new();
     let mut text = String::new();
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         let st = if lane.record.is_active() {
             inspect(ctx, &lane, &worktrees)?
         } else {
@@ -1067,9 +1142,12 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     if removed.is_empty() && kept.is_empty() {
         text.push_str("no active lanes\n");
     }
-    Ok(Output::new(
-        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept }),
-        text,
+    Ok(record::report_unreadable(
+        Output::new(
+            serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept }),
+            text,
+        ),
+        &unreadable,
     ))
 }
 
@@ -1324,6 +1402,7 @@ pub fn hand_over(
 ) -> Result<bool> {
     for _ in 0..10 {
         let Some(lane) = all(store)?
+            .0
             .into_iter()
             .find(|l| l.record.state == "active" && l.record.branch == branch)
         else {

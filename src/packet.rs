@@ -1201,10 +1201,18 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     };
     fetch(ctx, &[&prefix])?;
     let mut rows = Vec::new();
+    let mut unreadable = Vec::new();
     for refname in known_refs(ctx, &prefix, false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
-        let (p, acc) = read_version(&ctx.store, base, &refname)?;
+        let (p, acc) = match read_version(&ctx.store, base, &refname) {
+            Ok(v) => v,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(record::Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
         if open && acc.is_some() {
             continue;
         }
@@ -1225,7 +1233,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let mut text = String::new();
-    if rows.is_empty() {
+    if rows.is_empty() && unreadable.is_empty() {
         text.push_str(if open {
             "no open packets\n"
         } else {
@@ -1249,7 +1257,10 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
             }
         ));
     }
-    Ok(Output::new(serde_json::json!({ "packets": rows }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "packets": rows }), text),
+        &unreadable,
+    ))
 }
 
 /// `git swarm packet show <id>`

@@ -10,6 +10,7 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::output::Output;
 use crate::plan::{self, Plan};
+use crate::store::record::{self, Unreadable};
 use crate::store::Store;
 
 #[derive(Debug, Clone, Serialize)]
@@ -36,10 +37,16 @@ pub struct LaneStatus {
 /// Plans with their leaders (the newer of the local and the published
 /// record) and active lanes. A record that does not parse is an error, not
 /// a silent gap in the picture.
-pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Result<Vec<PlanStatus>> {
-    let plans: Vec<Plan> = plan::all(store)?;
+pub fn collect(
+    store: &Store,
+    remote: Option<&str>,
+    only: Option<&str>,
+) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
+    let (plans, mut unreadable): (Vec<Plan>, _) = plan::all(store)?;
+    let (lanes, bad_lanes) = crate::lane::all(store)?;
+    unreadable.extend(bad_lanes);
     let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for lane in crate::lane::all(store)? {
+    for lane in lanes {
         if !lane.record.is_active() {
             continue;
         }
@@ -72,7 +79,14 @@ pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Resul
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
         let lead = if led.contains(&p.record.plan) {
-            crate::lead::known(store, remote, &p.record.plan)?
+            match crate::lead::known(store, remote, &p.record.plan) {
+                Ok(lead) => lead,
+                Err(e) => {
+                    let refname = format!("refs/swarm/lead/{}", p.record.plan);
+                    unreadable.push(Unreadable::new("lead", &p.record.plan, &refname, &e));
+                    None
+                }
+            }
         } else {
             None
         };
@@ -130,7 +144,7 @@ pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Resul
     if let Some(only) = only {
         roots = find(roots, only).into_iter().collect();
     }
-    Ok(roots)
+    Ok((roots, unreadable))
 }
 
 fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
@@ -177,9 +191,9 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
     if let Some(p) = only {
         plan::require(&ctx.store, p)?;
     }
-    let roots = collect(&ctx.store, ctx.remote(), only)?;
+    let (roots, unreadable) = collect(&ctx.store, ctx.remote(), only)?;
     let mut text = String::new();
-    if roots.is_empty() {
+    if roots.is_empty() && unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render(&roots, 0, &mut text);
@@ -187,5 +201,5 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
         "remote": ctx.settings.remote,
         "plans": roots,
     });
-    Ok(Output::new(json, text))
+    Ok(record::report_unreadable(Output::new(json, text), &unreadable))
 }

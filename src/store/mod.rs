@@ -128,7 +128,7 @@ impl Store {
         let store = Store {
             repo,
             git: Git::new(cwd),
-            clock: Clock::from_env(),
+            clock: Clock::from_env()?,
         };
         store.refuse_reftable()?;
         Ok(store)

@@ -197,21 +197,40 @@ pub fn confined_relative(value: &str) -> Option<PathBuf> {
     (!out.as_os_str().is_empty()).then_some(out)
 }
 
-/// Whether the existing part of `path` (its deepest existing ancestor,
-/// symlinks resolved) lies inside `root` (also resolved).
-pub fn resolves_inside(root: &Path, path: &Path) -> bool {
-    let Ok(root) = std::fs::canonicalize(root) else {
-        return false;
-    };
+/// `path` with symlinks resolved as far as it exists; the part that does
+/// not exist yet is appended as written (`..` taken lexically).
+pub fn resolve_existing(path: &Path) -> PathBuf {
     let mut probe = path.to_path_buf();
+    let mut rest: Vec<std::ffi::OsString> = Vec::new();
     loop {
         if let Ok(real) = std::fs::canonicalize(&probe) {
-            return real.starts_with(&root);
+            let mut out = real;
+            for part in rest.iter().rev() {
+                if part == ".." {
+                    out.pop();
+                } else if part != "." {
+                    out.push(part);
+                }
+            }
+            return out;
+        }
+        match probe.file_name() {
+            Some(name) => rest.push(name.to_os_string()),
+            None => match probe.components().next_back() {
+                Some(Component::ParentDir) => rest.push("..".into()),
+                _ => return path.to_path_buf(),
+            },
         }
         if !probe.pop() {
-            return false;
+            return path.to_path_buf();
         }
     }
+}
+
+/// Whether `path` (symlinks resolved as far as it exists) lies inside
+/// `root` (likewise resolved).
+pub fn resolves_inside(root: &Path, path: &Path) -> bool {
+    resolve_existing(path).starts_with(resolve_existing(root))
 }
 
 #[cfg(test)]

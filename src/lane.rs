@@ -281,6 +281,17 @@ fn executor_of<'a>(lanes: &'a [Lane], plan: &str) -> Option<&'a Lane> {
         .find(|l| l.record.is_active() && l.record.plan == plan)
 }
 
+/// Where `lane new` marks a start under way (a cache in the git directory
+/// shared by all worktrees): present after a kill, it tells a re-run that
+/// the branch and worktree it finds were made for this lane.
+fn start_marker(store: &Store, feature: &str) -> PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join("lane-start")
+        .join(feature)
+}
+
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     names::validate_name("feature", args.feature)?;
@@ -345,28 +356,12 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         format!("if an interrupted `git swarm lane rm {feature}` left it, run that again to finish")
     });
     let branch = branch_of(feature);
-    if ctx
-        .store
-        .ref_target(&format!("refs/heads/{branch}"))?
-        .is_some()
-    {
-        let mut err = Error::usage(
-            "LANE_EXISTS",
-            format!("branch {branch} already exists"),
-        )
-        .hint(format!(
-            "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
-        ));
-        if let Some(h) = &leftover_hint {
-            err = err.hint(h.clone());
-        }
-        return Err(err);
-    }
+    let branch_ref = format!("refs/heads/{branch}");
     let base = args
         .base
         .map(str::to_string)
         .unwrap_or_else(|| default_base(ctx));
-    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+    let mut base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
         Error::usage("NOT_FOUND", format!("base '{base}' does not name a commit"))
             .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
@@ -374,7 +369,47 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     let path = confined_lane_path(ctx, &main, feature)?;
     // Refuse an unusable swarm.planFile before anything is created.
     plan::plan_file_in(ctx, &path)?;
-    if path.exists() {
+    let git = Git::new(&main);
+    let marker = start_marker(&ctx.store, feature);
+    let mut notes: Vec<String> = Vec::new();
+
+    // A `lane new` of this feature that began here (its marker is left)
+    // and was killed before it finished: its branch has no commit of its
+    // own, so finishing it (worktree there) or undoing it (no worktree)
+    // loses nothing.
+    let mut resume = false;
+    if let Some(tip) = ctx.store.ref_target(&branch_ref)? {
+        let no_own_commits = ctx.store.is_ancestor(tip, base_commit)?;
+        let on_branch = path.exists()
+            && Git::new(&path).current_branch().ok().flatten().as_deref() == Some(branch.as_str());
+        if marker.exists() && no_own_commits && on_branch {
+            resume = true;
+            base_commit = tip;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch} and {}: finishing it",
+                path.display()
+            ));
+        } else if marker.exists() && no_own_commits && !path.exists() {
+            let _ = git.worktree_prune();
+            git.branch_delete(&branch)?;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch}: removed that branch (it had no commits) and started again"
+            ));
+        } else {
+            let mut err = Error::usage(
+                "LANE_EXISTS",
+                format!("branch {branch} already exists"),
+            )
+            .hint(format!(
+                "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
+            ));
+            if let Some(h) = &leftover_hint {
+                err = err.hint(h.clone());
+            }
+            return Err(err);
+        }
+    }
+    if !resume && path.exists() {
         let mut err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
             .hint("move it away, or pick another feature name");
         if let Some(h) = leftover_hint {
@@ -385,36 +420,50 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     // Keep the plan file and the lanes directory out of `git status`.
     crate::init::ensure_excludes(ctx)?;
 
-    let git = Git::new(&main);
-    // Concurrent `git worktree add`s can trip over each other's half-made
-    // metadata before creating anything; such a failure is retried.
-    let mut attempt = 0;
-    loop {
-        match git.worktree_add(
-            &ctx.store.common_dir(),
-            &path,
-            &branch,
-            &base_commit.to_string(),
-        ) {
-            Ok(()) => break,
-            Err(_)
-                if attempt < 3
-                    && !path.exists()
-                    && ctx
-                        .store
-                        .ref_target(&format!("refs/heads/{branch}"))?
-                        .is_none() =>
-            {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+    if !resume {
+        // Say, before anything is created, that a start is under way, so a
+        // re-run after a kill knows the branch and worktree are its own.
+        if let Some(dir) = marker.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| plan::io_error(dir, e))?;
+        }
+        std::fs::write(&marker, format!("{plan_name}\n")).map_err(|e| plan::io_error(&marker, e))?;
+        // A lock left on the branch by a killed process would fail `git
+        // worktree add -b` (exit 4): take an old one away.
+        if ctx.store.clear_stale_branch_lock(&branch_ref) {
+            notes.push(format!("removed a stale lock on {branch_ref} left by a killed process"));
+        }
+        // Concurrent `git worktree add`s can trip over each other's half-made
+        // metadata before creating anything; such a failure is retried.
+        let mut attempt = 0;
+        loop {
+            match git.worktree_add(
+                &ctx.store.common_dir(),
+                &path,
+                &branch,
+                &base_commit.to_string(),
+            ) {
+                Ok(()) => break,
+                Err(_)
+                    if attempt < 3
+                        && !path.exists()
+                        && ctx.store.ref_target(&branch_ref)?.is_none() =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&marker);
+                    return Err(e);
+                }
             }
-            Err(e) => return Err(e),
         }
     }
+    crate::failpoint::point("lane:worktree");
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let rollback = |git: &Git| {
         let _ = git.worktree_remove(&path);
         let _ = git.branch_delete(&branch);
+        let _ = std::fs::remove_file(&marker);
     };
 
     let plan_file = match plan::plan_file_in(ctx, &path) {
@@ -515,12 +564,18 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         "base_commit": base_commit.to_string(),
         "plan_file": wrote_plan.then(|| plan_file.display().to_string()),
         "record": lane_commit.to_string(),
+        "resumed": resume,
     });
-    let mut text = format!(
+    let _ = std::fs::remove_file(&marker);
+    let mut text = String::new();
+    for note in &notes {
+        text.push_str(&format!("{note}\n"));
+    }
+    text.push_str(&format!(
         "started lane {feature} for plan {plan_name}: worktree {} on {branch} from {base} ({})\n",
         record.path,
         short(base_commit)
-    );
+    ));
     if wrote_plan {
         text.push_str(&format!(
             "{} checked out there, untracked (save edits with `git swarm plan save`)\n",
@@ -958,7 +1013,15 @@ fn cwd_inside(path: &Path) -> bool {
 
 /// `lane rm`. Run again after an interruption, it completes the removal.
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
-    let lane = require(&ctx.store, feature)?;
+    let lane = require(&ctx.store, feature).map_err(|e| {
+        if e.code == "NOT_FOUND" && start_marker(&ctx.store, feature).exists() {
+            e.hint(format!(
+                "an interrupted `git swarm lane new {feature}` left its branch and worktree without a record: run `git swarm lane new {feature}` again to finish it, then `git swarm lane rm {feature}` if you do not want it"
+            ))
+        } else {
+            e
+        }
+    })?;
     let worktrees = ctx.store.git.worktree_paths()?;
     let st = probe(ctx, &lane, &worktrees, true)?;
     let resumed = !lane.record.is_active();

@@ -9,6 +9,7 @@ mod docs;
 mod gc;
 mod github_server;
 mod guard;
+mod hardening;
 mod init;
 mod lane;
 mod lead;

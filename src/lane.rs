@@ -310,14 +310,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
-    let (lanes, unreadable) = all(&ctx.store)?;
     // This lane's own record is needed: unreadable, it fails with its code.
-    if let Some(bad) = unreadable.iter().find(|u| u.name == feature) {
-        return Err(Error::usage(bad.code, bad.reason.clone()).hint(format!(
-            "the record {} cannot be read; pick another feature name",
-            bad.refname
-        )));
-    }
+    // Other unreadable lane records are skipped.
+    load(&ctx.store, feature)?;
+    let (lanes, _) = all(&ctx.store)?;
     let previous = lanes.iter().find(|l| l.feature == feature);
     if let Some(prev) = previous.filter(|l| l.record.is_active()) {
         return Err(Error::usage(
@@ -426,11 +422,14 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         if let Some(dir) = marker.parent() {
             std::fs::create_dir_all(dir).map_err(|e| plan::io_error(dir, e))?;
         }
-        std::fs::write(&marker, format!("{plan_name}\n")).map_err(|e| plan::io_error(&marker, e))?;
+        std::fs::write(&marker, format!("{plan_name}\n"))
+            .map_err(|e| plan::io_error(&marker, e))?;
         // A lock left on the branch by a killed process would fail `git
         // worktree add -b` (exit 4): take an old one away.
         if ctx.store.clear_stale_branch_lock(&branch_ref) {
-            notes.push(format!("removed a stale lock on {branch_ref} left by a killed process"));
+            notes.push(format!(
+                "removed a stale lock on {branch_ref} left by a killed process"
+            ));
         }
         // Concurrent `git worktree add`s can trip over each other's half-made
         // metadata before creating anything; such a failure is retried.
@@ -785,16 +784,14 @@ fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)
 /// could block, or point outside the repository) and counts as unsaved, so
 /// removing the lane needs `--force`; an unreadable plan record likewise.
 fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool> {
-    let content = match crate::fsutil::read_limited(
-        file,
-        crate::fsutil::Follow::No,
-        crate::fsutil::MAX_TEXT,
-    ) {
-        Ok(c) => c,
-        Err(crate::fsutil::ReadError::Missing) => return Ok(false),
-        Err(crate::fsutil::ReadError::Io(_)) => return Ok(false),
-        Err(_) => return Ok(true),
-    };
+    let content =
+        match crate::fsutil::read_limited(file, crate::fsutil::Follow::No, crate::fsutil::MAX_TEXT)
+        {
+            Ok(c) => c,
+            Err(crate::fsutil::ReadError::Missing) => return Ok(false),
+            Err(crate::fsutil::ReadError::Io(_)) => return Ok(false),
+            Err(_) => return Ok(true),
+        };
     let Ok(Some(plan)) = plan::load(store, plan_name) else {
         return Ok(true);
     };

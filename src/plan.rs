@@ -279,10 +279,7 @@ pub fn all(store: &Store) -> Result<(Vec<Plan>, Vec<Unreadable>)> {
     let mut bad = Vec::new();
     for (refname, id) in store.list_refs("refs/swarm/plans/")? {
         let name = refname.trim_start_matches("refs/swarm/plans/");
-        match store
-            .read_commit(id)
-            .and_then(|rec| from_record(name, rec))
-        {
+        match store.read_commit(id).and_then(|rec| from_record(name, rec)) {
             Ok(plan) => out.push(plan),
             Err(e) => bad.push(Unreadable::new("plan", name, &refname, &e)),
         }
@@ -354,14 +351,20 @@ pub fn plan_file_in(ctx: &Ctx, worktree: &Path) -> Result<PathBuf> {
         )
         .hint("the plan file is a path relative to the worktree root, inside it: `git config swarm.planFile PLAN.md`")
     };
-    let rel = crate::fsutil::confined_relative(value)
-        .ok_or_else(|| refuse("is not a relative path inside the worktree (absolute, `..` or `.git`)"))?;
+    let rel = crate::fsutil::confined_relative(value).ok_or_else(|| {
+        refuse("is not a relative path inside the worktree (absolute, `..` or `.git`)")
+    })?;
     let path = worktree.join(&rel);
     let dir = path.parent().unwrap_or(worktree);
     if !crate::fsutil::resolves_inside(worktree, dir) {
-        return Err(refuse("leads outside the worktree (through a symbolic link)"));
+        return Err(refuse(
+            "leads outside the worktree (through a symbolic link)",
+        ));
     }
-    let git_dirs = [ctx.store.common_dir(), ctx.store.repo.git_dir().to_path_buf()];
+    let git_dirs = [
+        ctx.store.common_dir(),
+        ctx.store.repo.git_dir().to_path_buf(),
+    ];
     if git_dirs
         .iter()
         .any(|g| crate::fsutil::resolves_inside(g, dir))

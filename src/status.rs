@@ -201,5 +201,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
         "remote": ctx.settings.remote,
         "plans": roots,
     });
-    Ok(record::report_unreadable(Output::new(json, text), &unreadable))
+    Ok(record::report_unreadable(
+        Output::new(json, text),
+        &unreadable,
+    ))
 }

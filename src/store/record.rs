@@ -228,7 +228,10 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
             indents.push(indent);
             // `- - x` and `? ? x` nest without a new line.
             let mut j = i;
-            while j + 1 < n && matches!(bytes[j], b'-' | b'?') && matches!(bytes[j + 1], b' ' | b'\t') {
+            while j + 1 < n
+                && matches!(bytes[j], b'-' | b'?')
+                && matches!(bytes[j + 1], b' ' | b'\t')
+            {
                 block += 1;
                 j += 2;
                 while j < n && bytes[j] == b' ' {
@@ -352,7 +355,11 @@ mod tests {
 
     #[test]
     fn deep_flow_and_block_nesting_are_caught() {
-        let flow = format!("schema: swarm-plan/v1\nx: {}1{}\n", "[".repeat(1000), "]".repeat(1000));
+        let flow = format!(
+            "schema: swarm-plan/v1\nx: {}1{}\n",
+            "[".repeat(1000),
+            "]".repeat(1000)
+        );
         assert!(nesting_depth(flow.as_bytes(), 33) > 32);
         assert!(precheck(flow.as_bytes(), "x").is_err());
         let braces = format!("x: {}", "{a: ".repeat(100));

@@ -56,8 +56,11 @@ fn plan_save_refuses_a_symlinked_plan_file_and_stores_nothing_from_outside() {
     // Named on purpose with --file, the user's own file is read.
     let mine = env.root().join("mine.md");
     env.write(&mine, "# mine\n");
-    env.swarm(&repo, &["plan", "save", "auth", "--file", mine.to_str().unwrap()])
-        .ok();
+    env.swarm(
+        &repo,
+        &["plan", "save", "auth", "--file", mine.to_str().unwrap()],
+    )
+    .ok();
 }
 
 #[test]
@@ -99,24 +102,36 @@ fn fifo_device_and_oversized_inputs_are_refused() {
     let fifo = env.root().join("pipe.md");
     mkfifo(&env, &fifo);
     let before = env.all_refs(&repo);
-    env.swarm(&repo, &["plan", "new", "x", "--from", fifo.to_str().unwrap()])
-        .err(2, "FILE_NOT_REGULAR")
-        .stderr_has("FIFO");
+    env.swarm(
+        &repo,
+        &["plan", "new", "x", "--from", fifo.to_str().unwrap()],
+    )
+    .err(2, "FILE_NOT_REGULAR")
+    .stderr_has("FIFO");
     env.swarm(&repo, &["plan", "new", "x", "--from", "/dev/zero"])
         .err(2, "FILE_NOT_REGULAR");
-    env.swarm(&repo, &["plan", "save", "auth", "--file", fifo.to_str().unwrap()])
-        .err(2, "FILE_NOT_REGULAR");
+    env.swarm(
+        &repo,
+        &["plan", "save", "auth", "--file", fifo.to_str().unwrap()],
+    )
+    .err(2, "FILE_NOT_REGULAR");
     let big = env.root().join("big.md");
     env.write(&big, &"x".repeat(2 * 1024 * 1024));
-    env.swarm(&repo, &["plan", "new", "x", "--from", big.to_str().unwrap()])
-        .err(2, "FILE_TOO_LARGE");
+    env.swarm(
+        &repo,
+        &["plan", "new", "x", "--from", big.to_str().unwrap()],
+    )
+    .err(2, "FILE_TOO_LARGE");
     let big_yaml = env.root().join("big.yaml");
     env.write(
         &big_yaml,
         &format!("schema: swarm-plan/v1\ntitle: {}\n", "y".repeat(100 * 1024)),
     );
-    env.swarm(&repo, &["plan", "new", "x", "--from", big_yaml.to_str().unwrap()])
-        .err(2, "FILE_TOO_LARGE");
+    env.swarm(
+        &repo,
+        &["plan", "new", "x", "--from", big_yaml.to_str().unwrap()],
+    )
+    .err(2, "FILE_TOO_LARGE");
     // The plan file itself as a FIFO, or too large.
     mkfifo(&env, &repo.join("PLAN.md"));
     env.swarm(&repo, &["plan", "save", "auth"])
@@ -237,7 +252,10 @@ fn push_raw_record(env: &TestEnv, dir: &Path, refname: &str, file: &str, content
         String::from_utf8(out.stdout).unwrap().trim().to_string()
     };
     let commit = env.git(dir, &["commit-tree", &tree, "-m", "hostile record"]);
-    env.git(dir, &["push", "--quiet", "origin", &format!("{commit}:{refname}")]);
+    env.git(
+        dir,
+        &["push", "--quiet", "origin", &format!("{commit}:{refname}")],
+    );
 }
 
 #[test]
@@ -309,7 +327,8 @@ fn one_deep_or_malformed_published_record_is_refused_and_listings_go_on() {
     assert_eq!(packets.json()["unreadable"][0]["kind"], "packet");
 
     // Commands that need the bad record fail with its code.
-    env.swarm(b, &["plan", "show", "x"]).err(2, "RECORD_INVALID");
+    env.swarm(b, &["plan", "show", "x"])
+        .err(2, "RECORD_INVALID");
     env.swarm(b, &["plan", "save", "x", "--file", "README.md"])
         .err(2, "RECORD_INVALID");
     env.swarm(b, &["lane", "new", "broken", "--plan", "good"])
@@ -397,7 +416,10 @@ fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
     assert_ne!(killed.code, 0);
     // As if killed inside `git worktree add`: the branch, no worktree.
     let wt = repo.join("_swarm-worktrees/login");
-    env.git(&repo, &["worktree", "remove", "--force", wt.to_str().unwrap()]);
+    env.git(
+        &repo,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok()
         .stdout_has("removed that branch");

@@ -292,6 +292,52 @@ fn start_marker(store: &Store, feature: &str) -> PathBuf {
         .join(feature)
 }
 
+/// A `lane new` killed after writing the lane record and before its
+/// `lane-started` journal entry: write the entry (once: it carries the
+/// record's commit) and say so.
+fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<Output> {
+    let feature = lane.feature.as_str();
+    let r = &lane.record;
+    let summary = format!(
+        "lane {feature}: started on {} from {} for plan {}",
+        r.branch, r.base, r.plan
+    );
+    let record = lane.commit.to_string();
+    let claim = Event::new("lane-started", actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", record.as_str());
+    let wrote = plan::journal(
+        ctx,
+        &r.plan,
+        &claim,
+        None,
+        Some(("Swarm-Lane-Record", record.as_str())),
+    )?;
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
+    let json = serde_json::json!({
+        "feature": feature,
+        "plan": r.plan,
+        "owner": r.owner,
+        "branch": r.branch,
+        "path": r.path,
+        "base": r.base,
+        "base_commit": r.base_commit,
+        "record": record,
+        "resumed": true,
+    });
+    let mut text = format!(
+        "an earlier `git swarm lane new {feature}` was interrupted after writing its record: finishing it\n"
+    );
+    if wrote.is_some() {
+        text.push_str(&format!("journalled lane-started in plan {}\n", r.plan));
+    }
+    text.push_str(&format!(
+        "started lane {feature} for plan {}: worktree {} on {}\ncd {}\n",
+        r.plan, r.path, r.branch, r.path
+    ));
+    Ok(Output::new(json, text))
+}
+
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     names::validate_name("feature", args.feature)?;
@@ -316,6 +362,9 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     let (lanes, _) = all(&ctx.store)?;
     let previous = lanes.iter().find(|l| l.feature == feature);
     if let Some(prev) = previous.filter(|l| l.record.is_active()) {
+        if start_marker(&ctx.store, feature).exists() && prev.record.plan == plan_name {
+            return finish_after_record(ctx, prev, &actor);
+        }
         return Err(Error::usage(
             "LANE_EXISTS",
             format!(
@@ -460,9 +509,13 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     crate::failpoint::point("lane:worktree");
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let rollback = |git: &Git| {
-        let _ = git.worktree_remove(&path);
-        let _ = git.branch_delete(&branch);
-        let _ = std::fs::remove_file(&marker);
+        // What an interrupted run made stays for the next re-run: the
+        // worktree may hold work done since.
+        if !resume {
+            let _ = git.worktree_remove(&path);
+            let _ = git.branch_delete(&branch);
+            let _ = std::fs::remove_file(&marker);
+        }
     };
 
     let plan_file = match plan::plan_file_in(ctx, &path) {
@@ -533,7 +586,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
             return Err(e);
         }
     };
-    let claim = Event::new("lane-started", &actor, summary).trailer("Swarm-Lane", feature);
+    crate::failpoint::point("lane:record");
+    let claim = Event::new("lane-started", &actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", lane_commit.to_string());
     if let Err(e) = plan::journal(ctx, &plan_name, &claim, Some(plan.head.commit), None) {
         let _ = ctx.store.cas(
             &lane_ref(feature),
@@ -1019,6 +1075,9 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
             e
         }
     })?;
+    // A start marker left by a `lane new` killed after its record: the lane
+    // is being removed, so there is nothing left to finish.
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
     let worktrees = ctx.store.git.worktree_paths()?;
     let st = probe(ctx, &lane, &worktrees, true)?;
     let resumed = !lane.record.is_active();

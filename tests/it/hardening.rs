@@ -404,6 +404,36 @@ fn lane_new_rerun_finishes_an_interrupted_start() {
 }
 
 #[test]
+fn lane_new_rerun_after_a_kill_after_the_record_writes_the_journal_entry_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:record")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0);
+    assert!(env
+        .refs(&repo, "refs/swarm/lanes")
+        .contains_key("refs/swarm/lanes/login"));
+    let started = |env: &TestEnv| {
+        env.git(&repo, &["log", "--format=%B", "refs/swarm/plans/auth"])
+            .matches("Swarm-Event: lane-started")
+            .count()
+    };
+    assert_eq!(started(&env), 0);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("interrupted after writing its record");
+    assert_eq!(started(&env), 1);
+    // Finished: a third run is the ordinary "already active".
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .err(2, "LANE_EXISTS");
+    assert_eq!(started(&env), 1);
+}
+
+#[test]
 fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
     let env = TestEnv::new();
     let repo = env.repo("alice");

@@ -34,7 +34,11 @@ pub enum PlanCmd {
     },
     /// List all plans (an unreadable record is listed as UNREADABLE, with a warning; exit 0).
     List,
-    /// Snapshot the worktree's plan file into the plan ref. The plan file must be a regular file (never a symlink, FIFO or device; PLAN_FILE_UNSAFE) of at most 1 MiB.
+    /// Snapshot the worktree's plan file into the plan ref, merging in what
+    /// others saved since it was checked out (PLAN_SAVE_CONFLICT when both
+    /// changed the same lines: nothing is saved). The plan file must be a
+    /// regular file (never a symlink, FIFO or device; PLAN_FILE_UNSAFE) of
+    /// at most 1 MiB.
     Save {
         /// Plan name (default: the plan of the lane you are in, or the only plan).
         plan: Option<String>,

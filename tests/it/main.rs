@@ -11,6 +11,7 @@ mod github_server;
 mod guard;
 mod hardening;
 mod init;
+mod issue14;
 mod lane;
 mod lead;
 mod packet;

@@ -68,7 +68,24 @@ fn edge_addresses() -> impl Strategy<Value = String> {
         )
             .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
         1 => Just(String::new()),
+        // The ref-name edges: `..`, a `.lock` or `.` ending (issue 17).
+        1 => (
+            "[A-Za-z0-9][A-Za-z0-9._@-]{0,20}",
+            prop_oneof![Just(".."), Just(".lock"), Just(".LOCK"), Just(".")],
+            "[A-Za-z0-9]{0,2}"
+        )
+            .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
     ]
+}
+
+/// The address rule written independently: the regex, plus git's ref rules
+/// (an address ends every packet id, which is a ref name).
+fn address_by_regex(s: &str) -> bool {
+    let re = regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$").unwrap();
+    re.is_match(s)
+        && !s.contains("..")
+        && !s.to_ascii_lowercase().ends_with(".lock")
+        && !s.ends_with('.')
 }
 
 proptest! {
@@ -87,8 +104,17 @@ proptest! {
 
     #[test]
     fn address_validator_agrees_with_the_spec_regex(s in edge_addresses()) {
-        let re = regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$").unwrap();
-        prop_assert_eq!(is_valid_address(&s), re.is_match(&s), "{:?}", s);
+        prop_assert_eq!(is_valid_address(&s), address_by_regex(&s), "{:?}", s);
+    }
+
+    #[test]
+    fn valid_addresses_make_valid_packet_refs(s in edge_addresses()) {
+        if is_valid_address(&s) {
+            for suffix in ["", "-2"] {
+                let refname = format!("refs/swarm/packets/auth/20260101T000000Z-{s}{suffix}");
+                prop_assert!(gix::refs::FullName::try_from(refname.as_str()).is_ok(), "{}", refname);
+            }
+        }
     }
 
     #[test]

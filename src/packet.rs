@@ -167,32 +167,17 @@ fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn secret_error(findings: &[secret::Finding]) -> Error {
-    let fields: Vec<String> = findings
-        .iter()
-        .map(|f| format!("`{}` ({})", f.field, f.kind))
-        .collect();
-    Error::usage(
-        "PACKET_SECRET",
-        format!(
-            "the packet was refused: {} {} like a credential; nothing was written",
-            fields.join(", "),
-            if findings.len() == 1 { "looks" } else { "look" }
-        ),
-    )
-    .hint("a packet is data that travels and stays in history: remove the value and say where the credential lives instead (e.g. \"token in the CI secret store\")")
-    .hint("if it is not a secret, reword it so it does not look like one")
-    .with_detail(serde_json::json!({ "findings": findings }))
-}
-
 fn scan<T: Serialize>(value: &T) -> Result<()> {
     let value = serde_yaml_ng::to_value(value)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
-    let findings = secret::scan(&value);
+    refuse_findings(secret::scan(&value))
+}
+
+fn refuse_findings(findings: Vec<secret::Finding>) -> Result<()> {
     if findings.is_empty() {
         Ok(())
     } else {
-        Err(secret_error(&findings))
+        Err(secret::refusal("PACKET_SECRET", "the packet", &findings))
     }
 }
 
@@ -453,6 +438,16 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     let store = &ctx.store;
     // The caller's text is scanned before anything else, so that a credential
     // never reaches a message, a fetch or an object.
+    // `--verified CLAIM=EVIDENCE` is judged whole too: split in two, a
+    // `password=X=…` would pass as a claim "password" and evidence "X=…".
+    let raw: Vec<(String, &str)> = input
+        .verified
+        .iter()
+        .enumerate()
+        .map(|(i, v)| (format!("verified[{i}]"), v.as_str()))
+        .collect();
+    let raw: Vec<(&str, &str)> = raw.iter().map(|(f, v)| (f.as_str(), *v)).collect();
+    refuse_findings(secret::scan_fields(&raw))?;
     let verified = parse_verified(&input.verified)?;
     let said = serde_json::json!({
         "reason": input.reason,

@@ -9,7 +9,12 @@
 //! and only when the caller gave a deadline (`verify --wait`).
 //!
 //! The token goes into octocrab's secret-holding auth and nowhere else: no
-//! message, log line or note of ours ever contains it.
+//! message, log line or note of ours ever contains it. And since a server or
+//! proxy may echo it back (in an error `message`, in a PR title), everything
+//! GitHub says is redacted at this boundary before the rest of git-swarm
+//! sees it: every string of every parsed answer and every error built from
+//! an answer goes through [`crate::secret::redact`], which replaces the
+//! token in use (by its exact value) and anything shaped like a credential.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,6 +27,7 @@ use serde::de::DeserializeOwned;
 use super::client::{GitHub, RepoId, Stats};
 use super::model::{CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review};
 use crate::error::{Error, Result};
+use crate::secret;
 
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 /// Pages followed at most per listing (100 items each): a server whose
@@ -119,8 +125,44 @@ struct Answer {
     next: Option<String>,
 }
 
+/// The secrets whose exact values are redacted from GitHub's answers (the
+/// token in use), kept out of `Debug` output like the token itself.
+#[derive(Default)]
+struct Redactor {
+    known: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} known, <redacted>)", self.known.len())
+    }
+}
+
+impl Redactor {
+    fn text(&self, s: &str) -> String {
+        let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+        secret::redact(s, &known)
+    }
+
+    fn json(&self, v: &mut serde_json::Value) {
+        let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+        secret::redact_json(v, &known);
+    }
+
+    /// An error whose message, hints or detail may quote GitHub.
+    fn error(&self, mut e: Error) -> Error {
+        e.message = self.text(&e.message);
+        e.hints = e.hints.iter().map(|h| self.text(h)).collect();
+        if let Some(d) = e.detail.as_mut() {
+            self.json(d);
+        }
+        e
+    }
+}
+
 pub struct RestClient {
     rt: tokio::runtime::Runtime,
+    redactor: Redactor,
     octo: Octocrab,
     /// The API base without a trailing '/', for messages and Link checks.
     base: String,
@@ -170,7 +212,9 @@ impl RestClient {
                 "2022-11-28".into(),
             );
         let authenticated = token.is_some();
+        let mut redactor = Redactor::default();
         if let Some(token) = token {
+            redactor.known.push(token.secret.clone());
             // octocrab turns the token into a header value and panics on
             // bytes a header cannot carry: refuse those here, without echoing.
             if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
@@ -196,6 +240,7 @@ impl RestClient {
         };
         Ok(RestClient {
             rt,
+            redactor,
             octo,
             base,
             timeout,
@@ -363,9 +408,20 @@ impl RestClient {
         .with_detail(serde_json::json!({"path": path, "requests": self.stats.requests}))
     }
 
+    /// Parse an answer into our model, every string of it redacted first.
     fn parse<T: DeserializeOwned>(&self, path: &str, body: &str) -> Result<T> {
-        serde_json::from_str(body)
-            .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))
+        let mut value: serde_json::Value = serde_json::from_str(body)
+            .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))?;
+        self.redactor.json(&mut value);
+        serde_json::from_value(value)
+            .map_err(|e| self.bad_response(path, &format!("unexpected JSON ({e})")))
+    }
+
+    /// The boundary: whatever a trait method returns has been through here,
+    /// so no error of ours quotes GitHub unredacted (answers are redacted
+    /// by [`Self::parse`]).
+    fn shield<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| self.redactor.error(e))
     }
 
     /// A `Link` URL as a path relative to our base; links elsewhere are refused.
@@ -461,7 +517,7 @@ fn rate_limited(status: u16, headers: &HeaderMap) -> Option<SystemTime> {
 impl GitHub for RestClient {
     fn pull(&mut self, repo: &RepoId, number: u64) -> Result<PullRequest> {
         let path = format!("/repos/{repo}/pulls/{number}");
-        match self.get(&path) {
+        let result = match self.get(&path) {
             Ok(a) => self.parse(&path, &a.body),
             Err(e)
                 if e.code == "GITHUB_API"
@@ -475,40 +531,44 @@ impl GitHub for RestClient {
                 .with_detail(serde_json::json!({"requests": self.stats.requests})))
             }
             Err(e) => Err(e),
-        }
+        };
+        self.shield(result)
     }
 
     fn pulls_with_head(&mut self, repo: &RepoId, branch: &str) -> Result<Vec<PullRequest>> {
         let path = format!("/repos/{repo}/pulls?head={}:{branch}&state=all", repo.owner);
-        let a = self.get(&path)?;
-        self.parse(&path, &a.body)
+        let result = self.get(&path).and_then(|a| self.parse(&path, &a.body));
+        self.shield(result)
     }
 
     fn combined_status(&mut self, repo: &RepoId, sha: &str) -> Result<CombinedStatus> {
         let path = format!("/repos/{repo}/commits/{sha}/status");
-        let a = self.get(&path)?;
-        self.parse(&path, &a.body)
+        let result = self.get(&path).and_then(|a| self.parse(&path, &a.body));
+        self.shield(result)
     }
 
     fn check_runs(&mut self, repo: &RepoId, sha: &str) -> Result<Vec<CheckRun>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/commits/{sha}/check-runs?per_page=100"),
             |c, path, body| Ok(c.parse::<CheckRunsPage>(path, body)?.check_runs),
-        )
+        );
+        self.shield(result)
     }
 
     fn reviews(&mut self, repo: &RepoId, number: u64) -> Result<Vec<Review>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/pulls/{number}/reviews?per_page=100"),
             |c, path, body| c.parse(path, body),
-        )
+        );
+        self.shield(result)
     }
 
     fn comments(&mut self, repo: &RepoId, number: u64) -> Result<Vec<IssueComment>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/issues/{number}/comments?per_page=100"),
             |c, path, body| c.parse(path, body),
-        )
+        );
+        self.shield(result)
     }
 
     fn stats(&self) -> Stats {

@@ -439,7 +439,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     // The caller's text is scanned before anything else, so that a credential
     // never reaches a message, a fetch or an object.
     // `--verified CLAIM=EVIDENCE` is judged whole too: split in two, a
-    // `password=X=…` would pass as a claim "password" and evidence "X=…".
+    // a password assignment would pass as the claim "password" and the rest.
     let raw: Vec<(String, &str)> = input
         .verified
         .iter()

@@ -46,9 +46,28 @@ struct Rule {
     check: Option<Check>,
 }
 
-/// The value is not a placeholder (`<token>`, `${TOKEN}`, `***`, an earlier redaction).
+/// The value is not a placeholder (`<token>`, `${TOKEN}`, `***`, an
+/// earlier redaction) nor a word that stands for one (`password`, `token`).
 fn real(v: &str) -> bool {
-    !is_placeholder(v) && !v.starts_with('<') && !v.starts_with("[REDACTED")
+    const DUMMIES: &[&str] = &[
+        "pass",
+        "password",
+        "passwd",
+        "pwd",
+        "pw",
+        "secret",
+        "token",
+        "changeme",
+        "changeit",
+        "test",
+        "example",
+        "placeholder",
+    ];
+    !is_placeholder(v)
+        && !v.starts_with('<')
+        && !v.starts_with("${")
+        && !v.starts_with("[REDACTED")
+        && !DUMMIES.iter().any(|d| v.eq_ignore_ascii_case(d))
 }
 
 /// Upper case, lower case and a digit: what a random key has and a word, a
@@ -110,9 +129,7 @@ fn rules() -> &'static [Rule] {
             ("discord-bot-token", "a Discord bot token", r"\b([MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40})\b", Some(mixed3)),
             ("telegram-bot-token", "a Telegram bot token", r"\b[0-9]{5,16}:AA[A-Za-z0-9_-]{30,40}", None),
             ("teams-webhook", "a Microsoft Teams webhook URL", r"webhook\.office\.com/webhookb2/[A-Za-z0-9@/-]{40,}", None),
-            ("mattermost-token", "a Mattermost access token", r#"(?i)mattermost[\w.-]{0,30}["']?\s*(?:=|:|=>)\s*["']?([a-z0-9]{26})\b"#, Some(has_digit)),
             ("twilio-api-key", "a Twilio API key", r"\bSK[0-9a-fA-F]{32}\b", None),
-            ("twilio-credentials", "a Twilio account SID with its auth token", r"\bAC[0-9a-f]{32}\b[\s\S]{0,80}?\b([0-9a-f]{32})\b", None),
             ("sendgrid-api-key", "a SendGrid API key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}", None),
             ("sendinblue-api-key", "a Sendinblue API key", r"\bxkeysib-[a-f0-9]{64}-[A-Za-z0-9]{16}\b", None),
             ("mailgun-api-key", "a Mailgun API key", r"\bkey-[0-9a-f]{32}\b", None),
@@ -130,7 +147,6 @@ fn rules() -> &'static [Rule] {
             ("perplexity-api-key", "a Perplexity API key", r"\bpplx-[A-Za-z0-9]{48}\b", None),
             // Cloud
             ("aws-access-key", "an AWS access key id", r"\b(?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA|AGPA|AIDA|AROA)[A-Z0-9]{16}\b", None),
-            ("aws-secret-key", "an AWS secret access key", r"(?i)(?:aws|secret)[\s\S]{0,60}?(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)", Some(mixed3)),
             ("gcp-api-key", "a Google API key", r"\bAIza[A-Za-z0-9_-]{35}", None),
             ("google-oauth-client-secret", "a Google OAuth client secret", r"\bGOCSPX-[A-Za-z0-9_-]{28}", None),
             ("azure-storage-connection-string", "an Azure connection string key", r"(?i)\b(?:AccountKey|SharedAccessKey)\s*=\s*([A-Za-z0-9+/]{20,}={0,2})", None),
@@ -180,13 +196,17 @@ fn rules() -> &'static [Rule] {
             ("easypost-key", "an EasyPost API key", r"\bEZ[AT]K[A-Za-z0-9]{54}\b", None),
             ("duffel-token", "a Duffel API token", r"\bduffel_(?:test|live)_[A-Za-z0-9_=-]{43}", None),
             ("facebook-token", "a Facebook access token", r"\bEAA[MC][A-Za-z0-9]{100,}", None),
-            // Shapes that are not vendor-specific
+            // Shapes that are not vendor-specific, or only by their context;
+            // tried after every vendor prefix, so a vendor token is named as such.
+            ("mattermost-token", "a Mattermost access token", r#"(?i)mattermost[\w.-]{0,30}["']?\s*(?:=|:|=>)\s*["']?([a-z0-9]{26})\b"#, Some(has_digit)),
+            ("twilio-credentials", "a Twilio account SID with its auth token", r"\bAC[0-9a-f]{32}\b[\s\S]{0,80}?\b([0-9a-f]{32})\b", None),
             ("private-key", "a private key block", r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)?", None),
             ("jwt", "a JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}", None),
             ("url-password", "a URL with a password", r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:([^/\s@]+)@", Some(real)),
             ("authorization-header", "an Authorization header", r#"(?i)\b(?:proxy-)?authorization["']?\s*[:=]\s*["']?(?:bearer|basic|token|digest)\s+([A-Za-z0-9._~+/-]{8,}=*)"#, Some(machine_made)),
             ("bearer-token", "a bearer token", r"(?i)\bbearer\s+([A-Za-z0-9._~+/-]{20,}=*)", Some(machine_made)),
-            ("curl-basic-auth", "credentials given to curl -u", r#"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]+["']?([^\s"':]+:[^\s"']+)"#, Some(user_password)),
+            ("curl-basic-auth", "credentials given to curl -u", r#"\bcurl\b[^\n]*?\s(?:-u|--user)[ =]+["']?([^\s"'`:]+:[^\s"'`]+)"#, Some(user_password)),
+            ("aws-secret-key", "an AWS secret access key", r"(?i)(?:aws|secret)[\s\S]{0,60}?(?:^|[^A-Za-z0-9/+=])([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)", Some(mixed3)),
         ];
         table
             .iter()
@@ -212,7 +232,7 @@ fn assignment() -> &'static Regex {
     static RE: OnceLock<Regex> = OnceLock::new();
     RE.get_or_init(|| {
         Regex::new(
-            r#"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|private[_-]?key|access[_-]?key|client[_-]?secret|credentials?)["']?\s*([:=])\s*["']?([^\s"',;]+)"#,
+            r#"(?i)\b(?:[a-z0-9]+[_-])*(?:password|passwd|passphrase|pwd|secret|token|api[_-]?key|apikey|private[_-]?key|access[_-]?key|client[_-]?secret|credentials?)["']?\s*([:=])\s*["']?([^\s"'`,;]+)"#,
         )
         .expect("the assignment pattern is a valid regex")
     })
@@ -230,6 +250,21 @@ fn is_placeholder(value: &str) -> bool {
     .is_match(value)
 }
 
+/// A value that is code, not a secret: `token = token_from_env(&url)`,
+/// `secret::check(…)`, `token: Option<Token>`, `key = self.key`. Plan text
+/// and messages quote code all the time; a bare word (`correcthorse`) is
+/// still taken for a password.
+fn looks_like_code(value: &str) -> bool {
+    static RE: OnceLock<Regex> = OnceLock::new();
+    RE.get_or_init(|| {
+        Regex::new(
+            r"^(?:[&*]*(?:mut\s+)?[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.)[A-Za-z_][A-Za-z0-9_]*)*(?:!?\(|<|\[)|.*::|(?:self|this|ctx|cfg|config|settings|env|process|os|args|opts|options|params|secrets|vars|req|request)\.[A-Za-z_])",
+        )
+        .expect("the code pattern is a valid regex")
+    })
+    .is_match(value)
+}
+
 fn looks_like_assigned_secret(sep: &str, value: &str) -> bool {
     // `<from the vault>` is cut at its first space: an opening `<` is enough;
     // so is `${VAR}…`/`{{ … }}…` (a template, e.g. in a URL).
@@ -238,6 +273,8 @@ fn looks_like_assigned_secret(sep: &str, value: &str) -> bool {
         || value.starts_with("${")
         || value.starts_with("{{")
         || value.starts_with("[REDACTED")
+        || (sep == ":" && value.starts_with(':'))
+        || looks_like_code(value)
     {
         return false;
     }

@@ -438,16 +438,6 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     let store = &ctx.store;
     // The caller's text is scanned before anything else, so that a credential
     // never reaches a message, a fetch or an object.
-    // `--verified CLAIM=EVIDENCE` is judged whole too: split in two, a
-    // a password assignment would pass as the claim "password" and the rest.
-    let raw: Vec<(String, &str)> = input
-        .verified
-        .iter()
-        .enumerate()
-        .map(|(i, v)| (format!("verified[{i}]"), v.as_str()))
-        .collect();
-    let raw: Vec<(&str, &str)> = raw.iter().map(|(f, v)| (f.as_str(), *v)).collect();
-    refuse_findings(secret::scan_fields(&raw))?;
     let verified = parse_verified(&input.verified)?;
     let said = serde_json::json!({
         "reason": input.reason,
@@ -461,7 +451,19 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         "requests": input.requests,
         "decisions": input.decisions,
     });
-    scan(&said)?;
+    let value = serde_yaml_ng::to_value(&said)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+    let mut findings = secret::scan(&value);
+    // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
+    // password assignment would pass as the claim "password" and the rest.
+    for (i, raw) in input.verified.iter().enumerate() {
+        let field = format!("verified[{i}]");
+        let prefix = format!("{field}.");
+        if !findings.iter().any(|f| f.field.starts_with(&prefix)) {
+            findings.extend(secret::scan_fields(&[(field.as_str(), raw.as_str())]));
+        }
+    }
+    refuse_findings(findings)?;
     if !REASONS.contains(&input.reason.as_str()) {
         return Err(Error::usage(
             "USAGE",

@@ -226,7 +226,7 @@ fn every_free_text_field_refuses_each_kind_and_writes_nothing() {
                 &verified,
             ],
             "PACKET_SECRET",
-            "verified[0]",
+            "verified[0].evidence",
             kind,
             &s,
         );

@@ -290,6 +290,14 @@ fn looks_like_code(value: &str) -> bool {
     .is_match(value)
 }
 
+/// `secret=true`, `token=null`, `max_token=4096`: a flag, a null or a
+/// small number is a setting, not a credential.
+fn is_plain_setting(value: &str) -> bool {
+    const WORDS: &[&str] = &["true", "false", "null", "none", "nil", "yes", "no", "empty"];
+    WORDS.iter().any(|w| value.eq_ignore_ascii_case(w))
+        || (value.len() < 8 && value.chars().all(|c| c.is_ascii_digit()))
+}
+
 fn looks_like_assigned_secret(sep: &str, value: &str) -> bool {
     // `<from the vault>` is cut at its first space: an opening `<` is enough;
     // so is `${VAR}…`/`{{ … }}…` (a template, e.g. in a URL).
@@ -298,8 +306,11 @@ fn looks_like_assigned_secret(sep: &str, value: &str) -> bool {
         || value.starts_with("${")
         || value.starts_with("{{")
         || value.starts_with("[REDACTED")
+        || value.starts_with("$(")
+        || value.starts_with('`')
         || (sep == ":" && value.starts_with(':'))
         || looks_like_code(value)
+        || is_plain_setting(value)
     {
         return false;
     }
@@ -809,6 +820,18 @@ mod tests {
             "api_key=%API_KEY%".to_string(),
             "token={{ secrets.TOKEN }}".to_string(),
             "token=[REDACTED:github-pat]".to_string(),
+            "export GITHUB_TOKEN=$(gh auth token)".to_string(),
+            "token = os.getenv('TOKEN')".to_string(),
+            "let token = token_from_env(&api_url);".to_string(),
+            "fn new(token: Option<Token>) -> Self".to_string(),
+            "password: Optional[str] = None".to_string(),
+            "secret::check_fields(\"the report\", &fields)".to_string(),
+            "key = self.api_key".to_string(),
+            "use_secret=true, token=null, max_token=4096".to_string(),
+            "Bad credentials: Authorization: see the docs".to_string(),
+            "credentials: Rotated.".to_string(),
+            "token: short-lived, GitHub JavaScript".to_string(),
+            "postgres://user:password@localhost/db".to_string(),
             "see https://github.com/o/r/pull/12".to_string(),
             "the key is in the CI secret store".to_string(),
             "feat/token-auth".to_string(),

@@ -612,6 +612,36 @@ mod tests {
     }
 
     #[test]
+    fn errors_and_answers_are_redacted_at_the_boundary() {
+        let token = "opaque-credential-0042";
+        let r = Redactor {
+            known: vec![token.into()],
+        };
+        let stripe = format!("{}_live_{}", "sk", "Zq81xWq9Lm2Pp0aB3dE5gH7j");
+        let e = Error::env("GITHUB_API", format!("upstream said: Bearer {token}"))
+            .hint(format!("proxy log: {stripe}"))
+            .with_detail(serde_json::json!({"echo": token, "status": 500}));
+        let e = r.error(e);
+        let all = format!("{e} {}", e.to_json());
+        assert!(!all.contains(token) && !all.contains(&stripe), "{all}");
+        assert!(
+            e.message.ends_with("Bearer [REDACTED:token]"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.detail.as_ref().unwrap()["status"], 500);
+        let mut answer = serde_json::json!({"title": format!("fix {token}"), "number": 7,
+            "head": {"ref": "feat/x", "sha": "0123456789abcdef0123456789abcdef01234567"}});
+        r.json(&mut answer);
+        assert_eq!(answer["title"], "fix [REDACTED:token]");
+        assert_eq!(
+            answer["head"]["sha"],
+            "0123456789abcdef0123456789abcdef01234567"
+        );
+        assert!(!format!("{r:?}").contains(token));
+    }
+
+    #[test]
     fn a_token_never_shows_in_debug_output() {
         let t = Token {
             secret: "ghp_supersecret".into(),

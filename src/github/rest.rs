@@ -215,6 +215,12 @@ impl RestClient {
         let mut redactor = Redactor::default();
         if let Some(token) = token {
             redactor.known.push(token.secret.clone());
+            // Messages quote GitHub with `escape_debug`: a token with a
+            // quote or a backslash in it is known in that form too.
+            let escaped = token.secret.escape_debug().to_string();
+            if escaped != token.secret {
+                redactor.known.push(escaped);
+            }
             // octocrab turns the token into a header value and panics on
             // bytes a header cannot carry: refuse those here, without echoing.
             if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {

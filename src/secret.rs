@@ -423,6 +423,11 @@ pub const MIN_KNOWN_SECRET: usize = 8;
 /// This is what every text relayed from outside (GitHub's answers) passes
 /// through before it reaches an output, an error or a note.
 pub fn redact(text: &str, known: &[&str]) -> String {
+    redacted(text, known).unwrap_or_else(|| text.to_string())
+}
+
+/// [`redact`], or `None` when there is nothing to redact (no copy made).
+fn redacted(text: &str, known: &[&str]) -> Option<String> {
     let mut spans: Vec<(Range<usize>, &str)> = Vec::new();
     for k in known.iter().filter(|k| k.len() >= MIN_KNOWN_SECRET) {
         for (at, _) in text.match_indices(*k) {
@@ -433,7 +438,7 @@ pub fn redact(text: &str, known: &[&str]) -> String {
         spans.push((hit.range, hit.kind));
     }
     if spans.is_empty() {
-        return text.to_string();
+        return None;
     }
     spans.sort_by_key(|(r, _)| (r.start, std::cmp::Reverse(r.end)));
     let mut out = String::with_capacity(text.len());
@@ -456,15 +461,15 @@ pub fn redact(text: &str, known: &[&str]) -> String {
         at = end;
     }
     out.push_str(&text[at..]);
-    out
+    Some(out)
 }
 
-/// Redact every string (and key) of a JSON document in place.
+/// Redact every string value of a JSON document in place. (Keys are the
+/// API's own field names, not relayed text.)
 pub fn redact_json(value: &mut serde_json::Value, known: &[&str]) {
     match value {
         serde_json::Value::String(s) => {
-            let r = redact(s, known);
-            if r != *s {
+            if let Some(r) = redacted(s, known) {
                 *s = r;
             }
         }
@@ -474,12 +479,8 @@ pub fn redact_json(value: &mut serde_json::Value, known: &[&str]) {
             }
         }
         serde_json::Value::Object(map) => {
-            let keys: Vec<String> = map.keys().cloned().collect();
-            for k in keys {
-                let clean = redact(&k, known);
-                let mut v = map.remove(&k).unwrap_or(serde_json::Value::Null);
-                redact_json(&mut v, known);
-                map.insert(clean, v);
+            for v in map.values_mut() {
+                redact_json(v, known);
             }
         }
         _ => {}

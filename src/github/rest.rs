@@ -332,14 +332,14 @@ impl RestClient {
                 }
                 return Ok(Answer { body, next });
             }
-            if let Some(until) = rate_limited(status, &headers) {
-                let wait = until
-                    .duration_since(SystemTime::now())
-                    .unwrap_or(Duration::ZERO);
-                let fits = self.deadline.is_some_and(|d| Instant::now() + wait <= d);
+            if let Some((wait, why)) = rate_limited(status, &headers) {
+                let until = SystemTime::now() + wait;
+                let fits = self
+                    .deadline
+                    .is_some_and(|d| super::wait::now() + wait <= d);
                 if fits && waits < MAX_RATE_WAITS {
                     waits += 1;
-                    std::thread::sleep(wait);
+                    super::wait::sleep(wait, why);
                     continue;
                 }
                 let reset = jiff::Timestamp::from_second(
@@ -498,26 +498,27 @@ fn next_link(headers: &HeaderMap) -> Option<String> {
         .find_map(next_link_value)
 }
 
-/// When a 403/429 is a rate limit, the moment it lifts: `retry-after`
-/// (seconds), else `x-ratelimit-reset` (epoch seconds) when nothing remains,
-/// else a minute from now for a 429 or a secondary limit without headers.
-fn rate_limited(status: u16, headers: &HeaderMap) -> Option<SystemTime> {
+/// When a 403/429 is a rate limit, how long until it lifts and what says
+/// so: `retry-after` (seconds), else `x-ratelimit-reset` (epoch seconds)
+/// when nothing remains, else a minute for a 429 without headers.
+fn rate_limited(status: u16, headers: &HeaderMap) -> Option<(Duration, &'static str)> {
     if status != 403 && status != 429 {
         return None;
     }
-    let now = SystemTime::now();
     if let Some(secs) = header(headers, "retry-after").and_then(|v| v.parse::<u64>().ok()) {
-        return Some(now + Duration::from_secs(secs));
+        return Some((Duration::from_secs(secs), "retry-after"));
     }
     let remaining = header(headers, "x-ratelimit-remaining").and_then(|v| v.parse::<u64>().ok());
     if remaining == Some(0) {
-        let reset = header(headers, "x-ratelimit-reset")
-            .and_then(|v| v.parse::<u64>().ok())
-            .map(|s| UNIX_EPOCH + Duration::from_secs(s))
-            .unwrap_or(now + Duration::from_secs(60));
-        return Some(reset.max(now));
+        let wait = match header(headers, "x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok()) {
+            Some(reset) => (UNIX_EPOCH + Duration::from_secs(reset))
+                .duration_since(SystemTime::now())
+                .unwrap_or(Duration::ZERO),
+            None => Duration::from_secs(60),
+        };
+        return Some((wait, "x-ratelimit-reset"));
     }
-    (status == 429).then(|| now + Duration::from_secs(60))
+    (status == 429).then_some((Duration::from_secs(60), "rate-limited"))
 }
 
 impl GitHub for RestClient {

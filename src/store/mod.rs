@@ -338,11 +338,16 @@ impl Store {
             message: event.message().into(),
             extra_headers: Vec::new(),
         };
-        Ok(self
+        let id = self
             .repo
             .write_object(&commit)
             .map_err(|e| Error::gix("could not write commit", e))?
-            .detach())
+            .detach();
+        // Every record version and journal entry passes here after its
+        // objects are written and before any ref moves: the one point where
+        // a command has begun writing (crash tests kill processes here).
+        crate::failpoint::point("store:commit");
+        Ok(id)
     }
 
     /// Append a version to a record: a commit whose parent is `expected`,

@@ -1,4 +1,5 @@
-use crate::harness::TestEnv;
+use crate::harness::{Run, TestEnv};
+use crate::process::{Paused, WRITING};
 
 #[test]
 fn plan_new_show_list_log_are_readable_by_plain_git() {
@@ -241,36 +242,28 @@ fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
 fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
     let env = TestEnv::new();
     let repo = env.repo("alice");
-    let runs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let env = &env;
-                let repo = &repo;
-                s.spawn(move || {
-                    env.swarm(
-                        repo,
-                        &[
-                            "--as",
-                            &format!("racer{i}"),
-                            "plan",
-                            "new",
-                            "contested",
-                            "--json",
-                        ],
-                    )
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    // All eight find no plan of that name and write their record's commit,
+    // then wait (WRITING) before moving the ref; released one by one, the
+    // first creates it and every later one loses the compare-and-swap.
+    let racers: Vec<Paused> = (0..8)
+        .map(|i| {
+            let who = format!("racer{i}");
+            Paused::at(
+                &env,
+                &repo,
+                WRITING,
+                &[],
+                &["--as", &who, "plan", "new", "contested", "--json"],
+            )
+        })
+        .collect();
+    let runs: Vec<Run> = racers.into_iter().map(Paused::release).collect();
     let winners: Vec<_> = runs.iter().filter(|r| r.code == 0).collect();
     assert_eq!(winners.len(), 1, "{runs:#?}");
-    for r in runs.iter().filter(|r| r.code != 0) {
-        assert!(r.code == 2 || r.code == 3, "{r:#?}");
-        assert!(
-            r.stdout.contains("PLAN_EXISTS") || r.stdout.contains("CAS_FAILED"),
-            "{r:#?}"
-        );
+    assert_eq!(runs[0].code, 0, "{runs:#?}");
+    for r in &runs[1..] {
+        assert_eq!(r.code, 3, "{r:#?}");
+        assert_eq!(r.json()["error"]["code"], "CAS_FAILED", "{r:#?}");
     }
     let refs = env.refs(&repo, "refs/swarm/plans/contested");
     assert_eq!(

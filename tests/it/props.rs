@@ -15,14 +15,70 @@ fn name_by_regex(s: &str) -> bool {
     re.is_match(s) && !s.contains("..") && !s.ends_with(".lock") && !s.ends_with('.')
 }
 
+/// A name that is valid so far: `[a-z0-9]` then `len - 1` of `[a-z0-9._-]`.
+fn plausible(len: std::ops::RangeInclusive<usize>) -> impl Strategy<Value = String> {
+    len.prop_flat_map(|n| {
+        let re = format!("[a-z0-9][a-z0-9._-]{{{}}}", n.max(1) - 1);
+        proptest::string::string_regex(&re).expect("a valid regex")
+    })
+}
+
+/// Names on purpose at every edge of the rule, not only random strings
+/// (which almost never hold `..`, end in `.lock` or reach 63 characters).
+fn edge_names() -> impl Strategy<Value = String> {
+    prop_oneof![
+        // Anything from a wider alphabet.
+        2 => "[a-zA-Z0-9._/ @-]{0,70}",
+        // Plausible names of any length, and (often) right at the 63/64 limit.
+        2 => plausible(1..=63),
+        6 => plausible(62..=65),
+        // `..` somewhere, also at the very start or end.
+        1 => (plausible(1..=30), "[a-z0-9._-]{0,30}").prop_map(|(a, b)| format!("{a}..{b}")),
+        1 => plausible(1..=61).prop_map(|a| format!("{a}..")),
+        // `.lock` at the end (invalid), or almost (`.lock` inside, `.locks`, `lock`).
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.lock")),
+        1 => (plausible(1..=20), "[a-z0-9_-]{1,10}").prop_map(|(a, b)| format!("{a}.lock{b}")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}lock")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.loc")),
+        1 => plausible(1..=58).prop_map(|a| format!("{a}.LOCK")),
+        // Ending in `.`, or starting with what may only follow.
+        1 => plausible(1..=62).prop_map(|a| format!("{a}.")),
+        1 => ("[._-]", plausible(1..=62)).prop_map(|(c, a)| format!("{c}{a}")),
+        // One character git or the file system would mind.
+        1 => (
+            plausible(1..=30),
+            "[A-Z/ :~^?*\\[@{}é]",
+            "[a-z0-9._-]{0,30}"
+        )
+            .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
+        1 => Just(String::new()),
+    ]
+}
+
+/// Addresses at the edges of `[A-Za-z0-9][A-Za-z0-9._@-]{0,63}`.
+fn edge_addresses() -> impl Strategy<Value = String> {
+    prop_oneof![
+        2 => "[a-zA-Z0-9._@/: -]{0,70}",
+        4 => "[A-Za-z0-9][A-Za-z0-9._@-]{62,64}",
+        1 => "[._@-][A-Za-z0-9._@-]{0,10}",
+        1 => (
+            "[A-Za-z0-9][A-Za-z0-9._@-]{0,20}",
+            "[/: ~é]",
+            "[A-Za-z0-9]{0,5}"
+        )
+            .prop_map(|(a, c, b)| format!("{a}{c}{b}")),
+        1 => Just(String::new()),
+    ]
+}
+
 proptest! {
     #[test]
-    fn name_validator_agrees_with_the_spec_regex(s in "[a-zA-Z0-9._/ @-]{0,70}") {
-        prop_assert_eq!(is_valid_name(&s), name_by_regex(&s));
+    fn name_validator_agrees_with_the_spec_regex(s in edge_names()) {
+        prop_assert_eq!(is_valid_name(&s), name_by_regex(&s), "{:?}", s);
     }
 
     #[test]
-    fn valid_names_are_valid_git_ref_components(s in "[a-z0-9][a-z0-9._-]{0,62}") {
+    fn valid_names_are_valid_git_ref_components(s in edge_names()) {
         if is_valid_name(&s) {
             let refname = format!("refs/swarm/plans/{s}");
             prop_assert!(gix::refs::FullName::try_from(refname.as_str()).is_ok(), "{}", refname);
@@ -30,9 +86,9 @@ proptest! {
     }
 
     #[test]
-    fn address_validator_agrees_with_the_spec_regex(s in "[a-zA-Z0-9._@/: -]{0,70}") {
+    fn address_validator_agrees_with_the_spec_regex(s in edge_addresses()) {
         let re = regex::Regex::new(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$").unwrap();
-        prop_assert_eq!(is_valid_address(&s), re.is_match(&s));
+        prop_assert_eq!(is_valid_address(&s), re.is_match(&s), "{:?}", s);
     }
 
     #[test]
@@ -121,6 +177,42 @@ proptest! {
     }
 }
 
+/// The edge strategies do what they are for: over a fixed run they produce
+/// valid and invalid names, names of exactly 63 and 64 characters, and names
+/// with `..`, a `.lock` or `.` ending, so the property above meets them.
+#[test]
+fn the_name_strategies_reach_every_edge() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, TestRunner};
+    let mut runner = TestRunner::new_with_rng(
+        Config::default(),
+        proptest::test_runner::TestRng::deterministic_rng(
+            proptest::test_runner::RngAlgorithm::ChaCha,
+        ),
+    );
+    let strategy = edge_names();
+    let names: Vec<String> = (0..2000)
+        .map(|_| strategy.new_tree(&mut runner).unwrap().current())
+        .collect();
+    let seen = |what: &str, f: &dyn Fn(&String) -> bool| {
+        assert!(names.iter().any(f), "no name {what} in 2000");
+    };
+    seen("valid", &|n| is_valid_name(n));
+    seen("valid at 63", &|n| n.len() == 63 && is_valid_name(n));
+    seen("at 64", &|n| n.len() == 64 && name_by_regex(&n[..63]));
+    seen("with ..", &|n| n.contains("..") && n.len() > 2);
+    seen("ending .lock", &|n| n.ends_with(".lock"));
+    seen("with .lock inside", &|n| {
+        n.contains(".lock") && !n.ends_with(".lock")
+    });
+    seen("ending .", &|n| n.ends_with('.') && !n.ends_with(".."));
+    seen("starting with . _ or -", &|n| {
+        n.starts_with(['.', '_', '-'])
+    });
+    seen("non-ASCII", &|n| !n.is_ascii());
+    seen("empty", &|n| n.is_empty());
+}
+
 /// Real credential formats, as the hosts issue them, each with the kind it
 /// must be reported as. (Regexes, not literals: nothing here looks like a
 /// leaked key to a push-protection scanner.)
@@ -128,7 +220,9 @@ fn credential() -> impl Strategy<Value = (&'static str, String)> {
     let k = |kind: &'static str, re: &'static str| re.prop_map(move |s: String| (kind, s));
     prop_oneof![
         k("github-pat", "ghp_[A-Za-z0-9]{36}"),
+        k("github-oauth-token", "gho_[A-Za-z0-9]{36}"),
         k("github-app-token", "gh[su]_[A-Za-z0-9]{36}"),
+        k("github-refresh-token", "ghr_[A-Za-z0-9]{36}"),
         k("github-fine-grained-pat", "github_pat_[A-Za-z0-9_]{82}"),
         k("gitlab-pat", "glpat-[A-Za-z0-9_-]{20}"),
         k(

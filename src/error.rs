@@ -160,6 +160,16 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "plan save: the plan file was checked out from another plan",
     ),
     (
+        "PLAN_SAVE_CONFLICT",
+        Class::Race,
+        "plan save: the plan moved on since the file was checked out and both changed the same lines; names the newer version, nothing saved",
+    ),
+    (
+        "PLAN_AMBIGUOUS",
+        Class::Usage,
+        "a command that takes a plan was given none, outside a lane, with several plans: it lists them",
+    ),
+    (
         "CAS_FAILED",
         Class::Race,
         "a ref changed under us between read and write; nothing was overwritten",
@@ -198,7 +208,22 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "PACKET_ALREADY_ACCEPTED",
         Class::Race,
-        "accept: the packet was already accepted (a packet is accepted once)",
+        "accept: the packet was already accepted (a packet is accepted once); packet withdraw: too late to withdraw",
+    ),
+    (
+        "PACKET_WITHDRAWN",
+        Class::Check,
+        "accept: the packet was withdrawn by its author; nothing was recorded",
+    ),
+    (
+        "PACKET_NOT_AUTHOR",
+        Class::Check,
+        "packet withdraw: only the packet's author withdraws it",
+    ),
+    (
+        "PACKET_LANE_MISSING",
+        Class::Check,
+        "accept: the packet hands over a lane whose record has not reached this clone; nothing was recorded",
     ),
     (
         "SUCCESSOR_UNKNOWN",
@@ -332,6 +357,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "LANE_ELSEWHERE",
         Class::Check,
         "lane rm: the lane's worktree is in another clone (--force marks the record removed)",
+    ),
+    (
+        "LANE_MOVED",
+        Class::Check,
+        "report: this is the old worktree of a lane handed over since; says who owns it now and where",
     ),
     (
         "GUARD_FAILED",

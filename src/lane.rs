@@ -123,17 +123,26 @@ pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     let Some(rec) = store.read(&lane_ref(feature))? else {
         return Ok(None);
     };
+    from_record(feature, rec).map(Some)
+}
+
+/// A lane as one version of its record (e.g. the mirror's) has it.
+pub fn at(store: &Store, feature: &str, commit: ObjectId) -> Result<Lane> {
+    from_record(feature, store.read_commit(commit)?)
+}
+
+fn from_record(feature: &str, rec: crate::store::Record) -> Result<Lane> {
     let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
         Error::usage(
             "YAML_INVALID",
             format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
         )
     })?;
-    Ok(Some(Lane {
+    Ok(Lane {
         feature: feature.to_string(),
         record: parse(feature, bytes)?,
         commit: rec.commit,
-    }))
+    })
 }
 
 /// Every lane record, sorted by feature.
@@ -884,6 +893,53 @@ fn cwd_inside(path: &Path) -> bool {
     cwd.starts_with(p)
 }
 
+/// The worktree this clone made for an active lane that was handed over to
+/// a checkout elsewhere since (`accept` moved the lane's `path`): left
+/// behind, it no longer speaks for the lane.
+fn left_behind(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<Option<PathBuf>> {
+    if !lane.record.is_active() {
+        return Ok(None);
+    }
+    let main = main_worktree(&ctx.store)?;
+    let mine = lane_path(ctx, &main, &lane.feature);
+    let registered = worktrees.iter().any(|w| same_path(w, &mine));
+    let moved = !same_path(&mine, Path::new(&lane.record.path));
+    Ok((registered && moved && mine.is_dir()).then_some(mine))
+}
+
+/// The lane whose old worktree we run in, if it was handed over since.
+pub fn moved_from_here(ctx: &Ctx) -> Option<Lane> {
+    let here = ctx.store.workdir()?.to_path_buf();
+    let worktrees = ctx.store.git.worktree_paths().ok()?;
+    all(&ctx.store).ok()?.into_iter().find(|lane| {
+        left_behind(ctx, lane, &worktrees)
+            .ok()
+            .flatten()
+            .is_some_and(|p| same_path(&p, &here))
+    })
+}
+
+/// Said where a handed-over lane's old worktree is used.
+fn moved_error(lane: &Lane, here: &Path) -> Error {
+    let r = &lane.record;
+    Error::check(
+        "LANE_MOVED",
+        format!(
+            "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
+            here.display(),
+            lane.feature,
+            r.owner,
+            r.path
+        ),
+    )
+    .hint(format!(
+        "the lane's reports come from there (or pass --lane {} on purpose)",
+        lane.feature
+    ))
+    .hint("`git swarm lane prune` removes this old worktree once nothing in it is uncommitted (the branch stays)")
+    .with_detail(serde_json::json!({ "feature": lane.feature, "owner": r.owner, "path": r.path }))
+}
+
 /// `lane rm`. Run again after an interruption, it completes the removal.
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
     let lane = require(&ctx.store, feature)?;
@@ -911,14 +967,27 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
     }
     if !force {
         if !st.is_local() {
-            return Err(Error::check(
-                "LANE_ELSEWHERE",
-                format!(
-                    "lane '{feature}' has its worktree in another clone ({}); nothing of it is here to check",
-                    st.path
+            let mut err = match left_behind(ctx, &lane, &worktrees)? {
+                Some(old) => Error::check(
+                    "LANE_ELSEWHERE",
+                    format!(
+                        "lane '{feature}' was handed over: {} owns it now, at {} (another checkout); {} here is its old worktree",
+                        st.owner,
+                        st.path,
+                        old.display()
+                    ),
+                )
+                .hint("`git swarm lane prune` removes the old worktree here once nothing in it is uncommitted; the lane stays theirs"),
+                None => Error::check(
+                    "LANE_ELSEWHERE",
+                    format!(
+                        "lane '{feature}' has its worktree in another clone ({}, owner {}); nothing of it is here to check",
+                        st.path, st.owner
+                    ),
                 ),
-            )
-            .hint("remove it from the clone that has it, or pass --force to mark the record removed (nothing on disk is touched)"));
+            };
+            err = err.hint("remove the lane from the checkout that has it, or pass --force to mark the record removed (nothing on disk is touched)");
+            return Err(err);
         }
         if st.is_dirty() {
             let mut what = st.dirty.clone();
@@ -999,6 +1068,7 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let actor = if dry_run { String::new() } else { ctx.actor()? };
     let mut removed = Vec::new();
     let mut kept = Vec::new();
+    let mut old_worktrees = Vec::new();
     let mut text = String::new();
     for lane in all(&ctx.store)? {
         let st = if lane.record.is_active() {
@@ -1026,7 +1096,21 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
                 None
             }
         } else if !st.is_local() {
-            Some("its worktree is in another clone".to_string())
+            if let Some(old) = left_behind(ctx, &lane, &worktrees)? {
+                let done = prune_left_behind(ctx, &lane, &old, dry_run)?;
+                text.push_str(&done.0);
+                match done.1 {
+                    Ok(j) => old_worktrees.push(j),
+                    Err(reason) => {
+                        kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }))
+                    }
+                }
+                continue;
+            }
+            Some(format!(
+                "its worktree is in another checkout ({}, owner {})",
+                st.path, st.owner
+            ))
         } else {
             match st.merged {
                 Some(Merged::No) => Some(format!("not merged into {}", st.base)),
@@ -1066,12 +1150,61 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
         removed
             .push(serde_json::json!({ "feature": st.feature, "why": how, "branch_head": st.head }));
     }
-    if removed.is_empty() && kept.is_empty() {
+    if removed.is_empty() && kept.is_empty() && old_worktrees.is_empty() {
         text.push_str("no active lanes\n");
     }
     Ok(Output::new(
-        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept }),
+        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept, "old_worktrees": old_worktrees }),
         text,
+    ))
+}
+
+/// `lane prune` for a lane handed over elsewhere: remove the worktree this
+/// clone made for it, when nothing in it is uncommitted (the lane record
+/// and the branch stay: the lane is its new owner's). Returns the line to
+/// print and the JSON entry when removed (or would be), else why it stays.
+fn prune_left_behind(
+    ctx: &Ctx,
+    lane: &Lane,
+    old: &Path,
+    dry_run: bool,
+) -> Result<(String, std::result::Result<serde_json::Value, String>)> {
+    let r = &lane.record;
+    let (dirty, plan_unsaved) = uncommitted(ctx, &r.plan, old)?;
+    if !dirty.is_empty() || plan_unsaved || cwd_inside(old) {
+        let why = if cwd_inside(old) {
+            "you are inside it".to_string()
+        } else {
+            format!("it has uncommitted work ({})", dirty.join(", "))
+        };
+        let reason = format!(
+            "handed over to {} at {}; the old worktree {} stays: {why}",
+            r.owner,
+            r.path,
+            old.display()
+        );
+        return Ok((
+            format!("{:<13}{}: {reason}\n", "kept", lane.feature),
+            Err(reason),
+        ));
+    }
+    let verb = if dry_run { "would remove" } else { "removed" };
+    if !dry_run {
+        // Not forced: git refuses once more if anything appeared meanwhile.
+        ctx.store
+            .git
+            .run(["worktree", "remove", &old.display().to_string()])?;
+    }
+    Ok((
+        format!(
+            "{verb:<13}{}: old worktree {} (the lane was handed over to {}, at {}; branch {} kept)\n",
+            lane.feature,
+            old.display(),
+            r.owner,
+            r.path,
+            r.branch
+        ),
+        Ok(serde_json::json!({ "feature": lane.feature, "worktree": old.display().to_string(), "owner": r.owner, "path": r.path })),
     ))
 }
 
@@ -1197,13 +1330,19 @@ pub fn report(
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
         Some(f) => f.to_string(),
-        None => ctx.lane_here().map(|lane| lane.feature).ok_or_else(|| {
-            Error::usage(
-                "USAGE",
-                "which lane is reporting? you are not in a lane worktree",
-            )
-            .hint("pass --lane <feature>, or run it inside the lane's worktree")
-        })?,
+        None => match ctx.lane_here() {
+            Some(lane) => lane.feature,
+            None => {
+                if let (Some(moved), Some(here)) = (moved_from_here(ctx), ctx.store.workdir()) {
+                    return Err(moved_error(&moved, here));
+                }
+                return Err(Error::usage(
+                    "USAGE",
+                    "which lane is reporting? you are not in a lane worktree",
+                )
+                .hint("pass --lane <feature>, or run it inside the lane's worktree"));
+            }
+        },
     };
     let lane = require(&ctx.store, &feature)?;
     if !lane.record.is_active() {
@@ -1339,27 +1478,17 @@ pub fn hand_over(
         else {
             return Ok(false);
         };
-        let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
-        let moved = !same_path(Path::new(&lane.record.path), &here);
-        if lane.record.owner == new_owner && !moved {
-            return Ok(false);
-        }
-        let mut record = lane.record.clone();
-        let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
-        if moved {
-            record.path = here.display().to_string();
-        }
-        record.updated_at = rfc3339(store.clock.now());
-        let event = Event::new(
-            "handoff-accepted",
+        let now = rfc3339(store.clock.now());
+        let Some((record, event)) = handed(
+            &lane.feature,
+            &lane.record,
             new_owner,
-            format!(
-                "lane {}: handed from {previous} to {new_owner} (packet {packet})",
-                lane.feature
-            ),
-        )
-        .trailer("Swarm-Packet", packet)
-        .trailer("Swarm-Lane", lane.feature.clone());
+            packet,
+            checkout,
+            &now,
+        ) else {
+            return Ok(false);
+        };
         match store.write(
             &lane_ref(&lane.feature),
             Some(lane.commit),
@@ -1376,4 +1505,68 @@ pub fn hand_over(
         "the lane record kept changing; its owner was not updated",
     )
     .hint("run `git swarm accept` again: it completes what is missing"))
+}
+
+/// The lane record handed to `new_owner` working at `checkout`, and the
+/// journal event; None when it is theirs there already.
+fn handed(
+    feature: &str,
+    current: &LaneRecord,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+    now: &str,
+) -> Option<(LaneRecord, Event)> {
+    let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
+    let moved = !same_path(Path::new(&current.path), &here);
+    if current.owner == new_owner && !moved {
+        return None;
+    }
+    let mut record = current.clone();
+    let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+    if moved {
+        record.path = here.display().to_string();
+    }
+    record.updated_at = now.to_string();
+    let event = Event::new(
+        "handoff-accepted",
+        new_owner,
+        format!("lane {feature}: handed from {previous} to {new_owner} (packet {packet})"),
+    )
+    .trailer("Swarm-Packet", packet)
+    .trailer("Swarm-Lane", feature.to_string());
+    Some((record, event))
+}
+
+/// For `accept` with a remote: the next version of the lane record at
+/// `base` (the newest version known here) that hands the lane to
+/// `new_owner` at `checkout`, so it is published in the same atomic push as
+/// the acceptance. None when the lane is not active on `branch`, or is
+/// theirs there already.
+pub fn handover_commit(
+    store: &Store,
+    feature: &str,
+    base: ObjectId,
+    branch: &str,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+) -> Result<Option<ObjectId>> {
+    let rec = store.read_commit(base)?;
+    let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
+        )
+    })?;
+    let current = parse(feature, bytes)?;
+    if !current.is_active() || current.branch != branch {
+        return Ok(None);
+    }
+    let now = rfc3339(store.clock.now());
+    let Some((record, event)) = handed(feature, &current, new_owner, packet, checkout, &now) else {
+        return Ok(None);
+    };
+    let tree = store.write_tree(&files(&record)?)?;
+    Ok(Some(store.commit(tree, &[base], &event)?))
 }

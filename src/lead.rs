@@ -926,7 +926,9 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
     names::validate_name("plan", plan)?;
     let refname = lead_ref(plan);
     fetch(ctx, &[&refname])?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
+    let tip = sync::tip(&ctx.store, remote, &refname)?;
     let now = ctx.store.clock.now();
     let Some(base) = tip.base else {
         fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
@@ -934,10 +936,9 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
         let mut json = record_json(&new_record(plan), None);
         json["exists"] = serde_json::json!(false);
         json["lease_live"] = serde_json::json!(false);
-        return Ok(Output::new(
-            json,
-            format!("plan {plan}: nobody has claimed it (no {refname})\n"),
-        ));
+        let mut text = format!("plan {plan}: nobody has claimed it (no {refname})\n");
+        json["mirror"] = mirror_note(ctx, remote, &refname, &mut text)?;
+        return Ok(Output::new(json, text));
     };
     let rec = read_at(&ctx.store, plan, base)?;
     let mut json = record_json(&rec, Some(base));
@@ -978,7 +979,24 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
             ""
         }
     ));
+    json["mirror"] = mirror_note(ctx, remote, &refname, &mut text)?;
     Ok(Output::new(json, text))
+}
+
+/// The read-only views' footer: how old the mirror is, and `sync` when it
+/// has what the local ref lacks.
+fn mirror_note(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    refname: &str,
+    text: &mut String,
+) -> Result<serde_json::Value> {
+    let Some(r) = remote else {
+        return Ok(serde_json::Value::Null);
+    };
+    let view = sync::MirrorView::read(&ctx.store, r, &[refname])?;
+    text.push_str(&view.text(ctx.store.clock.now()));
+    Ok(serde_json::to_value(&view).unwrap_or_default())
 }
 
 /// `lead check`: exit 0 iff the actor leads the plan at the arbiter.

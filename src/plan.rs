@@ -336,24 +336,41 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
     Ok(Output::new(serde_json::json!({ "plans": json }), text))
 }
 
-/// The plan a command means when none is named: the plan whose text was
-/// checked out here, else the plan of the lane we are in, else the only plan.
+/// The plan a command means when none is named: the plan of the lane we
+/// are in, else the only plan, else a usage error listing the plans. Never
+/// the plan last checked out here: a main worktree serves many plans, and
+/// a guess there writes into an unrelated one.
 pub fn infer(ctx: &Ctx) -> Result<String> {
-    if let Some(plan) = checked_out_here(ctx) {
-        if ctx.store.ref_target(&plan_ref(&plan))?.is_some() {
-            return Ok(plan);
-        }
-    }
     if let Some(lane) = ctx.lane_here() {
         return Ok(lane.record.plan);
     }
-    let plans = ctx.store.list_refs("refs/swarm/plans/")?;
+    let plans: Vec<String> = ctx
+        .store
+        .list_refs("refs/swarm/plans/")?
+        .into_iter()
+        .map(|(r, _)| r.trim_start_matches("refs/swarm/plans/").to_string())
+        .collect();
     match plans.as_slice() {
-        [(only, _)] => Ok(only.trim_start_matches("refs/swarm/plans/").to_string()),
+        [only] => Ok(only.clone()),
         [] => Err(Error::usage("NOT_FOUND", "there is no plan yet")
-            .hint("create one with `git swarm plan new <plan>`")),
-        _ => Err(Error::usage("USAGE", "several plans exist: say which one")
-            .hint("pass the plan name (or --plan P); `git swarm plan list` shows them")),
+            .hint("create one with `git swarm plan new <plan>`, or `git swarm sync` to fetch the shared ones")),
+        many => {
+            let mut err = Error::usage(
+                "PLAN_AMBIGUOUS",
+                format!(
+                    "{} plans exist and this is no lane's worktree: say which one ({})",
+                    many.len(),
+                    many.join(", ")
+                ),
+            )
+            .hint("pass the plan: --plan P (for `plan save` and `plan checkout`, the name)");
+            if let Some(held) = checked_out_here(ctx) {
+                err = err.hint(format!(
+                    "the plan file here was checked out from plan '{held}'"
+                ));
+            }
+            Err(err.with_detail(serde_json::json!({ "plans": many })))
+        }
     }
 }
 
@@ -393,23 +410,44 @@ pub fn save(
         }
     }
     let bytes = read_file(&path)?;
-    let new_text = String::from_utf8(bytes).map_err(|_| {
+    let file_text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(
             "YAML_INVALID",
             format!("{} is not UTF-8 text", path.display()),
         )
     })?;
+    // The version this worktree's plan file came from is the merge base:
+    // what others saved since then is merged in, never overwritten.
+    let workdir = ctx.store.workdir().map(Path::to_path_buf);
+    let base = match (&workdir, file) {
+        (Some(w), None) => checked_out_at(&ctx.store, w)
+            .filter(|(p, _)| *p == name)
+            .and_then(|(_, c)| c),
+        _ => None,
+    };
+    let merged = merge_newer(ctx, &plan, base, &file_text)?;
+    let new_text = merged.as_deref().unwrap_or(&file_text).to_string();
     let text_changed = plan.text.as_deref() != Some(new_text.as_str());
     let contract_changed = contract.is_some_and(|c| c != plan.record.contract);
     if !text_changed && !contract_changed {
-        let out = serde_json::json!({ "plan": name, "changed": false, "commit": plan.head.commit.to_string() });
-        return Ok(Output::new(
-            out,
-            format!(
-                "plan {name}: unchanged ({})\n",
-                crate::store::short(plan.head.commit)
-            ),
-        ));
+        if let (Some(w), None) = (&workdir, file) {
+            if merged.is_some() {
+                std::fs::write(&path, new_text.as_bytes()).map_err(|e| io_error(&path, e))?;
+            }
+            remember_checkout(&ctx.store, w, &name, plan.head.commit);
+        }
+        let out = serde_json::json!({ "plan": name, "changed": false, "commit": plan.head.commit.to_string(), "merged": merged.is_some() });
+        let mut text = format!(
+            "plan {name}: unchanged ({})\n",
+            crate::store::short(plan.head.commit)
+        );
+        if merged.is_some() {
+            text.push_str(&format!(
+                "{} was behind the plan: it now holds the newer version\n",
+                path.display()
+            ));
+        }
+        return Ok(Output::new(out, text));
     }
     let mut record = plan.record.clone();
     record.updated_at = rfc3339(ctx.store.clock.now());
@@ -434,12 +472,26 @@ pub fn save(
     let id = ctx
         .store
         .write(&plan_ref(&name), Some(plan.head.commit), &files, &event)?;
-    let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract });
+    if let (Some(w), None) = (&workdir, file) {
+        if merged.is_some() {
+            // The file now shows what was saved: the others' lines and ours.
+            std::fs::write(&path, new_text.as_bytes()).map_err(|e| io_error(&path, e))?;
+        }
+        remember_checkout(&ctx.store, w, &name, id);
+    }
+    let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract, "merged": merged.is_some() });
     let mut text = format!(
         "plan {name}: saved {} ({})\n",
         path.display(),
         crate::store::short(id)
     );
+    if merged.is_some() {
+        text.push_str(&format!(
+            "merged with the newer version {} saved since {} was checked out; the file now holds the result\n",
+            crate::store::short(plan.head.commit),
+            path.display()
+        ));
+    }
     if contract_changed {
         text.push_str(&format!(
             "contract is now {}: `accept` refuses packets written against the old one\n",
@@ -447,6 +499,70 @@ pub fn save(
         ));
     }
     Ok(Output::new(out, text))
+}
+
+/// When the plan moved on since `base` (the version the file was checked
+/// out from), a line-level three-way merge of the file with the plan's
+/// head, as `sync` joins two journals. Some(merged text) when the plan
+/// moved and the merge is clean; None when there is nothing to merge
+/// (no base known, or the plan is still at it); `PLAN_SAVE_CONFLICT` when
+/// both changed the same lines, so nobody's lines are dropped.
+fn merge_newer(
+    ctx: &Ctx,
+    plan: &Plan,
+    base: Option<gix::ObjectId>,
+    ours: &str,
+) -> Result<Option<String>> {
+    let Some(base) = base.filter(|b| *b != plan.head.commit) else {
+        return Ok(None);
+    };
+    let theirs = plan.text.clone().unwrap_or_default();
+    // A base that cannot be read (archived, or from another clone) gives
+    // nothing to merge against: refuse rather than overwrite blindly.
+    let base_text = match ctx.store.blob_at(base, TEXT_FILE) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(_) => return Err(save_conflict(plan, base, false)),
+    };
+    if base_text == theirs.as_bytes() {
+        return Ok(None);
+    }
+    if ours.as_bytes() == base_text {
+        return Ok(Some(theirs));
+    }
+    match ctx
+        .store
+        .git
+        .merge_text(&base_text, ours.as_bytes(), theirs.as_bytes())?
+    {
+        Some(merged) => Ok(Some(String::from_utf8_lossy(&merged).into_owned())),
+        None => Err(save_conflict(plan, base, true)),
+    }
+}
+
+fn save_conflict(plan: &Plan, base: gix::ObjectId, overlap: bool) -> Error {
+    let name = &plan.record.plan;
+    let newer = crate::store::short(plan.head.commit);
+    let why = if overlap {
+        "and both changed the same lines"
+    } else {
+        "and that version cannot be read here to merge with"
+    };
+    Error::race(
+        "PLAN_SAVE_CONFLICT",
+        format!(
+            "plan '{name}' moved to {newer} since the plan file was checked out from {} {why}; nothing was saved",
+            crate::store::short(base)
+        ),
+    )
+    .hint(format!("see the newer text: git show {}:{TEXT_FILE}", plan.head.commit))
+    .hint(format!(
+        "keep a copy of your file, `git swarm plan checkout {name} --force`, re-apply your edits, then `git swarm plan save {name}`"
+    ))
+    .with_detail(serde_json::json!({
+        "plan": name,
+        "newer": plan.head.commit.to_string(),
+        "base": base.to_string(),
+    }))
 }
 
 /// `plan checkout`: write the plan text as an untracked file.
@@ -491,7 +607,7 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     let holder = checked_out(store, dir);
     if let Ok(existing) = std::fs::read(path) {
         if existing == text.as_bytes() {
-            remember_checkout(store, dir, &plan.record.plan);
+            remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
             return Ok(false);
         }
         // The file may hold a saved version of this plan, or of the plan it
@@ -520,7 +636,7 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     }
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
     std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
-    remember_checkout(store, dir, &plan.record.plan);
+    remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
     Ok(true)
 }
 
@@ -546,9 +662,23 @@ fn checkout_marker(store: &Store, worktree: &Path) -> Option<PathBuf> {
 
 /// The plan whose text the worktree's plan file was checked out from.
 pub fn checked_out(store: &Store, worktree: &Path) -> Option<String> {
-    let name = std::fs::read_to_string(checkout_marker(store, worktree)?).ok()?;
-    let name = name.trim();
-    names::is_valid_name(name).then(|| name.to_string())
+    checked_out_at(store, worktree).map(|(plan, _)| plan)
+}
+
+/// The plan the worktree's plan file was checked out from, and the plan
+/// version (commit) it was checked out or last saved at: the merge base
+/// of the next `plan save`. Older markers name only the plan.
+pub fn checked_out_at(store: &Store, worktree: &Path) -> Option<(String, Option<gix::ObjectId>)> {
+    let marker = std::fs::read_to_string(checkout_marker(store, worktree)?).ok()?;
+    let mut lines = marker.lines();
+    let name = lines.next()?.trim();
+    if !names::is_valid_name(name) {
+        return None;
+    }
+    let commit = lines
+        .next()
+        .and_then(|l| gix::ObjectId::from_hex(l.trim().as_bytes()).ok());
+    Some((name.to_string(), commit))
 }
 
 /// The plan checked out in the worktree we run in.
@@ -556,12 +686,14 @@ fn checked_out_here(ctx: &Ctx) -> Option<String> {
     checked_out(&ctx.store, ctx.store.workdir()?)
 }
 
-fn remember_checkout(store: &Store, worktree: &Path, plan: &str) {
+/// A cache, so a failure to write it is not one: `plan save` then merges
+/// against nothing older than the plan's head, as before markers had commits.
+fn remember_checkout(store: &Store, worktree: &Path, plan: &str, commit: gix::ObjectId) {
     if let Some(marker) = checkout_marker(store, worktree) {
         if let Some(dir) = marker.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let _ = std::fs::write(marker, format!("{plan}\n"));
+        let _ = std::fs::write(marker, format!("{plan}\n{commit}\n"));
     }
 }
 

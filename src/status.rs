@@ -33,13 +33,51 @@ pub struct LaneStatus {
     pub state: Option<String>,
 }
 
-/// Plans with their leaders (the newer of the local and the published
-/// record) and active lanes. A record that does not parse is an error, not
-/// a silent gap in the picture.
+/// Every record under `prefix` known here, local or in the mirror, each at
+/// the newer of its two versions (the rule of every read-only view).
+fn newest(
+    store: &Store,
+    remote: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<(String, gix::ObjectId)>> {
+    let mut names: std::collections::BTreeSet<String> = store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(r, _)| r[prefix.len()..].to_string())
+        .collect();
+    if let Some(r) = remote {
+        let mirrored = crate::sync::mirror_ref(r, prefix);
+        names.extend(
+            store
+                .list_refs(&mirrored)?
+                .into_iter()
+                .map(|(r, _)| r[mirrored.len()..].to_string()),
+        );
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let tip = crate::sync::tip(store, remote, &format!("{prefix}{name}"))?;
+        if let Some(base) = tip.base {
+            out.push((name, base));
+        }
+    }
+    Ok(out)
+}
+
+/// Plans with their leaders and active lanes, each record the newer of the
+/// local and the mirrored (last fetched) version. A record that does not
+/// parse is an error, not a silent gap in the picture.
 pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Result<Vec<PlanStatus>> {
-    let plans: Vec<Plan> = plan::all(store)?;
+    let mut plans: Vec<Plan> = Vec::new();
+    for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
+        plans.push(plan::from_record(&name, store.read_commit(id)?)?);
+    }
+    let mut lanes = Vec::new();
+    for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
+        lanes.push(crate::lane::at(store, &feature, id)?);
+    }
     let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for lane in crate::lane::all(store)? {
+    for lane in lanes {
         if !lane.record.is_active() {
             continue;
         }
@@ -174,18 +212,35 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
 }
 
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
+    let roots = collect(&ctx.store, remote, only)?;
     if let Some(p) = only {
-        plan::require(&ctx.store, p)?;
+        if roots.is_empty() {
+            plan::require(&ctx.store, p)?;
+        }
     }
-    let roots = collect(&ctx.store, ctx.remote(), only)?;
     let mut text = String::new();
     if roots.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render(&roots, 0, &mut text);
+    let mirror = remote
+        .map(|r| {
+            crate::sync::MirrorView::read(
+                &ctx.store,
+                r,
+                &["refs/swarm/plans/", "refs/swarm/lanes/", "refs/swarm/lead/"],
+            )
+        })
+        .transpose()?;
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(ctx.store.clock.now()));
+    }
     let json = serde_json::json!({
         "remote": ctx.settings.remote,
         "plans": roots,
+        "mirror": mirror,
     });
     Ok(Output::new(json, text))
 }

@@ -34,7 +34,9 @@ pub enum PlanCmd {
     },
     /// List all plans.
     List,
-    /// Snapshot the worktree's plan file into the plan ref.
+    /// Snapshot the worktree's plan file into the plan ref, merging in what
+    /// others saved since it was checked out (PLAN_SAVE_CONFLICT when both
+    /// changed the same lines: nothing is saved).
     Save {
         /// Plan name (default: the plan of the lane you are in, or the only plan).
         plan: Option<String>,

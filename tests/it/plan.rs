@@ -228,14 +228,17 @@ fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
         .read(&repo.join("PLAN.md"))
         .ends_with("- step one done\n"));
 
-    // Several plans: save without a name goes to the plan checked out here;
-    // that record is a deletable cache, and without it a name is needed.
+    // Several plans: save without a name needs one (issue 14: no guessing
+    // from the file checked out here, which the hint names).
     env.swarm(&repo, &["plan", "new", "other"]).ok();
     env.swarm(&repo, &["plan", "save"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("checked out from plan 'auth'");
+    // That record is a deletable cache.
+    std::fs::remove_file(repo.join(".git/swarm/plan-checkout")).unwrap();
+    env.swarm(&repo, &["plan", "save", "auth"])
         .ok()
         .stdout_has("plan auth: unchanged");
-    std::fs::remove_file(repo.join(".git/swarm/plan-checkout")).unwrap();
-    env.swarm(&repo, &["plan", "save"]).err(2, "USAGE");
 }
 
 #[test]
@@ -310,8 +313,14 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
         .err(2, "PLAN_FILE_MISMATCH")
         .stderr_has("git swarm plan save auth-tests");
     assert_eq!(before, env.all_refs(&repo));
-    // With several plans, save without a name goes to the plan checked out here.
+    // With several plans, save without a name is no guess: it lists them
+    // and names the plan the file came from (issue 14).
     env.swarm(&repo, &["plan", "save"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("(auth, auth-tests)")
+        .stderr_has("checked out from plan 'auth-tests'");
+    assert_eq!(before, env.all_refs(&repo));
+    env.swarm(&repo, &["plan", "save", "auth-tests"])
         .ok()
         .stdout_has("plan auth-tests: saved");
     assert_eq!(
@@ -326,11 +335,10 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
     // Saving on purpose into another plan is still possible with --file.
     env.swarm(&repo, &["plan", "save", "auth", "--file", "PLAN.md"])
         .ok();
-    // And checkout with no name takes the plan checked out here.
+    // And checkout with no name does not guess either.
     env.swarm(&repo, &["plan", "checkout", "auth"]).ok();
     env.swarm(&repo, &["plan", "checkout"])
-        .ok()
-        .stdout_has("already matches plan auth");
+        .err(2, "PLAN_AMBIGUOUS");
 }
 
 #[test]

@@ -458,10 +458,12 @@ pub fn save(
         Some(f) => f.display().to_string(),
         None => ctx.settings.plan_file.clone(),
     };
+    // The file as the user wrote it: its line numbers are the ones they can
+    // find (lines merged in from others were checked when those were saved).
     refuse_secrets(
         &format!("saving plan '{name}'"),
         &record,
-        Some((&shown, &new_text)),
+        Some((&shown, &file_text)),
         &[("-m", message.unwrap_or(""))],
     )?;
     let files = files(&record, Some(&new_text))?;

@@ -240,6 +240,17 @@ fn every_free_text_field_refuses_each_kind_and_writes_nothing() {
             &s,
         );
 
+        // Withdrawing a packet: the reason travels with the packet.
+        refused(
+            &env,
+            a,
+            &["packet", "withdraw", "no-such-packet", "--reason", &s],
+            "PACKET_SECRET",
+            "reason",
+            kind,
+            &s,
+        );
+
         assert_eq!(env.all_refs(a), local, "{kind}: a ref was written");
         assert_eq!(
             env.all_refs(&remote),

@@ -221,6 +221,16 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "handoff: a packet field looks like a credential (named, never echoed); nothing was written",
     ),
     (
+        "PLAN_SECRET",
+        Class::Usage,
+        "plan new/save: the plan text (line named), a record field or the message looks like a credential; nothing was written",
+    ),
+    (
+        "SECRET_IN_TEXT",
+        Class::Usage,
+        "report, lead takeover --reason, lead push, lane new --base: the text looks like a credential (field and kind named, never the value); nothing was written",
+    ),
+    (
         "PACKET_MISMATCH",
         Class::Check,
         "accept: plan, contract, branch, head or uncommitted paths differ from the packet; nothing was recorded",

@@ -350,6 +350,8 @@ fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<Output> {
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     names::validate_name("feature", args.feature)?;
+    // `--base` is recorded as given (`lane.yaml: base`).
+    crate::secret::check_fields("the lane", &[("--base", args.base.unwrap_or(""))])?;
     let feature = args.feature;
     let plan_name = match args.plan {
         Some(p) => p.to_string(),
@@ -1509,6 +1511,14 @@ pub fn report(
     kind: ReportKind,
     capacity: Option<&str>,
 ) -> Result<Output> {
+    // Before anything else, so that not even an error message echoes it.
+    crate::secret::check_fields(
+        "the report",
+        &[
+            ("report", kind.line().as_str()),
+            ("--capacity", capacity.unwrap_or("")),
+        ],
+    )?;
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.

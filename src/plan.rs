@@ -131,6 +131,31 @@ fn summary(plan: &Plan) -> PlanSummary<'_> {
     }
 }
 
+/// Refuse plan content that looks like it holds a credential: the record's
+/// fields (title, contract, whatever `--from` brought), the text line by
+/// line, and the other words the command would store (`-m`). The plan is
+/// the user's document, but `sync` publishes it to every clone and history
+/// keeps it, so a secret in it is refused (`PLAN_SECRET`, naming the field
+/// or the line) rather than stored.
+fn refuse_secrets(
+    subject: &str,
+    record: &PlanRecord,
+    text: Option<(&str, &str)>,
+    fields: &[(&str, &str)],
+) -> Result<()> {
+    let value = serde_yaml_ng::to_value(record)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
+    let mut findings = crate::secret::scan(&value);
+    if let Some((name, text)) = text {
+        findings.extend(crate::secret::scan_lines(name, text));
+    }
+    findings.extend(crate::secret::scan_fields(fields));
+    if findings.is_empty() {
+        return Ok(());
+    }
+    Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
+}
+
 pub struct NewPlan<'a> {
     pub name: &'a str,
     pub title: Option<&'a str>,
@@ -205,6 +230,17 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
             })?);
         }
     }
+    // The template's text derives from the record: scanning the record
+    // covers it; text given with --from is scanned line by line.
+    let from_name = args.from.map(|p| p.display().to_string());
+    refuse_secrets(
+        &format!("plan '{}'", args.name),
+        &record,
+        text.as_deref()
+            .zip(from_name.as_deref())
+            .map(|(t, n)| (n, t)),
+        &[],
+    )?;
     if text.is_none() {
         text = Some(
             TEMPLATE
@@ -496,6 +532,18 @@ pub fn save(
     if let Some(c) = contract {
         record.contract = c.to_string();
     }
+    let shown = match file {
+        Some(f) => f.display().to_string(),
+        None => ctx.settings.plan_file.clone(),
+    };
+    // The file as the user wrote it: its line numbers are the ones they can
+    // find (lines merged in from others were checked when those were saved).
+    refuse_secrets(
+        &format!("saving plan '{name}'"),
+        &record,
+        Some((&shown, &file_text)),
+        &[("-m", message.unwrap_or(""))],
+    )?;
     let files = files(&record, Some(&new_text))?;
     let summary = message
         .map(str::to_string)

@@ -18,6 +18,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod secrets;
 mod soak;
 mod sync;
 mod verify;

@@ -19,6 +19,18 @@ fn lenient_int<'de, D: Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error>
     Ok(serde_json::Value::deserialize(d)?.as_i64())
 }
 
+/// [`parse`] for a payload already read as JSON.
+pub fn parse_value<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
+    serde_path_to_error::deserialize(value).map_err(|e| {
+        let path = e.path().to_string();
+        if path == "." {
+            e.inner().to_string()
+        } else {
+            format!("field `{path}`: {}", e.inner())
+        }
+    })
+}
+
 /// Parse a payload, naming the field that did not fit (`head.sha: invalid
 /// type …`) so a fail-closed error says what GitHub sent wrong.
 pub fn parse<T: serde::de::DeserializeOwned>(body: &str) -> Result<T, String> {

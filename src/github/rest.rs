@@ -543,12 +543,12 @@ impl RestClient {
                         next: next.clone(),
                     };
                     // An answer that echoes the token never goes to disk.
-                    let echoes_secret = self
+                    let echoed = self
                         .redactor
                         .known
                         .iter()
                         .any(|k| body.contains(k.as_str()));
-                    if let (Some(disk), false) = (&self.disk, echoes_secret) {
+                    if let (Some(disk), false) = (&self.disk, echoed) {
                         disk.store(&entry);
                     }
                     self.cache.insert(path.to_string(), entry);

@@ -107,7 +107,10 @@ pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Output> {
     } else {
         None
     };
-    let mut text = format!("demo complete: {} steps ran as expected\n", steps.len());
+    let mut text = format!(
+        "demo complete: {} ran as expected\n",
+        crate::output::count(steps.len(), "step", "steps")
+    );
     if let Some(k) = &kept {
         text.push_str(&format!("the repositories are kept in {k}\n"));
     }

@@ -636,6 +636,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     if let Some(path) = &input.export {
         text.push_str(&format!("  exported to {} (mode 0600)\n", path.display()));
     }
+    let mut warnings = Vec::new();
     if !packet.pushed {
         // A successor elsewhere checks out the branch by name, so what
         // matters is the branch on the remote at this head.
@@ -646,7 +647,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             (_, None) => "there is no remote: only a successor working in this repository can take this over".to_string(),
             (None, Some(_)) => "the detached head is not on the remote: push it to a branch so that a successor on another machine can reach it".to_string(),
         };
-        text.push_str(&format!("  warning: {warning}\n"));
+        warnings.push(warning);
     }
     text.push_str(&format!(
         "a successor takes over with: git swarm accept {}\n",
@@ -656,7 +657,10 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     json["ref"] = serde_json::json!(refname);
     json["resumed"] = serde_json::json!(resumed.is_some());
     json["published"] = serde_json::json!(ctx.remote().is_some());
-    Ok(Output::new(json, text))
+    json["warnings"] = serde_json::json!(warnings);
+    let mut out = Output::new(json, text);
+    out.warnings = warnings;
+    Ok(out)
 }
 
 /// Give the packet a free id, write it, publish it at the arbiter; a lost

@@ -130,8 +130,12 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
             "archived"
         };
         text.push_str(&format!(
-            "{verb} {} {kind} record(s) into refs/swarm/archive/{kind}\n",
-            names.len()
+            "{verb} {} into refs/swarm/archive/{kind}\n",
+            git_swarm::output::count(
+                names.len(),
+                &format!("{kind} record"),
+                &format!("{kind} records")
+            )
         ));
     }
     text.push_str(&format!(

@@ -16,6 +16,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod rough;
 mod soak;
 mod sync;
 mod verify;

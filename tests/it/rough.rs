@@ -316,3 +316,92 @@ fn name_invalid_suggests_the_sanitised_name() {
     assert!(!run.stderr.contains("did you mean"), "{}", run.stderr);
     assert_eq!(before, env.all_refs(&repo));
 }
+
+/// A directory holding only `git`, for a PATH without git-swarm.
+fn path_without_git_swarm(env: &TestEnv) -> String {
+    let dir = env.root().join("git-only");
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git = String::from_utf8(git.stdout).unwrap().trim().to_string();
+    std::os::unix::fs::symlink(&git, dir.join("git")).unwrap();
+    dir.display().to_string()
+}
+
+#[test]
+fn a_hook_without_git_swarm_on_path_says_what_is_missing_and_fails_closed() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    env.swarm(&repo, &["init"]).ok();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    env.write(&repo.join("x.txt"), "x\n");
+    env.git(&repo, &["add", "x.txt"]);
+    let path = path_without_git_swarm(&env);
+    let out = env
+        .command("git", &repo)
+        .env("PATH", &path)
+        .args(["commit", "-q", "-m", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error[GUARD_ERROR]: the git-swarm pre-commit hook cannot run: the git-swarm binary is not on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: install it (cargo install"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("is not a git command"), "{stderr}");
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "no commit made"
+    );
+    // The hook itself exits 4, like a guard that cannot run; so does the shim in hooks/.
+    for hook in [
+        repo.join(".git/hooks/pre-commit"),
+        repo.join(".git/hooks/commit-msg"),
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/hooks/pre-push")),
+    ] {
+        let out = env
+            .command("/bin/sh", &repo)
+            .env("PATH", &path)
+            .arg(&hook)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(4), "{}", hook.display());
+        assert!(out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("git-swarm binary is not on PATH"));
+    }
+    // With the binary on PATH, the same commit goes through.
+    env.git(&repo, &["commit", "-q", "-m", "x"]);
+}
+
+#[test]
+fn init_upgrades_old_shims_in_place_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let hook = repo.join(".git/hooks/pre-commit");
+    // What an earlier `git swarm init` wrote, plus a user's own line.
+    env.write(
+        &hook,
+        "#!/bin/sh\n# >>> git-swarm >>> (managed by `git swarm init`; keep your own lines outside this block)\ngit swarm hook pre-commit \"$@\" || exit $?\n# <<< git-swarm <<<\necho mine\n",
+    );
+    env.swarm(&repo, &["init"])
+        .ok()
+        .stdout_has("installed the pre-commit hook");
+    let text = env.read(&hook);
+    assert!(text.contains("command -v git-swarm"), "{text}");
+    assert_eq!(text.matches("# >>> git-swarm >>>").count(), 1, "{text}");
+    assert!(text.ends_with("# <<< git-swarm <<<\necho mine\n"), "{text}");
+    assert_eq!(
+        env.swarm(&repo, &["init"]).ok().stdout,
+        "already swarm-ready: nothing to change\n"
+    );
+    assert_eq!(env.read(&hook), text);
+}

@@ -25,6 +25,9 @@ fn main() -> ExitCode {
                     cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
                     return ExitCode::SUCCESS;
                 }
+                if e.kind() == ErrorKind::DisplayHelp && open_man_page() {
+                    return ExitCode::SUCCESS;
+                }
                 let _ = e.print();
                 let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                     2
@@ -86,6 +89,51 @@ fn main() -> ExitCode {
             ExitCode::from(err.exit_code())
         }
     }
+}
+
+/// `git-swarm … --help` (not `-h`), like git's own `--help`: show the
+/// command's man page when one is installed and stdout is a terminal
+/// (`GIT_SWARM_HELP=man` forces the attempt, `=text` prevents it). Returns
+/// false, so that the text help is printed, when no page could be shown.
+/// (`git swarm --help` never gets here: git turns it into `man git-swarm`.)
+fn open_man_page() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut words = Vec::new();
+    let mut long_help = false;
+    let mut skip = false;
+    for a in &args {
+        if skip {
+            skip = false;
+        } else if a == "--" {
+            break;
+        } else if a == "--help" {
+            long_help = true;
+        } else if a == "--as" {
+            skip = true;
+        } else if !a.starts_with('-') {
+            words.push(a.clone());
+        }
+    }
+    let wanted = match std::env::var("GIT_SWARM_HELP").ok().as_deref() {
+        Some("text") => false,
+        Some("man") => true,
+        _ => std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    };
+    if !long_help || !wanted {
+        return false;
+    }
+    let page = cli::misc::page_for(&words);
+    let found = std::process::Command::new("man")
+        .args(["-w", &page])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    found
+        && std::process::Command::new("man")
+            .arg(&page)
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 fn report_error(err: &git_swarm::error::Error, json: bool) {

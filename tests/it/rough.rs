@@ -405,3 +405,115 @@ fn init_upgrades_old_shims_in_place_once() {
     );
     assert_eq!(env.read(&hook), text);
 }
+
+#[test]
+fn man_install_writes_a_page_per_command_and_every_reference_resolves() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let man1 = env.root().join("man/man1");
+    let json = env
+        .swarm(
+            &repo,
+            &[
+                "man",
+                "--install",
+                "--dir",
+                man1.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let installed = json["installed"].as_array().unwrap();
+    assert!(installed.len() > 40, "{json}");
+    for page in [
+        "git-swarm.1",
+        "git-swarm-plan.1",
+        "git-swarm-plan-reopen.1",
+        "git-swarm-lead-claim.1",
+        "git-swarm-lead-log.1",
+    ] {
+        assert!(man1.join(page).exists(), "{page} missing");
+    }
+    assert!(env
+        .read(&man1.join("git-swarm-lead.1"))
+        .contains(".TH git-swarm-lead 1"));
+    // Every `git-swarm-…(1)` a page names is a page that exists.
+    let re = regex::Regex::new(r"(git\\-swarm(?:\\-[a-z]+)+)\(1\)").unwrap();
+    let mut refs = 0;
+    for entry in std::fs::read_dir(&man1).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for cap in re.captures_iter(&text) {
+            refs += 1;
+            let name = cap[1].replace("\\-", "-");
+            assert!(
+                man1.join(format!("{name}.1")).exists(),
+                "{name}(1) is named but missing"
+            );
+        }
+    }
+    assert!(refs > 20, "only {refs} references found");
+    // One page printed by command path; an unknown command is bad usage.
+    env.swarm(&repo, &["man", "lead", "claim"])
+        .ok()
+        .stdout_has(".TH git-swarm-lead-claim 1");
+    env.swarm(&repo, &["man", "frobnicate"]).err(2, "USAGE");
+}
+
+#[test]
+fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    // A stand-in `man`: `-w PAGE` succeeds iff the page file exists; else it "shows" it.
+    let fake = env.root().join("fake-man");
+    let pages = env.root().join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    env.write(
+        &fake.join("man"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = -w ]; then test -f {}/\"$2\".1; exit $?; fi\necho \"MAN PAGE $1\"\n",
+            pages.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(fake.join("man"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        fake.display(),
+        env.bin.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let help = |mode: &str, args: &[&str]| {
+        let out = env
+            .command(env.bin.join("git-swarm").to_str().unwrap(), &repo)
+            .env("PATH", &path)
+            .env("GIT_SWARM_HELP", mode)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // No page installed: the text help.
+    let text = help("man", &["plan", "--help"]);
+    assert!(text.contains("Usage: git swarm plan"), "{text}");
+    // Installed: the page of exactly that command.
+    env.swarm(
+        &repo,
+        &["man", "--install", "--dir", pages.to_str().unwrap()],
+    )
+    .ok();
+    assert_eq!(
+        help("man", &["plan", "--help"]),
+        "MAN PAGE git-swarm-plan\n"
+    );
+    assert_eq!(
+        help("man", &["--as", "x", "lead", "claim", "--help"]),
+        "MAN PAGE git-swarm-lead-claim\n"
+    );
+    assert_eq!(help("man", &["--help"]), "MAN PAGE git-swarm\n");
+    // -h is always the short text help; GIT_SWARM_HELP=text and a pipe give text.
+    assert!(help("man", &["plan", "-h"]).contains("Usage: git swarm plan"));
+    assert!(help("text", &["plan", "--help"]).contains("Usage: git swarm plan"));
+    assert!(help("", &["plan", "--help"]).contains("Usage: git swarm plan"));
+}

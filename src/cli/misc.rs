@@ -56,6 +56,17 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
+pub struct CompleteArgs {
+    /// The words after `git swarm` (or `git-swarm`) up to the cursor; the last is the word being completed.
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "WORDS"
+    )]
+    pub words: Vec<String>,
+}
+
+#[derive(Debug, Args)]
 pub struct ManArgs {
     /// Print the page of this command instead (e.g. `plan`, `lead claim`).
     #[arg(value_name = "COMMAND", conflicts_with = "install")]
@@ -149,6 +160,81 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
     Ok(Output::new(&report, text))
 }
 
+/// Which names a command line wants at its cursor, if any: `--plan`/`--parent`
+/// values and plan positionals want plans, `--lane` and lane positionals
+/// lanes, `packet show` / `accept` packets.
+pub fn completion_kind(words: &[String]) -> Option<git_swarm::complete::Kind> {
+    use git_swarm::complete::Kind;
+    let (cur_index, _) = words.iter().enumerate().next_back()?;
+    let prev = cur_index.checked_sub(1).map(|i| words[i].as_str());
+    match prev {
+        Some("--plan") | Some("--parent") => return Some(Kind::Plans),
+        Some("--lane") => return Some(Kind::Lanes),
+        _ => {}
+    }
+    if words[cur_index].starts_with('-') {
+        return None;
+    }
+    // The subcommand path, and how many positionals precede the cursor.
+    let cmd = Cli::command();
+    let mut node = &cmd;
+    let mut path: Vec<&str> = Vec::new();
+    let mut positionals = 0;
+    let mut skip = false;
+    for w in &words[..cur_index] {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if let Some(flag) = w.strip_prefix("--") {
+            // A long option that takes a value consumes the next word.
+            let takes_value = node
+                .get_arguments()
+                .chain(cmd.get_arguments())
+                .find(|a| a.get_long() == Some(flag))
+                .is_some_and(|a| a.get_action().takes_values());
+            skip = takes_value;
+            continue;
+        }
+        if w.starts_with('-') {
+            continue;
+        }
+        match node.find_subcommand(w) {
+            Some(sub) if positionals == 0 => {
+                path.push(sub.get_name());
+                node = sub;
+            }
+            _ => positionals += 1,
+        }
+    }
+    match (path.as_slice(), positionals) {
+        (["plan", "show" | "log" | "close" | "reopen" | "save" | "checkout"], 0) => {
+            Some(Kind::Plans)
+        }
+        (["lane", "rm"], 0) | (["verify", "lane"], 0) => Some(Kind::Lanes),
+        (["packet", "show"], 0) | (["accept"], 0) => Some(Kind::Packets),
+        (["report"], 1) if words.get(cur_index - 1).map(String::as_str) == Some("handoff") => {
+            Some(Kind::Packets)
+        }
+        _ => None,
+    }
+}
+
+/// `git swarm __complete <words…>`: never fails (a completion must not
+/// print errors into the user's prompt); prints nothing when no names fit.
+pub fn complete(g: &Global, a: CompleteArgs) -> Output {
+    let names = completion_kind(&a.words)
+        .and_then(|kind| {
+            let ctx = g.ctx().ok()?;
+            let prefix = a.words.last().map(String::as_str).unwrap_or("");
+            git_swarm::complete::names(&ctx.store, ctx.settings.remote.as_deref(), kind, prefix)
+                .ok()
+        })
+        .unwrap_or_default();
+    let text: String = names.iter().map(|n| format!("{n}\n")).collect();
+    Output::new(serde_json::json!({ "names": names }), text)
+}
+
 pub fn completions(a: CompletionsArgs) -> Result<Output> {
     let mut cmd = Cli::command();
     let mut buf = Vec::new();
@@ -159,11 +245,23 @@ pub fn completions(a: CompletionsArgs) -> Result<Output> {
         // bridge git's own call for `git swarm <TAB>` (`_git_swarm`).
         clap_complete::generate(a.shell, &mut cmd, "git_swarm", &mut buf);
         let generated = String::from_utf8_lossy(&buf)
-            .replace("_git_swarm() {", "__git_swarm_clap() {")
+            .replace("_git_swarm() {", "__git_swarm_static() {")
             .replace("complete -F _git_swarm ", "complete -F __git_swarm_clap ")
             .replace(" git_swarm\n", " git-swarm\n");
         format!(
             r#"{generated}
+# Plan, lane and packet names come from the repository: ask git-swarm
+# (`git-swarm __complete <words>`), else complete statically.
+__git_swarm_clap() {{
+    local -a names
+    names=($(git-swarm __complete -- "${{COMP_WORDS[@]:1:COMP_CWORD}}" 2>/dev/null))
+    if [ ${{#names[@]}} -gt 0 ]; then
+        COMPREPLY=("${{names[@]}}")
+        return 0
+    fi
+    __git_swarm_static "$@"
+}}
+
 # `git swarm <TAB>`: git's completion calls _git_swarm with the words after `git`.
 _git_swarm() {{
     local -a COMP_WORDS=("git_swarm" "${{COMP_WORDS[@]:2}}")
@@ -171,6 +269,12 @@ _git_swarm() {{
     __git_swarm_clap "git_swarm" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD - 1]}}"
 }}
 "#
+        )
+    } else if a.shell == clap_complete::Shell::Fish {
+        clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);
+        format!(
+            "{}\n# Plan, lane and packet names from the repository.\ncomplete -c git-swarm -f -a '(git-swarm __complete -- (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null)'\n",
+            String::from_utf8_lossy(&buf)
         )
     } else {
         clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);

@@ -80,8 +80,12 @@ pub enum Command {
     Verify(verify::VerifyCmd),
     /// Print a shell completion script.
     Completions(misc::CompletionsArgs),
-    /// Print (or install) the man page, so `git help swarm` works.
+    /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+    /// Completion helper for the shell scripts: the plan, lane or packet
+    /// names that fit the command line so far (one per line).
+    #[command(name = "__complete", hide = true)]
+    Complete(misc::CompleteArgs),
 }
 
 /// Global options every command sees.
@@ -142,6 +146,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
+        Command::Complete(a) => Ok(misc::complete(&g, a)),
     }
 }
 

@@ -517,3 +517,65 @@ fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
     assert!(help("text", &["plan", "--help"]).contains("Usage: git swarm plan"));
     assert!(help("", &["plan", "--help"]).contains("Usage: git swarm plan"));
 }
+
+#[test]
+fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+    let packet = env
+        .swarm(&wt, &["handoff", "--reason", "capacity_low", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let script = env.swarm(&repo, &["completions", "bash"]).ok().stdout;
+    let file = env.root().join("git-swarm.bash");
+    env.write(&file, &script);
+    let complete = |line: &[&str]| -> String {
+        let words: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+        let probe = format!(
+            "source {}\nCOMP_WORDS=({}); COMP_CWORD={}; _git_swarm; echo \"${{COMPREPLY[*]}}\"\n",
+            file.display(),
+            words.join(" "),
+            line.len() - 1
+        );
+        let out = env
+            .command("bash", &repo)
+            .args(["-c", &probe])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(complete(&["git", "swarm", "plan", "show", "a"]), "api auth");
+    assert_eq!(complete(&["git", "swarm", "plan", "reopen", "au"]), "auth");
+    assert_eq!(
+        complete(&["git", "swarm", "status", "--plan", ""]),
+        "api auth"
+    );
+    assert_eq!(
+        complete(&["git", "swarm", "lane", "new", "x", "--plan", "ap"]),
+        "api"
+    );
+    assert_eq!(complete(&["git", "swarm", "lane", "rm", ""]), "login");
+    assert_eq!(complete(&["git", "swarm", "verify", "lane", "l"]), "login");
+    assert_eq!(complete(&["git", "swarm", "accept", ""]), packet);
+    assert_eq!(complete(&["git", "swarm", "packet", "show", ""]), packet);
+    // Elsewhere, the static completion of subcommands and flags still works.
+    let subs = complete(&["git", "swarm", "plan", ""]);
+    assert!(subs.split_whitespace().any(|w| w == "reopen"), "{subs}");
+    let subs = complete(&["git", "swarm", "lead", ""]);
+    assert!(subs.split_whitespace().any(|w| w == "succession"), "{subs}");
+    // The helper itself: nothing (and exit 0) where no name is wanted, or outside a repository.
+    let run = env
+        .swarm(&repo, &["__complete", "--", "plan", "new", ""])
+        .ok();
+    assert_eq!(run.stdout, "");
+    env.swarm(env.root(), &["__complete", "--", "plan", "show", ""])
+        .ok();
+}

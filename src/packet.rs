@@ -1195,6 +1195,40 @@ struct Row {
 }
 
 /// `git swarm packets [--plan P] [--open]`
+/// A packet nobody has accepted yet, as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenPacket {
+    pub id: String,
+    pub plan: String,
+    pub author: String,
+    pub reason: String,
+    pub created_at: String,
+    pub branch: Option<String>,
+}
+
+/// Every open (not yet accepted) live packet known here — local refs and the
+/// remote's mirror, without fetching (`status` only reads) — oldest first.
+pub fn open_packets(ctx: &Ctx) -> Result<Vec<OpenPacket>> {
+    let mut out = Vec::new();
+    for refname in known_refs(ctx, PREFIX, false)? {
+        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+        let Some(base) = tip.base else { continue };
+        let (p, acc) = read_version(&ctx.store, base, &refname)?;
+        if acc.is_none() {
+            out.push(OpenPacket {
+                id: p.id,
+                plan: p.plan,
+                author: p.author,
+                reason: p.reason,
+                created_at: p.created_at,
+                branch: p.branch,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    Ok(out)
+}
+
 pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> {
     let prefix = match plan_filter {
         Some(p) => {

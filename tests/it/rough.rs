@@ -579,3 +579,95 @@ fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
     env.swarm(env.root(), &["__complete", "--", "plan", "show", ""])
         .ok();
 }
+
+#[test]
+fn status_lists_open_packets_and_blocked_lanes_and_cuts_long_titles() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let title =
+        "Token auth with refresh rotation, audit logging and a migration path for old sessions";
+    env.swarm(&repo, &["plan", "new", "auth", "--title", title])
+        .ok();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+    let quiet = env.swarm(&repo, &["status"]).ok();
+    assert!(
+        !quiet.stdout.contains("needs attention"),
+        "{}",
+        quiet.stdout
+    );
+
+    env.swarm(
+        &wt,
+        &[
+            "report",
+            "blocked",
+            "creds",
+            "needs a deploy key for staging",
+        ],
+    )
+    .ok();
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "capacity_low", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let run = env.swarm(&repo, &["status"]).ok();
+    let first = run.stdout.lines().next().unwrap();
+    assert!(
+        first.starts_with("auth [active] — Token auth with refresh rotation, audit logging… — "),
+        "{first}"
+    );
+    run.expect_stdout("blocked creds needs a deploy key for staging (reported by a at ");
+    run.expect_stdout(&format!(
+        "  packet {id} open: capacity_low by a on feat/login — `git swarm accept {id}`"
+    ));
+    run.expect_stdout("needs attention: 1 open packet, 1 blocked lane\n");
+    assert!(run.stderr.is_empty(), "{}", run.stderr);
+    let json = env.swarm(&repo, &["status", "--json"]).ok().json();
+    let plan = &json["plans"][0];
+    assert_eq!(plan["title"], title, "JSON keeps the whole title");
+    assert_eq!(plan["open_packets"][0]["id"], id.as_str());
+    assert_eq!(plan["lanes"][0]["blocked"]["kind"], "blocked");
+
+    // Accepted: no longer open; a new report clears the block.
+    env.swarm(&wt, &["--as", "bob", "accept", &id]).ok();
+    env.swarm(&wt, &["report", "plan-ready"]).ok();
+    let run = env.swarm(&repo, &["status"]).ok();
+    assert!(!run.stdout.contains("packet "), "{}", run.stdout);
+    assert!(!run.stdout.contains("needs attention"), "{}", run.stdout);
+    let json = env.swarm(&repo, &["status", "--json"]).ok().json();
+    assert_eq!(json["plans"][0]["open_packets"], serde_json::json!([]));
+    assert_eq!(
+        json["plans"][0]["lanes"][0]["blocked"],
+        serde_json::Value::Null
+    );
+}
+
+#[test]
+fn counts_in_human_output_agree_in_number() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    env.write(&repo.join("b.txt"), "b\n");
+    env.git(&repo, &["add", "b.txt"]);
+    env.git(&repo, &["commit", "-q", "--no-verify", "-m", "b"]);
+    env.swarm(&repo, &["check", "--range", "HEAD~1..HEAD"])
+        .ok()
+        .stdout_has("ok: 1 commit in ");
+    env.write(&repo.join("c.txt"), "c\n");
+    env.git(&repo, &["add", "c.txt"]);
+    env.git(&repo, &["commit", "-q", "--no-verify", "-m", "c"]);
+    env.swarm(&repo, &["check", "--range", "HEAD~2..HEAD"])
+        .ok()
+        .stdout_has("ok: 2 commits in ");
+    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    env.swarm(&repo, &["lane", "new", "one", "--plan", "p"])
+        .ok();
+    env.swarm(&repo, &["lane", "rm", "one"]).ok();
+    env.swarm(&repo, &["lane", "list"])
+        .ok()
+        .stdout_has("(1 removed lane not shown");
+}

@@ -174,10 +174,11 @@ fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
 
 pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Output> {
     if ctx.store.workdir().is_none() {
-        return Err(Error::usage(
-            "USAGE",
-            "git swarm init needs a working tree (not a bare repository)",
-        ));
+        return Err(Error::env(
+            "BARE_REPO",
+            "this is a bare repository: git swarm init needs a working tree",
+        )
+        .hint("run it in a clone (`git clone <this repository>`)"));
     }
     let mut actions = Vec::new();
     if let Some(r) = remote_flag {

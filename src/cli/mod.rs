@@ -88,11 +88,54 @@ pub enum Command {
     Complete(misc::CompleteArgs),
 }
 
+/// What a command does to the repository, which decides what it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads records: works in a bare repository, and a `swarm.remote`
+    /// naming no remote is a warning (local records are shown), not an error.
+    Read,
+    /// Writes records, worktrees or files: needs a working tree (a bare
+    /// repository is `BARE_REPO`) and a remote that exists.
+    Write,
+    /// Reads records and talks to the remote (`verify`, `lead check`): the
+    /// remote must exist; a bare repository is fine.
+    Remote,
+}
+
+impl Command {
+    pub fn access(&self) -> Access {
+        match self {
+            Command::Status(_) | Command::Packets(_) | Command::Packet(_) => Access::Read,
+            Command::Plan(c) => match c {
+                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. } => {
+                    Access::Read
+                }
+                _ => Access::Write,
+            },
+            Command::Lane(lane::LaneCmd::List { .. }) => Access::Read,
+            Command::Lead(c) => match c {
+                lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. } => Access::Read,
+                lead::LeadCmd::Check { .. } => Access::Remote,
+                _ => Access::Write,
+            },
+            Command::Verify(_) => Access::Remote,
+            Command::Demo(_)
+            | Command::Hook(_)
+            | Command::Check(_)
+            | Command::Completions(_)
+            | Command::Man(_)
+            | Command::Complete(_) => Access::Read,
+            _ => Access::Write,
+        }
+    }
+}
+
 /// Global options every command sees.
 pub struct Global {
     pub json: bool,
     pub as_: Option<String>,
     pub offline: bool,
+    pub access: Access,
 }
 
 impl Global {
@@ -108,8 +151,35 @@ impl Global {
                 format!("cannot read the current directory: {e}"),
             )
         })?;
-        Ctx::open(&cwd, self.as_.clone(), self.offline, remote)
+        let ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
+            // A mistyped swarm.remote must not hide the local records.
+            Err(e) if e.code == "REMOTE_MISSING" && self.access == Access::Read => {
+                let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
+                eprintln!(
+                    "warning: {}; showing this repository's records only (nothing fetched or published)",
+                    e.message
+                );
+                for h in &e.hints {
+                    eprintln!("hint: {h}");
+                }
+                ctx
+            }
+            other => other?,
+        };
+        if self.access == Access::Write && ctx.store.workdir().is_none() {
+            return Err(bare_repo());
+        }
+        Ok(ctx)
     }
+}
+
+/// A writing command run in a bare repository (as `init` refuses one).
+pub fn bare_repo() -> Error {
+    Error::env(
+        "BARE_REPO",
+        "this is a bare repository: git swarm writes plans, lanes and packets only from a working tree",
+    )
+    .hint("run it in a clone (`git clone <this repository>`); reading works here: `git swarm status`, `plan list`, `packets`, `lane list`")
 }
 
 /// Parse the command line. Help and errors say `git swarm …`, as users type
@@ -126,6 +196,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
+        access: cli.command.access(),
     };
     match cli.command {
         Command::Init(a) => misc::init(&g, a),

@@ -671,3 +671,83 @@ fn counts_in_human_output_agree_in_number() {
         .ok()
         .stdout_has("(1 removed lane not shown");
 }
+
+#[test]
+fn a_mistyped_swarm_remote_leaves_reading_commands_working_with_a_warning() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.git(a, &["config", "swarm.remote", "orgin"]);
+    let before = env.all_refs(a);
+    for args in [
+        vec!["status"],
+        vec!["plan", "list"],
+        vec!["plan", "show", "auth"],
+        vec!["plan", "log", "auth"],
+        vec!["packets"],
+        vec!["lane", "list"],
+        vec!["lead", "status", "--plan", "auth"],
+    ] {
+        let run = env.swarm(a, &args).ok();
+        run.expect_stderr(
+            "warning: remote 'orgin' does not exist; showing this repository's records only",
+        );
+        run.expect_stderr("hint: add it with `git remote add orgin <url>`");
+        assert!(!run.stdout.contains("warning"), "{args:?}: {}", run.stdout);
+    }
+    env.swarm(a, &["status"]).ok().stdout_has("auth [active]");
+    env.swarm(a, &["lane", "list"]).ok().stdout_has("login");
+    let json = env.swarm(a, &["plan", "list", "--json"]).ok().json();
+    assert_eq!(json["plans"][0]["plan"], "auth");
+    // Writing commands and those that must ask the remote still refuse.
+    env.swarm(a, &["plan", "new", "other"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["lead", "check", "--plan", "auth"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["sync"]).err(2, "REMOTE_MISSING");
+    assert_eq!(before, env.all_refs(a));
+}
+
+#[test]
+fn writing_commands_refuse_a_bare_repository_and_reading_ones_work() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    let before = env.all_refs(&remote);
+    for args in [
+        vec!["init"],
+        vec!["plan", "new", "x"],
+        vec!["plan", "close", "auth"],
+        vec!["lane", "new", "l", "--plan", "auth"],
+        vec!["report", "done", "--lane", "l"],
+        vec!["lead", "claim", "--plan", "auth", "--succession", "alice"],
+        vec!["gc"],
+        vec!["sync"],
+    ] {
+        let mut full = vec!["--as", "alice"];
+        full.extend(args.iter());
+        let run = env.swarm(&remote, &full).err(4, "BARE_REPO");
+        run.expect_stderr("hint: run it in a clone");
+        assert!(run.stdout.is_empty());
+    }
+    let json = env
+        .swarm(&remote, &["plan", "new", "x", "--as", "alice", "--json"])
+        .code(4)
+        .json();
+    assert_eq!(json["error"]["code"], "BARE_REPO");
+    assert_eq!(before, env.all_refs(&remote), "nothing written");
+    env.swarm(&remote, &["status"])
+        .ok()
+        .stdout_has("auth [active]");
+    env.swarm(&remote, &["plan", "list"])
+        .ok()
+        .stdout_has("auth");
+    env.swarm(&remote, &["packets"]).ok();
+    env.swarm(&remote, &["lane", "list"]).ok();
+}

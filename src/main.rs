@@ -5,6 +5,15 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("__complete") {
+        let words = match args.get(1).map(String::as_str) {
+            Some("--") => &args[2..],
+            _ => &args[1..],
+        };
+        cli::emit(&mut std::io::stdout().lock(), &cli::misc::complete(words));
+        return ExitCode::SUCCESS;
+    }
     let wants_json = std::env::args().any(|a| a == "--json");
     let parsed = match cli::parse() {
         Ok(c) => c,

@@ -56,17 +56,6 @@ pub struct CompletionsArgs {
 }
 
 #[derive(Debug, Args)]
-pub struct CompleteArgs {
-    /// The words after `git swarm` (or `git-swarm`) up to the cursor; the last is the word being completed.
-    #[arg(
-        trailing_var_arg = true,
-        allow_hyphen_values = true,
-        value_name = "WORDS"
-    )]
-    pub words: Vec<String>,
-}
-
-#[derive(Debug, Args)]
 pub struct ManArgs {
     /// Print the page of this command instead (e.g. `plan`, `lead claim`).
     #[arg(value_name = "COMMAND", conflicts_with = "install")]
@@ -220,19 +209,26 @@ pub fn completion_kind(words: &[String]) -> Option<git_swarm::complete::Kind> {
     }
 }
 
-/// `git swarm __complete <words…>`: never fails (a completion must not
-/// print errors into the user's prompt); prints nothing when no names fit.
-pub fn complete(g: &Global, a: CompleteArgs) -> Output {
-    let names = completion_kind(&a.words)
+/// `git swarm __complete -- <words…>` (handled before clap parses, so it
+/// appears in no help, man page or completion list): the words after
+/// `git swarm` up to the cursor, the last being completed. Never fails (a
+/// completion must not print errors into the prompt); prints nothing when
+/// no names fit.
+pub fn complete(words: &[String]) -> String {
+    let names = completion_kind(words)
         .and_then(|kind| {
-            let ctx = g.ctx().ok()?;
-            let prefix = a.words.last().map(String::as_str).unwrap_or("");
-            git_swarm::complete::names(&ctx.store, ctx.settings.remote.as_deref(), kind, prefix)
-                .ok()
+            let cwd = std::env::current_dir().ok()?;
+            let ctx = git_swarm::ctx::Ctx::open_without_remote(&cwd, None, true).ok()?;
+            let remote = ctx.store.config("swarm.remote").or_else(|| {
+                ctx.store
+                    .config("remote.origin.url")
+                    .map(|_| "origin".to_string())
+            });
+            let prefix = words.last().map(String::as_str).unwrap_or("");
+            git_swarm::complete::names(&ctx.store, remote.as_deref(), kind, prefix).ok()
         })
         .unwrap_or_default();
-    let text: String = names.iter().map(|n| format!("{n}\n")).collect();
-    Output::new(serde_json::json!({ "names": names }), text)
+    names.iter().map(|n| format!("{n}\n")).collect()
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<Output> {

@@ -43,7 +43,7 @@ pub struct Cli {
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
     Init(misc::InitArgs),
-    /// Show plans as a tree with their leaders and active lanes.
+    /// Show plans as a tree with their leaders, active lanes, blocked reports and open packets.
     Status(misc::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
     Demo(misc::DemoArgs),
@@ -82,10 +82,6 @@ pub enum Command {
     Completions(misc::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
-    /// Completion helper for the shell scripts: the plan, lane or packet
-    /// names that fit the command line so far (one per line).
-    #[command(name = "__complete", hide = true)]
-    Complete(misc::CompleteArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -123,8 +119,7 @@ impl Command {
             | Command::Hook(_)
             | Command::Check(_)
             | Command::Completions(_)
-            | Command::Man(_)
-            | Command::Complete(_) => Access::Read,
+            | Command::Man(_) => Access::Read,
             _ => Access::Write,
         }
     }
@@ -217,7 +212,6 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
-        Command::Complete(a) => Ok(misc::complete(&g, a)),
     }
 }
 

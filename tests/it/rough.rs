@@ -571,6 +571,14 @@ fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
     assert!(subs.split_whitespace().any(|w| w == "reopen"), "{subs}");
     let subs = complete(&["git", "swarm", "lead", ""]);
     assert!(subs.split_whitespace().any(|w| w == "succession"), "{subs}");
+    // The helper is no command a user is offered.
+    let top = complete(&["git", "swarm", ""]);
+    assert!(top.split_whitespace().any(|w| w == "status"), "{top}");
+    assert!(!top.contains("__complete"), "{top}");
+    assert!(
+        !script.contains(" __complete "),
+        "the helper leaked into the static lists"
+    );
     // The helper itself: nothing (and exit 0) where no name is wanted, or outside a repository.
     let run = env
         .swarm(&repo, &["__complete", "--", "plan", "new", ""])

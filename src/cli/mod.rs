@@ -102,18 +102,12 @@ impl Command {
     pub fn access(&self) -> Access {
         match self {
             Command::Status(_) | Command::Packets(_) | Command::Packet(_) => Access::Read,
-            Command::Plan(c) => match c {
-                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. } => {
-                    Access::Read
-                }
-                _ => Access::Write,
-            },
+            Command::Plan(
+                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
+            ) => Access::Read,
             Command::Lane(lane::LaneCmd::List { .. }) => Access::Read,
-            Command::Lead(c) => match c {
-                lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. } => Access::Read,
-                lead::LeadCmd::Check { .. } => Access::Remote,
-                _ => Access::Write,
-            },
+            Command::Lead(lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. }) => Access::Read,
+            Command::Lead(lead::LeadCmd::Check { .. }) => Access::Remote,
             Command::Verify(_) => Access::Remote,
             Command::Demo(_)
             | Command::Hook(_)

@@ -78,7 +78,7 @@ fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
     assert!(repo.join("PLAN.md").exists());
     env.swarm(&repo, &["check", "--range", &format!("{sneak}..HEAD")])
         .ok()
-        .stdout_has("ok: 1 commit(s)");
+        .stdout_has("ok: 1 commit in ");
 }
 
 /// Stage `names` under .changeset/ in `dir`, try to commit, and assert the

@@ -84,15 +84,41 @@ pub fn sanitize(name: &str) -> Option<String> {
     is_valid_name(&s).then_some(s)
 }
 
+/// The nearest valid address: any other character a '-' (case is kept:
+/// addresses may have capitals), trimmed, at most 64 characters.
+pub fn sanitize_address(addr: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in addr.trim().chars() {
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-') {
+            c
+        } else {
+            '-'
+        };
+        if c == '-' && out.ends_with('-') {
+            continue;
+        }
+        out.push(c);
+    }
+    let mut s = out
+        .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string();
+    s.truncate(64);
+    let s = s.trim_end_matches('-').to_string();
+    is_valid_address(&s).then_some(s)
+}
+
 pub fn validate_address(addr: &str) -> Result<()> {
     if is_valid_address(addr) {
         return Ok(());
     }
-    Err(Error::usage(
+    let mut err = Error::usage(
         "NAME_INVALID",
         format!("'{}' is not a valid address", addr.escape_debug()),
-    )
-    .hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, and are at most 64 characters (e.g. claude@work1)"))
+    );
+    if let Some(s) = sanitize_address(addr) {
+        err = err.hint(format!("did you mean '{s}'?"));
+    }
+    Err(err.hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, and are at most 64 characters (e.g. claude@work1)"))
 }
 
 #[cfg(test)]
@@ -129,6 +155,12 @@ mod tests {
         assert_eq!(sanitize("--x--").as_deref(), Some("x"));
         assert_eq!(sanitize("!!!"), None);
         assert_eq!(sanitize(&"Y".repeat(80)).map(|s| s.len()), Some(63));
+        assert_eq!(
+            sanitize_address("claude work1").as_deref(),
+            Some("claude-work1")
+        );
+        assert_eq!(sanitize_address("@Bob").as_deref(), Some("Bob"));
+        assert_eq!(sanitize_address("***"), None);
     }
 
     #[test]

@@ -309,6 +309,10 @@ fn name_invalid_suggests_the_sanitised_name() {
         .code(2)
         .json();
     assert_eq!(json["error"]["hints"][0], "did you mean 'auth'?");
+    // Addresses keep their case; only what is not allowed is replaced.
+    env.swarm(&repo, &["--as", "Claude work1", "plan", "new", "x"])
+        .err(2, "NAME_INVALID")
+        .stderr_has("hint: did you mean 'Claude-work1'?");
     // Nothing usable to suggest: no suggestion, only the rule.
     let run = env
         .swarm(&repo, &["plan", "new", "!!!"])

@@ -456,13 +456,13 @@ fn decide(ctx: &Ctx, state: &State, actor: &str, op: &Op, now: Timestamp) -> Res
         Op::Succession { succession } => {
             let mut rec = require_leader(store, state, actor)?.clone();
             if &rec.succession == succession {
-                return Err(Error::usage(
-                    "USAGE",
-                    format!(
-                        "the succession of plan '{plan}' is already {}: nothing to change",
-                        succession.join(", ")
-                    ),
-                ));
+                // Nothing to change; also how a re-run after an interrupted
+                // publish completes (the local ref catches up).
+                return Ok(Step::Done(format!(
+                    "the succession of plan {plan} is already {} (epoch {}): nothing to change\n",
+                    succession.join(", "),
+                    rec.epoch
+                )));
             }
             let before = if rec.succession.is_empty() {
                 "-".to_string()

@@ -129,13 +129,42 @@ fn lead_succession_is_leader_only_fenced_and_published_at_once() {
     .err(2, "NAME_INVALID");
     env.swarm(a, &["lead", "succession", "--plan", "auth", "bob,bob"])
         .err(2, "USAGE");
+    assert_eq!(before, env.all_refs(&remote));
+    // The same list again: nothing to change, nothing written, exit 0 (and
+    // so a re-run after an interrupted publish completes).
+    let again = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "succession",
+                "--plan",
+                "auth",
+                "alice,bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    assert_eq!(again.json()["already"], true);
+    assert_eq!(before, env.all_refs(&remote));
+
+    // Killed after its push, before the local ref moved: the re-run completes.
+    let killed = env.swarm_env(
+        a,
+        &[("GIT_SWARM_FAILPOINT", "lead:pushed")],
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
+    );
+    assert_ne!(killed.code, 0);
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
     env.swarm(
         a,
-        &["lead", "succession", "--plan", "auth", "alice,bob,carol"],
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
     )
-    .err(2, "USAGE")
-    .stderr_has("nothing to change");
-    assert_eq!(before, env.all_refs(&remote));
+    .ok()
+    .stdout_has("already alice, bob, dave");
+    assert_eq!(ref_of(&env, a, LEAD), Some(published.clone()));
+    assert_eq!(ref_of(&env, &remote, LEAD), Some(published));
 
     // Leaving yourself out is allowed, with a warning on stderr.
     let run = env

@@ -545,6 +545,15 @@ fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
         "MAN PAGE git-swarm-lead-claim\n"
     );
     assert_eq!(help("man", &["--help"]), "MAN PAGE git-swarm\n");
+    // Through git, `git swarm <command> --help` reaches us too.
+    let via_git = env
+        .swarm_env(
+            &repo,
+            &[("PATH", &path), ("GIT_SWARM_HELP", "man")],
+            &["plan", "--help"],
+        )
+        .ok();
+    assert_eq!(via_git.stdout, "MAN PAGE git-swarm-plan\n");
     // -h is always the short text help; GIT_SWARM_HELP=text and a pipe give text.
     assert!(help("man", &["plan", "-h"]).contains("Usage: git swarm plan"));
     assert!(help("text", &["plan", "--help"]).contains("Usage: git swarm plan"));

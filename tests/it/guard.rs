@@ -713,6 +713,30 @@ fn the_pre_commit_framework_runs_the_guards_from_pre_commit_hooks_yaml() {
     let before = head(&env, &sample);
     env.write(&sample.join("PLAN.md"), "# plan\n");
     env.git(&sample, &["add", "PLAN.md"]);
+    // Without git-swarm on PATH the framework names the missing executable
+    // (the entry is `git-swarm hook …`), not git's "'swarm' is not a git command".
+    let out = env
+        .command("git", &sample)
+        .env("PATH", std::env::var("PATH").unwrap())
+        .args(["commit", "-q", "-m", "add the plan"])
+        .output()
+        .unwrap();
+    let all = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // (Only where no git-swarm is installed system-wide.)
+    let installed = std::process::Command::new("git-swarm")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !installed {
+        assert!(!out.status.success(), "{all}");
+        assert!(all.contains("Executable `git-swarm` not found"), "{all}");
+        assert!(!all.contains("is not a git command"), "{all}");
+        assert_eq!(head(&env, &sample), before);
+    }
     let run = commit(&env, &sample, &["-m", "add the plan"]);
     assert_ne!(run.code, 0, "{run:?}");
     let all = format!("{}{}", run.stdout, run.stderr);

@@ -1213,6 +1213,10 @@ pub fn open_packets(ctx: &Ctx) -> Result<Vec<OpenPacket>> {
     for refname in known_refs(ctx, PREFIX, false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
+        // Most live packets are accepted: tell by the tree, not by parsing.
+        if ctx.store.tree_has(base, ACCEPTANCE_FILE)? {
+            continue;
+        }
         let (p, acc) = read_version(&ctx.store, base, &refname)?;
         if acc.is_none() {
             out.push(OpenPacket {

@@ -51,7 +51,7 @@ pub struct GcArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish or powershell.
+    /// bash, zsh, fish, elvish or powershell (bash also completes plan, lane and packet names).
     pub shell: clap_complete::Shell,
 }
 
@@ -265,12 +265,6 @@ _git_swarm() {{
     __git_swarm_clap "git_swarm" "${{COMP_WORDS[COMP_CWORD]}}" "${{COMP_WORDS[COMP_CWORD - 1]}}"
 }}
 "#
-        )
-    } else if a.shell == clap_complete::Shell::Fish {
-        clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);
-        format!(
-            "{}\n# Plan, lane and packet names from the repository.\ncomplete -c git-swarm -f -a '(git-swarm __complete -- (commandline -opc)[2..-1] (commandline -ct) 2>/dev/null)'\n",
-            String::from_utf8_lossy(&buf)
         )
     } else {
         clap_complete::generate(a.shell, &mut cmd, "git-swarm", &mut buf);

@@ -958,7 +958,8 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
                     return Err(Error::usage(
                         "USAGE",
                         format!("'{a}' appears twice in the succession"),
-                    ));
+                    )
+                    .hint("name each address once, in the order they should take over"));
                 }
             }
         }

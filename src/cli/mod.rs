@@ -101,7 +101,9 @@ pub enum Access {
 impl Command {
     pub fn access(&self) -> Access {
         match self {
-            Command::Status(_) | Command::Packets(_) | Command::Packet(_) => Access::Read,
+            Command::Status(_)
+            | Command::Packets(_)
+            | Command::Packet(handoff::PacketCmd::Show { .. }) => Access::Read,
             Command::Plan(
                 plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
             ) => Access::Read,
@@ -114,6 +116,8 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_) => Access::Read,
+            // Anything not listed above writes: the safe default for a new
+            // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
         }
     }

@@ -12,7 +12,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.as",
         "(unset)",
-        "your address, used when --as and GIT_SWARM_AS are not given",
+        "your address, used when --as and GIT_SWARM_AS are not given, outside a lane worktree (inside one, the lane's owner)",
     ),
     (
         "swarm.remote",
@@ -27,12 +27,17 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.worktreeRoot",
         "_swarm-worktrees",
-        "where lane worktrees are created, relative to the main worktree",
+        "where lane worktrees are created, relative to the main worktree (or absolute); it must lead inside the main worktree",
+    ),
+    (
+        "swarm.worktreeRootAllowOutside",
+        "false",
+        "true allows a swarm.worktreeRoot outside the main worktree (never inside .git)",
     ),
     (
         "swarm.planFile",
         "PLAN.md",
-        "the plan file kept untracked at the worktree root",
+        "the plan file kept untracked in each worktree: a relative path inside it (no .., no .git); never a symlink",
     ),
     (
         "swarm.changesetDir",
@@ -52,7 +57,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.protect",
         "(unset)",
-        "refs that only `lead push` may move (multi-valued, e.g. refs/heads/main)",
+        "refs that only `lead push` may move (multi-valued, e.g. refs/heads/main); `init` adds the base branch unless --no-protect",
     ),
     (
         "swarm.holdPattern",
@@ -81,6 +86,9 @@ pub struct Settings {
     pub remote: Option<String>,
     pub base: Option<String>,
     pub worktree_root: String,
+    /// `swarm.worktreeRootAllowOutside`: lane worktrees may live outside
+    /// the main worktree.
+    pub worktree_root_allow_outside: bool,
     pub plan_file: String,
     pub changeset_dir: String,
 }
@@ -125,6 +133,11 @@ impl Settings {
             worktree_root: store
                 .config("swarm.worktreeRoot")
                 .unwrap_or_else(|| "_swarm-worktrees".to_string()),
+            worktree_root_allow_outside: store
+                .repo
+                .config_snapshot()
+                .boolean("swarm.worktreeRootAllowOutside")
+                .unwrap_or(false),
             plan_file: store
                 .config("swarm.planFile")
                 .unwrap_or_else(|| "PLAN.md".to_string()),
@@ -137,7 +150,11 @@ impl Settings {
     }
 }
 
-/// Resolve who is acting. `lane_owner` is consulted last (inside a lane worktree).
+/// Resolve who is acting: `--as`, else `GIT_SWARM_AS`, else (inside a lane
+/// worktree) the lane's owner, else `swarm.as`. The lane owner comes before
+/// `swarm.as` because that setting is repository-wide: it is shared by every
+/// worktree, so above the owner it would journal every lane's reports as
+/// whoever set it (the coordinator).
 pub fn identity(
     store: &Store,
     flag: Option<&str>,
@@ -147,10 +164,7 @@ pub fn identity(
         Some(a) => Some(a.to_string()),
         None => match std::env::var("GIT_SWARM_AS").ok().filter(|v| !v.is_empty()) {
             Some(a) => Some(a),
-            None => match store.config("swarm.as") {
-                Some(a) => Some(a),
-                None => lane_owner(),
-            },
+            None => lane_owner().or_else(|| store.config("swarm.as")),
         },
     };
     if let Some(a) = &found {
@@ -161,5 +175,6 @@ pub fn identity(
 
 pub fn identity_missing() -> Error {
     Error::usage("IDENTITY_MISSING", "this command needs to know who you are")
-        .hint("pass --as <address>, set GIT_SWARM_AS, or run `git config swarm.as <address>`")
+        .hint("pass --as <address> or set GIT_SWARM_AS (per process: right for an agent in a lane)")
+        .hint("or `git config swarm.as <address>`: repository-wide, shared by every worktree; inside a lane worktree the lane's owner comes first")
 }

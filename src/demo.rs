@@ -327,15 +327,9 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     d.swarm("bob", &["sync"])?;
     d.swarm("bob", &["status"])?;
 
-    d.say("main is protected: only a fenced `lead push` may move it");
-    for clone in ["alice", "bob"] {
-        d.run(
-            clone,
-            "git",
-            &["config", "swarm.protect", "refs/heads/main"],
-            0,
-        )?;
-    }
+    d.say(
+        "main is protected (init added it to swarm.protect): only a fenced `lead push` may move it",
+    );
     d.run(
         "alice",
         "git",

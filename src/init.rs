@@ -172,7 +172,57 @@ fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
     Ok(added)
 }
 
-pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Output> {
+/// The base branch as a ref name to protect: `swarm.base`, else the
+/// remote's default branch, without the remote's prefix; None when the
+/// base is no plain branch name (a tag, a commit, an expression).
+fn base_branch_ref(ctx: &Ctx, remote: &str) -> Option<String> {
+    let base = crate::lane::default_base(ctx);
+    let name = base
+        .strip_prefix(&format!("{remote}/"))
+        .unwrap_or(&base)
+        .to_string();
+    let full = format!("refs/heads/{name}");
+    let plain = !name.contains(['~', '^', ':', '@', '*', '?', '[', ' '])
+        && gix::refs::FullName::try_from(full.as_str()).is_ok();
+    plain.then_some(full)
+}
+
+/// Fencing binds only what the remote checks: without a protected base, a
+/// stale leader's plain `git push origin HEAD:main` would go through. So the
+/// base branch goes into `swarm.protect` unless the user chose otherwise:
+/// any existing value (an empty one included, as `--no-protect` leaves) is
+/// their choice and stays.
+fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
+    let Some(remote) = ctx.settings.remote.as_deref() else {
+        return Ok(None);
+    };
+    let existing = ctx.store.git.config_get_all("swarm.protect")?;
+    if !existing.is_empty() {
+        return Ok(None);
+    }
+    if no_protect {
+        ctx.store.git.run(["config", "swarm.protect", ""])?;
+        return Ok(Some(
+            "left the base branch unprotected (--no-protect; recorded as an empty swarm.protect): plain pushes to it are not fenced".to_string(),
+        ));
+    }
+    let Some(full) = base_branch_ref(ctx, remote) else {
+        return Ok(None);
+    };
+    ctx.store
+        .git
+        .run(["config", "--add", "swarm.protect", &full])?;
+    Ok(Some(format!(
+        "protected {full} (swarm.protect): a plain push to it is refused, only `git swarm lead push` moves it (opt out: init --no-protect)"
+    )))
+}
+
+pub fn init(
+    ctx: &Ctx,
+    remote_flag: Option<&str>,
+    no_hooks: bool,
+    no_protect: bool,
+) -> Result<Output> {
     if ctx.store.workdir().is_none() {
         return Err(Error::env(
             "BARE_REPO",
@@ -205,6 +255,7 @@ pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Outp
             actions.push(format!("added fetch refspec {spec}"));
         }
     }
+    actions.extend(ensure_protect(ctx, no_protect)?);
     let mut text = String::new();
     if actions.is_empty() {
         text.push_str("already swarm-ready: nothing to change\n");
@@ -218,6 +269,7 @@ pub fn init(ctx: &Ctx, remote_flag: Option<&str>, no_hooks: bool) -> Result<Outp
         "actions": actions,
         "hooks": hooks,
         "remote": ctx.settings.remote,
+        "protect": ctx.store.config_all("swarm.protect"),
     });
     Ok(Output::new(json, text))
 }

@@ -20,7 +20,7 @@ use crate::git::Git;
 use crate::names;
 use crate::output::Output;
 use crate::plan;
-use crate::store::record::{self, Extra};
+use crate::store::record::{self, Extra, Unreadable};
 use crate::store::{short, Event, Store};
 
 pub const SCHEMA: &str = "swarm-lane/v1";
@@ -123,29 +123,42 @@ pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     let Some(rec) = store.read(&lane_ref(feature))? else {
         return Ok(None);
     };
+    from_record(feature, rec).map(Some)
+}
+
+/// A lane as one version of its record (e.g. the mirror's) has it.
+pub fn at(store: &Store, feature: &str, commit: ObjectId) -> Result<Lane> {
+    from_record(feature, store.read_commit(commit)?)
+}
+
+fn from_record(feature: &str, rec: crate::store::Record) -> Result<Lane> {
     let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
         Error::usage(
             "YAML_INVALID",
             format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
         )
     })?;
-    Ok(Some(Lane {
+    Ok(Lane {
         feature: feature.to_string(),
         record: parse(feature, bytes)?,
         commit: rec.commit,
-    }))
+    })
 }
 
-/// Every lane record, sorted by feature.
-pub fn all(store: &Store) -> Result<Vec<Lane>> {
+/// Every lane record that can be read, sorted by feature, and those that
+/// cannot (one bad record must not hide every other lane).
+pub fn all(store: &Store) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
         let feature = refname.trim_start_matches("refs/swarm/lanes/");
-        if let Some(lane) = load(store, feature)? {
-            out.push(lane);
+        match load(store, feature) {
+            Ok(Some(lane)) => out.push(lane),
+            Ok(None) => {}
+            Err(e) => bad.push(Unreadable::new("lane", feature, &refname, &e)),
         }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 fn require(store: &Store, feature: &str) -> Result<Lane> {
@@ -225,6 +238,44 @@ fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
     root.join(feature)
 }
 
+/// [`lane_path`] for a lane about to be created: `swarm.worktreeRoot` must
+/// lead inside the main worktree (symlinks resolved), unless
+/// `swarm.worktreeRootAllowOutside` is true, and never into the git directory.
+fn confined_lane_path(ctx: &Ctx, main: &Path, feature: &str) -> Result<PathBuf> {
+    let value = &ctx.settings.worktree_root;
+    let refuse = |why: &str| {
+        Error::usage(
+            "CONFIG_INVALID",
+            format!("swarm.worktreeRoot = '{}' {why}", value.escape_debug()),
+        )
+    };
+    let path = lane_path(ctx, main, feature);
+    let lexical = if Path::new(value).is_absolute() {
+        Path::new(value).starts_with(main)
+            && !Path::new(value)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+    } else {
+        crate::fsutil::confined_relative(value).is_some()
+    };
+    let inside = lexical && crate::fsutil::resolves_inside(main, &path);
+    if !inside && !ctx.settings.worktree_root_allow_outside {
+        return Err(refuse("leads outside the main worktree")
+            .hint("use a directory inside the main worktree (default _swarm-worktrees)")
+            .hint("to keep lane worktrees elsewhere on purpose, allow it: `git config swarm.worktreeRootAllowOutside true`"));
+    }
+    if crate::fsutil::resolves_inside(&ctx.store.common_dir(), &path)
+        || crate::fsutil::resolves_inside(ctx.store.repo.git_dir(), &path)
+        || Path::new(value)
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+    {
+        return Err(refuse("leads into the git directory")
+            .hint("use a directory of the worktree (default _swarm-worktrees)"));
+    }
+    Ok(path)
+}
+
 pub struct NewLane<'a> {
     pub feature: &'a str,
     pub plan: Option<&'a str>,
@@ -239,9 +290,68 @@ fn executor_of<'a>(lanes: &'a [Lane], plan: &str) -> Option<&'a Lane> {
         .find(|l| l.record.is_active() && l.record.plan == plan)
 }
 
+/// Where `lane new` marks a start under way (a cache in the git directory
+/// shared by all worktrees): present after a kill, it tells a re-run that
+/// the branch and worktree it finds were made for this lane.
+fn start_marker(store: &Store, feature: &str) -> PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join("lane-start")
+        .join(feature)
+}
+
+/// A `lane new` killed after writing the lane record and before its
+/// `lane-started` journal entry: write the entry (once: it carries the
+/// record's commit) and say so.
+fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<Output> {
+    let feature = lane.feature.as_str();
+    let r = &lane.record;
+    let summary = format!(
+        "lane {feature}: started on {} from {} for plan {}",
+        r.branch, r.base, r.plan
+    );
+    let record = lane.commit.to_string();
+    let claim = Event::new("lane-started", actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", record.as_str());
+    let wrote = plan::journal(
+        ctx,
+        &r.plan,
+        &claim,
+        None,
+        Some(("Swarm-Lane-Record", record.as_str())),
+    )?;
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
+    let json = serde_json::json!({
+        "feature": feature,
+        "plan": r.plan,
+        "owner": r.owner,
+        "branch": r.branch,
+        "path": r.path,
+        "base": r.base,
+        "base_commit": r.base_commit,
+        "record": record,
+        "resumed": true,
+    });
+    let mut text = format!(
+        "an earlier `git swarm lane new {feature}` was interrupted after writing its record: finishing it\n"
+    );
+    if wrote.is_some() {
+        text.push_str(&format!("journalled lane-started in plan {}\n", r.plan));
+    }
+    text.push_str(&format!(
+        "started lane {feature} for plan {}: worktree {} on {}\ncd {}\n",
+        r.plan, r.path, r.branch, r.path
+    ));
+    Ok(Output::new(json, text))
+}
+
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     names::validate_name("feature", args.feature)?;
+    // `--base` is recorded as given (`lane.yaml: base`).
+    crate::secret::check_fields("the lane", &[("--base", args.base.unwrap_or(""))])?;
     let feature = args.feature;
     let plan_name = match args.plan {
         Some(p) => p.to_string(),
@@ -257,9 +367,15 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
-    let lanes = all(&ctx.store)?;
+    // This lane's own record is needed: unreadable, it fails with its code.
+    // Other unreadable lane records are skipped.
+    load(&ctx.store, feature)?;
+    let (lanes, _) = all(&ctx.store)?;
     let previous = lanes.iter().find(|l| l.feature == feature);
     if let Some(prev) = previous.filter(|l| l.record.is_active()) {
+        if start_marker(&ctx.store, feature).exists() && prev.record.plan == plan_name {
+            return finish_after_record(ctx, prev, &actor);
+        }
         return Err(Error::usage(
             "LANE_EXISTS",
             format!(
@@ -296,34 +412,60 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         format!("if an interrupted `git swarm lane rm {feature}` left it, run that again to finish")
     });
     let branch = branch_of(feature);
-    if ctx
-        .store
-        .ref_target(&format!("refs/heads/{branch}"))?
-        .is_some()
-    {
-        let mut err = Error::usage(
-            "LANE_EXISTS",
-            format!("branch {branch} already exists"),
-        )
-        .hint(format!(
-            "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
-        ));
-        if let Some(h) = &leftover_hint {
-            err = err.hint(h.clone());
-        }
-        return Err(err);
-    }
+    let branch_ref = format!("refs/heads/{branch}");
     let base = args
         .base
         .map(str::to_string)
         .unwrap_or_else(|| default_base(ctx));
-    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+    let mut base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
         Error::usage("NOT_FOUND", format!("base '{base}' does not name a commit"))
             .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
     let main = main_worktree(&ctx.store)?;
-    let path = lane_path(ctx, &main, feature);
-    if path.exists() {
+    let path = confined_lane_path(ctx, &main, feature)?;
+    // Refuse an unusable swarm.planFile before anything is created.
+    plan::plan_file_in(ctx, &path)?;
+    let git = Git::new(&main);
+    let marker = start_marker(&ctx.store, feature);
+    let mut notes: Vec<String> = Vec::new();
+
+    // A `lane new` of this feature that began here (its marker is left)
+    // and was killed before it finished: its branch has no commit of its
+    // own, so finishing it (worktree there) or undoing it (no worktree)
+    // loses nothing.
+    let mut resume = false;
+    if let Some(tip) = ctx.store.ref_target(&branch_ref)? {
+        let no_own_commits = ctx.store.is_ancestor(tip, base_commit)?;
+        let on_branch = path.exists()
+            && Git::new(&path).current_branch().ok().flatten().as_deref() == Some(branch.as_str());
+        if marker.exists() && no_own_commits && on_branch {
+            resume = true;
+            base_commit = tip;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch} and {}: finishing it",
+                path.display()
+            ));
+        } else if marker.exists() && no_own_commits && !path.exists() {
+            let _ = git.worktree_prune();
+            git.branch_delete(&branch)?;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch}: removed that branch (it had no commits) and started again"
+            ));
+        } else {
+            let mut err = Error::usage(
+                "LANE_EXISTS",
+                format!("branch {branch} already exists"),
+            )
+            .hint(format!(
+                "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
+            ));
+            if let Some(h) = &leftover_hint {
+                err = err.hint(h.clone());
+            }
+            return Err(err);
+        }
+    }
+    if !resume && path.exists() {
         let mut err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
             .hint("move it away, or pick another feature name");
         if let Some(h) = leftover_hint {
@@ -334,39 +476,66 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     // Keep the plan file and the lanes directory out of `git status`.
     crate::init::ensure_excludes(ctx)?;
 
-    let git = Git::new(&main);
-    // Concurrent `git worktree add`s can trip over each other's half-made
-    // metadata before creating anything; such a failure is retried.
-    let mut attempt = 0;
-    loop {
-        match git.worktree_add(
-            &ctx.store.common_dir(),
-            &path,
-            &branch,
-            &base_commit.to_string(),
-        ) {
-            Ok(()) => break,
-            Err(_)
-                if attempt < 3
-                    && !path.exists()
-                    && ctx
-                        .store
-                        .ref_target(&format!("refs/heads/{branch}"))?
-                        .is_none() =>
-            {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+    if !resume {
+        // Say, before anything is created, that a start is under way, so a
+        // re-run after a kill knows the branch and worktree are its own.
+        if let Some(dir) = marker.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| plan::io_error(dir, e))?;
+        }
+        std::fs::write(&marker, format!("{plan_name}\n"))
+            .map_err(|e| plan::io_error(&marker, e))?;
+        // A lock left on the branch by a killed process would fail `git
+        // worktree add -b` (exit 4): take an old one away.
+        if ctx.store.clear_stale_branch_lock(&branch_ref) {
+            notes.push(format!(
+                "removed a stale lock on {branch_ref} left by a killed process"
+            ));
+        }
+        // Concurrent `git worktree add`s can trip over each other's half-made
+        // metadata before creating anything; such a failure is retried.
+        let mut attempt = 0;
+        loop {
+            match git.worktree_add(
+                &ctx.store.common_dir(),
+                &path,
+                &branch,
+                &base_commit.to_string(),
+            ) {
+                Ok(()) => break,
+                Err(_)
+                    if attempt < 3
+                        && !path.exists()
+                        && ctx.store.ref_target(&branch_ref)?.is_none() =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&marker);
+                    return Err(e);
+                }
             }
-            Err(e) => return Err(e),
         }
     }
+    crate::failpoint::point("lane:worktree");
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let rollback = |git: &Git| {
-        let _ = git.worktree_remove(&path);
-        let _ = git.branch_delete(&branch);
+        // What an interrupted run made stays for the next re-run: the
+        // worktree may hold work done since.
+        if !resume {
+            let _ = git.worktree_remove(&path);
+            let _ = git.branch_delete(&branch);
+            let _ = std::fs::remove_file(&marker);
+        }
     };
 
-    let plan_file = path.join(&ctx.settings.plan_file);
+    let plan_file = match plan::plan_file_in(ctx, &path) {
+        Ok(f) => f,
+        Err(e) => {
+            rollback(&git);
+            return Err(e);
+        }
+    };
     let wrote_plan = if plan.text.is_some() {
         match plan::write_plan_file(&ctx.store, &plan, &plan_file, false) {
             Ok(w) => w,
@@ -428,7 +597,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
             return Err(e);
         }
     };
-    let claim = Event::new("lane-started", &actor, summary).trailer("Swarm-Lane", feature);
+    crate::failpoint::point("lane:record");
+    let claim = Event::new("lane-started", &actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", lane_commit.to_string());
     if let Err(e) = plan::journal(ctx, &plan_name, &claim, Some(plan.head.commit), None) {
         let _ = ctx.store.cas(
             &lane_ref(feature),
@@ -458,12 +630,18 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         "base_commit": base_commit.to_string(),
         "plan_file": wrote_plan.then(|| plan_file.display().to_string()),
         "record": lane_commit.to_string(),
+        "resumed": resume,
     });
-    let mut text = format!(
+    let _ = std::fs::remove_file(&marker);
+    let mut text = String::new();
+    for note in &notes {
+        text.push_str(&format!("{note}\n"));
+    }
+    text.push_str(&format!(
         "started lane {feature} for plan {plan_name}: worktree {} on {branch} from {base} ({})\n",
         record.path,
         short(base_commit)
-    );
+    ));
     if wrote_plan {
         text.push_str(&format!(
             "{} checked out there, untracked (save edits with `git swarm plan save`)\n",
@@ -661,16 +839,27 @@ fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)
         .into_iter()
         .filter(|p| p != plan_file)
         .collect();
-    let unsaved = plan_file_unsaved(&ctx.store, plan, &path.join(plan_file))?;
+    let unsaved = match plan::plan_file_in(ctx, path) {
+        Ok(file) => plan_file_unsaved(&ctx.store, plan, &file)?,
+        Err(_) => false,
+    };
     Ok((dirty, unsaved))
 }
 
 /// The worktree's plan file has text that no saved version of the plan has.
+/// A plan file that is a symlink, a FIFO or oversized is never read (it
+/// could block, or point outside the repository) and counts as unsaved, so
+/// removing the lane needs `--force`; an unreadable plan record likewise.
 fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool> {
-    let Ok(content) = std::fs::read(file) else {
-        return Ok(false);
-    };
-    let Some(plan) = plan::load(store, plan_name)? else {
+    let content =
+        match crate::fsutil::read_limited(file, crate::fsutil::Follow::No, crate::fsutil::MAX_TEXT)
+        {
+            Ok(c) => c,
+            Err(crate::fsutil::ReadError::Missing) => return Ok(false),
+            Err(crate::fsutil::ReadError::Io(_)) => return Ok(false),
+            Err(_) => return Ok(true),
+        };
+    let Ok(Some(plan)) = plan::load(store, plan_name) else {
         return Ok(true);
     };
     Ok(!plan::is_saved_version(store, &plan, &content)?)
@@ -681,7 +870,8 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let mut states = Vec::new();
     let mut removed = 0;
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         if !lane.record.is_active() && !include_removed {
             removed += 1;
             continue;
@@ -689,7 +879,7 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
         states.push(inspect(ctx, &lane, &worktrees)?);
     }
     let mut text = String::new();
-    if states.is_empty() {
+    if states.is_empty() && unreadable.is_empty() {
         text.push_str(
             "no active lanes: start one with `git swarm lane new <feature> --plan <plan>`\n",
         );
@@ -748,7 +938,10 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
             crate::output::count(removed, "removed lane", "removed lanes")
         ));
     }
-    Ok(Output::new(serde_json::json!({ "lanes": states }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "lanes": states }), text),
+        &unreadable,
+    ))
 }
 
 struct Removal {
@@ -883,9 +1076,67 @@ fn cwd_inside(path: &Path) -> bool {
     cwd.starts_with(p)
 }
 
+/// The worktree this clone made for an active lane that was handed over to
+/// a checkout elsewhere since (`accept` moved the lane's `path`): left
+/// behind, it no longer speaks for the lane.
+fn left_behind(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<Option<PathBuf>> {
+    if !lane.record.is_active() {
+        return Ok(None);
+    }
+    let main = main_worktree(&ctx.store)?;
+    let mine = lane_path(ctx, &main, &lane.feature);
+    let registered = worktrees.iter().any(|w| same_path(w, &mine));
+    let moved = !same_path(&mine, Path::new(&lane.record.path));
+    Ok((registered && moved && mine.is_dir()).then_some(mine))
+}
+
+/// The lane whose old worktree we run in, if it was handed over since.
+pub fn moved_from_here(ctx: &Ctx) -> Option<Lane> {
+    let here = ctx.store.workdir()?.to_path_buf();
+    let worktrees = ctx.store.git.worktree_paths().ok()?;
+    all(&ctx.store).ok()?.0.into_iter().find(|lane| {
+        left_behind(ctx, lane, &worktrees)
+            .ok()
+            .flatten()
+            .is_some_and(|p| same_path(&p, &here))
+    })
+}
+
+/// Said where a handed-over lane's old worktree is used.
+fn moved_error(lane: &Lane, here: &Path) -> Error {
+    let r = &lane.record;
+    Error::check(
+        "LANE_MOVED",
+        format!(
+            "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
+            here.display(),
+            lane.feature,
+            r.owner,
+            r.path
+        ),
+    )
+    .hint(format!(
+        "the lane's reports come from there (or pass --lane {} on purpose)",
+        lane.feature
+    ))
+    .hint("`git swarm lane prune` removes this old worktree once nothing in it is uncommitted (the branch stays)")
+    .with_detail(serde_json::json!({ "feature": lane.feature, "owner": r.owner, "path": r.path }))
+}
+
 /// `lane rm`. Run again after an interruption, it completes the removal.
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
-    let lane = require(&ctx.store, feature)?;
+    let lane = require(&ctx.store, feature).map_err(|e| {
+        if e.code == "NOT_FOUND" && start_marker(&ctx.store, feature).exists() {
+            e.hint(format!(
+                "an interrupted `git swarm lane new {feature}` left its branch and worktree without a record: run `git swarm lane new {feature}` again to finish it, then `git swarm lane rm {feature}` if you do not want it"
+            ))
+        } else {
+            e
+        }
+    })?;
+    // A start marker left by a `lane new` killed after its record: the lane
+    // is being removed, so there is nothing left to finish.
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
     let worktrees = ctx.store.git.worktree_paths()?;
     let st = probe(ctx, &lane, &worktrees, true)?;
     let resumed = !lane.record.is_active();
@@ -910,14 +1161,27 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
     }
     if !force {
         if !st.is_local() {
-            return Err(Error::check(
-                "LANE_ELSEWHERE",
-                format!(
-                    "lane '{feature}' has its worktree in another clone ({}); nothing of it is here to check",
-                    st.path
+            let mut err = match left_behind(ctx, &lane, &worktrees)? {
+                Some(old) => Error::check(
+                    "LANE_ELSEWHERE",
+                    format!(
+                        "lane '{feature}' was handed over: {} owns it now, at {} (another checkout); {} here is its old worktree",
+                        st.owner,
+                        st.path,
+                        old.display()
+                    ),
+                )
+                .hint("`git swarm lane prune` removes the old worktree here once nothing in it is uncommitted; the lane stays theirs"),
+                None => Error::check(
+                    "LANE_ELSEWHERE",
+                    format!(
+                        "lane '{feature}' has its worktree in another clone ({}, owner {}); nothing of it is here to check",
+                        st.path, st.owner
+                    ),
                 ),
-            )
-            .hint("remove it from the clone that has it, or pass --force to mark the record removed (nothing on disk is touched)"));
+            };
+            err = err.hint("remove the lane from the checkout that has it, or pass --force to mark the record removed (nothing on disk is touched)");
+            return Err(err);
         }
         if st.is_dirty() {
             let mut what = st.dirty.clone();
@@ -1001,8 +1265,10 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let actor = if dry_run { String::new() } else { ctx.actor()? };
     let mut removed = Vec::new();
     let mut kept = Vec::new();
+    let mut old_worktrees = Vec::new();
     let mut text = String::new();
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         let st = if lane.record.is_active() {
             inspect(ctx, &lane, &worktrees)?
         } else {
@@ -1028,7 +1294,21 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
                 None
             }
         } else if !st.is_local() {
-            Some("its worktree is in another clone".to_string())
+            if let Some(old) = left_behind(ctx, &lane, &worktrees)? {
+                let done = prune_left_behind(ctx, &lane, &old, dry_run)?;
+                text.push_str(&done.0);
+                match done.1 {
+                    Ok(j) => old_worktrees.push(j),
+                    Err(reason) => {
+                        kept.push(serde_json::json!({ "feature": st.feature, "reason": reason }))
+                    }
+                }
+                continue;
+            }
+            Some(format!(
+                "its worktree is in another checkout ({}, owner {})",
+                st.path, st.owner
+            ))
         } else {
             match st.merged {
                 Some(Merged::No) => Some(format!("not merged into {}", st.base)),
@@ -1068,12 +1348,64 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
         removed
             .push(serde_json::json!({ "feature": st.feature, "why": how, "branch_head": st.head }));
     }
-    if removed.is_empty() && kept.is_empty() {
+    if removed.is_empty() && kept.is_empty() && old_worktrees.is_empty() {
         text.push_str("no active lanes\n");
     }
-    Ok(Output::new(
-        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept }),
-        text,
+    Ok(record::report_unreadable(
+        Output::new(
+            serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept, "old_worktrees": old_worktrees }),
+            text,
+        ),
+        &unreadable,
+    ))
+}
+
+/// `lane prune` for a lane handed over elsewhere: remove the worktree this
+/// clone made for it, when nothing in it is uncommitted (the lane record
+/// and the branch stay: the lane is its new owner's). Returns the line to
+/// print and the JSON entry when removed (or would be), else why it stays.
+fn prune_left_behind(
+    ctx: &Ctx,
+    lane: &Lane,
+    old: &Path,
+    dry_run: bool,
+) -> Result<(String, std::result::Result<serde_json::Value, String>)> {
+    let r = &lane.record;
+    let (dirty, plan_unsaved) = uncommitted(ctx, &r.plan, old)?;
+    if !dirty.is_empty() || plan_unsaved || cwd_inside(old) {
+        let why = if cwd_inside(old) {
+            "you are inside it".to_string()
+        } else {
+            format!("it has uncommitted work ({})", dirty.join(", "))
+        };
+        let reason = format!(
+            "handed over to {} at {}; the old worktree {} stays: {why}",
+            r.owner,
+            r.path,
+            old.display()
+        );
+        return Ok((
+            format!("{:<13}{}: {reason}\n", "kept", lane.feature),
+            Err(reason),
+        ));
+    }
+    let verb = if dry_run { "would remove" } else { "removed" };
+    if !dry_run {
+        // Not forced: git refuses once more if anything appeared meanwhile.
+        ctx.store
+            .git
+            .run(["worktree", "remove", &old.display().to_string()])?;
+    }
+    Ok((
+        format!(
+            "{verb:<13}{}: old worktree {} (the lane was handed over to {}, at {}; branch {} kept)\n",
+            lane.feature,
+            old.display(),
+            r.owner,
+            r.path,
+            r.branch
+        ),
+        Ok(serde_json::json!({ "feature": lane.feature, "worktree": old.display().to_string(), "owner": r.owner, "path": r.path })),
     ))
 }
 
@@ -1183,6 +1515,14 @@ pub fn report(
     kind: ReportKind,
     capacity: Option<&str>,
 ) -> Result<Output> {
+    // Before anything else, so that not even an error message echoes it.
+    crate::secret::check_fields(
+        "the report",
+        &[
+            ("report", kind.line().as_str()),
+            ("--capacity", capacity.unwrap_or("")),
+        ],
+    )?;
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.
@@ -1191,13 +1531,19 @@ pub fn report(
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
         Some(f) => f.to_string(),
-        None => ctx.lane_here().map(|lane| lane.feature).ok_or_else(|| {
-            Error::usage(
-                "USAGE",
-                "which lane is reporting? you are not in a lane worktree",
-            )
-            .hint("pass --lane <feature>, or run it inside the lane's worktree")
-        })?,
+        None => match ctx.lane_here() {
+            Some(lane) => lane.feature,
+            None => {
+                if let (Some(moved), Some(here)) = (moved_from_here(ctx), ctx.store.workdir()) {
+                    return Err(moved_error(&moved, here));
+                }
+                return Err(Error::usage(
+                    "USAGE",
+                    "which lane is reporting? you are not in a lane worktree",
+                )
+                .hint("pass --lane <feature>, or run it inside the lane's worktree"));
+            }
+        },
     };
     let lane = require(&ctx.store, &feature)?;
     if !lane.record.is_active() {
@@ -1328,32 +1674,23 @@ pub fn hand_over(
 ) -> Result<bool> {
     for _ in 0..10 {
         let Some(lane) = all(store)?
+            .0
             .into_iter()
             .find(|l| l.record.state == "active" && l.record.branch == branch)
         else {
             return Ok(false);
         };
-        let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
-        let moved = !same_path(Path::new(&lane.record.path), &here);
-        if lane.record.owner == new_owner && !moved {
-            return Ok(false);
-        }
-        let mut record = lane.record.clone();
-        let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
-        if moved {
-            record.path = here.display().to_string();
-        }
-        record.updated_at = rfc3339(store.clock.now());
-        let event = Event::new(
-            "handoff-accepted",
+        let now = rfc3339(store.clock.now());
+        let Some((record, event)) = handed(
+            &lane.feature,
+            &lane.record,
             new_owner,
-            format!(
-                "lane {}: handed from {previous} to {new_owner} (packet {packet})",
-                lane.feature
-            ),
-        )
-        .trailer("Swarm-Packet", packet)
-        .trailer("Swarm-Lane", lane.feature.clone());
+            packet,
+            checkout,
+            &now,
+        ) else {
+            return Ok(false);
+        };
         match store.write(
             &lane_ref(&lane.feature),
             Some(lane.commit),
@@ -1370,4 +1707,68 @@ pub fn hand_over(
         "the lane record kept changing; its owner was not updated",
     )
     .hint("run `git swarm accept` again: it completes what is missing"))
+}
+
+/// The lane record handed to `new_owner` working at `checkout`, and the
+/// journal event; None when it is theirs there already.
+fn handed(
+    feature: &str,
+    current: &LaneRecord,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+    now: &str,
+) -> Option<(LaneRecord, Event)> {
+    let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
+    let moved = !same_path(Path::new(&current.path), &here);
+    if current.owner == new_owner && !moved {
+        return None;
+    }
+    let mut record = current.clone();
+    let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+    if moved {
+        record.path = here.display().to_string();
+    }
+    record.updated_at = now.to_string();
+    let event = Event::new(
+        "handoff-accepted",
+        new_owner,
+        format!("lane {feature}: handed from {previous} to {new_owner} (packet {packet})"),
+    )
+    .trailer("Swarm-Packet", packet)
+    .trailer("Swarm-Lane", feature.to_string());
+    Some((record, event))
+}
+
+/// For `accept` with a remote: the next version of the lane record at
+/// `base` (the newest version known here) that hands the lane to
+/// `new_owner` at `checkout`, so it is published in the same atomic push as
+/// the acceptance. None when the lane is not active on `branch`, or is
+/// theirs there already.
+pub fn handover_commit(
+    store: &Store,
+    feature: &str,
+    base: ObjectId,
+    branch: &str,
+    new_owner: &str,
+    packet: &str,
+    checkout: &Path,
+) -> Result<Option<ObjectId>> {
+    let rec = store.read_commit(base)?;
+    let bytes = rec.file(RECORD_FILE).ok_or_else(|| {
+        Error::usage(
+            "YAML_INVALID",
+            format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
+        )
+    })?;
+    let current = parse(feature, bytes)?;
+    if !current.is_active() || current.branch != branch {
+        return Ok(None);
+    }
+    let now = rfc3339(store.clock.now());
+    let Some((record, event)) = handed(feature, &current, new_owner, packet, checkout, &now) else {
+        return Ok(None);
+    };
+    let tree = store.write_tree(&files(&record)?)?;
+    Ok(Some(store.commit(tree, &[base], &event)?))
 }

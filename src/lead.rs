@@ -941,6 +941,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
             if reason.trim().is_empty() {
                 return Err(Error::usage("USAGE", "a takeover needs a --reason"));
             }
+            crate::secret::check_fields("the takeover", &[("--reason", reason)])?;
             lease_for(ctx, lease.as_deref())?;
         }
         Op::Release => {}
@@ -971,6 +972,13 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
                 )
                 .hint("add one (`git remote add origin <url>`) or set swarm.remote"));
             }
+            let named: Vec<(String, &str)> = refspecs
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| (format!("refspec[{i}]"), spec.as_str()))
+                .collect();
+            let named: Vec<(&str, &str)> = named.iter().map(|(f, v)| (f.as_str(), *v)).collect();
+            crate::secret::check_fields("the push", &named)?;
             let own = lead_ref(plan);
             for spec in refspecs {
                 let dst = spec.rsplit_once(':').map_or(spec.as_str(), |(_, d)| d);
@@ -1002,7 +1010,9 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
     names::validate_name("plan", plan)?;
     let refname = lead_ref(plan);
     fetch(ctx, &[&refname])?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
+    let tip = sync::tip(&ctx.store, remote, &refname)?;
     let now = ctx.store.clock.now();
     let Some(base) = tip.base else {
         fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
@@ -1010,10 +1020,9 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
         let mut json = record_json(&new_record(plan), None);
         json["exists"] = serde_json::json!(false);
         json["lease_live"] = serde_json::json!(false);
-        return Ok(Output::new(
-            json,
-            format!("plan {plan}: nobody has claimed it (no {refname})\n"),
-        ));
+        let mut text = format!("plan {plan}: nobody has claimed it (no {refname})\n");
+        json["mirror"] = mirror_note(ctx, remote, &refname, &mut text)?;
+        return Ok(Output::new(json, text));
     };
     let rec = read_at(&ctx.store, plan, base)?;
     let mut json = record_json(&rec, Some(base));
@@ -1054,6 +1063,7 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
             ""
         }
     ));
+    json["mirror"] = mirror_note(ctx, remote, &refname, &mut text)?;
     Ok(Output::new(json, text))
 }
 
@@ -1109,6 +1119,22 @@ pub fn log(ctx: &Ctx, plan: &str) -> Result<Output> {
         }),
         text,
     ))
+}
+
+/// The read-only views' footer: how old the mirror is, and `sync` when it
+/// has what the local ref lacks.
+fn mirror_note(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    refname: &str,
+    text: &mut String,
+) -> Result<serde_json::Value> {
+    let Some(r) = remote else {
+        return Ok(serde_json::Value::Null);
+    };
+    let view = sync::MirrorView::read(&ctx.store, r, &[refname])?;
+    text.push_str(&view.text(ctx.store.clock.now()));
+    Ok(serde_json::to_value(&view).unwrap_or_default())
 }
 
 /// `lead check`: exit 0 iff the actor leads the plan at the arbiter.

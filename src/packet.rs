@@ -28,6 +28,7 @@ use crate::clock::rfc3339;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::failpoint;
+use crate::git::PushUpdate;
 use crate::lead;
 use crate::names;
 use crate::output::Output;
@@ -41,6 +42,8 @@ pub const SCHEMA: &str = "dwp-handoff/v1";
 pub const ACCEPTANCE_SCHEMA: &str = "swarm-acceptance/v1";
 pub const PACKET_FILE: &str = "packet.yaml";
 pub const ACCEPTANCE_FILE: &str = "acceptance.yaml";
+pub const WITHDRAWAL_FILE: &str = "withdrawal.yaml";
+pub const WITHDRAWAL_SCHEMA: &str = "swarm-withdrawal/v1";
 pub const REASONS: &[&str] = &[
     "capacity_critical",
     "capacity_low",
@@ -90,10 +93,19 @@ pub struct Packet {
     /// Uncommitted paths, without the packet's own export file.
     #[serde(default)]
     pub uncommitted: Vec<String>,
+    /// What each uncommitted path holds: the git blob id of the working-tree
+    /// file (as `git hash-object` without filters), or `deleted`. `accept`
+    /// compares it, so equal paths with other content do not pass.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub uncommitted_content: BTreeMap<String, String>,
     /// Where `--export` wrote the packet: relative to the checkout when
     /// inside it (that file is not part of the work), else absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub export: Option<String>,
+    /// The lane whose branch this is: its record is published with the
+    /// packet, and `accept` hands it over or refuses.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lane: Option<String>,
     #[serde(default)]
     pub leader: Option<String>,
     #[serde(default)]
@@ -143,6 +155,21 @@ pub struct Acceptance {
     pub extra: Extra,
 }
 
+/// The withdrawal (`withdrawal.yaml`, `swarm-withdrawal/v1`): the author
+/// took a packet back before anyone accepted it. The packet stays on its
+/// ref, readable, and can no longer be accepted.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Withdrawal {
+    pub schema: String,
+    pub packet: String,
+    pub plan: String,
+    pub withdrawn_by: String,
+    pub withdrawn_at: String,
+    pub reason: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 /// What the caller of `handoff` says.
 #[derive(Debug, Clone, Default)]
 pub struct HandoffInput {
@@ -167,32 +194,17 @@ fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn secret_error(findings: &[secret::Finding]) -> Error {
-    let fields: Vec<String> = findings
-        .iter()
-        .map(|f| format!("`{}` ({})", f.field, f.kind))
-        .collect();
-    Error::usage(
-        "PACKET_SECRET",
-        format!(
-            "the packet was refused: {} {} like a credential; nothing was written",
-            fields.join(", "),
-            if findings.len() == 1 { "looks" } else { "look" }
-        ),
-    )
-    .hint("a packet is data that travels and stays in history: remove the value and say where the credential lives instead (e.g. \"token in the CI secret store\")")
-    .hint("if it is not a secret, reword it so it does not look like one")
-    .with_detail(serde_json::json!({ "findings": findings }))
-}
-
 fn scan<T: Serialize>(value: &T) -> Result<()> {
     let value = serde_yaml_ng::to_value(value)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
-    let findings = secret::scan(&value);
+    refuse_findings(secret::scan(&value))
+}
+
+fn refuse_findings(findings: Vec<secret::Finding>) -> Result<()> {
     if findings.is_empty() {
         Ok(())
     } else {
-        Err(secret_error(&findings))
+        Err(secret::refusal("PACKET_SECRET", "the packet", &findings))
     }
 }
 
@@ -319,17 +331,45 @@ fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>
     Ok((packet, acceptance))
 }
 
+fn parse_withdrawal(rec: &Record, what: &str) -> Result<Option<Withdrawal>> {
+    rec.file(WITHDRAWAL_FILE)
+        .map(|b| {
+            record::parse::<Withdrawal>(b, "swarm-withdrawal", &format!("{what}:{WITHDRAWAL_FILE}"))
+        })
+        .transpose()
+}
+
+fn withdrawn_error(packet: &Packet, w: &Withdrawal) -> Error {
+    Error::check(
+        "PACKET_WITHDRAWN",
+        format!(
+            "packet {} was withdrawn by {} at {}: {}",
+            packet.id, w.withdrawn_by, w.withdrawn_at, w.reason
+        ),
+    )
+    .hint(format!(
+        "ask {} for a new handoff; `git swarm packets --plan {}` lists the open ones",
+        packet.author, packet.plan
+    ))
+    .with_detail(serde_json::json!({ "withdrawal": w }))
+}
+
 /// Local names of every packet ref known here (local or mirrored), under `prefix`.
 /// Packet refs under `prefix`, local or published; with `archived`, also
 /// those `gc` folded into the archive (for finding one packet by id).
-fn known_refs(ctx: &Ctx, prefix: &str, archived: bool) -> Result<Vec<String>> {
+fn known_refs(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    prefix: &str,
+    archived: bool,
+) -> Result<Vec<String>> {
     let mut names: Vec<String> = ctx
         .store
         .list_refs(prefix)?
         .into_iter()
         .map(|(n, _)| n)
         .collect();
-    if let Some(remote) = ctx.remote() {
+    if let Some(remote) = remote {
         let root = sync::mirror_ref(remote, "refs/swarm/");
         for (n, _) in ctx.store.list_refs(&sync::mirror_ref(remote, prefix))? {
             names.push(format!("refs/swarm/{}", &n[root.len()..]));
@@ -349,7 +389,7 @@ fn known_refs(ctx: &Ctx, prefix: &str, archived: bool) -> Result<Vec<String>> {
 
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
-    for refname in known_refs(ctx, &format!("{PREFIX}{plan}/"), false)? {
+    for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
         let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok((p, acc)) = read_version(&ctx.store, base, &refname) else {
@@ -466,7 +506,19 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         "requests": input.requests,
         "decisions": input.decisions,
     });
-    scan(&said)?;
+    let value = serde_yaml_ng::to_value(&said)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+    let mut findings = secret::scan(&value);
+    // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
+    // password assignment would pass as the claim "password" and the rest.
+    for (i, raw) in input.verified.iter().enumerate() {
+        let field = format!("verified[{i}]");
+        let prefix = format!("{field}.");
+        if !findings.iter().any(|f| f.field.starts_with(&prefix)) {
+            findings.extend(secret::scan_fields(&[(field.as_str(), raw.as_str())]));
+        }
+    }
+    refuse_findings(findings)?;
     if !REASONS.contains(&input.reason.as_str()) {
         return Err(Error::usage(
             "USAGE",
@@ -482,9 +534,19 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     let workdir = store.workdir_or_err()?;
     let lead_ref = lead::lead_ref(&plan_name);
     let packets_prefix = format!("{PREFIX}{plan_name}/");
-    fetch(ctx, &[&lead_ref, &packets_prefix])?;
-
     let branch = store.git.current_branch()?;
+    let lane = match &branch {
+        Some(b) => crate::lane::all(store)?
+            .0
+            .into_iter()
+            .find(|l| l.record.is_active() && l.record.branch == *b),
+        None => None,
+    };
+    let lane_ref = lane.as_ref().map(|l| crate::lane::lane_ref(&l.feature));
+    let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
+    wanted.extend(lane_ref.as_deref());
+    fetch(ctx, &wanted)?;
+
     let head = head_commit(store)?;
     let export = input
         .export
@@ -493,6 +555,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         .transpose()?;
     let mut uncommitted = store.git.dirty_paths()?;
     uncommitted.retain(|p| Some(p) != export.as_ref());
+    let uncommitted_content = content_ids(store, &workdir, &uncommitted)?;
     let repo = ctx
         .settings
         .remote
@@ -521,7 +584,9 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         head: head.clone(),
         pushed: is_pushed,
         uncommitted,
+        uncommitted_content,
         export,
+        lane: lane.as_ref().map(|l| l.feature.clone()),
         leader: leader
             .as_ref()
             .and_then(|l| l.current_leader())
@@ -536,9 +601,14 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         extra: Extra::new(),
     };
     // What the tool derived travels too (a path or a URL can carry a secret).
-    scan(&packet)?;
+    // `uncommitted_content` repeats the `uncommitted` paths as its keys, with
+    // blob ids: scanned once, as `uncommitted`, so a finding names that field.
+    let mut probe = packet.clone();
+    probe.uncommitted_content.clear();
+    scan(&probe)?;
 
     let now = store.clock.now();
+    let companions = lane_companion(ctx, lane_ref.as_deref())?;
     let resumed = find_resumable(ctx, &plan_name, &packet)?;
     let refname = match &resumed {
         Some(refname) => {
@@ -547,17 +617,17 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             packet = read_version(store, commit, refname)?.0;
             if tip.online && tip.remote.is_none() {
                 // Written here but never published: publish it now.
-                if let Published::Rejected(lines) = sync::publish_record(
-                    store,
-                    ctx.remote(),
+                let record = sync::Publish {
                     refname,
-                    &tip,
-                    commit,
-                    &[],
-                    &actor,
-                    "handoff: publish",
-                    "handoff",
-                )? {
+                    tip: &tip,
+                    new: commit,
+                    actor: &actor,
+                    reason: "handoff: publish",
+                    point: "handoff",
+                };
+                if let Published::Rejected(lines) =
+                    sync::publish_records(store, ctx.remote(), &record, &companions, &[])?
+                {
                     return Err(Error::race(
                         "CAS_FAILED",
                         format!(
@@ -572,7 +642,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             }
             refname.clone()
         }
-        None => publish_new(ctx, &mut packet, &actor, now)?,
+        None => publish_new(ctx, &mut packet, &actor, now, &companions)?,
     };
     failpoint::point("handoff:ref");
 
@@ -663,6 +733,35 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     Ok(out)
 }
 
+/// The lane record to publish in the same push as the packet, so that a
+/// successor on another clone finds the lane it takes over: the local
+/// version, when the remote lacks it or is behind it. A local version that
+/// diverged from the published one is `sync`'s to join (the published one
+/// still names the lane).
+fn lane_companion(ctx: &Ctx, lane_ref: Option<&str>) -> Result<Vec<PushUpdate>> {
+    let (Some(remote), Some(refname)) = (ctx.remote(), lane_ref) else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.store;
+    let Some(local) = store.ref_target(refname)? else {
+        return Ok(Vec::new());
+    };
+    let published = store.ref_target(&sync::mirror_ref(remote, refname))?;
+    let ahead = match published {
+        None => true,
+        Some(p) => p != local && store.is_ancestor(p, local)?,
+    };
+    Ok(if ahead {
+        vec![PushUpdate {
+            refname: refname.to_string(),
+            new: Some(local.to_string()),
+            expected: published.map(|p| p.to_string()),
+        }]
+    } else {
+        Vec::new()
+    })
+}
+
 /// Give the packet a free id, write it, publish it at the arbiter; a lost
 /// race for an id (same author, same second) moves on to the next suffix.
 fn publish_new(
@@ -670,6 +769,7 @@ fn publish_new(
     packet: &mut Packet,
     actor: &str,
     now: jiff::Timestamp,
+    companions: &[PushUpdate],
 ) -> Result<String> {
     let store = &ctx.store;
     let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
@@ -708,20 +808,29 @@ fn publish_new(
             online: ctx.remote().is_some(),
             archived: false,
         };
-        match sync::publish_record(
-            store,
-            ctx.remote(),
-            &refname,
-            &tip,
-            commit,
-            &[],
+        let record = sync::Publish {
+            refname: &refname,
+            tip: &tip,
+            new: commit,
             actor,
-            &event.summary,
-            "handoff",
-        )? {
+            reason: &event.summary,
+            point: "handoff",
+        };
+        match sync::publish_records(store, ctx.remote(), &record, companions, &[])? {
             Published::Ok => return Ok(refname),
-            Published::Rejected(_) => {
+            Published::Rejected(lines) => {
                 fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
+                if !companions.is_empty() && !id_taken(ctx, &refname)? {
+                    // Not the id: the lane record moved at the remote meanwhile.
+                    return Err(Error::race(
+                        "PUSH_REJECTED",
+                        format!(
+                            "the remote refused the packet with its lane record: {}",
+                            lines.join("; ")
+                        ),
+                    )
+                    .hint("run `git swarm sync`, then hand off again"));
+                }
                 continue;
             }
         }
@@ -734,6 +843,11 @@ fn publish_new(
 
 /// Find the packet ref an id names (`<id>` or `<plan>/<id>`).
 pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
+    locate_in(ctx, ctx.remote(), arg)
+}
+
+/// [`locate`] among the local refs and `remote`'s mirror.
+fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
     let (plan, id) = match arg.split_once('/') {
         Some((p, i)) => (Some(p), i),
         None => (None, arg),
@@ -756,7 +870,7 @@ pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
         Some(p) => format!("{PREFIX}{p}/"),
         None => PREFIX.to_string(),
     };
-    let found: Vec<String> = known_refs(ctx, &prefix, true)?
+    let found: Vec<String> = known_refs(ctx, remote, &prefix, true)?
         .into_iter()
         .filter(|r| r.rsplit('/').next() == Some(id))
         .collect();
@@ -859,8 +973,79 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<Mismatch>> {
             expected: serde_json::json!(want),
             actual: serde_json::json!(dirty),
         });
+    } else {
+        out.extend(content_mismatch(ctx, packet)?);
     }
     Ok(out)
+}
+
+/// The content of each path in the checkout, as git would store it: the
+/// blob id of a file's bytes (of a symlink's target, for a link), or
+/// `deleted`. No filters run, so both sides of a handoff hash alike.
+fn content_ids(
+    store: &Store,
+    workdir: &Path,
+    paths: &[String],
+) -> Result<BTreeMap<String, String>> {
+    let kind = store.repo.object_hash();
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let full = workdir.join(p);
+        let bytes = match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.insert(p.clone(), "deleted".to_string());
+                continue;
+            }
+            Err(e) => return Err(plan::io_error(&full, e)),
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&full)
+                .map_err(|e| plan::io_error(&full, e))?
+                .into_os_string()
+                .into_encoded_bytes(),
+            Ok(m) if m.is_dir() => {
+                // A nested repository or submodule: its content is not ours to hash.
+                out.insert(p.clone(), "directory".to_string());
+                continue;
+            }
+            Ok(_) => std::fs::read(&full).map_err(|e| plan::io_error(&full, e))?,
+        };
+        let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| Error::gix("could not hash a file", e))?;
+        out.insert(p.clone(), id.to_string());
+    }
+    Ok(out)
+}
+
+/// Paths whose content differs from what the packet recorded, as
+/// `path blob` lines (expected, actual); empty when the packet recorded
+/// none (an older packet) or every path matches.
+fn content_mismatch(ctx: &Ctx, packet: &Packet) -> Result<Option<Mismatch>> {
+    if packet.uncommitted_content.is_empty() {
+        return Ok(None);
+    }
+    let workdir = ctx.store.workdir_or_err()?;
+    let paths: Vec<String> = packet.uncommitted_content.keys().cloned().collect();
+    let actual = content_ids(&ctx.store, &workdir, &paths)?;
+    let differ: Vec<&String> = paths
+        .iter()
+        .filter(|p| actual.get(*p) != packet.uncommitted_content.get(*p))
+        .collect();
+    if differ.is_empty() {
+        return Ok(None);
+    }
+    let line = |map: &BTreeMap<String, String>, p: &String| {
+        format!("{p} {}", map.get(p).map(String::as_str).unwrap_or("?"))
+    };
+    let want: Vec<String> = differ
+        .iter()
+        .map(|p| line(&packet.uncommitted_content, p))
+        .collect();
+    let got: Vec<String> = differ.iter().map(|p| line(&actual, p)).collect();
+    Ok(Some(Mismatch {
+        field: "uncommitted_content".into(),
+        diff: Some(list_diff(&want, &got)),
+        expected: serde_json::json!(want),
+        actual: serde_json::json!(got),
+    }))
 }
 
 fn show_value(v: &serde_json::Value) -> String {
@@ -911,6 +1096,9 @@ fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
     if mismatches.iter().any(|m| m.field == "uncommitted") {
         err = err.hint("the uncommitted paths must be the packet's: bring the same working-tree changes over (or ask the author to commit and push them)");
     }
+    if mismatches.iter().any(|m| m.field == "uncommitted_content") {
+        err = err.hint("the same paths hold other content than the packet's (blob ids shown): bring the author's exact working-tree changes over (or ask them to commit and push them)");
+    }
     if mismatches.iter().any(|m| m.field == "plan") {
         err = err.hint("fetch the plan with `git swarm sync`");
     }
@@ -934,7 +1122,15 @@ fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let store = &ctx.store;
     let actor = ctx.actor()?;
-    fetch(ctx, &[PREFIX, "refs/swarm/lead/", "refs/swarm/plans/"])?;
+    fetch(
+        ctx,
+        &[
+            PREFIX,
+            "refs/swarm/lead/",
+            "refs/swarm/plans/",
+            "refs/swarm/lanes/",
+        ],
+    )?;
     let refname = locate(ctx, arg)?;
     let tip = sync::tip(store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
@@ -966,6 +1162,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
                 completed = true;
             }
             if let Some(branch) = &packet.branch {
+                // The lane record may have gone out with the acceptance: take
+                // it first, so the handover here is not written twice.
+                completed |= catch_up_lane(ctx, &packet, &actor)?;
                 completed |= crate::lane::hand_over(
                     store,
                     branch,
@@ -992,6 +1191,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
         .with_detail(serde_json::json!({ "acceptance": acc })));
     }
 
+    if let Some(w) = parse_withdrawal(&rec, &refname)? {
+        return Err(withdrawn_error(&packet, &w));
+    }
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
     let own_packet = packet.author == actor;
@@ -1001,6 +1203,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     }
     let leader = lead::known(store, ctx.remote(), &packet.plan)?;
     let workdir = store.workdir_or_err()?;
+    let lane_move = lane_move(ctx, &packet, &actor, &workdir)?;
     let acc = Acceptance {
         schema: ACCEPTANCE_SCHEMA.into(),
         packet: packet.id.clone(),
@@ -1030,17 +1233,17 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
     failpoint::point("accept:objects");
-    if let Published::Rejected(lines) = sync::publish_record(
-        store,
-        ctx.remote(),
-        &refname,
-        &tip,
-        commit,
-        &[],
-        &actor,
-        &event.summary,
-        "accept",
-    )? {
+    let record = sync::Publish {
+        refname: &refname,
+        tip: &tip,
+        new: commit,
+        actor: &actor,
+        reason: &event.summary,
+        point: "accept",
+    };
+    if let Published::Rejected(lines) =
+        sync::publish_records(store, ctx.remote(), &record, &lane_move, &[])?
+    {
         fetch(ctx, &[&refname])?;
         let after = sync::tip(store, ctx.remote(), &refname)?;
         if let Some(b) = after.base {
@@ -1077,7 +1280,9 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     let head_id = ObjectId::from_hex(packet.head.as_bytes())
         .map_err(|e| Error::gix("bad head commit id", e))?;
     store.note_append(head_id, &acceptance_note(&acc, commit), &event)?;
-    if let Some(branch) = &packet.branch {
+    if let (None, Some(branch)) = (ctx.remote(), &packet.branch) {
+        // Offline the local lane record is the one to move (with a remote,
+        // it travelled with the acceptance).
         crate::lane::hand_over(store, branch, &actor, &packet.id, &workdir)?;
     }
     let out = accepted_output(ctx, &refname, &packet, &acc, false);
@@ -1089,6 +1294,197 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Output> {
     } else {
         out
     })
+}
+
+/// `git swarm packet withdraw <id> --reason R`: the author takes a packet
+/// back before anyone accepted it (e.g. written to the wrong plan). A new
+/// version of the packet ref with `withdrawal.yaml`, published by
+/// compare-and-swap like an acceptance, so a withdrawal and an acceptance
+/// racing each other cannot both win; the packet is never deleted.
+pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Output> {
+    let store = &ctx.store;
+    scan(&serde_json::json!({ "reason": reason }))?;
+    if reason.trim().is_empty() {
+        return Err(Error::usage(
+            "USAGE",
+            "--reason must say why the packet is withdrawn",
+        ));
+    }
+    let actor = ctx.actor()?;
+    fetch(ctx, &[PREFIX])?;
+    let refname = locate(ctx, arg)?;
+    let tip = sync::tip(store, ctx.remote(), &refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let rec = store.read_commit(base)?;
+    let (packet, accepted) = parse_version(&rec, &refname)?;
+    if let Some(acc) = accepted {
+        return Err(Error::race(
+            "PACKET_ALREADY_ACCEPTED",
+            format!(
+                "packet {} was accepted by {} at {}: it can no longer be withdrawn",
+                packet.id, acc.accepted_by, acc.accepted_at
+            ),
+        )
+        .hint(format!(
+            "talk to {}: the work is theirs now",
+            acc.accepted_by
+        )));
+    }
+    if packet.author != actor {
+        return Err(Error::check(
+            "PACKET_NOT_AUTHOR",
+            format!(
+                "packet {} was written by {}, not by you ({actor}): only its author withdraws it",
+                packet.id, packet.author
+            ),
+        )
+        .hint(format!(
+            "ask {} to run `git swarm packet withdraw {}`",
+            packet.author, packet.id
+        )));
+    }
+    if let Some(w) = parse_withdrawal(&rec, &refname)? {
+        let json = serde_json::json!({ "packet": packet.id, "ref": refname, "withdrawal": w, "changed": false });
+        return Ok(Output::new(
+            json,
+            format!("packet {} is already withdrawn ({})\n", packet.id, w.reason),
+        ));
+    }
+    let w = Withdrawal {
+        schema: WITHDRAWAL_SCHEMA.into(),
+        packet: packet.id.clone(),
+        plan: packet.plan.clone(),
+        withdrawn_by: actor.clone(),
+        withdrawn_at: rfc3339(store.clock.now()),
+        reason: reason.to_string(),
+        extra: Extra::new(),
+    };
+    let mut files = rec.files.clone();
+    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
+    let tree = store.write_tree(&files)?;
+    let event = Event::new(
+        "handoff-withdrawn",
+        &actor,
+        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
+    )
+    .trailer("Swarm-Packet", packet.id.clone());
+    let commit = store.commit(tree, &[base], &event)?;
+    if let Published::Rejected(lines) = sync::publish_record(
+        store,
+        ctx.remote(),
+        &refname,
+        &tip,
+        commit,
+        &[],
+        &actor,
+        &event.summary,
+        "withdraw",
+    )? {
+        return Err(Error::race(
+            "PUSH_REJECTED",
+            format!(
+                "packet {} changed at the remote while you withdrew it (accepted?): {}",
+                packet.id,
+                lines.join("; ")
+            ),
+        )
+        .hint(format!("see it with `git swarm packet show {}`", packet.id)));
+    }
+    // The plan's journal says so too; a missing plan (archived) is no reason to fail.
+    match plan::journal(
+        ctx,
+        &packet.plan,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    ) {
+        Err(e) if e.code == "NOT_FOUND" => {}
+        other => {
+            other?;
+        }
+    }
+    let json = serde_json::json!({ "packet": packet.id, "ref": refname, "withdrawal": w, "changed": true, "commit": commit.to_string() });
+    Ok(Output::new(
+        json,
+        format!(
+            "withdrew packet {} ({refname}); it stays readable and can no longer be accepted\n",
+            packet.id
+        ),
+    ))
+}
+
+/// The lane the packet hands over, as the next version of its record, to
+/// publish in the same atomic push as the acceptance: so `accept` either
+/// moves the lane or records nothing. A packet that names a lane whose
+/// record has not reached this clone is refused (`PACKET_LANE_MISSING`)
+/// rather than accepted with the lane left behind. Offline, the lane is
+/// moved locally after the acceptance (see `lane::hand_over`).
+fn lane_move(ctx: &Ctx, packet: &Packet, actor: &str, checkout: &Path) -> Result<Vec<PushUpdate>> {
+    let Some(branch) = packet.branch.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let feature = packet
+        .lane
+        .clone()
+        .or_else(|| branch.strip_prefix("feat/").map(str::to_string))
+        .filter(|f| names::is_valid_name(f));
+    let Some(feature) = feature else {
+        return Ok(Vec::new());
+    };
+    let refname = crate::lane::lane_ref(&feature);
+    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let Some(base) = tip.base else {
+        if packet.lane.is_some() {
+            return Err(lane_missing(packet, &feature));
+        }
+        return Ok(Vec::new());
+    };
+    if ctx.remote().is_none() || tip.archived {
+        return Ok(Vec::new());
+    }
+    let new = crate::lane::handover_commit(
+        &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
+    )?;
+    Ok(new
+        .map(|id| PushUpdate {
+            refname,
+            new: Some(id.to_string()),
+            expected: tip.remote.map(|r| r.to_string()),
+        })
+        .into_iter()
+        .collect())
+}
+
+/// Move the local lane ref up to the published one when it is missing or
+/// behind (a run interrupted between its push and its local update).
+fn catch_up_lane(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
+    let (Some(remote), Some(feature)) = (ctx.remote(), packet.lane.as_deref()) else {
+        return Ok(false);
+    };
+    let refname = crate::lane::lane_ref(feature);
+    let tip = sync::tip(&ctx.store, Some(remote), &refname)?;
+    match (tip.remote, tip.local_behind(&ctx.store)?) {
+        (Some(published), true) => {
+            sync::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+fn lane_missing(packet: &Packet, feature: &str) -> Error {
+    Error::check(
+        "PACKET_LANE_MISSING",
+        format!(
+            "packet {} hands over lane {feature}, whose record has not reached this clone; nothing was recorded",
+            packet.id
+        ),
+    )
+    .hint(format!(
+        "ask {} to run `git swarm sync` (it publishes the lane record), then accept again",
+        packet.author
+    ))
+    .hint("offline: `git swarm sync` first, to fetch it")
 }
 
 fn accept_event(acc: &Acceptance) -> Event {
@@ -1190,6 +1586,8 @@ struct Row {
     pushed: bool,
     accepted_by: Option<String>,
     accepted_at: Option<String>,
+    withdrawn_by: Option<String>,
+    withdrawn_reason: Option<String>,
     r#ref: String,
     published: bool,
 }
@@ -1206,18 +1604,37 @@ pub struct OpenPacket {
     pub branch: Option<String>,
 }
 
-/// Every open (not yet accepted) live packet known here — local refs and the
-/// remote's mirror, without fetching (`status` only reads) — oldest first.
-pub fn open_packets(ctx: &Ctx) -> Result<Vec<OpenPacket>> {
+/// Every open (neither accepted nor withdrawn) live packet known here —
+/// local refs and the mirror as last fetched, without fetching (`status`
+/// only reads) — oldest first, and the packets that could not be read.
+pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<record::Unreadable>)> {
+    let remote = ctx.settings.remote.as_deref();
     let mut out = Vec::new();
-    for refname in known_refs(ctx, PREFIX, false)? {
-        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let mut unreadable = Vec::new();
+    for refname in known_refs(ctx, remote, PREFIX, false)? {
+        let tip = sync::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
         // Most live packets are accepted: tell by the tree, not by parsing.
-        if ctx.store.tree_has(base, ACCEPTANCE_FILE)? {
-            continue;
-        }
-        let (p, acc) = read_version(&ctx.store, base, &refname)?;
+        let closed = ctx
+            .store
+            .tree_has(base, ACCEPTANCE_FILE)
+            .and_then(|a| Ok(a || ctx.store.tree_has(base, WITHDRAWAL_FILE)?));
+        let read = closed.and_then(|closed| {
+            if closed {
+                Ok(None)
+            } else {
+                read_version(&ctx.store, base, &refname).map(Some)
+            }
+        });
+        let (p, acc) = match read {
+            Ok(Some(v)) => v,
+            Ok(None) => continue,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(record::Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
         if acc.is_none() {
             out.push(OpenPacket {
                 id: p.id,
@@ -1230,7 +1647,7 @@ pub fn open_packets(ctx: &Ctx) -> Result<Vec<OpenPacket>> {
         }
     }
     out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
-    Ok(out)
+    Ok((out, unreadable))
 }
 
 pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> {
@@ -1242,12 +1659,26 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
         None => PREFIX.to_string(),
     };
     fetch(ctx, &[&prefix])?;
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
     let mut rows = Vec::new();
-    for refname in known_refs(ctx, &prefix, false)? {
-        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let mut unreadable = Vec::new();
+    for refname in known_refs(ctx, remote, &prefix, false)? {
+        let tip = sync::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
-        let (p, acc) = read_version(&ctx.store, base, &refname)?;
-        if open && acc.is_some() {
+        let read = ctx.store.read_commit(base).and_then(|rec| {
+            let (p, acc) = parse_version(&rec, &refname)?;
+            Ok((p, acc, parse_withdrawal(&rec, &refname)?))
+        });
+        let (p, acc, withdrawn) = match read {
+            Ok(v) => v,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(record::Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
+        if open && (acc.is_some() || withdrawn.is_some()) {
             continue;
         }
         rows.push(Row {
@@ -1261,13 +1692,15 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
             pushed: p.pushed,
             accepted_by: acc.as_ref().map(|a| a.accepted_by.clone()),
             accepted_at: acc.map(|a| a.accepted_at),
+            withdrawn_by: withdrawn.as_ref().map(|w| w.withdrawn_by.clone()),
+            withdrawn_reason: withdrawn.map(|w| w.reason),
             r#ref: refname,
             published: tip.online && tip.remote == Some(base),
         });
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let mut text = String::new();
-    if rows.is_empty() {
+    if rows.is_empty() && unreadable.is_empty() {
         text.push_str(if open {
             "no open packets\n"
         } else {
@@ -1285,20 +1718,37 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
                 r.branch.as_deref().unwrap_or("detached"),
                 &r.head[..12.min(r.head.len())]
             ),
-            match &r.accepted_by {
-                Some(by) => format!("accepted by {by}"),
-                None => "open".to_string(),
+            match (&r.accepted_by, &r.withdrawn_by) {
+                (Some(by), _) => format!("accepted by {by}"),
+                (None, Some(by)) => format!(
+                    "withdrawn by {by}: {}",
+                    r.withdrawn_reason.as_deref().unwrap_or_default()
+                ),
+                (None, None) => "open".to_string(),
             }
         ));
     }
-    Ok(Output::new(serde_json::json!({ "packets": rows }), text))
+    let mirror = remote
+        .map(|r| sync::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
+        .transpose()?;
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(ctx.store.clock.now()));
+    }
+    Ok(record::report_unreadable(
+        Output::new(
+            serde_json::json!({ "packets": rows, "mirror": mirror }),
+            text,
+        ),
+        &unreadable,
+    ))
 }
 
 /// `git swarm packet show <id>`
 pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
     fetch(ctx, &[PREFIX])?;
-    let refname = locate(ctx, arg)?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let remote = ctx.settings.remote.as_deref();
+    let refname = locate_in(ctx, remote, arg)?;
+    let tip = sync::tip(&ctx.store, remote, &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let rec = ctx.store.read_commit(base)?;
     let (packet, acc) = parse_version(&rec, &refname)?;
@@ -1306,12 +1756,17 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
     text.push_str(&String::from_utf8_lossy(
         rec.file(PACKET_FILE).unwrap_or_default(),
     ));
-    match rec.file(ACCEPTANCE_FILE) {
-        Some(a) => {
+    let withdrawn = parse_withdrawal(&rec, &refname)?;
+    match (rec.file(ACCEPTANCE_FILE), rec.file(WITHDRAWAL_FILE)) {
+        (Some(a), _) => {
             text.push_str("# acceptance\n");
             text.push_str(&String::from_utf8_lossy(a));
         }
-        None => text.push_str(&format!(
+        (None, Some(w)) => {
+            text.push_str("# withdrawn by its author: it cannot be accepted\n");
+            text.push_str(&String::from_utf8_lossy(w));
+        }
+        (None, None) => text.push_str(&format!(
             "# not accepted yet: git swarm accept {}\n",
             packet.id
         )),
@@ -1322,6 +1777,7 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Output> {
         "published": tip.online && tip.remote == Some(base),
         "packet": packet,
         "acceptance": acc,
+        "withdrawal": withdrawn,
     });
     Ok(Output::new(json, text))
 }

@@ -12,7 +12,7 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::names;
 use crate::output::Output;
-use crate::store::record::{self, Extra};
+use crate::store::record::{self, Extra, Unreadable};
 use crate::store::{Event, JournalEntry, Record, Store};
 
 pub const SCHEMA: &str = "swarm-plan/v1";
@@ -131,6 +131,31 @@ fn summary(plan: &Plan) -> PlanSummary<'_> {
     }
 }
 
+/// Refuse plan content that looks like it holds a credential: the record's
+/// fields (title, contract, whatever `--from` brought), the text line by
+/// line, and the other words the command would store (`-m`). The plan is
+/// the user's document, but `sync` publishes it to every clone and history
+/// keeps it, so a secret in it is refused (`PLAN_SECRET`, naming the field
+/// or the line) rather than stored.
+fn refuse_secrets(
+    subject: &str,
+    record: &PlanRecord,
+    text: Option<(&str, &str)>,
+    fields: &[(&str, &str)],
+) -> Result<()> {
+    let value = serde_yaml_ng::to_value(record)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
+    let mut findings = crate::secret::scan(&value);
+    if let Some((name, text)) = text {
+        findings.extend(crate::secret::scan_lines(name, text));
+    }
+    findings.extend(crate::secret::scan_fields(fields));
+    if findings.is_empty() {
+        return Ok(());
+    }
+    Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
+}
+
 pub struct NewPlan<'a> {
     pub name: &'a str,
     pub title: Option<&'a str>,
@@ -171,11 +196,16 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
     };
     let mut text = None;
     if let Some(path) = args.from {
-        let bytes = read_file(path)?;
         let is_yaml = matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
         );
+        let limit = if is_yaml {
+            record::MAX_RECORD_BYTES as u64
+        } else {
+            crate::fsutil::MAX_TEXT
+        };
+        let bytes = crate::fsutil::read_input(path, limit)?;
         if is_yaml {
             // A plan record given as YAML: keep its fields, the name is ours.
             let given: PlanRecord =
@@ -200,6 +230,17 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
             })?);
         }
     }
+    // The template's text derives from the record: scanning the record
+    // covers it; text given with --from is scanned line by line.
+    let from_name = args.from.map(|p| p.display().to_string());
+    refuse_secrets(
+        &format!("plan '{}'", args.name),
+        &record,
+        text.as_deref()
+            .zip(from_name.as_deref())
+            .map(|(t, n)| (n, t)),
+        &[],
+    )?;
     if text.is_none() {
         text = Some(
             TEMPLATE
@@ -267,21 +308,26 @@ pub fn show(ctx: &Ctx, name: &str) -> Result<Output> {
     })
 }
 
-/// All plans, sorted by name.
-pub fn all(store: &Store) -> Result<Vec<Plan>> {
+/// All plans that can be read, sorted by name, and those that cannot
+/// (one bad record must not hide every other plan).
+pub fn all(store: &Store) -> Result<(Vec<Plan>, Vec<Unreadable>)> {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (refname, id) in store.list_refs("refs/swarm/plans/")? {
         let name = refname.trim_start_matches("refs/swarm/plans/");
-        out.push(from_record(name, store.read_commit(id)?)?);
+        match store.read_commit(id).and_then(|rec| from_record(name, rec)) {
+            Ok(plan) => out.push(plan),
+            Err(e) => bad.push(Unreadable::new("plan", name, &refname, &e)),
+        }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 /// `plan list`
 pub fn list(ctx: &Ctx) -> Result<Output> {
-    let plans = all(&ctx.store)?;
+    let (plans, unreadable) = all(&ctx.store)?;
     let mut text = String::new();
-    if plans.is_empty() {
+    if plans.is_empty() && unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     for p in &plans {
@@ -297,33 +343,114 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
         ));
     }
     let json: Vec<_> = plans.iter().map(summary).collect();
-    Ok(Output::new(serde_json::json!({ "plans": json }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "plans": json }), text),
+        &unreadable,
+    ))
 }
 
-/// The plan a command means when none is named: the plan whose text was
-/// checked out here, else the plan of the lane we are in, else the only plan.
+/// The plan a command means when none is named: the plan of the lane we
+/// are in, else the only plan, else a usage error listing the plans. Never
+/// the plan last checked out here: a main worktree serves many plans, and
+/// a guess there writes into an unrelated one.
 pub fn infer(ctx: &Ctx) -> Result<String> {
-    if let Some(plan) = checked_out_here(ctx) {
-        if ctx.store.ref_target(&plan_ref(&plan))?.is_some() {
-            return Ok(plan);
-        }
-    }
     if let Some(lane) = ctx.lane_here() {
         return Ok(lane.record.plan);
     }
-    let plans = ctx.store.list_refs("refs/swarm/plans/")?;
+    let plans: Vec<String> = ctx
+        .store
+        .list_refs("refs/swarm/plans/")?
+        .into_iter()
+        .map(|(r, _)| r.trim_start_matches("refs/swarm/plans/").to_string())
+        .collect();
     match plans.as_slice() {
-        [(only, _)] => Ok(only.trim_start_matches("refs/swarm/plans/").to_string()),
+        [only] => Ok(only.clone()),
         [] => Err(Error::usage("NOT_FOUND", "there is no plan yet")
-            .hint("create one with `git swarm plan new <plan>`")),
-        _ => Err(Error::usage("USAGE", "several plans exist: say which one")
-            .hint("pass the plan name (or --plan P); `git swarm plan list` shows them")),
+            .hint("create one with `git swarm plan new <plan>`, or `git swarm sync` to fetch the shared ones")),
+        many => {
+            let mut err = Error::usage(
+                "PLAN_AMBIGUOUS",
+                format!(
+                    "{} plans exist and this is no lane's worktree: say which one ({})",
+                    many.len(),
+                    many.join(", ")
+                ),
+            )
+            .hint("pass the plan: --plan P (for `plan save` and `plan checkout`, the name)");
+            if let Some(held) = checked_out_here(ctx) {
+                err = err.hint(format!(
+                    "the plan file here was checked out from plan '{held}'"
+                ));
+            }
+            Err(err.with_detail(serde_json::json!({ "plans": many })))
+        }
     }
 }
 
 /// Where the plan file lives in this worktree.
 pub fn plan_file_path(ctx: &Ctx) -> Result<PathBuf> {
-    Ok(ctx.store.workdir_or_err()?.join(&ctx.settings.plan_file))
+    plan_file_in(ctx, &ctx.store.workdir_or_err()?)
+}
+
+/// Where the plan file lives in `worktree`: `swarm.planFile`, which must be
+/// a relative path without `..` or a `.git` component, in a directory that
+/// (symlinks resolved) is inside the worktree and outside the git directory.
+pub fn plan_file_in(ctx: &Ctx, worktree: &Path) -> Result<PathBuf> {
+    let value = &ctx.settings.plan_file;
+    let refuse = |why: &str| {
+        Error::usage(
+            "CONFIG_INVALID",
+            format!("swarm.planFile = '{}' {why}", value.escape_debug()),
+        )
+        .hint("the plan file is a path relative to the worktree root, inside it: `git config swarm.planFile PLAN.md`")
+    };
+    let rel = crate::fsutil::confined_relative(value).ok_or_else(|| {
+        refuse("is not a relative path inside the worktree (absolute, `..` or `.git`)")
+    })?;
+    let path = worktree.join(&rel);
+    let dir = path.parent().unwrap_or(worktree);
+    if !crate::fsutil::resolves_inside(worktree, dir) {
+        return Err(refuse(
+            "leads outside the worktree (through a symbolic link)",
+        ));
+    }
+    let git_dirs = [
+        ctx.store.common_dir(),
+        ctx.store.repo.git_dir().to_path_buf(),
+    ];
+    if git_dirs
+        .iter()
+        .any(|g| crate::fsutil::resolves_inside(g, dir))
+    {
+        return Err(refuse("leads into the git directory"));
+    }
+    Ok(path)
+}
+
+/// Read the worktree's plan file: a regular file, never through a symlink,
+/// at most [`crate::fsutil::MAX_TEXT`] bytes.
+pub fn read_plan_file(path: &Path) -> Result<Vec<u8>> {
+    use crate::fsutil::{self, Follow, ReadError};
+    fsutil::read_limited(path, Follow::No, fsutil::MAX_TEXT).map_err(|e| match e {
+        ReadError::Symlink => unsafe_plan_file(path, "is a symbolic link"),
+        ReadError::NotRegular(kind) => unsafe_plan_file(path, &format!("is {kind}")),
+        other => fsutil::input_error(path, other, fsutil::MAX_TEXT),
+    })
+}
+
+fn unsafe_plan_file(path: &Path, what: &str) -> Error {
+    Error::usage(
+        "PLAN_FILE_UNSAFE",
+        format!(
+            "{} {what}; the plan file must be a regular file, and git-swarm neither reads nor writes through anything else",
+            path.display()
+        ),
+    )
+    .hint(format!(
+        "remove it (`rm {}`) and run `git swarm plan checkout <plan>` to get the plan text back",
+        path.display()
+    ))
+    .hint("to save text kept elsewhere on purpose, name it: `git swarm plan save <plan> --file <path>`")
 }
 
 /// `plan save`: snapshot the worktree's plan file into the plan ref.
@@ -356,30 +483,67 @@ pub fn save(
             }
         }
     }
-    let bytes = read_file(&path)?;
-    let new_text = String::from_utf8(bytes).map_err(|_| {
+    let bytes = match file {
+        // Named on the command line: the user's choice, links followed.
+        Some(f) => crate::fsutil::read_input(f, crate::fsutil::MAX_TEXT)?,
+        None => read_plan_file(&path)?,
+    };
+    let file_text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(
             "YAML_INVALID",
             format!("{} is not UTF-8 text", path.display()),
         )
     })?;
+    // The version this worktree's plan file came from is the merge base:
+    // what others saved since then is merged in, never overwritten.
+    let workdir = ctx.store.workdir().map(Path::to_path_buf);
+    let base = match (&workdir, file) {
+        (Some(w), None) => checked_out_at(&ctx.store, w)
+            .filter(|(p, _)| *p == name)
+            .and_then(|(_, c)| c),
+        _ => None,
+    };
+    let merged = merge_newer(ctx, &plan, base, &file_text)?;
+    let new_text = merged.as_deref().unwrap_or(&file_text).to_string();
     let text_changed = plan.text.as_deref() != Some(new_text.as_str());
     let contract_changed = contract.is_some_and(|c| c != plan.record.contract);
     if !text_changed && !contract_changed {
-        let out = serde_json::json!({ "plan": name, "changed": false, "commit": plan.head.commit.to_string() });
-        return Ok(Output::new(
-            out,
-            format!(
-                "plan {name}: unchanged ({})\n",
-                crate::store::short(plan.head.commit)
-            ),
-        ));
+        if let (Some(w), None) = (&workdir, file) {
+            if merged.is_some() {
+                std::fs::write(&path, new_text.as_bytes()).map_err(|e| io_error(&path, e))?;
+            }
+            remember_checkout(&ctx.store, w, &name, plan.head.commit);
+        }
+        let out = serde_json::json!({ "plan": name, "changed": false, "commit": plan.head.commit.to_string(), "merged": merged.is_some() });
+        let mut text = format!(
+            "plan {name}: unchanged ({})\n",
+            crate::store::short(plan.head.commit)
+        );
+        if merged.is_some() {
+            text.push_str(&format!(
+                "{} was behind the plan: it now holds the newer version\n",
+                path.display()
+            ));
+        }
+        return Ok(Output::new(out, text));
     }
     let mut record = plan.record.clone();
     record.updated_at = rfc3339(ctx.store.clock.now());
     if let Some(c) = contract {
         record.contract = c.to_string();
     }
+    let shown = match file {
+        Some(f) => f.display().to_string(),
+        None => ctx.settings.plan_file.clone(),
+    };
+    // The file as the user wrote it: its line numbers are the ones they can
+    // find (lines merged in from others were checked when those were saved).
+    refuse_secrets(
+        &format!("saving plan '{name}'"),
+        &record,
+        Some((&shown, &file_text)),
+        &[("-m", message.unwrap_or(""))],
+    )?;
     let files = files(&record, Some(&new_text))?;
     let summary = message
         .map(str::to_string)
@@ -388,12 +552,26 @@ pub fn save(
     let id = ctx
         .store
         .write(&plan_ref(&name), Some(plan.head.commit), &files, &event)?;
-    let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract });
+    if let (Some(w), None) = (&workdir, file) {
+        if merged.is_some() {
+            // The file now shows what was saved: the others' lines and ours.
+            std::fs::write(&path, new_text.as_bytes()).map_err(|e| io_error(&path, e))?;
+        }
+        remember_checkout(&ctx.store, w, &name, id);
+    }
+    let out = serde_json::json!({ "plan": name, "changed": true, "commit": id.to_string(), "contract": record.contract, "merged": merged.is_some() });
     let mut text = format!(
         "plan {name}: saved {} ({})\n",
         path.display(),
         crate::store::short(id)
     );
+    if merged.is_some() {
+        text.push_str(&format!(
+            "merged with the newer version {} saved since {} was checked out; the file now holds the result\n",
+            crate::store::short(plan.head.commit),
+            path.display()
+        ));
+    }
     if contract_changed {
         text.push_str(&format!(
             "contract is now {}: `accept` refuses packets written against the old one\n",
@@ -401,6 +579,70 @@ pub fn save(
         ));
     }
     Ok(Output::new(out, text))
+}
+
+/// When the plan moved on since `base` (the version the file was checked
+/// out from), a line-level three-way merge of the file with the plan's
+/// head, as `sync` joins two journals. Some(merged text) when the plan
+/// moved and the merge is clean; None when there is nothing to merge
+/// (no base known, or the plan is still at it); `PLAN_SAVE_CONFLICT` when
+/// both changed the same lines, so nobody's lines are dropped.
+fn merge_newer(
+    ctx: &Ctx,
+    plan: &Plan,
+    base: Option<gix::ObjectId>,
+    ours: &str,
+) -> Result<Option<String>> {
+    let Some(base) = base.filter(|b| *b != plan.head.commit) else {
+        return Ok(None);
+    };
+    let theirs = plan.text.clone().unwrap_or_default();
+    // A base that cannot be read (archived, or from another clone) gives
+    // nothing to merge against: refuse rather than overwrite blindly.
+    let base_text = match ctx.store.blob_at(base, TEXT_FILE) {
+        Ok(t) => t.unwrap_or_default(),
+        Err(_) => return Err(save_conflict(plan, base, false)),
+    };
+    if base_text == theirs.as_bytes() {
+        return Ok(None);
+    }
+    if ours.as_bytes() == base_text {
+        return Ok(Some(theirs));
+    }
+    match ctx
+        .store
+        .git
+        .merge_text(&base_text, ours.as_bytes(), theirs.as_bytes())?
+    {
+        Some(merged) => Ok(Some(String::from_utf8_lossy(&merged).into_owned())),
+        None => Err(save_conflict(plan, base, true)),
+    }
+}
+
+fn save_conflict(plan: &Plan, base: gix::ObjectId, overlap: bool) -> Error {
+    let name = &plan.record.plan;
+    let newer = crate::store::short(plan.head.commit);
+    let why = if overlap {
+        "and both changed the same lines"
+    } else {
+        "and that version cannot be read here to merge with"
+    };
+    Error::race(
+        "PLAN_SAVE_CONFLICT",
+        format!(
+            "plan '{name}' moved to {newer} since the plan file was checked out from {} {why}; nothing was saved",
+            crate::store::short(base)
+        ),
+    )
+    .hint(format!("see the newer text: git show {}:{TEXT_FILE}", plan.head.commit))
+    .hint(format!(
+        "keep a copy of your file, `git swarm plan checkout {name} --force`, re-apply your edits, then `git swarm plan save {name}`"
+    ))
+    .with_detail(serde_json::json!({
+        "plan": name,
+        "newer": plan.head.commit.to_string(),
+        "base": base.to_string(),
+    }))
 }
 
 /// `plan checkout`: write the plan text as an untracked file.
@@ -443,9 +685,23 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     let text = plan.text.clone().unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("."));
     let holder = checked_out(store, dir);
-    if let Ok(existing) = std::fs::read(path) {
+    // Never through a symlink, with or without --force: the link may point
+    // anywhere (a file outside the repository, a hook in .git).
+    let existing = match std::fs::symlink_metadata(path) {
+        Err(_) => None,
+        Ok(_) => match read_plan_file(path) {
+            Ok(bytes) => Some(bytes),
+            // Too large to be a saved version: only --force replaces it.
+            Err(e) if e.code == "FILE_TOO_LARGE" && force => None,
+            Err(e) if e.code == "FILE_TOO_LARGE" => {
+                return Err(e.hint("--force replaces it with the plan's text"))
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    if let Some(existing) = existing {
         if existing == text.as_bytes() {
-            remember_checkout(store, dir, &plan.record.plan);
+            remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
             return Ok(false);
         }
         // The file may hold a saved version of this plan, or of the plan it
@@ -473,8 +729,10 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
-    remember_checkout(store, dir, &plan.record.plan);
+    // A new file renamed into place: a link made meanwhile is replaced, not
+    // written through.
+    crate::fsutil::replace_file(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
+    remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
     Ok(true)
 }
 
@@ -500,9 +758,23 @@ fn checkout_marker(store: &Store, worktree: &Path) -> Option<PathBuf> {
 
 /// The plan whose text the worktree's plan file was checked out from.
 pub fn checked_out(store: &Store, worktree: &Path) -> Option<String> {
-    let name = std::fs::read_to_string(checkout_marker(store, worktree)?).ok()?;
-    let name = name.trim();
-    names::is_valid_name(name).then(|| name.to_string())
+    checked_out_at(store, worktree).map(|(plan, _)| plan)
+}
+
+/// The plan the worktree's plan file was checked out from, and the plan
+/// version (commit) it was checked out or last saved at: the merge base
+/// of the next `plan save`. Older markers name only the plan.
+pub fn checked_out_at(store: &Store, worktree: &Path) -> Option<(String, Option<gix::ObjectId>)> {
+    let marker = std::fs::read_to_string(checkout_marker(store, worktree)?).ok()?;
+    let mut lines = marker.lines();
+    let name = lines.next()?.trim();
+    if !names::is_valid_name(name) {
+        return None;
+    }
+    let commit = lines
+        .next()
+        .and_then(|l| gix::ObjectId::from_hex(l.trim().as_bytes()).ok());
+    Some((name.to_string(), commit))
 }
 
 /// The plan checked out in the worktree we run in.
@@ -510,12 +782,14 @@ fn checked_out_here(ctx: &Ctx) -> Option<String> {
     checked_out(&ctx.store, ctx.store.workdir()?)
 }
 
-fn remember_checkout(store: &Store, worktree: &Path, plan: &str) {
+/// A cache, so a failure to write it is not one: `plan save` then merges
+/// against nothing older than the plan's head, as before markers had commits.
+fn remember_checkout(store: &Store, worktree: &Path, plan: &str, commit: gix::ObjectId) {
     if let Some(marker) = checkout_marker(store, worktree) {
         if let Some(dir) = marker.parent() {
             let _ = std::fs::create_dir_all(dir);
         }
-        let _ = std::fs::write(marker, format!("{plan}\n"));
+        let _ = std::fs::write(marker, format!("{plan}\n{commit}\n"));
     }
 }
 
@@ -554,16 +828,6 @@ pub fn log(ctx: &Ctx, name: &str) -> Result<Output> {
     ))
 }
 
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::usage("NOT_FOUND", format!("{} does not exist", path.display()))
-        } else {
-            io_error(path, e)
-        }
-    })
-}
-
 pub fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::env("IO_FAILED", format!("{}: {e}", path.display()))
 }
@@ -593,11 +857,13 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     let actor = ctx.actor()?;
     if !force && plan.record.status != "closed" {
         let lanes: Vec<String> = crate::lane::all(&ctx.store)?
+            .0
             .into_iter()
             .filter(|l| l.record.state == "active" && l.record.plan == name)
             .map(|l| format!("lane {}", l.feature))
             .collect();
         let children: Vec<String> = all(&ctx.store)?
+            .0
             .into_iter()
             .filter(|p| p.record.parent.as_deref() == Some(name) && p.record.status != "closed")
             .map(|p| format!("child plan {}", p.record.plan))

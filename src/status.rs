@@ -10,6 +10,7 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::output::Output;
 use crate::plan::{self, Plan};
+use crate::store::record::{self, Unreadable};
 use crate::store::Store;
 
 #[derive(Debug, Clone, Serialize)]
@@ -37,18 +38,77 @@ pub struct LaneStatus {
     pub blocked: Option<crate::lane::LastReport>,
 }
 
-/// Plans with their leaders (the newer of the local and the published
-/// record) and active lanes. A record that does not parse is an error, not
-/// a silent gap in the picture.
+/// Every record under `prefix` known here, local or in the mirror, each at
+/// the newer of its two versions (the rule of every read-only view).
+fn newest(
+    store: &Store,
+    remote: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<(String, gix::ObjectId)>> {
+    let mut names: std::collections::BTreeSet<String> = store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(r, _)| r[prefix.len()..].to_string())
+        .collect();
+    if let Some(r) = remote {
+        let mirrored = crate::sync::mirror_ref(r, prefix);
+        names.extend(
+            store
+                .list_refs(&mirrored)?
+                .into_iter()
+                .map(|(r, _)| r[mirrored.len()..].to_string()),
+        );
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let tip = crate::sync::tip(store, remote, &format!("{prefix}{name}"))?;
+        if let Some(base) = tip.base {
+            out.push((name, base));
+        }
+    }
+    Ok(out)
+}
+
+/// Plans with their leaders and active lanes, each record the newer of the
+/// local and the mirrored (last fetched) version. A record that cannot be
+/// read is returned as such (name, ref, why), not a silent gap in the
+/// picture, and not a failure that hides every other record.
 pub fn collect(
     store: &Store,
     remote: Option<&str>,
     only: Option<&str>,
     mut packets: Vec<crate::packet::OpenPacket>,
-) -> Result<Vec<PlanStatus>> {
-    let plans: Vec<Plan> = plan::all(store)?;
+) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
+    let mut unreadable = Vec::new();
+    let mut plans: Vec<Plan> = Vec::new();
+    for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
+        match store
+            .read_commit(id)
+            .and_then(|rec| plan::from_record(&name, rec))
+        {
+            Ok(p) => plans.push(p),
+            Err(e) => unreadable.push(Unreadable::new(
+                "plan",
+                &name,
+                &format!("refs/swarm/plans/{name}"),
+                &e,
+            )),
+        }
+    }
+    let mut lanes = Vec::new();
+    for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
+        match crate::lane::at(store, &feature, id) {
+            Ok(l) => lanes.push(l),
+            Err(e) => unreadable.push(Unreadable::new(
+                "lane",
+                &feature,
+                &format!("refs/swarm/lanes/{feature}"),
+                &e,
+            )),
+        }
+    }
     let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for lane in crate::lane::all(store)? {
+    for lane in lanes {
         if !lane.record.is_active() {
             continue;
         }
@@ -82,7 +142,14 @@ pub fn collect(
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
         let lead = if led.contains(&p.record.plan) {
-            crate::lead::known(store, remote, &p.record.plan)?
+            match crate::lead::known(store, remote, &p.record.plan) {
+                Ok(lead) => lead,
+                Err(e) => {
+                    let refname = format!("refs/swarm/lead/{}", p.record.plan);
+                    unreadable.push(Unreadable::new("lead", &p.record.plan, &refname, &e));
+                    None
+                }
+            }
         } else {
             None
         };
@@ -145,7 +212,7 @@ pub fn collect(
     if let Some(only) = only {
         roots = find(roots, only).into_iter().collect();
     }
-    Ok(roots)
+    Ok((roots, unreadable))
 }
 
 fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
@@ -227,13 +294,18 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
 }
 
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
+    let (packets, unreadable_packets) = crate::packet::open_packets(ctx)?;
+    let (roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    unreadable.extend(unreadable_packets);
     if let Some(p) = only {
-        plan::require(&ctx.store, p)?;
+        if roots.is_empty() {
+            plan::require(&ctx.store, p)?;
+        }
     }
-    let packets = crate::packet::open_packets(ctx)?;
-    let roots = collect(&ctx.store, ctx.remote(), only, packets)?;
     let mut text = String::new();
-    if roots.is_empty() {
+    if roots.is_empty() && unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render(&roots, 0, &mut text);
@@ -253,9 +325,25 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
             crate::output::count(blocked, "blocked lane", "blocked lanes")
         ));
     }
+    let mirror = remote
+        .map(|r| {
+            crate::sync::MirrorView::read(
+                &ctx.store,
+                r,
+                &["refs/swarm/plans/", "refs/swarm/lanes/", "refs/swarm/lead/"],
+            )
+        })
+        .transpose()?;
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(ctx.store.clock.now()));
+    }
     let json = serde_json::json!({
         "remote": ctx.settings.remote,
         "plans": roots,
+        "mirror": mirror,
     });
-    Ok(Output::new(json, text))
+    Ok(record::report_unreadable(
+        Output::new(json, text),
+        &unreadable,
+    ))
 }

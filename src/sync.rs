@@ -40,7 +40,111 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 
 /// Fetch the remote's swarm refs and notes into the mirror namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
-    fetch_into_mirror(store, remote, &mirror_refspecs(remote))
+    fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
+    stamp_fetch(store, remote);
+    Ok(())
+}
+
+/// Where the time of the last whole-mirror fetch is kept: a cache (a
+/// missing one only makes read-only views say the age is unknown).
+fn fetch_stamp(store: &Store, remote: &str) -> std::path::PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join(format!("mirror-fetched-{remote}"))
+}
+
+fn stamp_fetch(store: &Store, remote: &str) {
+    let path = fetch_stamp(store, remote);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, crate::clock::rfc3339(store.clock.now()));
+}
+
+/// What read-only views (`status`, `lead status`, `packets`) know of the
+/// remote's records: the last fetched mirror, how old it is, and which
+/// records it has that the local refs lack (missing here, or behind).
+/// Every such view shows local plus mirror, the newer of the two per
+/// record, `--offline` or not (offline only means: no fetch first).
+#[derive(Debug, Clone, Serialize)]
+pub struct MirrorView {
+    pub remote: String,
+    /// When `sync` last fetched the whole mirror (None: unknown or never).
+    pub fetched_at: Option<String>,
+    /// Local refs (`refs/swarm/…`) the mirror has newer or alone.
+    pub ahead: Vec<String>,
+}
+
+impl MirrorView {
+    pub fn read(store: &Store, remote: &str, prefixes: &[&str]) -> Result<MirrorView> {
+        let fetched_at = std::fs::read_to_string(fetch_stamp(store, remote))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let root = mirror_ref(remote, "refs/swarm/");
+        let mut ahead = Vec::new();
+        for prefix in prefixes {
+            // A prefix ends in `/`; anything else names one ref exactly.
+            let exact = !prefix.ends_with('/');
+            for (mirrored, _) in store.list_refs(&mirror_ref(remote, prefix))? {
+                let local = format!("refs/swarm/{}", &mirrored[root.len()..]);
+                if exact && local != *prefix {
+                    continue;
+                }
+                if live_tip(store, Some(remote), &local)?.local_behind(store)? {
+                    ahead.push(local);
+                }
+            }
+        }
+        ahead.sort();
+        Ok(MirrorView {
+            remote: remote.to_string(),
+            fetched_at,
+            ahead,
+        })
+    }
+
+    /// "mirror of origin: fetched 5m ago (…)", and a pointer to `sync`
+    /// when the mirror has what the local refs lack.
+    pub fn text(&self, now: jiff::Timestamp) -> String {
+        let age = match self
+            .fetched_at
+            .as_deref()
+            .map(|t| (t, t.parse::<jiff::Timestamp>()))
+        {
+            Some((t, Ok(at))) => format!("fetched {} ago ({t})", ago(now, at)),
+            Some((t, Err(_))) => format!("fetched at {t}"),
+            None => "never fetched by `git swarm sync`".to_string(),
+        };
+        let mut out = format!(
+            "shown: local records plus the mirror of {} ({age})\n",
+            self.remote
+        );
+        if !self.ahead.is_empty() {
+            let n = self.ahead.len();
+            let shown: Vec<&str> = self.ahead.iter().take(3).map(String::as_str).collect();
+            out.push_str(&format!(
+                "the mirror has {n} record{} your local refs lack ({}{}): `git swarm sync` brings {} in\n",
+                if n == 1 { "" } else { "s" },
+                shown.join(", "),
+                if n > 3 { ", …" } else { "" },
+                if n == 1 { "it" } else { "them" }
+            ));
+        }
+        out
+    }
+}
+
+/// A rough age: `42s`, `5m`, `3h`, `2d`.
+fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
 }
 
 /// `git fetch` into the mirror. A process killed while it updated the mirror
@@ -209,19 +313,76 @@ pub fn publish_record(
     reason: &str,
     point: &str,
 ) -> Result<Published> {
+    let record = Publish {
+        refname,
+        tip,
+        new,
+        actor,
+        reason,
+        point,
+    };
+    publish_records(store, remote, &record, &[], extra)
+}
+
+/// One record version to publish at once (see [`publish_record`]).
+pub struct Publish<'a> {
+    pub refname: &'a str,
+    pub tip: &'a Tip,
+    pub new: ObjectId,
+    pub actor: &'a str,
+    pub reason: &'a str,
+    pub point: &'a str,
+}
+
+/// [`publish_record`] with companion records that must travel in the same
+/// atomic push (each with its lease at the value fetched), e.g. the lane
+/// record with the packet that hands it over: the remote takes all or
+/// nothing. Offline the companions are left to the caller. After the push,
+/// each companion's local ref is moved forward; one that holds a local
+/// change the pushed value lacks is left for `sync` to join.
+pub fn publish_records(
+    store: &Store,
+    remote: Option<&str>,
+    record: &Publish<'_>,
+    companions: &[PushUpdate],
+    extra: &[String],
+) -> Result<Published> {
+    let Publish {
+        refname,
+        tip,
+        new,
+        actor,
+        reason,
+        point,
+    } = *record;
     match remote {
         Some(r) => {
-            let update = PushUpdate {
+            let mut updates = vec![PushUpdate {
                 refname: refname.to_string(),
                 new: Some(new.to_string()),
                 expected: tip.remote.map(|e| e.to_string()),
-            };
-            match publish(store, r, &[update], extra)? {
+            }];
+            updates.extend(companions.iter().cloned());
+            match publish(store, r, &updates, extra)? {
                 PushOutcome::Ok => {}
                 PushOutcome::Rejected(lines) => return Ok(Published::Rejected(lines)),
             }
             crate::failpoint::point(&format!("{point}:pushed"));
             adopt(store, refname, new, actor, reason)?;
+            for c in companions {
+                let Some(id) = c
+                    .new
+                    .as_deref()
+                    .and_then(|n| ObjectId::from_hex(n.as_bytes()).ok())
+                else {
+                    continue;
+                };
+                // Published already; a local ref that diverged is `sync`'s to join.
+                match adopt(store, &c.refname, id, actor, reason) {
+                    Err(e) if e.code == "CAS_FAILED" => {}
+                    other => other?,
+                }
+            }
             Ok(Published::Ok)
         }
         None => match store.cas(refname, tip.local, Some(new), actor, reason) {
@@ -675,10 +836,14 @@ fn merge_yaml(b: Option<&Vec<u8>>, l: Option<&Vec<u8>>, r: Option<&Vec<u8>>) -> 
     let parse = |v: Option<&Vec<u8>>| -> Option<Mapping> {
         match v {
             None => Some(Mapping::new()),
-            Some(bytes) => match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
-                Value::Mapping(m) => Some(m),
-                _ => None,
-            },
+            Some(bytes) => {
+                // Never hand the YAML parser a record too large or deep to read.
+                crate::store::record::precheck(bytes, "record").ok()?;
+                match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
+                    Value::Mapping(m) => Some(m),
+                    _ => None,
+                }
+            }
         }
     };
     let (bm, lm, rm) = (parse(b)?, parse(l)?, parse(r)?);

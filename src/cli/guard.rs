@@ -50,7 +50,12 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
                 .unwrap_or_default();
             let input = match framework_pre_push_input(&ctx)? {
                 Some(input) => {
-                    if !ctx.store.config_all("swarm.protect").is_empty() {
+                    if ctx
+                        .store
+                        .config_all("swarm.protect")
+                        .iter()
+                        .any(|p| !p.trim().is_empty())
+                    {
                         eprintln!("git swarm: warning: {FRAMEWORK_WARNING}");
                     }
                     input

@@ -1,4 +1,4 @@
-//! `git swarm handoff`, `packets`, `packet show`, `accept`
+//! `git swarm handoff`, `packets`, `packet show`, `packet withdraw`, `accept`
 
 use std::path::PathBuf;
 
@@ -56,7 +56,7 @@ pub struct PacketsArgs {
     /// Only packets of this plan.
     #[arg(long, value_name = "P")]
     pub plan: Option<String>,
-    /// Only packets not yet accepted.
+    /// Only packets not yet accepted (nor withdrawn).
     #[arg(long)]
     pub open: bool,
 }
@@ -65,6 +65,15 @@ pub struct PacketsArgs {
 pub enum PacketCmd {
     /// Show one packet (and its acceptance, if any).
     Show { packet_id: String },
+    /// Withdraw a packet you wrote, before anyone accepted it (e.g. one
+    /// written to the wrong plan): recorded on the packet ref, never
+    /// deleted; a withdrawn packet refuses `accept`.
+    Withdraw {
+        packet_id: String,
+        /// Why it is withdrawn (kept with the packet).
+        #[arg(long, value_name = "R", allow_hyphen_values = true)]
+        reason: String,
+    },
 }
 
 #[derive(Debug, Args)]
@@ -101,6 +110,7 @@ pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
     let ctx = g.ctx()?;
     match c {
         PacketCmd::Show { packet_id } => packet::show(&ctx, &packet_id),
+        PacketCmd::Withdraw { packet_id, reason } => packet::withdraw(&ctx, &packet_id, &reason),
     }
 }
 

@@ -9,11 +9,11 @@ use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum LaneCmd {
-    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>.
+    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>. Run it again to finish a start that was interrupted.
     New {
         /// Feature name: [a-z0-9][a-z0-9._-]{0,62}.
         feature: String,
-        /// The plan this lane executes (default: the only plan).
+        /// The plan this lane executes (default: the only plan; with several, say which).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Start the branch here (default: swarm.base, else the remote's default branch, else main).
@@ -40,7 +40,8 @@ pub enum LaneCmd {
         keep_branch: bool,
     },
     /// Remove this clone's lanes whose branch is merged into the base
-    /// (ancestry, or a recorded merged verdict) and whose worktree is clean.
+    /// (ancestry, or a recorded merged verdict) and whose worktree is clean,
+    /// and the clean old worktrees of lanes handed over elsewhere.
     Prune {
         /// Only say what would be removed.
         #[arg(long)]

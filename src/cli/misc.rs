@@ -16,6 +16,11 @@ pub struct InitArgs {
     /// Do not install the hook shims.
     #[arg(long)]
     pub no_hooks: bool,
+    /// Do not add the base branch to swarm.protect (by default, with a
+    /// remote, it is added, so only `lead push` moves it). Recorded as an
+    /// empty swarm.protect, so later runs leave it alone.
+    #[arg(long)]
+    pub no_protect: bool,
 }
 
 #[derive(Debug, Args)]
@@ -71,7 +76,7 @@ pub struct ManArgs {
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
-    git_swarm::init::init(&ctx, a.remote.as_deref(), a.no_hooks)
+    git_swarm::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)
 }
 
 pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {

@@ -29,7 +29,7 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of human text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Act as this address (overrides GIT_SWARM_AS and swarm.as).
+    /// Act as this address (overrides GIT_SWARM_AS, the lane owner and swarm.as): [A-Za-z0-9][A-Za-z0-9._@-]{0,63}, no '..', not ending in '.lock' or '.'.
     #[arg(long = "as", global = true, value_name = "ADDRESS")]
     pub as_: Option<String>,
     /// Do not fetch from or push to the shared remote.
@@ -43,7 +43,7 @@ pub struct Cli {
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
     Init(misc::InitArgs),
-    /// Show plans as a tree with their leaders, active lanes, blocked reports and open packets.
+    /// Show plans as a tree with their leaders, active lanes, blocked reports and open packets (local plus the last fetched mirror; unreadable records are named, with a warning; exit 0).
     Status(misc::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
     Demo(misc::DemoArgs),
@@ -55,14 +55,14 @@ pub enum Command {
     Lane(lane::LaneCmd),
     /// Append a lane report to the plan's journal (fixed vocabulary).
     Report(lane::ReportArgs),
-    /// Write a dwp-handoff/v1 packet so a successor can take over this work.
+    /// Write a dwp-handoff/v1 packet so a successor can take over this work (published with the lane record).
     Handoff(handoff::HandoffArgs),
     /// List live handoff packets (archived ones are still found by id).
     Packets(handoff::PacketsArgs),
-    /// Inspect one handoff packet.
+    /// Inspect one handoff packet, or withdraw one you wrote.
     #[command(subcommand)]
     Packet(handoff::PacketCmd),
-    /// Accept a handoff packet after re-deriving that the work is where it says; its lane passes to you.
+    /// Accept a handoff packet after re-deriving that the work is where it says (branch, head, uncommitted paths and their content); its lane passes to you, in the same push.
     Accept(handoff::AcceptArgs),
     /// Leadership of a plan: one leader per epoch, fenced across machines.
     #[command(subcommand)]

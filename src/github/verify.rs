@@ -3,7 +3,7 @@
 //! conflict is real), judge, optionally poll until the required verdict
 //! holds, and record the verdict as a note on the head commit.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use regex::Regex;
 
@@ -100,6 +100,7 @@ fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
         return Ok(());
     }
     let known: Vec<String> = crate::lane::all(store)?
+        .0
         .into_iter()
         .map(|l| l.feature)
         .collect();
@@ -244,7 +245,7 @@ fn snapshot(
             "{repo}#{number}: GitHub has not computed mergeability yet; asking again in {} ms",
             wait.as_millis()
         ));
-        std::thread::sleep(wait);
+        super::wait::sleep(wait, "mergeable-unknown");
         attempt += 1;
         pr = gh.pull(repo, number)?;
     }
@@ -437,7 +438,7 @@ pub fn verify(
         )
         .hint("fix it with `git config swarm.holdPattern '<regex>'`")
     })?;
-    let start = Instant::now();
+    let start = super::wait::now();
     let deadline = req.wait.then(|| start + req.timeout);
     gh.set_wait_deadline(deadline);
 
@@ -493,15 +494,16 @@ pub fn verify(
         if require.holds(v.state) || require.is_terminal(v.state) {
             break (v, head_local);
         }
-        let now = Instant::now();
+        let now = super::wait::now();
         if now >= deadline {
             timed_out = true;
             v.reasons.push("timeout".into());
             break (v, head_local);
         }
-        let mut interval = timing.poll;
-        if let Some(p) = stats.poll_interval {
-            interval = interval.max(p);
+        // What decided the wait is recorded with it (see `wait`).
+        let (mut interval, mut decided_by) = (timing.poll, "poll");
+        if let Some(p) = stats.poll_interval.filter(|p| *p > interval) {
+            (interval, decided_by) = (p, "x-poll-interval");
         }
         if stats.rate_limit_remaining == Some(0) {
             if let Some(reset) = stats.rate_limit_reset {
@@ -509,10 +511,18 @@ pub fn verify(
                     .duration_since(std::time::UNIX_EPOCH)
                     .map(|d| d.as_secs())
                     .unwrap_or(0);
-                interval = interval.max(Duration::from_secs(reset.saturating_sub(now_epoch)));
+                let until_reset = Duration::from_secs(reset.saturating_sub(now_epoch));
+                if until_reset > interval {
+                    (interval, decided_by) = (until_reset, "x-ratelimit-reset");
+                }
             }
         }
-        let sleep = interval.min(deadline - now);
+        let sleep = if deadline - now < interval {
+            decided_by = "timeout";
+            deadline - now
+        } else {
+            interval
+        };
         let why = if v.reasons.is_empty() {
             String::new()
         } else {
@@ -524,7 +534,7 @@ pub fn verify(
             require.as_str(),
             sleep.as_secs_f64()
         ));
-        std::thread::sleep(sleep);
+        super::wait::sleep(sleep, decided_by);
     };
 
     let noted = if head_local {
@@ -544,6 +554,7 @@ pub fn verify(
     json["noted"] = noted.into();
     json["polls"] = polls.into();
     json["timed_out"] = timed_out.into();
+    json["waits"] = serde_json::to_value(super::wait::taken()).expect("waits serialise");
     let text = render(&verdict, req.require, satisfied, timed_out);
     let exit = if satisfied == Some(false) { 1 } else { 0 };
     Ok(Output {

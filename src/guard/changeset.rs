@@ -318,6 +318,17 @@ impl Others {
         Ok(hits)
     }
 
+    /// The blob of changeset `spelled` on the ref labelled `label`, if any.
+    fn blob_on(&self, ctx: &Ctx, label: &str, spelled: &str) -> Option<ObjectId> {
+        let (tree, _, _) = self
+            .trees
+            .iter()
+            .find(|(_, _, l)| l.iter().any(|x| x == label))?;
+        let tree = ctx.store.repo.find_tree(*tree).ok()?;
+        let entry = tree.lookup_entry_by_path(spelled).ok()??;
+        entry.mode().is_blob().then(|| entry.object_id())
+    }
+
     /// Every changeset name (lowercase) on every compared ref: only read to propose a slug.
     pub fn all_names(&self) -> HashSet<String> {
         self.trees
@@ -388,6 +399,8 @@ pub struct Added<'a> {
     pub present: &'a [String],
     /// For range checks: the commit that added each name.
     pub commit_of: &'a dyn Fn(&str) -> Option<String>,
+    /// The content (blob) added under each name, when known.
+    pub blob_of: &'a dyn Fn(&str) -> Option<ObjectId>,
     /// How to phrase the fix: staged (`git mv`) or committed (new commit).
     pub staged: bool,
 }
@@ -430,6 +443,17 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
         }
         if let Some(list) = hits.get(&lower) {
             let (base, lanes): (Vec<_>, Vec<_>) = list.iter().partition(|(_, _, b)| *b);
+            // The very same changeset (same name, same content) on a lane
+            // branch is that lane's own, being brought in (squash, merge,
+            // cherry-pick, rebase), or one the lane inherited from the base:
+            // not a duplicate.
+            let added_blob = (input.blob_of)(name);
+            let lanes: Vec<_> = lanes
+                .into_iter()
+                .filter(|(l, spelled, _)| {
+                    added_blob.is_none() || others.blob_on(ctx, l, spelled) != added_blob
+                })
+                .collect();
             if let Some((l, spelled, _)) = base.first() {
                 why.push(format!(
                     "a changeset named {spelled} exists on the base branch {l}"
@@ -594,6 +618,7 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
             added: &added,
             present: &staged.changesets,
             commit_of: &|_| None,
+            blob_of: &|name| staged.changeset_blobs.get(name).copied(),
             staged: true,
         },
         f,

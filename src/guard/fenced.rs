@@ -16,6 +16,8 @@ pub const FENCE_ENV: &str = "GIT_SWARM_FENCED_PUSH";
 pub fn is_protected(patterns: &[String], refname: &str) -> Option<String> {
     patterns
         .iter()
+        // An empty entry protects nothing (`init --no-protect` leaves one).
+        .filter(|p| !p.trim().is_empty())
         .find(|p| {
             let p = p.trim();
             let full = if p.starts_with("refs/") {

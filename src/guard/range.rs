@@ -133,6 +133,18 @@ pub fn check(ctx: &Ctx, spec: &str) -> Result<(Findings, Range)> {
                     .map(|_| c.to_string())
             })
         };
+        let blob_of = |name: &str| -> Option<ObjectId> {
+            ctx.store
+                .repo
+                .find_commit(head_id)
+                .ok()?
+                .tree()
+                .ok()?
+                .lookup_entry_by_path(format!("{dir}/{name}"))
+                .ok()??
+                .object_id()
+                .into()
+        };
         changeset::check_added(
             ctx,
             &scope,
@@ -140,6 +152,7 @@ pub fn check(ctx: &Ctx, spec: &str) -> Result<(Findings, Range)> {
                 added: &added,
                 present: &present,
                 commit_of: &commit_of,
+                blob_of: &blob_of,
                 staged: false,
             },
             &mut f,

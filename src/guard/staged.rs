@@ -28,6 +28,8 @@ pub struct Staged {
     pub changesets: Vec<String>,
     /// Changeset file names in HEAD's changeset directory.
     pub changesets_in_head: Vec<String>,
+    /// The staged blob of each changeset name.
+    pub changeset_blobs: std::collections::HashMap<String, ObjectId>,
     /// HEAD's commit, None on an unborn branch.
     pub head: Option<ObjectId>,
 }
@@ -81,6 +83,7 @@ impl Staged {
                     if let Ok(name) = name.to_str() {
                         if changeset::is_changeset_name(name) {
                             out.changesets.push(name.to_string());
+                            out.changeset_blobs.insert(name.to_string(), e.id);
                         }
                     }
                 }

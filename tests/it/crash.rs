@@ -1,13 +1,16 @@
-//! Every writing command, killed (SIGKILL) at random moments many times:
-//! afterwards `git fsck` is clean, every record still reads (whole or
+//! Every writing command, killed (SIGKILL) in the middle of its write many
+//! times: afterwards `git fsck` is clean, every record still reads (whole or
 //! absent — never half-written), and running the command again converges.
-//! Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 4 per command); the kill delays
+//! Each run is held where it has begun writing (`process::WRITING`, or
+//! `sync:reconciled` for sync, which writes no commit of its own) and killed
+//! there or a random moment later; only a kill of a run still going counts.
+//! Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 4 per command); the kill moments
 //! come from a seeded generator printed on stderr (`GIT_SWARM_SOAK_SEED`).
 
 use std::path::Path;
 
 use crate::harness::TestEnv;
-use crate::process::{assert_fsck_clean, run_and_kill, soak_rounds, Rng};
+use crate::process::{assert_fsck_clean, run_and_kill, soak_rounds, Kill, Killed, Rng, WRITING};
 
 /// Every record the clone holds still parses: status reads all plans,
 /// lanes and leaders; `packets` reads every packet; `plan log` every journal.
@@ -86,10 +89,13 @@ fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
         ];
         for (dir, args) in &steps {
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
-            let delay = rng.below(25);
-            if run_and_kill(&env, dir, &[], &args, delay) {
-                kills += 1;
-            }
+            let point = if args[0] == "sync" {
+                "sync:reconciled"
+            } else {
+                WRITING
+            };
+            let kill = Kill::draw(&mut rng, round, 25);
+            kills += count(run_and_kill(&env, dir, point, &args, kill), &args, kill);
             records_whole(&env, a);
             let again = env.swarm(dir, &args);
             // `plan new` completed by the killed run is "already exists".
@@ -98,21 +104,14 @@ fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
                 && again.stderr.contains("PLAN_EXISTS");
             assert!(
                 again.code == 0 || done_before,
-                "rerun of {args:?} after a kill at {delay} ms: {again:#?}"
+                "rerun of {args:?} after a kill {kill:?}: {again:#?}"
             );
             records_whole(&env, a);
         }
         // Handoff, then accept by a successor: both killable, both convergent.
-        let delay = rng.below(25);
-        if run_and_kill(
-            &env,
-            &wt,
-            &[],
-            &["handoff", "--reason", "capacity_low", "--next", "go on"],
-            delay,
-        ) {
-            kills += 1;
-        }
+        let args = ["handoff", "--reason", "capacity_low", "--next", "go on"];
+        let kill = Kill::draw(&mut rng, round, 25);
+        kills += count(run_and_kill(&env, &wt, WRITING, &args, kill), &args, kill);
         records_whole(&env, a);
         let id = env
             .swarm(
@@ -131,10 +130,9 @@ fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
             .as_str()
             .unwrap()
             .to_string();
-        let delay = rng.below(25);
-        if run_and_kill(&env, &wt, &[], &["--as", "successor", "accept", &id], delay) {
-            kills += 1;
-        }
+        let args = ["--as", "successor", "accept", &id];
+        let kill = Kill::draw(&mut rng, round, 25);
+        kills += count(run_and_kill(&env, &wt, WRITING, &args, kill), &args, kill);
         records_whole(&env, a);
         let again = env.swarm(&wt, &["--as", "successor", "accept", &id]);
         assert!(
@@ -146,14 +144,51 @@ fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
             .swarm(&wt, &["packet", "show", &id, "--json"])
             .ok()
             .json();
-        assert_eq!(
-            shown["acceptance"]["accepted_by"], "successor",
-            "accepted exactly once, by the successor"
-        );
+        assert_eq!(shown["acceptance"]["accepted_by"], "successor");
+        // Accepted exactly once: one acceptance commit on the packet ref
+        // (packet + acceptance), one journal entry, one acceptance note.
+        let packet_ref = shown["ref"].as_str().unwrap();
+        assert_eq!(env.git(a, &["rev-list", "--count", packet_ref]), "2");
+        let entries = env
+            .swarm(a, &["--offline", "plan", "log", "ui", "--json"])
+            .ok()
+            .json();
+        let accepted = entries["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|e| {
+                e["event"] == "handoff-accepted" && e["trailers"]["Swarm-Packet"] == id.as_str()
+            })
+            .count();
+        assert_eq!(accepted, 1, "round {round}: {entries:#}");
+        let head = env.git(&wt, &["rev-parse", "HEAD"]);
+        let notes = env
+            .git_run(a, &["notes", "--ref=swarm", "show", &head])
+            .stdout;
+        let acceptance_notes = notes
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|n| n["kind"] == "acceptance" && n["packet"] == id.as_str())
+            .count();
+        assert_eq!(acceptance_notes, 1, "round {round}: {notes}");
     }
     // The final state is the same as a run that was never killed would leave:
     // one sync publishes everything and a second has nothing to do.
     env.swarm(a, &["sync"]).ok();
     env.swarm(a, &["sync"]).ok().stdout_has("up to date");
-    eprintln!("crash: {kills} processes killed mid-run over {rounds} rounds");
+    eprintln!("crash: {kills} processes killed mid-write over {rounds} rounds");
+    // Round 0 kills each of the nine commands at its writing point.
+    assert!(kills >= 9, "only {kills} kills landed mid-write");
+}
+
+/// 1 for a kill that landed mid-write. Every step writes something, so
+/// one that never reached its writing point is a broken test.
+#[track_caller]
+fn count(killed: Killed, args: &[&str], kill: Kill) -> usize {
+    assert_ne!(killed, Killed::NeverWrote, "{args:?} wrote nothing");
+    if let Kill::AtPoint = kill {
+        assert_eq!(killed, Killed::MidWrite, "{args:?}");
+    }
+    (killed == Killed::MidWrite) as usize
 }

@@ -211,8 +211,15 @@ fn sync_runs_gc_past_the_threshold() {
         env.swarm(a, &["plan", "close", p]).ok();
     }
     env.swarm(a, &["plan", "new", "open"]).ok();
-    env.git(a, &["config", "swarm.gcThreshold", "2"]);
     env.git(a, &["config", "swarm.gcAge", "0s"]);
+    // At the threshold (4 live refs, threshold 4), not past it: no gc.
+    env.git(a, &["config", "swarm.gcThreshold", "4"]);
+    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    assert!(out.get("gc").is_none(), "{out}");
+    assert_eq!(live(&env, a).len(), 4);
+    assert!(env.refs(a, "refs/swarm/archive").is_empty());
+    // One past it: gc runs first and folds the three closed plans.
+    env.git(a, &["config", "swarm.gcThreshold", "3"]);
     let out = env.swarm(a, &["sync", "--json"]).ok().json();
     assert_eq!(
         out["gc"]["archived"]["plans"].as_array().unwrap().len(),

@@ -57,6 +57,10 @@ impl Reply {
         self.delay = Some(delay);
         self
     }
+    /// Never answer while the server runs (a client timeout is then certain).
+    pub fn hang(self) -> Reply {
+        self.delay(Duration::MAX)
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -110,9 +114,9 @@ impl GitHubServer {
             std::thread::spawn(move || loop {
                 match server.recv() {
                     Ok(req) => {
-                        let (state, url) = (state.clone(), url.clone());
+                        let (state, url, stop) = (state.clone(), url.clone(), stop.clone());
                         // One thread per request: a delayed answer must not hold up the next.
-                        std::thread::spawn(move || handle(req, &state, &url));
+                        std::thread::spawn(move || handle(req, &state, &url, &stop));
                     }
                     Err(_) if stop.load(std::sync::atomic::Ordering::SeqCst) => break,
                     Err(_) => continue,
@@ -163,7 +167,12 @@ impl GitHubServer {
     }
 }
 
-fn handle(mut req: tiny_http::Request, state: &Arc<Mutex<State>>, base: &str) {
+fn handle(
+    mut req: tiny_http::Request,
+    state: &Arc<Mutex<State>>,
+    base: &str,
+    stop: &std::sync::atomic::AtomicBool,
+) {
     let path = req.url().to_string();
     let headers: BTreeMap<String, String> = req
         .headers()
@@ -216,7 +225,11 @@ fn handle(mut req: tiny_http::Request, state: &Arc<Mutex<State>>, base: &str) {
     };
     let (reply, status, remaining) = reply;
     if let Some(d) = reply.delay {
-        std::thread::sleep(d);
+        // Delayed, or (`hang`) held until the server stops.
+        let start = Instant::now();
+        while start.elapsed() < d && !stop.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(10));
+        }
     }
     let reset = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -240,10 +253,15 @@ fn handle(mut req: tiny_http::Request, state: &Arc<Mutex<State>>, base: &str) {
         all.retain(|(name, _)| name != k);
         all.push((k.clone(), v.replace("{base}", base)));
     }
+    // `{authorization}` in a body becomes the request's Authorization
+    // header: a server (or proxy) that echoes the credential back.
     let body = if status == 304 {
         String::new()
     } else {
-        reply.body
+        reply.body.replace(
+            "{authorization}",
+            headers.get("authorization").map_or("", String::as_str),
+        )
     };
     let mut resp = tiny_http::Response::from_string(body).with_status_code(status);
     for (k, v) in all {

@@ -128,7 +128,8 @@ fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit(
     env.write(&b.join(".changeset/fix-auth.md"), "fix auth\n");
     env.git(b, &["add", ".changeset"]);
     commit(&env, b, &["--quiet", "-m", "changesets"]).ok();
-    env.git(b, &["push", "--quiet", "origin", "main"]);
+    // init protects main: this setup push skips the hooks.
+    env.git(b, &["push", "--quiet", "--no-verify", "origin", "main"]);
     env.git(a, &["pull", "--quiet", "--ff-only"]);
 
     env.swarm(a, &["plan", "new", "login"]).ok();
@@ -154,7 +155,7 @@ fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit(
     env.write(&b.join(".changeset/shared.md"), "z\n");
     env.git(b, &["add", ".changeset/shared.md"]);
     commit(&env, b, &["--quiet", "-m", "shared"]).ok();
-    env.git(b, &["push", "--quiet", "origin", "main"]);
+    env.git(b, &["push", "--quiet", "--no-verify", "origin", "main"]);
     env.git(a, &["fetch", "--quiet", "origin"]);
     assert!(env.refs(a, "refs/heads/feat/x").is_empty());
     assert_eq!(env.refs(a, "refs/remotes/origin/feat/x").len(), 1);

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::harness::TestEnv;
-use crate::process::Paused;
+use crate::process::{assert_aborted, Paused, WRITING};
 
 fn lane_yaml(env: &TestEnv, dir: &Path, feature: &str) -> serde_yaml_ng::Value {
     let text = env.git(
@@ -526,22 +526,31 @@ fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
 fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
     let env = TestEnv::new();
     let repo = swarm_repo(&env, &["auth"]);
-    let (ra, rb) = std::thread::scope(|s| {
-        let ha = s.spawn(|| env.swarm(&repo, &["lane", "new", "left", "--plan", "auth"]));
-        let hb = s.spawn(|| env.swarm(&repo, &["lane", "new", "right", "--plan", "auth"]));
-        (ha.join().unwrap(), hb.join().unwrap())
-    });
-    let (winner, loser, loser_run) = match (ra.code, rb.code) {
-        (0, _) => ("left", "right", &rb),
-        (_, 0) => ("right", "left", &ra),
-        _ => panic!("neither lane started:\n{ra:#?}\n{rb:#?}"),
-    };
-    // The loser was refused up front or lost the compare-and-swap on the plan.
-    assert!(
-        (loser_run.code == 1 && loser_run.stderr.contains("error[PLAN_HAS_EXECUTOR]"))
-            || (loser_run.code == 3 && loser_run.stderr.contains("error[CAS_FAILED]")),
-        "{loser_run:#?}"
+    // Both find the plan without an executor, make their worktree and write
+    // their lane record's commit, and wait there (WRITING) before either has
+    // journalled the plan: only the plan's compare-and-swap can stop one.
+    let left = Paused::at(
+        &env,
+        &repo,
+        WRITING,
+        &[],
+        &["lane", "new", "left", "--plan", "auth"],
     );
+    let right = Paused::at(
+        &env,
+        &repo,
+        WRITING,
+        &[],
+        &["lane", "new", "right", "--plan", "auth"],
+    );
+    left.release().ok();
+    let (winner, loser) = ("left", "right");
+    // The loser passed the up-front check, so it lost the CAS on the plan
+    // and rolled back what it had made.
+    right
+        .release()
+        .err(3, "CAS_FAILED")
+        .stderr_has("nothing was kept");
     assert!(repo.join("_swarm-worktrees").join(winner).is_dir());
     assert!(!repo.join("_swarm-worktrees").join(loser).exists());
     assert!(
@@ -610,7 +619,7 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
         &[("GIT_SWARM_FAILPOINT", "lane-rm:recorded")],
         &["lane", "rm", "login"],
     );
-    assert_ne!(run.code, 0, "the failpoint aborts: {run:?}");
+    assert_aborted(&run, "lane-rm:recorded");
     assert_eq!(field(&lane_yaml(&env, &repo, "login"), "state"), "removed");
     let record = lane_ref_of(&env, &repo, "login");
     assert!(wt.join("PLAN.md").is_file(), "the worktree is still there");
@@ -686,7 +695,7 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
         &[("GIT_SWARM_FAILPOINT", "lane-rm:recorded")],
         &["lane", "rm", "deploy", "--keep-branch"],
     );
-    assert_ne!(run.code, 0, "{run:?}");
+    assert_aborted(&run, "lane-rm:recorded");
     let y = lane_yaml(&env, &repo, "deploy");
     assert_eq!(y.get("branch_kept").and_then(|b| b.as_bool()), Some(true));
     assert!(wt4.is_dir());

@@ -7,7 +7,8 @@ use std::process::Child;
 
 use crate::harness::{Run, TestEnv};
 use crate::process::{
-    assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn, wait_arrivals, Paused, Rng,
+    assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
+    wait_arrivals, Kill, Killed, Paused, Rng, WRITING,
 };
 
 const LEAD: &str = "refs/swarm/lead/auth";
@@ -588,7 +589,7 @@ fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
             "crash test",
         ];
         let crashed = env.swarm_env(b, &[("GIT_SWARM_FAILPOINT", point)], &args);
-        assert_ne!(crashed.code, 0, "{point}: the failpoint must stop it");
+        assert_aborted(&crashed, point);
         assert_fsck_clean(&env, b);
         assert_fsck_clean(&env, &remote);
         let published = ref_of(&env, &remote, LEAD).unwrap();
@@ -640,9 +641,17 @@ fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun(
         let dir = if round % 2 == 0 { a } else { b };
         let before = ref_of(&env, &remote, LEAD).unwrap();
         let before_epoch = yaml_at(&env, &remote, &before)["epoch"].as_u64().unwrap();
-        if run_and_kill(&env, dir, &[], &args, rng.below(120)) {
-            killed += 1;
+        let kill = Kill::draw(&mut rng, round, 120);
+        let got = run_and_kill(&env, dir, WRITING, &args, kill);
+        assert_ne!(
+            got,
+            Killed::NeverWrote,
+            "round {round}: the takeover wrote nothing"
+        );
+        if let Kill::AtPoint = kill {
+            assert_eq!(got, Killed::MidWrite, "round {round}");
         }
+        killed += (got == Killed::MidWrite) as usize;
         assert_fsck_clean(&env, dir);
         // The remote holds a whole record: the old one or exactly one more.
         let after = ref_of(&env, &remote, LEAD).unwrap();
@@ -667,11 +676,8 @@ fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun(
             Some(if round % 2 == 0 { "alice" } else { "bob" })
         );
     }
-    eprintln!("{killed} of {rounds} takeovers were killed mid-run");
-    assert!(
-        killed > 0,
-        "no takeover was killed mid-run: the test proved nothing"
-    );
+    eprintln!("{killed} of {rounds} takeovers were killed mid-write");
+    assert!(killed > 0, "round 0 kills a takeover at its writing point");
     let first_parent = env.git(&remote, &["rev-list", "--first-parent", LEAD]);
     assert_eq!(first_parent, env.git(&remote, &["rev-list", LEAD]));
     assert_fsck_clean(&env, &remote);

@@ -6,7 +6,10 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
-use crate::process::{assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Rng};
+use crate::process::{
+    assert_aborted, assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Kill, Killed, Rng,
+    WRITING,
+};
 
 const PACKETS: &str = "refs/swarm/packets/";
 const NEXT: [&str; 2] = ["wire the refresh endpoint", "open the PR"];
@@ -359,25 +362,33 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let key = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n-----END OPENSSH PRIVATE KEY-----";
     let jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLXZhbHVlLXZhbHVl";
     let claim = format!("login works={jwt}");
-    let cases: Vec<(Vec<&str>, &str, &str)> = vec![
-        (vec!["--next", gh], "next[0]", gh),
-        (vec!["--task", aws], "task", aws),
+    // (arguments, field, value never echoed, kind named)
+    let cases: Vec<(Vec<&str>, &str, &str, &str)> = vec![
+        (vec!["--next", gh], "next[0]", gh, "github-pat"),
+        (vec!["--task", aws], "task", aws, "aws-access-key"),
         (
             vec!["--decision", key],
             "decisions[0]",
             "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
+            "private-key",
         ),
-        (vec!["--verified", &claim], "verified[0].evidence", jwt),
+        (
+            vec!["--verified", &claim],
+            "verified[0].evidence",
+            jwt,
+            "jwt",
+        ),
         (
             vec!["--request", "db password=Tr0ub4dor&3"],
             "requests[0]",
             "Tr0ub4dor&3",
+            "secret-assignment",
         ),
     ];
     let export = env.root().join("out/packet.yaml");
     let local_before = env.all_refs(a);
     let remote_before = env.all_refs(&remote);
-    for (args, field, value) in &cases {
+    for (args, field, value, kind) in &cases {
         let mut full = vec![
             "handoff",
             "--reason",
@@ -388,7 +399,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         full.extend(args.iter().copied());
         let run = env.swarm(a, &full).err(2, "PACKET_SECRET");
         assert!(
-            run.stderr.contains(&format!("`{field}`")),
+            run.stderr.contains(&format!("`{field}` ({kind}: ")),
             "{field}: {}",
             run.stderr
         );
@@ -397,8 +408,9 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         let json = env.swarm(a, &full).code(2);
         assert_eq!(json.json()["error"]["code"], "PACKET_SECRET");
         assert_eq!(
-            json.json()["error"]["detail"]["findings"][0]["field"],
-            *field
+            json.json()["error"]["detail"]["findings"],
+            serde_json::json!([{"field": field, "kind": kind,
+                "description": git_swarm::secret::describe(kind)}])
         );
         for r in [&run, &json] {
             assert!(!r.stdout.contains(value), "{field}: value echoed on stdout");
@@ -417,6 +429,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let run = env
         .swarm(a, &["handoff", "--reason", "usage_limit"])
         .err(2, "PACKET_SECRET")
+        .stderr_has("]` (secret-assignment: ")
         .stderr_has("`uncommitted[");
     assert!(!run.stderr.contains("Zq8vLm2Xa"), "{}", run.stderr);
     assert_eq!(env.all_refs(a), local_before);
@@ -615,7 +628,7 @@ fn a_handoff_stopped_at_any_point_is_completed_by_running_it_again() {
         args.push("--json".into());
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let crashed = env.swarm_env(a, &[("GIT_SWARM_FAILPOINT", point)], &args);
-        assert_ne!(crashed.code, 0, "{point}");
+        assert_aborted(&crashed, point);
         assert_fsck_clean(&env, a);
         assert_fsck_clean(&env, &remote);
         // Whole or absent: at most one packet, and whatever exists parses.
@@ -689,7 +702,7 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
     ] {
         let (env, remote, _a, b, id, head) = handed_off();
         let crashed = env.swarm_env(&b, &[("GIT_SWARM_FAILPOINT", point)], &["accept", &id]);
-        assert_ne!(crashed.code, 0, "{point}");
+        assert_aborted(&crashed, point);
         assert_fsck_clean(&env, &b);
         assert_fsck_clean(&env, &remote);
         let pref = format!("{PACKETS}auth/{id}");
@@ -718,6 +731,17 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
     }
 }
 
+/// 1 for a kill that landed mid-write; a run killed at its writing point
+/// must have been killed there (it wrote, and was still running).
+#[track_caller]
+fn mid_write(killed: Killed, kill: Kill) -> usize {
+    assert_ne!(killed, Killed::NeverWrote, "the run wrote nothing");
+    if let Kill::AtPoint = kill {
+        assert_eq!(killed, Killed::MidWrite);
+    }
+    (killed == Killed::MidWrite) as usize
+}
+
 #[test]
 fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
     let (env, remote, a, b, _first, head) = handed_off();
@@ -729,7 +753,8 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
         // Handoff, killed, then run again.
         let mut args = handoff_args(&task);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
-        killed += run_and_kill(&env, &a, &[], &argv, rng.below(150)) as usize;
+        let kill = Kill::draw(&mut rng, round, 150);
+        killed += mid_write(run_and_kill(&env, &a, WRITING, &argv, kill), kill);
         assert_fsck_clean(&env, &a);
         args.push("--json".into());
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
@@ -749,7 +774,11 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
 
         // Accept, killed, then run again: completes it, or (if the killed run
         // had finished everything) says it is already accepted.
-        killed += run_and_kill(&env, &b, &[], &["accept", &id], rng.below(250)) as usize;
+        let kill = Kill::draw(&mut rng, round, 250);
+        killed += mid_write(
+            run_and_kill(&env, &b, WRITING, &["accept", &id], kill),
+            kill,
+        );
         assert_fsck_clean(&env, &b);
         let again = env.swarm(&b, &["accept", &id]);
         if again.code != 0 {
@@ -759,7 +788,10 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
 
         // Sync on both sides, killed, then run again: everything converges.
         for dir in [&a, &b] {
-            killed += run_and_kill(&env, dir, &[], &["sync"], rng.below(100)) as usize;
+            // A side may have nothing to publish (NeverWrote): not a kill.
+            let kill = Kill::draw(&mut rng, round, 100);
+            let got = run_and_kill(&env, dir, "sync:reconciled", &["sync"], kill);
+            killed += (got == Killed::MidWrite) as usize;
             assert_fsck_clean(&env, dir);
             env.swarm(dir, &["sync"]).ok();
         }
@@ -778,10 +810,11 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
             assert_eq!(local, published, "round {round}: {}", dir.display());
         }
     }
-    eprintln!("{killed} of {} runs were killed mid-run", rounds * 4);
+    eprintln!("{killed} of {} runs were killed mid-write", rounds * 4);
+    // Round 0 kills the handoff and the accept at their writing point.
     assert!(
-        killed > 0,
-        "no run was killed mid-run: the test proved nothing"
+        killed >= 2,
+        "only {killed} runs were killed mid-write: the test proved little"
     );
     assert_fsck_clean(&env, &remote);
     // Both journals are joined in the published plan, each entry once.

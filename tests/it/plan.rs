@@ -1,4 +1,5 @@
-use crate::harness::TestEnv;
+use crate::harness::{Run, TestEnv};
+use crate::process::{Paused, WRITING};
 
 #[test]
 fn plan_new_show_list_log_are_readable_by_plain_git() {
@@ -227,50 +228,45 @@ fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
         .read(&repo.join("PLAN.md"))
         .ends_with("- step one done\n"));
 
-    // Several plans: save without a name goes to the plan checked out here;
-    // that record is a deletable cache, and without it a name is needed.
+    // Several plans: save without a name needs one (issue 14: no guessing
+    // from the file checked out here, which the hint names).
     env.swarm(&repo, &["plan", "new", "other"]).ok();
     env.swarm(&repo, &["plan", "save"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("checked out from plan 'auth'");
+    // That record is a deletable cache.
+    std::fs::remove_file(repo.join(".git/swarm/plan-checkout")).unwrap();
+    env.swarm(&repo, &["plan", "save", "auth"])
         .ok()
         .stdout_has("plan auth: unchanged");
-    std::fs::remove_file(repo.join(".git/swarm/plan-checkout")).unwrap();
-    env.swarm(&repo, &["plan", "save"]).err(2, "USAGE");
 }
 
 #[test]
 fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
     let env = TestEnv::new();
     let repo = env.repo("alice");
-    let runs: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..8)
-            .map(|i| {
-                let env = &env;
-                let repo = &repo;
-                s.spawn(move || {
-                    env.swarm(
-                        repo,
-                        &[
-                            "--as",
-                            &format!("racer{i}"),
-                            "plan",
-                            "new",
-                            "contested",
-                            "--json",
-                        ],
-                    )
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
+    // All eight find no plan of that name and write their record's commit,
+    // then wait (WRITING) before moving the ref; released one by one, the
+    // first creates it and every later one loses the compare-and-swap.
+    let racers: Vec<Paused> = (0..8)
+        .map(|i| {
+            let who = format!("racer{i}");
+            Paused::at(
+                &env,
+                &repo,
+                WRITING,
+                &[],
+                &["--as", &who, "plan", "new", "contested", "--json"],
+            )
+        })
+        .collect();
+    let runs: Vec<Run> = racers.into_iter().map(Paused::release).collect();
     let winners: Vec<_> = runs.iter().filter(|r| r.code == 0).collect();
     assert_eq!(winners.len(), 1, "{runs:#?}");
-    for r in runs.iter().filter(|r| r.code != 0) {
-        assert!(r.code == 2 || r.code == 3, "{r:#?}");
-        assert!(
-            r.stdout.contains("PLAN_EXISTS") || r.stdout.contains("CAS_FAILED"),
-            "{r:#?}"
-        );
+    assert_eq!(runs[0].code, 0, "{runs:#?}");
+    for r in &runs[1..] {
+        assert_eq!(r.code, 3, "{r:#?}");
+        assert_eq!(r.json()["error"]["code"], "CAS_FAILED", "{r:#?}");
     }
     let refs = env.refs(&repo, "refs/swarm/plans/contested");
     assert_eq!(
@@ -317,8 +313,14 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
         .err(2, "PLAN_FILE_MISMATCH")
         .stderr_has("git swarm plan save auth-tests");
     assert_eq!(before, env.all_refs(&repo));
-    // With several plans, save without a name goes to the plan checked out here.
+    // With several plans, save without a name is no guess: it lists them
+    // and names the plan the file came from (issue 14).
     env.swarm(&repo, &["plan", "save"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("(auth, auth-tests)")
+        .stderr_has("checked out from plan 'auth-tests'");
+    assert_eq!(before, env.all_refs(&repo));
+    env.swarm(&repo, &["plan", "save", "auth-tests"])
         .ok()
         .stdout_has("plan auth-tests: saved");
     assert_eq!(
@@ -333,11 +335,10 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
     // Saving on purpose into another plan is still possible with --file.
     env.swarm(&repo, &["plan", "save", "auth", "--file", "PLAN.md"])
         .ok();
-    // And checkout with no name takes the plan checked out here.
+    // And checkout with no name does not guess either.
     env.swarm(&repo, &["plan", "checkout", "auth"]).ok();
     env.swarm(&repo, &["plan", "checkout"])
-        .ok()
-        .stdout_has("already matches plan auth");
+        .err(2, "PLAN_AMBIGUOUS");
 }
 
 #[test]

@@ -87,31 +87,104 @@ pub(crate) fn finish(child: Child, shown: &str) -> Run {
     }
 }
 
-/// Spawn git-swarm in a process group of its own, SIGKILL it (only it)
-/// after `ms` milliseconds if still running, then wait until the git
-/// processes it had started — orphans now, as after a real crash — have
-/// finished too, so the state we inspect is the one the crash leaves.
-/// Returns whether it was killed before it finished.
+/// The failpoint every command passes once it has begun writing: a record
+/// commit is written and no ref has moved yet (`Store::commit`).
+pub(crate) const WRITING: &str = "store:commit";
+
+/// When a crash test kills a run that has reached its writing point.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Kill {
+    /// Right there, while it waits at the point: certain to land mid-write.
+    AtPoint,
+    /// Let it go on, and kill it this many milliseconds later if it is
+    /// still running (a later moment of the write, or none if it finished).
+    After(u64),
+}
+
+impl Kill {
+    /// Round 0 always kills at the point, so every command is killed
+    /// mid-write at least once however fast the machine; later rounds
+    /// spread the kills over the rest of the write.
+    pub(crate) fn draw(rng: &mut Rng, round: usize, max_ms: u64) -> Kill {
+        if round == 0 || rng.below(4) == 0 {
+            Kill::AtPoint
+        } else {
+            Kill::After(rng.below(max_ms))
+        }
+    }
+}
+
+/// What `run_and_kill` did to a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Killed {
+    /// It finished without reaching its writing point (it had nothing to write).
+    NeverWrote,
+    /// It reached its writing point and then finished before the kill.
+    Finished,
+    /// SIGKILLed while still running, after it had begun writing.
+    MidWrite,
+}
+
+/// Spawn git-swarm in a process group of its own, stopped at `point` (where
+/// it has begun writing); once it is there, SIGKILL it (only it) as `kill`
+/// says. Then wait until the git processes it had started — orphans now, as
+/// after a real crash — have finished too, so the state we inspect is the
+/// one the crash leaves. Only a kill of a run that had begun writing and
+/// was still running counts as `MidWrite`: nothing here depends on how fast
+/// the machine is.
 pub(crate) fn run_and_kill(
     env: &TestEnv,
     dir: &Path,
-    vars: &[(&str, &str)],
+    point: &str,
     args: &[&str],
-    ms: u64,
-) -> bool {
+    kill: Kill,
+) -> Killed {
     use std::os::unix::process::CommandExt;
+    let gate = new_gate(env, point);
     let mut cmd = env.command("git-swarm", dir);
     cmd.args(args)
+        .env("GIT_SWARM_PAUSE", format!("{point}={}", gate.display()))
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .process_group(0);
-    for (k, v) in vars {
-        cmd.env(k, v);
-    }
     let mut child = cmd.spawn().expect("spawn git-swarm");
     let group = child.id();
-    std::thread::sleep(Duration::from_millis(ms));
-    let killed = matches!(child.try_wait(), Ok(None)) && child.kill().is_ok();
+    // Wait until it is at its writing point, or finished without reaching it.
+    let start = Instant::now();
+    let outcome = loop {
+        if arrivals(&gate) > 0 {
+            break None;
+        }
+        if let Ok(Some(_)) = child.try_wait() {
+            // It may have arrived just before exiting (a point right at the end).
+            break Some(if arrivals(&gate) > 0 {
+                Killed::Finished
+            } else {
+                Killed::NeverWrote
+            });
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "git-swarm {args:?} neither reached {point} nor finished"
+        );
+        std::thread::sleep(Duration::from_millis(2));
+    };
+    let killed = match outcome {
+        Some(done) => done,
+        None => {
+            if let Kill::After(ms) = kill {
+                std::fs::write(gate.join("go"), "").expect("open the gate");
+                std::thread::sleep(Duration::from_millis(ms));
+            }
+            // Still running (for AtPoint: waiting at the gate, certainly) means
+            // the kill lands in the middle of the write.
+            if matches!(child.try_wait(), Ok(None)) && child.kill().is_ok() {
+                Killed::MidWrite
+            } else {
+                Killed::Finished
+            }
+        }
+    };
     let _ = child.wait();
     let start = Instant::now();
     while group_running(group) {
@@ -122,6 +195,17 @@ pub(crate) fn run_and_kill(
         std::thread::sleep(Duration::from_millis(5));
     }
     killed
+}
+
+/// A failpoint (`GIT_SWARM_FAILPOINT`) aborts the process; run through
+/// `git swarm`, git reports the signal and exits 128 + SIGABRT (6).
+#[track_caller]
+pub(crate) fn assert_aborted(run: &Run, point: &str) {
+    assert_eq!(run.code, 134, "{point}: the failpoint must abort\n{run:#?}");
+    assert!(
+        run.stderr.contains("git-swarm died of signal 6"),
+        "{point}: {run:#?}"
+    );
 }
 
 /// Whether a process of group `group` is still running (zombies, which the
@@ -146,17 +230,30 @@ fn group_running(group: u32) -> bool {
         })
 }
 
+/// How many processes have reached the pause point of `gate`.
+fn arrivals(gate: &Path) -> usize {
+    std::fs::read_dir(gate)
+        .map(|d| {
+            d.filter_map(|e| e.ok())
+                .filter(|e| e.file_name().to_string_lossy().starts_with("arrived-"))
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+/// A fresh gate directory for `point`, unique in this test.
+pub(crate) fn new_gate(env: &TestEnv, point: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    env.root()
+        .join(format!("gate-{}-{n}", point.replace(':', "-")))
+}
+
 /// Wait until `n` processes have reached a pause point in `dir`.
 pub(crate) fn wait_arrivals(dir: &Path, n: usize) {
     let start = Instant::now();
     loop {
-        let arrived = std::fs::read_dir(dir)
-            .map(|d| {
-                d.filter_map(|e| e.ok())
-                    .filter(|e| e.file_name().to_string_lossy().starts_with("arrived-"))
-                    .count()
-            })
-            .unwrap_or(0);
+        let arrived = arrivals(dir);
         if arrived >= n {
             return;
         }
@@ -185,8 +282,8 @@ impl Paused {
         vars: &[(&str, &str)],
         args: &[&str],
     ) -> Paused {
-        let gate = env.root().join(format!("gate-{}", point.replace(':', "-")));
-        let _ = std::fs::remove_dir_all(&gate);
+        // Each its own gate: several may wait at one point, released one by one.
+        let gate = new_gate(env, point);
         let spec = format!("{point}={}", gate.display());
         let mut all: Vec<(&str, &str)> = vec![("GIT_SWARM_PAUSE", &spec)];
         all.extend_from_slice(vars);

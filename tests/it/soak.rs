@@ -3,13 +3,17 @@
 //! handoffs, racing accepts, plan saves and syncs. Afterwards no acceptance
 //! is lost or doubled, the leader record's history is one line with epochs
 //! rising by one per won takeover, and every clone converges on the same
-//! refs. Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 6); seed printed.
+//! refs. Every third round is a contested takeover and every third a
+//! contested accept: the racers are lined up at a pause point after their
+//! decision and released together, so the remote's compare-and-swap really
+//! has to pick one; the rounds between mix operations at random.
+//! Rounds: `GIT_SWARM_SOAK_ROUNDS` (default 6); seed printed.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::harness::{Run, TestEnv};
-use crate::process::{assert_fsck_clean, soak_rounds, Rng};
+use crate::process::{assert_fsck_clean, finish, new_gate, soak_rounds, spawn, wait_arrivals, Rng};
 
 enum Op {
     Takeover,
@@ -58,6 +62,27 @@ fn run_op(env: &TestEnv, dir: &Path, name: &str, op: &Op) -> Run {
     }
 }
 
+/// Start every racer with a pause at `point` (after its decision, before
+/// it publishes), wait until all are there, release them together.
+fn lined_up(env: &TestEnv, racers: &[(&Path, Vec<String>)], point: &str) -> Vec<Run> {
+    let gate = new_gate(env, point);
+    let pause = format!("{point}={}", gate.display());
+    let children: Vec<_> = racers
+        .iter()
+        .map(|(dir, args)| {
+            let args: Vec<&str> = args.iter().map(String::as_str).collect();
+            spawn(env, dir, &[("GIT_SWARM_PAUSE", &pause)], &args)
+        })
+        .collect();
+    wait_arrivals(&gate, racers.len());
+    std::fs::write(gate.join("go"), "").expect("open the gate");
+    children
+        .into_iter()
+        .zip(racers)
+        .map(|(c, (dir, args))| finish(c, &format!("(in {}) {}", dir.display(), args.join(" "))))
+        .collect()
+}
+
 #[test]
 fn mixed_operations_from_three_clones_lose_and_double_nothing() {
     let env = TestEnv::new();
@@ -86,7 +111,74 @@ fn mixed_operations_from_three_clones_lose_and_double_nothing() {
     let mut takeovers_won = 0u64;
     // packet id -> who got exit 0 from accept
     let mut accepted: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let (mut contested_takeovers, mut contested_accepts) = (0, 0);
     for round in 0..rounds {
+        if round % 3 == 0 {
+            // All three take over at once, lined up after their decision.
+            let args: Vec<String> = [
+                "lead", "takeover", "--plan", "p", "--reason", "soak", "--force",
+            ]
+            .map(String::from)
+            .to_vec();
+            let racers: Vec<(&Path, Vec<String>)> =
+                clones.iter().map(|c| (c.as_path(), args.clone())).collect();
+            let runs = lined_up(&env, &racers, "lead:objects");
+            let winners: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].code == 0).collect();
+            assert_eq!(winners.len(), 1, "round {round}: {runs:#?}");
+            for (i, run) in runs.iter().enumerate() {
+                if i != winners[0] {
+                    assert_eq!(run.code, 3, "round {round}: {run:#?}");
+                    run.expect_stderr("error[LEAD_RACE_LOST]");
+                }
+            }
+            takeovers_won += 1;
+            contested_takeovers += 1;
+            continue;
+        }
+        if round % 3 == 1 {
+            // One clone hands off; the other two, having synced it, accept
+            // it at once, lined up after their checks.
+            let author = round % names.len();
+            let id = run_op(&env, &clones[author], names[author], &Op::Handoff)
+                .ok()
+                .json()["id"]
+                .as_str()
+                .unwrap()
+                .to_string();
+            let others: Vec<usize> = (0..names.len()).filter(|&i| i != author).collect();
+            for &i in &others {
+                let run = env.swarm(&clones[i], &["sync"]);
+                assert!(
+                    run.code == 0 || (run.code == 3 && run.stderr.contains("PUSH_REJECTED")),
+                    "{run:#?}"
+                );
+                env.swarm(&clones[i], &["packet", "show", &id]).ok();
+            }
+            let racers: Vec<(&Path, Vec<String>)> = others
+                .iter()
+                .map(|&i| {
+                    let who = format!("{}-successor", names[i]);
+                    (
+                        clones[i].as_path(),
+                        vec!["--as".into(), who, "accept".into(), id.clone()],
+                    )
+                })
+                .collect();
+            let runs = lined_up(&env, &racers, "accept:objects");
+            let winners: Vec<usize> = (0..runs.len()).filter(|&i| runs[i].code == 0).collect();
+            assert_eq!(winners.len(), 1, "round {round}: {runs:#?}");
+            let loser = &runs[1 - winners[0]];
+            // The loser passed its own check and lost at the remote.
+            assert_eq!(loser.code, 3, "round {round}: {loser:#?}");
+            loser.expect_stderr("error[PACKET_ALREADY_ACCEPTED]");
+            loser.expect_stderr("while you were accepting it");
+            accepted
+                .entry(id.clone())
+                .or_default()
+                .push(format!("{}-successor", names[others[winners[0]]]));
+            contested_accepts += 1;
+            continue;
+        }
         // Each clone picks an operation; two clones may race for one packet.
         let contested = open.first().cloned();
         let ops: Vec<Op> = (0..names.len())
@@ -212,4 +304,8 @@ fn mixed_operations_from_three_clones_lose_and_double_nothing() {
         accepted.len(),
         open.len()
     );
+    // The contested rounds happened (each had exactly one winner, above).
+    assert_eq!(contested_takeovers, rounds.div_ceil(3));
+    assert_eq!(contested_accepts, (rounds + 1) / 3);
+    assert!(contested_takeovers > 0 && contested_accepts > 0);
 }

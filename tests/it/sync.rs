@@ -1,4 +1,5 @@
 use crate::harness::TestEnv;
+use crate::process::Paused;
 
 #[test]
 fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
@@ -49,27 +50,26 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
         .ok();
     // bob also has an unrelated plan that must still be published.
     env.swarm(b, &["plan", "new", "billing"]).ok();
-    let a_before = env.refs(a, "refs/swarm/plans");
     let b_before = env.refs(b, "refs/swarm/plans");
 
-    let (ra, rb) = std::thread::scope(|s| {
-        let ha = s.spawn(|| env.swarm(a, &["sync", "--json"]));
-        let hb = s.spawn(|| env.swarm(b, &["sync", "--json"]));
-        (ha.join().unwrap(), hb.join().unwrap())
-    });
-    let mut codes = [ra.code, rb.code];
-    codes.sort();
-    assert_eq!(codes, [0, 3], "alice: {ra:#?}\nbob: {rb:#?}");
-    let (winner, loser, loser_dir, loser_before) = if ra.code == 0 {
-        (&ra, &rb, b, &b_before)
-    } else {
-        (&rb, &ra, a, &a_before)
-    };
-    assert!(winner.json()["pushed"]
-        .to_string()
-        .contains("refs/swarm/plans/auth"));
+    // Both fetch and decide to publish their auth (the remote has none),
+    // and wait right before the push; alice's goes first.
+    let pa = Paused::at(&env, a, "sync:reconciled", &[], &["sync", "--json"]);
+    let pb = Paused::at(&env, b, "sync:reconciled", &[], &["sync", "--json"]);
+    let ra = pa.release();
+    let rb = pb.release();
+    let (winner, loser, loser_dir, loser_before) = (&ra, &rb, b, &b_before);
+    let won = winner.json();
+    assert_eq!(winner.code, 0, "{winner:#?}");
+    assert_eq!(won["attempts"], 1, "{won:#}");
+    assert!(won["pushed"].to_string().contains("refs/swarm/plans/auth"));
+    // bob's push expected no auth on the remote: rejected as a lost race,
+    // retried from a fresh fetch, which found alice's unrelated record.
+    assert_eq!(loser.code, 3, "{loser:#?}");
     let err = loser.json();
     assert_eq!(err["error"]["code"], "PLAN_CONFLICT");
+    assert_eq!(err["error"]["detail"]["attempts"], 2, "{err:#}");
+    assert_eq!(err["error"]["detail"]["pushes"], 2, "{err:#}");
     loser.expect_stderr("refs/swarm/plans/auth");
     // The loser's own auth record is untouched.
     assert_eq!(
@@ -82,7 +82,7 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
     );
     // The remote's auth is the winner's, and every other ref still synced.
     let remote_refs = env.refs(&remote, "refs/swarm/plans");
-    let winner_dir = if ra.code == 0 { a } else { b };
+    let winner_dir = a;
     assert_eq!(
         remote_refs["refs/swarm/plans/auth"],
         env.refs(winner_dir, "refs/swarm/plans/auth")["refs/swarm/plans/auth"]

@@ -4,7 +4,6 @@
 //! `main` really contains (or not) the merge commit the API names.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde_json::{json, Value};
 
@@ -116,9 +115,12 @@ impl World {
         let (remote, clones) = env.remote_with_clones(&["alice", "maint"]);
         env.set_env("GITHUB_API_URL", &gh.url);
         env.set_env("GITHUB_TOKEN", TOKEN);
-        env.set_env("GIT_SWARM_VERIFY_BACKOFF_MS", "10");
-        env.set_env("GIT_SWARM_VERIFY_POLL_MS", "20");
-        env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "5000");
+        // Every wait (backoff, polls, rate limits) on a virtual clock: the
+        // real delays, taken at once; tests check them in the verdict's
+        // `waits` and by the requests' order, never by the wall clock.
+        env.set_env("GIT_SWARM_VIRTUAL_WAITS", "1");
+        // Generous: the stand-in answers at once, however loaded the machine.
+        env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "60000");
         let w = World {
             env,
             remote,
@@ -314,7 +316,9 @@ fn squash_and_rebase_merges_leave_the_head_outside_main() {
 
 #[test]
 fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
-    let w = World::new();
+    let mut w = World::new();
+    // One fixed second for every run, so "the same second" below is certain.
+    w.env.set_env("GIT_SWARM_NOW", "2026-01-02T00:00:00Z");
     // alice has the merge commit locally, but it never reached the remote's main.
     w.g(&w.alice, &["checkout", "-q", "-b", "local-merge", "main"]);
     w.g(
@@ -352,28 +356,37 @@ fn api_merged_but_merge_commit_not_on_the_remote_base_is_unconfirmed() {
         "{}",
         run.stdout
     );
-    // Each verdict is noted on the head; an identical line in the same second is not repeated.
+    // Each verdict is noted on the head; the third run's line is identical
+    // to the second's in the same second, so it is not repeated: two lines.
     let notes = w.notes(&w.head);
     assert!(notes
         .iter()
         .all(|n| n["state"] == "merged-unconfirmed" && n["confirmed_on_base"] == false));
-    let mut commits: Vec<&str> = notes
+    let commits: Vec<&str> = notes
         .iter()
         .map(|n| n["merge_commit"].as_str().unwrap())
         .collect();
-    commits.dedup();
     assert_eq!(
         commits,
         vec![
             local_merge.as_str(),
             "1111111111111111111111111111111111111111"
-        ]
+        ],
+        "{notes:#?}"
     );
+    assert!(notes.iter().all(|n| n["at"] == "2026-01-02T00:00:00Z"));
 }
 
 #[test]
 fn open_clean_approved_and_green_on_the_head_is_ready() {
     let w = World::new();
+    // main moves on at the remote: a base fetch would move alice's origin/main.
+    let m = &w.maint;
+    w.env.write(&m.join("NEWS.md"), "news\n");
+    w.g(m, &["add", "NEWS.md"]);
+    w.g(m, &["commit", "-q", "-m", "News"]);
+    w.g(m, &["push", "-q", "origin", "main"]);
+    let tracking_before = w.env.refs(&w.alice, "refs/remotes");
     w.stub_open(json!({}));
     let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
@@ -397,8 +410,9 @@ fn open_clean_approved_and_green_on_the_head_is_ready() {
             Some("application/vnd.github+json")
         );
     }
-    // A ready verdict needs no base fetch: the remote-tracking refs are untouched.
     assert_eq!(w.notes(&w.head)[0]["state"], "ready");
+    // A ready verdict needs no base fetch: the remote-tracking refs are untouched.
+    assert_eq!(w.env.refs(&w.alice, "refs/remotes"), tracking_before);
 
     let run = w.verify_pr(&[]).ok();
     assert!(
@@ -558,6 +572,11 @@ fn mergeable_null_is_retried_until_github_has_computed_it() {
     let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["requests"], 6);
+    assert_eq!(
+        v["waits"],
+        json!([{"why": "mergeable-unknown", "ms": 1000}]),
+        "one backoff of the default 1 s before asking again"
+    );
     let pulls: Vec<_> =
         w.gh.requests()
             .into_iter()
@@ -584,6 +603,23 @@ fn mergeable_never_computed_ends_pending_after_bounded_retries() {
     assert_eq!(v["mergeable"], Value::Null);
     assert_eq!(w.gh.calls(&pr_path(7)), 5, "one request and four retries");
     assert_eq!(v["requests"], 9);
+    // Bounded exponential backoff: 1, 2, 4, 8 s, then the verdict.
+    let waits: Vec<(String, u64)> = v["waits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| {
+            (
+                w["why"].as_str().unwrap().to_string(),
+                w["ms"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want: Vec<(String, u64)> = [1000, 2000, 4000, 8000]
+        .into_iter()
+        .map(|ms| ("mergeable-unknown".to_string(), ms))
+        .collect();
+    assert_eq!(waits, want);
 }
 
 #[test]
@@ -778,6 +814,115 @@ fn an_unknown_mergeable_state_and_unknown_enum_values_are_never_ready() {
     assert_eq!(v["checks"]["details"][0]["state"], "vaporized");
 }
 
+#[test]
+fn behind_branch_protection_and_unstable_are_named_as_reasons() {
+    let w = World::new();
+    for (mergeable_state, state, reason) in [
+        ("behind", "blocked", "behind"),
+        ("blocked", "blocked", "branch-protection"),
+        ("unstable", "pending", "unstable"),
+    ] {
+        w.stub_open(json!({"mergeable_state": mergeable_state}));
+        let v = w
+            .verify_pr(&["--require", "ready", "--json"])
+            .code(1)
+            .json();
+        assert_eq!(v["state"], state, "{mergeable_state}: {v:#}");
+        assert_eq!(v["reasons"], json!([reason]), "{mergeable_state}");
+        assert_eq!(v["mergeable_state"], mergeable_state);
+        // The checks are green and approved: the mergeable state alone decides.
+        assert_eq!(v["checks"]["failed"], 0);
+    }
+}
+
+#[test]
+fn a_pr_state_we_do_not_know_is_pending_with_unknown_pr_state() {
+    let w = World::new();
+    for pr_state in [json!("locked"), Value::Null] {
+        w.gh.stub(
+            &pr_path(7),
+            Reply::json(&w.pull(json!({"state": pr_state}))),
+        );
+        let v = w
+            .verify_pr(&["--require", "ready", "--json"])
+            .code(1)
+            .json();
+        assert_eq!(v["state"], "pending", "{pr_state}: {v:#}");
+        assert_eq!(v["reasons"], json!(["unknown-pr-state"]), "{pr_state}");
+        // Neither open nor closed: nothing else is asked.
+        assert_eq!(v["requests"], 1);
+    }
+}
+
+#[test]
+fn merged_without_a_usable_merge_commit_is_unconfirmed_with_no_merge_commit() {
+    let w = World::new();
+    for sha in [Value::Null, json!("not-a-sha")] {
+        let mut pr = w.merged_pull("0000000000000000000000000000000000000000");
+        pr["merge_commit_sha"] = sha.clone();
+        w.gh.stub(&pr_path(7), Reply::json(&pr));
+        let v = w
+            .verify_pr(&["--require", "merged", "--json"])
+            .code(1)
+            .json();
+        assert_eq!(v["state"], "merged-unconfirmed", "{sha}: {v:#}");
+        assert_eq!(v["reasons"], json!(["no-merge-commit"]), "{sha}");
+        assert_eq!(v["confirmed_on_base"], false);
+    }
+}
+
+#[test]
+fn merged_with_no_base_branch_to_check_is_unconfirmed_with_base_unavailable() {
+    let w = World::new();
+    let merge_commit = w.merge_on_remote("merge");
+    // Offline, a base branch this clone has never fetched cannot be checked.
+    let mut pr = w.merged_pull(&merge_commit);
+    pr["base"]["ref"] = json!("release-9");
+    w.gh.stub(&pr_path(7), Reply::json(&pr));
+    let v = w
+        .verify_pr(&["--offline", "--require", "merged", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "merged-unconfirmed", "{v:#}");
+    assert_eq!(v["reasons"], json!(["base-unavailable"]));
+    // A base name that is no safe branch name is never fetched either.
+    pr["base"]["ref"] = json!("--upload-pack=evil");
+    w.gh.stub(&pr_path(7), Reply::json(&pr));
+    let v = w
+        .verify_pr(&["--require", "merged", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "merged-unconfirmed", "{v:#}");
+    assert_eq!(v["reasons"], json!(["base-unavailable"]));
+    // The same PR with its real base is confirmed: the reason was the base.
+    pr["base"]["ref"] = json!("main");
+    w.gh.stub(&pr_path(7), Reply::json(&pr));
+    let v = w.verify_pr(&["--require", "merged", "--json"]).ok().json();
+    assert_eq!(v["state"], "merged", "{v:#}");
+}
+
+/// `checks-unknown` cannot come from the binary (it asks for the checks of
+/// every open PR, and a failed request fails closed), so the rule itself is
+/// checked: an open PR judged without its checks is never ready.
+#[test]
+fn an_open_pr_judged_without_its_checks_is_pending_with_checks_unknown() {
+    use git_swarm::github::verdict::{Judge, LocalFacts, Snapshot};
+    let pr = subst(fixture("pull.json"), "HEAD_SHA", &"a".repeat(40));
+    let snap = Snapshot {
+        pr: serde_json::from_value(subst(pr, "BASE_SHA", &"b".repeat(40))).unwrap(),
+        open: None,
+    };
+    let hold = regex::Regex::new("Auto-merge withheld").unwrap();
+    let judge = Judge {
+        repo: "acme/widgets",
+        number: 7,
+        hold_pattern: &hold,
+    };
+    let v = serde_json::to_value(judge.verdict(&snap, &LocalFacts::default())).unwrap();
+    assert_eq!(v["state"], "pending", "{v:#}");
+    assert_eq!(v["reasons"], json!(["checks-unknown"]));
+}
+
 /// Run verify expecting an environment failure: exit 4, the code on stderr
 /// and in the JSON error, no verdict, no note.
 fn fails_closed(w: &World, code: &str) -> Value {
@@ -870,10 +1015,8 @@ fn rate_limit_403_fails_closed_with_the_reset_time() {
 fn a_request_that_times_out_fails_closed() {
     let mut w = World::new();
     w.env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "300");
-    w.gh.stub(
-        &pr_path(7),
-        Reply::json(&w.pull(json!({}))).delay(Duration::from_millis(1500)),
-    );
+    // The server never answers (until the test ends): the client must give up.
+    w.gh.stub(&pr_path(7), Reply::json(&w.pull(json!({}))).hang());
     let v = fails_closed(&w, "GITHUB_UNREACHABLE");
     assert!(
         v["error"]["message"]
@@ -961,11 +1104,16 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
     );
 
     let v = w
-        .verify_pr(&["--require", "ready", "--wait", "--timeout", "30s", "--json"])
+        .verify_pr(&["--require", "ready", "--wait", "--timeout", "5m", "--json"])
         .ok()
         .json();
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["polls"], 3);
+    assert_eq!(
+        v["waits"],
+        json!([{"why": "poll", "ms": 30000}, {"why": "poll", "ms": 30000}]),
+        "the default 30 s between polls"
+    );
     assert_eq!(v["requests"], 15);
     assert_eq!(v["not_modified"], 9);
     // Only the six 200 answers spent rate limit, as the server counted.
@@ -995,11 +1143,12 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
 fn wait_honours_x_poll_interval() {
     let w = World::new();
     w.stub_open(json!({}));
+    // The server asks for 90 s between polls, longer than our 30 s.
     w.gh.stub_seq(
         &pr_path(7),
         vec![
             Reply::json(&w.pull(json!({"mergeable_state": "behind"})))
-                .header("x-poll-interval", "1"),
+                .header("x-poll-interval", "90"),
             Reply::json(&w.pull(json!({}))),
         ],
     );
@@ -1009,22 +1158,17 @@ fn wait_honours_x_poll_interval() {
         .json();
     assert_eq!(v["state"], "ready");
     assert_eq!(v["polls"], 2);
-    let pulls: Vec<_> =
-        w.gh.requests()
-            .into_iter()
-            .filter(|r| r.path == pr_path(7))
-            .collect();
-    let gap = pulls[1].at - pulls[0].at;
-    assert!(
-        gap >= Duration::from_millis(1000),
-        "polled again after {gap:?}, not the server's 1 s"
-    );
+    assert_eq!(v["waits"], json!([{"why": "x-poll-interval", "ms": 90000}]));
+    // The one wait came between the two rounds of requests.
+    let paths = w.gh.paths();
+    assert_eq!(paths, [w.open_paths(), w.open_paths()].concat());
 }
 
 #[test]
 fn wait_gives_up_at_the_timeout_with_exit_1() {
     let w = World::new();
     w.stub_open(json!({}));
+    // The check never finishes: every poll is answered "queued".
     w.gh.stub(
         &runs_path(&w.head),
         Reply::json(&runs(vec![check_run(
@@ -1037,24 +1181,25 @@ fn wait_gives_up_at_the_timeout_with_exit_1() {
         )])),
     );
     let run = w
-        .verify_pr(&[
-            "--require",
-            "ready",
-            "--wait",
-            "--timeout",
-            "300ms",
-            "--json",
-        ])
+        .verify_pr(&["--require", "ready", "--wait", "--timeout", "75s", "--json"])
         .code(1);
     let v = run.json();
     assert_eq!(v["state"], "pending");
     assert_eq!(v["timed_out"], true);
     assert_eq!(v["reasons"], json!(["checks-pending", "timeout"]));
-    assert!(v["polls"].as_u64().unwrap() >= 2, "{v:#}");
+    // Polls at 0, 30 and 60 s; the last wait is cut to the 75 s timeout,
+    // and one more poll at the timeout ends it.
+    assert_eq!(v["polls"], 4, "{v:#}");
     assert_eq!(
-        v["requests"].as_u64().unwrap(),
-        5 * v["polls"].as_u64().unwrap()
+        v["waits"],
+        json!([
+            {"why": "poll", "ms": 30000},
+            {"why": "poll", "ms": 30000},
+            {"why": "timeout", "ms": 15000}
+        ])
     );
+    assert_eq!(v["requests"], 20);
+    assert_eq!(w.gh.paths(), vec![w.open_paths(); 4].concat());
 }
 
 #[test]
@@ -1071,6 +1216,7 @@ fn wait_stops_at_a_terminal_verdict() {
     assert_eq!(v["state"], "closed");
     assert_eq!(v["polls"], 1);
     assert_eq!(v["timed_out"], false);
+    assert_eq!(v["waits"], json!([]));
 }
 
 #[test]
@@ -1094,8 +1240,11 @@ fn wait_waits_out_a_rate_limit_with_retry_after_then_succeeds() {
         .json();
     assert_eq!(v["state"], "merged");
     assert_eq!(v["requests"], 2);
-    let pulls = w.gh.requests();
-    assert!(pulls[1].at - pulls[0].at >= Duration::from_millis(1000));
+    // The 403 was waited out for the 1 s it asked, then asked again.
+    assert_eq!(v["waits"], json!([{"why": "retry-after", "ms": 1000}]));
+    let statuses: Vec<u16> = w.gh.requests().iter().map(|r| r.status).collect();
+    assert_eq!(statuses, [403, 200]);
+    assert_eq!(w.gh.paths(), [pr_path(7), pr_path(7)]);
 }
 
 #[test]
@@ -1357,18 +1506,16 @@ fn a_note_from_verify_sits_beside_other_note_lines() {
     assert!(log.contains("Swarm-Actor: alice"), "{log}");
 }
 
-/// Every real recorded GitHub response (`../shared/github-replay`) parses
-/// with our models.
+/// Every real recorded GitHub response (`fixtures/github-replay`, part of
+/// the repository, so this never skips) parses with our models.
 #[test]
 fn every_recorded_github_response_parses_with_our_models() {
     use git_swarm::github::model::{
         CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review,
     };
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/github-replay");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        println!("skipped: {} does not exist", dir.display());
-        return;
-    };
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/github-replay");
+    let entries = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("the recordings in {} are missing: {e}", dir.display()));
     let mut parsed = 0;
     for entry in entries {
         let path = entry.unwrap().path();
@@ -1402,11 +1549,7 @@ fn every_recorded_github_response_parses_with_our_models() {
         }
         parsed += 1;
     }
-    assert!(
-        parsed >= 11,
-        "only {parsed} recorded responses in {}",
-        dir.display()
-    );
+    assert_eq!(parsed, 11, "recorded responses parsed in {}", dir.display());
 }
 
 /// The composite action: valid YAML, installs from its own path, runs the
@@ -1578,4 +1721,148 @@ fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
     assert_eq!(run.json()["noted"], false);
     run.expect_stderr("was not recorded as a note");
     assert!(fork.env.refs(&carol, "refs/notes").is_empty());
+}
+
+/// A server (or a proxy in front of it) that echoes the Authorization header
+/// back, in error messages and in PR fields: the token never reaches stdout,
+/// stderr, `--json` or the note; neither does anything shaped like a secret.
+#[test]
+fn a_token_echoed_back_by_the_server_is_redacted_everywhere() {
+    let w = World::new();
+    // Built from parts: no literal that looks like a leaked key.
+    let stripe = format!("{}_live_{}", "sk", "Zq81xWq9Lm2Pp0aB3dE5gH7j");
+    let mut pr = w.pull(json!({"title": "Fix login for {authorization}"}));
+    pr["head"]["label"] = json!("acme:{authorization}");
+    w.gh.stub(&pr_path(7), Reply::json(&pr));
+    let mut status = status_ok(&w.head);
+    status["statuses"][0]["description"] = json!("proxy saw {authorization}");
+    w.gh.stub(&status_path(&w.head), Reply::json(&status));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![check_run(
+            41,
+            "test {authorization}",
+            &w.head,
+            "completed",
+            json!("success"),
+            "2026-01-01T00:10:00Z",
+        )])),
+    );
+    w.gh.stub(&reviews_path(7), Reply::json(&approved(&w.head)));
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&json!([comment(
+            3,
+            "lead",
+            &format!("Auto-merge withheld: {{authorization}} and {stripe}"),
+            "2026-01-02T09:00:00Z"
+        )])),
+    );
+    // Errors that quote the request, as a misconfigured proxy would.
+    w.gh.stub(
+        &pr_path(8),
+        Reply::status(
+            500,
+            r#"{"message":"upstream failed for Authorization: {authorization}"}"#,
+        ),
+    );
+    w.gh.stub(
+        &pr_path(9),
+        Reply::status(401, r#"{"message":"Bad credentials: {authorization}"}"#),
+    );
+    let mut outputs = Vec::new();
+    for json in [true, false] {
+        let mut args = vec!["pr", "7", "--repo", "acme/widgets"];
+        if json {
+            args.push("--json");
+        }
+        let run = w.verify(&args).ok();
+        if json {
+            let v = run.json();
+            assert_eq!(v["state"], "blocked", "{v:#}");
+            let names: Vec<&str> = v["checks"]["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|d| d["name"].as_str())
+                .collect();
+            assert!(
+                names
+                    .iter()
+                    .any(|n| n.starts_with("test Bearer [REDACTED:")),
+                "{names:?}"
+            );
+            let excerpt = v["holds"][0]["excerpt"].as_str().unwrap();
+            assert!(
+                excerpt.contains("[REDACTED:stripe-live-key]"),
+                "the kind is named: {excerpt}"
+            );
+        }
+        outputs.push(run.stdout + &run.stderr);
+        for (n, code) in [("8", "GITHUB_API"), ("9", "GITHUB_AUTH")] {
+            let mut args = vec!["pr", n, "--repo", "acme/widgets"];
+            if json {
+                args.push("--json");
+            }
+            let run = w.verify(&args).code(4);
+            if json {
+                assert_eq!(run.json()["error"]["code"], code);
+                let message = run.json()["error"]["message"].as_str().unwrap().to_string();
+                assert!(message.contains("[REDACTED:"), "{message}");
+            } else {
+                run.expect_stderr(&format!("error[{code}]"));
+            }
+            outputs.push(run.stdout + &run.stderr);
+        }
+    }
+    let notes = w
+        .env
+        .git_run(&w.alice, &["notes", "--ref=swarm", "show", &w.head]);
+    assert_eq!(notes.code, 0, "a verdict was noted");
+    outputs.push(notes.stdout);
+    let objects = w
+        .env
+        .git_run(&w.alice, &["cat-file", "--batch-all-objects", "--batch"]);
+    outputs.push(objects.stdout);
+    for out in &outputs {
+        assert!(!out.contains(TOKEN), "token leaked: {out}");
+        assert!(
+            !out.contains("VerifyTestToken"),
+            "part of the token leaked: {out}"
+        );
+        assert!(
+            !out.contains(&stripe),
+            "a secret from the API leaked: {out}"
+        );
+    }
+    // The echo really happened: the server saw and sent back the token.
+    assert!(w
+        .gh
+        .requests()
+        .iter()
+        .all(|r| r.headers["authorization"] == format!("Bearer {TOKEN}")));
+}
+
+/// A token that looks like nothing in particular is still redacted by its
+/// exact value.
+#[test]
+fn a_token_of_any_shape_is_redacted_by_its_exact_value() {
+    let mut w = World::new();
+    let token = "plain-test-credential-0042";
+    w.env.set_env("GITHUB_TOKEN", token);
+    w.gh.stub(
+        &pr_path(9),
+        Reply::status(
+            403,
+            r#"{"message":"forbidden: you sent {authorization}","documentation_url":"https://docs.github.com/rest"}"#,
+        ),
+    );
+    for args in [vec!["--json"], vec![]] {
+        let mut all = vec!["pr", "9", "--repo", "acme/widgets"];
+        all.extend(args);
+        let run = w.verify(&all).code(4);
+        let out = run.stdout.clone() + &run.stderr;
+        assert!(!out.contains(token), "token leaked: {out}");
+        assert!(out.contains("you sent Bearer [REDACTED:token]"), "{out}");
+    }
 }

@@ -693,6 +693,42 @@ fn status_lists_open_packets_and_blocked_lanes_and_cuts_long_titles() {
     assert!(!run.stdout.contains("needs attention"), "{}", run.stdout);
     let json = env.swarm(&repo, &["status", "--json"]).ok().json();
     assert_eq!(json["plans"][0]["open_packets"], serde_json::json!([]));
+    // A withdrawn packet is not open either.
+    let id2 = env
+        .swarm(
+            &wt,
+            &[
+                "--as",
+                "bob",
+                "handoff",
+                "--reason",
+                "capacity_low",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(&repo, &["status"])
+        .ok()
+        .stdout_has(&format!("packet {id2} open"));
+    env.swarm(
+        &wt,
+        &[
+            "--as",
+            "bob",
+            "packet",
+            "withdraw",
+            &id2,
+            "--reason",
+            "wrong plan",
+        ],
+    )
+    .ok();
+    let run = env.swarm(&repo, &["status"]).ok();
+    assert!(!run.stdout.contains(&id2), "{}", run.stdout);
     assert_eq!(
         json["plans"][0]["lanes"][0]["blocked"],
         serde_json::Value::Null

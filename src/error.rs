@@ -307,6 +307,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
     ),
     ("NOT_A_REPO", Class::Env, "not inside a git repository"),
     (
+        "BARE_REPO",
+        Class::Env,
+        "a command that writes ran in a bare repository (reading commands work there)",
+    ),
+    (
         "GIT_FAILED",
         Class::Env,
         "git (or the object database) failed",

@@ -580,7 +580,11 @@ impl RestClient {
                         wait.as_secs()
                     ),
                 )
-                .hint("set GITHUB_TOKEN (authenticated requests get a larger budget), or retry with --wait and a --timeout past the reset")
+                .hint(if self.authenticated {
+                    "your token's budget is spent: retry after the reset, or with --wait and a --timeout past the reset"
+                } else {
+                    "set GITHUB_TOKEN (authenticated requests get a larger budget), or retry with --wait and a --timeout past the reset"
+                })
                 .with_detail(serde_json::json!({"status": status, "reset": reset, "requests": self.stats.requests})));
             }
             let message = serde_json::from_str::<serde_json::Value>(&body)

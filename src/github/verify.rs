@@ -69,6 +69,56 @@ impl Timing {
     }
 }
 
+/// `verify lane` of a feature this repository knows nothing of is a usage
+/// error, found before GitHub is asked anything: known means a lane record
+/// (live, published or archived) or a branch `feat/<feature>` here or on a
+/// remote-tracking ref.
+fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
+    let store = &ctx.store;
+    let record = crate::lane::lane_ref(feature);
+    if crate::gc::find_record(store, &record)?.is_some() {
+        return Ok(());
+    }
+    if let Some(r) = ctx.settings.remote.as_deref() {
+        if store
+            .ref_target(&crate::sync::mirror_ref(r, &record))?
+            .is_some()
+        {
+            return Ok(());
+        }
+    }
+    let branch = crate::lane::branch_of(feature);
+    if store.ref_target(&format!("refs/heads/{branch}"))?.is_some() {
+        return Ok(());
+    }
+    let suffix = format!("/{branch}");
+    if store
+        .list_refs("refs/remotes/")?
+        .iter()
+        .any(|(name, _)| name.ends_with(&suffix))
+    {
+        return Ok(());
+    }
+    let known: Vec<String> = crate::lane::all(store)?
+        .0
+        .into_iter()
+        .map(|l| l.feature)
+        .collect();
+    let mut err = Error::usage(
+        "NOT_FOUND",
+        format!("there is no lane '{feature}' here: no lane record and no branch {branch}"),
+    );
+    err = if known.is_empty() {
+        err.hint("no lanes are known here: `git swarm sync` fetches the shared lane records")
+    } else {
+        err.hint(format!("known lanes: {}", known.join(", ")))
+    };
+    Err(err
+        .hint(format!(
+            "if {branch} exists only on the remote, `git fetch` it first, or verify the PR by number: `git swarm verify pr <N>`"
+        )))
+}
+
 /// Where warnings (always) and progress (the CLI shows it on a TTY) go.
 pub trait Report {
     fn warn(&mut self, message: &str);
@@ -420,6 +470,7 @@ pub fn verify(
         }
         Target::Lane(feature) => {
             crate::names::validate_name("feature", feature)?;
+            require_known_lane(ctx, feature)?;
             (resolve_repo(ctx, req.repo.as_deref(), None)?, Err(feature))
         }
     };

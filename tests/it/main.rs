@@ -19,6 +19,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod rough;
 mod secrets;
 mod soak;
 mod sync;

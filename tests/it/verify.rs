@@ -1013,6 +1013,29 @@ fn rate_limit_403_fails_closed_with_the_reset_time() {
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(msg.contains("resets at"), "{msg}");
     assert_eq!(w.gh.calls(&pr_path(7)), 1);
+    // A token is set: the hint must not tell the user to set one.
+    let hints = v["error"]["hints"].to_string();
+    assert!(!hints.contains("set GITHUB_TOKEN"), "{hints}");
+    assert!(hints.contains("your token's budget is spent"), "{hints}");
+
+    // Without a token, setting one is the advice.
+    let mut w = World::new();
+    w.env.set_env("GITHUB_TOKEN", "");
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(
+            403,
+            r#"{"message":"API rate limit exceeded for 127.0.0.1."}"#,
+        )
+        .header("x-ratelimit-remaining", "0")
+        .header("x-ratelimit-reset", &reset.to_string()),
+    );
+    let run = w
+        .verify_pr(&["--require", "merged"])
+        .err(4, "GITHUB_RATE_LIMITED");
+    run.expect_stderr("hint: set GITHUB_TOKEN");
+    run.expect_stderr("warning: no GitHub token");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
 #[test]
@@ -1414,6 +1437,22 @@ fn verify_lane_finds_the_newest_pr_of_the_lane_branch() {
 #[test]
 fn verify_lane_without_a_pr_or_with_a_bad_name_is_a_clear_error() {
     let w = World::new();
+    // An unknown lane (no record, no branch feat/nothing anywhere) is bad
+    // input, found before GitHub is asked anything.
+    let run = w
+        .verify(&["lane", "nothing", "--repo", "acme/widgets", "--json"])
+        .code(2);
+    assert_eq!(run.json()["error"]["code"], "NOT_FOUND");
+    run.expect_stderr("error[NOT_FOUND]: there is no lane 'nothing' here");
+    run.expect_stderr("hint: ");
+    assert!(
+        w.gh.paths().is_empty(),
+        "GitHub was asked: {:?}",
+        w.gh.paths()
+    );
+    assert!(w.env.refs(&w.alice, "refs/notes").is_empty());
+    // A lane that is known (here: its branch) but has no PR is PR_NOT_FOUND.
+    w.g(&w.alice, &["branch", "feat/nothing", "main"]);
     w.gh.stub(
         "/repos/acme/widgets/pulls?head=acme:feat/nothing&state=all",
         Reply::json(&json!([])),

@@ -383,8 +383,10 @@ fn openapi_static_every_request_verify_makes_is_valid() {
     let v = run.json();
     assert!(v["state"].is_string(), "{v:#}");
     let mut exchanges = proxy.take();
-    // The lane lookup: `pulls?head=…&state=all`. The example's head is not
-    // feat/login, so no PR is found (exit 2) after a valid request.
+    // The lane lookup: `pulls?head=…&state=all` (verify asks GitHub only
+    // about a lane it knows: the branch feat/login). The example's head is
+    // not feat/login, so no PR is found (exit 2) after a valid request.
+    s.env.git(&s.dir, &["branch", "feat/login"]);
     let run = s.env.swarm(
         &s.dir,
         &[

@@ -402,17 +402,18 @@ fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<St
     Ok(None)
 }
 
+/// An id is taken when any plan's packet (local, last fetched, or archived)
+/// already has it: commands name packets by id alone, so an id must be unique
+/// across plans, not just within one (two handoffs in one second by one
+/// author to two plans would otherwise make the id ambiguous).
 fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
     if ctx.store.ref_target(refname)?.is_some() {
         return Ok(true);
     }
-    if let Some(remote) = ctx.remote() {
-        return Ok(ctx
-            .store
-            .ref_target(&sync::mirror_ref(remote, refname))?
-            .is_some());
-    }
-    Ok(false)
+    let id = refname.rsplit('/').next().unwrap_or(refname);
+    Ok(known_refs(ctx, ctx.remote(), PREFIX, true)?
+        .iter()
+        .any(|r| r.rsplit('/').next() == Some(id)))
 }
 
 fn handoff_note(p: &Packet) -> serde_json::Value {

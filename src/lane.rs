@@ -112,11 +112,14 @@ pub struct Lane {
 }
 
 fn parse(feature: &str, bytes: &[u8]) -> Result<LaneRecord> {
-    record::parse(
-        bytes,
-        "swarm-lane",
-        &format!("{}:{RECORD_FILE}", lane_ref(feature)),
-    )
+    let what = format!("{}:{RECORD_FILE}", lane_ref(feature));
+    let rec: LaneRecord = record::parse(bytes, "swarm-lane", &what)?;
+    record::check_identities(
+        &what,
+        &[("feature", &rec.feature), ("plan", &rec.plan)],
+        &[("owner", &rec.owner)],
+    )?;
+    Ok(rec)
 }
 
 pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {

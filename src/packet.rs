@@ -321,7 +321,9 @@ fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>
             format!("{what} at {} has no {PACKET_FILE}", short(rec.commit)),
         )
     })?;
-    let packet: Packet = record::parse(bytes, "dwp-handoff", &format!("{what}:{PACKET_FILE}"))?;
+    let packet_what = format!("{what}:{PACKET_FILE}");
+    let packet: Packet = record::parse(bytes, "dwp-handoff", &packet_what)?;
+    record::check_identities(&packet_what, &[], &[("author", &packet.author)])?;
     let acceptance = rec
         .file(ACCEPTANCE_FILE)
         .map(|b| {
@@ -509,6 +511,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     });
     let value = serde_yaml_ng::to_value(&said)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+    crate::text::check_value("the packet", &value, &[])?;
     let mut findings = secret::scan(&value);
     // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
     // password assignment would pass as the claim "password" and the rest.

@@ -137,6 +137,9 @@ fn summary(plan: &Plan) -> PlanSummary<'_> {
 /// the user's document, but `sync` publishes it to every clone and history
 /// keeps it, so a secret in it is refused (`PLAN_SECRET`, naming the field
 /// or the line) rather than stored.
+/// The plan record fields that may hold newlines.
+pub const MULTILINE_FIELDS: &[&str] = &["contract"];
+
 fn refuse_secrets(
     subject: &str,
     record: &PlanRecord,
@@ -145,6 +148,8 @@ fn refuse_secrets(
 ) -> Result<()> {
     let value = serde_yaml_ng::to_value(record)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
+    crate::text::check_value(subject, &value, MULTILINE_FIELDS)?;
+    crate::text::check_fields(subject, fields)?;
     let mut findings = crate::secret::scan(&value);
     if let Some((name, text)) = text {
         findings.extend(crate::secret::scan_lines(name, text));

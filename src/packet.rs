@@ -511,7 +511,6 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     });
     let value = serde_yaml_ng::to_value(&said)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
-    crate::text::check_value("the packet", &value, &[])?;
     let mut findings = secret::scan(&value);
     // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
     // password assignment would pass as the claim "password" and the rest.
@@ -523,6 +522,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         }
     }
     refuse_findings(findings)?;
+    crate::text::check_value("the packet", &value, &[])?;
     if !REASONS.contains(&input.reason.as_str()) {
         return Err(Error::usage(
             "USAGE",

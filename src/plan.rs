@@ -148,15 +148,14 @@ fn refuse_secrets(
 ) -> Result<()> {
     let value = serde_yaml_ng::to_value(record)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
-    crate::text::check_value(subject, &value, MULTILINE_FIELDS)?;
-    crate::text::check_fields(subject, fields)?;
     let mut findings = crate::secret::scan(&value);
     if let Some((name, text)) = text {
         findings.extend(crate::secret::scan_lines(name, text));
     }
     findings.extend(crate::secret::scan_fields(fields));
     if findings.is_empty() {
-        return Ok(());
+        crate::text::check_value(subject, &value, MULTILINE_FIELDS)?;
+        return crate::text::check_fields(subject, fields);
     }
     Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
 }

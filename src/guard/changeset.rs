@@ -46,20 +46,6 @@ pub fn dir_tree(
     Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
 }
 
-/// Refs under `prefix` with the object they point to, without peeling
-/// (tags are peeled later, on a cache miss); symbolic refs are skipped.
-fn direct_refs(repo: &gix::Repository, prefix: &str) -> GixResult<Vec<(String, ObjectId)>> {
-    let platform = repo.references().map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for r in platform.prefixed(prefix).map_err(|e| e.to_string())? {
-        let r = r.map_err(|e| e.to_string())?;
-        if let Some(id) = r.target().try_id() {
-            out.push((r.name().as_bstr().to_string(), id.to_owned()));
-        }
-    }
-    Ok(out)
-}
-
 /// The changeset names directly in a directory tree.
 pub fn names_in(repo: &gix::Repository, tree: ObjectId) -> GixResult<Vec<String>> {
     let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
@@ -210,10 +196,6 @@ impl Others {
     pub fn collect(ctx: &Ctx, scope: &Scope<'_>) -> Result<Others> {
         let repo = &ctx.store.repo;
         let dir = ctx.settings.changeset_dir.trim_matches('/');
-        let read_refs = |prefix: &str| {
-            direct_refs(repo, prefix)
-                .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e))
-        };
         let mut wanted: Vec<(String, ObjectId, bool)> = Vec::new();
         let mut base_label = None;
         if let Some(Base::Commit(label, id)) = &scope.base {
@@ -242,19 +224,18 @@ impl Others {
                 || scope.own_branch.is_some_and(|b| rest == b)
         };
         let mut lane_refs = 0;
-        for (name, id) in read_refs("refs/heads/feat/")? {
-            if is_own(&name["refs/heads/".len()..]) {
-                continue;
-            }
-            wanted.push((name, id, false));
-            lane_refs += 1;
-        }
-        for (name, id) in read_refs("refs/remotes/")? {
-            let rest = &name["refs/remotes/".len()..];
-            let Some(pos) = rest.find("/feat/") else {
-                continue;
-            };
-            if is_own(&rest[pos + 1..]) {
+        let lanes = super::lane_refs::lane_refs(repo).map_err(|(prefix, e)| {
+            unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e)
+        })?;
+        for (name, id) in lanes {
+            let rest = name
+                .strip_prefix("refs/heads/")
+                .or_else(|| {
+                    let rest = name.strip_prefix("refs/remotes/")?;
+                    rest.find("/feat/").map(|pos| &rest[pos + 1..])
+                })
+                .unwrap_or(&name);
+            if is_own(rest) {
                 continue;
             }
             wanted.push((name, id, false));

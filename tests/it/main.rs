@@ -9,6 +9,7 @@ mod docs;
 mod gc;
 mod github_server;
 mod guard;
+mod hook_cache;
 mod init;
 mod issue14;
 mod lane;

@@ -136,6 +136,8 @@ fn label(refname: &str) -> String {
 /// The directory trees of the refs a new changeset is compared against,
 /// each distinct tree once, with the refs that have it.
 pub struct Others {
+    /// The repository, with a delta-base cache for reading many trees.
+    repo: gix::Repository,
     /// dir tree id → (is base, ref labels)
     trees: Vec<(ObjectId, bool, Vec<String>)>,
     cache: NameCache,
@@ -194,7 +196,9 @@ fn branch_refs(ctx: &Ctx, base: &str) -> Result<Vec<(String, ObjectId)>> {
 
 impl Others {
     pub fn collect(ctx: &Ctx, scope: &Scope<'_>) -> Result<Others> {
-        let repo = &ctx.store.repo;
+        let mut owned = ctx.store.repo.clone();
+        super::cache::DeltaBases::install(&mut owned);
+        let repo = &owned;
         let dir = ctx.settings.changeset_dir.trim_matches('/');
         let mut wanted: Vec<(String, ObjectId, bool)> = Vec::new();
         let mut base_label = None;
@@ -261,6 +265,7 @@ impl Others {
             }
         }
         Ok(Others {
+            repo: owned,
             trees,
             cache,
             base_label,
@@ -269,8 +274,8 @@ impl Others {
     }
 
     /// For each lowercase target name: the (ref label, name as spelled there, on base?) hits.
-    pub fn find(&mut self, ctx: &Ctx, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
-        let repo = &ctx.store.repo;
+    pub fn find(&mut self, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
+        let repo = &self.repo;
         for (tree, _, labels) in &self.trees {
             self.cache.load_tree(repo, *tree).map_err(|e| {
                 unreadable(
@@ -394,7 +399,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
     let reserved = Reserved::load(ctx)?;
     let mut others = Others::collect(ctx, scope)?;
     let targets: Vec<String> = input.added.iter().map(|n| n.to_ascii_lowercase()).collect();
-    let hits = others.find(ctx, &targets)?;
+    let hits = others.find(&targets)?;
 
     let mut problems: Vec<(String, Vec<String>)> = Vec::new();
     for name in input.added {

@@ -9,11 +9,23 @@ pub struct Clock {
 }
 
 impl Clock {
-    pub fn from_env() -> Self {
-        let fixed = std::env::var("GIT_SWARM_NOW")
-            .ok()
-            .and_then(|v| v.parse().ok());
-        Clock { fixed }
+    /// "Now" from `GIT_SWARM_NOW` when it is set (and not empty), else the
+    /// system clock. A value that is not an RFC 3339 time is refused: a
+    /// typo silently falling back to the real clock would decide leases on
+    /// a time nobody asked for.
+    pub fn from_env() -> crate::error::Result<Self> {
+        let Some(value) = std::env::var_os("GIT_SWARM_NOW").filter(|v| !v.is_empty()) else {
+            return Ok(Clock { fixed: None });
+        };
+        let text = value.to_string_lossy();
+        match text.trim().parse::<Timestamp>() {
+            Ok(t) => Ok(Clock { fixed: Some(t) }),
+            Err(e) => Err(crate::error::Error::usage(
+                "ENV_INVALID",
+                format!("GIT_SWARM_NOW='{}' is not an RFC 3339 time: {e}", text.escape_debug()),
+            )
+            .hint("set it like GIT_SWARM_NOW=2026-01-01T12:00:00Z, or unset it to use the system clock")),
+        }
     }
     pub fn fixed(at: Timestamp) -> Self {
         Clock { fixed: Some(at) }

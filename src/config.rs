@@ -27,12 +27,17 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.worktreeRoot",
         "_swarm-worktrees",
-        "where lane worktrees are created, relative to the main worktree",
+        "where lane worktrees are created, relative to the main worktree (or absolute); it must lead inside the main worktree",
+    ),
+    (
+        "swarm.worktreeRootAllowOutside",
+        "false",
+        "true allows a swarm.worktreeRoot outside the main worktree (never inside .git)",
     ),
     (
         "swarm.planFile",
         "PLAN.md",
-        "the plan file kept untracked at the worktree root",
+        "the plan file kept untracked in each worktree: a relative path inside it (no .., no .git); never a symlink",
     ),
     (
         "swarm.changesetDir",
@@ -81,6 +86,9 @@ pub struct Settings {
     pub remote: Option<String>,
     pub base: Option<String>,
     pub worktree_root: String,
+    /// `swarm.worktreeRootAllowOutside`: lane worktrees may live outside
+    /// the main worktree.
+    pub worktree_root_allow_outside: bool,
     pub plan_file: String,
     pub changeset_dir: String,
 }
@@ -125,6 +133,11 @@ impl Settings {
             worktree_root: store
                 .config("swarm.worktreeRoot")
                 .unwrap_or_else(|| "_swarm-worktrees".to_string()),
+            worktree_root_allow_outside: store
+                .repo
+                .config_snapshot()
+                .boolean("swarm.worktreeRootAllowOutside")
+                .unwrap_or(false),
             plan_file: store
                 .config("swarm.planFile")
                 .unwrap_or_else(|| "PLAN.md".to_string()),

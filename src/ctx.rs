@@ -57,6 +57,7 @@ impl Ctx {
         let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
         crate::lane::all(&self.store)
             .ok()?
+            .0
             .into_iter()
             .find(|lane| {
                 lane.record.is_active()

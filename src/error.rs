@@ -184,11 +184,51 @@ pub const CODES: &[(&str, Class, &str)] = &[
         Class::Race,
         "the remote refused the atomic push (someone else moved a ref first)",
     ),
+    (
+        "RECORD_INVALID",
+        Class::Usage,
+        "a record is too large or nested too deeply to be read (limits: 64 KiB, depth 32); listings skip it with a warning",
+    ),
+    (
+        "PLAN_FILE_UNSAFE",
+        Class::Usage,
+        "the plan file is a symbolic link or not a regular file; git-swarm neither reads nor writes through it",
+    ),
+    (
+        "FILE_NOT_REGULAR",
+        Class::Usage,
+        "an input file (--from, --file) is a FIFO, device or directory, not a regular file",
+    ),
+    (
+        "FILE_TOO_LARGE",
+        Class::Usage,
+        "an input or plan file is larger than git-swarm reads (1 MiB of text, 64 KiB of YAML)",
+    ),
+    (
+        "CONFIG_INVALID",
+        Class::Usage,
+        "a swarm.* setting is unusable: swarm.planFile outside the worktree, swarm.worktreeRoot outside the main worktree",
+    ),
+    (
+        "ENV_INVALID",
+        Class::Usage,
+        "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW)",
+    ),
     // handoff, accept and leadership
     (
         "PACKET_SECRET",
         Class::Usage,
         "handoff: a packet field looks like a credential (named, never echoed); nothing was written",
+    ),
+    (
+        "PLAN_SECRET",
+        Class::Usage,
+        "plan new/save: the plan text (line named), a record field or the message looks like a credential; nothing was written",
+    ),
+    (
+        "SECRET_IN_TEXT",
+        Class::Usage,
+        "report, lead takeover --reason, lead push, lane new --base: the text looks like a credential (field and kind named, never the value); nothing was written",
     ),
     (
         "PACKET_MISMATCH",

@@ -100,6 +100,7 @@ pub struct GcReport {
 
 fn yaml(store: &Store, tip: ObjectId, file: &str) -> Option<serde_yaml_ng::Value> {
     let bytes = store.blob_at(tip, file).ok()??;
+    crate::store::record::precheck(&bytes, file).ok()?;
     serde_yaml_ng::from_slice(&bytes).ok()
 }
 

@@ -20,7 +20,7 @@ use crate::git::Git;
 use crate::names;
 use crate::output::Output;
 use crate::plan;
-use crate::store::record::{self, Extra};
+use crate::store::record::{self, Extra, Unreadable};
 use crate::store::{short, Event, Store};
 
 pub const SCHEMA: &str = "swarm-lane/v1";
@@ -145,16 +145,20 @@ fn from_record(feature: &str, rec: crate::store::Record) -> Result<Lane> {
     })
 }
 
-/// Every lane record, sorted by feature.
-pub fn all(store: &Store) -> Result<Vec<Lane>> {
+/// Every lane record that can be read, sorted by feature, and those that
+/// cannot (one bad record must not hide every other lane).
+pub fn all(store: &Store) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (refname, _) in store.list_refs("refs/swarm/lanes/")? {
         let feature = refname.trim_start_matches("refs/swarm/lanes/");
-        if let Some(lane) = load(store, feature)? {
-            out.push(lane);
+        match load(store, feature) {
+            Ok(Some(lane)) => out.push(lane),
+            Ok(None) => {}
+            Err(e) => bad.push(Unreadable::new("lane", feature, &refname, &e)),
         }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 fn require(store: &Store, feature: &str) -> Result<Lane> {
@@ -234,6 +238,44 @@ fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
     root.join(feature)
 }
 
+/// [`lane_path`] for a lane about to be created: `swarm.worktreeRoot` must
+/// lead inside the main worktree (symlinks resolved), unless
+/// `swarm.worktreeRootAllowOutside` is true, and never into the git directory.
+fn confined_lane_path(ctx: &Ctx, main: &Path, feature: &str) -> Result<PathBuf> {
+    let value = &ctx.settings.worktree_root;
+    let refuse = |why: &str| {
+        Error::usage(
+            "CONFIG_INVALID",
+            format!("swarm.worktreeRoot = '{}' {why}", value.escape_debug()),
+        )
+    };
+    let path = lane_path(ctx, main, feature);
+    let lexical = if Path::new(value).is_absolute() {
+        Path::new(value).starts_with(main)
+            && !Path::new(value)
+                .components()
+                .any(|c| matches!(c, std::path::Component::ParentDir))
+    } else {
+        crate::fsutil::confined_relative(value).is_some()
+    };
+    let inside = lexical && crate::fsutil::resolves_inside(main, &path);
+    if !inside && !ctx.settings.worktree_root_allow_outside {
+        return Err(refuse("leads outside the main worktree")
+            .hint("use a directory inside the main worktree (default _swarm-worktrees)")
+            .hint("to keep lane worktrees elsewhere on purpose, allow it: `git config swarm.worktreeRootAllowOutside true`"));
+    }
+    if crate::fsutil::resolves_inside(&ctx.store.common_dir(), &path)
+        || crate::fsutil::resolves_inside(ctx.store.repo.git_dir(), &path)
+        || Path::new(value)
+            .components()
+            .any(|c| c.as_os_str().eq_ignore_ascii_case(".git"))
+    {
+        return Err(refuse("leads into the git directory")
+            .hint("use a directory of the worktree (default _swarm-worktrees)"));
+    }
+    Ok(path)
+}
+
 pub struct NewLane<'a> {
     pub feature: &'a str,
     pub plan: Option<&'a str>,
@@ -248,9 +290,68 @@ fn executor_of<'a>(lanes: &'a [Lane], plan: &str) -> Option<&'a Lane> {
         .find(|l| l.record.is_active() && l.record.plan == plan)
 }
 
+/// Where `lane new` marks a start under way (a cache in the git directory
+/// shared by all worktrees): present after a kill, it tells a re-run that
+/// the branch and worktree it finds were made for this lane.
+fn start_marker(store: &Store, feature: &str) -> PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join("lane-start")
+        .join(feature)
+}
+
+/// A `lane new` killed after writing the lane record and before its
+/// `lane-started` journal entry: write the entry (once: it carries the
+/// record's commit) and say so.
+fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<Output> {
+    let feature = lane.feature.as_str();
+    let r = &lane.record;
+    let summary = format!(
+        "lane {feature}: started on {} from {} for plan {}",
+        r.branch, r.base, r.plan
+    );
+    let record = lane.commit.to_string();
+    let claim = Event::new("lane-started", actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", record.as_str());
+    let wrote = plan::journal(
+        ctx,
+        &r.plan,
+        &claim,
+        None,
+        Some(("Swarm-Lane-Record", record.as_str())),
+    )?;
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
+    let json = serde_json::json!({
+        "feature": feature,
+        "plan": r.plan,
+        "owner": r.owner,
+        "branch": r.branch,
+        "path": r.path,
+        "base": r.base,
+        "base_commit": r.base_commit,
+        "record": record,
+        "resumed": true,
+    });
+    let mut text = format!(
+        "an earlier `git swarm lane new {feature}` was interrupted after writing its record: finishing it\n"
+    );
+    if wrote.is_some() {
+        text.push_str(&format!("journalled lane-started in plan {}\n", r.plan));
+    }
+    text.push_str(&format!(
+        "started lane {feature} for plan {}: worktree {} on {}\ncd {}\n",
+        r.plan, r.path, r.branch, r.path
+    ));
+    Ok(Output::new(json, text))
+}
+
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     names::validate_name("feature", args.feature)?;
+    // `--base` is recorded as given (`lane.yaml: base`).
+    crate::secret::check_fields("the lane", &[("--base", args.base.unwrap_or(""))])?;
     let feature = args.feature;
     let plan_name = match args.plan {
         Some(p) => p.to_string(),
@@ -266,9 +367,15 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
-    let lanes = all(&ctx.store)?;
+    // This lane's own record is needed: unreadable, it fails with its code.
+    // Other unreadable lane records are skipped.
+    load(&ctx.store, feature)?;
+    let (lanes, _) = all(&ctx.store)?;
     let previous = lanes.iter().find(|l| l.feature == feature);
     if let Some(prev) = previous.filter(|l| l.record.is_active()) {
+        if start_marker(&ctx.store, feature).exists() && prev.record.plan == plan_name {
+            return finish_after_record(ctx, prev, &actor);
+        }
         return Err(Error::usage(
             "LANE_EXISTS",
             format!(
@@ -305,34 +412,60 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         format!("if an interrupted `git swarm lane rm {feature}` left it, run that again to finish")
     });
     let branch = branch_of(feature);
-    if ctx
-        .store
-        .ref_target(&format!("refs/heads/{branch}"))?
-        .is_some()
-    {
-        let mut err = Error::usage(
-            "LANE_EXISTS",
-            format!("branch {branch} already exists"),
-        )
-        .hint(format!(
-            "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
-        ));
-        if let Some(h) = &leftover_hint {
-            err = err.hint(h.clone());
-        }
-        return Err(err);
-    }
+    let branch_ref = format!("refs/heads/{branch}");
     let base = args
         .base
         .map(str::to_string)
         .unwrap_or_else(|| default_base(ctx));
-    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+    let mut base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
         Error::usage("NOT_FOUND", format!("base '{base}' does not name a commit"))
             .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
     let main = main_worktree(&ctx.store)?;
-    let path = lane_path(ctx, &main, feature);
-    if path.exists() {
+    let path = confined_lane_path(ctx, &main, feature)?;
+    // Refuse an unusable swarm.planFile before anything is created.
+    plan::plan_file_in(ctx, &path)?;
+    let git = Git::new(&main);
+    let marker = start_marker(&ctx.store, feature);
+    let mut notes: Vec<String> = Vec::new();
+
+    // A `lane new` of this feature that began here (its marker is left)
+    // and was killed before it finished: its branch has no commit of its
+    // own, so finishing it (worktree there) or undoing it (no worktree)
+    // loses nothing.
+    let mut resume = false;
+    if let Some(tip) = ctx.store.ref_target(&branch_ref)? {
+        let no_own_commits = ctx.store.is_ancestor(tip, base_commit)?;
+        let on_branch = path.exists()
+            && Git::new(&path).current_branch().ok().flatten().as_deref() == Some(branch.as_str());
+        if marker.exists() && no_own_commits && on_branch {
+            resume = true;
+            base_commit = tip;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch} and {}: finishing it",
+                path.display()
+            ));
+        } else if marker.exists() && no_own_commits && !path.exists() {
+            let _ = git.worktree_prune();
+            git.branch_delete(&branch)?;
+            notes.push(format!(
+                "an earlier `git swarm lane new {feature}` was interrupted after creating {branch}: removed that branch (it had no commits) and started again"
+            ));
+        } else {
+            let mut err = Error::usage(
+                "LANE_EXISTS",
+                format!("branch {branch} already exists"),
+            )
+            .hint(format!(
+                "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
+            ));
+            if let Some(h) = &leftover_hint {
+                err = err.hint(h.clone());
+            }
+            return Err(err);
+        }
+    }
+    if !resume && path.exists() {
         let mut err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
             .hint("move it away, or pick another feature name");
         if let Some(h) = leftover_hint {
@@ -343,39 +476,66 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
     // Keep the plan file and the lanes directory out of `git status`.
     crate::init::ensure_excludes(ctx)?;
 
-    let git = Git::new(&main);
-    // Concurrent `git worktree add`s can trip over each other's half-made
-    // metadata before creating anything; such a failure is retried.
-    let mut attempt = 0;
-    loop {
-        match git.worktree_add(
-            &ctx.store.common_dir(),
-            &path,
-            &branch,
-            &base_commit.to_string(),
-        ) {
-            Ok(()) => break,
-            Err(_)
-                if attempt < 3
-                    && !path.exists()
-                    && ctx
-                        .store
-                        .ref_target(&format!("refs/heads/{branch}"))?
-                        .is_none() =>
-            {
-                attempt += 1;
-                std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+    if !resume {
+        // Say, before anything is created, that a start is under way, so a
+        // re-run after a kill knows the branch and worktree are its own.
+        if let Some(dir) = marker.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| plan::io_error(dir, e))?;
+        }
+        std::fs::write(&marker, format!("{plan_name}\n"))
+            .map_err(|e| plan::io_error(&marker, e))?;
+        // A lock left on the branch by a killed process would fail `git
+        // worktree add -b` (exit 4): take an old one away.
+        if ctx.store.clear_stale_branch_lock(&branch_ref) {
+            notes.push(format!(
+                "removed a stale lock on {branch_ref} left by a killed process"
+            ));
+        }
+        // Concurrent `git worktree add`s can trip over each other's half-made
+        // metadata before creating anything; such a failure is retried.
+        let mut attempt = 0;
+        loop {
+            match git.worktree_add(
+                &ctx.store.common_dir(),
+                &path,
+                &branch,
+                &base_commit.to_string(),
+            ) {
+                Ok(()) => break,
+                Err(_)
+                    if attempt < 3
+                        && !path.exists()
+                        && ctx.store.ref_target(&branch_ref)?.is_none() =>
+                {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
+                }
+                Err(e) => {
+                    let _ = std::fs::remove_file(&marker);
+                    return Err(e);
+                }
             }
-            Err(e) => return Err(e),
         }
     }
+    crate::failpoint::point("lane:worktree");
     let path = std::fs::canonicalize(&path).unwrap_or(path);
     let rollback = |git: &Git| {
-        let _ = git.worktree_remove(&path);
-        let _ = git.branch_delete(&branch);
+        // What an interrupted run made stays for the next re-run: the
+        // worktree may hold work done since.
+        if !resume {
+            let _ = git.worktree_remove(&path);
+            let _ = git.branch_delete(&branch);
+            let _ = std::fs::remove_file(&marker);
+        }
     };
 
-    let plan_file = path.join(&ctx.settings.plan_file);
+    let plan_file = match plan::plan_file_in(ctx, &path) {
+        Ok(f) => f,
+        Err(e) => {
+            rollback(&git);
+            return Err(e);
+        }
+    };
     let wrote_plan = if plan.text.is_some() {
         match plan::write_plan_file(&ctx.store, &plan, &plan_file, false) {
             Ok(w) => w,
@@ -437,7 +597,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
             return Err(e);
         }
     };
-    let claim = Event::new("lane-started", &actor, summary).trailer("Swarm-Lane", feature);
+    crate::failpoint::point("lane:record");
+    let claim = Event::new("lane-started", &actor, summary)
+        .trailer("Swarm-Lane", feature)
+        .trailer("Swarm-Lane-Record", lane_commit.to_string());
     if let Err(e) = plan::journal(ctx, &plan_name, &claim, Some(plan.head.commit), None) {
         let _ = ctx.store.cas(
             &lane_ref(feature),
@@ -467,12 +630,18 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         "base_commit": base_commit.to_string(),
         "plan_file": wrote_plan.then(|| plan_file.display().to_string()),
         "record": lane_commit.to_string(),
+        "resumed": resume,
     });
-    let mut text = format!(
+    let _ = std::fs::remove_file(&marker);
+    let mut text = String::new();
+    for note in &notes {
+        text.push_str(&format!("{note}\n"));
+    }
+    text.push_str(&format!(
         "started lane {feature} for plan {plan_name}: worktree {} on {branch} from {base} ({})\n",
         record.path,
         short(base_commit)
-    );
+    ));
     if wrote_plan {
         text.push_str(&format!(
             "{} checked out there, untracked (save edits with `git swarm plan save`)\n",
@@ -670,16 +839,27 @@ fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)
         .into_iter()
         .filter(|p| p != plan_file)
         .collect();
-    let unsaved = plan_file_unsaved(&ctx.store, plan, &path.join(plan_file))?;
+    let unsaved = match plan::plan_file_in(ctx, path) {
+        Ok(file) => plan_file_unsaved(&ctx.store, plan, &file)?,
+        Err(_) => false,
+    };
     Ok((dirty, unsaved))
 }
 
 /// The worktree's plan file has text that no saved version of the plan has.
+/// A plan file that is a symlink, a FIFO or oversized is never read (it
+/// could block, or point outside the repository) and counts as unsaved, so
+/// removing the lane needs `--force`; an unreadable plan record likewise.
 fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool> {
-    let Ok(content) = std::fs::read(file) else {
-        return Ok(false);
-    };
-    let Some(plan) = plan::load(store, plan_name)? else {
+    let content =
+        match crate::fsutil::read_limited(file, crate::fsutil::Follow::No, crate::fsutil::MAX_TEXT)
+        {
+            Ok(c) => c,
+            Err(crate::fsutil::ReadError::Missing) => return Ok(false),
+            Err(crate::fsutil::ReadError::Io(_)) => return Ok(false),
+            Err(_) => return Ok(true),
+        };
+    let Ok(Some(plan)) = plan::load(store, plan_name) else {
         return Ok(true);
     };
     Ok(!plan::is_saved_version(store, &plan, &content)?)
@@ -690,7 +870,8 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let mut states = Vec::new();
     let mut removed = 0;
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         if !lane.record.is_active() && !include_removed {
             removed += 1;
             continue;
@@ -698,7 +879,7 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
         states.push(inspect(ctx, &lane, &worktrees)?);
     }
     let mut text = String::new();
-    if states.is_empty() {
+    if states.is_empty() && unreadable.is_empty() {
         text.push_str(
             "no active lanes: start one with `git swarm lane new <feature> --plan <plan>`\n",
         );
@@ -756,7 +937,10 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
             "({removed} removed lane(s) not shown: `git swarm lane list --all`)\n"
         ));
     }
-    Ok(Output::new(serde_json::json!({ "lanes": states }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "lanes": states }), text),
+        &unreadable,
+    ))
 }
 
 struct Removal {
@@ -909,7 +1093,7 @@ fn left_behind(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<Option<P
 pub fn moved_from_here(ctx: &Ctx) -> Option<Lane> {
     let here = ctx.store.workdir()?.to_path_buf();
     let worktrees = ctx.store.git.worktree_paths().ok()?;
-    all(&ctx.store).ok()?.into_iter().find(|lane| {
+    all(&ctx.store).ok()?.0.into_iter().find(|lane| {
         left_behind(ctx, lane, &worktrees)
             .ok()
             .flatten()
@@ -940,7 +1124,18 @@ fn moved_error(lane: &Lane, here: &Path) -> Error {
 
 /// `lane rm`. Run again after an interruption, it completes the removal.
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
-    let lane = require(&ctx.store, feature)?;
+    let lane = require(&ctx.store, feature).map_err(|e| {
+        if e.code == "NOT_FOUND" && start_marker(&ctx.store, feature).exists() {
+            e.hint(format!(
+                "an interrupted `git swarm lane new {feature}` left its branch and worktree without a record: run `git swarm lane new {feature}` again to finish it, then `git swarm lane rm {feature}` if you do not want it"
+            ))
+        } else {
+            e
+        }
+    })?;
+    // A start marker left by a `lane new` killed after its record: the lane
+    // is being removed, so there is nothing left to finish.
+    let _ = std::fs::remove_file(start_marker(&ctx.store, feature));
     let worktrees = ctx.store.git.worktree_paths()?;
     let st = probe(ctx, &lane, &worktrees, true)?;
     let resumed = !lane.record.is_active();
@@ -1068,7 +1263,8 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     let mut kept = Vec::new();
     let mut old_worktrees = Vec::new();
     let mut text = String::new();
-    for lane in all(&ctx.store)? {
+    let (lanes, unreadable) = all(&ctx.store)?;
+    for lane in lanes {
         let st = if lane.record.is_active() {
             inspect(ctx, &lane, &worktrees)?
         } else {
@@ -1151,9 +1347,12 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Output> {
     if removed.is_empty() && kept.is_empty() && old_worktrees.is_empty() {
         text.push_str("no active lanes\n");
     }
-    Ok(Output::new(
-        serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept, "old_worktrees": old_worktrees }),
-        text,
+    Ok(record::report_unreadable(
+        Output::new(
+            serde_json::json!({ "dry_run": dry_run, "removed": removed, "kept": kept, "old_worktrees": old_worktrees }),
+            text,
+        ),
+        &unreadable,
     ))
 }
 
@@ -1312,6 +1511,14 @@ pub fn report(
     kind: ReportKind,
     capacity: Option<&str>,
 ) -> Result<Output> {
+    // Before anything else, so that not even an error message echoes it.
+    crate::secret::check_fields(
+        "the report",
+        &[
+            ("report", kind.line().as_str()),
+            ("--capacity", capacity.unwrap_or("")),
+        ],
+    )?;
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.
@@ -1463,6 +1670,7 @@ pub fn hand_over(
 ) -> Result<bool> {
     for _ in 0..10 {
         let Some(lane) = all(store)?
+            .0
             .into_iter()
             .find(|l| l.record.state == "active" && l.record.branch == branch)
         else {

@@ -876,6 +876,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
             if reason.trim().is_empty() {
                 return Err(Error::usage("USAGE", "a takeover needs a --reason"));
             }
+            crate::secret::check_fields("the takeover", &[("--reason", reason)])?;
             lease_for(ctx, lease.as_deref())?;
         }
         Op::Release => {}
@@ -887,6 +888,13 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
                 )
                 .hint("add one (`git remote add origin <url>`) or set swarm.remote"));
             }
+            let named: Vec<(String, &str)> = refspecs
+                .iter()
+                .enumerate()
+                .map(|(i, spec)| (format!("refspec[{i}]"), spec.as_str()))
+                .collect();
+            let named: Vec<(&str, &str)> = named.iter().map(|(f, v)| (f.as_str(), *v)).collect();
+            crate::secret::check_fields("the push", &named)?;
             let own = lead_ref(plan);
             for spec in refspecs {
                 let dst = spec.rsplit_once(':').map_or(spec.as_str(), |(_, d)| d);

@@ -11,6 +11,7 @@ pub mod ctx;
 pub mod demo;
 pub mod error;
 pub mod failpoint;
+pub mod fsutil;
 pub mod gc;
 pub mod git;
 pub mod github;

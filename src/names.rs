@@ -22,7 +22,10 @@ pub fn is_valid_name(name: &str) -> bool {
     !(name.contains("..") || name.ends_with(".lock") || name.ends_with('.'))
 }
 
-/// `[A-Za-z0-9][A-Za-z0-9._@-]{0,63}`.
+/// `[A-Za-z0-9][A-Za-z0-9._@-]{0,63}`, no `..`, not ending in `.lock` or
+/// `.`: an address ends packet ids, which are ref names
+/// (`refs/swarm/packets/<plan>/<time>-<address>`), so it obeys git's ref
+/// rules (`git check-ref-format`) the way plan and feature names do.
 pub fn is_valid_address(addr: &str) -> bool {
     let bytes = addr.as_bytes();
     if bytes.is_empty() || bytes.len() > 64 {
@@ -32,6 +35,9 @@ pub fn is_valid_address(addr: &str) -> bool {
         && bytes
             .iter()
             .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'@' | b'-'))
+        && !(addr.contains("..")
+            || addr.to_ascii_lowercase().ends_with(".lock")
+            || addr.ends_with('.'))
 }
 
 /// `kind` is what the name names, for the message ("plan", "feature").
@@ -54,7 +60,7 @@ pub fn validate_address(addr: &str) -> Result<()> {
         "NAME_INVALID",
         format!("'{}' is not a valid address", addr.escape_debug()),
     )
-    .hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, and are at most 64 characters (e.g. claude@work1)"))
+    .hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, are at most 64 characters, and contain no '..' nor end in '.lock' or '.' (they end packet ids, which are git ref names; e.g. claude@work1)"))
 }
 
 #[cfg(test)]
@@ -88,7 +94,18 @@ mod tests {
         for ok in ["claude@work1", "A", "lead.1_x-y", &"x".repeat(64)] {
             assert!(is_valid_address(ok), "{ok}");
         }
-        for bad in ["", "@a", "a b", "a/b", "a:b", &"x".repeat(65)] {
+        for bad in [
+            "",
+            "@a",
+            "a b",
+            "a/b",
+            "a:b",
+            &"x".repeat(65),
+            "x.lock",
+            "x.LOCK",
+            "a..b",
+            "a.",
+        ] {
             assert!(!is_valid_address(bad), "{bad}");
         }
     }

@@ -194,32 +194,17 @@ fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-fn secret_error(findings: &[secret::Finding]) -> Error {
-    let fields: Vec<String> = findings
-        .iter()
-        .map(|f| format!("`{}` ({})", f.field, f.kind))
-        .collect();
-    Error::usage(
-        "PACKET_SECRET",
-        format!(
-            "the packet was refused: {} {} like a credential; nothing was written",
-            fields.join(", "),
-            if findings.len() == 1 { "looks" } else { "look" }
-        ),
-    )
-    .hint("a packet is data that travels and stays in history: remove the value and say where the credential lives instead (e.g. \"token in the CI secret store\")")
-    .hint("if it is not a secret, reword it so it does not look like one")
-    .with_detail(serde_json::json!({ "findings": findings }))
-}
-
 fn scan<T: Serialize>(value: &T) -> Result<()> {
     let value = serde_yaml_ng::to_value(value)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
-    let findings = secret::scan(&value);
+    refuse_findings(secret::scan(&value))
+}
+
+fn refuse_findings(findings: Vec<secret::Finding>) -> Result<()> {
     if findings.is_empty() {
         Ok(())
     } else {
-        Err(secret_error(&findings))
+        Err(secret::refusal("PACKET_SECRET", "the packet", &findings))
     }
 }
 
@@ -521,7 +506,19 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         "requests": input.requests,
         "decisions": input.decisions,
     });
-    scan(&said)?;
+    let value = serde_yaml_ng::to_value(&said)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+    let mut findings = secret::scan(&value);
+    // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
+    // password assignment would pass as the claim "password" and the rest.
+    for (i, raw) in input.verified.iter().enumerate() {
+        let field = format!("verified[{i}]");
+        let prefix = format!("{field}.");
+        if !findings.iter().any(|f| f.field.starts_with(&prefix)) {
+            findings.extend(secret::scan_fields(&[(field.as_str(), raw.as_str())]));
+        }
+    }
+    refuse_findings(findings)?;
     if !REASONS.contains(&input.reason.as_str()) {
         return Err(Error::usage(
             "USAGE",
@@ -540,6 +537,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     let branch = store.git.current_branch()?;
     let lane = match &branch {
         Some(b) => crate::lane::all(store)?
+            .0
             .into_iter()
             .find(|l| l.record.is_active() && l.record.branch == *b),
         None => None,
@@ -1603,12 +1601,22 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
     let mut rows = Vec::new();
+    let mut unreadable = Vec::new();
     for refname in known_refs(ctx, remote, &prefix, false)? {
         let tip = sync::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
-        let rec = ctx.store.read_commit(base)?;
-        let (p, acc) = parse_version(&rec, &refname)?;
-        let withdrawn = parse_withdrawal(&rec, &refname)?;
+        let read = ctx.store.read_commit(base).and_then(|rec| {
+            let (p, acc) = parse_version(&rec, &refname)?;
+            Ok((p, acc, parse_withdrawal(&rec, &refname)?))
+        });
+        let (p, acc, withdrawn) = match read {
+            Ok(v) => v,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(record::Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
         if open && (acc.is_some() || withdrawn.is_some()) {
             continue;
         }
@@ -1631,7 +1639,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let mut text = String::new();
-    if rows.is_empty() {
+    if rows.is_empty() && unreadable.is_empty() {
         text.push_str(if open {
             "no open packets\n"
         } else {
@@ -1665,9 +1673,12 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> 
     if let Some(m) = &mirror {
         text.push_str(&m.text(ctx.store.clock.now()));
     }
-    Ok(Output::new(
-        serde_json::json!({ "packets": rows, "mirror": mirror }),
-        text,
+    Ok(record::report_unreadable(
+        Output::new(
+            serde_json::json!({ "packets": rows, "mirror": mirror }),
+            text,
+        ),
+        &unreadable,
     ))
 }
 

@@ -12,7 +12,7 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::names;
 use crate::output::Output;
-use crate::store::record::{self, Extra};
+use crate::store::record::{self, Extra, Unreadable};
 use crate::store::{Event, JournalEntry, Record, Store};
 
 pub const SCHEMA: &str = "swarm-plan/v1";
@@ -131,6 +131,31 @@ fn summary(plan: &Plan) -> PlanSummary<'_> {
     }
 }
 
+/// Refuse plan content that looks like it holds a credential: the record's
+/// fields (title, contract, whatever `--from` brought), the text line by
+/// line, and the other words the command would store (`-m`). The plan is
+/// the user's document, but `sync` publishes it to every clone and history
+/// keeps it, so a secret in it is refused (`PLAN_SECRET`, naming the field
+/// or the line) rather than stored.
+fn refuse_secrets(
+    subject: &str,
+    record: &PlanRecord,
+    text: Option<(&str, &str)>,
+    fields: &[(&str, &str)],
+) -> Result<()> {
+    let value = serde_yaml_ng::to_value(record)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
+    let mut findings = crate::secret::scan(&value);
+    if let Some((name, text)) = text {
+        findings.extend(crate::secret::scan_lines(name, text));
+    }
+    findings.extend(crate::secret::scan_fields(fields));
+    if findings.is_empty() {
+        return Ok(());
+    }
+    Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
+}
+
 pub struct NewPlan<'a> {
     pub name: &'a str,
     pub title: Option<&'a str>,
@@ -171,11 +196,16 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
     };
     let mut text = None;
     if let Some(path) = args.from {
-        let bytes = read_file(path)?;
         let is_yaml = matches!(
             path.extension().and_then(|e| e.to_str()),
             Some("yaml" | "yml")
         );
+        let limit = if is_yaml {
+            record::MAX_RECORD_BYTES as u64
+        } else {
+            crate::fsutil::MAX_TEXT
+        };
+        let bytes = crate::fsutil::read_input(path, limit)?;
         if is_yaml {
             // A plan record given as YAML: keep its fields, the name is ours.
             let given: PlanRecord =
@@ -200,6 +230,17 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Output> {
             })?);
         }
     }
+    // The template's text derives from the record: scanning the record
+    // covers it; text given with --from is scanned line by line.
+    let from_name = args.from.map(|p| p.display().to_string());
+    refuse_secrets(
+        &format!("plan '{}'", args.name),
+        &record,
+        text.as_deref()
+            .zip(from_name.as_deref())
+            .map(|(t, n)| (n, t)),
+        &[],
+    )?;
     if text.is_none() {
         text = Some(
             TEMPLATE
@@ -267,21 +308,26 @@ pub fn show(ctx: &Ctx, name: &str) -> Result<Output> {
     })
 }
 
-/// All plans, sorted by name.
-pub fn all(store: &Store) -> Result<Vec<Plan>> {
+/// All plans that can be read, sorted by name, and those that cannot
+/// (one bad record must not hide every other plan).
+pub fn all(store: &Store) -> Result<(Vec<Plan>, Vec<Unreadable>)> {
     let mut out = Vec::new();
+    let mut bad = Vec::new();
     for (refname, id) in store.list_refs("refs/swarm/plans/")? {
         let name = refname.trim_start_matches("refs/swarm/plans/");
-        out.push(from_record(name, store.read_commit(id)?)?);
+        match store.read_commit(id).and_then(|rec| from_record(name, rec)) {
+            Ok(plan) => out.push(plan),
+            Err(e) => bad.push(Unreadable::new("plan", name, &refname, &e)),
+        }
     }
-    Ok(out)
+    Ok((out, bad))
 }
 
 /// `plan list`
 pub fn list(ctx: &Ctx) -> Result<Output> {
-    let plans = all(&ctx.store)?;
+    let (plans, unreadable) = all(&ctx.store)?;
     let mut text = String::new();
-    if plans.is_empty() {
+    if plans.is_empty() && unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     for p in &plans {
@@ -297,7 +343,10 @@ pub fn list(ctx: &Ctx) -> Result<Output> {
         ));
     }
     let json: Vec<_> = plans.iter().map(summary).collect();
-    Ok(Output::new(serde_json::json!({ "plans": json }), text))
+    Ok(record::report_unreadable(
+        Output::new(serde_json::json!({ "plans": json }), text),
+        &unreadable,
+    ))
 }
 
 /// The plan a command means when none is named: the plan of the lane we
@@ -340,7 +389,68 @@ pub fn infer(ctx: &Ctx) -> Result<String> {
 
 /// Where the plan file lives in this worktree.
 pub fn plan_file_path(ctx: &Ctx) -> Result<PathBuf> {
-    Ok(ctx.store.workdir_or_err()?.join(&ctx.settings.plan_file))
+    plan_file_in(ctx, &ctx.store.workdir_or_err()?)
+}
+
+/// Where the plan file lives in `worktree`: `swarm.planFile`, which must be
+/// a relative path without `..` or a `.git` component, in a directory that
+/// (symlinks resolved) is inside the worktree and outside the git directory.
+pub fn plan_file_in(ctx: &Ctx, worktree: &Path) -> Result<PathBuf> {
+    let value = &ctx.settings.plan_file;
+    let refuse = |why: &str| {
+        Error::usage(
+            "CONFIG_INVALID",
+            format!("swarm.planFile = '{}' {why}", value.escape_debug()),
+        )
+        .hint("the plan file is a path relative to the worktree root, inside it: `git config swarm.planFile PLAN.md`")
+    };
+    let rel = crate::fsutil::confined_relative(value).ok_or_else(|| {
+        refuse("is not a relative path inside the worktree (absolute, `..` or `.git`)")
+    })?;
+    let path = worktree.join(&rel);
+    let dir = path.parent().unwrap_or(worktree);
+    if !crate::fsutil::resolves_inside(worktree, dir) {
+        return Err(refuse(
+            "leads outside the worktree (through a symbolic link)",
+        ));
+    }
+    let git_dirs = [
+        ctx.store.common_dir(),
+        ctx.store.repo.git_dir().to_path_buf(),
+    ];
+    if git_dirs
+        .iter()
+        .any(|g| crate::fsutil::resolves_inside(g, dir))
+    {
+        return Err(refuse("leads into the git directory"));
+    }
+    Ok(path)
+}
+
+/// Read the worktree's plan file: a regular file, never through a symlink,
+/// at most [`crate::fsutil::MAX_TEXT`] bytes.
+pub fn read_plan_file(path: &Path) -> Result<Vec<u8>> {
+    use crate::fsutil::{self, Follow, ReadError};
+    fsutil::read_limited(path, Follow::No, fsutil::MAX_TEXT).map_err(|e| match e {
+        ReadError::Symlink => unsafe_plan_file(path, "is a symbolic link"),
+        ReadError::NotRegular(kind) => unsafe_plan_file(path, &format!("is {kind}")),
+        other => fsutil::input_error(path, other, fsutil::MAX_TEXT),
+    })
+}
+
+fn unsafe_plan_file(path: &Path, what: &str) -> Error {
+    Error::usage(
+        "PLAN_FILE_UNSAFE",
+        format!(
+            "{} {what}; the plan file must be a regular file, and git-swarm neither reads nor writes through anything else",
+            path.display()
+        ),
+    )
+    .hint(format!(
+        "remove it (`rm {}`) and run `git swarm plan checkout <plan>` to get the plan text back",
+        path.display()
+    ))
+    .hint("to save text kept elsewhere on purpose, name it: `git swarm plan save <plan> --file <path>`")
 }
 
 /// `plan save`: snapshot the worktree's plan file into the plan ref.
@@ -373,7 +483,11 @@ pub fn save(
             }
         }
     }
-    let bytes = read_file(&path)?;
+    let bytes = match file {
+        // Named on the command line: the user's choice, links followed.
+        Some(f) => crate::fsutil::read_input(f, crate::fsutil::MAX_TEXT)?,
+        None => read_plan_file(&path)?,
+    };
     let file_text = String::from_utf8(bytes).map_err(|_| {
         Error::usage(
             "YAML_INVALID",
@@ -418,6 +532,18 @@ pub fn save(
     if let Some(c) = contract {
         record.contract = c.to_string();
     }
+    let shown = match file {
+        Some(f) => f.display().to_string(),
+        None => ctx.settings.plan_file.clone(),
+    };
+    // The file as the user wrote it: its line numbers are the ones they can
+    // find (lines merged in from others were checked when those were saved).
+    refuse_secrets(
+        &format!("saving plan '{name}'"),
+        &record,
+        Some((&shown, &file_text)),
+        &[("-m", message.unwrap_or(""))],
+    )?;
     let files = files(&record, Some(&new_text))?;
     let summary = message
         .map(str::to_string)
@@ -559,7 +685,21 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
     let text = plan.text.clone().unwrap_or_default();
     let dir = path.parent().unwrap_or(Path::new("."));
     let holder = checked_out(store, dir);
-    if let Ok(existing) = std::fs::read(path) {
+    // Never through a symlink, with or without --force: the link may point
+    // anywhere (a file outside the repository, a hook in .git).
+    let existing = match std::fs::symlink_metadata(path) {
+        Err(_) => None,
+        Ok(_) => match read_plan_file(path) {
+            Ok(bytes) => Some(bytes),
+            // Too large to be a saved version: only --force replaces it.
+            Err(e) if e.code == "FILE_TOO_LARGE" && force => None,
+            Err(e) if e.code == "FILE_TOO_LARGE" => {
+                return Err(e.hint("--force replaces it with the plan's text"))
+            }
+            Err(e) => return Err(e),
+        },
+    };
+    if let Some(existing) = existing {
         if existing == text.as_bytes() {
             remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
             return Ok(false);
@@ -589,7 +729,9 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
         }
     }
     std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
-    std::fs::write(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
+    // A new file renamed into place: a link made meanwhile is replaced, not
+    // written through.
+    crate::fsutil::replace_file(path, text.as_bytes()).map_err(|e| io_error(path, e))?;
     remember_checkout(store, dir, &plan.record.plan, plan.head.commit);
     Ok(true)
 }
@@ -686,16 +828,6 @@ pub fn log(ctx: &Ctx, name: &str) -> Result<Output> {
     ))
 }
 
-pub fn read_file(path: &Path) -> Result<Vec<u8>> {
-    std::fs::read(path).map_err(|e| {
-        if e.kind() == std::io::ErrorKind::NotFound {
-            Error::usage("NOT_FOUND", format!("{} does not exist", path.display()))
-        } else {
-            io_error(path, e)
-        }
-    })
-}
-
 pub fn io_error(path: &Path, e: std::io::Error) -> Error {
     Error::env("IO_FAILED", format!("{}: {e}", path.display()))
 }
@@ -725,11 +857,13 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     let actor = ctx.actor()?;
     if !force && plan.record.status != "closed" {
         let lanes: Vec<String> = crate::lane::all(&ctx.store)?
+            .0
             .into_iter()
             .filter(|l| l.record.state == "active" && l.record.plan == name)
             .map(|l| format!("lane {}", l.feature))
             .collect();
         let children: Vec<String> = all(&ctx.store)?
+            .0
             .into_iter()
             .filter(|p| p.record.parent.as_deref() == Some(name) && p.record.status != "closed")
             .map(|p| format!("child plan {}", p.record.plan))

@@ -10,6 +10,7 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::output::Output;
 use crate::plan::{self, Plan};
+use crate::store::record::{self, Unreadable};
 use crate::store::Store;
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,16 +66,41 @@ fn newest(
 }
 
 /// Plans with their leaders and active lanes, each record the newer of the
-/// local and the mirrored (last fetched) version. A record that does not
-/// parse is an error, not a silent gap in the picture.
-pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Result<Vec<PlanStatus>> {
+/// local and the mirrored (last fetched) version. A record that cannot be
+/// read is returned as such (name, ref, why), not a silent gap in the
+/// picture, and not a failure that hides every other record.
+pub fn collect(
+    store: &Store,
+    remote: Option<&str>,
+    only: Option<&str>,
+) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
+    let mut unreadable = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
     for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
-        plans.push(plan::from_record(&name, store.read_commit(id)?)?);
+        match store
+            .read_commit(id)
+            .and_then(|rec| plan::from_record(&name, rec))
+        {
+            Ok(p) => plans.push(p),
+            Err(e) => unreadable.push(Unreadable::new(
+                "plan",
+                &name,
+                &format!("refs/swarm/plans/{name}"),
+                &e,
+            )),
+        }
     }
     let mut lanes = Vec::new();
     for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
-        lanes.push(crate::lane::at(store, &feature, id)?);
+        match crate::lane::at(store, &feature, id) {
+            Ok(l) => lanes.push(l),
+            Err(e) => unreadable.push(Unreadable::new(
+                "lane",
+                &feature,
+                &format!("refs/swarm/lanes/{feature}"),
+                &e,
+            )),
+        }
     }
     let mut lanes_by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
     for lane in lanes {
@@ -110,7 +136,14 @@ pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Resul
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
         let lead = if led.contains(&p.record.plan) {
-            crate::lead::known(store, remote, &p.record.plan)?
+            match crate::lead::known(store, remote, &p.record.plan) {
+                Ok(lead) => lead,
+                Err(e) => {
+                    let refname = format!("refs/swarm/lead/{}", p.record.plan);
+                    unreadable.push(Unreadable::new("lead", &p.record.plan, &refname, &e));
+                    None
+                }
+            }
         } else {
             None
         };
@@ -168,7 +201,7 @@ pub fn collect(store: &Store, remote: Option<&str>, only: Option<&str>) -> Resul
     if let Some(only) = only {
         roots = find(roots, only).into_iter().collect();
     }
-    Ok(roots)
+    Ok((roots, unreadable))
 }
 
 fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
@@ -214,14 +247,14 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
-    let roots = collect(&ctx.store, remote, only)?;
+    let (roots, unreadable) = collect(&ctx.store, remote, only)?;
     if let Some(p) = only {
         if roots.is_empty() {
             plan::require(&ctx.store, p)?;
         }
     }
     let mut text = String::new();
-    if roots.is_empty() {
+    if roots.is_empty() && unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render(&roots, 0, &mut text);
@@ -242,5 +275,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
         "plans": roots,
         "mirror": mirror,
     });
-    Ok(Output::new(json, text))
+    Ok(record::report_unreadable(
+        Output::new(json, text),
+        &unreadable,
+    ))
 }

@@ -836,10 +836,14 @@ fn merge_yaml(b: Option<&Vec<u8>>, l: Option<&Vec<u8>>, r: Option<&Vec<u8>>) -> 
     let parse = |v: Option<&Vec<u8>>| -> Option<Mapping> {
         match v {
             None => Some(Mapping::new()),
-            Some(bytes) => match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
-                Value::Mapping(m) => Some(m),
-                _ => None,
-            },
+            Some(bytes) => {
+                // Never hand the YAML parser a record too large or deep to read.
+                crate::store::record::precheck(bytes, "record").ok()?;
+                match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
+                    Value::Mapping(m) => Some(m),
+                    _ => None,
+                }
+            }
         }
     };
     let (bm, lm, rm) = (parse(b)?, parse(l)?, parse(r)?);

@@ -9,7 +9,7 @@ use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum LaneCmd {
-    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>.
+    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>. Run it again to finish a start that was interrupted.
     New {
         /// Feature name: [a-z0-9][a-z0-9._-]{0,62}.
         feature: String,

@@ -29,7 +29,7 @@ pub struct Cli {
     /// Print one JSON document on stdout instead of human text.
     #[arg(long, global = true)]
     pub json: bool,
-    /// Act as this address (overrides GIT_SWARM_AS, the lane owner and swarm.as).
+    /// Act as this address (overrides GIT_SWARM_AS, the lane owner and swarm.as): [A-Za-z0-9][A-Za-z0-9._@-]{0,63}, no '..', not ending in '.lock' or '.'.
     #[arg(long = "as", global = true, value_name = "ADDRESS")]
     pub as_: Option<String>,
     /// Do not fetch from or push to the shared remote.
@@ -43,7 +43,7 @@ pub struct Cli {
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
     Init(misc::InitArgs),
-    /// Show plans as a tree with their leaders and active lanes (local plus the last fetched mirror).
+    /// Show plans as a tree with their leaders and active lanes (local plus the last fetched mirror; unreadable records are named, with a warning; exit 0).
     Status(misc::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
     Demo(misc::DemoArgs),

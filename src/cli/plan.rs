@@ -21,7 +21,7 @@ pub enum PlanCmd {
         /// Make this a child plan of P (shown under P in `status`).
         #[arg(long, value_name = "P")]
         parent: Option<String>,
-        /// Start from this file: a PLAN.md text, or a plan.yaml record (*.yaml, *.yml).
+        /// Start from this file: a PLAN.md text (at most 1 MiB), or a plan.yaml record (*.yaml, *.yml; at most 64 KiB). A regular file only: no FIFO or device.
         #[arg(long, value_name = "FILE")]
         from: Option<PathBuf>,
     },
@@ -32,15 +32,17 @@ pub enum PlanCmd {
         #[arg(long)]
         pr_body: bool,
     },
-    /// List all plans.
+    /// List all plans (an unreadable record is listed as UNREADABLE, with a warning; exit 0).
     List,
     /// Snapshot the worktree's plan file into the plan ref, merging in what
     /// others saved since it was checked out (PLAN_SAVE_CONFLICT when both
-    /// changed the same lines: nothing is saved).
+    /// changed the same lines: nothing is saved). The plan file must be a
+    /// regular file (never a symlink, FIFO or device; PLAN_FILE_UNSAFE) of
+    /// at most 1 MiB.
     Save {
         /// Plan name (default: the plan of the lane you are in, or the only plan).
         plan: Option<String>,
-        /// Read the plan text from this file (default: swarm.planFile at the worktree root).
+        /// Read the plan text from this file (default: swarm.planFile at the worktree root). Named here, a symlink is followed; it must reach a regular file.
         #[arg(long, value_name = "FILE")]
         file: Option<PathBuf>,
         /// Journal message.
@@ -50,7 +52,7 @@ pub enum PlanCmd {
         #[arg(long, value_name = "ID")]
         contract: Option<String>,
     },
-    /// Write the plan text into the worktree as an untracked file.
+    /// Write the plan text into the worktree as an untracked file. Never writes through a symlink (refused with PLAN_FILE_UNSAFE, --force or not).
     Checkout {
         /// Plan name (default: the plan of the lane you are in, or the only plan).
         plan: Option<String>,

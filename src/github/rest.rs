@@ -9,7 +9,12 @@
 //! and only when the caller gave a deadline (`verify --wait`).
 //!
 //! The token goes into octocrab's secret-holding auth and nowhere else: no
-//! message, log line or note of ours ever contains it.
+//! message, log line or note of ours ever contains it. And since a server or
+//! proxy may echo it back (in an error `message`, in a PR title), everything
+//! GitHub says is redacted at this boundary before the rest of git-swarm
+//! sees it: every string of every parsed answer and every error built from
+//! an answer goes through [`crate::secret::redact`], which replaces the
+//! token in use (by its exact value) and anything shaped like a credential.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -22,6 +27,7 @@ use serde::de::DeserializeOwned;
 use super::client::{GitHub, RepoId, Stats};
 use super::model::{CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review};
 use crate::error::{Error, Result};
+use crate::secret;
 
 pub const DEFAULT_API_URL: &str = "https://api.github.com";
 /// Pages followed at most per listing (100 items each): a server whose
@@ -119,8 +125,44 @@ struct Answer {
     next: Option<String>,
 }
 
+/// The secrets whose exact values are redacted from GitHub's answers (the
+/// token in use), kept out of `Debug` output like the token itself.
+#[derive(Default)]
+struct Redactor {
+    known: Vec<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Redactor({} known, <redacted>)", self.known.len())
+    }
+}
+
+impl Redactor {
+    fn text(&self, s: &str) -> String {
+        let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+        secret::redact(s, &known)
+    }
+
+    fn json(&self, v: &mut serde_json::Value) {
+        let known: Vec<&str> = self.known.iter().map(String::as_str).collect();
+        secret::redact_json(v, &known);
+    }
+
+    /// An error whose message, hints or detail may quote GitHub.
+    fn error(&self, mut e: Error) -> Error {
+        e.message = self.text(&e.message);
+        e.hints = e.hints.iter().map(|h| self.text(h)).collect();
+        if let Some(d) = e.detail.as_mut() {
+            self.json(d);
+        }
+        e
+    }
+}
+
 pub struct RestClient {
     rt: tokio::runtime::Runtime,
+    redactor: Redactor,
     octo: Octocrab,
     /// The API base without a trailing '/', for messages and Link checks.
     base: String,
@@ -170,7 +212,15 @@ impl RestClient {
                 "2022-11-28".into(),
             );
         let authenticated = token.is_some();
+        let mut redactor = Redactor::default();
         if let Some(token) = token {
+            redactor.known.push(token.secret.clone());
+            // Messages quote GitHub with `escape_debug`: a token with a
+            // quote or a backslash in it is known in that form too.
+            let escaped = token.secret.escape_debug().to_string();
+            if escaped != token.secret {
+                redactor.known.push(escaped);
+            }
             // octocrab turns the token into a header value and panics on
             // bytes a header cannot carry: refuse those here, without echoing.
             if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
@@ -196,6 +246,7 @@ impl RestClient {
         };
         Ok(RestClient {
             rt,
+            redactor,
             octo,
             base,
             timeout,
@@ -363,9 +414,20 @@ impl RestClient {
         .with_detail(serde_json::json!({"path": path, "requests": self.stats.requests}))
     }
 
+    /// Parse an answer into our model, every string of it redacted first.
     fn parse<T: DeserializeOwned>(&self, path: &str, body: &str) -> Result<T> {
-        serde_json::from_str(body)
-            .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))
+        let mut value: serde_json::Value = serde_json::from_str(body)
+            .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))?;
+        self.redactor.json(&mut value);
+        serde_json::from_value(value)
+            .map_err(|e| self.bad_response(path, &format!("unexpected JSON ({e})")))
+    }
+
+    /// The boundary: whatever a trait method returns has been through here,
+    /// so no error of ours quotes GitHub unredacted (answers are redacted
+    /// by [`Self::parse`]).
+    fn shield<T>(&self, result: Result<T>) -> Result<T> {
+        result.map_err(|e| self.redactor.error(e))
     }
 
     /// A `Link` URL as a path relative to our base; links elsewhere are refused.
@@ -462,7 +524,7 @@ fn rate_limited(status: u16, headers: &HeaderMap) -> Option<(Duration, &'static 
 impl GitHub for RestClient {
     fn pull(&mut self, repo: &RepoId, number: u64) -> Result<PullRequest> {
         let path = format!("/repos/{repo}/pulls/{number}");
-        match self.get(&path) {
+        let result = match self.get(&path) {
             Ok(a) => self.parse(&path, &a.body),
             Err(e)
                 if e.code == "GITHUB_API"
@@ -476,40 +538,44 @@ impl GitHub for RestClient {
                 .with_detail(serde_json::json!({"requests": self.stats.requests})))
             }
             Err(e) => Err(e),
-        }
+        };
+        self.shield(result)
     }
 
     fn pulls_with_head(&mut self, repo: &RepoId, branch: &str) -> Result<Vec<PullRequest>> {
         let path = format!("/repos/{repo}/pulls?head={}:{branch}&state=all", repo.owner);
-        let a = self.get(&path)?;
-        self.parse(&path, &a.body)
+        let result = self.get(&path).and_then(|a| self.parse(&path, &a.body));
+        self.shield(result)
     }
 
     fn combined_status(&mut self, repo: &RepoId, sha: &str) -> Result<CombinedStatus> {
         let path = format!("/repos/{repo}/commits/{sha}/status");
-        let a = self.get(&path)?;
-        self.parse(&path, &a.body)
+        let result = self.get(&path).and_then(|a| self.parse(&path, &a.body));
+        self.shield(result)
     }
 
     fn check_runs(&mut self, repo: &RepoId, sha: &str) -> Result<Vec<CheckRun>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/commits/{sha}/check-runs?per_page=100"),
             |c, path, body| Ok(c.parse::<CheckRunsPage>(path, body)?.check_runs),
-        )
+        );
+        self.shield(result)
     }
 
     fn reviews(&mut self, repo: &RepoId, number: u64) -> Result<Vec<Review>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/pulls/{number}/reviews?per_page=100"),
             |c, path, body| c.parse(path, body),
-        )
+        );
+        self.shield(result)
     }
 
     fn comments(&mut self, repo: &RepoId, number: u64) -> Result<Vec<IssueComment>> {
-        self.all_pages(
+        let result = self.all_pages(
             format!("/repos/{repo}/issues/{number}/comments?per_page=100"),
             |c, path, body| c.parse(path, body),
-        )
+        );
+        self.shield(result)
     }
 
     fn stats(&self) -> Stats {
@@ -550,6 +616,36 @@ mod tests {
             api_host("https://ghe.example:8443/api/v3").as_deref(),
             Some("ghe.example")
         );
+    }
+
+    #[test]
+    fn errors_and_answers_are_redacted_at_the_boundary() {
+        let token = "opaque-credential-0042";
+        let r = Redactor {
+            known: vec![token.into()],
+        };
+        let stripe = format!("{}_live_{}", "sk", "Zq81xWq9Lm2Pp0aB3dE5gH7j");
+        let e = Error::env("GITHUB_API", format!("upstream said: Bearer {token}"))
+            .hint(format!("proxy log: {stripe}"))
+            .with_detail(serde_json::json!({"echo": token, "status": 500}));
+        let e = r.error(e);
+        let all = format!("{e} {}", e.to_json());
+        assert!(!all.contains(token) && !all.contains(&stripe), "{all}");
+        assert!(
+            e.message.ends_with("Bearer [REDACTED:token]"),
+            "{}",
+            e.message
+        );
+        assert_eq!(e.detail.as_ref().unwrap()["status"], 500);
+        let mut answer = serde_json::json!({"title": format!("fix {token}"), "number": 7,
+            "head": {"ref": "feat/x", "sha": "0123456789abcdef0123456789abcdef01234567"}});
+        r.json(&mut answer);
+        assert_eq!(answer["title"], "fix [REDACTED:token]");
+        assert_eq!(
+            answer["head"]["sha"],
+            "0123456789abcdef0123456789abcdef01234567"
+        );
+        assert!(!format!("{r:?}").contains(token));
     }
 
     #[test]

@@ -128,7 +128,7 @@ impl Store {
         let store = Store {
             repo,
             git: Git::new(cwd),
-            clock: Clock::from_env(),
+            clock: Clock::from_env()?,
         };
         store.refuse_reftable()?;
         Ok(store)
@@ -487,10 +487,28 @@ impl Store {
             common.join(format!("{refname}.lock")),
             common.join("packed-refs.lock"),
         ];
+        self.wait_for_locks(&locks)
+    }
+
+    /// Before creating a branch that must not exist yet (`lane new`): a
+    /// `<branch>.lock` that has stood for [`STALE_LOCK`] was left by a
+    /// killed process and is removed (git itself would fail on it for
+    /// good). Returns whether one was removed.
+    pub fn clear_stale_branch_lock(&self, refname: &str) -> bool {
+        let lock = self.common_dir().join(format!("{refname}.lock"));
+        if !lock.exists() {
+            return false;
+        }
+        self.wait_for_locks(std::slice::from_ref(&lock)) && !lock.exists()
+    }
+
+    /// Wait for lock files to go; remove those older than [`STALE_LOCK`].
+    /// False when one could not be removed or outlived the wait.
+    fn wait_for_locks(&self, locks: &[PathBuf]) -> bool {
         let start = std::time::Instant::now();
         loop {
             let mut held = false;
-            for lock in &locks {
+            for lock in locks {
                 let Ok(meta) = std::fs::metadata(lock) else {
                     continue;
                 };

@@ -16,6 +16,7 @@ pub const SUPPORTED_MAJOR: u32 = 1;
 /// Parse a record of schema family `family` (e.g. `swarm-plan`) from YAML.
 /// `what` names the record in errors (e.g. `refs/swarm/plans/x:plan.yaml`).
 pub fn parse<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
+    precheck(bytes, what)?;
     // Records we write start with their `schema:` line: check it as text and
     // deserialize once. Anything else takes the slower path through a Value,
     // which gives the precise error.
@@ -93,8 +94,298 @@ fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A record a listing could not read: shown as such (name, ref, why)
+/// instead of failing the whole listing, so one bad record published by
+/// anyone does not stop `status` or `plan list` in every clone.
+#[derive(Debug, Clone, Serialize)]
+pub struct Unreadable {
+    /// `plan`, `lane`, `packet`, `lead`.
+    pub kind: &'static str,
+    pub name: String,
+    #[serde(rename = "ref")]
+    pub refname: String,
+    /// The error code reading it gave (`RECORD_INVALID`, `YAML_INVALID`, …).
+    pub code: &'static str,
+    pub reason: String,
+}
+
+impl Unreadable {
+    pub fn new(kind: &'static str, name: &str, refname: &str, err: &Error) -> Self {
+        Unreadable {
+            kind,
+            name: name.to_string(),
+            refname: refname.to_string(),
+            code: err.code,
+            reason: err.message.clone(),
+        }
+    }
+
+    /// The `warning:` line a listing prints on stderr.
+    pub fn warning(&self) -> String {
+        format!(
+            "skipped unreadable {} '{}' ({}): [{}] {}",
+            self.kind, self.name, self.refname, self.code, self.reason
+        )
+    }
+}
+
+/// Add the unreadable records to a listing's output: a warning each on
+/// stderr, an `unreadable` array in the JSON (always present, maybe empty),
+/// and a line each in the text. The exit code stays 0.
+pub fn report_unreadable(
+    mut out: crate::output::Output,
+    unreadable: &[Unreadable],
+) -> crate::output::Output {
+    if let Some(map) = out.json.as_object_mut() {
+        map.insert(
+            "unreadable".into(),
+            serde_json::to_value(unreadable).unwrap_or_default(),
+        );
+    }
+    for u in unreadable {
+        out.text.push_str(&format!(
+            "{:<24} UNREADABLE {} ({})\n",
+            u.name, u.refname, u.code
+        ));
+        out.warnings.push(u.warning());
+    }
+    out
+}
+
 pub fn to_yaml<T: Serialize>(record: &T) -> Result<Vec<u8>> {
     serde_yaml_ng::to_string(record)
         .map(String::into_bytes)
         .map_err(|e| Error::env("INTERNAL", format!("could not serialise a record: {e}")))
+}
+
+/// The largest record YAML git-swarm parses. Records are a few KiB at most;
+/// the limit keeps one hostile record from costing every clone time and memory.
+pub const MAX_RECORD_BYTES: usize = 64 * 1024;
+/// The deepest nesting (block indentation levels plus flow `[`/`{` levels)
+/// git-swarm parses. Records nest three or four levels; the YAML parser's
+/// time grows with the square of the flow depth, so a record nested
+/// 100,000 deep would stall every command that lists it.
+pub const MAX_RECORD_DEPTH: usize = 32;
+
+/// Refuse, before any parsing, a record that is too large or too deeply
+/// nested (`RECORD_INVALID`, exit 2). The depth is measured by a linear
+/// scan that knows just enough YAML to skip what cannot nest (quoted
+/// scalars, block scalars, comments) and errs towards counting.
+pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
+    if bytes.len() > MAX_RECORD_BYTES {
+        return Err(Error::usage(
+            "RECORD_INVALID",
+            format!(
+                "{what} is {} bytes, more than the {MAX_RECORD_BYTES} a record may have; it was not read",
+                bytes.len()
+            ),
+        )
+        .hint("a record this large was not written by git-swarm: find who published it with `git log` on its ref"));
+    }
+    let depth = nesting_depth(bytes, MAX_RECORD_DEPTH + 1);
+    if depth > MAX_RECORD_DEPTH {
+        return Err(Error::usage(
+            "RECORD_INVALID",
+            format!("{what} is nested more than {MAX_RECORD_DEPTH} levels deep; it was not read"),
+        )
+        .hint("a record this deep was not written by git-swarm: find who published it with `git log` on its ref"));
+    }
+    Ok(())
+}
+
+/// An upper estimate of a YAML document's nesting depth, computed in one
+/// pass; stops counting at `stop`. Block nesting is the stack of
+/// indentation levels (plus `- ` / `? ` entries opened on one line); flow
+/// nesting is the `[`/`{` depth outside quoted scalars. A quoted scalar is
+/// skipped only to the end of its line, and a block scalar (`|`, `>`) only
+/// while its lines are indented at least as far as its first line: where
+/// the scan is unsure it reads on as YAML, which can only count more.
+pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
+    let n = bytes.len();
+    let mut max = 0usize;
+    let mut flow = 0usize;
+    let mut indents: Vec<usize> = Vec::new();
+    let mut i = 0usize;
+    while i < n {
+        // Start of a line.
+        let line_start = i;
+        while i < n && bytes[i] == b' ' {
+            i += 1;
+        }
+        let indent = i - line_start;
+        if i >= n {
+            break;
+        }
+        if matches!(bytes[i], b'\n' | b'\r' | b'#') {
+            i = next_line(bytes, i);
+            continue;
+        }
+        let mut block = 0usize;
+        if flow == 0 {
+            while indents.last().is_some_and(|&top| top >= indent) {
+                indents.pop();
+            }
+            indents.push(indent);
+            // `- - x` and `? ? x` nest without a new line.
+            let mut j = i;
+            while j + 1 < n
+                && matches!(bytes[j], b'-' | b'?')
+                && matches!(bytes[j + 1], b' ' | b'\t')
+            {
+                block += 1;
+                j += 2;
+                while j < n && bytes[j] == b' ' {
+                    j += 1;
+                }
+            }
+        }
+        max = max.max(indents.len() + block + flow);
+        if max >= stop {
+            return max;
+        }
+        // The rest of the line.
+        let mut at_start = true;
+        let mut block_scalar = false;
+        while i < n && bytes[i] != b'\n' {
+            let c = bytes[i];
+            let next = bytes.get(i + 1).copied();
+            let spaced = |b: Option<u8>| matches!(b, None | Some(b' ' | b'\t' | b'\r' | b'\n'));
+            match c {
+                b' ' | b'\t' | b'\r' => {}
+                b'#' if i == line_start || matches!(bytes[i - 1], b' ' | b'\t') => {
+                    while i < n && bytes[i] != b'\n' {
+                        i += 1;
+                    }
+                    continue;
+                }
+                b'"' | b'\'' if at_start => {
+                    i += 1;
+                    while i < n && bytes[i] != b'\n' {
+                        if c == b'"' && bytes[i] == b'\\' {
+                            i += 2;
+                            continue;
+                        }
+                        if bytes[i] == c {
+                            if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                                i += 2;
+                                continue;
+                            }
+                            break;
+                        }
+                        i += 1;
+                    }
+                    at_start = false;
+                    if i >= n || bytes[i] == b'\n' {
+                        continue;
+                    }
+                }
+                b'[' | b'{' if at_start || flow > 0 => {
+                    flow += 1;
+                    max = max.max(indents.len() + block + flow);
+                    if max >= stop {
+                        return max;
+                    }
+                    at_start = true;
+                }
+                b']' | b'}' if flow > 0 => {
+                    flow -= 1;
+                    at_start = false;
+                }
+                b',' if flow > 0 => at_start = true,
+                b':' if flow > 0 || spaced(next) => at_start = true,
+                b'-' | b'?' if at_start && spaced(next) => {}
+                b'|' | b'>' if at_start && flow == 0 => {
+                    block_scalar = true;
+                    at_start = false;
+                }
+                b'&' | b'!' if at_start => {
+                    // An anchor or tag: the node proper starts after it.
+                    while i < n && !matches!(bytes[i], b' ' | b'\t' | b'\n') {
+                        i += 1;
+                    }
+                    continue;
+                }
+                _ => at_start = false,
+            }
+            i += 1;
+        }
+        i = (i + 1).min(n);
+        if block_scalar {
+            // Skip the block scalar's lines: blank ones, and those indented
+            // at least as far as its first non-blank line (and further than
+            // the line that opened it).
+            let mut content_indent: Option<usize> = None;
+            while i < n {
+                let mut j = i;
+                while j < n && bytes[j] == b' ' {
+                    j += 1;
+                }
+                let blank = j >= n || matches!(bytes[j], b'\n' | b'\r');
+                if !blank {
+                    let this = j - i;
+                    let need = *content_indent.get_or_insert(this);
+                    if this <= indent || this < need {
+                        break;
+                    }
+                }
+                i = next_line(bytes, j);
+            }
+        }
+    }
+    max
+}
+
+fn next_line(bytes: &[u8], from: usize) -> usize {
+    match bytes[from..].iter().position(|b| *b == b'\n') {
+        Some(p) => from + p + 1,
+        None => bytes.len(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depth_of_ordinary_records_is_small() {
+        let yaml = b"schema: dwp-handoff/v1\nid: x\ndone:\n- 'it''s [done'\n- \"a [b\"\nverified:\n- claim: tests [pass\n  evidence: 'x'\nlist: []\nmap: {}\ntext: |\n  [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n  more [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\nnext: 1 # [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[\n";
+        let d = nesting_depth(yaml, 100);
+        assert!(d <= 4, "{d}");
+    }
+
+    #[test]
+    fn deep_flow_and_block_nesting_are_caught() {
+        let flow = format!(
+            "schema: swarm-plan/v1\nx: {}1{}\n",
+            "[".repeat(1000),
+            "]".repeat(1000)
+        );
+        assert!(nesting_depth(flow.as_bytes(), 33) > 32);
+        assert!(precheck(flow.as_bytes(), "x").is_err());
+        let braces = format!("x: {}", "{a: ".repeat(100));
+        assert!(nesting_depth(braces.as_bytes(), 33) > 32);
+        let dashes = format!("x:\n{}1\n", "- ".repeat(100));
+        assert!(nesting_depth(dashes.as_bytes(), 33) > 32);
+        let mut block = String::new();
+        for k in 0..40 {
+            block.push_str(&format!("{}k{k}:\n", " ".repeat(k)));
+        }
+        assert!(nesting_depth(block.as_bytes(), 33) > 32);
+        // Fake closers in quotes do not cancel real openers.
+        let fake = format!("x: {}\n", "[ \"]\", ".repeat(100));
+        assert!(nesting_depth(fake.as_bytes(), 33) > 32);
+        // A quote that does not close on its line hides nothing after it.
+        let open_quote = format!("a: 'x\nb: {}\n", "[".repeat(100));
+        assert!(nesting_depth(open_quote.as_bytes(), 33) > 32);
+        // A block scalar ends where its indentation does.
+        let after_block = format!("a: |\n    'x\n  b\nc: {}\n", "[".repeat(100));
+        assert!(nesting_depth(after_block.as_bytes(), 33) > 32);
+    }
+
+    #[test]
+    fn too_large_is_refused_before_parsing() {
+        let big = vec![b'a'; MAX_RECORD_BYTES + 1];
+        let err = precheck(&big, "refs/swarm/plans/x:plan.yaml").unwrap_err();
+        assert_eq!(err.code, "RECORD_INVALID");
+    }
 }

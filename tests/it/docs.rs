@@ -104,3 +104,41 @@ fn every_error_raised_in_the_source_is_listed_with_its_class() {
         "the scan found only {seen} errors: is the pattern still right?"
     );
 }
+
+/// The README's secrets section names every kind the detector reports, and
+/// no kind it does not know.
+#[test]
+fn readme_lists_every_secret_kind() {
+    let readme = readme();
+    let start = readme
+        .find("### Secrets: refused")
+        .expect("README has a secrets section");
+    let section = &readme[start..];
+    let section = &section[..section[4..].find("\n### ").map_or(section.len(), |e| e + 4)];
+    let kinds = git_swarm::secret::kinds();
+    for (kind, _) in &kinds {
+        assert!(
+            section.contains(&format!("`{kind}`")),
+            "README does not list {kind}"
+        );
+    }
+    let table = table_after(section, "<!-- secret-kinds -->");
+    let listed: Vec<String> = table
+        .values()
+        .flat_map(|row| {
+            row.split('|')
+                .nth(2)
+                .unwrap()
+                .split(',')
+                .map(|k| k.trim().trim_matches('`').to_string())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for k in &listed {
+        assert!(
+            kinds.iter().any(|(known, _)| known == k),
+            "README lists {k}, which the detector does not know"
+        );
+    }
+    assert_eq!(listed.len(), kinds.len());
+}

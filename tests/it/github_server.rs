@@ -253,10 +253,15 @@ fn handle(
         all.retain(|(name, _)| name != k);
         all.push((k.clone(), v.replace("{base}", base)));
     }
+    // `{authorization}` in a body becomes the request's Authorization
+    // header: a server (or proxy) that echoes the credential back.
     let body = if status == 304 {
         String::new()
     } else {
-        reply.body
+        reply.body.replace(
+            "{authorization}",
+            headers.get("authorization").map_or("", String::as_str),
+        )
     };
     let mut resp = tiny_http::Response::from_string(body).with_status_code(status);
     for (k, v) in all {

@@ -364,25 +364,25 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let claim = format!("login works={jwt}");
     // (arguments, field, value never echoed, kind named)
     let cases: Vec<(Vec<&str>, &str, &str, &str)> = vec![
-        (vec!["--next", gh], "next[0]", gh, "a GitHub token"),
-        (vec!["--task", aws], "task", aws, "an AWS access key"),
+        (vec!["--next", gh], "next[0]", gh, "github-pat"),
+        (vec!["--task", aws], "task", aws, "aws-access-key"),
         (
             vec!["--decision", key],
             "decisions[0]",
             "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ",
-            "a private key block",
+            "private-key",
         ),
         (
             vec!["--verified", &claim],
             "verified[0].evidence",
             jwt,
-            "a JSON Web Token",
+            "jwt",
         ),
         (
             vec!["--request", "db password=Tr0ub4dor&3"],
             "requests[0]",
             "Tr0ub4dor&3",
-            "a password/secret/token assignment",
+            "secret-assignment",
         ),
     ];
     let export = env.root().join("out/packet.yaml");
@@ -399,7 +399,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         full.extend(args.iter().copied());
         let run = env.swarm(a, &full).err(2, "PACKET_SECRET");
         assert!(
-            run.stderr.contains(&format!("`{field}` ({kind})")),
+            run.stderr.contains(&format!("`{field}` ({kind}: ")),
             "{field}: {}",
             run.stderr
         );
@@ -409,7 +409,8 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
         assert_eq!(json.json()["error"]["code"], "PACKET_SECRET");
         assert_eq!(
             json.json()["error"]["detail"]["findings"],
-            serde_json::json!([{"field": field, "kind": kind}])
+            serde_json::json!([{"field": field, "kind": kind,
+                "description": git_swarm::secret::describe(kind)}])
         );
         for r in [&run, &json] {
             assert!(!r.stdout.contains(value), "{field}: value echoed on stdout");
@@ -428,7 +429,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
     let run = env
         .swarm(a, &["handoff", "--reason", "usage_limit"])
         .err(2, "PACKET_SECRET")
-        .stderr_has("]` (a password/secret/token assignment)")
+        .stderr_has("]` (secret-assignment: ")
         .stderr_has("`uncommitted[");
     assert!(!run.stderr.contains("Zq8vLm2Xa"), "{}", run.stderr);
     assert_eq!(env.all_refs(a), local_before);

@@ -1683,3 +1683,147 @@ fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
     run.expect_stderr("was not recorded as a note");
     assert!(fork.env.refs(&carol, "refs/notes").is_empty());
 }
+
+/// A server (or a proxy in front of it) that echoes the Authorization header
+/// back, in error messages and in PR fields: the token never reaches stdout,
+/// stderr, `--json` or the note; neither does anything shaped like a secret.
+#[test]
+fn a_token_echoed_back_by_the_server_is_redacted_everywhere() {
+    let w = World::new();
+    // Built from parts: no literal that looks like a leaked key.
+    let stripe = format!("{}_live_{}", "sk", "Zq81xWq9Lm2Pp0aB3dE5gH7j");
+    let mut pr = w.pull(json!({"title": "Fix login for {authorization}"}));
+    pr["head"]["label"] = json!("acme:{authorization}");
+    w.gh.stub(&pr_path(7), Reply::json(&pr));
+    let mut status = status_ok(&w.head);
+    status["statuses"][0]["description"] = json!("proxy saw {authorization}");
+    w.gh.stub(&status_path(&w.head), Reply::json(&status));
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&runs(vec![check_run(
+            41,
+            "test {authorization}",
+            &w.head,
+            "completed",
+            json!("success"),
+            "2026-01-01T00:10:00Z",
+        )])),
+    );
+    w.gh.stub(&reviews_path(7), Reply::json(&approved(&w.head)));
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&json!([comment(
+            3,
+            "lead",
+            &format!("Auto-merge withheld: {{authorization}} and {stripe}"),
+            "2026-01-02T09:00:00Z"
+        )])),
+    );
+    // Errors that quote the request, as a misconfigured proxy would.
+    w.gh.stub(
+        &pr_path(8),
+        Reply::status(
+            500,
+            r#"{"message":"upstream failed for Authorization: {authorization}"}"#,
+        ),
+    );
+    w.gh.stub(
+        &pr_path(9),
+        Reply::status(401, r#"{"message":"Bad credentials: {authorization}"}"#),
+    );
+    let mut outputs = Vec::new();
+    for json in [true, false] {
+        let mut args = vec!["pr", "7", "--repo", "acme/widgets"];
+        if json {
+            args.push("--json");
+        }
+        let run = w.verify(&args).ok();
+        if json {
+            let v = run.json();
+            assert_eq!(v["state"], "blocked", "{v:#}");
+            let names: Vec<&str> = v["checks"]["details"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter_map(|d| d["name"].as_str())
+                .collect();
+            assert!(
+                names
+                    .iter()
+                    .any(|n| n.starts_with("test Bearer [REDACTED:")),
+                "{names:?}"
+            );
+            let excerpt = v["holds"][0]["excerpt"].as_str().unwrap();
+            assert!(
+                excerpt.contains("[REDACTED:stripe-live-key]"),
+                "the kind is named: {excerpt}"
+            );
+        }
+        outputs.push(run.stdout + &run.stderr);
+        for (n, code) in [("8", "GITHUB_API"), ("9", "GITHUB_AUTH")] {
+            let mut args = vec!["pr", n, "--repo", "acme/widgets"];
+            if json {
+                args.push("--json");
+            }
+            let run = w.verify(&args).code(4);
+            if json {
+                assert_eq!(run.json()["error"]["code"], code);
+                let message = run.json()["error"]["message"].as_str().unwrap().to_string();
+                assert!(message.contains("[REDACTED:"), "{message}");
+            } else {
+                run.expect_stderr(&format!("error[{code}]"));
+            }
+            outputs.push(run.stdout + &run.stderr);
+        }
+    }
+    let notes = w
+        .env
+        .git_run(&w.alice, &["notes", "--ref=swarm", "show", &w.head]);
+    assert_eq!(notes.code, 0, "a verdict was noted");
+    outputs.push(notes.stdout);
+    let objects = w
+        .env
+        .git_run(&w.alice, &["cat-file", "--batch-all-objects", "--batch"]);
+    outputs.push(objects.stdout);
+    for out in &outputs {
+        assert!(!out.contains(TOKEN), "token leaked: {out}");
+        assert!(
+            !out.contains("VerifyTestToken"),
+            "part of the token leaked: {out}"
+        );
+        assert!(
+            !out.contains(&stripe),
+            "a secret from the API leaked: {out}"
+        );
+    }
+    // The echo really happened: the server saw and sent back the token.
+    assert!(w
+        .gh
+        .requests()
+        .iter()
+        .all(|r| r.headers["authorization"] == format!("Bearer {TOKEN}")));
+}
+
+/// A token that looks like nothing in particular is still redacted by its
+/// exact value.
+#[test]
+fn a_token_of_any_shape_is_redacted_by_its_exact_value() {
+    let mut w = World::new();
+    let token = "plain-test-credential-0042";
+    w.env.set_env("GITHUB_TOKEN", token);
+    w.gh.stub(
+        &pr_path(9),
+        Reply::status(
+            403,
+            r#"{"message":"forbidden: you sent {authorization}","documentation_url":"https://docs.github.com/rest"}"#,
+        ),
+    );
+    for args in [vec!["--json"], vec![]] {
+        let mut all = vec!["pr", "9", "--repo", "acme/widgets"];
+        all.extend(args);
+        let run = w.verify(&all).code(4);
+        let out = run.stdout.clone() + &run.stderr;
+        assert!(!out.contains(token), "token leaked: {out}");
+        assert!(out.contains("you sent Bearer [REDACTED:token]"), "{out}");
+    }
+}

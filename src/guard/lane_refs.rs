@@ -62,9 +62,11 @@ fn stamp_of(_meta: &Metadata) -> Option<Stamp> {
     None
 }
 
-/// What one path looks like now: `Ok(None)` absent, `Err` when unknowable.
+/// What one path looks like now: `Ok(None)` absent, `Err` when unknowable
+/// (a symbolic link is: what it points to is not what was stat'ed).
 fn stat(path: &Path) -> Result<Option<Stamp>, ()> {
     match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(()),
         Ok(meta) => stamp_of(&meta).map(Some).ok_or(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(_) => Err(()),
@@ -233,13 +235,18 @@ fn scan_entries(common: &Path) -> Option<Vec<Entry>> {
         };
         for item in read {
             let item = item.ok()?;
-            if !item.file_type().ok()?.is_dir() {
+            let kind = item.file_type().ok()?;
+            if kind.is_symlink() {
+                // A linked ref or directory: its changes are elsewhere.
+                return None;
+            }
+            if !kind.is_dir() {
                 continue;
             }
             let name = item.file_name();
             let name = name.to_str()?;
             let rel = format!("{dir}/{name}");
-            if let Some(Some(s)) = record(&rel) {
+            if let Some(s) = record(&rel)? {
                 if s.is_dir {
                     dirs.push(rel);
                 }

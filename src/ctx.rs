@@ -31,6 +31,20 @@ impl Ctx {
         })
     }
 
+    /// Like [`Ctx::open`], ignoring a configured remote that does not exist
+    /// (for read-only commands, which then show local records only).
+    pub fn open_without_remote(cwd: &Path, as_flag: Option<String>, offline: bool) -> Result<Ctx> {
+        let store = Store::open(cwd)?;
+        let mut settings = Settings::load_for_guards(&store);
+        settings.remote = None;
+        Ok(Ctx {
+            store,
+            settings,
+            as_flag,
+            offline,
+        })
+    }
+
     /// Who is acting, if known.
     pub fn actor_opt(&self) -> Result<Option<String>> {
         config::identity(&self.store, self.as_flag.as_deref(), || {

@@ -24,7 +24,12 @@ impl Demo<'_> {
     /// Run a command in `dir` (relative to the demo root), show it and its output.
     fn run(&mut self, dir: &str, program: &str, args: &[&str], expect: i32) -> Result<String> {
         let cwd = self.root.join(dir);
-        let shown = format!("{program} {}", args.join(" "));
+        // Quoted as a shell needs it, so a narrated line can be pasted as shown.
+        let shown = std::iter::once(program)
+            .chain(args.iter().copied())
+            .map(shell_quote)
+            .collect::<Vec<_>>()
+            .join(" ");
         let _ = writeln!(self.log, "[{dir}]$ {shown}");
         let mut cmd = if program == "git-swarm" {
             Command::new(self.exe)
@@ -73,13 +78,29 @@ impl Demo<'_> {
                 self.root.display()
             )));
         }
+        let mut argv = vec![program.to_string()];
+        argv.extend(args.iter().map(|a| a.to_string()));
         self.steps
-            .push(serde_json::json!({ "dir": dir, "command": shown, "exit": code }));
+            .push(serde_json::json!({ "dir": dir, "command": shown, "args": argv, "exit": code }));
         Ok(stdout)
     }
 
     fn swarm(&mut self, dir: &str, args: &[&str]) -> Result<String> {
         self.run(dir, "git-swarm", args, 0)
+    }
+}
+
+/// `arg` as a POSIX shell reads it back: bare when it holds only characters
+/// no shell treats specially, else in single quotes (a `'` inside becomes `'\''`).
+pub fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
     }
 }
 
@@ -107,7 +128,10 @@ pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Output> {
     } else {
         None
     };
-    let mut text = format!("demo complete: {} steps ran as expected\n", steps.len());
+    let mut text = format!(
+        "demo complete: {} ran as expected\n",
+        crate::output::count(steps.len(), "step", "steps")
+    );
     if let Some(k) = &kept {
         text.push_str(&format!("the repositories are kept in {k}\n"));
     }
@@ -374,4 +398,19 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     d.say("Names are checked before anything is written");
     d.run("bob", "git-swarm", &["plan", "new", "Bad/Name"], 2)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn quoting_keeps_plain_words_and_quotes_the_rest() {
+        assert_eq!(shell_quote("plan"), "plan");
+        assert_eq!(shell_quote("HEAD:refs/heads/main"), "HEAD:refs/heads/main");
+        assert_eq!(shell_quote("Online shop"), "'Online shop'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
 }

@@ -307,6 +307,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
     ),
     ("NOT_A_REPO", Class::Env, "not inside a git repository"),
     (
+        "BARE_REPO",
+        Class::Env,
+        "a command that writes ran in a bare repository (reading commands work there)",
+    ),
+    (
         "GIT_FAILED",
         Class::Env,
         "git (or the object database) failed",
@@ -360,7 +365,7 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "GITHUB_BAD_RESPONSE",
         Class::Env,
-        "verify: GitHub's answer was unusable (malformed JSON, missing head SHA, endless pages)",
+        "verify: GitHub's answer was unusable (malformed JSON, a field the verdict reads of the wrong type, named in the message, a head SHA that is not one, endless pages)",
     ),
     // lanes, reports and guards
     (

@@ -255,7 +255,10 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
             let event = Event::new(
                 "archived",
                 actor,
-                format!("gc: archive {} {kind} record(s)", chunk.len()),
+                format!(
+                    "gc: archive {} {kind}",
+                    crate::output::count(chunk.len(), "record", "records")
+                ),
             );
             prev = Some(store.commit(this_tree, &parents, &event)?);
         }

@@ -14,15 +14,39 @@ pub const BEGIN: &str =
     "# >>> git-swarm >>> (managed by `git swarm init`; keep your own lines outside this block)";
 pub const END: &str = "# <<< git-swarm <<<";
 
+/// Shell lines that stop the hook, failing closed (exit 4, as a guard that
+/// cannot run), when the `git-swarm` binary is not on PATH: without them git
+/// says only "'swarm' is not a git command" on every commit.
+pub fn binary_check(hook: &str) -> String {
+    format!(
+        r#"if ! command -v git-swarm >/dev/null 2>&1; then
+    echo "error[GUARD_ERROR]: the git-swarm {hook} hook cannot run: the git-swarm binary is not on PATH, so the guards fail closed" >&2
+    echo "hint: install it (cargo install --locked --path <your git-swarm checkout>) and put its directory (e.g. ~/.cargo/bin) on PATH" >&2
+    echo "hint: to stop using the guards here, delete the git-swarm lines from $0" >&2
+    exit 4
+fi"#
+    )
+}
+
+/// The standalone shim shipped in `hooks/<hook>` (a test keeps those files
+/// equal to this).
+pub fn shim(hook: &str) -> String {
+    format!(
+        "#!/bin/sh\n# git-swarm guard shim: all logic lives in `git swarm hook {hook}`.\n{}\nexec git swarm hook {hook} \"$@\"\n",
+        binary_check(hook)
+    )
+}
+
 /// The shell lines of our block for one hook.
 fn block(hook: &str) -> String {
+    let check = binary_check(hook);
     let body = match hook {
         // pre-push reads the ref list on stdin: keep a copy so that the
         // user's own lines after our block can read it too.
         "pre-push" => "swarm_in=$(mktemp) || exit 1\ncat >\"$swarm_in\"\ngit swarm hook pre-push \"$@\" <\"$swarm_in\"\nswarm_rc=$?\nexec <\"$swarm_in\"\nrm -f \"$swarm_in\"\n[ \"$swarm_rc\" -eq 0 ] || exit \"$swarm_rc\"".to_string(),
         _ => format!("git swarm hook {hook} \"$@\" || exit $?"),
     };
-    format!("{BEGIN}\n{body}\n{END}\n")
+    format!("{BEGIN}\n{check}\n{body}\n{END}\n")
 }
 
 /// Insert or refresh our block in an existing hook's text.
@@ -200,10 +224,11 @@ pub fn init(
     no_protect: bool,
 ) -> Result<Output> {
     if ctx.store.workdir().is_none() {
-        return Err(Error::usage(
-            "USAGE",
-            "git swarm init needs a working tree (not a bare repository)",
-        ));
+        return Err(Error::env(
+            "BARE_REPO",
+            "this is a bare repository: git swarm init needs a working tree",
+        )
+        .hint("run it in a clone (`git clone <this repository>`)"));
     }
     let mut actions = Vec::new();
     if let Some(r) = remote_flag {
@@ -252,6 +277,27 @@ pub fn init(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_shipped_shims_are_the_generated_ones() {
+        for hook in HOOKS {
+            let path = format!("{}/hooks/{hook}", env!("CARGO_MANIFEST_DIR"));
+            let shipped = std::fs::read_to_string(&path).unwrap();
+            assert_eq!(shipped, shim(hook), "{path} differs from init::shim");
+        }
+    }
+
+    #[test]
+    fn an_old_block_is_upgraded_in_place() {
+        let old = format!(
+            "#!/bin/sh\n{BEGIN}\ngit swarm hook pre-commit \"$@\" || exit $?\n{END}\necho mine\n"
+        );
+        let new = merge_hook(Some(&old), "pre-commit");
+        assert!(new.contains("command -v git-swarm"), "{new}");
+        assert!(new.ends_with("echo mine\n"));
+        assert_eq!(new.matches(BEGIN).count(), 1);
+        assert_eq!(merge_hook(Some(&new), "pre-commit"), new);
+    }
 
     #[test]
     fn merge_is_idempotent_and_keeps_user_lines() {

@@ -934,7 +934,8 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<Output> {
     }
     if removed > 0 {
         text.push_str(&format!(
-            "({removed} removed lane(s) not shown: `git swarm lane list --all`)\n"
+            "({} not shown: `git swarm lane list --all`)\n",
+            crate::output::count(removed, "removed lane", "removed lanes")
         ));
     }
     Ok(record::report_unreadable(
@@ -1205,9 +1206,12 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Ou
             return Err(Error::check(
                 "LANE_UNMERGED",
                 format!(
-                    "branch {} of lane '{feature}' has {} commit(s) not merged into {}",
+                    "branch {} of lane '{feature}' has {} not merged into {}",
                     st.branch,
-                    st.ahead.map_or("some".to_string(), |a| a.to_string()),
+                    st.ahead
+                        .map_or("commits".to_string(), |a| crate::output::count(
+                            a as usize, "commit", "commits"
+                        )),
                     st.base
                 ),
             )

@@ -175,6 +175,10 @@ pub enum Op {
     Push {
         refspecs: Vec<String>,
     },
+    /// Replace the ordered succession (leader only; epoch unchanged).
+    Succession {
+        succession: Vec<String>,
+    },
 }
 
 impl Op {
@@ -186,6 +190,7 @@ impl Op {
             Op::Takeover { .. } => "lead-takeover",
             Op::Release => "lead-released",
             Op::Push { .. } => "lead-act",
+            Op::Succession { .. } => "lead-succession",
         }
     }
     fn name(&self) -> &'static str {
@@ -196,6 +201,7 @@ impl Op {
             Op::Takeover { .. } => "takeover",
             Op::Release => "release",
             Op::Push { .. } => "push",
+            Op::Succession { .. } => "succession",
         }
     }
     /// Contests for leadership: a lost CAS means another contender won.
@@ -440,6 +446,45 @@ fn decide(ctx: &Ctx, state: &State, actor: &str, op: &Op, now: Timestamp) -> Res
                 "you lead plan {plan} at epoch {}; lease until {}\n",
                 rec.epoch,
                 rec.lease_until.as_deref().unwrap_or("-")
+            );
+            Ok(Step::Write {
+                record: Box::new(rec),
+                event,
+                text,
+            })
+        }
+        Op::Succession { succession } => {
+            let mut rec = require_leader(store, state, actor)?.clone();
+            if &rec.succession == succession {
+                // Nothing to change; also how a re-run after an interrupted
+                // publish completes (the local ref catches up).
+                return Ok(Step::Done(format!(
+                    "the succession of plan {plan} is already {} (epoch {}): nothing to change\n",
+                    succession.join(", "),
+                    rec.epoch
+                )));
+            }
+            let before = if rec.succession.is_empty() {
+                "-".to_string()
+            } else {
+                rec.succession.join(",")
+            };
+            rec.succession = succession.clone();
+            rec.updated_at = stamp;
+            let event = Event::new(
+                op.event_kind(),
+                actor,
+                format!(
+                    "lead {plan}: {actor} set the succession to {}",
+                    succession.join(",")
+                ),
+            )
+            .epoch(rec.epoch)
+            .trailer("Swarm-Previous-Succession", before);
+            let text = format!(
+                "succession of plan {plan} is now {} (epoch {} unchanged)\n",
+                succession.join(", "),
+                rec.epoch
             );
             Ok(Step::Write {
                 record: Box::new(rec),
@@ -735,7 +780,11 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Output> {
                 let mut json = record_json(&record, Some(commit));
                 json["event"] = serde_json::json!(event.kind);
                 json["published"] = serde_json::json!(remote.is_some());
-                return Ok(Output::new(json, text));
+                let mut out = Output::new(json, text);
+                if let Some(w) = succession_warning(&op, &actor, plan) {
+                    out = out.warn(w);
+                }
+                return Ok(out);
             }
             Published::Rejected(lines) => {
                 // Who moved it? Re-read the arbiter.
@@ -770,6 +819,22 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Output> {
         }
     }
     Err(push_rejected(plan, &last_rejection))
+}
+
+/// A claim or succession edit whose list leaves out the leader: legal (the
+/// leader need not succeed themselves), but a takeover back by them would be
+/// refused, which is rarely what was meant.
+fn succession_warning(op: &Op, actor: &str, plan: &str) -> Option<String> {
+    let list = match op {
+        Op::Claim { succession, .. } | Op::Succession { succession } => succession,
+        _ => return None,
+    };
+    (!list.iter().any(|s| s == actor)).then(|| {
+        format!(
+            "the succession of plan '{plan}' ({}) does not name you ({actor}): once your lease lapses you cannot take the plan back with `lead takeover`",
+            list.join(", ")
+        )
+    })
 }
 
 /// A previous run already published what this one would: catch the local
@@ -880,6 +945,25 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
             lease_for(ctx, lease.as_deref())?;
         }
         Op::Release => {}
+        Op::Succession { succession } => {
+            if succession.is_empty() {
+                return Err(
+                    Error::usage("USAGE", "a succession names at least one address")
+                        .hint("e.g. `git swarm lead succession --plan <P> alice,bob`"),
+                );
+            }
+            let mut seen = std::collections::BTreeSet::new();
+            for a in succession {
+                names::validate_address(a)?;
+                if !seen.insert(a) {
+                    return Err(Error::usage(
+                        "USAGE",
+                        format!("'{a}' appears twice in the succession"),
+                    )
+                    .hint("name each address once, in the order they should take over"));
+                }
+            }
+        }
         Op::Push { refspecs } => {
             if ctx.remote().is_none() {
                 return Err(Error::usage(
@@ -981,6 +1065,60 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Output> {
     ));
     json["mirror"] = mirror_note(ctx, remote, &refname, &mut text)?;
     Ok(Output::new(json, text))
+}
+
+/// `lead log`: the leader record's journal, newest first — who did what at
+/// which epoch, and who led after each entry. Read from the newer of the
+/// local and the published record (fetched first unless `--offline`), or
+/// from the gc archive.
+pub fn log(ctx: &Ctx, plan: &str) -> Result<Output> {
+    names::validate_name("plan", plan)?;
+    let refname = lead_ref(plan);
+    fetch(ctx, &[&refname])?;
+    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let Some(base) = tip.base else {
+        fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
+        require_plan(ctx, plan)?;
+        return Ok(Output::new(
+            serde_json::json!({ "plan": plan, "exists": false, "entries": [] }),
+            format!("plan {plan}: nobody has claimed it (no {refname})\n"),
+        ));
+    };
+    let entries = ctx.store.journal(base, None)?;
+    let mut rows = Vec::new();
+    let mut text = String::new();
+    for e in &entries {
+        let id = ObjectId::from_hex(e.commit.as_bytes())
+            .map_err(|err| Error::gix("bad commit id in the lead journal", err))?;
+        let rec = read_at(&ctx.store, plan, id)?;
+        let epoch = e.epoch.unwrap_or(rec.epoch);
+        let leader = rec.current_leader().map(str::to_string);
+        text.push_str(&format!(
+            "{} {} epoch {:<3} {:<16} {:<12} leader {:<12} {}\n",
+            &e.commit[..12],
+            e.time,
+            epoch,
+            e.event,
+            e.actor,
+            leader.as_deref().unwrap_or("-"),
+            e.summary
+        ));
+        let mut row = serde_json::to_value(e).expect("a journal entry serialises");
+        row["epoch"] = serde_json::json!(epoch);
+        row["leader"] = serde_json::json!(leader);
+        row["succession"] = serde_json::json!(rec.succession);
+        rows.push(row);
+    }
+    Ok(Output::new(
+        serde_json::json!({
+            "plan": plan,
+            "exists": true,
+            "commit": base.to_string(),
+            "published": tip.online && tip.remote == Some(base),
+            "entries": rows,
+        }),
+        text,
+    ))
 }
 
 /// The read-only views' footer: how old the mirror is, and `sync` when it

@@ -6,6 +6,7 @@
 //! `src/main.rs` and `src/cli/` parse arguments and render [`output::Output`].
 
 pub mod clock;
+pub mod complete;
 pub mod config;
 pub mod ctx;
 pub mod demo;

@@ -5,6 +5,15 @@ mod cli;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("__complete") {
+        let words = match args.get(1).map(String::as_str) {
+            Some("--") => &args[2..],
+            _ => &args[1..],
+        };
+        cli::emit(&mut std::io::stdout().lock(), &cli::misc::complete(words));
+        return ExitCode::SUCCESS;
+    }
     let wants_json = std::env::args().any(|a| a == "--json");
     let parsed = match cli::parse() {
         Ok(c) => c,
@@ -16,6 +25,18 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayVersion
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
+                if e.kind() == ErrorKind::DisplayVersion && wants_json {
+                    let doc = serde_json::json!({
+                        "name": env!("CARGO_PKG_NAME"),
+                        "version": env!("CARGO_PKG_VERSION"),
+                    });
+                    let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
+                    cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
+                    return ExitCode::SUCCESS;
+                }
+                if e.kind() == ErrorKind::DisplayHelp && open_man_page() {
+                    return ExitCode::SUCCESS;
+                }
                 let _ = e.print();
                 let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
                     2
@@ -77,6 +98,51 @@ fn main() -> ExitCode {
             ExitCode::from(err.exit_code())
         }
     }
+}
+
+/// `git-swarm … --help` (not `-h`), like git's own `--help`: show the
+/// command's man page when one is installed and stdout is a terminal
+/// (`GIT_SWARM_HELP=man` forces the attempt, `=text` prevents it). Returns
+/// false, so that the text help is printed, when no page could be shown.
+/// (`git swarm --help` never gets here: git turns it into `man git-swarm`.)
+fn open_man_page() -> bool {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut words = Vec::new();
+    let mut long_help = false;
+    let mut skip = false;
+    for a in &args {
+        if skip {
+            skip = false;
+        } else if a == "--" {
+            break;
+        } else if a == "--help" {
+            long_help = true;
+        } else if a == "--as" {
+            skip = true;
+        } else if !a.starts_with('-') {
+            words.push(a.clone());
+        }
+    }
+    let wanted = match std::env::var("GIT_SWARM_HELP").ok().as_deref() {
+        Some("text") => false,
+        Some("man") => true,
+        _ => std::io::IsTerminal::is_terminal(&std::io::stdout()),
+    };
+    if !long_help || !wanted {
+        return false;
+    }
+    let page = cli::misc::page_for(&words);
+    let found = std::process::Command::new("man")
+        .args(["-w", &page])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    found
+        && std::process::Command::new("man")
+            .arg(&page)
+            .status()
+            .is_ok_and(|s| s.success())
 }
 
 fn report_error(err: &git_swarm::error::Error, json: bool) {

@@ -45,22 +45,95 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
     if is_valid_name(name) {
         return Ok(());
     }
-    Err(Error::usage(
+    let mut err = Error::usage(
         "NAME_INVALID",
         format!("'{}' is not a valid {kind} name", name.escape_debug()),
-    )
-    .hint("names use lowercase letters, digits, '.', '_' and '-', start with a letter or digit, are at most 63 characters, and contain no '..' nor end in '.lock' or '.'"))
+    );
+    if let Some(s) = sanitize(name) {
+        err = err.hint(format!("did you mean '{s}'?"));
+    }
+    Err(err.hint("names use lowercase letters, digits, '.', '_' and '-', start with a letter or digit, are at most 63 characters, and contain no '..' nor end in '.lock' or '.'"))
+}
+
+/// The nearest valid name: lower case, any other character a '-', no
+/// '..', trimmed at both ends, at most 63 characters. None when nothing
+/// usable is left (e.g. only punctuation).
+pub fn sanitize(name: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in name.trim().chars() {
+        let c = c.to_ascii_lowercase();
+        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
+            c
+        } else {
+            '-'
+        };
+        // Collapse runs of separators that would make '..' or '--' noise.
+        if (c == '-' && out.ends_with('-')) || (c == '.' && out.ends_with('.')) {
+            continue;
+        }
+        out.push(c);
+    }
+    let mut s = out
+        .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string();
+    s.truncate(63);
+    loop {
+        let before = s.len();
+        if let Some(stripped) = s.strip_suffix(".lock") {
+            s = stripped.to_string();
+        }
+        s = s.trim_end_matches(['.', '-', '_']).to_string();
+        if s.len() == before {
+            break;
+        }
+    }
+    is_valid_name(&s).then_some(s)
+}
+
+/// The nearest valid address: any other character a '-' (case is kept:
+/// addresses may have capitals), trimmed, at most 64 characters.
+pub fn sanitize_address(addr: &str) -> Option<String> {
+    let mut out = String::new();
+    for c in addr.trim().chars() {
+        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-') {
+            c
+        } else {
+            '-'
+        };
+        if (c == '-' && out.ends_with('-')) || (c == '.' && out.ends_with('.')) {
+            continue;
+        }
+        out.push(c);
+    }
+    let mut s = out
+        .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
+        .to_string();
+    s.truncate(64);
+    loop {
+        let before = s.len();
+        if let Some(stripped) = s.strip_suffix(".lock") {
+            s = stripped.to_string();
+        }
+        s = s.trim_end_matches(['.', '-']).to_string();
+        if s.len() == before {
+            break;
+        }
+    }
+    is_valid_address(&s).then_some(s)
 }
 
 pub fn validate_address(addr: &str) -> Result<()> {
     if is_valid_address(addr) {
         return Ok(());
     }
-    Err(Error::usage(
+    let mut err = Error::usage(
         "NAME_INVALID",
         format!("'{}' is not a valid address", addr.escape_debug()),
-    )
-    .hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, are at most 64 characters, and contain no '..' nor end in '.lock' or '.' (they end packet ids, which are git ref names; e.g. claude@work1)"))
+    );
+    if let Some(s) = sanitize_address(addr) {
+        err = err.hint(format!("did you mean '{s}'?"));
+    }
+    Err(err.hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, are at most 64 characters, and contain no '..' nor end in '.lock' or '.' (they end packet ids, which are git ref names; e.g. claude@work1)"))
 }
 
 #[cfg(test)]
@@ -87,6 +160,22 @@ mod tests {
         ] {
             assert!(!is_valid_name(bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn sanitized_names_are_valid_and_lower_case() {
+        assert_eq!(sanitize("Auth").as_deref(), Some("auth"));
+        assert_eq!(sanitize("My Plan!").as_deref(), Some("my-plan"));
+        assert_eq!(sanitize("a..b.lock").as_deref(), Some("a.b"));
+        assert_eq!(sanitize("--x--").as_deref(), Some("x"));
+        assert_eq!(sanitize("!!!"), None);
+        assert_eq!(sanitize(&"Y".repeat(80)).map(|s| s.len()), Some(63));
+        assert_eq!(
+            sanitize_address("claude work1").as_deref(),
+            Some("claude-work1")
+        );
+        assert_eq!(sanitize_address("@Bob").as_deref(), Some("Bob"));
+        assert_eq!(sanitize_address("***"), None);
     }
 
     #[test]

@@ -32,3 +32,18 @@ impl Output {
         self
     }
 }
+
+/// "1 lane", "2 lanes", "0 lanes": a count with the noun in the right number.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn counts_agree_in_number() {
+        assert_eq!(super::count(1, "lane", "lanes"), "1 lane");
+        assert_eq!(super::count(2, "lane", "lanes"), "2 lanes");
+        assert_eq!(super::count(0, "ref", "refs"), "0 refs");
+    }
+}

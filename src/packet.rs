@@ -402,17 +402,18 @@ fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<St
     Ok(None)
 }
 
+/// An id is taken when any plan's packet (local, last fetched, or archived)
+/// already has it: commands name packets by id alone, so an id must be unique
+/// across plans, not just within one (two handoffs in one second by one
+/// author to two plans would otherwise make the id ambiguous).
 fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
     if ctx.store.ref_target(refname)?.is_some() {
         return Ok(true);
     }
-    if let Some(remote) = ctx.remote() {
-        return Ok(ctx
-            .store
-            .ref_target(&sync::mirror_ref(remote, refname))?
-            .is_some());
-    }
-    Ok(false)
+    let id = refname.rsplit('/').next().unwrap_or(refname);
+    Ok(known_refs(ctx, ctx.remote(), PREFIX, true)?
+        .iter()
+        .any(|r| r.rsplit('/').next() == Some(id)))
 }
 
 fn handoff_note(p: &Packet) -> serde_json::Value {
@@ -706,6 +707,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     if let Some(path) = &input.export {
         text.push_str(&format!("  exported to {} (mode 0600)\n", path.display()));
     }
+    let mut warnings = Vec::new();
     if !packet.pushed {
         // A successor elsewhere checks out the branch by name, so what
         // matters is the branch on the remote at this head.
@@ -716,7 +718,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
             (_, None) => "there is no remote: only a successor working in this repository can take this over".to_string(),
             (None, Some(_)) => "the detached head is not on the remote: push it to a branch so that a successor on another machine can reach it".to_string(),
         };
-        text.push_str(&format!("  warning: {warning}\n"));
+        warnings.push(warning);
     }
     text.push_str(&format!(
         "a successor takes over with: git swarm accept {}\n",
@@ -726,7 +728,10 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
     json["ref"] = serde_json::json!(refname);
     json["resumed"] = serde_json::json!(resumed.is_some());
     json["published"] = serde_json::json!(ctx.remote().is_some());
-    Ok(Output::new(json, text))
+    json["warnings"] = serde_json::json!(warnings);
+    let mut out = Output::new(json, text);
+    out.warnings = warnings;
+    Ok(out)
 }
 
 /// The lane record to publish in the same push as the packet, so that a
@@ -1589,6 +1594,63 @@ struct Row {
 }
 
 /// `git swarm packets [--plan P] [--open]`
+/// A packet nobody has accepted yet, as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenPacket {
+    pub id: String,
+    pub plan: String,
+    pub author: String,
+    pub reason: String,
+    pub created_at: String,
+    pub branch: Option<String>,
+}
+
+/// Every open (neither accepted nor withdrawn) live packet known here —
+/// local refs and the mirror as last fetched, without fetching (`status`
+/// only reads) — oldest first, and the packets that could not be read.
+pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<record::Unreadable>)> {
+    let remote = ctx.settings.remote.as_deref();
+    let mut out = Vec::new();
+    let mut unreadable = Vec::new();
+    for refname in known_refs(ctx, remote, PREFIX, false)? {
+        let tip = sync::tip(&ctx.store, remote, &refname)?;
+        let Some(base) = tip.base else { continue };
+        // Most live packets are accepted: tell by the tree, not by parsing.
+        let closed = ctx
+            .store
+            .tree_has(base, ACCEPTANCE_FILE)
+            .and_then(|a| Ok(a || ctx.store.tree_has(base, WITHDRAWAL_FILE)?));
+        let read = closed.and_then(|closed| {
+            if closed {
+                Ok(None)
+            } else {
+                read_version(&ctx.store, base, &refname).map(Some)
+            }
+        });
+        let (p, acc) = match read {
+            Ok(Some(v)) => v,
+            Ok(None) => continue,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(record::Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
+        if acc.is_none() {
+            out.push(OpenPacket {
+                id: p.id,
+                plan: p.plan,
+                author: p.author,
+                reason: p.reason,
+                created_at: p.created_at,
+                branch: p.branch,
+            });
+        }
+    }
+    out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    Ok((out, unreadable))
+}
+
 pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Output> {
     let prefix = match plan_filter {
         Some(p) => {

@@ -897,6 +897,56 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<Output> {
     Ok(Output::new(out, format!("plan {name}: closed\n")))
 }
 
+/// `plan reopen`: the inverse of `plan close` (status: active again), journalled
+/// as `plan-reopened`. A plan that gc archived gets its live ref back, its
+/// new version continuing the archived history.
+pub fn reopen(ctx: &Ctx, name: &str) -> Result<Output> {
+    let plan = require(&ctx.store, name)?;
+    let actor = ctx.actor()?;
+    if plan.record.status != "closed" {
+        let out =
+            serde_json::json!({ "plan": name, "changed": false, "status": plan.record.status });
+        return Ok(Output::new(
+            out,
+            format!(
+                "plan {name} is not closed ({}): nothing to reopen\n",
+                plan.record.status
+            ),
+        ));
+    }
+    let mut record = plan.record.clone();
+    record.status = default_status();
+    record.updated_at = rfc3339(ctx.store.clock.now());
+    let files = files(&record, plan.text.as_deref())?;
+    let event = Event::new("plan-reopened", &actor, format!("plan {name}: reopened"));
+    let refname = plan_ref(name);
+    // Live: move it by CAS. Archived by gc: no live ref, so it must not
+    // exist yet, and the new version's parent is the archived tip.
+    let live = ctx.store.ref_target(&refname)?;
+    let tree = ctx.store.write_tree(&files)?;
+    let id = ctx.store.commit(tree, &[plan.head.commit], &event)?;
+    ctx.store
+        .cas(&refname, live, Some(id), &actor, &event.summary)?;
+    let out = serde_json::json!({
+        "plan": name,
+        "changed": true,
+        "status": record.status,
+        "commit": id.to_string(),
+        "unarchived": live.is_none(),
+    });
+    Ok(Output::new(
+        out,
+        format!(
+            "plan {name}: reopened{}\n",
+            if live.is_none() {
+                " (restored from the gc archive)"
+            } else {
+                ""
+            }
+        ),
+    ))
+}
+
 /// The plan's local head, and the head to build on: the local one, unless
 /// it is missing or behind the remote's published one (never dropping
 /// unpublished local saves). Part of [`journal`]; `accept` checks contracts

@@ -23,6 +23,8 @@ pub struct PlanStatus {
     pub epoch: Option<u64>,
     pub lease_until: Option<String>,
     pub lanes: Vec<LaneStatus>,
+    /// Handoff packets of this plan that nobody has accepted yet.
+    pub open_packets: Vec<crate::packet::OpenPacket>,
     pub children: Vec<PlanStatus>,
 }
 
@@ -32,6 +34,8 @@ pub struct LaneStatus {
     pub owner: Option<String>,
     pub branch: Option<String>,
     pub state: Option<String>,
+    /// The lane's last report when it is `blocked` (someone must act).
+    pub blocked: Option<crate::lane::LastReport>,
 }
 
 /// Every record under `prefix` known here, local or in the mirror, each at
@@ -73,6 +77,7 @@ pub fn collect(
     store: &Store,
     remote: Option<&str>,
     only: Option<&str>,
+    mut packets: Vec<crate::packet::OpenPacket>,
 ) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
     let mut unreadable = Vec::new();
     let mut plans: Vec<Plan> = Vec::new();
@@ -115,6 +120,7 @@ pub fn collect(
                 owner: Some(lane.record.owner),
                 branch: Some(lane.record.branch),
                 state: Some(lane.record.state),
+                blocked: lane.record.last_report.filter(|r| r.kind == "blocked"),
             });
     }
     // Leader records that exist here or on the remote, listed once: a plan
@@ -161,6 +167,11 @@ pub fn collect(
                 epoch: lead.as_ref().map(|l| l.epoch),
                 lease_until: lead.as_ref().and_then(|l| l.lease_until.clone()),
                 lanes: lanes_by_plan.remove(&p.record.plan).unwrap_or_default(),
+                open_packets: {
+                    let (mine, rest) = packets.into_iter().partition(|k| k.plan == p.record.plan);
+                    packets = rest;
+                    mine
+                },
                 children: Vec::new(),
             },
         );
@@ -216,6 +227,21 @@ fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
     None
 }
 
+/// Titles longer than this are cut (with '…') in the human view, so one
+/// plan stays one line; `--json` and `plan show` have the whole title.
+pub const TITLE_WIDTH: usize = 48;
+
+/// `text` cut to `width` characters, ending in '…' when cut.
+pub fn cut(text: &str, width: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= width {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
 fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
     for n in nodes {
         let pad = "  ".repeat(indent);
@@ -226,7 +252,9 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
         };
         out.push_str(&format!(
             "{pad}{} [{}] — {} — {lead}\n",
-            n.plan, n.status, n.title
+            n.plan,
+            n.status,
+            cut(&n.title, TITLE_WIDTH)
         ));
         for lane in &n.lanes {
             out.push_str(&format!(
@@ -239,6 +267,27 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default()
             ));
+            if let Some(r) = &lane.blocked {
+                out.push_str(&format!(
+                    "{pad}    {} (reported by {} at {})\n",
+                    cut(&r.text, 72),
+                    r.by,
+                    r.at
+                ));
+            }
+        }
+        for p in &n.open_packets {
+            out.push_str(&format!(
+                "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
+                p.id,
+                p.reason,
+                p.author,
+                p.branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default(),
+                p.id
+            ));
         }
         render(&n.children, indent + 1, out);
     }
@@ -247,7 +296,9 @@ fn render(nodes: &[PlanStatus], indent: usize, out: &mut String) {
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
-    let (roots, unreadable) = collect(&ctx.store, remote, only)?;
+    let (packets, unreadable_packets) = crate::packet::open_packets(ctx)?;
+    let (roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    unreadable.extend(unreadable_packets);
     if let Some(p) = only {
         if roots.is_empty() {
             plan::require(&ctx.store, p)?;
@@ -258,6 +309,22 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<Output> {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render(&roots, 0, &mut text);
+    let (mut open, mut blocked) = (0, 0);
+    fn tally(nodes: &[PlanStatus], open: &mut usize, blocked: &mut usize) {
+        for n in nodes {
+            *open += n.open_packets.len();
+            *blocked += n.lanes.iter().filter(|l| l.blocked.is_some()).count();
+            tally(&n.children, open, blocked);
+        }
+    }
+    tally(&roots, &mut open, &mut blocked);
+    if open + blocked > 0 {
+        text.push_str(&format!(
+            "needs attention: {}, {}\n",
+            crate::output::count(open, "open packet", "open packets"),
+            crate::output::count(blocked, "blocked lane", "blocked lanes")
+        ));
+    }
     let mirror = remote
         .map(|r| {
             crate::sync::MirrorView::read(

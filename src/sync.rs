@@ -563,8 +563,8 @@ pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<Sy
         }
         crate::failpoint::point("sync:reconciled");
         progress(&format!(
-            "publishing {} ref(s) to {remote} in one atomic push…",
-            updates.len()
+            "publishing {} to {remote} in one atomic push…",
+            crate::output::count(updates.len(), "ref", "refs")
         ));
         report.pushes += 1;
         match publish(store, remote, &updates, &[])? {

@@ -85,8 +85,8 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
     if let Some(range) = a.range.as_deref() {
         let (findings, range) = guard::check_range(&ctx, range)?;
         let text = format!(
-            "ok: {} commit(s) in {}..{} pass {}\n",
-            range.commits,
+            "ok: {} in {}..{} pass {}\n",
+            git_swarm::output::count(range.commits, "commit", "commits"),
             range.base,
             range.head,
             findings.guards.join(", ")

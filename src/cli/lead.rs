@@ -70,6 +70,21 @@ pub enum LeadCmd {
         #[arg(long, value_name = "P")]
         plan: String,
     },
+    /// Replace the ordered succession (leader only; epoch unchanged; published at once).
+    Succession {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// The new succession, in order, comma-separated.
+        #[arg(value_name = "A,B", value_delimiter = ',', required = true)]
+        succession: Vec<String>,
+    },
+    /// Print the leader record's journal, newest first (epochs, events, actors).
+    Log {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
     /// Show the leader record.
     Status {
         /// The plan.
@@ -139,6 +154,10 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
             },
         ),
         LeadCmd::Release { plan } => lead::run(&ctx, &plan, Op::Release),
+        LeadCmd::Succession { plan, succession } => {
+            lead::run(&ctx, &plan, Op::Succession { succession })
+        }
+        LeadCmd::Log { plan } => lead::log(&ctx, &plan),
         LeadCmd::Status { plan } => lead::status(&ctx, &plan),
         LeadCmd::Check { plan } => lead::check(&ctx, &plan),
         LeadCmd::Push { plan, refspecs } => lead::run(&ctx, &plan, Op::Push { refspecs }),

@@ -56,13 +56,17 @@ pub struct GcArgs {
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
-    /// bash, zsh, fish, elvish or powershell.
+    /// bash, zsh, fish, elvish or powershell (bash also completes plan, lane and packet names).
     pub shell: clap_complete::Shell,
 }
 
 #[derive(Debug, Args)]
 pub struct ManArgs {
-    /// Install git-swarm.1 under ~/.local/share/man/man1 (or --dir) instead of printing it.
+    /// Print the page of this command instead (e.g. `plan`, `lead claim`).
+    #[arg(value_name = "COMMAND", conflicts_with = "install")]
+    pub command: Vec<String>,
+    /// Install every page (git-swarm.1, git-swarm-plan.1, git-swarm-plan-new.1, …)
+    /// under ~/.local/share/man/man1 (or --dir) instead of printing one.
     #[arg(long)]
     pub install: bool,
     /// Directory to install into (a man1 directory).
@@ -135,8 +139,12 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
             "archived"
         };
         text.push_str(&format!(
-            "{verb} {} {kind} record(s) into refs/swarm/archive/{kind}\n",
-            names.len()
+            "{verb} {} into refs/swarm/archive/{kind}\n",
+            git_swarm::output::count(
+                names.len(),
+                &format!("{kind} record"),
+                &format!("{kind} records")
+            )
         ));
     }
     text.push_str(&format!(
@@ -144,6 +152,88 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
         report.live_before, report.live_after
     ));
     Ok(Output::new(&report, text))
+}
+
+/// Which names a command line wants at its cursor, if any: `--plan`/`--parent`
+/// values and plan positionals want plans, `--lane` and lane positionals
+/// lanes, `packet show` / `accept` packets.
+pub fn completion_kind(words: &[String]) -> Option<git_swarm::complete::Kind> {
+    use git_swarm::complete::Kind;
+    let (cur_index, _) = words.iter().enumerate().next_back()?;
+    let prev = cur_index.checked_sub(1).map(|i| words[i].as_str());
+    match prev {
+        Some("--plan") | Some("--parent") => return Some(Kind::Plans),
+        Some("--lane") => return Some(Kind::Lanes),
+        _ => {}
+    }
+    if words[cur_index].starts_with('-') {
+        return None;
+    }
+    // The subcommand path, and how many positionals precede the cursor.
+    let cmd = Cli::command();
+    let mut node = &cmd;
+    let mut path: Vec<&str> = Vec::new();
+    let mut positionals = 0;
+    let mut skip = false;
+    for w in &words[..cur_index] {
+        if skip {
+            skip = false;
+            continue;
+        }
+        if let Some(flag) = w.strip_prefix("--") {
+            // A long option that takes a value consumes the next word.
+            let takes_value = node
+                .get_arguments()
+                .chain(cmd.get_arguments())
+                .find(|a| a.get_long() == Some(flag))
+                .is_some_and(|a| a.get_action().takes_values());
+            skip = takes_value;
+            continue;
+        }
+        if w.starts_with('-') {
+            continue;
+        }
+        match node.find_subcommand(w) {
+            Some(sub) if positionals == 0 => {
+                path.push(sub.get_name());
+                node = sub;
+            }
+            _ => positionals += 1,
+        }
+    }
+    match (path.as_slice(), positionals) {
+        (["plan", "show" | "log" | "close" | "reopen" | "save" | "checkout"], 0) => {
+            Some(Kind::Plans)
+        }
+        (["lane", "rm"], 0) | (["verify", "lane"], 0) => Some(Kind::Lanes),
+        (["packet", "show"], 0) | (["accept"], 0) => Some(Kind::Packets),
+        (["report"], 1) if words.get(cur_index - 1).map(String::as_str) == Some("handoff") => {
+            Some(Kind::Packets)
+        }
+        _ => None,
+    }
+}
+
+/// `git swarm __complete -- <words…>` (handled before clap parses, so it
+/// appears in no help, man page or completion list): the words after
+/// `git swarm` up to the cursor, the last being completed. Never fails (a
+/// completion must not print errors into the prompt); prints nothing when
+/// no names fit.
+pub fn complete(words: &[String]) -> String {
+    let names = completion_kind(words)
+        .and_then(|kind| {
+            let cwd = std::env::current_dir().ok()?;
+            let ctx = git_swarm::ctx::Ctx::open_without_remote(&cwd, None, true).ok()?;
+            let remote = ctx.store.config("swarm.remote").or_else(|| {
+                ctx.store
+                    .config("remote.origin.url")
+                    .map(|_| "origin".to_string())
+            });
+            let prefix = words.last().map(String::as_str).unwrap_or("");
+            git_swarm::complete::names(&ctx.store, remote.as_deref(), kind, prefix).ok()
+        })
+        .unwrap_or_default();
+    names.iter().map(|n| format!("{n}\n")).collect()
 }
 
 pub fn completions(a: CompletionsArgs) -> Result<Output> {
@@ -156,11 +246,23 @@ pub fn completions(a: CompletionsArgs) -> Result<Output> {
         // bridge git's own call for `git swarm <TAB>` (`_git_swarm`).
         clap_complete::generate(a.shell, &mut cmd, "git_swarm", &mut buf);
         let generated = String::from_utf8_lossy(&buf)
-            .replace("_git_swarm() {", "__git_swarm_clap() {")
+            .replace("_git_swarm() {", "__git_swarm_static() {")
             .replace("complete -F _git_swarm ", "complete -F __git_swarm_clap ")
             .replace(" git_swarm\n", " git-swarm\n");
         format!(
             r#"{generated}
+# Plan, lane and packet names come from the repository: ask git-swarm
+# (`git-swarm __complete <words>`), else complete statically.
+__git_swarm_clap() {{
+    local -a names
+    names=($(git-swarm __complete -- "${{COMP_WORDS[@]:1:COMP_CWORD}}" 2>/dev/null))
+    if [ ${{#names[@]}} -gt 0 ]; then
+        COMPREPLY=("${{names[@]}}")
+        return 0
+    fi
+    __git_swarm_static "$@"
+}}
+
 # `git swarm <TAB>`: git's completion calls _git_swarm with the words after `git`.
 _git_swarm() {{
     local -a COMP_WORDS=("git_swarm" "${{COMP_WORDS[@]:2}}")
@@ -179,15 +281,71 @@ _git_swarm() {{
     ))
 }
 
+/// The command tree as the man pages name it: `git-swarm`, with each
+/// subcommand's display name `git-swarm-<sub>[-<subsub>]`.
+fn man_command() -> clap::Command {
+    let mut cmd = Cli::command()
+        .name("git-swarm")
+        .bin_name("git swarm")
+        .disable_help_subcommand(true);
+    cmd.build();
+    cmd
+}
+
+/// One page per command and subcommand, parents first: (file name, roff).
+pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>> {
+    fn walk(cmd: &clap::Command, out: &mut Vec<(String, Vec<u8>)>) -> Result<()> {
+        let man = clap_mangen::Man::new(cmd.clone())
+            .source(format!("git-swarm {}", env!("CARGO_PKG_VERSION")));
+        let mut buf = Vec::new();
+        man.render(&mut buf)
+            .map_err(|e| Error::env("IO_FAILED", format!("cannot render the man page: {e}")))?;
+        out.push((man.get_filename(), buf));
+        for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+            walk(sub, out)?;
+        }
+        Ok(())
+    }
+    let mut out = Vec::new();
+    walk(&man_command(), &mut out)?;
+    Ok(out)
+}
+
+/// The page name for a command path: `[]` → git-swarm, `[lead, claim]` →
+/// git-swarm-lead-claim. Words that are not subcommands end the path.
+pub fn page_for(words: &[String]) -> String {
+    let mut cmd = man_command();
+    let mut name = "git-swarm".to_string();
+    for w in words {
+        let Some(sub) = cmd.find_subcommand(w).cloned() else {
+            break;
+        };
+        name = format!("{name}-{}", sub.get_name());
+        cmd = sub;
+    }
+    name
+}
+
 pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
-    let cmd = Cli::command().name("git-swarm").bin_name("git swarm");
-    let mut buf = Vec::new();
-    clap_mangen::Man::new(cmd)
-        .render(&mut buf)
-        .map_err(|e| Error::env("IO_FAILED", format!("cannot render the man page: {e}")))?;
+    let pages = man_pages()?;
     if !a.install {
-        let text = String::from_utf8_lossy(&buf).into_owned();
-        return Ok(Output::new(serde_json::json!({ "page": text }), text));
+        let wanted = format!("{}.1", page_for(&a.command));
+        if wanted == "git-swarm.1" && !a.command.is_empty() {
+            return Err(Error::usage(
+                "USAGE",
+                format!("'{}' is not a git swarm command", a.command.join(" ")),
+            )
+            .hint("see `git swarm -h` for the commands"));
+        }
+        let (_, buf) = pages
+            .iter()
+            .find(|(name, _)| *name == wanted)
+            .expect("every command path has a page");
+        let text = String::from_utf8_lossy(buf).into_owned();
+        return Ok(Output::new(
+            serde_json::json!({ "name": wanted, "page": text }),
+            text,
+        ));
     }
     let dir = match a.dir {
         Some(d) => d,
@@ -199,15 +357,20 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
         }
     };
     std::fs::create_dir_all(&dir).map_err(|e| git_swarm::plan::io_error(&dir, e))?;
-    let path = dir.join("git-swarm.1");
-    std::fs::write(&path, &buf).map_err(|e| git_swarm::plan::io_error(&path, e))?;
+    let mut installed = Vec::new();
+    for (name, buf) in &pages {
+        let path = dir.join(name);
+        std::fs::write(&path, buf).map_err(|e| git_swarm::plan::io_error(&path, e))?;
+        installed.push(path.display().to_string());
+    }
     let text = format!(
-        "installed {}\n`git swarm --help` and `git help swarm` now show it if {} is on your MANPATH\n",
-        path.display(),
+        "installed {} in {} (git-swarm.1, git-swarm-plan.1, git-swarm-lead-claim.1, …)\n`git swarm --help`, `git help swarm` and `man git-swarm-plan` now work if {} is on your MANPATH\n",
+        git_swarm::output::count(installed.len(), "man page", "man pages"),
+        dir.display(),
         dir.parent().unwrap_or(&dir).display()
     );
     Ok(Output::new(
-        serde_json::json!({ "installed": path.display().to_string() }),
+        serde_json::json!({ "dir": dir.display().to_string(), "installed": installed }),
         text,
     ))
 }

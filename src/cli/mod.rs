@@ -43,7 +43,7 @@ pub struct Cli {
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
     Init(misc::InitArgs),
-    /// Show plans as a tree with their leaders and active lanes (local plus the last fetched mirror; unreadable records are named, with a warning; exit 0).
+    /// Show plans as a tree with their leaders, active lanes, blocked reports and open packets (local plus the last fetched mirror; unreadable records are named, with a warning; exit 0).
     Status(misc::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
     Demo(misc::DemoArgs),
@@ -80,8 +80,47 @@ pub enum Command {
     Verify(verify::VerifyCmd),
     /// Print a shell completion script.
     Completions(misc::CompletionsArgs),
-    /// Print (or install) the man page, so `git help swarm` works.
+    /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+}
+
+/// What a command does to the repository, which decides what it needs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Only reads records: works in a bare repository, and a `swarm.remote`
+    /// naming no remote is a warning (local records are shown), not an error.
+    Read,
+    /// Writes records, worktrees or files: needs a working tree (a bare
+    /// repository is `BARE_REPO`) and a remote that exists.
+    Write,
+    /// Reads records and talks to the remote (`verify`, `lead check`): the
+    /// remote must exist; a bare repository is fine.
+    Remote,
+}
+
+impl Command {
+    pub fn access(&self) -> Access {
+        match self {
+            Command::Status(_)
+            | Command::Packets(_)
+            | Command::Packet(handoff::PacketCmd::Show { .. }) => Access::Read,
+            Command::Plan(
+                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
+            ) => Access::Read,
+            Command::Lane(lane::LaneCmd::List { .. }) => Access::Read,
+            Command::Lead(lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. }) => Access::Read,
+            Command::Lead(lead::LeadCmd::Check { .. }) => Access::Remote,
+            Command::Verify(_) => Access::Remote,
+            Command::Demo(_)
+            | Command::Hook(_)
+            | Command::Check(_)
+            | Command::Completions(_)
+            | Command::Man(_) => Access::Read,
+            // Anything not listed above writes: the safe default for a new
+            // command (it refuses a bare repository and a missing remote).
+            _ => Access::Write,
+        }
+    }
 }
 
 /// Global options every command sees.
@@ -89,6 +128,7 @@ pub struct Global {
     pub json: bool,
     pub as_: Option<String>,
     pub offline: bool,
+    pub access: Access,
 }
 
 impl Global {
@@ -104,8 +144,35 @@ impl Global {
                 format!("cannot read the current directory: {e}"),
             )
         })?;
-        Ctx::open(&cwd, self.as_.clone(), self.offline, remote)
+        let ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
+            // A mistyped swarm.remote must not hide the local records.
+            Err(e) if e.code == "REMOTE_MISSING" && self.access == Access::Read => {
+                let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
+                eprintln!(
+                    "warning: {}; showing this repository's records only (nothing fetched or published)",
+                    e.message
+                );
+                for h in &e.hints {
+                    eprintln!("hint: {h}");
+                }
+                ctx
+            }
+            other => other?,
+        };
+        if self.access == Access::Write && ctx.store.workdir().is_none() {
+            return Err(bare_repo());
+        }
+        Ok(ctx)
     }
+}
+
+/// A writing command run in a bare repository (as `init` refuses one).
+pub fn bare_repo() -> Error {
+    Error::env(
+        "BARE_REPO",
+        "this is a bare repository: git swarm writes plans, lanes and packets only from a working tree",
+    )
+    .hint("run it in a clone (`git clone <this repository>`); reading works here: `git swarm status`, `plan list`, `packets`, `lane list`")
 }
 
 /// Parse the command line. Help and errors say `git swarm …`, as users type
@@ -122,6 +189,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
+        access: cli.command.access(),
     };
     match cli.command {
         Command::Init(a) => misc::init(&g, a),

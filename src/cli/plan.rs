@@ -69,6 +69,8 @@ pub enum PlanCmd {
         #[arg(long)]
         force: bool,
     },
+    /// Reopen a closed plan (the inverse of close; also brings back a plan gc archived).
+    Reopen { plan: String },
 }
 
 pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
@@ -120,5 +122,6 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
         }
         PlanCmd::Log { plan: name } => plan::log(&ctx, &name),
         PlanCmd::Close { plan: name, force } => plan::close(&ctx, &name, force),
+        PlanCmd::Reopen { plan: name } => plan::reopen(&ctx, &name),
     }
 }

@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use git_swarm::error::{Error, Result};
-use git_swarm::github::rest::{token_from_env, RestClient, DEFAULT_API_URL};
+use git_swarm::github::client::RepoId;
+use git_swarm::github::rest::{token_for, DiskCache, Endpoint, RestClient};
 use git_swarm::github::verdict::Require;
 use git_swarm::github::verify::{self, Report, Request, Target, Timing};
 use git_swarm::output::Output;
@@ -38,7 +39,7 @@ pub enum VerifyCmd {
     },
 }
 
-const AFTER_HELP: &str = "Verdicts: merged (GitHub says merged and the merge commit is on the remote's base branch), merged-unconfirmed, ready, pending, blocked, conflicting, closed.\nExit: 0 a verdict was derived (and --require holds), 1 --require does not hold (or --wait timed out), 2 bad input, 4 GitHub or git failed: never a verdict.\nEnvironment: GITHUB_API_URL, GITHUB_TOKEN / GH_TOKEN (else `gh auth token`).";
+const AFTER_HELP: &str = "Verdicts: merged (GitHub says merged and the merge commit is on the remote's base branch), merged-unconfirmed, ready, pending, blocked, conflicting, closed.\nExit: 0 a verdict was derived (and --require holds), 1 --require does not hold (or --wait timed out), 2 bad input, 4 GitHub or git failed: never a verdict.\nEnvironment: GITHUB_API_URL (default: https://api.github.com, or https://HOST/api/v3 for a GitHub Enterprise remote or GH_HOST), GITHUB_TOKEN / GH_TOKEN for github.com, GH_ENTERPRISE_TOKEN / GITHUB_ENTERPRISE_TOKEN for Enterprise hosts (else `gh auth token`).";
 
 #[derive(Debug, Args)]
 pub struct VerifyOpts {
@@ -106,16 +107,34 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
     let mut report = Stderr {
         tty: std::io::stderr().is_terminal(),
     };
-    let api_url = std::env::var("GITHUB_API_URL")
-        .ok()
-        .filter(|v| !v.trim().is_empty())
-        .unwrap_or_else(|| DEFAULT_API_URL.to_string());
-    let token = token_from_env(&api_url);
+    // The host the repository lives on: a PR URL's, else the remote's.
+    let pr_host = match &target {
+        Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),
+        _ => None,
+    };
+    let remote_host = ctx.settings.remote.as_deref().and_then(|remote| {
+        ctx.store
+            .config(&format!("remote.{remote}.url"))
+            .and_then(|url| RepoId::host_of_url(&url))
+    });
+    let endpoint = Endpoint::resolve(pr_host.or(remote_host).as_deref());
+    let token = token_for(&endpoint);
     let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
         .ok()
         .and_then(|v| v.trim().parse().ok())
         .unwrap_or(DEFAULT_HTTP_TIMEOUT_MS);
-    let mut client = RestClient::new(&api_url, token, Duration::from_millis(http_timeout))?;
+    let mut client = RestClient::new(
+        &endpoint.api_url,
+        token,
+        Duration::from_millis(http_timeout),
+    )?
+    .with_disk_cache(DiskCache::new(
+        ctx.store
+            .common_dir()
+            .join("swarm")
+            .join("cache")
+            .join("github"),
+    ));
     let req = Request {
         target,
         repo,
@@ -123,5 +142,7 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         wait: opts.wait,
         timeout,
     };
-    verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)
+    let mut out = verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)?;
+    out.json["api"] = client.base().into();
+    Ok(out)
 }

@@ -5,7 +5,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::model::{CheckRun, CombinedStatus, IssueComment, PullRequest, Review};
+use super::model::{CheckRun, CombinedStatus, IssueComment, PullRequest, RequiredChecks, Review};
 use crate::error::{Error, Result};
 
 /// The REST endpoints of SPEC §7. Every method fails closed: an HTTP error,
@@ -24,6 +24,11 @@ pub trait GitHub {
     fn reviews(&mut self, repo: &RepoId, number: u64) -> Result<Vec<Review>>;
     /// `GET /repos/{o}/{r}/issues/{n}/comments`, every page.
     fn comments(&mut self, repo: &RepoId, number: u64) -> Result<Vec<IssueComment>>;
+    /// The checks `branch` requires: `GET /repos/{o}/{r}/branches/{branch}/
+    /// protection/required_status_checks` and `GET /repos/{o}/{r}/rules/
+    /// branches/{branch}`; a 403/404 that is not "not protected" marks them
+    /// unreadable instead of failing.
+    fn required_checks(&mut self, repo: &RepoId, branch: &str) -> Result<RequiredChecks>;
     /// What the requests so far cost and what the server asked of us.
     fn stats(&self) -> Stats;
     /// Until when rate-limit waits (`retry-after`, `x-ratelimit-reset`) may
@@ -85,6 +90,37 @@ impl RepoId {
             owner: owner.to_string(),
             name: name.to_string(),
         })
+    }
+
+    /// The host a remote or PR URL names (`https://HOST[:port]/…` keeps its
+    /// port; ssh and scp-like URLs name the web host without their ssh
+    /// port). `None` for local paths and `file://`.
+    pub fn host_of_url(url: &str) -> Option<String> {
+        let url = url.trim();
+        let host = if let Some((scheme, rest)) = url.split_once("://") {
+            let scheme = scheme.to_ascii_lowercase();
+            if scheme == "file" {
+                return None;
+            }
+            let authority = rest.split('/').next()?;
+            let host = authority.rsplit('@').next()?;
+            if scheme == "http" || scheme == "https" {
+                host.to_string()
+            } else {
+                host.split(':').next()?.to_string()
+            }
+        } else {
+            let colon = url.find(':')?;
+            if url[..colon].contains('/') || colon == 0 {
+                return None;
+            }
+            url[..colon].rsplit('@').next()?.to_string()
+        };
+        let ok = !host.is_empty()
+            && host.bytes().all(|b| {
+                b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b':' | b'[' | b']')
+            });
+        ok.then(|| host.to_ascii_lowercase())
     }
 
     /// OWNER/NAME from a remote URL: `https://host/o/r(.git)`,
@@ -200,6 +236,29 @@ mod tests {
             "",
         ] {
             assert_eq!(RepoId::from_remote_url(url), None, "{url}");
+        }
+    }
+
+    #[test]
+    fn remote_urls_name_their_web_host() {
+        for (url, host) in [
+            ("https://github.com/acme/widgets.git", Some("github.com")),
+            (
+                "https://tok@GHE.example.com:8443/a/b",
+                Some("ghe.example.com:8443"),
+            ),
+            (
+                "git@ghe.example.com:acme/widgets.git",
+                Some("ghe.example.com"),
+            ),
+            (
+                "ssh://git@ghe.example.com:2222/acme/widgets",
+                Some("ghe.example.com"),
+            ),
+            ("/srv/git/acme/widgets.git", None),
+            ("file:///srv/git/w.git", None),
+        ] {
+            assert_eq!(RepoId::host_of_url(url).as_deref(), host, "{url}");
         }
     }
 

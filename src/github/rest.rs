@@ -25,7 +25,10 @@ use octocrab::Octocrab;
 use serde::de::DeserializeOwned;
 
 use super::client::{GitHub, RepoId, Stats};
-use super::model::{CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review};
+use super::model::{
+    BranchRule, CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, RequiredChecks,
+    RequiredStatusChecks, Review,
+};
 use crate::error::{Error, Result};
 use crate::secret;
 
@@ -41,6 +44,8 @@ const MAX_RATE_WAITS: usize = 5;
 pub enum TokenSource {
     GithubToken,
     GhToken,
+    GhEnterpriseToken,
+    GithubEnterpriseToken,
     GhCli,
 }
 
@@ -61,30 +66,109 @@ impl TokenSource {
         match self {
             TokenSource::GithubToken => "GITHUB_TOKEN",
             TokenSource::GhToken => "GH_TOKEN",
+            TokenSource::GhEnterpriseToken => "GH_ENTERPRISE_TOKEN",
+            TokenSource::GithubEnterpriseToken => "GITHUB_ENTERPRISE_TOKEN",
             TokenSource::GhCli => "`gh auth token`",
         }
     }
 }
 
-/// `GITHUB_TOKEN`, else `GH_TOKEN`, else `gh auth token` (for the API's
-/// host), else none.
-pub fn token_from_env(api_url: &str) -> Option<Token> {
-    for (var, source) in [
-        ("GITHUB_TOKEN", TokenSource::GithubToken),
-        ("GH_TOKEN", TokenSource::GhToken),
-    ] {
-        if let Ok(v) = std::env::var(var) {
-            let v = v.trim().to_string();
-            if !v.is_empty() {
-                return Some(Token { secret: v, source });
-            }
+/// Which API to ask, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Endpoint {
+    /// The API base URL, e.g. `https://api.github.com` or `https://HOST/api/v3`.
+    pub api_url: String,
+    /// The web host the tokens are for (`github.com`, or the Enterprise host).
+    pub host: String,
+    /// `GITHUB_API_URL` was set: the user named the API themselves.
+    pub explicit: bool,
+}
+
+fn env_nonempty(var: &str) -> Option<String> {
+    std::env::var(var)
+        .ok()
+        .map(|v| v.trim().to_string())
+        .filter(|v| !v.is_empty())
+}
+
+/// Is `host` github.com itself (tokens GITHUB_TOKEN / GH_TOKEN) rather than
+/// an Enterprise Server host (GH_ENTERPRISE_TOKEN / GITHUB_ENTERPRISE_TOKEN)?
+pub fn is_dotcom(host: &str) -> bool {
+    let host = host.split(':').next().unwrap_or(host).to_ascii_lowercase();
+    host == "github.com" || host == "api.github.com" || host == "www.github.com"
+}
+
+impl Endpoint {
+    /// The way `gh` users expect: `GITHUB_API_URL` if set; else the host
+    /// the repository names (its PR URL or its remote's URL), else `GH_HOST`,
+    /// else github.com. github.com is asked at `https://api.github.com`, any
+    /// other host at `https://HOST/api/v3` (GitHub Enterprise Server).
+    /// `GIT_SWARM_TEST_API_SCHEME=http` (tests only) asks an inferred
+    /// Enterprise host over plain http, so a local server can stand in.
+    pub fn resolve(repo_host: Option<&str>) -> Endpoint {
+        if let Some(url) = env_nonempty("GITHUB_API_URL") {
+            let url = url.trim_end_matches('/').to_string();
+            let host = api_host(&url).unwrap_or_else(|| "github.com".into());
+            return Endpoint {
+                api_url: url,
+                host,
+                explicit: true,
+            };
+        }
+        let host = repo_host
+            .map(str::to_string)
+            .or_else(|| env_nonempty("GH_HOST"))
+            .unwrap_or_else(|| "github.com".to_string());
+        if is_dotcom(&host) {
+            return Endpoint {
+                api_url: DEFAULT_API_URL.to_string(),
+                host: "github.com".into(),
+                explicit: false,
+            };
+        }
+        let scheme = match env_nonempty("GIT_SWARM_TEST_API_SCHEME").as_deref() {
+            Some("http") => "http",
+            _ => "https",
+        };
+        Endpoint {
+            api_url: format!("{scheme}://{host}/api/v3"),
+            host,
+            explicit: false,
         }
     }
-    let host = api_host(api_url);
+}
+
+/// The token for `endpoint`, following gh's rules so a token only ever goes
+/// to the host it is for:
+/// - github.com: `GITHUB_TOKEN`, else `GH_TOKEN`;
+/// - an Enterprise host: `GH_ENTERPRISE_TOKEN`, else `GITHUB_ENTERPRISE_TOKEN`;
+///   `GITHUB_TOKEN` / `GH_TOKEN` only when `GITHUB_API_URL` names that host
+///   explicitly (as GitHub Actions on Enterprise Server sets both);
+/// - else `gh auth token` for that host; else none.
+pub fn token_for(endpoint: &Endpoint) -> Option<Token> {
+    let dotcom = is_dotcom(&endpoint.host);
+    let mut vars: Vec<(&str, TokenSource)> = Vec::new();
+    if !dotcom {
+        vars.push(("GH_ENTERPRISE_TOKEN", TokenSource::GhEnterpriseToken));
+        vars.push((
+            "GITHUB_ENTERPRISE_TOKEN",
+            TokenSource::GithubEnterpriseToken,
+        ));
+    }
+    if dotcom || endpoint.explicit {
+        vars.push(("GITHUB_TOKEN", TokenSource::GithubToken));
+        vars.push(("GH_TOKEN", TokenSource::GhToken));
+    }
+    for (var, source) in vars {
+        if let Some(secret) = env_nonempty(var) {
+            return Some(Token { secret, source });
+        }
+    }
     let mut cmd = std::process::Command::new("gh");
     cmd.args(["auth", "token"]);
-    if let Some(host) = host.filter(|h| h != "github.com") {
-        cmd.args(["--hostname", &host]);
+    if !dotcom {
+        let host = endpoint.host.split(':').next().unwrap_or(&endpoint.host);
+        cmd.args(["--hostname", host]);
     }
     let out = cmd
         .stdin(std::process::Stdio::null())
@@ -101,11 +185,21 @@ pub fn token_from_env(api_url: &str) -> Option<Token> {
     })
 }
 
-/// The web host of an API URL (`api.github.com` → `github.com`).
+/// Compatibility: the token for an explicit API URL.
+pub fn token_from_env(api_url: &str) -> Option<Token> {
+    token_for(&Endpoint {
+        api_url: api_url.to_string(),
+        host: api_host(api_url).unwrap_or_else(|| "github.com".into()),
+        explicit: true,
+    })
+}
+
+/// The web host of an API URL (`api.github.com` → `github.com`), with its
+/// port if it has one.
 fn api_host(api_url: &str) -> Option<String> {
     let rest = api_url.split_once("://")?.1;
     let authority = rest.split('/').next()?;
-    let host = authority.rsplit('@').next()?.split(':').next()?;
+    let host = authority.rsplit('@').next()?;
     Some(if host == "api.github.com" {
         "github.com".to_string()
     } else {
@@ -114,10 +208,108 @@ fn api_host(api_url: &str) -> Option<String> {
 }
 
 /// One conditional-request cache entry: the answer we can reuse on a 304.
+/// On disk as JSON: the full URL it answers (checked on read, so a hash
+/// collision is a miss), the ETag, the next-page link and the body. Never
+/// a header we sent, so never the token.
+#[derive(Clone, serde::Serialize, serde::Deserialize)]
 struct Cached {
+    url: String,
     etag: String,
     body: String,
     next: Option<String>,
+}
+
+/// Entries kept on disk at most; the least recently written go first.
+const DISK_CACHE_ENTRIES: usize = 512;
+/// Bodies larger than this are not written to disk.
+const DISK_CACHE_MAX_BODY: usize = 4 << 20;
+
+/// The ETag cache that outlives one run: one file per URL under `dir`
+/// (`<git-common-dir>/swarm/cache/github/`), named by the SHA-256 of the
+/// URL, written atomically (a temporary file renamed into place). A torn,
+/// foreign or unreadable entry is a miss; failing to write is not an error.
+pub struct DiskCache {
+    dir: std::path::PathBuf,
+}
+
+impl DiskCache {
+    pub fn new(dir: std::path::PathBuf) -> DiskCache {
+        DiskCache { dir }
+    }
+
+    fn file(&self, url: &str) -> std::path::PathBuf {
+        use sha2::Digest;
+        let hash = sha2::Sha256::digest(url.as_bytes());
+        let hex: String = hash.iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{hex}.json"))
+    }
+
+    fn load(&self, url: &str) -> Option<Cached> {
+        let text = std::fs::read_to_string(self.file(url)).ok()?;
+        let entry: Cached = serde_json::from_str(&text).ok()?;
+        (entry.url == url && !entry.etag.is_empty()).then_some(entry)
+    }
+
+    fn store(&self, entry: &Cached) {
+        if entry.body.len() > DISK_CACHE_MAX_BODY {
+            return;
+        }
+        let _ = self.try_store(entry);
+        self.prune();
+    }
+
+    fn try_store(&self, entry: &Cached) -> std::io::Result<()> {
+        use std::io::Write;
+        std::fs::create_dir_all(&self.dir)?;
+        let target = self.file(&entry.url);
+        let nanos = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let tmp = self
+            .dir
+            .join(format!(".tmp-{}-{nanos}", std::process::id()));
+        let result = (|| {
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(&serde_json::to_vec(entry).map_err(std::io::Error::other)?)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &target)
+        })();
+        if result.is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+        result
+    }
+
+    /// Keep at most [`DISK_CACHE_ENTRIES`] entries (oldest written go), and
+    /// drop temporary files a crashed run left behind.
+    fn prune(&self) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let mut entries = Vec::new();
+        for e in dir.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            let modified = e.metadata().and_then(|m| m.modified()).ok();
+            if name.starts_with(".tmp-") {
+                let stale = modified
+                    .and_then(|m| m.elapsed().ok())
+                    .is_some_and(|age| age > Duration::from_secs(3600));
+                if stale {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            } else if name.ends_with(".json") {
+                entries.push((modified.unwrap_or(UNIX_EPOCH), e.path()));
+            }
+        }
+        if entries.len() > DISK_CACHE_ENTRIES {
+            entries.sort();
+            let excess = entries.len() - DISK_CACHE_ENTRIES;
+            for (_, path) in entries.into_iter().take(excess) {
+                let _ = std::fs::remove_file(path);
+            }
+        }
+    }
 }
 
 struct Answer {
@@ -168,6 +360,7 @@ pub struct RestClient {
     base: String,
     timeout: Duration,
     cache: HashMap<String, Cached>,
+    disk: Option<DiskCache>,
     stats: Stats,
     deadline: Option<Instant>,
     authenticated: bool,
@@ -251,17 +444,39 @@ impl RestClient {
             base,
             timeout,
             cache: HashMap::new(),
+            disk: None,
             stats: Stats::default(),
             deadline: None,
             authenticated,
         })
     }
 
+    /// Keep ETags and bodies across runs in `cache` (see [`DiskCache`]).
+    pub fn with_disk_cache(mut self, cache: DiskCache) -> RestClient {
+        self.disk = Some(cache);
+        self
+    }
+
+    /// The API base URL this client asks (no trailing '/').
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The cached answer for `path`: this run's, else the disk's.
+    fn cached(&mut self, path: &str) -> Option<&Cached> {
+        if !self.cache.contains_key(path) {
+            let url = format!("{}{path}", self.base);
+            let entry = self.disk.as_ref().and_then(|d| d.load(&url))?;
+            self.cache.insert(path.to_string(), entry);
+        }
+        self.cache.get(path)
+    }
+
     /// One HTTP GET of `path` (relative to the base), with `If-None-Match`
     /// when we hold an ETag for it. Returns status, headers and body.
     fn send(&mut self, path: &str) -> Result<(u16, HeaderMap, String)> {
         let mut headers = HeaderMap::new();
-        if let Some(cached) = self.cache.get(path) {
+        if let Some(cached) = self.cached(path) {
             if let Ok(v) = http::HeaderValue::from_str(&cached.etag) {
                 headers.insert(http::header::IF_NONE_MATCH, v);
             }
@@ -320,15 +535,23 @@ impl RestClient {
                 let next = next_link(&headers)
                     .map(|link| self.relative(&link, path))
                     .transpose()?;
-                if let Some(etag) = header(&headers, "etag") {
-                    self.cache.insert(
-                        path.to_string(),
-                        Cached {
-                            etag,
-                            body: body.clone(),
-                            next: next.clone(),
-                        },
-                    );
+                if let Some(etag) = header(&headers, "etag").filter(|e| !e.is_empty()) {
+                    let entry = Cached {
+                        url: format!("{}{path}", self.base),
+                        etag,
+                        body: body.clone(),
+                        next: next.clone(),
+                    };
+                    // An answer that echoes the token never goes to disk.
+                    let echoed = self
+                        .redactor
+                        .known
+                        .iter()
+                        .any(|k| body.contains(k.as_str()));
+                    if let (Some(disk), false) = (&self.disk, echoed) {
+                        disk.store(&entry);
+                    }
+                    self.cache.insert(path.to_string(), entry);
                 }
                 return Ok(Answer { body, next });
             }
@@ -357,7 +580,11 @@ impl RestClient {
                         wait.as_secs()
                     ),
                 )
-                .hint("set GITHUB_TOKEN (authenticated requests get a larger budget), or retry with --wait and a --timeout past the reset")
+                .hint(if self.authenticated {
+                    "your token's budget is spent: retry after the reset, or with --wait and a --timeout past the reset"
+                } else {
+                    "set GITHUB_TOKEN (authenticated requests get a larger budget), or retry with --wait and a --timeout past the reset"
+                })
                 .with_detail(serde_json::json!({"status": status, "reset": reset, "requests": self.stats.requests})));
             }
             let message = serde_json::from_str::<serde_json::Value>(&body)
@@ -419,7 +646,7 @@ impl RestClient {
         let mut value: serde_json::Value = serde_json::from_str(body)
             .map_err(|e| self.bad_response(path, &format!("malformed JSON ({e})")))?;
         self.redactor.json(&mut value);
-        serde_json::from_value(value)
+        super::model::parse_value(value)
             .map_err(|e| self.bad_response(path, &format!("unexpected JSON ({e})")))
     }
 
@@ -428,6 +655,38 @@ impl RestClient {
     /// by [`Self::parse`]).
     fn shield<T>(&self, result: Result<T>) -> Result<T> {
         result.map_err(|e| self.redactor.error(e))
+    }
+
+    fn read_required_checks(&mut self, repo: &RepoId, branch: &str) -> Result<RequiredChecks> {
+        let branch = encode_path_segment(branch);
+        let mut out = RequiredChecks::default();
+        let path = format!("/repos/{repo}/branches/{branch}/protection/required_status_checks");
+        match self.get(&path) {
+            Ok(a) => {
+                let r: RequiredStatusChecks = self.parse(&path, &a.body)?;
+                out.contexts.extend(r.contexts.unwrap_or_default());
+                out.contexts.extend(
+                    r.checks
+                        .unwrap_or_default()
+                        .into_iter()
+                        .filter_map(|c| c.context),
+                );
+            }
+            Err(e) if is_status(&e, 404) && not_protected(&e) => {}
+            Err(e) if is_status(&e, 403) || is_status(&e, 404) => out.unreadable = true,
+            Err(e) => return Err(e),
+        }
+        let path = format!("/repos/{repo}/rules/branches/{branch}?per_page=100");
+        match self.all_pages(path, |c, path, body| c.parse::<Vec<BranchRule>>(path, body)) {
+            Ok(rules) => out
+                .contexts
+                .extend(rules.iter().flat_map(BranchRule::required_contexts)),
+            Err(e) if is_status(&e, 403) || is_status(&e, 404) => out.unreadable = true,
+            Err(e) => return Err(e),
+        }
+        out.contexts.sort();
+        out.contexts.dedup();
+        Ok(out)
     }
 
     /// A `Link` URL as a path relative to our base; links elsewhere are refused.
@@ -460,6 +719,30 @@ impl RestClient {
         }
         Ok(out)
     }
+}
+
+fn is_status(e: &Error, status: u16) -> bool {
+    e.code == "GITHUB_API" && e.detail.as_ref().is_some_and(|d| d["status"] == status)
+}
+
+/// GitHub's 404s for a branch without (status-check) protection, as opposed
+/// to a 404 that hides what the token may not see.
+fn not_protected(e: &Error) -> bool {
+    e.message.contains("Branch not protected")
+        || e.message.contains("Required status checks not enabled")
+}
+
+/// A branch name as one URL path segment (its '/' kept, as GitHub takes it).
+fn encode_path_segment(s: &str) -> String {
+    let mut out = String::new();
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
 }
 
 fn header(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -578,6 +861,11 @@ impl GitHub for RestClient {
         self.shield(result)
     }
 
+    fn required_checks(&mut self, repo: &RepoId, branch: &str) -> Result<RequiredChecks> {
+        let result = self.read_required_checks(repo, branch);
+        self.shield(result)
+    }
+
     fn stats(&self) -> Stats {
         self.stats.clone()
     }
@@ -614,7 +902,7 @@ mod tests {
         );
         assert_eq!(
             api_host("https://ghe.example:8443/api/v3").as_deref(),
-            Some("ghe.example")
+            Some("ghe.example:8443")
         );
     }
 

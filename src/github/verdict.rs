@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::model::{
     CheckConclusion, CheckRun, CheckStatus, CombinedStatus, CommitStatus, IssueComment,
-    MergeableState, PrState, PullRequest, Review, ReviewState, StatusState,
+    MergeableState, PrState, PullRequest, RequiredChecks, Review, ReviewState, StatusState,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -99,6 +99,8 @@ pub struct OpenFacts {
     pub check_runs: Vec<CheckRun>,
     pub reviews: Vec<Review>,
     pub comments: Vec<IssueComment>,
+    /// What the base branch requires (possibly unreadable).
+    pub required: RequiredChecks,
 }
 
 /// Is the API's merge commit on the remote's base branch?
@@ -156,7 +158,7 @@ pub struct Checks {
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Hold {
-    pub id: Option<u64>,
+    pub id: Option<i64>,
     pub author: Option<String>,
     pub created_at: Option<String>,
     /// The comment's first line.
@@ -198,14 +200,14 @@ fn ts(s: &Option<String>) -> Option<Timestamp> {
 
 /// Latest first is decided by time, then id. A run without a start time
 /// was just queued, so it counts as the newest.
-fn run_key(run: &CheckRun) -> (Timestamp, u64) {
+fn run_key(run: &CheckRun) -> (Timestamp, i64) {
     let t = ts(&run.started_at)
         .or_else(|| ts(&run.completed_at))
         .unwrap_or(Timestamp::MAX);
     (t, run.id.unwrap_or(0))
 }
 
-fn status_key(st: &CommitStatus) -> (Timestamp, u64) {
+fn status_key(st: &CommitStatus) -> (Timestamp, i64) {
     let t = ts(&st.updated_at)
         .or_else(|| ts(&st.created_at))
         .unwrap_or(Timestamp::MAX);
@@ -256,8 +258,14 @@ fn status_result(st: &CommitStatus) -> (&'static str, String) {
 }
 
 /// Checks on exactly `head_sha`: the latest check run per name (re-runs
-/// supersede) and the latest status per context.
-pub fn evaluate_checks(head_sha: &str, runs: &[CheckRun], status: &CombinedStatus) -> Checks {
+/// supersede) and the latest status per context; a required check that has
+/// not reported on `head_sha` is pending (kind `required`, state `expected`).
+pub fn evaluate_checks(
+    head_sha: &str,
+    runs: &[CheckRun],
+    status: &CombinedStatus,
+    required: &[String],
+) -> Checks {
     let mut latest_run: BTreeMap<String, &CheckRun> = BTreeMap::new();
     for run in runs {
         if run.head_sha.as_deref().is_some_and(|s| s != head_sha) {
@@ -284,6 +292,10 @@ pub fn evaluate_checks(head_sha: &str, runs: &[CheckRun], status: &CombinedStatu
             }
         }
     }
+    let missing: Vec<&String> = required
+        .iter()
+        .filter(|r| !latest_run.contains_key(*r) && !latest_status.contains_key(*r))
+        .collect();
     let mut checks = Checks::default();
     let mut add = |name: String, kind, (result, state): (&'static str, String), url| {
         match result {
@@ -304,6 +316,14 @@ pub fn evaluate_checks(head_sha: &str, runs: &[CheckRun], status: &CombinedStatu
     }
     for (ctx, st) in latest_status {
         add(ctx, "status", status_result(st), st.target_url.clone());
+    }
+    for name in missing {
+        add(
+            name.clone(),
+            "required",
+            ("pending", "expected".to_string()),
+            None,
+        );
     }
     checks
 }
@@ -514,6 +534,7 @@ impl Judge<'_> {
                 head_sha.as_deref().unwrap_or(""),
                 &open.check_runs,
                 &open.status,
+                &open.required.contexts,
             );
             if checks.failed > 0 {
                 blocked.push("checks-failed");
@@ -556,6 +577,10 @@ impl Judge<'_> {
         }
         v.reasons
             .extend(blocked.iter().chain(pending.iter()).map(|s| s.to_string()));
+        if snap.open.as_ref().is_some_and(|o| o.required.unreadable) {
+            // Not a blocker: GitHub's mergeable_state already counts them.
+            v.reasons.push("required-checks-unreadable".into());
+        }
         v
     }
 }
@@ -612,11 +637,11 @@ mod tests {
                 "2026-01-01T10:00:00Z",
             ),
         ];
-        let c = evaluate_checks("abc", &runs, &no_status());
+        let c = evaluate_checks("abc", &runs, &no_status(), &[]);
         assert_eq!((c.passed, c.failed, c.pending), (2, 0, 0));
         // The order of the listing does not matter.
         let reversed: Vec<CheckRun> = runs.iter().rev().cloned().collect();
-        assert_eq!(evaluate_checks("abc", &reversed, &no_status()), c);
+        assert_eq!(evaluate_checks("abc", &reversed, &no_status(), &[]), c);
     }
 
     #[test]
@@ -634,7 +659,7 @@ mod tests {
             ),
             queued,
         ];
-        let c = evaluate_checks("abc", &runs, &no_status());
+        let c = evaluate_checks("abc", &runs, &no_status(), &[]);
         assert_eq!((c.passed, c.failed, c.pending), (0, 0, 1));
     }
 
@@ -659,7 +684,7 @@ mod tests {
             ),
             run(3, "deploy", "abc", "mystery", None, "2026-01-01T10:00:00Z"),
         ];
-        let c = evaluate_checks("abc", &runs, &no_status());
+        let c = evaluate_checks("abc", &runs, &no_status(), &[]);
         assert_eq!((c.passed, c.failed, c.pending), (0, 1, 1));
         assert_eq!(c.details[0].state, "exploded");
     }
@@ -674,11 +699,49 @@ mod tests {
             ]
         }))
         .unwrap();
-        let c = evaluate_checks("abc", &[], &status);
+        let c = evaluate_checks("abc", &[], &status, &[]);
         assert_eq!((c.passed, c.failed, c.pending), (1, 0, 1));
     }
 
-    fn review(id: u64, who: &str, state: &str, at: &str) -> Review {
+    #[test]
+    fn a_required_check_that_has_not_reported_on_the_head_is_pending() {
+        let runs = [
+            run(
+                1,
+                "test",
+                "abc",
+                "completed",
+                Some("success"),
+                "2026-01-01T10:00:00Z",
+            ),
+            // Reported, but on another commit: says nothing about this one.
+            run(
+                2,
+                "deploy",
+                "old",
+                "completed",
+                Some("success"),
+                "2026-01-01T10:00:00Z",
+            ),
+        ];
+        let required = ["test".to_string(), "deploy".to_string()];
+        let c = evaluate_checks("abc", &runs, &no_status(), &required);
+        assert_eq!((c.passed, c.failed, c.pending), (1, 0, 1));
+        let d = c.details.iter().find(|d| d.name == "deploy").unwrap();
+        assert_eq!(
+            (d.kind, d.result, d.state.as_str()),
+            ("required", "pending", "expected")
+        );
+        // A required status context counts as reported too.
+        let status: CombinedStatus = serde_json::from_value(serde_json::json!({
+            "sha": "abc", "statuses": [{"id": 1, "context": "deploy", "state": "success"}]
+        }))
+        .unwrap();
+        let c = evaluate_checks("abc", &runs, &status, &required);
+        assert_eq!((c.passed, c.failed, c.pending), (2, 0, 0));
+    }
+
+    fn review(id: i64, who: &str, state: &str, at: &str) -> Review {
         Review {
             id: Some(id),
             user: Some(User {
@@ -686,7 +749,6 @@ mod tests {
             }),
             state: serde_json::from_value(serde_json::json!(state)).unwrap(),
             submitted_at: Some(at.into()),
-            commit_id: None,
         }
     }
 
@@ -753,6 +815,7 @@ mod tests {
             )],
             reviews: vec![],
             comments: vec![],
+            required: RequiredChecks::default(),
         }
     }
 

@@ -8,7 +8,7 @@ use std::time::Duration;
 use regex::Regex;
 
 use super::client::{parse_pr_arg, GitHub, RepoId};
-use super::model::PullRequest;
+use super::model::{PullRequest, RequiredChecks};
 use super::verdict::{
     api_merged, is_open, mergeability_unknown, needs_conflict_check, BaseCheck, ConflictCheck,
     Judge, LocalFacts, OpenFacts, Require, Snapshot, State, Verdict,
@@ -67,6 +67,56 @@ impl Timing {
             poll: ms("GIT_SWARM_VERIFY_POLL_MS", 30_000),
         }
     }
+}
+
+/// `verify lane` of a feature this repository knows nothing of is a usage
+/// error, found before GitHub is asked anything: known means a lane record
+/// (live, published or archived) or a branch `feat/<feature>` here or on a
+/// remote-tracking ref.
+fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
+    let store = &ctx.store;
+    let record = crate::lane::lane_ref(feature);
+    if crate::gc::find_record(store, &record)?.is_some() {
+        return Ok(());
+    }
+    if let Some(r) = ctx.settings.remote.as_deref() {
+        if store
+            .ref_target(&crate::sync::mirror_ref(r, &record))?
+            .is_some()
+        {
+            return Ok(());
+        }
+    }
+    let branch = crate::lane::branch_of(feature);
+    if store.ref_target(&format!("refs/heads/{branch}"))?.is_some() {
+        return Ok(());
+    }
+    let suffix = format!("/{branch}");
+    if store
+        .list_refs("refs/remotes/")?
+        .iter()
+        .any(|(name, _)| name.ends_with(&suffix))
+    {
+        return Ok(());
+    }
+    let known: Vec<String> = crate::lane::all(store)?
+        .0
+        .into_iter()
+        .map(|l| l.feature)
+        .collect();
+    let mut err = Error::usage(
+        "NOT_FOUND",
+        format!("there is no lane '{feature}' here: no lane record and no branch {branch}"),
+    );
+    err = if known.is_empty() {
+        err.hint("no lanes are known here: `git swarm sync` fetches the shared lane records")
+    } else {
+        err.hint(format!("known lanes: {}", known.join(", ")))
+    };
+    Err(err
+        .hint(format!(
+            "if {branch} exists only on the remote, `git fetch` it first, or verify the PR by number: `git swarm verify pr <N>`"
+        )))
 }
 
 /// Where warnings (always) and progress (the CLI shows it on a TTY) go.
@@ -162,7 +212,10 @@ fn lane_pr(gh: &mut dyn GitHub, repo: &RepoId, feature: &str) -> Result<u64> {
         .filter_map(|p| {
             let created: Option<jiff::Timestamp> =
                 p.created_at.as_deref().and_then(|c| c.parse().ok());
-            p.number.map(|n| ((created, n), n))
+            p.number
+                .and_then(|n| u64::try_from(n).ok())
+                .filter(|n| *n > 0)
+                .map(|n| ((created, n), n))
         })
         .max()
         .map(|(_, n)| n)
@@ -203,14 +256,29 @@ fn snapshot(
         let sha = head_sha(&pr).ok_or_else(|| {
             Error::env(
                 "GITHUB_BAD_RESPONSE",
-                format!("GitHub's answer for {repo}#{number} has no usable head SHA"),
+                format!(
+                    "GitHub's answer for {repo}#{number} is unusable: field `head.sha` is not a commit SHA"
+                ),
             )
         })?;
+        let status = gh.combined_status(repo, &sha)?;
+        let check_runs = gh.check_runs(repo, &sha)?;
+        let reviews = gh.reviews(repo, number)?;
+        let comments = gh.comments(repo, number)?;
+        let base = pr.base.as_ref().and_then(|b| b.ref_.clone());
+        let required = match base.filter(|b| is_safe_branch(b)) {
+            Some(base) => gh.required_checks(repo, &base)?,
+            None => RequiredChecks {
+                contexts: Vec::new(),
+                unreadable: true,
+            },
+        };
         Some(OpenFacts {
-            status: gh.combined_status(repo, &sha)?,
-            check_runs: gh.check_runs(repo, &sha)?,
-            reviews: gh.reviews(repo, number)?,
-            comments: gh.comments(repo, number)?,
+            status,
+            check_runs,
+            reviews,
+            comments,
+            required,
         })
     } else {
         None
@@ -402,11 +470,12 @@ pub fn verify(
         }
         Target::Lane(feature) => {
             crate::names::validate_name("feature", feature)?;
+            require_known_lane(ctx, feature)?;
             (resolve_repo(ctx, req.repo.as_deref(), None)?, Err(feature))
         }
     };
     if !gh.authenticated() {
-        report.warn("no GitHub token (GITHUB_TOKEN, GH_TOKEN or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
+        report.warn("no GitHub token (GITHUB_TOKEN / GH_TOKEN for github.com, GH_ENTERPRISE_TOKEN / GITHUB_ENTERPRISE_TOKEN for an Enterprise host, or `gh auth token`): asking unauthenticated, with a small rate limit and no private repositories");
     }
     // A PR target has its number; a lane's is looked up (Err holds the feature).
     let number = match number {

@@ -262,6 +262,22 @@ impl Store {
         Ok(Record { commit: id, files })
     }
 
+    /// Whether the tree of commit `id` has an entry `name` at its top, read
+    /// without reading any blob.
+    pub fn tree_has(&self, id: ObjectId, name: &str) -> Result<bool> {
+        let commit = self
+            .repo
+            .find_commit(id)
+            .map_err(|e| Error::gix(format!("could not read commit {id}"), e))?;
+        let tree = commit
+            .tree()
+            .map_err(|e| Error::gix(format!("could not read tree of {id}"), e))?;
+        let decoded = tree
+            .decode()
+            .map_err(|e| Error::gix(format!("could not decode tree of {id}"), e))?;
+        Ok(decoded.entries.iter().any(|e| e.filename == name))
+    }
+
     /// The blob of `path` in the tree of commit `id`, if present.
     pub fn blob_at(&self, id: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
         let commit = self

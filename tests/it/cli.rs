@@ -140,6 +140,37 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     run.expect_stderr("[plan-untracked]");
     run.expect_stderr("[changeset-unique]");
     run.expect_stderr("[attribution]");
+    // Every narrated command reads back, in a shell, as exactly what ran.
+    let mut quoted = 0;
+    for step in steps {
+        let command = step["command"].as_str().unwrap();
+        let args: Vec<&str> = step["args"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap())
+            .collect();
+        quoted += usize::from(command.contains('\''));
+        let out = env
+            .command("sh", env.root())
+            .args(["-c", &format!("printf '%s\\0' {command}")])
+            .output()
+            .unwrap();
+        let back: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(back, args, "{command}");
+        assert!(
+            run.stderr.contains(&format!("$ {command}\n")),
+            "{command} not narrated"
+        );
+    }
+    assert!(
+        quoted > 0,
+        "no step needed quoting: the check proves nothing"
+    );
     // Without --keep nothing is left behind.
     assert_eq!(std::fs::read_dir(&scratch).unwrap().count(), 0);
 }

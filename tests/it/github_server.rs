@@ -77,6 +77,8 @@ struct Stub {
     path: String,
     replies: Vec<Reply>,
     calls: usize,
+    /// May go uncalled (a default every test gets, e.g. branch protection).
+    optional: bool,
 }
 
 struct State {
@@ -139,6 +141,15 @@ impl GitHubServer {
 
     /// Answer `path` with each reply in turn; the last one repeats.
     pub fn stub_seq(&self, path: &str, replies: Vec<Reply>) {
+        self.add_stub(path, replies, false);
+    }
+
+    /// Answer `path` with `reply` if asked; not asking is no failure.
+    pub fn stub_optional(&self, path: &str, reply: Reply) {
+        self.add_stub(path, vec![reply], true);
+    }
+
+    fn add_stub(&self, path: &str, replies: Vec<Reply>, optional: bool) {
         assert!(!replies.is_empty());
         let mut st = self.state.lock().unwrap();
         st.stubs.retain(|s| s.path != path);
@@ -146,6 +157,7 @@ impl GitHubServer {
             path: path.to_string(),
             replies,
             calls: 0,
+            optional,
         });
     }
 
@@ -287,7 +299,7 @@ impl Drop for GitHubServer {
         let uncalled: Vec<&str> = st
             .stubs
             .iter()
-            .filter(|s| s.calls == 0)
+            .filter(|s| s.calls == 0 && !s.optional)
             .map(|s| s.path.as_str())
             .collect();
         let seen: Vec<String> = st

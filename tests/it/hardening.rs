@@ -300,6 +300,7 @@ fn one_deep_or_malformed_published_record_is_refused_and_listings_go_on() {
     status.expect_stderr("refs/swarm/plans/x");
     status.expect_stderr("RECORD_INVALID");
     status.expect_stderr("refs/swarm/lanes/broken");
+    status.expect_stderr("20260101T000000Z-mallory");
     let json = env.swarm(b, &["status", "--json"]).ok().json();
     let bad: Vec<&str> = json["unreadable"]
         .as_array()
@@ -307,7 +308,15 @@ fn one_deep_or_malformed_published_record_is_refused_and_listings_go_on() {
         .iter()
         .map(|u| u["ref"].as_str().unwrap())
         .collect();
-    assert_eq!(bad, ["refs/swarm/plans/x", "refs/swarm/lanes/broken"]);
+    // status lists open packets too, so it reads (and names) the bad packet.
+    assert_eq!(
+        bad,
+        [
+            "refs/swarm/plans/x",
+            "refs/swarm/lanes/broken",
+            "refs/swarm/packets/good/20260101T000000Z-mallory"
+        ]
+    );
     assert_eq!(json["unreadable"][0]["code"], "RECORD_INVALID");
     assert_eq!(json["unreadable"][0]["name"], "x");
 

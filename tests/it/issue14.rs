@@ -811,3 +811,50 @@ fn read_only_views_show_local_plus_the_fetched_mirror_say_how_old_and_point_to_s
     assert_eq!(lead["leader"], "bob");
     assert_eq!(lead["epoch"], 2);
 }
+
+/// Regression: two handoffs by one author to two plans in the same second got
+/// the same id, so `accept <id>` and `packet withdraw <id>` were ambiguous.
+/// Ids are unique across plans: the second one takes the next suffix.
+#[test]
+fn packet_ids_are_unique_across_plans_within_one_second() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "billing"]).ok();
+    let now = [("GIT_SWARM_NOW", "2026-02-01T09:00:00Z")];
+    let handoff = |plan: &str| {
+        env.swarm_env(
+            a,
+            &now,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                plan,
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = handoff("billing");
+    let second = handoff("auth");
+    assert_eq!(first, "20260201T090000Z-alice");
+    assert_eq!(second, "20260201T090000Z-alice-2");
+    // Each id names exactly one packet, by id alone.
+    env.swarm(a, &["packet", "show", &second])
+        .ok()
+        .stdout_has("auth");
+    env.swarm(a, &["packet", "withdraw", &first, "--reason", "wrong plan"])
+        .ok();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/packets/").len(),
+        2,
+        "both packets published"
+    );
+}

@@ -1036,7 +1036,28 @@ fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
         .ok();
     run.expect_stdout("feat/orders at");
     run.expect_stdout("(not on the remote)");
-    run.expect_stdout("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)");
+    // The warning goes to stderr, never stdout (also under --json).
+    run.expect_stderr("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)");
+    assert!(!run.stdout.contains("warning"), "{}", run.stdout);
+    let json = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "capacity_low",
+                "--next",
+                "json",
+                "--json",
+            ],
+        )
+        .ok();
+    json.expect_stderr("warning: feat/orders is not on origin");
+    let doc = json.json();
+    assert!(doc["warnings"][0]
+        .as_str()
+        .unwrap()
+        .contains("feat/orders is not on origin"));
     env.git(&wt, &["push", "--quiet", "-u", "origin", "feat/orders"]);
     let run = env
         .swarm(
@@ -1045,9 +1066,9 @@ fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
         )
         .ok();
     assert!(
-        run.stdout.contains("(pushed)") && !run.stdout.contains("warning:"),
+        run.stdout.contains("(pushed)") && !run.stderr.contains("warning:"),
         "{}",
-        run.stdout
+        run.stderr
     );
 }
 

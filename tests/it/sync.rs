@@ -150,7 +150,11 @@ fn sync_without_a_remote_is_a_clear_usage_error() {
     let repo = env.repo("solo");
     env.swarm(&repo, &["sync"]).err(2, "REMOTE_MISSING");
     env.git(&repo, &["config", "swarm.remote", "nope"]);
-    env.swarm(&repo, &["plan", "list"]).err(2, "REMOTE_MISSING");
+    env.swarm(&repo, &["sync"]).err(2, "REMOTE_MISSING");
+    // Reading commands still work, warning about the setting.
+    env.swarm(&repo, &["plan", "list"])
+        .ok()
+        .stderr_has("warning: remote 'nope' does not exist");
 }
 
 #[test]
@@ -451,7 +455,7 @@ fn sync_shows_its_steps_on_a_terminal_only() {
         "{seen}"
     );
     assert!(
-        seen.contains("sync: publishing 1 ref(s) to origin in one atomic push"),
+        seen.contains("sync: publishing 1 ref to origin in one atomic push"),
         "{seen}"
     );
     assert!(seen.contains("pushed   refs/swarm/plans/ui"), "{seen}");

@@ -46,6 +46,12 @@ fn reviews_path(n: u64) -> String {
 fn comments_path(n: u64) -> String {
     format!("/repos/acme/widgets/issues/{n}/comments?per_page=100")
 }
+fn protection_path(branch: &str) -> String {
+    format!("/repos/acme/widgets/branches/{branch}/protection/required_status_checks")
+}
+fn rules_path(branch: &str) -> String {
+    format!("/repos/acme/widgets/rules/branches/{branch}?per_page=100")
+}
 
 fn check_run(
     id: u64,
@@ -84,6 +90,19 @@ fn status_ok(sha: &str) -> Value {
 
 fn approved(sha: &str) -> Value {
     subst(fixture("reviews.json"), "HEAD_SHA", sha)
+}
+
+/// A branch protection's required status checks, as GitHub answers them.
+fn required_checks(names: &[&str]) -> Value {
+    let base =
+        "https://api.github.com/repos/acme/widgets/branches/main/protection/required_status_checks";
+    json!({
+        "url": base,
+        "strict": false,
+        "contexts": names,
+        "checks": names.iter().map(|n| json!({"context": n, "app_id": null})).collect::<Vec<_>>(),
+        "contexts_url": format!("{base}/contexts"),
+    })
 }
 
 fn comment(id: u64, who: &str, body: &str, at: &str) -> Value {
@@ -129,6 +148,12 @@ impl World {
             head: String::new(),
             gh,
         };
+        // main is unprotected and has no rulesets unless a test says otherwise.
+        w.gh.stub_optional(
+            &protection_path("main"),
+            Reply::status(404, r#"{"message":"Branch not protected","status":"404"}"#),
+        );
+        w.gh.stub_optional(&rules_path("main"), Reply::json(&json!([])));
         w.g(&w.alice, &["checkout", "-q", "-b", "feat/login"]);
         w.env.write(&w.alice.join("login.txt"), "login form\n");
         w.g(&w.alice, &["add", "login.txt"]);
@@ -193,6 +218,8 @@ impl World {
             runs_path(&self.head),
             reviews_path(7),
             comments_path(7),
+            protection_path("main"),
+            rules_path("main"),
         ]
     }
 
@@ -397,7 +424,7 @@ fn open_clean_approved_and_green_on_the_head_is_ready() {
     assert_eq!(v["checks"]["failed"], 0);
     assert_eq!(v["checks"]["pending"], 0);
     assert_eq!(v["holds"], json!([]));
-    assert_eq!(v["requests"], 5);
+    assert_eq!(v["requests"], 7);
     assert_eq!(v["noted"], true);
     assert_eq!(w.gh.paths(), w.open_paths());
     for r in w.gh.requests() {
@@ -480,7 +507,7 @@ fn a_failed_check_superseded_by_a_green_rerun_on_the_next_page_passes() {
     assert_eq!(v["state"], "ready", "{v:#}");
     assert_eq!(v["checks"]["passed"], 4);
     assert_eq!(v["checks"]["failed"], 0);
-    assert_eq!(v["requests"], 6);
+    assert_eq!(v["requests"], 8);
     assert_eq!(w.gh.calls(&page2), 1);
 }
 
@@ -571,7 +598,7 @@ fn mergeable_null_is_retried_until_github_has_computed_it() {
     );
     let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(v["state"], "ready", "{v:#}");
-    assert_eq!(v["requests"], 6);
+    assert_eq!(v["requests"], 8);
     assert_eq!(
         v["waits"],
         json!([{"why": "mergeable-unknown", "ms": 1000}]),
@@ -602,7 +629,7 @@ fn mergeable_never_computed_ends_pending_after_bounded_retries() {
     assert_eq!(v["reasons"], json!(["mergeable-unknown"]));
     assert_eq!(v["mergeable"], Value::Null);
     assert_eq!(w.gh.calls(&pr_path(7)), 5, "one request and four retries");
-    assert_eq!(v["requests"], 9);
+    assert_eq!(v["requests"], 11);
     // Bounded exponential backoff: 1, 2, 4, 8 s, then the verdict.
     let waits: Vec<(String, u64)> = v["waits"]
         .as_array()
@@ -740,7 +767,7 @@ fn changes_requested_on_a_later_review_page_blocks() {
     assert_eq!(v["state"], "blocked");
     assert_eq!(v["review_decision"], "CHANGES_REQUESTED");
     assert_eq!(v["reasons"], json!(["changes-requested"]));
-    assert_eq!(v["requests"], 6);
+    assert_eq!(v["requests"], 8);
 }
 
 #[test]
@@ -986,6 +1013,29 @@ fn rate_limit_403_fails_closed_with_the_reset_time() {
     let msg = v["error"]["message"].as_str().unwrap();
     assert!(msg.contains("resets at"), "{msg}");
     assert_eq!(w.gh.calls(&pr_path(7)), 1);
+    // A token is set: the hint must not tell the user to set one.
+    let hints = v["error"]["hints"].to_string();
+    assert!(!hints.contains("set GITHUB_TOKEN"), "{hints}");
+    assert!(hints.contains("your token's budget is spent"), "{hints}");
+
+    // Without a token, setting one is the advice.
+    let mut w = World::new();
+    w.env.set_env("GITHUB_TOKEN", "");
+    w.gh.stub(
+        &pr_path(7),
+        Reply::status(
+            403,
+            r#"{"message":"API rate limit exceeded for 127.0.0.1."}"#,
+        )
+        .header("x-ratelimit-remaining", "0")
+        .header("x-ratelimit-reset", &reset.to_string()),
+    );
+    let run = w
+        .verify_pr(&["--require", "merged"])
+        .err(4, "GITHUB_RATE_LIMITED");
+    run.expect_stderr("hint: set GITHUB_TOKEN");
+    run.expect_stderr("warning: no GitHub token");
+    assert!(run.stdout.is_empty(), "{}", run.stdout);
 }
 
 #[test]
@@ -1079,6 +1129,14 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
         &comments_path(7),
         Reply::json(&fixture("comments.json")).etag("\"cm\""),
     );
+    w.gh.stub(
+        &protection_path("main"),
+        Reply::json(&required_checks(&["test"])).etag("\"prot\""),
+    );
+    w.gh.stub(
+        &rules_path("main"),
+        Reply::json(&json!([])).etag("\"rules\""),
+    );
 
     let v = w
         .verify_pr(&["--require", "ready", "--wait", "--timeout", "5m", "--json"])
@@ -1091,26 +1149,31 @@ fn wait_polls_with_etags_so_304s_spend_no_rate_limit_and_ends_when_checks_pass()
         json!([{"why": "poll", "ms": 30000}, {"why": "poll", "ms": 30000}]),
         "the default 30 s between polls"
     );
-    assert_eq!(v["requests"], 15);
-    assert_eq!(v["not_modified"], 9);
-    // Only the six 200 answers spent rate limit, as the server counted.
-    assert_eq!(w.gh.remaining(), RATE_LIMIT - 6);
-    assert_eq!(v["rate_limit_remaining"], RATE_LIMIT - 6);
+    assert_eq!(v["requests"], 21);
+    assert_eq!(v["not_modified"], 13);
+    // Only the eight 200 answers spent rate limit, as the server counted.
+    assert_eq!(w.gh.remaining(), RATE_LIMIT - 8);
+    assert_eq!(v["rate_limit_remaining"], RATE_LIMIT - 8);
     let reqs = w.gh.requests();
     let statuses: Vec<u16> = reqs.iter().map(|r| r.status).collect();
     assert_eq!(
         statuses,
-        [vec![200; 5], vec![304; 5], vec![304, 304, 200, 304, 304]].concat()
+        [
+            vec![200; 7],
+            vec![304; 7],
+            vec![304, 304, 200, 304, 304, 304, 304]
+        ]
+        .concat()
     );
     // Every repeat request was conditional on the ETag of the previous answer.
-    for r in &reqs[5..] {
+    for r in &reqs[7..] {
         assert!(
             r.headers.contains_key("if-none-match"),
             "{} lacks If-None-Match",
             r.path
         );
     }
-    assert_eq!(reqs[12].headers["if-none-match"], "\"runs-1\"");
+    assert_eq!(reqs[16].headers["if-none-match"], "\"runs-1\"");
     // No progress chatter when stderr is not a terminal.
     let run = w.verify_pr(&["--require", "ready", "--wait"]).ok();
     assert!(!run.stderr.contains("checking again"), "{}", run.stderr);
@@ -1175,7 +1238,7 @@ fn wait_gives_up_at_the_timeout_with_exit_1() {
             {"why": "timeout", "ms": 15000}
         ])
     );
-    assert_eq!(v["requests"], 20);
+    assert_eq!(v["requests"], 28);
     assert_eq!(w.gh.paths(), vec![w.open_paths(); 4].concat());
 }
 
@@ -1364,7 +1427,7 @@ fn verify_lane_finds_the_newest_pr_of_the_lane_branch() {
         .json();
     assert_eq!(v["number"], 7);
     assert_eq!(v["state"], "ready");
-    assert_eq!(v["requests"], 6);
+    assert_eq!(v["requests"], 8);
     let mut expected = vec![list_path.to_string()];
     expected.extend(w.open_paths());
     assert_eq!(w.gh.paths(), expected);
@@ -1374,6 +1437,22 @@ fn verify_lane_finds_the_newest_pr_of_the_lane_branch() {
 #[test]
 fn verify_lane_without_a_pr_or_with_a_bad_name_is_a_clear_error() {
     let w = World::new();
+    // An unknown lane (no record, no branch feat/nothing anywhere) is bad
+    // input, found before GitHub is asked anything.
+    let run = w
+        .verify(&["lane", "nothing", "--repo", "acme/widgets", "--json"])
+        .code(2);
+    assert_eq!(run.json()["error"]["code"], "NOT_FOUND");
+    run.expect_stderr("error[NOT_FOUND]: there is no lane 'nothing' here");
+    run.expect_stderr("hint: ");
+    assert!(
+        w.gh.paths().is_empty(),
+        "GitHub was asked: {:?}",
+        w.gh.paths()
+    );
+    assert!(w.env.refs(&w.alice, "refs/notes").is_empty());
+    // A lane that is known (here: its branch) but has no PR is PR_NOT_FOUND.
+    w.g(&w.alice, &["branch", "feat/nothing", "main"]);
     w.gh.stub(
         "/repos/acme/widgets/pulls?head=acme:feat/nothing&state=all",
         Reply::json(&json!([])),
@@ -1682,6 +1761,233 @@ fn a_head_missing_locally_is_fetched_so_the_verdict_can_be_noted() {
     assert_eq!(run.json()["noted"], false);
     run.expect_stderr("was not recorded as a note");
     assert!(fork.env.refs(&carol, "refs/notes").is_empty());
+}
+
+#[test]
+fn a_required_check_not_yet_reported_keeps_the_pr_pending() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    // Protection requires `test` (green) and `deploy`; a ruleset requires
+    // `security`. Neither of the last two has reported on the head SHA.
+    w.gh.stub(
+        &protection_path("main"),
+        Reply::json(&required_checks(&["test", "deploy"])),
+    );
+    w.gh.stub(
+        &rules_path("main"),
+        Reply::json(&json!([
+            {"type": "required_status_checks", "ruleset_source_type": "Repository",
+             "ruleset_source": "acme/widgets", "ruleset_id": 4,
+             "parameters": {"strict_required_status_checks_policy": false,
+                "required_status_checks": [{"context": "security", "integration_id": 5}]}},
+            {"type": "deletion", "ruleset_source_type": "Repository",
+             "ruleset_source": "acme/widgets", "ruleset_id": 4}
+        ])),
+    );
+    let v = w
+        .verify_pr(&["--require", "ready", "--json"])
+        .code(1)
+        .json();
+    assert_eq!(v["state"], "pending", "{v:#}");
+    assert_eq!(v["reasons"], json!(["checks-pending"]));
+    assert_eq!(v["checks"]["pending"], 2);
+    let expected: Vec<&Value> = v["checks"]["details"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|d| d["kind"] == "required")
+        .collect();
+    assert_eq!(
+        expected,
+        vec![
+            &json!({"name": "deploy", "kind": "required", "result": "pending", "state": "expected"}),
+            &json!({"name": "security", "kind": "required", "result": "pending", "state": "expected"}),
+        ]
+    );
+    let mut paths = w.open_paths();
+    paths.sort();
+    let mut seen = w.gh.paths();
+    seen.sort();
+    assert_eq!(seen, paths);
+}
+
+#[test]
+fn required_checks_the_token_cannot_read_leave_mergeable_state_to_decide() {
+    let w = World::new();
+    w.stub_open(json!({}));
+    w.gh.stub(
+        &protection_path("main"),
+        Reply::status(
+            403,
+            r#"{"message":"Must have admin rights to Repository."}"#,
+        ),
+    );
+    w.gh.stub(
+        &rules_path("main"),
+        Reply::status(404, r#"{"message":"Not Found"}"#),
+    );
+    let v = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
+    assert_eq!(v["state"], "ready", "{v:#}");
+    assert_eq!(v["reasons"], json!(["required-checks-unreadable"]));
+    // GitHub's own word that a required check is missing still blocks.
+    w.stub_open(json!({"mergeable_state": "blocked"}));
+    let v = w.verify_pr(&["--json"]).ok().json();
+    assert_eq!(v["state"], "blocked", "{v:#}");
+    assert_eq!(
+        v["reasons"],
+        json!(["branch-protection", "required-checks-unreadable"])
+    );
+}
+
+/// Every endpoint of open PR #7 with an ETag, so a repeat can be a 304.
+fn stub_open_with_etags(w: &World) {
+    w.gh.stub(&pr_path(7), Reply::json(&w.pull(json!({}))).etag("\"pr\""));
+    w.gh.stub(
+        &status_path(&w.head),
+        Reply::json(&status_ok(&w.head)).etag("\"st\""),
+    );
+    w.gh.stub(
+        &runs_path(&w.head),
+        Reply::json(&green_runs(&w.head)).etag("\"runs\""),
+    );
+    w.gh.stub(
+        &reviews_path(7),
+        Reply::json(&approved(&w.head)).etag("\"rv\""),
+    );
+    w.gh.stub(
+        &comments_path(7),
+        Reply::json(&fixture("comments.json")).etag("\"cm\""),
+    );
+    w.gh.stub(
+        &protection_path("main"),
+        Reply::json(&required_checks(&["test"])).etag("\"prot\""),
+    );
+    w.gh.stub(
+        &rules_path("main"),
+        Reply::json(&json!([])).etag("\"rules\""),
+    );
+}
+
+#[test]
+fn a_second_run_of_an_unchanged_pr_makes_only_conditional_requests_answered_304() {
+    let w = World::new();
+    stub_open_with_etags(&w);
+    let first = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
+    assert_eq!(first["state"], "ready", "{first:#}");
+    assert_eq!(
+        (first["requests"].clone(), first["not_modified"].clone()),
+        (json!(7), json!(0))
+    );
+
+    // A separate process, as a separate CI step would be.
+    let second = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
+    assert_eq!(second["state"], "ready");
+    assert_eq!(
+        (second["requests"].clone(), second["not_modified"].clone()),
+        (json!(7), json!(7))
+    );
+    let reqs = w.gh.requests();
+    assert_eq!(reqs.len(), 14);
+    for r in &reqs[7..] {
+        assert!(
+            r.headers.contains_key("if-none-match"),
+            "{} not conditional",
+            r.path
+        );
+        assert_eq!(r.status, 304, "{}", r.path);
+    }
+    assert_eq!(w.gh.remaining(), RATE_LIMIT - 7, "the 304s cost nothing");
+    for key in ["checks", "review_decision", "reasons", "head_sha"] {
+        assert_eq!(first[key], second[key], "{key}");
+    }
+
+    // The cache lives under the git dir, one file per URL, without the token.
+    let dir = w.alice.join(".git/swarm/cache/github");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(files.len(), 7, "{files:?}");
+    for f in &files {
+        let text = std::fs::read_to_string(f).unwrap();
+        assert!(!text.contains(TOKEN), "{} holds the token", f.display());
+        let entry: Value = serde_json::from_str(&text).unwrap();
+        assert!(entry["url"].as_str().unwrap().starts_with(&w.gh.url));
+    }
+
+    // Torn or foreign entries are misses, never errors or wrong answers.
+    std::fs::write(&files[0], "{\"url\": \"trunc").unwrap();
+    let foreign = serde_json::json!({"url": "http://elsewhere/x", "etag": "\"pr\"", "body": "{}", "next": null});
+    for f in &files[1..] {
+        std::fs::write(f, foreign.to_string()).unwrap();
+    }
+    let third = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
+    assert_eq!(
+        (third["requests"].clone(), third["not_modified"].clone()),
+        (json!(7), json!(0))
+    );
+    assert_eq!(third["checks"], first["checks"]);
+}
+
+#[test]
+fn an_enterprise_remote_url_selects_its_api_host_and_its_token() {
+    let mut w = World::new();
+    // origin names an Enterprise host (the stand-in's address); insteadOf
+    // sends git itself to the local bare remote.
+    let host = w.gh.url.trim_start_matches("http://").to_string();
+    let url = format!("https://{host}/acme/widgets.git");
+    let remote = w.remote.to_str().unwrap().to_string();
+    w.g(&w.alice, &["config", "remote.origin.url", &url]);
+    w.g(
+        &w.alice,
+        &["config", &format!("url.{remote}.insteadOf"), &url],
+    );
+    w.env.set_env("GITHUB_API_URL", "");
+    // Test-only: the stand-in speaks plain http.
+    w.env.set_env("GIT_SWARM_TEST_API_SCHEME", "http");
+    const ENTERPRISE: &str = "ghe_EnterpriseTokenQ7kWz93DISTINCT";
+    w.env.set_env("GH_ENTERPRISE_TOKEN", ENTERPRISE);
+    let api = |p: String| format!("/api/v3{p}");
+    w.gh.stub(&api(pr_path(7)), Reply::json(&w.pull(json!({}))));
+    w.gh.stub(&api(status_path(&w.head)), Reply::json(&status_ok(&w.head)));
+    w.gh.stub(&api(runs_path(&w.head)), Reply::json(&green_runs(&w.head)));
+    w.gh.stub(&api(reviews_path(7)), Reply::json(&approved(&w.head)));
+    w.gh.stub(
+        &api(comments_path(7)),
+        Reply::json(&fixture("comments.json")),
+    );
+    w.gh.stub(
+        &api(protection_path("main")),
+        Reply::json(&required_checks(&["test"])),
+    );
+    w.gh.stub(&api(rules_path("main")), Reply::json(&json!([])));
+    let v = w
+        .verify(&["pr", "7", "--require", "ready", "--json"])
+        .ok()
+        .json();
+    assert_eq!(v["api"], format!("{}/api/v3", w.gh.url));
+    assert_eq!(v["repo"], "acme/widgets");
+    assert_eq!(v["state"], "ready", "{v:#}");
+    let reqs = w.gh.requests();
+    assert_eq!(reqs.len(), 7);
+    for r in &reqs {
+        assert_eq!(
+            r.headers.get("authorization").map(String::as_str),
+            Some(format!("Bearer {ENTERPRISE}").as_str()),
+            "{}",
+            r.path
+        );
+    }
+
+    // Without an Enterprise token, GITHUB_TOKEN (a github.com token) is not
+    // sent to the Enterprise host: the request goes unauthenticated.
+    w.env.set_env("GH_ENTERPRISE_TOKEN", "");
+    w.env.set_env("GITHUB_ENTERPRISE_TOKEN", "");
+    let run = w.verify(&["pr", "7", "--json"]).ok();
+    run.expect_stderr("no GitHub token");
+    for r in &w.gh.requests()[7..] {
+        assert!(!r.headers.contains_key("authorization"), "{}", r.path);
+    }
 }
 
 /// A server (or a proxy in front of it) that echoes the Authorization header

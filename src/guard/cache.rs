@@ -26,10 +26,10 @@ pub struct NameCache {
     names: Vec<String>,
     /// exact name → index; built on the first miss only.
     index: Option<HashMap<String, usize, FxBuild>>,
-    trees: HashMap<ObjectId, Vec<u64>>,
-    commits: HashMap<ObjectId, Option<ObjectId>>,
+    trees: HashMap<ObjectId, Vec<u64>, FxBuild>,
+    commits: HashMap<ObjectId, Option<ObjectId>, FxBuild>,
     used_trees: Vec<ObjectId>,
-    used_commits: HashSet<ObjectId>,
+    used_commits: HashSet<ObjectId, FxBuild>,
     changed: bool,
     /// The name indices of the last tree read, in tree order.
     last_order: Vec<usize>,
@@ -93,7 +93,8 @@ fn common_suffix(a: &[u8], b: &[u8], limit: usize) -> usize {
 }
 
 /// A fast non-cryptographic hasher (the rustc "Fx" hash) for the name
-/// table: building a cache hashes every name of every lane's directory.
+/// table and the object-id maps: building a cache hashes every name of
+/// every lane's directory, and loading one hashes every id it holds.
 #[derive(Default, Clone, Copy)]
 struct FxBuild;
 
@@ -142,10 +143,10 @@ impl NameCache {
             dir: dir.to_string(),
             names: Vec::new(),
             index: None,
-            trees: HashMap::new(),
-            commits: HashMap::new(),
+            trees: HashMap::with_hasher(FxBuild),
+            commits: HashMap::with_hasher(FxBuild),
             used_trees: Vec::new(),
-            used_commits: HashSet::new(),
+            used_commits: HashSet::with_hasher(FxBuild),
             changed: false,
             last_order: Vec::new(),
             reference: None,
@@ -173,6 +174,9 @@ impl NameCache {
             return None;
         }
         let mut c = Self::empty(dir);
+        // A `t` or `c` line is at least 43 bytes: room for all, no rehashing.
+        c.trees.reserve(text.len() / 43);
+        c.commits.reserve(text.len() / 43);
         let mut reference: Vec<u64> = Vec::new();
         for line in lines {
             let (kind, rest) = line.split_once(' ')?;

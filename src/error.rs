@@ -212,7 +212,7 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "ENV_INVALID",
         Class::Usage,
-        "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW)",
+        "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW, GIT_CONFIG_PARAMETERS)",
     ),
     // handoff, accept and leadership
     (

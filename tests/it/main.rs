@@ -23,4 +23,5 @@ mod rough;
 mod secrets;
 mod soak;
 mod sync;
+mod tryout;
 mod verify;

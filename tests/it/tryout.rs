@@ -1,0 +1,74 @@
+//! Findings from an outside try-out, each pinned by a test.
+
+use crate::harness::TestEnv;
+
+#[test]
+fn git_dash_c_swarm_settings_are_honoured() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.git(&repo, &["swarm", "init"]);
+
+    // swarm.as from `git -c` wins over the repository's swarm.as.
+    env.git(&repo, &["-c", "swarm.as=zed", "swarm", "plan", "new", "x"]);
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/x"]);
+    assert!(msg.contains("Swarm-Actor: zed"), "{msg}");
+    // Section and key names are case-insensitive, as in git; the last wins.
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "SWARM.AS=yan",
+            "-c",
+            "Swarm.As=wu",
+            "swarm",
+            "plan",
+            "new",
+            "y",
+        ],
+    );
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/y"]);
+    assert!(msg.contains("Swarm-Actor: wu"), "{msg}");
+    // `-c` wins over GIT_CONFIG_COUNT, which wins over the files.
+    let mut cmd = env.command("git", &repo);
+    cmd.args(["-c", "swarm.as=cli", "swarm", "plan", "new", "z"])
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "swarm.as")
+        .env("GIT_CONFIG_VALUE_0", "envy");
+    assert!(cmd.status().unwrap().success());
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/z"]);
+    assert!(msg.contains("Swarm-Actor: cli"), "{msg}");
+
+    // An unsafe swarm.planFile from `-c` is refused, not ignored.
+    let run = env.git_run(
+        &repo,
+        &[
+            "-c",
+            "swarm.planFile=../x",
+            "swarm",
+            "plan",
+            "checkout",
+            "x",
+            "--force",
+        ],
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!repo.join("PLAN.md").exists());
+    assert!(!env.root().join("x").exists());
+
+    // Hooks see `git -c` too.
+    env.write(&repo.join("f.txt"), "x\n");
+    env.git(&repo, &["add", "."]);
+    let claude = "Add\n\nCo-authored-by: Claude <noreply@anthropic.com>";
+    env.git_run(&repo, &["commit", "-q", "-m", claude]).code(1);
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "swarm.attribution=allow",
+            "commit",
+            "-q",
+            "-m",
+            claude,
+        ],
+    );
+}

@@ -72,3 +72,46 @@ fn git_dash_c_swarm_settings_are_honoured() {
         ],
     );
 }
+
+#[test]
+fn init_in_a_clone_of_an_empty_remote_protects_the_lanes_base() {
+    let env = TestEnv::new();
+    env.git(env.root(), &["init", "--quiet", "--bare", "e.git"]);
+    env.git(
+        env.root(),
+        &[
+            "-c",
+            "init.defaultBranch=master",
+            "clone",
+            "--quiet",
+            "e.git",
+            "e",
+        ],
+    );
+    let e = env.root().join("e");
+    env.git(&e, &["config", "swarm.as", "alice"]);
+    let out = env.swarm(&e, &["init"]).ok();
+    let text = format!("{}{}", out.stdout, out.stderr);
+    assert!(text.contains("protected refs/heads/main"), "{text}");
+    assert!(text.contains("no default branch yet"), "{text}");
+    assert_eq!(
+        env.git(&e, &["config", "--get-all", "swarm.protect"]),
+        "refs/heads/main"
+    );
+
+    // Someone else publishes main; lanes base on origin/main, and a plain
+    // push to it from the guarded clone is refused.
+    let other = env.root().join("other");
+    env.git(env.root(), &["clone", "--quiet", "e.git", "other"]);
+    env.write(&other.join("README.md"), "hello\n");
+    env.git(&other, &["add", "."]);
+    env.git(&other, &["commit", "-q", "-m", "initial"]);
+    env.git(&other, &["push", "-q", "origin", "HEAD:main"]);
+    env.git(&e, &["fetch", "-q", "origin"]);
+    env.git(&e, &["reset", "-q", "--hard", "origin/main"]);
+    env.write(&e.join("f.txt"), "x\n");
+    env.git(&e, &["add", "."]);
+    env.git(&e, &["commit", "-q", "-m", "change"]);
+    let run = env.git_run(&e, &["push", "origin", "HEAD:main"]);
+    assert_ne!(run.code, 0, "{run:?}");
+}

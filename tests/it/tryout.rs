@@ -115,3 +115,23 @@ fn init_in_a_clone_of_an_empty_remote_protects_the_lanes_base() {
     let run = env.git_run(&e, &["push", "origin", "HEAD:main"]);
     assert_ne!(run.code, 0, "{run:?}");
 }
+
+#[test]
+fn readme_says_the_pre_push_fence_is_local_and_it_is() {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    assert!(
+        !readme.contains("blocks every other way"),
+        "README overstates the fence"
+    );
+    assert!(readme.contains("--no-verify"), "README names the bypass");
+    // What the README now says: the hook stops a plain push, not a bypass.
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["a"]);
+    let a = &clones[0];
+    env.write(&a.join("f.txt"), "x\n");
+    env.git(a, &["add", "."]);
+    env.git(a, &["commit", "-q", "-m", "change"]);
+    assert_ne!(env.git_run(a, &["push", "origin", "HEAD:main"]).code, 0);
+    env.git(a, &["push", "-q", "--no-verify", "origin", "HEAD:main"]);
+}

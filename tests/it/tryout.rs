@@ -135,3 +135,29 @@ fn readme_says_the_pre_push_fence_is_local_and_it_is() {
     assert_ne!(env.git_run(a, &["push", "origin", "HEAD:main"]).code, 0);
     env.git(a, &["push", "-q", "--no-verify", "origin", "HEAD:main"]);
 }
+
+#[test]
+fn lane_rm_after_an_interrupted_lane_new_hints_to_run_it_again() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "fp"]).ok();
+    let run = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "f1", "--plan", "fp"],
+    );
+    assert_ne!(run.code, 0);
+    let run = env.swarm(&repo, &["lane", "rm", "f1"]).err(2, "NOT_FOUND");
+    let first_hint = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        first_hint.contains("run `git swarm lane new f1` again"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("list lanes"), "{}", run.stderr);
+}

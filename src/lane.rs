@@ -367,6 +367,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
+    // A re-run finishing an interrupted start is let through.
+    if !start_marker(&ctx.store, feature).exists() {
+        plan::refuse_closed(&plan, &plan_name, "start a lane on it")?;
+    }
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
     load(&ctx.store, feature)?;

@@ -161,3 +161,30 @@ fn lane_rm_after_an_interrupted_lane_new_hints_to_run_it_again() {
     );
     assert!(!run.stderr.contains("list lanes"), "{}", run.stderr);
 }
+
+#[test]
+fn a_closed_plan_takes_no_lane_and_no_save() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "cz"]).ok();
+    env.swarm(&repo, &["plan", "close", "cz"]).ok();
+    env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
+        .err(1, "PLAN_CLOSED")
+        .stderr_has("git swarm plan reopen cz");
+    assert!(env.refs(&repo, "refs/swarm/lanes").is_empty());
+    env.write(&env.root().join("text.md"), "# new\n");
+    let file = env.root().join("text.md");
+    env.swarm(
+        &repo,
+        &["plan", "save", "cz", "--file", file.to_str().unwrap()],
+    )
+    .err(1, "PLAN_CLOSED");
+    env.swarm(&repo, &["plan", "reopen", "cz"]).ok();
+    env.swarm(
+        &repo,
+        &["plan", "save", "cz", "--file", file.to_str().unwrap()],
+    )
+    .ok();
+    env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
+        .ok();
+}

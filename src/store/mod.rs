@@ -134,10 +134,7 @@ fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
         let (section, sub, name) =
             crate::config::split_key(key).ok_or_else(|| bad("no section.name".to_string()))?;
         let mut sec = extra
-            .new_section(
-                section.to_string(),
-                sub.map(|s| BString::from(s.as_bytes())),
-            )
+            .new_section(section, sub.map(|s| BString::from(s.as_bytes())))
             .map_err(|e| bad(e.to_string()))?;
         sec.push(name, value.as_deref().map(|v| v.as_bytes().as_bstr()))
             .map_err(|e| bad(e.to_string()))?;

@@ -178,3 +178,163 @@ pub fn identity_missing() -> Error {
         .hint("pass --as <address> or set GIT_SWARM_AS (per process: right for an agent in a lane)")
         .hint("or `git config swarm.as <address>`: repository-wide, shared by every worktree; inside a lane worktree the lane's owner comes first")
 }
+
+/// The `git -c key=value` settings git hands to its subprocesses (and so to
+/// us and to our hooks) in `GIT_CONFIG_PARAMETERS`, in order. gix reads the
+/// config files and `GIT_CONFIG_COUNT`/`GIT_CONFIG_KEY_<n>`, but not this,
+/// so we apply it on top: `-c` wins over both, as in git. A value of `None`
+/// is a bare key (`git -c swarm.x`), which git reads as boolean true.
+pub fn command_line_parameters() -> Result<Vec<(String, Option<String>)>> {
+    let Some(raw) = std::env::var_os("GIT_CONFIG_PARAMETERS") else {
+        return Ok(Vec::new());
+    };
+    let raw = raw.to_string_lossy();
+    parse_parameters(&raw).map_err(|why| {
+        Error::usage(
+            "ENV_INVALID",
+            format!("GIT_CONFIG_PARAMETERS could not be parsed: {why}"),
+        )
+        .hint("it is set by `git -c key=value`; unset it if something else wrote it")
+    })
+}
+
+/// Parse git's `GIT_CONFIG_PARAMETERS` format (git's `config.c`,
+/// `parse_config_env_list` + `sq_dequote_step`): whitespace-separated
+/// entries, each `'key'='value'` (git ≥ 2.31), `'key'=` (bare key) or the
+/// older `'key=value'` / `'key'`, single-quoted with `'\''` and `'\!'` for
+/// a literal quote or `!`.
+pub fn parse_parameters(text: &str) -> std::result::Result<Vec<(String, Option<String>)>, String> {
+    fn quoted(chars: &[char], pos: &mut usize) -> std::result::Result<String, String> {
+        if chars.get(*pos) != Some(&'\'') {
+            return Err(format!("expected a quote at offset {}", *pos));
+        }
+        *pos += 1;
+        let mut out = String::new();
+        loop {
+            match chars.get(*pos) {
+                None => return Err("unterminated quote".to_string()),
+                Some('\'') => {
+                    // `'\''` or `'\!'`: a literal quote or bang, then on.
+                    if chars.get(*pos + 1) == Some(&'\\')
+                        && matches!(chars.get(*pos + 2), Some('\'') | Some('!'))
+                        && chars.get(*pos + 3) == Some(&'\'')
+                    {
+                        out.push(chars[*pos + 2]);
+                        *pos += 4;
+                    } else {
+                        *pos += 1;
+                        return Ok(out);
+                    }
+                }
+                Some(c) => {
+                    out.push(*c);
+                    *pos += 1;
+                }
+            }
+        }
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let mut pos = 0;
+    let mut out = Vec::new();
+    loop {
+        while chars.get(pos).is_some_and(|c| c.is_whitespace()) {
+            pos += 1;
+        }
+        if pos >= chars.len() {
+            return Ok(out);
+        }
+        let first = quoted(&chars, &mut pos)?;
+        if chars.get(pos) == Some(&'=') {
+            // New style: 'key'='value' or 'key'= (no value).
+            pos += 1;
+            let value = match chars.get(pos) {
+                Some('\'') => Some(quoted(&chars, &mut pos)?),
+                None => None,
+                Some(c) if c.is_whitespace() => None,
+                Some(_) => return Err(format!("bogus value after '{first}='")),
+            };
+            out.push((first, value));
+        } else {
+            // Old style: 'key=value' or 'key'.
+            match first.split_once('=') {
+                Some((k, v)) => out.push((k.to_string(), Some(v.to_string()))),
+                None => out.push((first, None)),
+            }
+        }
+        match chars.get(pos) {
+            None => {}
+            Some(c) if c.is_whitespace() => {}
+            Some(_) => return Err(format!("garbage after an entry at offset {pos}")),
+        }
+    }
+}
+
+/// Split `section.sub.section.name` the way git does: the section before the
+/// first dot, the name after the last, the subsection (if any) in between.
+pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
+    let (section, rest) = key.split_once('.')?;
+    let (sub, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub), name),
+        None => (None, rest),
+    };
+    if section.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some((section, sub, name))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_parameters;
+
+    fn kv(k: &str, v: Option<&str>) -> (String, Option<String>) {
+        (k.to_string(), v.map(str::to_string))
+    }
+
+    #[test]
+    fn parameters_new_and_old_style() {
+        assert_eq!(parse_parameters("").unwrap(), vec![]);
+        assert_eq!(
+            parse_parameters("'swarm.as'='zed' 'swarm.planFile'='../x'").unwrap(),
+            vec![
+                kv("swarm.as", Some("zed")),
+                kv("swarm.planFile", Some("../x"))
+            ]
+        );
+        assert_eq!(
+            parse_parameters(" 'swarm.as=zed'  'core.bare' ").unwrap(),
+            vec![kv("swarm.as", Some("zed")), kv("core.bare", None)]
+        );
+        assert_eq!(
+            parse_parameters("'swarm.flag'= 'swarm.empty'=''").unwrap(),
+            vec![kv("swarm.flag", None), kv("swarm.empty", Some(""))]
+        );
+    }
+
+    #[test]
+    fn parameters_quoting() {
+        // git -c "swarm.holdPattern=it's held!" quotes as below.
+        assert_eq!(
+            parse_parameters(r"'swarm.holdPattern'='it'\''s held'\!''").unwrap(),
+            vec![kv("swarm.holdPattern", Some("it's held!"))]
+        );
+        assert_eq!(
+            parse_parameters("'url.a b.insteadOf'='x = y'").unwrap(),
+            vec![kv("url.a b.insteadOf", Some("x = y"))]
+        );
+        assert!(parse_parameters("'unterminated").is_err());
+        assert!(parse_parameters("bare").is_err());
+        assert!(parse_parameters("'a.b'=x").is_err());
+        assert!(parse_parameters("'a.b''c.d'").is_err());
+    }
+
+    #[test]
+    fn keys_split_like_git() {
+        assert_eq!(super::split_key("swarm.as"), Some(("swarm", None, "as")));
+        assert_eq!(
+            super::split_key("remote.my.origin.url"),
+            Some(("remote", Some("my.origin"), "url"))
+        );
+        assert_eq!(super::split_key("nodot"), None);
+    }
+}

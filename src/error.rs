@@ -155,6 +155,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "plan close: the plan still has an active lane or open child plans (--force closes anyway)",
     ),
     (
+        "PLAN_CLOSED",
+        Class::Check,
+        "lane new, plan save: the plan is closed (reopen it first)",
+    ),
+    (
         "PLAN_FILE_MISMATCH",
         Class::Usage,
         "plan save: the plan file was checked out from another plan",
@@ -212,7 +217,7 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "ENV_INVALID",
         Class::Usage,
-        "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW)",
+        "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW, GIT_CONFIG_PARAMETERS)",
     ),
     // handoff, accept and leadership
     (

@@ -177,6 +177,14 @@ fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
 /// base is no plain branch name (a tag, a commit, an expression).
 fn base_branch_ref(ctx: &Ctx, remote: &str) -> Option<String> {
     let base = crate::lane::default_base(ctx);
+    // A clone of a still-empty remote: `default_base` falls back to a local
+    // branch for now, but once the remote has its main, lanes base on
+    // `<remote>/main` (the same rule), so that is the branch to fence.
+    let base = if ctx.settings.base.is_none() && !base.starts_with(&format!("{remote}/")) {
+        format!("{remote}/main")
+    } else {
+        base
+    };
     let name = base
         .strip_prefix(&format!("{remote}/"))
         .unwrap_or(&base)
@@ -212,8 +220,15 @@ fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
     ctx.store
         .git
         .run(["config", "--add", "swarm.protect", &full])?;
+    let empty_remote = ctx.settings.base.is_none()
+        && !crate::lane::default_base(ctx).starts_with(&format!("{remote}/"));
+    let why = if empty_remote {
+        format!("; {remote} has no default branch yet, so this is the branch lanes will base on ({remote}/main) once it is pushed: set swarm.base and swarm.protect if yours is another")
+    } else {
+        String::new()
+    };
     Ok(Some(format!(
-        "protected {full} (swarm.protect): a plain push to it is refused, only `git swarm lead push` moves it (opt out: init --no-protect)"
+        "protected {full} (swarm.protect): a plain push to it is refused, only `git swarm lead push` moves it (opt out: init --no-protect){why}"
     )))
 }
 

@@ -370,6 +370,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<Output> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
+    // A re-run finishing an interrupted start is let through.
+    if !start_marker(&ctx.store, feature).exists() {
+        plan::refuse_closed(&plan, &plan_name, "start a lane on it")?;
+    }
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
     load(&ctx.store, feature)?;
@@ -1130,6 +1134,10 @@ fn moved_error(lane: &Lane, here: &Path) -> Error {
 pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<Output> {
     let lane = require(&ctx.store, feature).map_err(|e| {
         if e.code == "NOT_FOUND" && start_marker(&ctx.store, feature).exists() {
+            // The generic "list lanes" hint would not show this lane: the
+            // one useful next step is to finish the start.
+            let mut e = e;
+            e.hints.clear();
             e.hint(format!(
                 "an interrupted `git swarm lane new {feature}` left its branch and worktree without a record: run `git swarm lane new {feature}` again to finish it, then `git swarm lane rm {feature}` if you do not want it"
             ))

@@ -458,6 +458,19 @@ fn unsafe_plan_file(path: &Path, what: &str) -> Error {
 }
 
 /// `plan save`: snapshot the worktree's plan file into the plan ref.
+/// A closed plan is finished: starting a lane on it or saving new text
+/// into it is refused until it is reopened.
+pub fn refuse_closed(plan: &Plan, name: &str, doing: &str) -> Result<()> {
+    if plan.record.status == "closed" {
+        return Err(Error::check(
+            "PLAN_CLOSED",
+            format!("plan '{name}' is closed: cannot {doing}"),
+        )
+        .hint(format!("reopen it first: `git swarm plan reopen {name}`")));
+    }
+    Ok(())
+}
+
 pub fn save(
     ctx: &Ctx,
     name: Option<&str>,
@@ -470,6 +483,7 @@ pub fn save(
         None => infer(ctx)?,
     };
     let plan = require(&ctx.store, &name)?;
+    refuse_closed(&plan, &name, "save into it")?;
     let actor = ctx.actor()?;
     let path = match file {
         Some(f) => f.to_path_buf(),

@@ -113,18 +113,61 @@ pub struct JournalEntry {
     pub parents: usize,
 }
 
+/// Put `git -c` settings (`GIT_CONFIG_PARAMETERS`) on top of the config gix
+/// loaded, in a section of their own at the end, so they win over the files
+/// and `GIT_CONFIG_COUNT` as in git; section and key names stay
+/// case-insensitive as gix compares them.
+fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
+    let params = crate::config::command_line_parameters()?;
+    if params.is_empty() {
+        return Ok(());
+    }
+    let mut extra =
+        gix::config::File::new(gix::config::file::Metadata::from(gix::config::Source::Cli));
+    for (key, value) in &params {
+        let bad = |why: String| {
+            Error::usage(
+                "ENV_INVALID",
+                format!("`git -c {key}` (GIT_CONFIG_PARAMETERS) is not a valid config key: {why}"),
+            )
+        };
+        let (section, sub, name) =
+            crate::config::split_key(key).ok_or_else(|| bad("no section.name".to_string()))?;
+        let mut sec = extra
+            .new_section(section, sub.map(|s| BString::from(s.as_bytes())))
+            .map_err(|e| bad(e.to_string()))?;
+        sec.push(name, value.as_deref().map(|v| v.as_bytes().as_bstr()))
+            .map_err(|e| bad(e.to_string()))?;
+    }
+    let mut snapshot = repo.config_snapshot_mut();
+    snapshot.append(extra).map_err(|e| {
+        Error::usage(
+            "ENV_INVALID",
+            format!("cannot apply `git -c` settings: {e}"),
+        )
+    })?;
+    snapshot.commit().map_err(|e| {
+        Error::usage(
+            "ENV_INVALID",
+            format!("cannot apply `git -c` settings: {e}"),
+        )
+    })?;
+    Ok(())
+}
+
 impl Store {
     /// Open the repository that contains `cwd`, or the one GIT_DIR names.
     pub fn open(cwd: &Path) -> Result<Store> {
         // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
         // else discovery upwards from the current directory.
-        let repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
+        let mut repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
             Error::env(
                 "NOT_A_REPO",
                 format!("not inside a git repository ({}): {e}", cwd.display()),
             )
             .hint("run git swarm inside a git repository, or `git init` one first")
         })?;
+        apply_command_line_config(&mut repo)?;
         let store = Store {
             repo,
             git: Git::new(cwd),

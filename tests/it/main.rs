@@ -25,4 +25,5 @@ mod rough;
 mod secrets;
 mod soak;
 mod sync;
+mod tryout;
 mod verify;

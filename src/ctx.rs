@@ -66,15 +66,25 @@ impl Ctx {
         }
     }
 
-    /// The active lane whose worktree is the one we run in, if any.
+    /// The active lane whose worktree is the one we run in, if any: only a
+    /// linked worktree (never the main checkout) whose checked-out branch is
+    /// the lane's branch and whose path is the record's path. A lane record
+    /// comes from the shared remote; its `path` alone proves nothing here.
     pub fn lane_here(&self) -> Option<crate::lane::Lane> {
         let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
+        let main = crate::lane::main_worktree(&self.store).ok()?;
+        if std::fs::canonicalize(&main).ok().as_deref() == Some(here.as_path()) {
+            return None;
+        }
+        let branch = crate::git::Git::new(&here).current_branch().ok()??;
         crate::lane::all(&self.store)
             .ok()?
             .0
             .into_iter()
             .find(|lane| {
                 lane.record.is_active()
+                    && lane.record.branch == branch
+                    && lane.record.branch == crate::lane::branch_of(&lane.feature)
                     && std::fs::canonicalize(&lane.record.path).ok().as_deref()
                         == Some(here.as_path())
             })

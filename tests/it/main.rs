@@ -6,6 +6,7 @@ mod harness;
 mod cli;
 mod crash;
 mod docs;
+mod forged_lane;
 mod gc;
 mod github_server;
 mod guard;

@@ -761,7 +761,9 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
 fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> Result<LaneState> {
     let r = &lane.record;
     let path = PathBuf::from(&r.path);
-    let registered = worktrees.iter().any(|w| same_path(w, &path));
+    // A lane's worktree is a linked one: the first entry of `git worktree
+    // list` is the main checkout, which a (forged) record may name.
+    let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path));
     let worktree = if !r.is_active() && !leftovers {
         "removed"
     } else if registered && path.is_dir() {

@@ -80,6 +80,12 @@ fn a_forged_lane_record_naming_the_main_checkout_does_not_take_over_identity() {
     );
     assert!(log.contains("Swarm-Actor: alice"), "{log}");
     assert!(!log.contains("mallory"), "{log}");
+    // The main checkout is no lane's worktree: not dirty, not removable.
+    env.write(&a.join("scratch.txt"), "mine\n");
+    let list = env.swarm(&a, &["lane", "list", "--json"]).ok();
+    let text = list.stdout.clone();
+    assert!(!text.contains("scratch.txt"), "{text}");
+    assert!(text.contains("\"elsewhere\""), "{text}");
 }
 
 #[test]

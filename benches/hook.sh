@@ -8,8 +8,11 @@
 #   GIT_SWARM_BIN=path/to/git-swarm FILES=50000 LANES=500 CHANGESETS=2000 RUNS=50 benches/hook.sh
 #   KEEP=1 benches/hook.sh          # leave the repository behind (for profiling)
 #
-# Uses hyperfine when it is installed (apt-get install hyperfine), else a
-# loop of RUNS runs per command. Builds target/release/git-swarm if needed.
+# Each row: the median of RUNS timed runs per command (the commands take
+# turns, so a loaded machine slows them alike), the ratio of the medians,
+# and each command's peak memory (max RSS, /usr/bin/time -f %M).
+# CALLGRIND=1 adds instruction counts (valgrind, children included): a
+# ratio that load does not move. Builds target/release/git-swarm if needed.
 set -euo pipefail
 
 FILES=${FILES:-50000}
@@ -58,42 +61,72 @@ start=$(date +%s)
 git reset --quiet --hard main
 echo "built in $(( $(date +%s) - start ))s: $(git ls-files | wc -l) files in the index, $(git for-each-ref refs/heads/feat | wc -l) lane branches" >&2
 
-measure() { # label, [hyperfine --prepare command], then the commands; the first is the baseline
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+# Peak memory (max RSS, KiB) of one run, by GNU time.
+peak_kib() { # prepare, command
+    [ -n "$1" ] && sh -c "$1"
+    if [ -x /usr/bin/time ]; then
+        # shellcheck disable=SC2086
+        /usr/bin/time -f %M $2 2>&1 >/dev/null | tail -n 1
+    else
+        echo 0
+    fi
+}
+
+# Instructions (valgrind callgrind, children included) of one run: steady
+# where wall time is noisy on a loaded machine. CALLGRIND=1 to enable.
+instructions() { # prepare, command
+    [ -n "$1" ] && sh -c "$1"
+    rm -f "$work"/cg.out.*
+    # shellcheck disable=SC2086
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" $2 >/dev/null 2>&1
+    cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
+}
+
+# label, prepare command ("" for none), then the commands; the first is the
+# baseline. Runs alternate between the commands (so load that comes and
+# goes hits them alike) and each is timed on its own; the row shows medians,
+# the ratio of medians, and the peak memory of each command.
+measure() {
     local label=$1 prepare=$2
     shift 2
-    if command -v hyperfine >/dev/null 2>&1; then
-        local extra=()
-        [ -n "$prepare" ] && extra=(--prepare "$prepare")
-        hyperfine -N --warmup 5 --runs "$RUNS" "${extra[@]}" --export-csv "$work/$label.csv" "$@" >&2
-        awk -F, -v label="$label" 'NR > 1 { mean[NR - 1] = $2; cmd[NR - 1] = $1 }
-            END { for (i = 2; i <= NR - 1; i++) printf "%-28s %-28s %6.1f ms   %s %5.1f ms   ratio %.2f\n", label, cmd[i], mean[i] * 1000, cmd[1], mean[1] * 1000, mean[i] / mean[1] }' "$work/$label.csv"
-    else
-        local base=""
-        for cmd in "$@"; do
-            local total=0
-            for _ in $(seq "$RUNS"); do
-                [ -n "$prepare" ] && sh -c "$prepare"
-                local t0 t1
-                t0=$(date +%s%N)
-                $cmd >/dev/null
-                t1=$(date +%s%N)
-                total=$(( total + t1 - t0 ))
-            done
-            local us=$(( total / RUNS / 1000 ))
-            if [ -z "$base" ]; then
-                base=$us
-            else
-                awk -v l="$label" -v c="$cmd" -v m="$us" -v b="$base" 'BEGIN { printf "%-28s %-28s %6.1f ms   baseline %5.1f ms   ratio %.2f\n", l, c, m / 1000, b / 1000, m / b }'
-            fi
+    local n=$# i r cmd t0 t1
+    for i in $(seq "$n"); do : >"$work/t.$i"; done
+    for _ in 1 2 3; do for cmd in "$@"; do [ -n "$prepare" ] && sh -c "$prepare"; $cmd >/dev/null; done; done
+    for r in $(seq "$RUNS"); do
+        for i in $(seq "$n"); do
+            # rotate the order every run
+            local k=$(( (i + r) % n + 1 ))
+            cmd=${!k}
+            [ -n "$prepare" ] && sh -c "$prepare"
+            t0=$EPOCHREALTIME
+            $cmd >/dev/null
+            t1=$EPOCHREALTIME
+            echo $(( (${t1/./} - ${t0/./}) )) >>"$work/t.$k"
         done
-    fi
+    done
+    local base_us base_kib base_ir="" us kib ir=""
+    base_us=$(median <"$work/t.1")
+    base_kib=$(peak_kib "$prepare" "$1")
+    [ -n "${CALLGRIND:-}" ] && base_ir=$(instructions "$prepare" "$1")
+    for i in $(seq 2 "$n"); do
+        cmd=${!i}
+        us=$(median <"$work/t.$i")
+        kib=$(peak_kib "$prepare" "$cmd")
+        [ -n "${CALLGRIND:-}" ] && ir=$(instructions "$prepare" "$cmd")
+        awk -v l="$label" -v c="$cmd" -v m="$us" -v b="$base_us" -v mk="$kib" -v bk="$base_kib" -v ir="$ir" -v bir="$base_ir" 'BEGIN {
+            printf "%-30s %-28s %7.2f ms (baseline %6.2f ms)  ratio %5.2f   max RSS %5.1f MiB (baseline %5.1f MiB)", l, c, m / 1000, b / 1000, m / b, mk / 1024, bk / 1024
+            if (ir != "") printf "   instructions %.1fM (baseline %.1fM) ratio %.2f", ir / 1e6, bir / 1e6, ir / bir
+            printf "\n" }'
+    done
 }
 
 # The hook must pass in every scenario (a refusal would be a cheap exit).
 check() { git swarm hook pre-commit || { echo "the hook refused the staged change" >&2; exit 1; }; }
 diff="git diff --cached --name-only"
 
-# A: the common commit — an ordinary file changed.
+# A: the common commit — an ordinary file changed (500 loose lane refs).
 echo changed >> src/d000/f00000.txt
 git add src/d000/f00000.txt
 check
@@ -105,8 +138,13 @@ echo "a change" > .changeset/new-unique-change.md
 git add .changeset/new-unique-change.md
 check
 measure "new-changeset" "" "$diff" "git swarm hook pre-commit"
-# ... the first time, before .git/swarm/changeset-names.cache exists.
+# ... the first time, before .git/swarm/ (the name and lane-ref caches) exists.
 measure "new-changeset-cold-cache" "rm -rf .git/swarm" "$diff" "git swarm hook pre-commit"
 # ... after `git gc` / `git pack-refs` has packed the lane refs.
 git pack-refs --all
+check
 measure "new-changeset-packed-refs" "" "$diff" "git swarm hook pre-commit"
+git reset --quiet
+git add src/d000/f00000.txt
+check
+measure "ordinary-commit-packed-refs" "" "$diff" "git swarm hook pre-commit"

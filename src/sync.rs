@@ -161,7 +161,14 @@ fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()
                     .nth(1)
                     .and_then(|rest| rest.split('\'').next())
                     .filter(|r| r.starts_with("refs/swarm-remotes/"))
-                    .map(str::to_string);
+                    .map(str::to_string)
+                    // A fetch killed while pruning leaves `packed-refs.lock`
+                    // ("Unable to create '…/packed-refs.lock'"): the same wait.
+                    .or_else(|| {
+                        e.message
+                            .contains("packed-refs.lock")
+                            .then(|| mirror_ref(remote, "refs/swarm/"))
+                    });
                 match locked {
                     Some(refname) if store.clear_stale_lock(&refname) => cleared += 1,
                     _ => return Err(e),

@@ -26,17 +26,75 @@ pub struct NameCache {
     names: Vec<String>,
     /// exact name → index; built on the first miss only.
     index: Option<HashMap<String, usize, FxBuild>>,
-    trees: HashMap<ObjectId, Vec<u64>>,
-    commits: HashMap<ObjectId, Option<ObjectId>>,
+    trees: HashMap<ObjectId, Vec<u64>, FxBuild>,
+    commits: HashMap<ObjectId, Option<ObjectId>, FxBuild>,
     used_trees: Vec<ObjectId>,
-    used_commits: HashSet<ObjectId>,
+    used_commits: HashSet<ObjectId, FxBuild>,
     changed: bool,
     /// The name indices of the last tree read, in tree order.
     last_order: Vec<usize>,
+    /// The first tree parsed in full, kept raw to compare others with.
+    reference: Option<Reference>,
+}
+
+/// A tree's raw bytes and where each entry lies in them, with its name's
+/// index when it is a changeset name.
+struct Reference {
+    id: ObjectId,
+    data: Vec<u8>,
+    /// (start, end, name index)
+    entries: Vec<(usize, usize, Option<usize>)>,
+}
+
+/// One raw tree entry at `at`: (end, is a tree, file name); `None` if
+/// the bytes are no whole entry.
+fn raw_entry(data: &[u8], at: usize, hash_len: usize) -> Option<(usize, bool, &[u8])> {
+    let rest = data.get(at..)?;
+    let space = rest.iter().position(|&b| b == b' ')?;
+    let nul = space + 1 + rest[space + 1..].iter().position(|&b| b == 0)?;
+    let mode = &rest[..space];
+    if mode.is_empty() || !mode.iter().all(|b| (b'0'..=b'7').contains(b)) {
+        return None;
+    }
+    let value = mode
+        .iter()
+        .fold(0u32, |v, b| v.wrapping_mul(8) + u32::from(b - b'0'));
+    let end = at + nul + 1 + hash_len;
+    if end > data.len() {
+        return None;
+    }
+    Some((end, value & 0o170000 == 0o040000, &rest[space + 1..nul]))
+}
+
+/// Length of the common prefix of `a` and `b`, comparing blocks first.
+fn common_prefix(a: &[u8], b: &[u8]) -> usize {
+    let n = a.len().min(b.len());
+    let mut i = 0;
+    while i + 256 <= n && a[i..i + 256] == b[i..i + 256] {
+        i += 256;
+    }
+    while i < n && a[i] == b[i] {
+        i += 1;
+    }
+    i
+}
+
+/// Length of the common suffix of `a` and `b`, at most `limit`.
+fn common_suffix(a: &[u8], b: &[u8], limit: usize) -> usize {
+    let (la, lb) = (a.len(), b.len());
+    let mut i = 0;
+    while i + 256 <= limit && a[la - i - 256..la - i] == b[lb - i - 256..lb - i] {
+        i += 256;
+    }
+    while i < limit && a[la - i - 1] == b[lb - i - 1] {
+        i += 1;
+    }
+    i
 }
 
 /// A fast non-cryptographic hasher (the rustc "Fx" hash) for the name
-/// table: building a cache hashes every name of every lane's directory.
+/// table and the object-id maps: building a cache hashes every name of
+/// every lane's directory, and loading one hashes every id it holds.
 #[derive(Default, Clone, Copy)]
 struct FxBuild;
 
@@ -85,12 +143,13 @@ impl NameCache {
             dir: dir.to_string(),
             names: Vec::new(),
             index: None,
-            trees: HashMap::new(),
-            commits: HashMap::new(),
+            trees: HashMap::with_hasher(FxBuild),
+            commits: HashMap::with_hasher(FxBuild),
             used_trees: Vec::new(),
-            used_commits: HashSet::new(),
+            used_commits: HashSet::with_hasher(FxBuild),
             changed: false,
             last_order: Vec::new(),
+            reference: None,
         }
     }
 
@@ -115,6 +174,9 @@ impl NameCache {
             return None;
         }
         let mut c = Self::empty(dir);
+        // A `t` or `c` line is at least 43 bytes: room for all, no rehashing.
+        c.trees.reserve(text.len() / 43);
+        c.commits.reserve(text.len() / 43);
         let mut reference: Vec<u64> = Vec::new();
         for line in lines {
             let (kind, rest) = line.split_once(' ')?;
@@ -207,6 +269,49 @@ impl NameCache {
             return Ok(());
         }
         let t = repo.find_tree(tree).map_err(|e| e.to_string())?;
+        let hash_len = repo.object_hash().len_in_bytes();
+        let (bits, cacheable) = match self.by_difference(&t.data, hash_len) {
+            Some(found) => found,
+            None => self.parse_full(tree, &t.data, hash_len)?,
+        };
+        if cacheable {
+            self.used_trees.push(tree);
+            self.changed = true;
+        }
+        self.trees.insert(tree, bits);
+        Ok(())
+    }
+
+    /// The index of a changeset name, and whether the cache file can hold it.
+    fn changeset_index(
+        &mut self,
+        name: &[u8],
+        previous: &[usize],
+        cursor: &mut usize,
+    ) -> Option<(usize, bool)> {
+        let name = std::str::from_utf8(name).ok()?;
+        if !is_changeset_name(name) {
+            return None;
+        }
+        let cacheable = !name.bytes().any(|b| b == b'\n' || b == b'\r');
+        while *cursor < previous.len() && self.names[previous[*cursor]].as_str() < name {
+            *cursor += 1;
+        }
+        let i = match previous.get(*cursor) {
+            Some(&p) if self.names[p] == name => p,
+            _ => self.add_name(name),
+        };
+        Some((i, cacheable))
+    }
+
+    /// Every entry of a raw tree; the first tree read whole (the base's,
+    /// usually) is kept as the reference for the others.
+    fn parse_full(
+        &mut self,
+        id: ObjectId,
+        data: &[u8],
+        hash_len: usize,
+    ) -> GixResult<(Vec<u64>, bool)> {
         let mut bits: Vec<u64> = Vec::new();
         let mut cacheable = true;
         // Lane directories mostly repeat the previous one's names in the
@@ -214,39 +319,101 @@ impl NameCache {
         let previous = std::mem::take(&mut self.last_order);
         let mut cursor = 0;
         let mut order = Vec::with_capacity(previous.len() + 4);
-        for entry in t.iter() {
-            let entry = entry.map_err(|e| e.to_string())?;
-            if entry.mode().is_tree() {
-                continue;
+        let mut entries = Vec::with_capacity(previous.len() + 4);
+        let mut at = 0;
+        while at < data.len() {
+            let (end, is_tree, name) = raw_entry(data, at, hash_len)
+                .ok_or_else(|| format!("tree {id} is malformed at byte {at}"))?;
+            let mut index = None;
+            if !is_tree {
+                if let Some((i, ok)) = self.changeset_index(name, &previous, &mut cursor) {
+                    cacheable &= ok;
+                    order.push(i);
+                    if !has_bit(&bits, i) {
+                        flip(&mut bits, i);
+                    }
+                    index = Some(i);
+                }
             }
-            let Ok(name) = std::str::from_utf8(entry.filename()) else {
-                continue;
-            };
-            if !is_changeset_name(name) {
-                continue;
-            }
-            if name.bytes().any(|b| b == b'\n' || b == b'\r') {
-                cacheable = false;
-            }
-            while cursor < previous.len() && self.names[previous[cursor]].as_str() < name {
-                cursor += 1;
-            }
-            let i = match previous.get(cursor) {
-                Some(&p) if self.names[p] == name => p,
-                _ => self.add_name(name),
-            };
-            order.push(i);
-            if !has_bit(&bits, i) {
-                flip(&mut bits, i);
-            }
+            entries.push((at, end, index));
+            at = end;
         }
         self.last_order = order;
-        if cacheable {
-            self.used_trees.push(tree);
-            self.changed = true;
+        if self.reference.is_none() && cacheable {
+            self.reference = Some(Reference {
+                id,
+                data: data.to_vec(),
+                entries,
+            });
         }
-        self.trees.insert(tree, bits);
-        Ok(())
+        Ok((bits, cacheable))
+    }
+
+    /// A tree that differs from the reference in a few entries (a lane's
+    /// directory is the base's plus its own changesets): the bytes both
+    /// share at the start and at the end are the reference's entries, so
+    /// only the entries between are parsed. `None` when the shared parts do
+    /// not fall on entry boundaries (then the tree is read whole).
+    fn by_difference(&mut self, data: &[u8], hash_len: usize) -> Option<(Vec<u64>, bool)> {
+        let reference = self.reference.take()?;
+        let found = self.difference_from(&reference, data, hash_len);
+        self.reference = Some(reference);
+        found
+    }
+
+    fn difference_from(
+        &mut self,
+        reference: &Reference,
+        data: &[u8],
+        hash_len: usize,
+    ) -> Option<(Vec<u64>, bool)> {
+        let r = &reference.data;
+        let pre = common_prefix(r, data);
+        let suf = common_suffix(r, data, r.len().min(data.len()) - pre);
+        // Reference entries wholly inside the shared start, and from the
+        // first one wholly inside the shared end.
+        let k1 = reference.entries.partition_point(|e| e.1 <= pre);
+        let k2 = reference.entries.partition_point(|e| e.0 < r.len() - suf);
+        if k2 < k1 {
+            return None;
+        }
+        let p = if k1 == 0 {
+            0
+        } else {
+            reference.entries[k1 - 1].1
+        };
+        let s_ref = reference.entries.get(k2).map_or(r.len(), |e| e.0);
+        let q = (s_ref + data.len()).checked_sub(r.len())?;
+        if q < p {
+            return None;
+        }
+        let mut bits = self.trees.get(&reference.id)?.clone();
+        for e in &reference.entries[k1..k2] {
+            if let Some(i) = e.2 {
+                if has_bit(&bits, i) {
+                    flip(&mut bits, i);
+                }
+            }
+        }
+        let mut cacheable = true;
+        let mut at = p;
+        let mut cursor = 0;
+        while at < q {
+            let (end, is_tree, name) = raw_entry(data, at, hash_len)?;
+            if end > q {
+                return None;
+            }
+            if !is_tree {
+                if let Some((i, ok)) = self.changeset_index(name, &[], &mut cursor) {
+                    cacheable &= ok;
+                    if !has_bit(&bits, i) {
+                        flip(&mut bits, i);
+                    }
+                }
+            }
+            at = end;
+        }
+        (at == q).then_some((bits, cacheable))
     }
 
     /// Indices of the names equal to `lower` case-insensitively (to test many trees at once).
@@ -381,6 +548,72 @@ impl NameCache {
     }
 }
 
+/// Delta bases for gix's pack decoding, which this build of gix (without its
+/// `max-performance` feature) does not cache at all: lane branches' trees
+/// at the changeset directory are mostly deltas against the base branch's
+/// tree, so without this every one of them inflates that base again. The
+/// most recently used objects are kept, up to `LIMIT` bytes.
+#[derive(Default)]
+pub struct DeltaBases {
+    /// (pack id, offset, kind, compressed size, data), most recent last.
+    entries: Vec<(u32, u64, gix::object::Kind, usize, Vec<u8>)>,
+    bytes: usize,
+}
+
+impl DeltaBases {
+    const LIMIT: usize = 8 << 20;
+    const ENTRIES: usize = 64;
+
+    /// Give `repo` (a clone: handles share the object store) this cache.
+    pub fn install(repo: &mut gix::Repository) {
+        repo.objects.set_pack_cache(|| Box::<DeltaBases>::default());
+    }
+}
+
+impl gix::odb::pack::cache::DecodeEntry for DeltaBases {
+    fn put(
+        &mut self,
+        pack_id: u32,
+        offset: u64,
+        data: &[u8],
+        kind: gix::object::Kind,
+        compressed_size: usize,
+    ) {
+        if data.len() > Self::LIMIT / 4
+            || self.entries.iter().any(|e| e.0 == pack_id && e.1 == offset)
+        {
+            return;
+        }
+        while !self.entries.is_empty()
+            && (self.entries.len() >= Self::ENTRIES || self.bytes + data.len() > Self::LIMIT)
+        {
+            let old = self.entries.remove(0);
+            self.bytes -= old.4.len();
+        }
+        self.bytes += data.len();
+        self.entries
+            .push((pack_id, offset, kind, compressed_size, data.to_vec()));
+    }
+
+    fn get(
+        &mut self,
+        pack_id: u32,
+        offset: u64,
+        out: &mut Vec<u8>,
+    ) -> Option<(gix::object::Kind, usize)> {
+        let i = self
+            .entries
+            .iter()
+            .rposition(|e| e.0 == pack_id && e.1 == offset)?;
+        let entry = self.entries.remove(i);
+        out.clear();
+        out.extend_from_slice(&entry.4);
+        let found = (entry.2, entry.3);
+        self.entries.push(entry);
+        Some(found)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -393,6 +626,76 @@ mod tests {
         }
         c.trees.insert(t, bits);
         c.used_trees.push(t);
+    }
+
+    fn raw_tree(names: &[&str]) -> Vec<u8> {
+        let mut sorted: Vec<&str> = names.to_vec();
+        sorted.sort_unstable();
+        let mut out = Vec::new();
+        for (n, name) in sorted.iter().enumerate() {
+            let mode: &[u8] = if name.starts_with("dir") {
+                b"40000"
+            } else {
+                b"100644"
+            };
+            out.extend_from_slice(mode);
+            out.push(b' ');
+            out.extend_from_slice(name.as_bytes());
+            out.push(0);
+            // Ids that repeat bytes of names and modes, to tempt a wrong alignment.
+            out.extend((0..20).map(|k| b"0 .md\0"[(n + k) % 6]));
+        }
+        out
+    }
+
+    #[test]
+    fn trees_read_by_difference_match_trees_read_whole() {
+        let id = |n: u8| ObjectId::from_bytes_or_panic(&[n; 20]);
+        let base: Vec<String> = (0..200).map(|i| format!("c{i:03}.md")).collect();
+        let mut base: Vec<&str> = base.iter().map(String::as_str).collect();
+        base.extend(["README.md", "dir-x", "notes.txt"]);
+        let variants: Vec<Vec<&str>> = vec![
+            base.clone(),
+            [base.clone(), vec!["a-first.md"]].concat(),
+            [base.clone(), vec!["zz-last.md"]].concat(),
+            [base.clone(), vec!["c050a.md", "c120x.md"]].concat(),
+            base.iter().copied().filter(|n| *n != "c100.md").collect(),
+            base.iter()
+                .copied()
+                .filter(|n| !n.starts_with("c1"))
+                .collect(),
+            base.iter()
+                .copied()
+                .filter(|n| *n != "c000.md" && *n != "notes.txt")
+                .collect(),
+            [
+                base.iter().copied().filter(|n| *n != "c007.md").collect(),
+                vec!["c007.MD", "dir-c007.md"],
+            ]
+            .concat(),
+            vec!["only.md"],
+            vec![],
+        ];
+        let mut diffed = NameCache::empty(".changeset");
+        let (bits, _) = diffed.parse_full(id(1), &raw_tree(&base), 20).unwrap();
+        diffed.trees.insert(id(1), bits);
+        for (n, v) in variants.iter().enumerate() {
+            let data = raw_tree(v);
+            let mut whole = NameCache::empty(".changeset");
+            let (bits, _) = whole.parse_full(id(2), &data, 20).unwrap();
+            whole.trees.insert(id(2), bits);
+            let (bits, _) = diffed
+                .by_difference(&data, 20)
+                .unwrap_or_else(|| diffed.parse_full(id(3), &data, 20).unwrap());
+            diffed.trees.insert(id(100 + n as u8), bits);
+            let mut a = whole.names_of(id(2));
+            let mut b = diffed.names_of(id(100 + n as u8));
+            a.sort_unstable();
+            b.sort_unstable();
+            assert_eq!(a, b, "variant {n}");
+        }
+        // Lanes that add a changeset are read by difference, not whole.
+        assert!(diffed.by_difference(&raw_tree(&variants[3]), 20).is_some());
     }
 
     #[test]

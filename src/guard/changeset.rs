@@ -46,20 +46,6 @@ pub fn dir_tree(
     Ok(entry.filter(|e| e.mode().is_tree()).map(|e| e.object_id()))
 }
 
-/// Refs under `prefix` with the object they point to, without peeling
-/// (tags are peeled later, on a cache miss); symbolic refs are skipped.
-fn direct_refs(repo: &gix::Repository, prefix: &str) -> GixResult<Vec<(String, ObjectId)>> {
-    let platform = repo.references().map_err(|e| e.to_string())?;
-    let mut out = Vec::new();
-    for r in platform.prefixed(prefix).map_err(|e| e.to_string())? {
-        let r = r.map_err(|e| e.to_string())?;
-        if let Some(id) = r.target().try_id() {
-            out.push((r.name().as_bstr().to_string(), id.to_owned()));
-        }
-    }
-    Ok(out)
-}
-
 /// The changeset names directly in a directory tree.
 pub fn names_in(repo: &gix::Repository, tree: ObjectId) -> GixResult<Vec<String>> {
     let tree = repo.find_tree(tree).map_err(|e| e.to_string())?;
@@ -150,6 +136,8 @@ fn label(refname: &str) -> String {
 /// The directory trees of the refs a new changeset is compared against,
 /// each distinct tree once, with the refs that have it.
 pub struct Others {
+    /// The repository, with a delta-base cache for reading many trees.
+    repo: gix::Repository,
     /// dir tree id → (is base, ref labels)
     trees: Vec<(ObjectId, bool, Vec<String>)>,
     cache: NameCache,
@@ -208,12 +196,10 @@ fn branch_refs(ctx: &Ctx, base: &str) -> Result<Vec<(String, ObjectId)>> {
 
 impl Others {
     pub fn collect(ctx: &Ctx, scope: &Scope<'_>) -> Result<Others> {
-        let repo = &ctx.store.repo;
+        let mut owned = ctx.store.repo.clone();
+        super::cache::DeltaBases::install(&mut owned);
+        let repo = &owned;
         let dir = ctx.settings.changeset_dir.trim_matches('/');
-        let read_refs = |prefix: &str| {
-            direct_refs(repo, prefix)
-                .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e))
-        };
         let mut wanted: Vec<(String, ObjectId, bool)> = Vec::new();
         let mut base_label = None;
         if let Some(Base::Commit(label, id)) = &scope.base {
@@ -242,19 +228,18 @@ impl Others {
                 || scope.own_branch.is_some_and(|b| rest == b)
         };
         let mut lane_refs = 0;
-        for (name, id) in read_refs("refs/heads/feat/")? {
-            if is_own(&name["refs/heads/".len()..]) {
-                continue;
-            }
-            wanted.push((name, id, false));
-            lane_refs += 1;
-        }
-        for (name, id) in read_refs("refs/remotes/")? {
-            let rest = &name["refs/remotes/".len()..];
-            let Some(pos) = rest.find("/feat/") else {
-                continue;
-            };
-            if is_own(&rest[pos + 1..]) {
+        let lanes = super::lane_refs::lane_refs(repo).map_err(|(prefix, e)| {
+            unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e)
+        })?;
+        for (name, id) in lanes {
+            let rest = name
+                .strip_prefix("refs/heads/")
+                .or_else(|| {
+                    let rest = name.strip_prefix("refs/remotes/")?;
+                    rest.find("/feat/").map(|pos| &rest[pos + 1..])
+                })
+                .unwrap_or(&name);
+            if is_own(rest) {
                 continue;
             }
             wanted.push((name, id, false));
@@ -280,6 +265,7 @@ impl Others {
             }
         }
         Ok(Others {
+            repo: owned,
             trees,
             cache,
             base_label,
@@ -288,8 +274,8 @@ impl Others {
     }
 
     /// For each lowercase target name: the (ref label, name as spelled there, on base?) hits.
-    pub fn find(&mut self, ctx: &Ctx, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
-        let repo = &ctx.store.repo;
+    pub fn find(&mut self, targets: &[String]) -> Result<BTreeMap<String, Vec<Hit>>> {
+        let repo = &self.repo;
         for (tree, _, labels) in &self.trees {
             self.cache.load_tree(repo, *tree).map_err(|e| {
                 unreadable(
@@ -413,7 +399,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
     let reserved = Reserved::load(ctx)?;
     let mut others = Others::collect(ctx, scope)?;
     let targets: Vec<String> = input.added.iter().map(|n| n.to_ascii_lowercase()).collect();
-    let hits = others.find(ctx, &targets)?;
+    let hits = others.find(&targets)?;
 
     let mut problems: Vec<(String, Vec<String>)> = Vec::new();
     for name in input.added {

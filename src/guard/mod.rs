@@ -16,6 +16,7 @@ pub mod attribution;
 pub mod cache;
 pub mod changeset;
 pub mod fenced;
+pub mod lane_refs;
 pub mod plan_file;
 pub mod range;
 pub mod staged;

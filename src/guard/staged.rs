@@ -126,11 +126,13 @@ impl Staged {
 
     /// Changesets staged that HEAD does not have: the ones this commit adds.
     pub fn added_changesets(&self) -> Vec<String> {
-        let in_head: std::collections::HashSet<&str> =
-            self.changesets_in_head.iter().map(String::as_str).collect();
+        // Sorted already (tree order) in the common case: cheaper than hashing
+        // thousands of names on every commit that touches the directory.
+        let mut in_head: Vec<&str> = self.changesets_in_head.iter().map(String::as_str).collect();
+        in_head.sort_unstable();
         self.changesets
             .iter()
-            .filter(|n| !in_head.contains(n.as_str()))
+            .filter(|n| in_head.binary_search(&n.as_str()).is_err())
             .cloned()
             .collect()
     }

@@ -11,6 +11,7 @@ mod gc;
 mod github_server;
 mod guard;
 mod hardening;
+mod hook_cache;
 mod init;
 mod issue14;
 mod lane;

@@ -460,3 +460,37 @@ fn sync_shows_its_steps_on_a_terminal_only() {
     );
     assert!(seen.contains("pushed   refs/swarm/plans/ui"), "{seen}");
 }
+
+/// Regression (seen in the crash test): a `git fetch` killed while pruning
+/// the mirror leaves `packed-refs.lock`, and every later sync failed with
+/// "Unable to create '…/packed-refs.lock'". A stale one is removed.
+#[test]
+fn a_packed_refs_lock_left_by_a_killed_fetch_does_not_block_sync() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "old"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    // bob's mirror of `old` is packed; the remote then drops `old`, so
+    // bob's next fetch must prune a packed ref, which takes packed-refs.lock.
+    env.git(b, &["pack-refs", "--all"]);
+    env.git(&remote, &["update-ref", "-d", "refs/swarm/plans/old"]);
+    let lock = b.join(".git/packed-refs.lock");
+    env.write(&lock, "");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    env.swarm(b, &["sync"]).ok();
+    assert!(!lock.exists());
+    // bob still holds `old`, so sync publishes it again: both converge.
+    assert_eq!(
+        env.refs(b, "refs/swarm/plans/"),
+        env.refs(&remote, "refs/swarm/plans/")
+    );
+}

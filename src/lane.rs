@@ -761,9 +761,12 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
 fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> Result<LaneState> {
     let r = &lane.record;
     let path = PathBuf::from(&r.path);
-    // A lane's worktree is a linked one: the first entry of `git worktree
-    // list` is the main checkout, which a (forged) record may name.
-    let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path));
+    // A lane's worktree is a linked one, or the main checkout (the first
+    // entry of `git worktree list`) only where an accepted handoff moved the
+    // lane: a forged record may name any directory.
+    let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path))
+        || (worktrees.first().is_some_and(|w| same_path(w, &path))
+            && crate::packet::handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)?);
     let worktree = if !r.is_active() && !leftovers {
         "removed"
     } else if registered && path.is_dir() {

@@ -187,7 +187,7 @@ pub const CODES: &[(&str, Class, &str)] = &[
     (
         "RECORD_INVALID",
         Class::Usage,
-        "a record is too large or nested too deeply to be read (limits: 64 KiB, depth 32); listings skip it with a warning",
+        "a record is too large or nested too deeply to be read (limits: 64 KiB, depth 32), holds a control character, or a name or address field breaks the name rules; listings skip it with a warning",
     ),
     (
         "PLAN_FILE_UNSAFE",
@@ -224,6 +224,11 @@ pub const CODES: &[(&str, Class, &str)] = &[
         "PLAN_SECRET",
         Class::Usage,
         "plan new/save: the plan text (line named), a record field or the message looks like a credential; nothing was written",
+    ),
+    (
+        "TEXT_INVALID",
+        Class::Usage,
+        "handoff, report, plan new/save, lead takeover/push, lane new: a text field holds a control character, escape, bidi control or (outside plan text and contract) a newline (field named); nothing was written",
     ),
     (
         "SECRET_IN_TEXT",

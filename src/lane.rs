@@ -114,28 +114,12 @@ pub struct Lane {
 fn parse(feature: &str, bytes: &[u8]) -> Result<LaneRecord> {
     let what = format!("{}:{RECORD_FILE}", lane_ref(feature));
     let rec: LaneRecord = record::parse(bytes, "swarm-lane", &what)?;
-    check_names(&rec, &what)?;
+    record::check_identities(
+        &what,
+        &[("feature", &rec.feature), ("plan", &rec.plan)],
+        &[("owner", &rec.owner)],
+    )?;
     Ok(rec)
-}
-
-/// A lane record names a valid feature and owner address, else it is
-/// `RECORD_INVALID`: git-swarm never writes such a record.
-fn check_names(rec: &LaneRecord, what: &str) -> Result<()> {
-    let bad = if !names::is_valid_name(&rec.feature) {
-        Some(("feature", &rec.feature))
-    } else if !names::is_valid_address(&rec.owner) {
-        Some(("owner", &rec.owner))
-    } else {
-        None
-    };
-    match bad {
-        Some((field, value)) => Err(Error::usage(
-            "RECORD_INVALID",
-            format!("{what}: `{field}` {value:?} is not a valid {field}; it was not read"),
-        )
-        .hint("a record like this was not written by git-swarm: find who published it with `git log` on its ref")),
-        None => Ok(()),
-    }
 }
 
 pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {

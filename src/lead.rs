@@ -94,11 +94,12 @@ impl LeadRecord {
 
 /// Parse a record from its YAML.
 pub fn parse_record(bytes: &[u8], plan: &str) -> Result<LeadRecord> {
-    record::parse(
-        bytes,
-        "swarm-lead",
-        &format!("{}:{RECORD_FILE}", lead_ref(plan)),
-    )
+    let what = format!("{}:{RECORD_FILE}", lead_ref(plan));
+    let rec: LeadRecord = record::parse(bytes, "swarm-lead", &what)?;
+    let mut addresses: Vec<(&str, &str)> = vec![("leader", rec.leader.as_deref().unwrap_or(""))];
+    addresses.extend(rec.succession.iter().map(|a| ("succession", a.as_str())));
+    record::check_identities(&what, &[("plan", &rec.plan)], &addresses)?;
+    Ok(rec)
 }
 
 /// Read the record at commit `id`.

@@ -28,3 +28,4 @@ pub mod secret;
 pub mod status;
 pub mod store;
 pub mod sync;
+pub mod text;

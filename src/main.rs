@@ -82,14 +82,16 @@ fn main() -> ExitCode {
     match cli::run(parsed) {
         Ok(out) => {
             for warning in &out.warnings {
-                eprintln!("warning: {warning}");
+                eprintln!("warning: {}", git_swarm::text::clean_block(warning));
             }
             let mut stdout = std::io::stdout().lock();
             if json {
                 let text = serde_json::to_string_pretty(&out.json).expect("JSON values serialise");
                 cli::emit(&mut stdout, &format!("{text}\n"));
             } else {
-                cli::emit(&mut stdout, &out.text);
+                // Defence in depth: record text that reached the output
+                // shows its control characters as visible escapes.
+                cli::emit(&mut stdout, &git_swarm::text::clean_block(&out.text));
             }
             ExitCode::from(out.exit)
         }
@@ -150,5 +152,5 @@ fn report_error(err: &git_swarm::error::Error, json: bool) {
         let text = serde_json::to_string_pretty(&err.to_json()).expect("JSON values serialise");
         cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
     }
-    eprintln!("{err}");
+    eprintln!("{}", git_swarm::text::clean_block(&err.to_string()));
 }

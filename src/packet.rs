@@ -344,7 +344,9 @@ fn parse_version(rec: &Record, what: &str) -> Result<(Packet, Option<Acceptance>
             format!("{what} at {} has no {PACKET_FILE}", short(rec.commit)),
         )
     })?;
-    let packet: Packet = record::parse(bytes, "dwp-handoff", &format!("{what}:{PACKET_FILE}"))?;
+    let packet_what = format!("{what}:{PACKET_FILE}");
+    let packet: Packet = record::parse(bytes, "dwp-handoff", &packet_what)?;
+    record::check_identities(&packet_what, &[], &[("author", &packet.author)])?;
     let acceptance = rec
         .file(ACCEPTANCE_FILE)
         .map(|b| {
@@ -543,6 +545,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Output> {
         }
     }
     refuse_findings(findings)?;
+    crate::text::check_value("the packet", &value, &[])?;
     if !REASONS.contains(&input.reason.as_str()) {
         return Err(Error::usage(
             "USAGE",

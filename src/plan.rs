@@ -137,6 +137,9 @@ fn summary(plan: &Plan) -> PlanSummary<'_> {
 /// the user's document, but `sync` publishes it to every clone and history
 /// keeps it, so a secret in it is refused (`PLAN_SECRET`, naming the field
 /// or the line) rather than stored.
+/// The plan record fields that may hold newlines.
+pub const MULTILINE_FIELDS: &[&str] = &["contract"];
+
 fn refuse_secrets(
     subject: &str,
     record: &PlanRecord,
@@ -151,7 +154,8 @@ fn refuse_secrets(
     }
     findings.extend(crate::secret::scan_fields(fields));
     if findings.is_empty() {
-        return Ok(());
+        crate::text::check_value(subject, &value, MULTILINE_FIELDS)?;
+        return crate::text::check_fields(subject, fields);
     }
     Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
 }

@@ -608,7 +608,7 @@ pub fn refusal(code: &'static str, subject: &str, findings: &[Finding]) -> Error
 pub fn check_fields(subject: &str, fields: &[(&str, &str)]) -> Result<(), Error> {
     let findings = scan_fields(fields);
     if findings.is_empty() {
-        Ok(())
+        crate::text::check_fields(subject, fields)
     } else {
         Err(refusal("SECRET_IN_TEXT", subject, &findings))
     }

@@ -113,8 +113,25 @@ fn is_ai_email(email: &str) -> bool {
     false
 }
 
+/// A zero-width or format character that renders as nothing.
+fn invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{200b}'..='\u{200f}' | '\u{2060}' | '\u{feff}' | '\u{ad}'
+    )
+}
+
 /// Why `line` is AI attribution, or None.
 pub fn classify(line: &str) -> Option<&'static str> {
+    // Invisible characters (zero-width, soft hyphen, BOM) would split a
+    // name the patterns match ("Cl\u{200b}aude"): matching ignores them.
+    let normal: String;
+    let line = if line.chars().any(invisible) {
+        normal = line.chars().filter(|c| !invisible(*c)).collect();
+        normal.as_str()
+    } else {
+        line
+    };
     let line = line.trim_end_matches(['\r', '\n']);
     if let Some(c) = trailer_re().captures(line) {
         let value = c.get(2).map_or("", |m| m.as_str());
@@ -295,6 +312,18 @@ mod tests {
         ] {
             assert!(classify(line).is_some(), "{line}");
         }
+    }
+
+    #[test]
+    fn invisible_characters_do_not_hide_attribution() {
+        for line in [
+            "Co-authored-by: Cl\u{200b}aude <a@b.c>",
+            "Co-authored-by: C\u{ad}laude\u{feff} <a@b.c>",
+            "Co-\u{2060}authored-by: Claude <a@b.c>",
+        ] {
+            assert!(classify(line).is_some(), "{line:?}");
+        }
+        assert!(classify("Co-authored-by: Al\u{200b}ice <a@b.c>").is_none());
     }
 
     #[test]

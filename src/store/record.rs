@@ -15,7 +15,49 @@ pub const SUPPORTED_MAJOR: u32 = 1;
 
 /// Parse a record of schema family `family` (e.g. `swarm-plan`) from YAML.
 /// `what` names the record in errors (e.g. `refs/swarm/plans/x:plan.yaml`).
-pub fn parse<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
+pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
+    let record: T = parse_unchecked(bytes, family, what)?;
+    // No record git-swarm writes holds a terminal control character (or a
+    // newline outside a plan's contract): one that does was forged.
+    crate::text::check_record(&record, what, crate::plan::MULTILINE_FIELDS)?;
+    Ok(record)
+}
+
+/// Refuse a parsed record whose name fields (`names`) or address fields
+/// (`addresses`) break the rules `names` sets for them (`RECORD_INVALID`):
+/// git-swarm checks both before writing, so such a record was forged.
+/// Empty values are left to the record's own rules.
+pub fn check_identities(
+    what: &str,
+    names: &[(&str, &str)],
+    addresses: &[(&str, &str)],
+) -> Result<()> {
+    let bad_name = names
+        .iter()
+        .find(|(_, v)| !v.is_empty() && !crate::names::is_valid_name(v));
+    let bad_addr = addresses
+        .iter()
+        .find(|(_, v)| !v.is_empty() && !crate::names::is_valid_address(v));
+    match (bad_name, bad_addr) {
+        (None, None) => Ok(()),
+        (Some((field, _)), _) | (None, Some((field, _))) => Err(Error::usage(
+            "RECORD_INVALID",
+            format!(
+                "{what} field `{field}` is not a valid {}; it was not read",
+                if bad_name.is_some() {
+                    "name"
+                } else {
+                    "address"
+                }
+            ),
+        )
+        .hint(
+            "git-swarm never writes such a record: find who published it with `git log` on its ref",
+        )),
+    }
+}
+
+fn parse_unchecked<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
     precheck(bytes, what)?;
     // Records we write start with their `schema:` line: check it as text and
     // deserialize once. Anything else takes the slower path through a Value,

@@ -216,7 +216,7 @@ fn worktree_root_outside_the_main_worktree_needs_an_explicit_allowance() {
 
 /// Write a record commit with real git plumbing and push it to the remote
 /// under `refname`, as anyone with push access could.
-fn push_raw_record(env: &TestEnv, dir: &Path, refname: &str, file: &str, content: &str) {
+pub(crate) fn push_raw_record(env: &TestEnv, dir: &Path, refname: &str, file: &str, content: &str) {
     let blob = {
         let mut cmd = env.command("git", dir);
         cmd.args(["hash-object", "-w", "--stdin"])

@@ -4,6 +4,7 @@
 mod harness;
 
 mod cli;
+mod controls;
 mod crash;
 mod docs;
 mod forged_lane;

@@ -7,6 +7,7 @@ use git_swarm::names::{is_valid_address, is_valid_name};
 use git_swarm::plan::PlanRecord;
 use git_swarm::store::record;
 use git_swarm::store::{parse_journal_entry, Event};
+use git_swarm::text::first_forbidden;
 use proptest::prelude::*;
 
 /// The naming rule written independently as a regex, to cross-check the hand-written validator.
@@ -147,11 +148,11 @@ proptest! {
 
     #[test]
     fn plan_records_round_trip_and_keep_unknown_fields(
-        title in any::<String>(),
+        title in any::<String>().prop_filter("printable", |s| first_forbidden(s, false).is_none()),
         parent in proptest::option::of("[a-z][a-z0-9-]{0,20}"),
-        contract in any::<String>(),
+        contract in any::<String>().prop_filter("printable", |s| first_forbidden(s, true).is_none()),
         extra_key in "x_[a-z]{1,10}",
-        extra_val in any::<String>(),
+        extra_val in any::<String>().prop_filter("printable", |s| first_forbidden(s, false).is_none()),
     ) {
         // A record as an older or newer git-swarm might have written it: one unknown field.
         let base = format!("schema: swarm-plan/v1\nplan: p\n{extra_key}: placeholder\n");

@@ -1,0 +1,209 @@
+//! Free text from users and from the remote: which characters it may hold
+//! and how it is shown. Input refuses terminal control characters
+//! (`TEXT_INVALID`), records read from refs holding them are unreadable
+//! (`RECORD_INVALID`), and human output escapes whatever still gets through.
+
+use std::borrow::Cow;
+
+use crate::error::{Error, Result};
+
+/// A character no free text may hold: C0 controls except TAB (and LF, which
+/// `multiline` decides), DEL, C1 controls, bidi embedding/override/isolate
+/// controls and the line/paragraph separators.
+pub fn forbidden(c: char, multiline: bool) -> bool {
+    match c {
+        '\t' => false,
+        '\n' => !multiline,
+        '\u{0}'..='\u{1f}' | '\u{7f}'..='\u{9f}' => true,
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{2028}' | '\u{2029}' => true,
+        _ => false,
+    }
+}
+
+/// The first forbidden character of `text`, if any.
+pub fn first_forbidden(text: &str, multiline: bool) -> Option<char> {
+    text.chars().find(|c| forbidden(*c, multiline))
+}
+
+/// Refuse single-line free text holding a control character or a newline
+/// (`TEXT_INVALID`, exit 2), naming the field and never the value.
+pub fn check_fields(subject: &str, fields: &[(&str, &str)]) -> Result<()> {
+    let bad: Vec<String> = fields
+        .iter()
+        .filter_map(|(field, text)| {
+            first_forbidden(text, false).map(|c| format!("`{field}` (U+{:04X})", c as u32))
+        })
+        .collect();
+    if bad.is_empty() {
+        return Ok(());
+    }
+    Err(refusal(subject, &bad))
+}
+
+fn refusal(subject: &str, bad: &[String]) -> Error {
+    Error::usage(
+        "TEXT_INVALID",
+        format!(
+            "{subject} was refused: {} {} a control character, newline or bidi control; nothing was written",
+            bad.join(", "),
+            if bad.len() == 1 { "holds" } else { "hold" }
+        ),
+    )
+    .hint("this text is published to every clone and printed on terminals: keep it to one line of printable text")
+}
+
+/// Refuse a YAML value (a packet or plan record about to be written) with a
+/// string holding a forbidden character; `multiline` says which keys may
+/// hold newlines.
+pub fn check_value(subject: &str, value: &serde_yaml_ng::Value, multiline: &[&str]) -> Result<()> {
+    match find_in_value(value, "", multiline) {
+        None => Ok(()),
+        Some((field, c)) => Err(refusal(
+            subject,
+            &[format!("`{field}` (U+{:04X})", c as u32)],
+        )),
+    }
+}
+
+/// The first string (key or value) in `value` holding a forbidden
+/// character, as its field path and the character. Newlines are allowed in
+/// the values of keys named in `multiline`.
+pub fn find_in_value(
+    value: &serde_yaml_ng::Value,
+    path: &str,
+    multiline: &[&str],
+) -> Option<(String, char)> {
+    use serde_yaml_ng::Value;
+    let key_of = |p: &str| p.rsplit('.').next().unwrap_or("").to_string();
+    match value {
+        Value::String(s) => {
+            let ml = multiline.contains(&key_of(path).as_str());
+            first_forbidden(s, ml).map(|c| (path.to_string(), c))
+        }
+        Value::Sequence(items) => items
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| find_in_value(v, &format!("{path}[{i}]"), multiline)),
+        Value::Mapping(map) => map.iter().find_map(|(k, v)| {
+            let name = match k {
+                Value::String(s) => {
+                    if let Some(c) = first_forbidden(s, false) {
+                        return Some((format!("{path} (a key)"), c));
+                    }
+                    s.clone()
+                }
+                other => serde_yaml_ng::to_string(other)
+                    .unwrap_or_default()
+                    .trim()
+                    .to_string(),
+            };
+            let sub = if path.is_empty() {
+                name
+            } else {
+                format!("{path}.{name}")
+            };
+            find_in_value(v, &sub, multiline)
+        }),
+        Value::Tagged(t) => find_in_value(&t.value, path, multiline),
+        _ => None,
+    }
+}
+
+/// Check a record just parsed from a ref: any string with a forbidden
+/// character makes it unreadable (`RECORD_INVALID`).
+pub fn check_record<T: serde::Serialize>(record: &T, what: &str, multiline: &[&str]) -> Result<()> {
+    let value = serde_yaml_ng::to_value(record)
+        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a record: {e}")))?;
+    match find_in_value(&value, "", multiline) {
+        None => Ok(()),
+        Some((field, c)) => Err(Error::usage(
+            "RECORD_INVALID",
+            format!(
+                "{what} field `{field}` holds a control character (U+{:04X}); it was not read",
+                c as u32
+            ),
+        )
+        .hint(
+            "git-swarm never writes such a record: find who published it with `git log` on its ref",
+        )),
+    }
+}
+
+/// A text for a terminal: every forbidden character (newlines included)
+/// shown as a visible escape (`^[` for ESC, `\u{..}` otherwise).
+pub fn clean(text: &str) -> Cow<'_, str> {
+    escape(text, false)
+}
+
+/// Like [`clean`] but keeps newlines: for a whole block of human output.
+pub fn clean_block(text: &str) -> Cow<'_, str> {
+    escape(text, true)
+}
+
+fn escape(text: &str, multiline: bool) -> Cow<'_, str> {
+    if first_forbidden(text, multiline).is_none() {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if !forbidden(c, multiline) {
+            out.push(c);
+        } else if (c as u32) < 0x20 {
+            out.push('^');
+            out.push(char::from(b'@' + c as u8));
+        } else if c == '\u{7f}' {
+            out.push_str("^?");
+        } else {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        }
+    }
+    Cow::Owned(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn controls_are_refused_and_plain_text_is_not() {
+        assert!(check_fields("x", &[("--task", "fix the parser\tnow — ünïcode ok")]).is_ok());
+        for bad in [
+            "a\u{1b}[2J",
+            "a\nb",
+            "a\rb",
+            "a\u{7f}",
+            "a\u{9b}31m",
+            "a\u{202e}b",
+            "a\u{2066}",
+            "a\u{2028}b",
+            "\u{0}",
+        ] {
+            let err = check_fields("the packet", &[("--next", bad)]).unwrap_err();
+            assert_eq!(err.code, "TEXT_INVALID", "{bad:?}");
+            assert!(err.message.contains("`--next`"));
+        }
+        assert!(first_forbidden("a\nb", true).is_none());
+        assert!(first_forbidden("a\n\u{1b}b", true).is_some());
+    }
+
+    #[test]
+    fn values_are_walked_with_multiline_keys() {
+        let v: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str("a: ok\ncontract: \"x\\ny\"\nlist: [ok, \"b\\e[31m\"]\n")
+                .unwrap();
+        let (field, c) = find_in_value(&v, "", &["contract"]).unwrap();
+        assert_eq!(field, "list[1]");
+        assert_eq!(c, '\u{1b}');
+        let v: serde_yaml_ng::Value = serde_yaml_ng::from_str("owner: \"a\\nb\"\n").unwrap();
+        assert_eq!(find_in_value(&v, "", &["contract"]).unwrap().0, "owner");
+    }
+
+    #[test]
+    fn clean_makes_controls_visible() {
+        assert_eq!(clean("plain"), Cow::Borrowed("plain"));
+        assert_eq!(clean("a\u{1b}[2J\u{7}\nb"), "a^[[2J^G^Jb");
+        assert_eq!(clean("x\u{9b}\u{202e}"), "x\\u{9b}\\u{202e}");
+        assert_eq!(clean_block("a\n\u{1b}b\tc"), "a\n^[b\tc");
+        assert!(!clean("\u{1b}]0;pwn\u{7}").contains('\u{1b}'));
+    }
+}

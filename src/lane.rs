@@ -749,7 +749,12 @@ fn inspect(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<LaneState> {
 fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> Result<LaneState> {
     let r = &lane.record;
     let path = PathBuf::from(&r.path);
-    let registered = worktrees.iter().any(|w| same_path(w, &path));
+    // A lane's worktree is a linked one, or the main checkout (the first
+    // entry of `git worktree list`) only where an accepted handoff moved the
+    // lane: a forged record may name any directory.
+    let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path))
+        || (worktrees.first().is_some_and(|w| same_path(w, &path))
+            && crate::packet::handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)?);
     let worktree = if !r.is_active() && !leftovers {
         "removed"
     } else if registered && path.is_dir() {
@@ -1097,6 +1102,39 @@ fn left_behind(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf]) -> Result<Option<P
     Ok((registered && moved && mine.is_dir()).then_some(mine))
 }
 
+/// Each active lane's owner and path, as this clone has them.
+pub fn holders(store: &Store) -> BTreeMap<String, (String, String)> {
+    all(store)
+        .map(|(lanes, _)| lanes)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|l| l.record.is_active())
+        .map(|l| (l.feature, (l.record.owner, l.record.path)))
+        .collect()
+}
+
+/// After `sync`: the lanes whose record now names another owner or path
+/// than `before` without an accepted handoff backing it, one warning each.
+/// Such a move is not honoured by `lane prune` (see `prune_left_behind`).
+pub fn unbacked_moves(store: &Store, before: &BTreeMap<String, (String, String)>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (feature, (owner, path)) in holders(store) {
+        let Some((old_owner, old_path)) = before.get(&feature) else {
+            continue;
+        };
+        if *old_owner == owner && same_path(Path::new(old_path), Path::new(&path)) {
+            continue;
+        }
+        if crate::packet::handoff_accepted(store, &feature, &owner, &path).unwrap_or(false) {
+            continue;
+        }
+        out.push(format!(
+            "lane {feature} now names {owner} at {path} (was {old_owner} at {old_path}) without an accepted handoff: `lane prune` and `lane rm` keep this clone's worktree; check `git log refs/swarm/lanes/{feature}`"
+        ));
+    }
+    out
+}
+
 /// The lane whose old worktree we run in, if it was handed over since.
 pub fn moved_from_here(ctx: &Ctx) -> Option<Lane> {
     let here = ctx.store.workdir()?.to_path_buf();
@@ -1107,6 +1145,23 @@ pub fn moved_from_here(ctx: &Ctx) -> Option<Lane> {
             .flatten()
             .is_some_and(|p| same_path(&p, &here))
     })
+}
+
+/// Ignored files in a worktree (`git status --ignored`): a `.env` or a
+/// build output is lost when the worktree is deleted, so it keeps it.
+fn ignored_paths(path: &Path) -> Result<Vec<String>> {
+    let out = Git::new(path).run([
+        "status",
+        "--porcelain=v1",
+        "-z",
+        "--ignored=matching",
+        "--untracked-files=all",
+    ])?;
+    Ok(out
+        .split('\0')
+        .filter_map(|e| e.strip_prefix("!! "))
+        .map(str::to_string)
+        .collect())
 }
 
 /// Said where a handed-over lane's old worktree is used.
@@ -1382,13 +1437,31 @@ fn prune_left_behind(
     dry_run: bool,
 ) -> Result<(String, std::result::Result<serde_json::Value, String>)> {
     let r = &lane.record;
-    let (dirty, plan_unsaved) = uncommitted(ctx, &r.plan, old)?;
-    if !dirty.is_empty() || plan_unsaved || cwd_inside(old) {
-        let why = if cwd_inside(old) {
-            "you are inside it".to_string()
-        } else {
-            format!("it has uncommitted work ({})", dirty.join(", "))
-        };
+    let (mut dirty, plan_unsaved) = uncommitted(ctx, &r.plan, old)?;
+    let why = if cwd_inside(old) {
+        Some("you are inside it".to_string())
+    } else if Git::new(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
+        Some(format!("it is not on the lane's branch {}", r.branch))
+    } else if !crate::packet::handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)? {
+        Some(format!(
+            "no accepted handoff of lane {} by {} backs the move",
+            lane.feature, r.owner
+        ))
+    } else {
+        let plan_file = ctx.settings.plan_file.trim_start_matches('/');
+        dirty.extend(ignored_paths(old)?.into_iter().filter(|p| p != plan_file));
+        (!dirty.is_empty() || plan_unsaved)
+            .then(|| format!("it has uncommitted work ({})", dirty.join(", ")))
+    };
+    if let Some(why) = why {
+        if !dry_run {
+            eprintln!(
+                "warning: lane {}: kept the old worktree {}: {why}; to remove it by hand: `git worktree remove {}` (add --force to discard what is in it)",
+                lane.feature,
+                old.display(),
+                old.display()
+            );
+        }
         let reason = format!(
             "handed over to {} at {}; the old worktree {} stays: {why}",
             r.owner,

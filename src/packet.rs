@@ -308,6 +308,29 @@ fn same_content(a: &Packet, b: &Packet) -> bool {
     a == *b
 }
 
+/// Whether an accepted handoff backs lane `feature` being `owner`'s at
+/// `path`: a packet (here) for that lane whose acceptance is by `owner` in
+/// the checkout at `path`. Unreadable packets back nothing.
+pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
+    for (refname, id) in store.list_refs(PREFIX)? {
+        let Ok((packet, Some(acc))) = read_version(store, id, &refname) else {
+            continue;
+        };
+        if packet.lane.as_deref() == Some(feature)
+            && acc.accepted_by == owner
+            && same_dir(&acc.checkout, path)
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn same_dir(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::PathBuf::from(p));
+    canon(a) == canon(b)
+}
+
 /// Read a packet version: the packet and its acceptance, if any.
 fn read_version(store: &Store, id: ObjectId, what: &str) -> Result<(Packet, Option<Acceptance>)> {
     let rec = store.read_commit(id)?;

@@ -532,6 +532,15 @@ fn kind_of(refname: &str) -> Kind {
 
 /// `progress` hears what sync is doing (the CLI shows it on a TTY).
 pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
+    let before = crate::lane::holders(&ctx.store);
+    let mut report = sync_rounds(ctx, actor, progress)?;
+    report
+        .warnings
+        .extend(crate::lane::unbacked_moves(&ctx.store, &before));
+    Ok(report)
+}
+
+fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
     let remote = ctx.remote().ok_or_else(|| {
         Error::usage(
             "REMOTE_MISSING",

@@ -7,6 +7,7 @@ mod cli;
 mod controls;
 mod crash;
 mod docs;
+mod forged_lane;
 mod gc;
 mod github_server;
 mod guard;

@@ -1,0 +1,188 @@
+//! A lane record is fetched from the shared remote, so anyone who can push
+//! there can write one. A forged record (another owner, another path) must
+//! neither lend its owner to whoever works in the named path nor make
+//! `lane prune` delete the worktree it moved away from.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+
+use crate::harness::TestEnv;
+
+fn worktree(dir: &Path, feature: &str) -> PathBuf {
+    dir.join("_swarm-worktrees").join(feature)
+}
+
+/// Fast-forward `refs/swarm/lanes/<feature>` in the bare `remote` with a
+/// new version of its record whose `fields` are replaced: git plumbing only,
+/// as an attacker with push access would.
+fn forge(env: &TestEnv, remote: &Path, feature: &str, fields: &[(&str, &str)]) {
+    let refname = format!("refs/swarm/lanes/{feature}");
+    let parent = env.git(remote, &["rev-parse", &refname]);
+    let yaml = env.git(remote, &["show", &format!("{refname}:lane.yaml")]);
+    let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    for (k, val) in fields {
+        v[*k] = serde_yaml_ng::Value::String(val.to_string());
+    }
+    let file = env.root().join(format!("forged-{feature}.yaml"));
+    std::fs::write(&file, serde_yaml_ng::to_string(&v).unwrap()).unwrap();
+    let blob = env.git(remote, &["hash-object", "-w", file.to_str().unwrap()]);
+    let mut child = env
+        .command("git", remote)
+        .arg("mktree")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("100644 blob {blob}\tlane.yaml\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let tree = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let commit = env.git(
+        remote,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &parent,
+            "-m",
+            "lane-updated\n\nSwarm-Event: lane-updated\nSwarm-Actor: mallory",
+        ],
+    );
+    env.git(remote, &["update-ref", &refname, &commit, &parent]);
+}
+
+fn canon(p: &Path) -> String {
+    std::fs::canonicalize(p).unwrap().display().to_string()
+}
+
+#[test]
+fn a_forged_lane_record_naming_the_main_checkout_does_not_take_over_identity() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "mallory"]);
+    let (a, m) = (clones[0].clone(), clones[1].clone());
+    env.swarm(&m, &["plan", "new", "bait"]).ok();
+    env.swarm(&m, &["lane", "new", "hij", "--plan", "bait"])
+        .ok();
+    env.swarm(&m, &["sync"]).ok();
+    forge(&env, &remote, "hij", &[("path", &canon(&a))]);
+
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&a, &["plan", "new", "hijtest"]).ok();
+    let log = env.git(
+        &a,
+        &["log", "-1", "--format=%B", "refs/swarm/plans/hijtest"],
+    );
+    assert!(log.contains("Swarm-Actor: alice"), "{log}");
+    assert!(!log.contains("mallory"), "{log}");
+    // The main checkout is no lane's worktree: not dirty, not removable.
+    env.write(&a.join("scratch.txt"), "mine\n");
+    let list = env.swarm(&a, &["lane", "list", "--json"]).ok();
+    let text = list.stdout.clone();
+    assert!(!text.contains("scratch.txt"), "{text}");
+    assert!(text.contains("\"elsewhere\""), "{text}");
+}
+
+#[test]
+fn a_forged_owner_and_path_on_a_lane_do_not_make_prune_delete_its_worktree() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let b = clones[0].clone();
+    env.swarm(&b, &["plan", "new", "auth"]).ok();
+    env.swarm(&b, &["lane", "new", "vic", "--plan", "auth"])
+        .ok();
+    let wt = worktree(&b, "vic");
+    env.write(&wt.join("vic.rs"), "fn vic() {}\n");
+    env.write(&wt.join(".gitignore"), ".env\n");
+    env.git(&wt, &["add", "vic.rs", ".gitignore"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "vic"]);
+    env.write(&wt.join(".env"), "SECRET=1\n");
+    env.swarm(&b, &["sync"]).ok();
+    let elsewhere = env.root().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    forge(
+        &env,
+        &remote,
+        "vic",
+        &[("owner", "mallory"), ("path", &canon(&elsewhere))],
+    );
+
+    env.swarm(&b, &["sync"])
+        .ok()
+        .stderr_has("lane vic now names mallory")
+        .stderr_has("without an accepted handoff");
+    env.swarm(&b, &["lane", "prune"])
+        .ok()
+        .stderr_has("no accepted handoff")
+        .stderr_has("git worktree remove");
+    assert!(wt.join(".env").exists());
+    assert!(wt.join("vic.rs").exists());
+}
+
+#[test]
+fn prune_keeps_an_accepted_lanes_old_worktree_while_it_holds_ignored_files() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    env.swarm(&a, &["plan", "new", "auth"]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = worktree(&a, "login");
+    env.write(&wt.join("login.rs"), "fn login() {}\n");
+    env.write(&wt.join(".gitignore"), ".env\n");
+    env.git(&wt, &["add", "login.rs", ".gitignore"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/login",
+        ],
+    );
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    env.swarm(&b, &["accept", &id]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.write(&wt.join(".env"), "SECRET=1\n");
+    env.swarm(&a, &["lane", "prune"])
+        .ok()
+        .stdout_has("stays: it has uncommitted work (.env)")
+        .stderr_has("git worktree remove");
+    assert!(wt.join(".env").exists());
+    std::fs::remove_file(wt.join(".env")).unwrap();
+    env.swarm(&a, &["lane", "prune"]).ok().stdout_has("removed");
+    assert!(!wt.exists());
+}
+
+#[test]
+fn a_lane_record_with_an_invalid_owner_is_record_invalid() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let b = clones[0].clone();
+    env.swarm(&b, &["plan", "new", "auth"]).ok();
+    env.swarm(&b, &["lane", "new", "vic", "--plan", "auth"])
+        .ok();
+    env.swarm(&b, &["sync"]).ok();
+    forge(&env, &remote, "vic", &[("owner", "mal lory; rm -rf")]);
+    env.swarm(&b, &["sync"]).ok();
+    env.swarm(&b, &["lane", "list"])
+        .ok()
+        .stderr_has("RECORD_INVALID");
+}

@@ -18,20 +18,46 @@ impl Clock {
             return Ok(Clock { fixed: None });
         };
         let text = value.to_string_lossy();
-        match text.trim().parse::<Timestamp>() {
-            Ok(t) => Ok(Clock { fixed: Some(t) }),
-            Err(e) => Err(crate::error::Error::usage(
+        let bad = |why: String| {
+            crate::error::Error::usage(
                 "ENV_INVALID",
-                format!("GIT_SWARM_NOW='{}' is not an RFC 3339 time: {e}", text.escape_debug()),
+                format!("GIT_SWARM_NOW='{}' {why}", text.escape_debug()),
             )
-            .hint("set it like GIT_SWARM_NOW=2026-01-01T12:00:00Z, or unset it to use the system clock")),
+            .hint("set it like GIT_SWARM_NOW=2026-01-01T12:00:00Z, or unset it to use the system clock")
+        };
+        let t = text
+            .trim()
+            .parse::<Timestamp>()
+            .map_err(|e| bad(format!("is not an RFC 3339 time: {e}")))?;
+        if !offset_in_range(text.trim()) {
+            return Err(bad("has a UTC offset beyond ±23:59".into()));
         }
+        // Leases and gc ages are added to "now": a time so late that a
+        // century overflows would fail later with a raw arithmetic error.
+        if t.checked_add(jiff::SignedDuration::from_hours(24 * 366 * 100))
+            .is_err()
+        {
+            return Err(bad("is too far in the future".into()));
+        }
+        Ok(Clock { fixed: Some(t) })
     }
     pub fn fixed(at: Timestamp) -> Self {
         Clock { fixed: Some(at) }
     }
     pub fn now(&self) -> Timestamp {
         self.fixed.unwrap_or_else(Timestamp::now)
+    }
+}
+
+/// RFC 3339 allows offsets up to ±23:59 (`Z` or `±HH:MM` at the end);
+/// jiff's parser also takes ±24 and ±25.
+fn offset_in_range(text: &str) -> bool {
+    let b = text.as_bytes();
+    match b.len().checked_sub(6).map(|i| &b[i..]) {
+        Some([sign, h1, h2, b':', _, _]) if matches!(sign, b'+' | b'-') => {
+            h1.is_ascii_digit() && h2.is_ascii_digit() && (h1 - b'0') * 10 + (h2 - b'0') <= 23
+        }
+        _ => true,
     }
 }
 

@@ -489,11 +489,25 @@ fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
 fn an_invalid_git_swarm_now_is_refused() {
     let env = TestEnv::new();
     let repo = env.repo("alice");
-    for bad in ["tomorrow", "2026-13-01T00:00:00Z", "1700000000"] {
+    for bad in [
+        "tomorrow",
+        "2026-13-01T00:00:00Z",
+        "1700000000",
+        // RFC 3339 offsets stop at ±23:59 (the parser alone took +25:00).
+        "2026-01-01T00:00:00+25:00",
+        // Leases added to it would overflow later with a raw message.
+        "9999-12-31T23:59:59Z",
+    ] {
         env.swarm_env(&repo, &[("GIT_SWARM_NOW", bad)], &["status"])
             .err(2, "ENV_INVALID")
             .stderr_has("GIT_SWARM_NOW");
     }
+    env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_NOW", "2026-01-01T00:00:00-23:30")],
+        &["status"],
+    )
+    .ok();
     env.swarm_env(
         &repo,
         &[("GIT_SWARM_NOW", "2026-01-01T00:00:00Z")],

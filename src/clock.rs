@@ -54,7 +54,7 @@ impl Clock {
 fn offset_in_range(text: &str) -> bool {
     let b = text.as_bytes();
     match b.len().checked_sub(6).map(|i| &b[i..]) {
-        Some([sign, h1, h2, b':', _, _]) if matches!(sign, b'+' | b'-') => {
+        Some([b'+' | b'-', h1, h2, b':', _, _]) => {
             h1.is_ascii_digit() && h2.is_ascii_digit() && (h1 - b'0') * 10 + (h2 - b'0') <= 23
         }
         _ => true,

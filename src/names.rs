@@ -59,47 +59,44 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
 /// '..', trimmed at both ends, at most 63 characters. None when nothing
 /// usable is left (e.g. only punctuation).
 pub fn sanitize(name: &str) -> Option<String> {
-    let mut out = String::new();
-    for c in name.trim().chars() {
-        let c = c.to_ascii_lowercase();
-        let c = if c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-') {
-            c
-        } else {
-            '-'
-        };
-        // Collapse runs of separators that would make '..' or '--' noise.
-        if (c == '-' && out.ends_with('-')) || (c == '.' && out.ends_with('.')) {
-            continue;
-        }
-        out.push(c);
-    }
-    let mut s = out
-        .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
-        .to_string();
-    s.truncate(63);
-    loop {
-        let before = s.len();
-        if let Some(stripped) = s.strip_suffix(".lock") {
-            s = stripped.to_string();
-        }
-        s = s.trim_end_matches(['.', '-', '_']).to_string();
-        if s.len() == before {
-            break;
-        }
-    }
+    let s = nearest(
+        name,
+        |c| {
+            let c = c.to_ascii_lowercase();
+            (c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '_' | '-'))
+                .then_some(c)
+        },
+        63,
+        &['.', '-', '_'],
+    );
     is_valid_name(&s).then_some(s)
 }
 
 /// The nearest valid address: any other character a '-' (case is kept:
 /// addresses may have capitals), trimmed, at most 64 characters.
 pub fn sanitize_address(addr: &str) -> Option<String> {
+    let s = nearest(
+        addr,
+        |c| (c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-')).then_some(c),
+        64,
+        &['.', '-'],
+    );
+    is_valid_address(&s).then_some(s)
+}
+
+/// Shared by [`sanitize`] and [`sanitize_address`]: map each character
+/// (`keep` gives the character to use, or `None` for a '-'), collapse runs
+/// of separators that would make '..' or '--' noise, start on an
+/// alphanumeric, cut at `max`, and drop a trailing `.lock` or `trim_end`.
+fn nearest(
+    text: &str,
+    keep: impl Fn(char) -> Option<char>,
+    max: usize,
+    trim_end: &[char],
+) -> String {
     let mut out = String::new();
-    for c in addr.trim().chars() {
-        let c = if c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-') {
-            c
-        } else {
-            '-'
-        };
+    for c in text.trim().chars() {
+        let c = keep(c).unwrap_or('-');
         if (c == '-' && out.ends_with('-')) || (c == '.' && out.ends_with('.')) {
             continue;
         }
@@ -108,18 +105,18 @@ pub fn sanitize_address(addr: &str) -> Option<String> {
     let mut s = out
         .trim_start_matches(|c: char| !c.is_ascii_alphanumeric())
         .to_string();
-    s.truncate(64);
+    s.truncate(max);
     loop {
         let before = s.len();
         if let Some(stripped) = s.strip_suffix(".lock") {
             s = stripped.to_string();
         }
-        s = s.trim_end_matches(['.', '-']).to_string();
+        s = s.trim_end_matches(trim_end).to_string();
         if s.len() == before {
             break;
         }
     }
-    is_valid_address(&s).then_some(s)
+    s
 }
 
 pub fn validate_address(addr: &str) -> Result<()> {

@@ -278,13 +278,7 @@ impl Store {
 
     /// Read the files of one record version.
     pub fn read_commit(&self, id: ObjectId) -> Result<Record> {
-        let commit = self
-            .repo
-            .find_commit(id)
-            .map_err(|e| Error::gix(format!("could not read record commit {id}"), e))?;
-        let tree = commit
-            .tree()
-            .map_err(|e| Error::gix(format!("could not read tree of {id}"), e))?;
+        let tree = self.tree_of(id)?;
         let mut files = BTreeMap::new();
         let decoded = tree
             .decode()
@@ -305,16 +299,19 @@ impl Store {
         Ok(Record { commit: id, files })
     }
 
+    /// The tree of commit `id`: the first step of every record read.
+    fn tree_of(&self, id: ObjectId) -> Result<gix::Tree<'_>> {
+        self.repo
+            .find_commit(id)
+            .map_err(|e| Error::gix(format!("could not read commit {id}"), e))?
+            .tree()
+            .map_err(|e| Error::gix(format!("could not read tree of {id}"), e))
+    }
+
     /// Whether the tree of commit `id` has an entry `name` at its top, read
     /// without reading any blob.
     pub fn tree_has(&self, id: ObjectId, name: &str) -> Result<bool> {
-        let commit = self
-            .repo
-            .find_commit(id)
-            .map_err(|e| Error::gix(format!("could not read commit {id}"), e))?;
-        let tree = commit
-            .tree()
-            .map_err(|e| Error::gix(format!("could not read tree of {id}"), e))?;
+        let tree = self.tree_of(id)?;
         let decoded = tree
             .decode()
             .map_err(|e| Error::gix(format!("could not decode tree of {id}"), e))?;
@@ -323,13 +320,7 @@ impl Store {
 
     /// The blob of `path` in the tree of commit `id`, if present.
     pub fn blob_at(&self, id: ObjectId, path: &str) -> Result<Option<Vec<u8>>> {
-        let commit = self
-            .repo
-            .find_commit(id)
-            .map_err(|e| Error::gix(format!("could not read commit {id}"), e))?;
-        let tree = commit
-            .tree()
-            .map_err(|e| Error::gix(format!("could not read tree of {id}"), e))?;
+        let tree = self.tree_of(id)?;
         let entry = tree
             .lookup_entry_by_path(path)
             .map_err(|e| Error::gix(format!("could not look up {path} in {id}"), e))?;

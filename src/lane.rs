@@ -1856,3 +1856,30 @@ pub fn handover_commit(
     let tree = store.write_tree(&files(&record)?)?;
     Ok(Some(store.commit(tree, &[base], &event)?))
 }
+
+impl crate::store::kind::Record for LaneRecord {
+    const NAMESPACE: &'static str = "lanes";
+    const KIND: &'static str = "lane";
+    const DIVERGED: crate::store::kind::Diverged = crate::store::kind::Diverged::MergeJournals;
+    type Key = String;
+
+    fn to_files(&self) -> Result<crate::store::kind::Files> {
+        files(self)
+    }
+    fn from_files(
+        files: &crate::store::kind::Files,
+        feature: &String,
+        _what: &str,
+    ) -> Result<Self> {
+        let bytes = files.get(RECORD_FILE).ok_or_else(|| {
+            Error::usage(
+                "YAML_INVALID",
+                format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
+            )
+        })?;
+        parse(feature, bytes)
+    }
+    fn is_finished(&self, _: &String, _: &dyn Fn(&str, &str) -> bool) -> bool {
+        self.state == REMOVED
+    }
+}

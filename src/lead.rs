@@ -1172,3 +1172,30 @@ pub fn check(ctx: &Ctx, plan: &str) -> Result<Output> {
     };
     Ok(Output::new(json, text).with_exit(if is_leader { 0 } else { 1 }))
 }
+
+impl crate::store::kind::Record for LeadRecord {
+    const NAMESPACE: &'static str = "lead";
+    const KIND: &'static str = "lead";
+    const DIVERGED: crate::store::kind::Diverged =
+        crate::store::kind::Diverged::PublishedWinsFenced;
+    type Key = String;
+
+    fn to_files(&self) -> Result<crate::store::kind::Files> {
+        let mut files = crate::store::kind::Files::new();
+        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
+        Ok(files)
+    }
+    fn from_files(files: &crate::store::kind::Files, plan: &String, _what: &str) -> Result<Self> {
+        let bytes = files.get(RECORD_FILE).ok_or_else(|| {
+            Error::usage(
+                "YAML_INVALID",
+                format!("{} has no {RECORD_FILE}", lead_ref(plan)),
+            )
+        })?;
+        parse_record(bytes, plan)
+    }
+    /// A released leader record of a closed plan.
+    fn is_finished(&self, plan: &String, finished_elsewhere: &dyn Fn(&str, &str) -> bool) -> bool {
+        self.released && finished_elsewhere("plans", plan)
+    }
+}

@@ -1857,3 +1857,76 @@ mod tests {
         );
     }
 }
+
+/// A packet's key: its plan and its id (`refs/swarm/packets/<plan>/<id>`).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PacketKey {
+    pub plan: String,
+    pub id: String,
+}
+
+impl std::fmt::Display for PacketKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.plan, self.id)
+    }
+}
+
+impl crate::store::kind::RecordKey for PacketKey {
+    fn to_path(&self) -> String {
+        self.to_string()
+    }
+    fn from_path(path: &str) -> Option<Self> {
+        let (plan, id) = path.split_once('/')?;
+        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| PacketKey {
+            plan: plan.to_string(),
+            id: id.to_string(),
+        })
+    }
+}
+
+/// One version of a packet record: the packet, and its acceptance or
+/// withdrawal once there is one.
+#[derive(Debug, Clone)]
+pub struct PacketVersion {
+    pub packet: Packet,
+    pub acceptance: Option<Acceptance>,
+    pub withdrawal: Option<Withdrawal>,
+}
+
+impl crate::store::kind::Record for PacketVersion {
+    const NAMESPACE: &'static str = "packets";
+    const KIND: &'static str = "packet";
+    const DIVERGED: crate::store::kind::Diverged =
+        crate::store::kind::Diverged::PublishedWinsIfRelated;
+    type Key = PacketKey;
+
+    fn to_files(&self) -> Result<crate::store::kind::Files> {
+        let mut files = crate::store::kind::Files::new();
+        files.insert(PACKET_FILE.to_string(), record::to_yaml(&self.packet)?);
+        if let Some(acc) = &self.acceptance {
+            files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(acc)?);
+        }
+        if let Some(w) = &self.withdrawal {
+            files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(w)?);
+        }
+        Ok(files)
+    }
+    fn from_files(files: &crate::store::kind::Files, key: &PacketKey, _what: &str) -> Result<Self> {
+        let rec = Record {
+            commit: ObjectId::null(gix::hash::Kind::Sha1),
+            files: files.clone(),
+        };
+        let what = packet_ref(&key.plan, &key.id);
+        let (packet, acceptance) = parse_version(&rec, &what)?;
+        let withdrawal = parse_withdrawal(&rec, &what)?;
+        Ok(PacketVersion {
+            packet,
+            acceptance,
+            withdrawal,
+        })
+    }
+    /// An accepted packet.
+    fn is_finished(&self, _: &PacketKey, _: &dyn Fn(&str, &str) -> bool) -> bool {
+        self.acceptance.is_some()
+    }
+}

@@ -1053,3 +1053,36 @@ pub fn journal(
     )
     .hint("run the command again: it completes what is missing"))
 }
+
+/// A plan as one record version holds it: `plan.yaml` and `PLAN.md`.
+#[derive(Debug, Clone)]
+pub struct PlanDoc {
+    pub record: PlanRecord,
+    pub text: Option<String>,
+}
+
+impl crate::store::kind::Record for PlanDoc {
+    const NAMESPACE: &'static str = "plans";
+    const KIND: &'static str = "plan";
+    const DIVERGED: crate::store::kind::Diverged = crate::store::kind::Diverged::MergeJournals;
+    type Key = String;
+
+    fn to_files(&self) -> Result<crate::store::kind::Files> {
+        files(&self.record, self.text.as_deref())
+    }
+    fn from_files(files: &crate::store::kind::Files, plan: &String, _what: &str) -> Result<Self> {
+        let head = Record {
+            commit: gix::ObjectId::null(gix::hash::Kind::Sha1),
+            files: files.clone(),
+        };
+        let plan = from_record(plan, head)?;
+        Ok(PlanDoc {
+            record: plan.record,
+            text: plan.text,
+        })
+    }
+    /// A closed plan.
+    fn is_finished(&self, _: &String, _: &dyn Fn(&str, &str) -> bool) -> bool {
+        self.record.status == "closed"
+    }
+}

@@ -8,6 +8,7 @@
 //! expects the ref to hold; if another process moved the ref first, the write
 //! fails with exit 3 and nothing is overwritten.
 
+pub mod kind;
 pub mod notes;
 pub mod record;
 

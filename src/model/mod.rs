@@ -1,0 +1,20 @@
+//! L2, the record kinds: one module per kind with its serde types, state
+//! enums and pure rules. A model module imports the store and L0 only, never
+//! another model module, and never runs a command or renders output.
+//!
+//! Every kind is registered in [`kinds`], which is how `sync` and `gc` learn
+//! each kind's divergence policy and when a record is finished.
+
+use crate::store::kind::{AnyKind, KindOf};
+
+/// Every record kind, for `sync` (how diverged versions are joined) and
+/// `gc` (what is finished). A namespace not listed here is joined as a
+/// journal and never archived.
+pub fn kinds() -> &'static [&'static dyn AnyKind] {
+    static PLAN: KindOf<crate::plan::PlanDoc> = KindOf::new();
+    static LANE: KindOf<crate::lane::LaneRecord> = KindOf::new();
+    static LEAD: KindOf<crate::lead::LeadRecord> = KindOf::new();
+    static PACKET: KindOf<crate::packet::PacketVersion> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
+    &KINDS
+}

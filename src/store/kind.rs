@@ -1,0 +1,309 @@
+//! The record model the store offers every kind, without knowing any.
+//!
+//! A kind (plan, lane, lead, packet, …) is a type implementing [`Record`]:
+//! where its refs live, its schema family, its key, how it is written to and
+//! read from the files of a record commit, what `sync` does when a local and
+//! a published version diverged, and when `gc` may archive it. Given that,
+//! [`Records`] loads, lists, creates and updates it — the one local
+//! compare-and-swap loop lives here — and [`AnyKind`] lets `sync` and `gc`
+//! treat every registered kind alike (`crate::model::kinds()` lists them).
+
+use std::collections::BTreeMap;
+use std::marker::PhantomData;
+
+use gix::ObjectId;
+
+use super::record::Unreadable;
+use super::{Event, Store};
+use crate::error::{Error, Result};
+
+/// The files of one record commit, by name.
+pub type Files = BTreeMap<String, Vec<u8>>;
+
+/// What `sync` does when the local and the published version of a record
+/// both moved and neither contains the other.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Diverged {
+    /// A merge commit joins the two journals (per file, per top-level YAML
+    /// key, the published side wins where both changed one thing); two
+    /// unrelated histories are a conflict.
+    MergeJournals,
+    /// The published version wins and the local one is reported as fenced
+    /// (a leader record: a stale writer is fenced by its successor).
+    PublishedWinsFenced,
+    /// The published version wins and the local one is reported as
+    /// superseded; two unrelated histories (two records written
+    /// independently under one key) are a conflict, never overwritten.
+    PublishedWinsIfRelated,
+}
+
+/// How a record's key maps to the rest of its ref name under
+/// `refs/swarm/<namespace>/`.
+pub trait RecordKey: Sized + Clone + Ord + std::fmt::Display {
+    /// The ref path below the namespace (`plan`, `plan/id`).
+    fn to_path(&self) -> String;
+    /// The key of a ref path below the namespace; None when the path cannot
+    /// be one (the record is then listed as unreadable).
+    fn from_path(path: &str) -> Option<Self>;
+}
+
+/// A one-segment name (a plan, a feature).
+impl RecordKey for String {
+    fn to_path(&self) -> String {
+        self.clone()
+    }
+    fn from_path(path: &str) -> Option<Self> {
+        (!path.is_empty() && !path.contains('/')).then(|| path.to_string())
+    }
+}
+
+/// A record kind. Implement it once, in `src/model/<kind>.rs`, and register
+/// the kind in `crate::model::kinds()`: create, CAS update, listing with
+/// unreadable records, `sync` and `gc` then work for it unchanged.
+pub trait Record: Sized + Clone {
+    /// `refs/swarm/<NAMESPACE>/<key>`; also the archive name under
+    /// `refs/swarm/archive/`.
+    const NAMESPACE: &'static str;
+    /// The kind in messages and in listings' `unreadable` entries.
+    const KIND: &'static str;
+    /// What `sync` does with a diverged local and published version.
+    const DIVERGED: Diverged;
+    type Key: RecordKey;
+
+    /// The files of the record commit for this value.
+    fn to_files(&self) -> Result<Files>;
+    /// Parse the files of one record commit; `what` names it in errors.
+    fn from_files(files: &Files, key: &Self::Key, what: &str) -> Result<Self>;
+    /// A finished record may be archived by `gc` once old enough.
+    /// `finished_elsewhere(namespace, path)` answers the same for another
+    /// live record (a leader record is finished with its plan).
+    fn is_finished(
+        &self,
+        _key: &Self::Key,
+        _finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        false
+    }
+
+    /// The ref of the record with this key.
+    fn refname(key: &Self::Key) -> String {
+        format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
+    }
+}
+
+/// One version of a record: its key, its value and the commit holding it.
+#[derive(Debug, Clone)]
+pub struct Versioned<R: Record> {
+    pub key: R::Key,
+    pub value: R,
+    pub commit: ObjectId,
+}
+
+/// The outcome of one step of [`Records::update`].
+pub enum Update<R> {
+    /// Write this value as the next version.
+    Write(R, Event),
+    /// Leave the record as it is.
+    Keep,
+}
+
+/// The records of kind `R` in one store.
+pub struct Records<'s, R: Record> {
+    store: &'s Store,
+    kind: PhantomData<R>,
+}
+
+/// How many times [`Records::update`] re-reads a record that another local
+/// process moved under it before giving up with `CAS_FAILED`.
+pub const LOCAL_CAS_ATTEMPTS: usize = 20;
+
+impl<'s, R: Record> Records<'s, R> {
+    pub fn new(store: &'s Store) -> Self {
+        Records {
+            store,
+            kind: PhantomData,
+        }
+    }
+
+    /// The `<ref>:<file>`-style name of a record in errors.
+    pub fn what(key: &R::Key) -> String {
+        R::refname(key)
+    }
+
+    /// The version at `commit` (e.g. the mirror's, or an archived one).
+    pub fn at(&self, key: &R::Key, commit: ObjectId) -> Result<Versioned<R>> {
+        let rec = self.store.read_commit(commit)?;
+        let value = R::from_files(&rec.files, key, &Self::what(key))?;
+        Ok(Versioned {
+            key: key.clone(),
+            value,
+            commit,
+        })
+    }
+
+    /// The live record, if its ref exists.
+    pub fn load(&self, key: &R::Key) -> Result<Option<Versioned<R>>> {
+        match self.store.ref_target(&R::refname(key))? {
+            None => Ok(None),
+            Some(tip) => self.at(key, tip).map(Some),
+        }
+    }
+
+    /// The live record; `NOT_FOUND` (exit 2) with `hint` when it is absent.
+    pub fn require(&self, key: &R::Key, hint: &str) -> Result<Versioned<R>> {
+        self.load(key)?.ok_or_else(|| {
+            Error::usage("NOT_FOUND", format!("{} '{key}' does not exist", R::KIND)).hint(hint)
+        })
+    }
+
+    /// Every live record of the kind that can be read, sorted by key, and
+    /// those that cannot: one bad record must not hide the others.
+    pub fn all(&self) -> Result<(Vec<Versioned<R>>, Vec<Unreadable>)> {
+        self.all_under(&format!("refs/swarm/{}/", R::NAMESPACE))
+    }
+
+    /// [`Records::all`] for the refs under another prefix holding the same
+    /// layout (a remote's mirror, `refs/swarm-remotes/<remote>/<ns>/`).
+    pub fn all_under(&self, prefix: &str) -> Result<(Vec<Versioned<R>>, Vec<Unreadable>)> {
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        for (refname, tip) in self.store.list_refs(prefix)? {
+            let path = &refname[prefix.len()..];
+            let read = R::Key::from_path(path)
+                .ok_or_else(|| {
+                    Error::usage(
+                        "RECORD_INVALID",
+                        format!("{refname} is not a valid {} ref name", R::KIND),
+                    )
+                })
+                .and_then(|key| self.at(&key, tip));
+            match read {
+                Ok(v) => good.push(v),
+                Err(e) => bad.push(Unreadable::new(R::KIND, path, &refname, &e)),
+            }
+        }
+        good.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((good, bad))
+    }
+
+    /// Write `value` as the next version after `expected` (None: create):
+    /// one commit and one compare-and-swap of the ref. A lost race is
+    /// `CAS_FAILED` (exit 3) and nothing is overwritten.
+    pub fn write(
+        &self,
+        key: &R::Key,
+        expected: Option<ObjectId>,
+        value: &R,
+        event: &Event,
+    ) -> Result<ObjectId> {
+        self.store
+            .write(&R::refname(key), expected, &value.to_files()?, event)
+    }
+
+    /// Create the record; `CAS_FAILED` when it exists already.
+    pub fn create(&self, key: &R::Key, value: &R, event: &Event) -> Result<ObjectId> {
+        self.write(key, None, value, event)
+    }
+
+    /// The one local compare-and-swap loop: read the record, let `step`
+    /// decide from it, write the result expecting what was read; when
+    /// another process moved the ref meanwhile, read again and decide again.
+    /// Returns the new commit, or None when `step` kept the record.
+    pub fn update(
+        &self,
+        key: &R::Key,
+        mut step: impl FnMut(Option<&Versioned<R>>) -> Result<Update<R>>,
+    ) -> Result<Option<ObjectId>> {
+        let refname = R::refname(key);
+        for _ in 0..LOCAL_CAS_ATTEMPTS {
+            let current = self.load(key)?;
+            let (value, event) = match step(current.as_ref())? {
+                Update::Keep => return Ok(None),
+                Update::Write(value, event) => (value, event),
+            };
+            match self.write(key, current.as_ref().map(|c| c.commit), &value, &event) {
+                Ok(id) => return Ok(Some(id)),
+                Err(e) if e.code == "CAS_FAILED" => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(Error::race(
+            "CAS_FAILED",
+            format!("{refname} kept changing under {LOCAL_CAS_ATTEMPTS} attempts to update it; nothing was overwritten"),
+        )
+        .hint("run the command again"))
+    }
+}
+
+/// A kind as `sync` and `gc` see it, without its type: one value per
+/// registered kind (see `crate::model::kinds()`).
+pub trait AnyKind: Sync {
+    fn namespace(&self) -> &'static str;
+    fn kind(&self) -> &'static str;
+    fn diverged(&self) -> Diverged;
+    /// Whether the record at `tip` (ref path `path` below the namespace) is
+    /// finished; an unreadable record is not.
+    fn finished(
+        &self,
+        store: &Store,
+        path: &str,
+        tip: ObjectId,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool;
+}
+
+/// The [`AnyKind`] of a [`Record`] type.
+pub struct KindOf<R>(PhantomData<fn() -> R>);
+
+impl<R> KindOf<R> {
+    pub const fn new() -> Self {
+        KindOf(PhantomData)
+    }
+}
+
+impl<R> Default for KindOf<R> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<R: Record> AnyKind for KindOf<R> {
+    fn namespace(&self) -> &'static str {
+        R::NAMESPACE
+    }
+    fn kind(&self) -> &'static str {
+        R::KIND
+    }
+    fn diverged(&self) -> Diverged {
+        R::DIVERGED
+    }
+    fn finished(
+        &self,
+        store: &Store,
+        path: &str,
+        tip: ObjectId,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        let Some(key) = R::Key::from_path(path) else {
+            return false;
+        };
+        Records::<R>::new(store)
+            .at(&key, tip)
+            .map(|v| v.value.is_finished(&key, finished_elsewhere))
+            .unwrap_or(false)
+    }
+}
+
+/// The kind a ref under `refs/swarm/` belongs to, and its path below the
+/// namespace.
+pub fn kind_of<'k>(
+    kinds: &'k [&'k dyn AnyKind],
+    refname: &str,
+) -> Option<(&'k dyn AnyKind, String)> {
+    let rest = refname.strip_prefix("refs/swarm/")?;
+    let (ns, path) = rest.split_once('/')?;
+    kinds
+        .iter()
+        .find(|k| k.namespace() == ns)
+        .map(|k| (*k, path.to_string()))
+}

@@ -1,4 +1,4 @@
-//! The per-command context: the open store, resolved settings, and the
+//! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
 use std::path::Path;

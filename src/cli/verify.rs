@@ -7,9 +7,9 @@ use clap::{Args, Subcommand};
 use git_swarm::error::{Error, Result};
 use git_swarm::github::client::RepoId;
 use git_swarm::github::rest::{token_for, DiskCache, Endpoint, RestClient};
-use git_swarm::github::verdict::Require;
-use git_swarm::github::verify::{self, Report, Request, Target, Timing};
+use git_swarm::github::verdict::{Require, State};
 use git_swarm::output::Output;
+use git_swarm::workflow::verify::{self, Outcome, Report, Request, Target, Timing};
 
 use super::Global;
 
@@ -142,7 +142,92 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         wait: opts.wait,
         timeout,
     };
-    let mut out = verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)?;
-    out.json["api"] = client.base().into();
-    Ok(out)
+    let outcome = verify::verify(&ctx, &mut client, &req, &Timing::from_env(), &mut report)?;
+    let mut json = serde_json::to_value(&outcome).expect("an outcome always serialises");
+    json["api"] = client.base().into();
+    Ok(Output {
+        json,
+        text: render(&outcome),
+        exit: if outcome.satisfied == Some(false) {
+            1
+        } else {
+            0
+        },
+        warnings: Vec::new(),
+    })
+}
+
+fn short(sha: &str) -> &str {
+    &sha[..sha.len().min(12)]
+}
+
+/// The human verdict: one headline, then only what explains it.
+fn render(o: &Outcome) -> String {
+    let v = &o.verdict;
+    let mut out = format!("{}#{}: {}", v.repo, v.number, v.state.as_str());
+    if !v.reasons.is_empty() && v.state != State::Merged {
+        out.push_str(&format!(" ({})", v.reasons.join(", ")));
+    }
+    out.push('\n');
+    let head = v.head_sha.as_deref().map(short).unwrap_or("?");
+    let head_ref = v.head_ref.as_deref().unwrap_or("?");
+    let base = v.base.as_deref().unwrap_or("?");
+    out.push_str(&format!("  head {head} ({head_ref}) into {base}\n"));
+    match v.state {
+        State::Merged => out.push_str(&format!(
+            "  merge commit {} is on the remote's {base}\n",
+            v.merge_commit.as_deref().map(short).unwrap_or("?")
+        )),
+        State::MergedUnconfirmed => out.push_str(&format!(
+            "  GitHub says merged, but git cannot confirm merge commit {} on the remote's {base}\n",
+            v.merge_commit.as_deref().map(short).unwrap_or("(none)")
+        )),
+        _ => {}
+    }
+    if let Some(ms) = &v.mergeable_state {
+        if !matches!(
+            v.state,
+            State::Merged | State::MergedUnconfirmed | State::Closed
+        ) {
+            out.push_str(&format!(
+                "  mergeable: {} ({ms})\n",
+                v.mergeable
+                    .map_or("not computed".to_string(), |m| m.to_string())
+            ));
+        }
+    }
+    if !v.conflicts.is_empty() {
+        out.push_str(&format!("  conflicts: {}\n", v.conflicts.join(", ")));
+    }
+    if let Some(c) = &v.checks {
+        out.push_str(&format!(
+            "  checks: {} passed, {} failed, {} pending\n",
+            c.passed, c.failed, c.pending
+        ));
+        for d in c.details.iter().filter(|d| d.result != "passed") {
+            out.push_str(&format!("    {} {} ({})\n", d.result, d.name, d.state));
+        }
+    }
+    if let Some(r) = &v.review_decision {
+        out.push_str(&format!("  review: {r}\n"));
+    }
+    for h in &v.holds {
+        out.push_str(&format!(
+            "  held by {} at {}: {}\n",
+            h.author.as_deref().unwrap_or("(unknown)"),
+            h.created_at.as_deref().unwrap_or("?"),
+            h.excerpt
+        ));
+    }
+    if let (Some(r), Some(false)) = (o.require, o.satisfied) {
+        if o.timed_out {
+            out.push_str(&format!(
+                "required {}: not reached before the timeout\n",
+                r.as_str()
+            ));
+        } else {
+            out.push_str(&format!("required {}: does not hold\n", r.as_str()));
+        }
+    }
+    out
 }

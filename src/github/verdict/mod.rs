@@ -54,7 +54,8 @@ impl State {
 }
 
 /// What `--require` asks for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Require {
     Merged,
     Ready,

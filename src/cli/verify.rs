@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use clap::{Args, Subcommand};
+use git_swarm::ctx::Ctx;
 use git_swarm::error::{Error, Result};
 use git_swarm::github::client::RepoId;
 use git_swarm::github::rest::{token_for, DiskCache, Endpoint, RestClient};
@@ -107,34 +108,7 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
     let mut report = Stderr {
         tty: std::io::stderr().is_terminal(),
     };
-    // The host the repository lives on: a PR URL's, else the remote's.
-    let pr_host = match &target {
-        Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),
-        _ => None,
-    };
-    let remote_host = ctx.settings.remote.as_deref().and_then(|remote| {
-        ctx.store
-            .config(&format!("remote.{remote}.url"))
-            .and_then(|url| RepoId::host_of_url(&url))
-    });
-    let endpoint = Endpoint::resolve(pr_host.or(remote_host).as_deref());
-    let token = token_for(&endpoint);
-    let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_HTTP_TIMEOUT_MS);
-    let mut client = RestClient::new(
-        &endpoint.api_url,
-        token,
-        Duration::from_millis(http_timeout),
-    )?
-    .with_disk_cache(DiskCache::new(
-        ctx.store
-            .common_dir()
-            .join("swarm")
-            .join("cache")
-            .join("github"),
-    ));
+    let mut client = rest_client(&ctx, &target)?;
     let req = Request {
         target,
         repo,
@@ -155,6 +129,40 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         },
         warnings: Vec::new(),
     })
+}
+
+/// The REST client for the host the repository lives on (a PR URL's, else
+/// the remote's), with its token and the ETag cache under the common dir.
+fn rest_client(ctx: &Ctx, target: &Target) -> Result<RestClient> {
+    // The host the repository lives on: a PR URL's, else the remote's.
+    let pr_host = match target {
+        Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),
+        _ => None,
+    };
+    let remote_host = ctx.settings.remote.as_deref().and_then(|remote| {
+        ctx.store
+            .config(&format!("remote.{remote}.url"))
+            .and_then(|url| RepoId::host_of_url(&url))
+    });
+    let endpoint = Endpoint::resolve(pr_host.or(remote_host).as_deref());
+    let token = token_for(&endpoint);
+    let http_timeout = std::env::var("GIT_SWARM_HTTP_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or(DEFAULT_HTTP_TIMEOUT_MS);
+    let client = RestClient::new(
+        &endpoint.api_url,
+        token,
+        Duration::from_millis(http_timeout),
+    )?
+    .with_disk_cache(DiskCache::new(
+        ctx.store
+            .common_dir()
+            .join("swarm")
+            .join("cache")
+            .join("github"),
+    ));
+    Ok(client)
 }
 
 fn short(sha: &str) -> &str {

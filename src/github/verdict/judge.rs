@@ -350,4 +350,106 @@ mod tests {
             (State::Conflicting, vec!["a.txt".to_string()])
         );
     }
+
+    #[test]
+    fn closed_and_unknown_prs_are_never_ready() {
+        let closed =
+            pr(serde_json::json!({"state": "closed", "merged": false, "head": {"sha": "h"}}));
+        let v = judge(
+            &Snapshot {
+                pr: closed,
+                open: None,
+            },
+            &LocalFacts::default(),
+        );
+        assert_eq!(
+            (v.state, v.reasons),
+            (State::Closed, vec!["closed-unmerged".to_string()])
+        );
+        let odd = pr(serde_json::json!({"state": "locked", "head": {"sha": "h"}}));
+        let v = judge(
+            &Snapshot {
+                pr: odd,
+                open: Some(green("h")),
+            },
+            &LocalFacts::default(),
+        );
+        assert_eq!(
+            (v.state, v.reasons),
+            (State::Pending, vec!["unknown-pr-state".to_string()])
+        );
+    }
+
+    #[test]
+    fn reasons_list_conflict_then_blockers_then_pending_work() {
+        let p = pr(
+            serde_json::json!({"state": "open", "merged": false, "draft": true,
+            "mergeable": false, "mergeable_state": "dirty", "head": {"sha": "h"}}),
+        );
+        let mut open = green("h");
+        open.check_runs.push(run(
+            2,
+            "lint",
+            "h",
+            "in_progress",
+            None,
+            "2026-01-01T10:00:00Z",
+        ));
+        open.comments = serde_json::from_value(serde_json::json!([
+            {"id": 1, "body": "Auto-merge withheld", "created_at": "2026-01-01T12:00:00Z"}
+        ]))
+        .unwrap();
+        open.required.unreadable = true;
+        let local = LocalFacts {
+            conflict: Some(ConflictCheck::Conflicts(vec!["a.txt".into()])),
+            ..Default::default()
+        };
+        let v = judge(
+            &Snapshot {
+                pr: p,
+                open: Some(open),
+            },
+            &local,
+        );
+        assert_eq!(v.state, State::Conflicting);
+        assert_eq!(
+            v.reasons,
+            [
+                "conflict",
+                "draft",
+                "held",
+                "checks-pending",
+                "required-checks-unreadable"
+            ]
+        );
+        assert_eq!(v.holds.len(), 1);
+    }
+
+    #[test]
+    fn changes_requested_and_branch_protection_block() {
+        let p = pr(
+            serde_json::json!({"state": "open", "merged": false, "mergeable": true,
+            "mergeable_state": "blocked", "head": {"sha": "h"}}),
+        );
+        let mut open = green("h");
+        open.reviews = serde_json::from_value(serde_json::json!([
+            {"id": 1, "user": {"login": "ann"}, "state": "CHANGES_REQUESTED", "submitted_at": "2026-01-01T10:00:00Z"}
+        ]))
+        .unwrap();
+        let v = judge(
+            &Snapshot {
+                pr: p,
+                open: Some(open),
+            },
+            &LocalFacts::default(),
+        );
+        assert_eq!(
+            (v.state, v.reasons),
+            (
+                State::Blocked,
+                vec!["branch-protection".to_string(), "changes-requested".into()]
+            )
+        );
+        assert_eq!(v.review_decision.as_deref(), Some("CHANGES_REQUESTED"));
+    }
 }

@@ -356,4 +356,37 @@ mod tests {
         assert_eq!(next_wait(&stats, S(30), S(10), 0), (S(10), "timeout"));
         assert_eq!(next_wait(&stats, S(30), S(30), 0), (S(30), "poll"));
     }
+
+    #[test]
+    fn the_outcome_is_the_verdict_with_what_was_required_of_it() {
+        let pr = serde_json::from_value(serde_json::json!({"state": "closed", "merged": false}))
+            .expect("a PR");
+        let re = Regex::new("x").expect("a regex");
+        let judge = Judge {
+            repo: "o/r",
+            number: 3,
+            hold_pattern: &re,
+        };
+        let snap = crate::github::verdict::Snapshot { pr, open: None };
+        let verdict = judge.verdict(&snap, &Default::default());
+        let outcome = Outcome {
+            verdict,
+            require: Some(Require::Merged),
+            satisfied: Some(false),
+            noted: false,
+            polls: 1,
+            timed_out: false,
+            waits: vec![Wait {
+                why: "poll".into(),
+                ms: 5,
+            }],
+        };
+        let json = serde_json::to_value(&outcome).expect("an outcome serialises");
+        assert_eq!(json["state"], "closed");
+        assert_eq!(json["number"], 3);
+        assert_eq!(json["required"], "merged");
+        assert_eq!(json["satisfied"], false);
+        assert_eq!(json["waits"], serde_json::json!([{"why": "poll", "ms": 5}]));
+        assert!(json.get("verdict").is_none() && json.get("require").is_none());
+    }
 }

@@ -19,8 +19,7 @@ use crate::store::Store;
 mod probe;
 
 pub use probe::{
-    cwd_inside, has_merged_verdict, ignored_paths, inspect, left_behind, merged, probe,
-    uncommitted,
+    cwd_inside, has_merged_verdict, ignored_paths, inspect, left_behind, merged, probe, uncommitted,
 };
 
 fn records(store: &Store) -> Records<'_, LaneRecord> {
@@ -34,7 +33,9 @@ pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
 
 /// A lane as one version of its record (e.g. the mirror's) has it.
 pub fn at(store: &Store, feature: &str, commit: ObjectId) -> Result<Lane> {
-    records(store).at(&feature.to_string(), commit).map(Lane::from)
+    records(store)
+        .at(&feature.to_string(), commit)
+        .map(Lane::from)
 }
 
 /// Every lane record that can be read, sorted by feature, and those that
@@ -48,7 +49,10 @@ pub fn all(store: &Store) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
 pub fn require(store: &Store, feature: &str) -> Result<Lane> {
     crate::names::validate_name("feature", feature)?;
     records(store)
-        .require(&feature.to_string(), "list lanes with `git swarm lane list`")
+        .require(
+            &feature.to_string(),
+            "list lanes with `git swarm lane list`",
+        )
         .map(Lane::from)
 }
 
@@ -217,8 +221,7 @@ impl Ctx {
             lane.record.is_active()
                 && lane.record.branch == branch
                 && lane.record.branch == model::branch_of(&lane.feature)
-                && std::fs::canonicalize(&lane.record.path).ok().as_deref()
-                    == Some(here.as_path())
+                && std::fs::canonicalize(&lane.record.path).ok().as_deref() == Some(here.as_path())
                 && (!in_main
                     || handoff_accepted(
                         &self.store,

@@ -350,7 +350,9 @@ mod tests {
     fn a_missing_file_is_yaml_invalid() {
         let e = LaneRecord::from_files(&Files::new(), &"f".to_string(), "x").unwrap_err();
         assert_eq!(e.code, "YAML_INVALID");
-        assert!(e.message.contains("refs/swarm/lanes/f:lane.yaml is missing"));
+        assert!(e
+            .message
+            .contains("refs/swarm/lanes/f:lane.yaml is missing"));
     }
 
     fn record() -> LaneRecord {
@@ -408,10 +410,16 @@ mod tests {
         let r = record();
         assert!(handed("f", &r, "alice", "pk", "/w/f", false, "T1").is_none());
         let (to_bob, ev) = handed("f", &r, "bob", "pk", "/w/f", false, "T1").unwrap();
-        assert_eq!((to_bob.owner.as_str(), to_bob.path.as_str()), ("bob", "/w/f"));
+        assert_eq!(
+            (to_bob.owner.as_str(), to_bob.path.as_str()),
+            ("bob", "/w/f")
+        );
         assert_eq!(ev.summary, "lane f: handed from alice to bob (packet pk)");
         let (moved, _) = handed("f", &r, "alice", "pk", "/x/f", true, "T1").unwrap();
-        assert_eq!((moved.owner.as_str(), moved.path.as_str()), ("alice", "/x/f"));
+        assert_eq!(
+            (moved.owner.as_str(), moved.path.as_str()),
+            ("alice", "/x/f")
+        );
         assert_eq!(moved.updated_at, "T1");
     }
 }

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::clock::rfc3339;
 use crate::ctx::lane::{
-    self as session, cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged,
-    probe, resolve, start_marker, uncommitted,
+    self as session, cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged, probe,
+    resolve, start_marker, uncommitted,
 };
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
@@ -413,7 +413,8 @@ fn prune_left_behind(ctx: &Ctx, lane: &Lane, old: &Path, out: &mut Pruned) -> Re
             .git
             .run(["worktree", "remove", &old.display().to_string()])?;
     }
-    out.order.push(PruneLine::OldWorktree(out.old_worktrees.len()));
+    out.order
+        .push(PruneLine::OldWorktree(out.old_worktrees.len()));
     out.old_worktrees.push(OldWorktree {
         feature: lane.feature.clone(),
         worktree: old.display().to_string(),

@@ -89,7 +89,10 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     // what makes "one executor per plan" hold against a concurrent lane new.
     let plan = plan::require(&ctx.store, &plan_name)?;
     let actor = ctx.actor()?;
-    let owner = args.owner.map(str::to_string).unwrap_or_else(|| actor.clone());
+    let owner = args
+        .owner
+        .map(str::to_string)
+        .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
 
     let resuming = start_marker(&ctx.store, feature).exists();
@@ -116,7 +119,9 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
 
     let plan_file = making.or_rollback(plan::plan_file_in(ctx, &making.path))?;
     let wrote_plan = match plan.text {
-        Some(_) => making.or_rollback(plan::write_plan_file(&ctx.store, &plan, &plan_file, false))?,
+        Some(_) => {
+            making.or_rollback(plan::write_plan_file(&ctx.store, &plan, &plan_file, false))?
+        }
         None => false,
     };
     let now = rfc3339(ctx.store.clock.now());
@@ -344,8 +349,7 @@ impl Making {
         actor: &str,
     ) -> Result<ObjectId> {
         let feature = record.feature.as_str();
-        let summary =
-            model::started_summary(feature, &self.branch, &self.base, &record.plan);
+        let summary = model::started_summary(feature, &self.branch, &self.base, &record.plan);
         let event = Event::new("lane-started", actor, summary.clone())
             .trailer("Swarm-Lane", feature)
             .trailer("Swarm-Plan", record.plan.as_str());
@@ -356,9 +360,13 @@ impl Making {
         let claim = model::claim_event(actor, summary, feature, &lane_commit.to_string());
         if let Err(e) = plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None) {
             let lane_ref = model::lane_ref(feature);
-            let _ = ctx
-                .store
-                .cas(&lane_ref, Some(lane_commit), expected, actor, "lane start rolled back");
+            let _ = ctx.store.cas(
+                &lane_ref,
+                Some(lane_commit),
+                expected,
+                actor,
+                "lane start rolled back",
+            );
             self.rollback();
             if e.code == "CAS_FAILED" {
                 return Err(Error::race(

@@ -44,12 +44,7 @@ pub fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> 
     Ok(st)
 }
 
-fn worktree_of(
-    ctx: &Ctx,
-    lane: &Lane,
-    worktrees: &[PathBuf],
-    leftovers: bool,
-) -> Result<Worktree> {
+fn worktree_of(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> Result<Worktree> {
     let r = &lane.record;
     let path = PathBuf::from(&r.path);
     // A lane's worktree is a linked one, or the main checkout (the first
@@ -90,8 +85,7 @@ pub fn merged(
         return Ok(merged_state(None, false, false, &r.base_commit));
     };
     let verdict = has_merged_verdict(&ctx.store, h)?;
-    let in_base =
-        !verdict && base.is_some_and(|b| ctx.store.is_ancestor(h, b).unwrap_or(false));
+    let in_base = !verdict && base.is_some_and(|b| ctx.store.is_ancestor(h, b).unwrap_or(false));
     Ok(merged_state(head, verdict, in_base, &r.base_commit))
 }
 

@@ -311,7 +311,11 @@ mod tests {
         );
         Lane {
             feature: feature.into(),
-            record: if active { r } else { r.removed("a", "T", false) },
+            record: if active {
+                r
+            } else {
+                r.removed("a", "T", false)
+            },
             commit: oid(2),
         }
     }
@@ -353,9 +357,18 @@ mod tests {
     fn merged_states() {
         let base = oid(1).to_string();
         assert_eq!(merged_state(None, true, true, &base), Merged::BranchMissing);
-        assert_eq!(merged_state(Some(oid(3)), true, false, &base), Merged::Verdict);
-        assert_eq!(merged_state(Some(oid(3)), false, true, &base), Merged::Ancestry);
-        assert_eq!(merged_state(Some(oid(1)), false, true, &base), Merged::Empty);
+        assert_eq!(
+            merged_state(Some(oid(3)), true, false, &base),
+            Merged::Verdict
+        );
+        assert_eq!(
+            merged_state(Some(oid(3)), false, true, &base),
+            Merged::Ancestry
+        );
+        assert_eq!(
+            merged_state(Some(oid(1)), false, true, &base),
+            Merged::Empty
+        );
         assert_eq!(merged_state(Some(oid(3)), false, false, &base), Merged::No);
         assert!(Merged::Verdict.is_merged() && !Merged::Empty.is_merged());
         assert!(Merged::BranchMissing.loses_nothing() && !Merged::No.loses_nothing());
@@ -407,7 +420,9 @@ mod tests {
         st.plan_unsaved = true;
         let e = rm_check("f", &st, false, "PLAN.md").unwrap_err();
         assert_eq!(e.code, "LANE_DIRTY");
-        assert!(e.message.ends_with("x, PLAN.md (edits not saved in the plan)"));
+        assert!(e
+            .message
+            .ends_with("x, PLAN.md (edits not saved in the plan)"));
         st.dirty.clear();
         st.plan_unsaved = false;
         st.ahead = Some(2);

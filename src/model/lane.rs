@@ -406,6 +406,16 @@ mod tests {
     }
 
     #[test]
+    fn a_new_record_is_written_as_before() {
+        let yaml = String::from_utf8(record().to_files().unwrap()[RECORD_FILE].clone()).unwrap();
+        let zero = "0".repeat(40);
+        assert_eq!(
+            yaml,
+            format!("schema: swarm-lane/v1\nfeature: f\nplan: p\nowner: alice\nbranch: feat/f\npath: /w/f\nbase: main\nbase_commit: '{zero}'\nstate: active\ncreated_at: T0\ncreated_by: bob\nupdated_at: T0\n")
+        );
+    }
+
+    #[test]
     fn handing_over_changes_owner_and_path_only_when_needed() {
         let r = record();
         assert!(handed("f", &r, "alice", "pk", "/w/f", false, "T1").is_none());

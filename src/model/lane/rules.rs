@@ -414,6 +414,18 @@ mod tests {
     }
 
     #[test]
+    fn states_serialise_as_before() {
+        let l = lane("f", "p", true);
+        let mut st = LaneState::of(&l.feature, &l.record, Worktree::Elsewhere);
+        st.merged = Some(Merged::BranchMissing);
+        let v = serde_json::to_value(&st).unwrap();
+        assert_eq!(v["worktree"], "elsewhere");
+        assert_eq!(v["merged"], "branch-missing");
+        assert_eq!(v["state"], "active");
+        assert_eq!(serde_json::to_value(Worktree::Gone).unwrap(), "gone");
+    }
+
+    #[test]
     fn rm_refuses_dirty_then_unmerged() {
         let a = lane("f", "p", true);
         let mut st = state(&a, Worktree::Present, Some(Merged::No), true);

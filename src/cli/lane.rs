@@ -2,8 +2,13 @@
 
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
-use git_swarm::lane::{self, ReportKind};
-use git_swarm::output::Output;
+use git_swarm::model::lane::{ReportKind, Worktree, ACTIVE};
+use git_swarm::output::{count, Output};
+use git_swarm::store::record::report_unreadable;
+use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
+use git_swarm::workflow::lane_report::{self, Reported};
+use git_swarm::workflow::lane_start::{self, LaneStarted, NewLane};
+use git_swarm::workflow::lanes::{self, LaneList};
 
 use super::Global;
 
@@ -89,22 +94,22 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             plan,
             base,
             owner,
-        } => lane::new(
-            &ctx,
-            lane::NewLane {
+        } => {
+            let args = NewLane {
                 feature: &feature,
                 plan: plan.as_deref(),
                 base: base.as_deref(),
                 owner: owner.as_deref(),
-            },
-        ),
-        LaneCmd::List { all } => lane::list(&ctx, all),
+            };
+            lane_start::new(&ctx, args).map(started)
+        }
+        LaneCmd::List { all } => lanes::list(&ctx, all).map(listed),
         LaneCmd::Rm {
             feature,
             force,
             keep_branch,
-        } => lane::rm(&ctx, &feature, force, keep_branch),
-        LaneCmd::Prune { dry_run } => lane::prune(&ctx, dry_run),
+        } => lane_remove::rm(&ctx, &feature, force, keep_branch).map(removed),
+        LaneCmd::Prune { dry_run } => lane_remove::prune(&ctx, dry_run).map(pruned),
     }
 }
 
@@ -120,11 +125,192 @@ pub fn report(g: &Global, a: ReportArgs) -> Result<Output> {
         ReportWhat::Handoff { packet } => ReportKind::Handoff(packet),
         ReportWhat::Done => ReportKind::Done,
     };
-    let out = lane::report(&ctx, a.lane.as_deref(), kind, a.capacity.as_deref())?;
-    if let Some(warnings) = out.json["warnings"].as_array() {
-        for w in warnings.iter().filter_map(|w| w.as_str()) {
-            eprintln!("warning: {w}");
+    let out = lane_report::report(&ctx, a.lane.as_deref(), kind, a.capacity.as_deref())?;
+    for w in &out.warnings {
+        eprintln!("warning: {w}");
+    }
+    Ok(reported(out))
+}
+
+/// `lane new`
+fn started(s: LaneStarted) -> Output {
+    let mut text = String::new();
+    match &s {
+        LaneStarted::Finished {
+            lane, journalled, ..
+        } => {
+            text.push_str(&format!(
+                "an earlier `git swarm lane new {}` was interrupted after writing its record: finishing it\n",
+                lane.feature
+            ));
+            if *journalled {
+                text.push_str(&format!("journalled lane-started in plan {}\n", lane.plan));
+            }
+            text.push_str(&format!(
+                "started lane {} for plan {}: worktree {} on {}\ncd {}\n",
+                lane.feature, lane.plan, lane.path, lane.branch, lane.path
+            ));
+        }
+        LaneStarted::New(n) => {
+            let l = &n.lane;
+            for note in &n.notes {
+                text.push_str(&format!("{note}\n"));
+            }
+            text.push_str(&format!(
+                "started lane {} for plan {}: worktree {} on {} from {} ({})\n",
+                l.feature,
+                l.plan,
+                l.path,
+                l.branch,
+                l.base,
+                &l.base_commit[..12]
+            ));
+            if n.plan_file.is_some() {
+                text.push_str(&format!(
+                    "{} checked out there, untracked (save edits with `git swarm plan save`)\n",
+                    n.plan_file_setting
+                ));
+            }
+            text.push_str(&format!("cd {}\n", l.path));
         }
     }
-    Ok(out)
+    let hooks_missing = matches!(&s, LaneStarted::New(n) if !n.hooks_installed);
+    let mut out = Output::new(&s, text);
+    if hooks_missing {
+        out = out.warn("the guard hooks are not installed in this repository, so commits in the lane are not checked: run `git swarm init`");
+    }
+    out
+}
+
+/// `lane list`
+fn listed(l: LaneList) -> Output {
+    let mut text = String::new();
+    if l.lanes.is_empty() && l.unreadable.is_empty() {
+        text.push_str(
+            "no active lanes: start one with `git swarm lane new <feature> --plan <plan>`\n",
+        );
+    }
+    for s in &l.lanes {
+        let mut line = format!(
+            "{}  plan {}  owner {}  {}",
+            s.feature, s.plan, s.owner, s.branch
+        );
+        if let Some(h) = &s.head {
+            line.push_str(&format!(" @ {}", &h[..12]));
+        }
+        match (s.ahead, s.behind) {
+            (Some(a), Some(b)) => line.push_str(&format!("  +{a} -{b} vs {}", s.base)),
+            _ => line.push_str(&format!("  from {}", s.base)),
+        }
+        if s.state != ACTIVE {
+            line.push_str(&format!("  ({})", s.state));
+        }
+        text.push_str(&line);
+        text.push('\n');
+        let where_ = match s.worktree {
+            Worktree::Missing => " (directory missing)",
+            Worktree::Elsewhere => " (in another clone)",
+            _ => "",
+        };
+        text.push_str(&format!("  path    {}{where_}\n", s.path));
+        if s.worktree == Worktree::Present {
+            let mut dirty = s.dirty.join(", ");
+            if s.plan_unsaved {
+                if !dirty.is_empty() {
+                    dirty.push_str(", ");
+                }
+                dirty.push_str("unsaved plan edits");
+            }
+            if dirty.is_empty() {
+                dirty = "clean".into();
+            }
+            text.push_str(&format!("  dirty   {dirty}\n"));
+        }
+        if let Some(r) = &s.last_report {
+            let cap = r
+                .capacity
+                .as_deref()
+                .map(|c| format!("  capacity={c}"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "  report  {}{cap}  ({}, {})\n",
+                r.text, r.by, r.at
+            ));
+        }
+    }
+    if l.removed_hidden > 0 {
+        text.push_str(&format!(
+            "({} not shown: `git swarm lane list --all`)\n",
+            count(l.removed_hidden, "removed lane", "removed lanes")
+        ));
+    }
+    report_unreadable(Output::new(&l, text), &l.unreadable)
+}
+
+/// `lane rm`
+fn removed(r: LaneRemoved) -> Output {
+    let feature = &r.feature;
+    let mut text = if r.resumed {
+        format!("completed the removal of lane {feature}")
+    } else {
+        format!("removed lane {feature}")
+    };
+    if r.worktree_removed {
+        text.push_str(&format!(": worktree {} deleted", r.path));
+    }
+    if r.branch_deleted {
+        text.push_str(&format!(
+            ", branch {} deleted (was {})",
+            r.branch,
+            r.branch_head.as_deref().map(|h| &h[..12]).unwrap_or("-")
+        ));
+    } else if r.branch_head.is_some() && r.local {
+        text.push_str(&format!(", branch {} kept", r.branch));
+    }
+    text.push_str(&format!(
+        "\nthe record stays in {} (state: removed)\n",
+        git_swarm::model::lane::lane_ref(feature)
+    ));
+    Output::new(&r, text)
+}
+
+/// `lane prune`
+fn pruned(p: Pruned) -> Output {
+    for w in &p.warnings {
+        eprintln!("warning: {w}");
+    }
+    let verb = if p.dry_run { "would remove" } else { "removed" };
+    let mut text = String::new();
+    for line in &p.order {
+        match *line {
+            PruneLine::Kept(i) => {
+                let k = &p.kept[i];
+                text.push_str(&format!("{:<13}{}: {}\n", "kept", k.feature, k.reason));
+            }
+            PruneLine::Removed(i) => {
+                let r = &p.removed[i];
+                text.push_str(&format!("{verb:<13}{}: {}\n", r.feature, r.why));
+            }
+            PruneLine::OldWorktree(i) => {
+                let o = &p.old_worktrees[i];
+                text.push_str(&format!(
+                    "{verb:<13}{}: old worktree {} (the lane was handed over to {}, at {}; branch {} kept)\n",
+                    o.feature, o.worktree, o.owner, o.path, o.branch
+                ));
+            }
+        }
+    }
+    if p.order.is_empty() {
+        text.push_str("no active lanes\n");
+    }
+    report_unreadable(Output::new(&p, text), &p.unreadable)
+}
+
+/// `report`
+fn reported(r: Reported) -> Output {
+    let mut text = format!("lane {} → plan {}: {}\n", r.lane, r.plan, r.text);
+    if let Some(c) = &r.capacity {
+        text.push_str(&format!("capacity={c}\n"));
+    }
+    Output::new(&r, text)
 }

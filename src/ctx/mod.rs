@@ -1,6 +1,8 @@
 //! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
+pub mod lane;
+
 use std::path::Path;
 
 use crate::config::{self, Settings};
@@ -64,49 +66,5 @@ impl Ctx {
         } else {
             self.settings.remote.as_deref()
         }
-    }
-
-    /// The active lane whose worktree is the one we run in, if any: the
-    /// checked-out branch is the lane's branch and the path is the record's
-    /// path; and it is a linked worktree, or the main checkout of a clone
-    /// where the lane was accepted (an acceptance there backs the record).
-    /// A lane record comes from the shared remote: its `path` alone proves
-    /// nothing here.
-    pub fn lane_here(&self) -> Option<crate::lane::Lane> {
-        self.lane_here_in(true)
-    }
-
-    fn lane_here_in(&self, main_if_accepted: bool) -> Option<crate::lane::Lane> {
-        let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
-        let main = crate::lane::main_worktree(&self.store).ok()?;
-        let in_main = std::fs::canonicalize(&main).ok().as_deref() == Some(here.as_path());
-        if in_main && !main_if_accepted {
-            return None;
-        }
-        let branch = crate::git::Git::new(&here).current_branch().ok()??;
-        crate::lane::all(&self.store)
-            .ok()?
-            .0
-            .into_iter()
-            .find(|lane| {
-                lane.record.is_active()
-                    && lane.record.branch == branch
-                    && lane.record.branch == crate::lane::branch_of(&lane.feature)
-                    && std::fs::canonicalize(&lane.record.path).ok().as_deref()
-                        == Some(here.as_path())
-                    && (!in_main
-                        || crate::packet::handoff_accepted(
-                            &self.store,
-                            &lane.feature,
-                            &lane.record.owner,
-                            &lane.record.path,
-                        )
-                        .unwrap_or(false))
-            })
-    }
-
-    /// Identity comes from a lane only in a linked worktree.
-    fn lane_owner_here(&self) -> Option<String> {
-        self.lane_here_in(false).map(|lane| lane.record.owner)
     }
 }

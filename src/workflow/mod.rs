@@ -4,4 +4,8 @@
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
 
+pub mod lane_remove;
+pub mod lane_report;
+pub mod lane_start;
+pub mod lanes;
 pub mod verify;

@@ -2,7 +2,7 @@
 
 use clap::Subcommand;
 use git_swarm::error::Result;
-use git_swarm::model::lead::{succession_omits, Change, LeadRecord, Op, Verb};
+use git_swarm::model::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
 use git_swarm::output::Output;
 use git_swarm::workflow::lead::{self, Check, Log, Ran, Status};
 
@@ -251,7 +251,10 @@ fn already_text(r: &Ran) -> String {
 pub fn status(s: &Status) -> Output {
     let plan = &s.plan;
     let mut text = if !s.exists {
-        format!("plan {plan}: nobody has claimed it (no refs/swarm/lead/{plan})\n")
+        format!(
+            "plan {plan}: nobody has claimed it (no {})\n",
+            lead_ref(plan)
+        )
     } else {
         status_fields(s)
     };
@@ -299,7 +302,10 @@ pub fn log(l: &Log) -> Output {
     if !l.exists {
         return Output::new(
             l,
-            format!("plan {plan}: nobody has claimed it (no refs/swarm/lead/{plan})\n"),
+            format!(
+                "plan {plan}: nobody has claimed it (no {})\n",
+                lead_ref(plan)
+            ),
         );
     }
     let mut text = String::new();

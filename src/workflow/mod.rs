@@ -4,4 +4,6 @@
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
 
+pub mod gc;
 pub mod lead;
+pub mod sync;

@@ -8,8 +8,8 @@ use super::Ctx;
 use crate::error::Result;
 use crate::model::lead::{lead_ref, parse_duration, LeadRecord, DEFAULT_LEASE};
 use crate::store::kind::Record;
+use crate::store::remote;
 use crate::store::{short, Store};
-use crate::sync;
 
 /// The leader record at commit `id` (a version of `refs/swarm/lead/<plan>`).
 pub fn read_at(store: &Store, plan: &str, id: ObjectId) -> Result<LeadRecord> {
@@ -21,7 +21,7 @@ pub fn read_at(store: &Store, plan: &str, id: ObjectId) -> Result<LeadRecord> {
 /// The current leader and epoch of a plan as this repository knows it (the
 /// newer of the local ref and the remote's mirror), for packets and status.
 pub fn known(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<LeadRecord>> {
-    let tip = sync::tip(store, remote, &lead_ref(plan))?;
+    let tip = remote::tip(store, remote, &lead_ref(plan))?;
     tip.base.map(|b| read_at(store, plan, b)).transpose()
 }
 

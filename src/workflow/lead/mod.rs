@@ -21,8 +21,9 @@ use crate::failpoint;
 use crate::model::lead::{self as model, lead_ref, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
 use crate::store::kind::Record;
+use crate::store::mirror::fetch_refs;
+use crate::store::remote::{self, publish_loop, Fetch, Looped, Rejection, Round, Step, Tip};
 use crate::store::{JournalEntry, Store};
-use crate::sync::{self, Published, Tip};
 
 mod view;
 
@@ -56,7 +57,8 @@ pub struct Ran {
     pub change: Option<Change>,
 }
 
-/// Run a leader command against the arbiter (the remote, else the local CAS).
+/// Run a leader command against the arbiter (the remote, else the local
+/// CAS), in the store's one fetch → decide → publish loop.
 pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
     names::validate_name("plan", plan)?;
     let actor = ctx.actor()?;
@@ -69,14 +71,25 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
         now: ctx.store.clock.now(),
         lease,
     };
-    let mut last_rejection = Vec::new();
-    for _ in 0..MAX_ATTEMPTS {
-        match cmd.attempt()? {
-            Attempt::Finished(ran) => return Ok(*ran),
-            Attempt::Rejected(lines) => last_rejection = lines,
-        }
+    let refname = lead_ref(plan);
+    let plan_ref = crate::plan::plan_ref(plan);
+    // A claim also needs the plan to exist (local, published or archived).
+    let claim_refs = [refname.as_str(), plan_ref.as_str()];
+    let refs: &[&str] = match op {
+        Op::Claim { .. } => &claim_refs,
+        _ => &claim_refs[..1],
+    };
+    let looped = publish_loop(
+        &ctx.store,
+        ctx.remote(),
+        Fetch::Refs(refs),
+        MAX_ATTEMPTS,
+        |round| cmd.round(round),
+    )?;
+    match looped {
+        Looped::Published(ran) | Looped::Done(ran) => Ok(ran),
+        Looped::Exhausted(lost) => Err(model::push_rejected(plan, &lost.lines)),
     }
-    Err(model::push_rejected(plan, &last_rejection))
 }
 
 /// Check the arguments (the model's rules, then the lease and a push's
@@ -113,7 +126,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
 /// Fetch the given refs from the remote into its mirror, unless offline.
 pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     if let Some(remote) = ctx.remote() {
-        sync::fetch_refs(&ctx.store, remote, refs)?;
+        fetch_refs(&ctx.store, remote, refs)?;
     }
     Ok(())
 }
@@ -121,7 +134,7 @@ pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
 /// Refuse a command on a plan that does not exist: local, published or
 /// archived by gc, any of them is the plan.
 pub(crate) fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
-    let tip = sync::tip(&ctx.store, ctx.remote(), &crate::plan::plan_ref(plan))?;
+    let tip = remote::tip(&ctx.store, ctx.remote(), &crate::plan::plan_ref(plan))?;
     if tip.base.is_none() {
         return Err(
             Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist"))
@@ -209,12 +222,6 @@ struct Command<'a> {
     lease: SignedDuration,
 }
 
-enum Attempt {
-    Finished(Box<Ran>),
-    /// The arbiter refused and the command may try again.
-    Rejected(Vec<String>),
-}
-
 impl Command<'_> {
     /// Read what the rule needs beyond the record and decide.
     fn decide(&self, state: &State) -> Result<Transition> {
@@ -258,77 +265,71 @@ impl Command<'_> {
         model::transition(record, self.actor, self.op, self.now, self.lease, &facts)
     }
 
-    /// Fetch, decide, write and publish once.
-    fn attempt(&self) -> Result<Attempt> {
+    /// One round of the publish loop (the refs are fetched already):
+    /// decide, write the next version and hand it to the loop to publish.
+    fn round(&self, round: &Round<'_>) -> Result<Step<Ran>> {
         let (ctx, plan) = (self.ctx, self.plan);
         let store = &ctx.store;
         let refname = lead_ref(plan);
-        if let Op::Claim { .. } = self.op {
-            fetch(ctx, &[&refname, &crate::plan::plan_ref(plan)])?;
-            require_plan(ctx, plan)?;
-        } else {
-            fetch(ctx, &[&refname])?;
+        if let Some(lost) = &round.rejected {
+            if let Some(ran) = self.after_rejection(round, lost)? {
+                return Ok(Step::Done(ran));
+            }
         }
-        let tip = sync::tip(store, ctx.remote(), &refname)?;
+        if let Op::Claim { .. } = self.op {
+            require_plan(ctx, plan)?;
+        }
+        let tip = round.tip(&refname)?;
         let state = State::load(store, plan, tip)?;
         let next = match self.decide(&state)? {
-            Transition::Already => return self.done(&state).map(Attempt::Finished),
+            Transition::Already => return Ok(Step::Done(self.done(&state)?)),
             Transition::Write(next) => *next,
         };
         let tree = store.write_tree(&next.record.to_files()?)?;
         let parents: Vec<ObjectId> = tip.base.into_iter().collect();
         let commit = store.commit(tree, &parents, &next.event)?;
         failpoint::point("lead:objects");
-        let published = sync::publish_record(
-            store,
-            ctx.remote(),
-            &refname,
-            &tip,
-            commit,
-            self.op.refspecs(),
-            self.actor,
-            &next.event.summary,
-            "lead",
-        )?;
-        match published {
-            Published::Ok => Ok(Attempt::Finished(Box::new(Ran {
-                commit: Some(commit.to_string()),
-                event: Some(next.event.kind),
-                already: false,
-                published: ctx.remote().is_some(),
-                change: Some(next.change),
-                ..self.ran(next.record)
-            }))),
-            Published::Rejected(lines) => self.rejected(&tip, lines),
-        }
+        let summary = next.event.summary.clone();
+        let ran = Ran {
+            commit: Some(commit.to_string()),
+            event: Some(next.event.kind),
+            published: ctx.remote().is_some(),
+            change: Some(next.change),
+            ..self.ran(next.record)
+        };
+        let publish = remote::Next::new(&refname, tip, commit, self.actor, &summary, ran)
+            .extra(self.op.refspecs().to_vec())
+            .point("lead");
+        Ok(Step::Publish(publish))
     }
 
-    /// The arbiter refused the write: find out who moved the record.
-    fn rejected(&self, tip: &Tip, lines: Vec<String>) -> Result<Attempt> {
-        let (ctx, plan) = (self.ctx, self.plan);
-        let store = &ctx.store;
-        let remote = ctx.remote();
-        let refname = lead_ref(plan);
-        fetch(ctx, &[&refname])?;
-        let after = sync::tip(store, remote, &refname)?;
-        let (arbiter_value, before) = if remote.is_some() {
-            (after.remote, tip.remote)
+    /// The previous round's publish was refused and this round fetched the
+    /// record again: who moved it? Another ref of the push (the record did
+    /// not move) ends the command, as does a contest someone else won; an
+    /// earlier run of ours that won completes it (Some); a leader-only
+    /// command decides again (None).
+    fn after_rejection(&self, round: &Round<'_>, lost: &Rejection) -> Result<Option<Ran>> {
+        let (store, plan) = (&self.ctx.store, self.plan);
+        let after = round.tip(&lead_ref(plan))?;
+        let before = lost.before.unwrap_or(Tip::local(None));
+        let (arbiter_value, before) = if round.online() {
+            (after.remote, before.remote)
         } else {
-            (after.local, tip.local)
+            (after.local, before.local)
         };
         if arbiter_value == before {
             // The record did not move: another ref of the push was refused.
-            return Err(model::push_rejected(plan, &lines));
+            return Err(model::push_rejected(plan, &lost.lines));
         }
         if !self.op.verb().contest() {
-            return Ok(Attempt::Rejected(lines));
+            return Ok(None);
         }
         // Our own earlier run may be the winner: a killed process leaves its
         // `git push` running, and it can land after this run fetched. Then
         // the command is complete.
         let state = State::load(store, plan, after)?;
         if let Ok(Transition::Already) = self.decide(&state) {
-            return self.done(&state).map(Attempt::Finished);
+            return self.done(&state).map(Some);
         }
         let winner = after
             .base
@@ -337,15 +338,15 @@ impl Command<'_> {
             plan,
             self.op.verb(),
             winner.as_ref().map(|(w, c)| (w, *c)),
-            remote.is_some(),
+            round.online(),
         ))
     }
 
     /// A previous run already published what this one would: catch the
     /// local ref up and report it.
-    fn done(&self, state: &State) -> Result<Box<Ran>> {
+    fn done(&self, state: &State) -> Result<Ran> {
         if let Some(base) = state.tip.base {
-            sync::adopt(
+            remote::adopt(
                 &self.ctx.store,
                 &lead_ref(self.plan),
                 base,
@@ -354,12 +355,12 @@ impl Command<'_> {
             )?;
         }
         let rec = state.record.clone().expect("done implies a record");
-        Ok(Box::new(Ran {
+        Ok(Ran {
             commit: state.tip.base.map(|c| c.to_string()),
             already: true,
             published: self.ctx.remote().is_some(),
             ..self.ran(rec)
-        }))
+        })
     }
 
     fn ran(&self, record: LeadRecord) -> Ran {

@@ -12,7 +12,8 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::model::lead::{lead_ref, LeadRecord};
 use crate::names;
-use crate::sync::{self, MirrorView};
+use crate::store::mirror::MirrorView;
+use crate::store::remote;
 
 /// `lead status`: the record (the remote's, when there is one) with its
 /// fields at the top level.
@@ -44,11 +45,11 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Status> {
     let refname = lead_ref(plan);
     fetch(ctx, &[&refname])?;
     // Read-only: the mirror as last fetched counts, `--offline` or not.
-    let remote = ctx.settings.remote.as_deref();
-    let tip = sync::tip(&ctx.store, remote, &refname)?;
+    let configured = ctx.settings.remote.as_deref();
+    let tip = remote::tip(&ctx.store, configured, &refname)?;
     let now = ctx.store.clock.now();
     let mirror = || {
-        remote
+        configured
             .map(|r| MirrorView::read(&ctx.store, r, &[&refname]))
             .transpose()
     };
@@ -116,7 +117,7 @@ pub fn log(ctx: &Ctx, plan: &str) -> Result<Log> {
     names::validate_name("plan", plan)?;
     let refname = lead_ref(plan);
     fetch(ctx, &[&refname])?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let Some(base) = tip.base else {
         fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
         require_plan(ctx, plan)?;
@@ -176,7 +177,7 @@ pub fn check(ctx: &Ctx, plan: &str) -> Result<Check> {
     let actor = ctx.actor()?;
     let refname = lead_ref(plan);
     fetch(ctx, &[&refname])?;
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     // At the remote when there is one: an unpublished local record does not count.
     let at = if tip.online { tip.remote } else { tip.local };
     let rec = at.map(|c| read_at(&ctx.store, plan, c)).transpose()?;

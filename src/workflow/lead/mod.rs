@@ -124,7 +124,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
 }
 
 /// Fetch the given refs from the remote into its mirror, unless offline.
-pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
+fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     if let Some(remote) = ctx.remote() {
         fetch_refs(&ctx.store, remote, refs)?;
     }
@@ -133,7 +133,7 @@ pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
 
 /// Refuse a command on a plan that does not exist: local, published or
 /// archived by gc, any of them is the plan.
-pub(crate) fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
+fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
     let tip = remote::tip(&ctx.store, ctx.remote(), &crate::plan::plan_ref(plan))?;
     if tip.base.is_none() {
         return Err(

@@ -2,9 +2,9 @@
 
 use clap::Subcommand;
 use git_swarm::error::Result;
+use git_swarm::model::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
 use git_swarm::output::Output;
-
-use git_swarm::lead::{self, Op};
+use git_swarm::workflow::lead::{self, Check, Log, Ran, Status};
 
 use super::Global;
 
@@ -109,30 +109,31 @@ pub enum LeadCmd {
 
 pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
     let ctx = g.ctx()?;
-    match cmd {
+    let (plan, op) = match cmd {
+        LeadCmd::Log { plan } => return lead::log(&ctx, &plan).map(|l| log(&l)),
+        LeadCmd::Status { plan } => return lead::status(&ctx, &plan).map(|s| status(&s)),
+        LeadCmd::Check { plan } => return lead::check(&ctx, &plan).map(|c| check(&c)),
         LeadCmd::Claim {
             plan,
             succession,
             lanes,
             lease,
-        } => lead::run(
-            &ctx,
-            &plan,
+        } => (
+            plan,
             Op::Claim {
                 succession,
                 lanes,
                 lease,
             },
         ),
-        LeadCmd::Renew { plan, lease, lanes } => lead::run(&ctx, &plan, Op::Renew { lease, lanes }),
+        LeadCmd::Renew { plan, lease, lanes } => (plan, Op::Renew { lease, lanes }),
         LeadCmd::Handover {
             addr,
             plan,
             lease,
             force,
-        } => lead::run(
-            &ctx,
-            &plan,
+        } => (
+            plan,
             Op::Handover {
                 to: addr,
                 lease,
@@ -144,22 +145,195 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
             reason,
             force,
             lease,
-        } => lead::run(
-            &ctx,
-            &plan,
+        } => (
+            plan,
             Op::Takeover {
                 reason,
                 force,
                 lease,
             },
         ),
-        LeadCmd::Release { plan } => lead::run(&ctx, &plan, Op::Release),
-        LeadCmd::Succession { plan, succession } => {
-            lead::run(&ctx, &plan, Op::Succession { succession })
-        }
-        LeadCmd::Log { plan } => lead::log(&ctx, &plan),
-        LeadCmd::Status { plan } => lead::status(&ctx, &plan),
-        LeadCmd::Check { plan } => lead::check(&ctx, &plan),
-        LeadCmd::Push { plan, refspecs } => lead::run(&ctx, &plan, Op::Push { refspecs }),
+        LeadCmd::Release { plan } => (plan, Op::Release),
+        LeadCmd::Succession { plan, succession } => (plan, Op::Succession { succession }),
+        LeadCmd::Push { plan, refspecs } => (plan, Op::Push { refspecs }),
+    };
+    lead::run(&ctx, &plan, op).map(|r| ran(&r))
+}
+
+fn lease_until(rec: &LeadRecord) -> &str {
+    rec.lease_until.as_deref().unwrap_or("-")
+}
+
+/// A leader command's outcome: what changed, or what an earlier run did.
+pub fn ran(r: &Ran) -> Output {
+    let out = Output::new(r, ran_text(r));
+    let list = &r.record.succession;
+    if r.change.is_some() && succession_omits(r.verb, list, &r.actor) {
+        return out.warn(format!(
+            "the succession of plan '{}' ({}) does not name you ({}): once your lease lapses you cannot take the plan back with `lead takeover`",
+            r.plan,
+            list.join(", "),
+            r.actor
+        ));
     }
+    out
+}
+
+fn ran_text(r: &Ran) -> String {
+    let (plan, rec) = (&r.plan, &r.record);
+    let epoch = rec.epoch;
+    let Some(change) = &r.change else {
+        return already_text(r);
+    };
+    match change {
+        Change::Claimed => format!(
+            "you lead plan {plan} at epoch {epoch} (lease until {}; succession {})\n",
+            lease_until(rec),
+            if rec.succession.is_empty() {
+                "none".to_string()
+            } else {
+                rec.succession.join(", ")
+            }
+        ),
+        Change::Renewed => format!(
+            "you lead plan {plan} at epoch {epoch}; lease until {}\n",
+            lease_until(rec)
+        ),
+        Change::Succession => format!(
+            "succession of plan {plan} is now {} (epoch {epoch} unchanged)\n",
+            rec.succession.join(", ")
+        ),
+        Change::HandedOver { to } => {
+            format!("{to} now leads plan {plan} at epoch {epoch}; you are fenced from now on\n")
+        }
+        Change::TookOver { previous, forced } => format!(
+            "you lead plan {plan} at epoch {epoch} (took over from {previous}, {}); lease until {}\n",
+            if *forced { "forced" } else { "lease expired" },
+            lease_until(rec)
+        ),
+        Change::Released => {
+            format!("released plan {plan} at epoch {epoch}; nobody leads it now\n")
+        }
+        Change::Pushed { refspecs } => format!(
+            "published {} as leader of plan {plan} at epoch {epoch}\n",
+            refspecs.join(" ")
+        ),
+    }
+}
+
+/// An earlier run had published what this one asked for.
+fn already_text(r: &Ran) -> String {
+    let (plan, rec) = (&r.plan, &r.record);
+    let epoch = rec.epoch;
+    let earlier = |what: &str| format!("(your earlier {what} was published; local ref updated)");
+    match r.verb {
+        Verb::Succession => format!(
+            "the succession of plan {plan} is already {} (epoch {epoch}): nothing to change\n",
+            rec.succession.join(", ")
+        ),
+        Verb::Handover => format!(
+            "{} leads plan {plan} at epoch {epoch} {}\n",
+            rec.current_leader().unwrap_or("-"),
+            earlier("handover")
+        ),
+        Verb::Release => format!(
+            "plan {plan} is released at epoch {epoch} {}\n",
+            earlier("release")
+        ),
+        verb => format!(
+            "you lead plan {plan} at epoch {epoch} {}\n",
+            earlier(verb.name())
+        ),
+    }
+}
+
+/// `lead status`.
+pub fn status(s: &Status) -> Output {
+    let plan = &s.plan;
+    let mut text = if !s.exists {
+        format!(
+            "plan {plan}: nobody has claimed it (no {})\n",
+            lead_ref(plan)
+        )
+    } else {
+        status_fields(s)
+    };
+    if let Some(view) = &s.mirror {
+        text.push_str(&view.text(s.now));
+    }
+    Output::new(s, text)
+}
+
+fn status_fields(s: &Status) -> String {
+    let rec = &s.record;
+    let list = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    let lease = match (&rec.lease_until, s.lease_live) {
+        (Some(u), true) => format!("until {u}"),
+        (Some(u), false) => format!("expired at {u}"),
+        (None, _) => "-".into(),
+    };
+    let commit = s.commit.as_deref().unwrap_or("");
+    format!(
+        "plan:       {}\nleader:     {}\nepoch:      {}\nlease:      {lease}\nsuccession: {}\nlanes:      {}\nupdated:    {}\ncommit:     {}{}\n",
+        s.plan,
+        rec.current_leader().unwrap_or("(none: released)"),
+        rec.epoch,
+        list(&rec.succession),
+        list(&rec.lanes),
+        rec.updated_at,
+        &commit[..commit.len().min(12)],
+        if s.online && s.published != Some(true) {
+            " (not published yet: `git swarm sync`)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// `lead log`.
+pub fn log(l: &Log) -> Output {
+    let plan = &l.plan;
+    if !l.exists {
+        return Output::new(
+            l,
+            format!(
+                "plan {plan}: nobody has claimed it (no {})\n",
+                lead_ref(plan)
+            ),
+        );
+    }
+    let mut text = String::new();
+    for e in &l.entries {
+        text.push_str(&format!(
+            "{} {} epoch {:<3} {:<16} {:<12} leader {:<12} {}\n",
+            &e.commit[..12],
+            e.time,
+            e.epoch,
+            e.event,
+            e.actor,
+            e.leader.as_deref().unwrap_or("-"),
+            e.summary
+        ));
+    }
+    Output::new(l, text)
+}
+
+/// `lead check`: exit 0 iff the actor leads.
+pub fn check(c: &Check) -> Output {
+    let (plan, actor, epoch) = (&c.plan, &c.actor, c.epoch);
+    let text = match (&c.leader, c.is_leader) {
+        (_, true) => format!("you ({actor}) lead plan {plan} at epoch {epoch}\n"),
+        (Some(l), false) => format!("{l} leads plan {plan} at epoch {epoch}, not you ({actor})\n"),
+        (None, false) if c.exists => {
+            format!("nobody leads plan {plan} (released at epoch {epoch})\n")
+        }
+        (None, false) => format!("nobody has claimed plan {plan}\n"),
+    };
+    Output::new(c, text).with_exit(if c.is_leader { 0 } else { 1 })
 }

@@ -9,6 +9,8 @@ use crate::config::{self, Settings};
 use crate::error::Result;
 use crate::store::Store;
 
+pub mod lead;
+
 pub struct Ctx {
     pub store: Store,
     pub settings: Settings,

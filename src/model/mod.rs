@@ -9,13 +9,15 @@ pub mod lane;
 
 use crate::store::kind::{AnyKind, KindOf};
 
+pub mod lead;
+
 /// Every record kind, for `sync` (how diverged versions are joined) and
 /// `gc` (what is finished). A namespace not listed here is joined as a
 /// journal and never archived.
 pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static PLAN: KindOf<crate::plan::PlanDoc> = KindOf::new();
-    static LANE: KindOf<crate::model::lane::LaneRecord> = KindOf::new();
-    static LEAD: KindOf<crate::lead::LeadRecord> = KindOf::new();
+    static LANE: KindOf<lane::LaneRecord> = KindOf::new();
+    static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<crate::packet::PacketVersion> = KindOf::new();
     static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
     &KINDS

@@ -4,8 +4,11 @@
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
 
+pub mod gc;
 pub mod lane_remove;
 pub mod lane_report;
 pub mod lane_start;
 pub mod lanes;
+pub mod lead;
+pub mod sync;
 pub mod verify;

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Error, Result};
-use git_swarm::output::Output;
+use git_swarm::output::{count, Output};
+use git_swarm::store::record::report_unreadable;
+use git_swarm::workflow::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
 
 use super::{Cli, Global};
 
@@ -81,7 +83,79 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
 
 pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    git_swarm::status::status(&ctx, a.plan.as_deref())
+    git_swarm::workflow::status::status(&ctx, a.plan.as_deref()).map(status_output)
+}
+
+fn status_output(view: StatusView) -> Output {
+    let mut text = String::new();
+    if view.plans.is_empty() && view.unreadable.is_empty() {
+        text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
+    }
+    render_plans(&view.plans, 0, &mut text);
+    let (open, blocked) = view.attention();
+    if open + blocked > 0 {
+        text.push_str(&format!(
+            "needs attention: {}, {}\n",
+            count(open, "open packet", "open packets"),
+            count(blocked, "blocked lane", "blocked lanes")
+        ));
+    }
+    if let Some(m) = &view.mirror {
+        text.push_str(&m.text(view.now));
+    }
+    report_unreadable(Output::new(&view, text), &view.unreadable)
+}
+
+/// The plan tree as `status` shows it, children indented under parents.
+fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
+    for n in nodes {
+        let pad = "  ".repeat(indent);
+        let lead = match (&n.leader, n.epoch) {
+            (Some(l), Some(e)) => format!("lead {l} (epoch {e})"),
+            (None, Some(e)) => format!("no leader (epoch {e})"),
+            _ => "no leader".to_string(),
+        };
+        out.push_str(&format!(
+            "{pad}{} [{}] — {} — {lead}\n",
+            n.plan,
+            n.status,
+            cut(&n.title, TITLE_WIDTH)
+        ));
+        for lane in &n.lanes {
+            out.push_str(&format!(
+                "{pad}  lane {} on {} owner {}{}\n",
+                lane.feature,
+                lane.branch.as_deref().unwrap_or("?"),
+                lane.owner.as_deref().unwrap_or("-"),
+                lane.state
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ));
+            if let Some(r) = &lane.blocked {
+                out.push_str(&format!(
+                    "{pad}    {} (reported by {} at {})\n",
+                    cut(&r.text, 72),
+                    r.by,
+                    r.at
+                ));
+            }
+        }
+        for p in &n.open_packets {
+            out.push_str(&format!(
+                "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
+                p.id,
+                p.reason,
+                p.author,
+                p.branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default(),
+                p.id
+            ));
+        }
+        render_plans(&n.children, indent + 1, out);
+    }
 }
 
 pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {

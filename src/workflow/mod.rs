@@ -3,3 +3,6 @@
 //! uses the session (`crate::ctx::Ctx`), the model and the store, and
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
+
+pub mod plan;
+pub mod status;

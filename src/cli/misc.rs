@@ -78,7 +78,17 @@ pub struct ManArgs {
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
-    git_swarm::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)
+    let done =
+        git_swarm::workflow::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)?;
+    let mut text = String::new();
+    if done.actions.is_empty() {
+        text.push_str("already swarm-ready: nothing to change\n");
+    }
+    for a in &done.actions {
+        text.push_str(a);
+        text.push('\n');
+    }
+    Ok(Output::new(&done, text))
 }
 
 pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
@@ -165,7 +175,15 @@ pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
             format!("cannot find the git-swarm binary: {e}"),
         )
     })?;
-    git_swarm::demo::run(&exe, a.keep, &mut std::io::stderr())
+    let done = git_swarm::workflow::demo::run(&exe, a.keep, &mut std::io::stderr())?;
+    let mut text = format!(
+        "demo complete: {} ran as expected\n",
+        count(done.steps.len(), "step", "steps")
+    );
+    if let Some(k) = &done.kept {
+        text.push_str(&format!("the repositories are kept in {k}\n"));
+    }
+    Ok(Output::new(&done, text))
 }
 
 pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
@@ -430,11 +448,11 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
             PathBuf::from(home).join(".local/share/man/man1")
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::plan::io_error(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::ctx::plan::io_error(&dir, e))?;
     let mut installed = Vec::new();
     for (name, buf) in &pages {
         let path = dir.join(name);
-        std::fs::write(&path, buf).map_err(|e| git_swarm::plan::io_error(&path, e))?;
+        std::fs::write(&path, buf).map_err(|e| git_swarm::ctx::plan::io_error(&path, e))?;
         installed.push(path.display().to_string());
     }
     let text = format!(

@@ -4,5 +4,7 @@
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
 
+pub mod demo;
+pub mod init;
 pub mod plan;
 pub mod status;

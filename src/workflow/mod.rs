@@ -5,6 +5,8 @@
 //! other.
 
 pub mod demo;
+pub mod gc;
 pub mod init;
 pub mod plan;
 pub mod status;
+pub mod sync;

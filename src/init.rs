@@ -3,6 +3,6 @@
 //! the old paths working.
 
 pub use crate::ctx::init::{
-    binary_check, ensure_excludes, hooks_dir, hooks_installed, merge_hook, mirror_refspecs, shim,
-    BEGIN, END, HOOKS,
+    binary_check, ensure_excludes, hooks_dir, hooks_installed, merge_hook, shim, BEGIN, END, HOOKS,
 };
+pub use crate::store::mirror::mirror_refspecs;

@@ -123,15 +123,6 @@ pub fn ensure_excludes(ctx: &Ctx) -> Result<Vec<String>> {
     Ok(added)
 }
 
-/// The fetch refspecs that mirror the remote's swarm refs.
-pub fn mirror_refspecs(remote: &str) -> [String; 2] {
-    [
-        format!("+refs/swarm/*:refs/swarm-remotes/{remote}/*"),
-        // A glob, so that a remote without notes yet is not an error.
-        format!("+refs/notes/swarm*:refs/swarm-remotes/{remote}/notes/swarm*"),
-    ]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

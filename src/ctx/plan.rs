@@ -11,6 +11,7 @@ use super::Ctx;
 use crate::error::{Error, Result};
 use crate::model::plan::{plan_ref, Plan, TEXT_FILE};
 use crate::names;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::{Event, Store};
 
 pub fn io_error(path: &Path, e: std::io::Error) -> Error {
@@ -276,7 +277,7 @@ pub fn newest_head(ctx: &Ctx, plan: &str) -> Result<(Option<ObjectId>, Option<Ob
     let refname = plan_ref(plan);
     let local = store.ref_target(&refname)?;
     let published = match ctx.remote() {
-        Some(r) => store.ref_target(&crate::sync::mirror_ref(r, &refname))?,
+        Some(r) => store.ref_target(&crate::store::mirror::mirror_ref(r, &refname))?,
         None => None,
     };
     let base = match (local, published) {
@@ -308,7 +309,8 @@ const JOURNAL_ATTEMPTS: usize = 20;
 ///
 /// Returns the commit written, or None when `once` found the entry there.
 ///
-/// Not `Records::update`: the new version's parent may be the published
+/// The store's one loop run locally ([`publish_loop`] without a remote),
+/// not `Records::update`: the new version's parent may be the published
 /// head rather than the local ref, and its tree is the head's, byte for byte.
 pub fn journal(
     ctx: &Ctx,
@@ -317,7 +319,9 @@ pub fn journal(
     on: Option<ObjectId>,
     once: Option<(&str, &str)>,
 ) -> Result<Option<ObjectId>> {
-    for _ in 0..JOURNAL_ATTEMPTS {
+    let refname = plan_ref(plan);
+    let attempts = if on.is_some() { 1 } else { JOURNAL_ATTEMPTS };
+    let looped = publish_loop(&ctx.store, None, Fetch::Nothing, attempts, |_| {
         let (local, base) = match on {
             Some(head) => (Some(head), Some(head)),
             None => newest_head(ctx, plan)?,
@@ -328,44 +332,49 @@ pub fn journal(
                     .hint("run `git swarm sync` to fetch the shared plans"),
             );
         };
-        let written = journal_once(&ctx.store, plan, event, local, base, once);
-        match written {
-            Err(e) if e.code == "CAS_FAILED" && on.is_none() => continue,
-            other => return other,
+        journal_step(&ctx.store, &refname, event, Tip::local(local), base, once)
+    })?;
+    match looped {
+        Looped::Published(id) | Looped::Done(id) => Ok(id),
+        // On the head the caller decided on: the lost race itself.
+        Looped::Exhausted(lost) if on.is_some() => {
+            Err(Error::race("CAS_FAILED", lost.lines.join("\n"))
+                .hint("run the command again: it will start from the new value"))
         }
+        Looped::Exhausted(_) => Err(Error::race(
+            "CAS_FAILED",
+            format!("plan '{plan}' kept changing; its journal entry was not written"),
+        )
+        .hint("run the command again: it completes what is missing")),
     }
-    Err(Error::race(
-        "CAS_FAILED",
-        format!("plan '{plan}' kept changing; its journal entry was not written"),
-    )
-    .hint("run the command again: it completes what is missing"))
 }
 
-/// One attempt of [`journal`] on `base`, moving the ref from `local`.
-fn journal_once(
+/// One round of [`journal`] on `base`, moving the ref from `tip.local`.
+fn journal_step(
     store: &Store,
-    plan: &str,
+    refname: &str,
     event: &Event,
-    local: Option<ObjectId>,
+    tip: Tip,
     base: ObjectId,
     once: Option<(&str, &str)>,
-) -> Result<Option<ObjectId>> {
-    let refname = plan_ref(plan);
+) -> Result<Step<Option<ObjectId>>> {
+    let actor = &event.actor;
     if let Some((key, value)) = once {
         let found = store.journal(base, None)?.iter().any(|e| {
             e.event == event.kind && e.trailers.get(key).map(String::as_str) == Some(value)
         });
+        if found && tip.local == Some(base) {
+            return Ok(Step::Done(None));
+        }
         if found {
-            if local != Some(base) {
-                store.cas(&refname, local, Some(base), &event.actor, "catch up")?;
-            }
-            return Ok(None);
+            let next = Next::new(refname, tip, base, actor, "catch up", None);
+            return Ok(Step::Publish(next));
         }
     }
     let tree = store.commit_tree(base)?;
     let commit = store.commit(tree, &[base], event)?;
-    store.cas(&refname, local, Some(commit), &event.actor, &event.summary)?;
-    Ok(Some(commit))
+    let next = Next::new(refname, tip, commit, actor, &event.summary, Some(commit));
+    Ok(Step::Publish(next))
 }
 
 #[cfg(test)]

@@ -223,7 +223,7 @@ impl Plan {
 
 /// Read a plan, live or archived by `gc`.
 pub fn load(store: &Store, plan: &str) -> Result<Option<Plan>> {
-    let Some(tip) = crate::gc::find_record(store, &plan_ref(plan))? else {
+    let Some(tip) = crate::store::archive::find_record(store, &plan_ref(plan))? else {
         return Ok(None);
     };
     Ok(Some(

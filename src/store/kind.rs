@@ -227,7 +227,14 @@ impl<'s, R: Record> Records<'s, R> {
             let expected = current.as_ref().map(|c| c.commit);
             let tree = store.write_tree(&value.to_files()?)?;
             let new = store.commit(tree, &expected.into_iter().collect::<Vec<_>>(), &event)?;
-            let next = Next::new(&refname, Tip::local(expected), new, &event.actor, &event.summary, Some(new));
+            let next = Next::new(
+                &refname,
+                Tip::local(expected),
+                new,
+                &event.actor,
+                &event.summary,
+                Some(new),
+            );
             Ok(Step::Publish(next))
         })?;
         match looped {

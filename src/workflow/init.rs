@@ -6,10 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, mirror_refspecs, HOOKS};
+use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
+use crate::store::mirror::mirror_refspecs;
 
 fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
     let path = dir.join(hook);

@@ -47,11 +47,14 @@ fn newest(
 ) -> Result<Vec<(String, gix::ObjectId)>> {
     let mut names = names_under(store, prefix)?;
     if let Some(r) = remote {
-        names.extend(names_under(store, &crate::sync::mirror_ref(r, prefix))?);
+        names.extend(names_under(
+            store,
+            &crate::store::mirror::mirror_ref(r, prefix),
+        )?);
     }
     let mut out = Vec::new();
     for name in names {
-        let tip = crate::sync::tip(store, remote, &format!("{prefix}{name}"))?;
+        let tip = crate::store::remote::tip(store, remote, &format!("{prefix}{name}"))?;
         if let Some(base) = tip.base {
             out.push((name, base));
         }
@@ -176,7 +179,7 @@ pub fn collect(
     if let Some(r) = remote {
         led.extend(names_under(
             store,
-            &crate::sync::mirror_ref(r, "refs/swarm/lead/"),
+            &crate::store::mirror::mirror_ref(r, "refs/swarm/lead/"),
         )?);
     }
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
@@ -266,7 +269,7 @@ pub fn cut(text: &str, width: usize) -> String {
 pub struct StatusView {
     pub remote: Option<String>,
     pub plans: Vec<PlanStatus>,
-    pub mirror: Option<crate::sync::MirrorView>,
+    pub mirror: Option<crate::store::mirror::MirrorView>,
     #[serde(skip)]
     pub unreadable: Vec<Unreadable>,
     /// When it was read (the mirror's age is shown against it).
@@ -304,7 +307,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     }
     let mirror = remote
         .map(|r| {
-            crate::sync::MirrorView::read(
+            crate::store::mirror::MirrorView::read(
                 &ctx.store,
                 r,
                 &["refs/swarm/plans/", "refs/swarm/lanes/", "refs/swarm/lead/"],

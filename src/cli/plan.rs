@@ -264,3 +264,78 @@ fn reopened(c: StatusChange) -> Output {
     };
     Output::new(&c, text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git_swarm::model::plan::Status;
+    use git_swarm::workflow::plan::Summary;
+
+    fn summary(plan: &str, status: Status, parent: Option<&str>) -> Summary {
+        Summary {
+            plan: plan.into(),
+            title: format!("{plan} title"),
+            parent: parent.map(str::to_string),
+            contract: "v1".into(),
+            status,
+            commit: "1".repeat(40),
+            has_text: true,
+        }
+    }
+
+    #[test]
+    fn a_listing_pads_names_and_statuses_into_columns() {
+        let out = listed(Listed {
+            plans: vec![
+                summary("a", Status::Active, None),
+                summary("b", Status::Closed, Some("a")),
+            ],
+            unreadable: Vec::new(),
+        });
+        let want = format!(
+            "{:<24} active   a title\n{:<24} closed   b title (child of a)\n",
+            "a", "b"
+        );
+        assert_eq!(out.text, want);
+        assert_eq!(out.json["plans"][1]["status"], "closed");
+        assert_eq!(out.json["unreadable"], serde_json::json!([]));
+        let empty = listed(Listed {
+            plans: Vec::new(),
+            unreadable: Vec::new(),
+        });
+        assert!(empty.text.starts_with("no plans yet"));
+    }
+
+    #[test]
+    fn close_and_reopen_say_what_changed() {
+        let change = |changed, status, unarchived| StatusChange {
+            plan: "p".into(),
+            changed,
+            status,
+            commit: changed.then(|| "c".into()),
+            unarchived,
+        };
+        assert_eq!(
+            closed(change(false, Status::Closed, None)).text,
+            "plan p is already closed\n"
+        );
+        let out = closed(change(true, Status::Closed, None));
+        assert_eq!(out.text, "plan p: closed\n");
+        assert_eq!(
+            out.json,
+            serde_json::json!({ "plan": "p", "changed": true, "status": "closed", "commit": "c" })
+        );
+        let out = reopened(change(false, Status::Active, None));
+        assert_eq!(
+            out.text,
+            "plan p is not closed (active): nothing to reopen\n"
+        );
+        assert_eq!(out.json.as_object().unwrap().len(), 3);
+        let out = reopened(change(true, Status::Active, Some(true)));
+        assert_eq!(
+            out.text,
+            "plan p: reopened (restored from the gc archive)\n"
+        );
+        assert_eq!(out.json["unarchived"], true);
+    }
+}

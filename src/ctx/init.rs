@@ -160,4 +160,28 @@ mod tests {
             merge_hook(Some(&merge_hook(None, "commit-msg")), "commit-msg")
         );
     }
+
+    #[test]
+    fn the_binary_check_fails_closed_naming_the_hook() {
+        let check = binary_check("pre-push");
+        assert!(check.starts_with("if ! command -v git-swarm"));
+        assert!(check.contains("the git-swarm pre-push hook cannot run"));
+        assert!(check.trim_end().ends_with("exit 4\nfi"));
+        let shim = shim("commit-msg");
+        assert!(shim.starts_with("#!/bin/sh\n"));
+        assert!(shim.ends_with("exec git swarm hook commit-msg \"$@\"\n"));
+    }
+
+    #[test]
+    fn our_block_goes_after_the_shebang_or_gets_one() {
+        let merged = merge_hook(Some("echo mine\n"), "pre-commit");
+        assert!(merged.starts_with(&format!("#!/bin/sh\n{BEGIN}\n")));
+        assert!(merged.ends_with(&format!("{END}\necho mine\n")));
+        let merged = merge_hook(Some("#!/bin/sh"), "pre-commit");
+        assert!(merged.starts_with(&format!("#!/bin/sh\n{BEGIN}")));
+        // pre-push keeps stdin for the user's own lines after our block.
+        let push = merge_hook(None, "pre-push");
+        assert!(push.contains("exec <\"$swarm_in\""));
+        assert!(!merge_hook(None, "pre-commit").contains("swarm_in"));
+    }
 }

@@ -23,7 +23,7 @@ pub fn names(store: &Store, remote: Option<&str>, kind: Kind, prefix: &str) -> R
     };
     let mut prefixes = vec![ns.to_string()];
     if let Some(r) = remote {
-        prefixes.push(crate::sync::mirror_ref(r, ns));
+        prefixes.push(crate::store::mirror::mirror_ref(r, ns));
     }
     let mut out = BTreeSet::new();
     for p in &prefixes {

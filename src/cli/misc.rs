@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Error, Result};
-use git_swarm::output::Output;
+use git_swarm::output::{count, Output};
+use git_swarm::store::record::report_unreadable;
+use git_swarm::workflow::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
 
 use super::{Cli, Global};
 
@@ -76,12 +78,94 @@ pub struct ManArgs {
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
-    git_swarm::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)
+    let done =
+        git_swarm::workflow::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)?;
+    let mut text = String::new();
+    if done.actions.is_empty() {
+        text.push_str("already swarm-ready: nothing to change\n");
+    }
+    for a in &done.actions {
+        text.push_str(a);
+        text.push('\n');
+    }
+    Ok(Output::new(&done, text))
 }
 
 pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    git_swarm::status::status(&ctx, a.plan.as_deref())
+    git_swarm::workflow::status::status(&ctx, a.plan.as_deref()).map(status_output)
+}
+
+fn status_output(view: StatusView) -> Output {
+    let mut text = String::new();
+    if view.plans.is_empty() && view.unreadable.is_empty() {
+        text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
+    }
+    render_plans(&view.plans, 0, &mut text);
+    let (open, blocked) = view.attention();
+    if open + blocked > 0 {
+        text.push_str(&format!(
+            "needs attention: {}, {}\n",
+            count(open, "open packet", "open packets"),
+            count(blocked, "blocked lane", "blocked lanes")
+        ));
+    }
+    if let Some(m) = &view.mirror {
+        text.push_str(&m.text(view.now));
+    }
+    report_unreadable(Output::new(&view, text), &view.unreadable)
+}
+
+/// The plan tree as `status` shows it, children indented under parents.
+fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
+    for n in nodes {
+        let pad = "  ".repeat(indent);
+        let lead = match (&n.leader, n.epoch) {
+            (Some(l), Some(e)) => format!("lead {l} (epoch {e})"),
+            (None, Some(e)) => format!("no leader (epoch {e})"),
+            _ => "no leader".to_string(),
+        };
+        out.push_str(&format!(
+            "{pad}{} [{}] — {} — {lead}\n",
+            n.plan,
+            n.status,
+            cut(&n.title, TITLE_WIDTH)
+        ));
+        for lane in &n.lanes {
+            out.push_str(&format!(
+                "{pad}  lane {} on {} owner {}{}\n",
+                lane.feature,
+                lane.branch.as_deref().unwrap_or("?"),
+                lane.owner.as_deref().unwrap_or("-"),
+                lane.state
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ));
+            if let Some(r) = &lane.blocked {
+                out.push_str(&format!(
+                    "{pad}    {} (reported by {} at {})\n",
+                    cut(&r.text, 72),
+                    r.by,
+                    r.at
+                ));
+            }
+        }
+        for p in &n.open_packets {
+            out.push_str(&format!(
+                "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
+                p.id,
+                p.reason,
+                p.author,
+                p.branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default(),
+                p.id
+            ));
+        }
+        render_plans(&n.children, indent + 1, out);
+    }
 }
 
 pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
@@ -91,7 +175,15 @@ pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
             format!("cannot find the git-swarm binary: {e}"),
         )
     })?;
-    git_swarm::demo::run(&exe, a.keep, &mut std::io::stderr())
+    let done = git_swarm::workflow::demo::run(&exe, a.keep, &mut std::io::stderr())?;
+    let mut text = format!(
+        "demo complete: {} ran as expected\n",
+        count(done.steps.len(), "step", "steps")
+    );
+    if let Some(k) = &done.kept {
+        text.push_str(&format!("the repositories are kept in {k}\n"));
+    }
+    Ok(Output::new(&done, text))
 }
 
 pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
@@ -336,11 +428,11 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
             PathBuf::from(home).join(".local/share/man/man1")
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::plan::io_error(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::ctx::plan::io_error(&dir, e))?;
     let mut installed = Vec::new();
     for (name, buf) in &pages {
         let path = dir.join(name);
-        std::fs::write(&path, buf).map_err(|e| git_swarm::plan::io_error(&path, e))?;
+        std::fs::write(&path, buf).map_err(|e| git_swarm::ctx::plan::io_error(&path, e))?;
         installed.push(path.display().to_string());
     }
     let text = format!(

@@ -1,7 +1,9 @@
 //! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
+pub mod init;
 pub mod lane;
+pub mod plan;
 
 use std::path::Path;
 

@@ -6,16 +6,16 @@
 //! each kind's divergence policy and when a record is finished.
 
 pub mod lane;
+pub mod lead;
+pub mod plan;
 
 use crate::store::kind::{AnyKind, KindOf};
-
-pub mod lead;
 
 /// Every record kind, for `sync` (how diverged versions are joined) and
 /// `gc` (what is finished). A namespace not listed here is joined as a
 /// journal and never archived.
 pub fn kinds() -> &'static [&'static dyn AnyKind] {
-    static PLAN: KindOf<crate::plan::PlanDoc> = KindOf::new();
+    static PLAN: KindOf<plan::PlanDoc> = KindOf::new();
     static LANE: KindOf<lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<crate::packet::PacketVersion> = KindOf::new();

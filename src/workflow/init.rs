@@ -1,0 +1,173 @@
+//! `git swarm init`: make a repository swarm-ready, idempotently. Hook shims
+//! go between marker lines into the hooks directory git really uses, so a
+//! user's own hook content survives and a second run changes nothing.
+
+use std::path::Path;
+
+use serde::Serialize;
+
+use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
+use crate::ctx::plan::io_error;
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::store::mirror::mirror_refspecs;
+
+fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
+    let path = dir.join(hook);
+    let existing = match std::fs::read_to_string(&path) {
+        Ok(s) => Some(s),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(io_error(&path, e)),
+    };
+    let merged = merge_hook(existing.as_deref(), hook);
+    let changed = existing.as_deref() != Some(merged.as_str());
+    if changed {
+        std::fs::create_dir_all(dir).map_err(|e| io_error(dir, e))?;
+        std::fs::write(&path, &merged).map_err(|e| io_error(&path, e))?;
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let meta = std::fs::metadata(&path).map_err(|e| io_error(&path, e))?;
+        if meta.permissions().mode() & 0o111 != 0o111 {
+            let mut perms = meta.permissions();
+            perms.set_mode(perms.mode() | 0o755);
+            std::fs::set_permissions(&path, perms).map_err(|e| io_error(&path, e))?;
+            return Ok(true);
+        }
+    }
+    Ok(changed)
+}
+
+fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
+    let key = format!("remote.{remote}.fetch");
+    let existing = ctx.store.git.config_get_all(&key)?;
+    let mut added = Vec::new();
+    for spec in mirror_refspecs(remote) {
+        if !existing.contains(&spec) {
+            ctx.store.git.run(["config", "--add", &key, &spec])?;
+            added.push(spec);
+        }
+    }
+    Ok(added)
+}
+
+/// The base branch as a ref name to protect: `swarm.base`, else the
+/// remote's default branch, without the remote's prefix; None when the
+/// base is no plain branch name (a tag, a commit, an expression).
+fn base_branch_ref(ctx: &Ctx, remote: &str) -> Option<String> {
+    let base = crate::lane::default_base(ctx);
+    // A clone of a still-empty remote: `default_base` falls back to a local
+    // branch for now, but once the remote has its main, lanes base on
+    // `<remote>/main` (the same rule), so that is the branch to fence.
+    let base = if ctx.settings.base.is_none() && !base.starts_with(&format!("{remote}/")) {
+        format!("{remote}/main")
+    } else {
+        base
+    };
+    let name = base
+        .strip_prefix(&format!("{remote}/"))
+        .unwrap_or(&base)
+        .to_string();
+    let full = format!("refs/heads/{name}");
+    let plain = !name.contains(['~', '^', ':', '@', '*', '?', '[', ' '])
+        && gix::refs::FullName::try_from(full.as_str()).is_ok();
+    plain.then_some(full)
+}
+
+/// Fencing binds only what the remote checks: without a protected base, a
+/// stale leader's plain `git push origin HEAD:main` would go through. So the
+/// base branch goes into `swarm.protect` unless the user chose otherwise:
+/// any existing value (an empty one included, as `--no-protect` leaves) is
+/// their choice and stays.
+fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
+    let Some(remote) = ctx.settings.remote.as_deref() else {
+        return Ok(None);
+    };
+    let existing = ctx.store.git.config_get_all("swarm.protect")?;
+    if !existing.is_empty() {
+        return Ok(None);
+    }
+    if no_protect {
+        ctx.store.git.run(["config", "swarm.protect", ""])?;
+        return Ok(Some(
+            "left the base branch unprotected (--no-protect; recorded as an empty swarm.protect): plain pushes to it are not fenced".to_string(),
+        ));
+    }
+    let Some(full) = base_branch_ref(ctx, remote) else {
+        return Ok(None);
+    };
+    ctx.store
+        .git
+        .run(["config", "--add", "swarm.protect", &full])?;
+    let empty_remote = ctx.settings.base.is_none()
+        && !crate::lane::default_base(ctx).starts_with(&format!("{remote}/"));
+    let why = if empty_remote {
+        format!("; {remote} has no default branch yet, so this is the branch lanes will base on ({remote}/main) once it is pushed: set swarm.base and swarm.protect if yours is another")
+    } else {
+        String::new()
+    };
+    Ok(Some(format!(
+        "protected {full} (swarm.protect): a plain push to it is refused, only `git swarm lead push` moves it (opt out: init --no-protect){why}"
+    )))
+}
+
+/// What `init` did: its `Serialize` is the JSON.
+#[derive(Debug, Serialize)]
+pub struct Initialized {
+    pub changed: bool,
+    /// One line per change, in the order made.
+    pub actions: Vec<String>,
+    /// The hook files that hold the git-swarm block.
+    pub hooks: Vec<String>,
+    pub remote: Option<String>,
+    pub protect: Vec<String>,
+}
+
+pub fn init(
+    ctx: &Ctx,
+    remote_flag: Option<&str>,
+    no_hooks: bool,
+    no_protect: bool,
+) -> Result<Initialized> {
+    if ctx.store.workdir().is_none() {
+        return Err(Error::env(
+            "BARE_REPO",
+            "this is a bare repository: git swarm init needs a working tree",
+        )
+        .hint("run it in a clone (`git clone <this repository>`)"));
+    }
+    let mut actions = Vec::new();
+    if let Some(r) = remote_flag {
+        if ctx.store.git.config_get("swarm.remote")?.as_deref() != Some(r) {
+            ctx.store.git.run(["config", "swarm.remote", r])?;
+            actions.push(format!("set swarm.remote = {r}"));
+        }
+    }
+    let mut hooks = Vec::new();
+    if !no_hooks {
+        let dir = hooks_dir(&ctx.store)?;
+        for hook in HOOKS {
+            if install_hook(&dir, hook)? {
+                actions.push(format!("installed the {hook} hook in {}", dir.display()));
+            }
+            hooks.push(dir.join(hook).display().to_string());
+        }
+    }
+    for line in ensure_excludes(ctx)? {
+        actions.push(format!("added '{line}' to .git/info/exclude"));
+    }
+    if let Some(remote) = ctx.settings.remote.as_deref() {
+        for spec in ensure_refspecs(ctx, remote)? {
+            actions.push(format!("added fetch refspec {spec}"));
+        }
+    }
+    actions.extend(ensure_protect(ctx, no_protect)?);
+    Ok(Initialized {
+        changed: !actions.is_empty(),
+        actions,
+        hooks,
+        remote: ctx.settings.remote.clone(),
+        protect: ctx.store.config_all("swarm.protect"),
+    })
+}

@@ -1,0 +1,382 @@
+//! `git swarm status`: the plans as a tree (children under their parent),
+//! each with its leader and epoch and its lanes — read straight from the
+//! refs, the way a successor arriving on a fresh machine would see them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::model::plan::{self, Plan, Status};
+use crate::packet::OpenPacket;
+use crate::store::record::Unreadable;
+use crate::store::Store;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanStatus {
+    pub plan: String,
+    pub title: String,
+    pub status: Status,
+    pub parent: Option<String>,
+    pub leader: Option<String>,
+    pub epoch: Option<u64>,
+    pub lease_until: Option<String>,
+    pub lanes: Vec<LaneStatus>,
+    /// Handoff packets of this plan that nobody has accepted yet.
+    pub open_packets: Vec<OpenPacket>,
+    pub children: Vec<PlanStatus>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneStatus {
+    pub feature: String,
+    pub owner: Option<String>,
+    pub branch: Option<String>,
+    pub state: Option<String>,
+    /// The lane's last report when it is `blocked` (someone must act).
+    pub blocked: Option<crate::lane::LastReport>,
+}
+
+/// Every record under `prefix` known here, local or in the mirror, each at
+/// the newer of its two versions (the rule of every read-only view).
+fn newest(
+    store: &Store,
+    remote: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<(String, gix::ObjectId)>> {
+    let mut names = names_under(store, prefix)?;
+    if let Some(r) = remote {
+        names.extend(names_under(
+            store,
+            &crate::store::mirror::mirror_ref(r, prefix),
+        )?);
+    }
+    let mut out = Vec::new();
+    for name in names {
+        let tip = crate::store::remote::tip(store, remote, &format!("{prefix}{name}"))?;
+        if let Some(base) = tip.base {
+            out.push((name, base));
+        }
+    }
+    Ok(out)
+}
+
+/// The ref names under `prefix`, without it.
+fn names_under(store: &Store, prefix: &str) -> Result<BTreeSet<String>> {
+    Ok(store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(r, _)| r[prefix.len()..].to_string())
+        .collect())
+}
+
+/// The plans known here, each at its newest version, and those unreadable.
+fn read_plans(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Vec<Plan>> {
+    let mut plans = Vec::new();
+    for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
+        match store
+            .read_commit(id)
+            .and_then(|rec| plan::from_record(&name, rec))
+        {
+            Ok(p) => plans.push(p),
+            Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
+        }
+    }
+    Ok(plans)
+}
+
+/// The active lanes known here, by plan, each at its newest version.
+fn read_lanes(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
+    let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
+    for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
+        let lane = match crate::lane::at(store, &feature, id) {
+            Ok(l) => l,
+            Err(e) => {
+                let refname = format!("refs/swarm/lanes/{feature}");
+                unreadable.push(Unreadable::new("lane", &feature, &refname, &e));
+                continue;
+            }
+        };
+        if !lane.record.is_active() {
+            continue;
+        }
+        by_plan
+            .entry(lane.record.plan.clone())
+            .or_default()
+            .push(LaneStatus {
+                feature: lane.feature,
+                owner: Some(lane.record.owner),
+                branch: Some(lane.record.branch),
+                state: Some(lane.record.state.to_string()),
+                blocked: lane.record.last_report.filter(|r| r.kind == "blocked"),
+            });
+    }
+    Ok(by_plan)
+}
+
+/// One plan's node (without children yet), with its leader as known here:
+/// looked up only for plans in `led`, those with a leader record here or on
+/// the remote (else it would search the gc archive per plan).
+fn node(
+    store: &Store,
+    remote: Option<&str>,
+    p: &Plan,
+    led: &BTreeSet<String>,
+    lanes: Vec<LaneStatus>,
+    open_packets: Vec<OpenPacket>,
+    unreadable: &mut Vec<Unreadable>,
+) -> PlanStatus {
+    let name = &p.record.plan;
+    let lead = if led.contains(name) {
+        crate::lead::known(store, remote, name).unwrap_or_else(|e| {
+            let refname = format!("refs/swarm/lead/{name}");
+            unreadable.push(Unreadable::new("lead", name, &refname, &e));
+            None
+        })
+    } else {
+        None
+    };
+    PlanStatus {
+        plan: name.clone(),
+        title: p.record.title.clone(),
+        status: p.record.status.clone(),
+        parent: p.record.parent.clone(),
+        leader: lead
+            .as_ref()
+            .and_then(|l| l.current_leader())
+            .map(str::to_string),
+        epoch: lead.as_ref().map(|l| l.epoch),
+        lease_until: lead.as_ref().and_then(|l| l.lease_until.clone()),
+        lanes,
+        open_packets,
+        children: Vec::new(),
+    }
+}
+
+/// Plans with their leaders and active lanes, each record the newer of the
+/// local and the mirrored (last fetched) version. A record that cannot be
+/// read is returned as such (name, ref, why), not a silent gap in the
+/// picture, and not a failure that hides every other record.
+pub fn collect(
+    store: &Store,
+    remote: Option<&str>,
+    only: Option<&str>,
+    mut packets: Vec<OpenPacket>,
+) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
+    let mut unreadable = Vec::new();
+    let plans = read_plans(store, remote, &mut unreadable)?;
+    let mut lanes_by_plan = read_lanes(store, remote, &mut unreadable)?;
+    let mut led = names_under(store, "refs/swarm/lead/")?;
+    if let Some(r) = remote {
+        led.extend(names_under(
+            store,
+            &crate::store::mirror::mirror_ref(r, "refs/swarm/lead/"),
+        )?);
+    }
+    let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
+    for p in &plans {
+        let lanes = lanes_by_plan.remove(&p.record.plan).unwrap_or_default();
+        let (mine, rest) = packets.into_iter().partition(|k| k.plan == p.record.plan);
+        packets = rest;
+        let n = node(store, remote, p, &led, lanes, mine, &mut unreadable);
+        flat.insert(p.record.plan.clone(), n);
+    }
+    let mut roots = tree(flat);
+    if let Some(only) = only {
+        roots = find(roots, only).into_iter().collect();
+    }
+    Ok((roots, unreadable))
+}
+
+/// How many parents up a plan's chain has (at most 65: a cycle stops there).
+fn depth(name: &str, flat: &BTreeMap<String, PlanStatus>) -> usize {
+    let mut d = 0;
+    let mut cur = flat.get(name).and_then(|p| p.parent.clone());
+    while let Some(p) = cur {
+        d += 1;
+        if d > 64 {
+            break;
+        }
+        cur = flat.get(&p).and_then(|x| x.parent.clone());
+    }
+    d
+}
+
+/// Attach children to parents, deepest first, so the tree is built
+/// bottom-up; a plan whose parent is unknown stays a root.
+fn tree(mut flat: BTreeMap<String, PlanStatus>) -> Vec<PlanStatus> {
+    let mut order: Vec<(usize, String)> =
+        flat.keys().map(|k| (depth(k, &flat), k.clone())).collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (d, name) in order {
+        if d == 0 {
+            continue;
+        }
+        let node = flat.remove(&name).expect("present");
+        let parent = node.parent.clone().unwrap_or_default();
+        match flat.get_mut(&parent) {
+            Some(p) => {
+                p.children.push(node);
+                p.children.sort_by(|a, b| a.plan.cmp(&b.plan));
+            }
+            None => {
+                flat.insert(name, node);
+            }
+        }
+    }
+    flat.into_values().collect()
+}
+
+fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
+    for n in nodes {
+        if n.plan == name {
+            return Some(n);
+        }
+        if let Some(found) = find(n.children, name) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Titles longer than this are cut (with '…') in the human view, so one
+/// plan stays one line; `--json` and `plan show` have the whole title.
+pub const TITLE_WIDTH: usize = 48;
+
+/// `text` cut to `width` characters, ending in '…' when cut.
+pub fn cut(text: &str, width: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= width {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// What `status` shows: its `Serialize` is the JSON (`unreadable` is added
+/// by the CLI, as for every listing).
+#[derive(Debug, Serialize)]
+pub struct StatusView {
+    pub remote: Option<String>,
+    pub plans: Vec<PlanStatus>,
+    pub mirror: Option<crate::store::mirror::MirrorView>,
+    #[serde(skip)]
+    pub unreadable: Vec<Unreadable>,
+    /// When it was read (the mirror's age is shown against it).
+    #[serde(skip)]
+    pub now: jiff::Timestamp,
+}
+
+impl StatusView {
+    /// Open packets and blocked lanes in the whole tree.
+    pub fn attention(&self) -> (usize, usize) {
+        fn tally(nodes: &[PlanStatus], open: &mut usize, blocked: &mut usize) {
+            for n in nodes {
+                *open += n.open_packets.len();
+                *blocked += n.lanes.iter().filter(|l| l.blocked.is_some()).count();
+                tally(&n.children, open, blocked);
+            }
+        }
+        let (mut open, mut blocked) = (0, 0);
+        tally(&self.plans, &mut open, &mut blocked);
+        (open, blocked)
+    }
+}
+
+/// `git swarm status [--plan P]`
+pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
+    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    let remote = ctx.settings.remote.as_deref();
+    let (packets, unreadable_packets) = crate::packet::open_packets(ctx)?;
+    let (roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    unreadable.extend(unreadable_packets);
+    if let Some(p) = only {
+        if roots.is_empty() {
+            plan::require(&ctx.store, p)?;
+        }
+    }
+    let mirror = remote
+        .map(|r| {
+            crate::store::mirror::MirrorView::read(
+                &ctx.store,
+                r,
+                &["refs/swarm/plans/", "refs/swarm/lanes/", "refs/swarm/lead/"],
+            )
+        })
+        .transpose()?;
+    Ok(StatusView {
+        remote: ctx.settings.remote.clone(),
+        plans: roots,
+        mirror,
+        unreadable,
+        now: ctx.store.clock.now(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, parent: Option<&str>) -> PlanStatus {
+        PlanStatus {
+            plan: name.into(),
+            title: String::new(),
+            status: Status::Active,
+            parent: parent.map(str::to_string),
+            leader: None,
+            epoch: None,
+            lease_until: None,
+            lanes: Vec::new(),
+            open_packets: Vec::new(),
+            children: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn children_hang_under_their_parents_and_orphans_stay_roots() {
+        let flat: BTreeMap<String, PlanStatus> = [
+            node("a", None),
+            node("b", Some("a")),
+            node("c", Some("b")),
+            node("d", Some("a")),
+            node("e", Some("gone")),
+        ]
+        .into_iter()
+        .map(|n| (n.plan.clone(), n))
+        .collect();
+        let roots = tree(flat);
+        let names: Vec<&str> = roots.iter().map(|n| n.plan.as_str()).collect();
+        assert_eq!(names, ["a", "e"]);
+        let kids: Vec<&str> = roots[0].children.iter().map(|n| n.plan.as_str()).collect();
+        assert_eq!(kids, ["b", "d"]);
+        assert_eq!(roots[0].children[0].children[0].plan, "c");
+        assert_eq!(find(roots, "c").map(|n| n.plan), Some("c".to_string()));
+    }
+
+    #[test]
+    fn a_parent_cycle_does_not_hang() {
+        let flat: BTreeMap<String, PlanStatus> = [node("x", Some("y")), node("y", Some("x"))]
+            .into_iter()
+            .map(|n| (n.plan.clone(), n))
+            .collect();
+        assert!(depth("x", &flat) > 64);
+        let _ = tree(flat);
+    }
+
+    #[test]
+    fn long_titles_are_cut_to_one_line() {
+        assert_eq!(cut("a  b\nc", 10), "a b c");
+        assert_eq!(cut("abcdefghij", 5), "abcd…");
+        assert_eq!(cut("abcde", 5), "abcde");
+    }
+}

@@ -3,7 +3,10 @@
 
     python3 scripts/codes-to-enum.py [--check] [--no-fmt] [REPO]
 
-What it rewrites, by pattern (never by file or line position, so it works on
+In tests/ it only makes `x.code == "X"` and `assert_eq!(x.code, "X")`
+compare `x.code.as_str()` (what they assert stays the string users see).
+
+What it rewrites in src/, by pattern (never by file or line position, so it works on
 a tree where code has moved between files):
 
 - `Error::check|usage|race|env("X", …)` (also qualified, e.g.
@@ -258,7 +261,7 @@ def rewrite(path, rel, text, codes, root_path, notes):
             raise Fail(f"{rel}:{line_of(text, m.start())}: a call of Error::{m.group(1)} the script cannot rewrite")
 
     if not edits:
-        return text
+        return add_import(text, rel, root_path)
     edits.sort()
     out, last = [], 0
     for s, e, rep in edits:
@@ -269,7 +272,7 @@ def rewrite(path, rel, text, codes, root_path, notes):
         last = e
     out.append(text[last:])
     new = "".join(out)
-    return add_import(new, rel, root_path) if needs_import else new
+    return add_import(new, rel, root_path)
 
 
 def has_code_import(code_text):
@@ -296,7 +299,11 @@ def add_import(text, rel, root_path):
     top_has = has_code_import(top_code)
     inserts = []
     if outside and not top_has:
-        inserts.append((top_insert_point(text, top_code), line))
+        merged = merge_into_error_import(text, top_code, root_path)
+        if merged is not None:
+            return add_import(merged, rel, root_path)
+        at, before_use = top_insert_point(text, top_code)
+        inserts.append((at, line if before_use else line + "\n"))
         top_has = True
     for s, e in mods:
         inside = [u for u in uses if s <= u < e]
@@ -315,11 +322,23 @@ def add_import(text, rel, root_path):
     return text
 
 
+def merge_into_error_import(text, top_code, root_path):
+    """Add `Code` to an existing top-level `use <root>::error::…;`, if any."""
+    m = re.search(r"^use " + re.escape(root_path) + r"::error::\{", top_code, re.M)
+    if m:
+        return text[:m.end()] + "Code, " + text[m.end():]
+    m = re.search(r"^use " + re.escape(root_path) + r"::error::(\w+);", top_code, re.M)
+    if m:
+        return text[:m.start(1)] + "{Code, " + m.group(1) + "}" + text[m.end(1):]
+    return None
+
+
 def top_insert_point(text, top_code):
-    """Before the first top-level `use`, else after the leading docs/attributes."""
+    """Before the first top-level `use`, else after the leading docs and
+    attributes; and whether it is before a `use`."""
     m = re.search(r"^use\s", top_code, re.M)
     if m:
-        return m.start()
+        return m.start(), True
     pos = 0
     for m in re.finditer(r"[^\n]*\n", text):
         line = m.group(0).strip()
@@ -327,7 +346,28 @@ def top_insert_point(text, top_code):
             pos = m.end()
             continue
         break
-    return pos
+    return pos, False
+
+
+def rewrite_test(rel, text, codes):
+    """In tests/: `x.code == "X"` / `assert_eq!(x.code, "X")` compare the
+    string users see: `x.code.as_str()`. Nothing else in tests changes."""
+    toks = tokens(text)
+    code = code_only(text, toks)
+    literal_at = {s: inner for kind, s, _, inner in toks if kind == "string"}
+    edits = []
+    for m in re.finditer(r"\.code(\s*(?:==|!=|,)\s*)", text):
+        if code[m.start()] != ".":
+            continue  # in a comment or a literal
+        inner = literal_at.get(m.end())
+        if inner is None or not UPPER_SNAKE.fullmatch(inner):
+            continue
+        if inner not in codes:
+            raise Fail(f"{rel}:{line_of(text, m.start())}: \"{inner}\" is compared with an error code but is not in the codes! table")
+        edits.append(m.start() + len(".code"))
+    for pos in reversed(edits):
+        text = text[:pos] + ".as_str()" + text[pos:]
+    return text
 
 
 def main(argv):
@@ -341,11 +381,17 @@ def main(argv):
         for name in sorted(names):
             if name.endswith(".rs"):
                 files.append(os.path.join(dirpath, name))
+    for dirpath, _, names in os.walk(os.path.join(root, "tests")):
+        for name in sorted(names):
+            if name.endswith(".rs"):
+                files.append(os.path.join(dirpath, name))
     changed, notes = {}, []
     for path in sorted(files):
         rel = os.path.relpath(path, root)
         text = open(path, encoding="utf-8").read()
-        if rel == os.path.join("src", "error.rs"):
+        if rel.startswith("tests" + os.sep):
+            new = rewrite_test(rel, text, codes)
+        elif rel == os.path.join("src", "error.rs"):
             new = SHIM.sub("", text)
         else:
             new = rewrite(path, rel, text, codes, "crate" if path in lib else "git_swarm", notes)

@@ -45,37 +45,9 @@ fn main() -> ExitCode {
                 };
                 return ExitCode::from(code);
             }
-            // clap's text: one line of error, then tips and a usage line.
-            let rendered = e.to_string();
-            let mut lines = rendered.lines().map(str::trim).filter(|l| !l.is_empty());
-            let mut message = lines
-                .next()
-                .unwrap_or("bad usage")
-                .trim_start_matches("error: ")
-                .to_string();
-            let mut rest: Vec<&str> = lines.collect();
-            // "the following required arguments were not provided:" + the list.
-            if message.ends_with(':') {
-                let n = rest
-                    .iter()
-                    .take_while(|l| !l.starts_with("Usage: ") && !l.starts_with("tip: "))
-                    .count();
-                let listed: Vec<&str> = rest.drain(..n).collect();
-                message = format!("{message} {}", listed.join(" "));
-            }
-            let mut err = git_swarm::error::Error::usage("USAGE", message);
-            for line in rest {
-                if let Some(tip) = line.strip_prefix("tip: ") {
-                    err = err.hint(tip.to_string());
-                } else if line.starts_with("Usage: ") {
-                    err = err.hint(line.replacen("Usage: ", "usage: ", 1));
-                } else if !line.starts_with("For more information") {
-                    err = err.hint(line.to_string());
-                }
-            }
-            err = err.hint("see `git swarm <command> -h`");
-            report_error(&err, wants_json);
-            return ExitCode::from(2);
+            let err = cli::error::from_clap(&e);
+            cli::error::report(&err, wants_json);
+            return cli::error::exit_code(&err);
         }
     };
     let json = parsed.json;
@@ -96,8 +68,8 @@ fn main() -> ExitCode {
             ExitCode::from(out.exit)
         }
         Err(err) => {
-            report_error(&err, json);
-            ExitCode::from(err.exit_code())
+            cli::error::report(&err, json);
+            cli::error::exit_code(&err)
         }
     }
 }
@@ -145,12 +117,4 @@ fn open_man_page() -> bool {
             .arg(&page)
             .status()
             .is_ok_and(|s| s.success())
-}
-
-fn report_error(err: &git_swarm::error::Error, json: bool) {
-    if json {
-        let text = serde_json::to_string_pretty(&err.to_json()).expect("JSON values serialise");
-        cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
-    }
-    eprintln!("{}", git_swarm::text::clean_block(&err.to_string()));
 }

@@ -2,6 +2,7 @@
 //! text), one module per command group, and the rendering of results and
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
+pub mod error;
 pub mod gc;
 pub mod guard;
 pub mod handoff;

@@ -157,7 +157,7 @@ impl Unreadable {
             kind,
             name: name.to_string(),
             refname: refname.to_string(),
-            code: err.code,
+            code: err.code.as_str(),
             reason: err.message.clone(),
         }
     }

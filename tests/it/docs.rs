@@ -32,17 +32,69 @@ fn table_after(readme: &str, marker: &str) -> BTreeMap<String, String> {
         .collect()
 }
 
+/// The README's error table, generated from `git_swarm::error::Code`: the
+/// marker line, the header and one row per code in the enum's order.
+fn error_table() -> String {
+    let mut table =
+        String::from("<!-- error-codes -->\n| code | exit | meaning |\n| --- | --- | --- |\n");
+    for code in git_swarm::error::Code::ALL {
+        table.push_str(&format!(
+            "| `{code}` | {} | {} |\n",
+            code.exit_code(),
+            code.description()
+        ));
+    }
+    table
+}
+
+/// The README's error table is exactly the one generated from the enum.
+/// `GIT_SWARM_BLESS=1 cargo test --test it docs::` rewrites it in place
+/// after a code was added or changed in `src/error.rs`.
+#[test]
+fn readme_error_table_is_generated_from_the_codes() {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/README.md");
+    let readme = readme();
+    let start = readme
+        .find("<!-- error-codes -->")
+        .expect("README has an <!-- error-codes --> marker");
+    let len: usize = readme[start..]
+        .split_inclusive('\n')
+        .enumerate()
+        .take_while(|(i, l)| *i == 0 || l.starts_with('|'))
+        .map(|(_, l)| l.len())
+        .sum();
+    let current = &readme[start..start + len];
+    let generated = error_table();
+    if current != generated && std::env::var_os("GIT_SWARM_BLESS").is_some() {
+        let updated = format!("{}{generated}{}", &readme[..start], &readme[start + len..]);
+        std::fs::write(path, updated).unwrap();
+        return;
+    }
+    assert_eq!(
+        current, generated,
+        "README's error table differs from src/error.rs; run GIT_SWARM_BLESS=1 cargo test --test it docs::"
+    );
+}
+
 #[test]
 fn readme_lists_exactly_the_error_codes_and_config_keys() {
     let readme = readme();
     let rows = table_after(&readme, "<!-- error-codes -->");
-    for (code, class, meaning) in git_swarm::error::CODES {
-        let row = format!("| `{code}` | {} | {meaning} |", class.exit_code());
-        assert_eq!(rows.get(*code), Some(&row), "README error row for {code}");
+    for code in git_swarm::error::Code::ALL {
+        let row = format!(
+            "| `{code}` | {} | {} |",
+            code.exit_code(),
+            code.description()
+        );
+        assert_eq!(
+            rows.get(code.as_str()),
+            Some(&row),
+            "README error row for {code}"
+        );
     }
     for code in rows.keys() {
         assert!(
-            git_swarm::error::CODES.iter().any(|(c, _, _)| c == code),
+            git_swarm::error::Code::from_name(code).is_some(),
             "README documents {code}, which the code does not know"
         );
     }
@@ -59,11 +111,14 @@ fn readme_lists_exactly_the_error_codes_and_config_keys() {
     }
 }
 
-/// Every `Error::check|usage|race|env("CODE", …)` in src/ uses a listed code
-/// with the listed class, so an exit code cannot drift from the table.
+/// Every error raised in src/ names a listed code: `Error::new(Code::X, …)`
+/// (its class is the table's, so its exit code cannot drift), or, until
+/// `scripts/codes-to-enum.py` has run, `Error::check|usage|race|env("X", …)`
+/// with a listed code and the class the table gives it.
 #[test]
 fn every_error_raised_in_the_source_is_listed_with_its_class() {
-    let re = regex::Regex::new(r#"Error::(check|usage|race|env)\(\s*"([A-Z_]+)""#).unwrap();
+    let strings = regex::Regex::new(r#"Error::(check|usage|race|env)\(\s*"([A-Z_]+)""#).unwrap();
+    let typed = regex::Regex::new(r#"Error::new\(\s*(?:[a-z_]+::)*Code::([A-Za-z]+)\b"#).unwrap();
     let mut stack = vec![std::path::PathBuf::from(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/src"
@@ -77,7 +132,8 @@ fn every_error_raised_in_the_source_is_listed_with_its_class() {
                 continue;
             }
             let text = std::fs::read_to_string(&path).unwrap();
-            for cap in re.captures_iter(&text) {
+            seen += typed.captures_iter(&text).count();
+            for cap in strings.captures_iter(&text) {
                 seen += 1;
                 let code = &cap[2];
                 let exit = match &cap[1] {
@@ -86,12 +142,10 @@ fn every_error_raised_in_the_source_is_listed_with_its_class() {
                     "race" => 3,
                     _ => 4,
                 };
-                let listed = git_swarm::error::CODES
-                    .iter()
-                    .find(|(c, _, _)| *c == code)
-                    .unwrap_or_else(|| panic!("{}: {code} is not in error::CODES", path.display()));
+                let listed = git_swarm::error::Code::from_name(code)
+                    .unwrap_or_else(|| panic!("{}: {code} is not in error::Code", path.display()));
                 assert_eq!(
-                    listed.1.exit_code(),
+                    listed.exit_code(),
                     exit,
                     "{}: {code} raised with exit {exit}",
                     path.display()

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod architecture;
 mod cli;
 mod controls;
 mod crash;

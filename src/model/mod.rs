@@ -5,6 +5,9 @@
 //! Every kind is registered in [`kinds`], which is how `sync` and `gc` learn
 //! each kind's divergence policy and when a record is finished.
 
+pub mod note;
+pub mod packet;
+
 use crate::store::kind::{AnyKind, KindOf};
 
 /// Every record kind, for `sync` (how diverged versions are joined) and
@@ -14,7 +17,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static PLAN: KindOf<crate::plan::PlanDoc> = KindOf::new();
     static LANE: KindOf<crate::lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<crate::lead::LeadRecord> = KindOf::new();
-    static PACKET: KindOf<crate::packet::PacketVersion> = KindOf::new();
+    static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
     static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
     &KINDS
 }

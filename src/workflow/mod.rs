@@ -3,3 +3,8 @@
 //! uses the session (`crate::ctx::Ctx`), the model and the store, and
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
+
+pub mod accept;
+pub mod handoff;
+pub mod packets;
+pub mod withdraw;

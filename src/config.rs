@@ -283,6 +283,27 @@ pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
     Some((section, sub, name))
 }
 
+
+/// `swarm.gcAge`: how old a finished record must be before `gc` archives
+/// it; default 14 days.
+pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
+    match store.config("swarm.gcAge") {
+        Some(text) => {
+            crate::clock::parse_duration(&text).map_err(|e| e.hint("fix `git config swarm.gcAge`"))
+        }
+        None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
+    }
+}
+
+/// `swarm.gcThreshold`: past this many live swarm refs `sync` runs `gc`
+/// first; default 2000.
+pub fn gc_threshold(store: &Store) -> usize {
+    store
+        .config("swarm.gcThreshold")
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(2000)
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_parameters;

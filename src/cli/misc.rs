@@ -109,49 +109,29 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
             eprintln!("sync: {step}");
         }
     };
-    let report = git_swarm::sync::sync(&ctx, &actor, &mut progress)?;
-    eprint!("{}", git_swarm::sync::warnings_text(&report));
-    if let Some(err) = git_swarm::sync::conflict_error(&report) {
+    let report = git_swarm::workflow::sync::sync(&ctx, &actor, &mut progress)?;
+    eprint!("{}", super::sync::warnings_text(&report));
+    if let Some(err) = super::sync::conflict_error(&report) {
         if !g.json {
             super::emit(
                 &mut std::io::stdout().lock(),
-                &git_swarm::sync::render(&report).text,
+                &super::sync::render(&report).text,
             );
         }
         return Err(err);
     }
-    Ok(git_swarm::sync::render(&report))
+    Ok(super::sync::render(&report))
 }
 
 pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
     let ctx = g.ctx()?;
     let age = match a.older_than {
         Some(text) => git_swarm::clock::parse_duration(&text)?,
-        None => git_swarm::gc::configured_age(&ctx.store)?,
+        None => git_swarm::workflow::gc::configured_age(&ctx.store)?,
     };
     let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
-    let report = git_swarm::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
-    let mut text = String::new();
-    for (kind, names) in &report.archived {
-        let verb = if a.dry_run {
-            "would archive"
-        } else {
-            "archived"
-        };
-        text.push_str(&format!(
-            "{verb} {} into refs/swarm/archive/{kind}\n",
-            git_swarm::output::count(
-                names.len(),
-                &format!("{kind} record"),
-                &format!("{kind} records")
-            )
-        ));
-    }
-    text.push_str(&format!(
-        "live swarm refs: {} -> {}\n",
-        report.live_before, report.live_after
-    ));
-    Ok(Output::new(&report, text))
+    let report = git_swarm::workflow::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
+    Ok(super::gc::render(&report))
 }
 
 /// Which names a command line wants at its cursor, if any: `--plan`/`--parent`

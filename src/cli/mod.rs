@@ -2,12 +2,14 @@
 //! text), one module per command group, and the rendering of results and
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
+pub mod gc;
 pub mod guard;
 pub mod handoff;
 pub mod lane;
 pub mod lead;
 pub mod misc;
 pub mod plan;
+pub mod sync;
 pub mod verify;
 
 use std::io::Write;

@@ -14,6 +14,7 @@ use std::marker::PhantomData;
 use gix::ObjectId;
 
 use super::record::Unreadable;
+use super::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use super::{Event, Store};
 use crate::error::{Error, Result};
 
@@ -208,30 +209,35 @@ impl<'s, R: Record> Records<'s, R> {
     /// The one local compare-and-swap loop: read the record, let `step`
     /// decide from it, write the result expecting what was read; when
     /// another process moved the ref meanwhile, read again and decide again.
-    /// Returns the new commit, or None when `step` kept the record.
+    /// Returns the new commit, or None when `step` kept the record. It is
+    /// [`publish_loop`] run offline (the local CAS arbitrates).
     pub fn update(
         &self,
         key: &R::Key,
         mut step: impl FnMut(Option<&Versioned<R>>) -> Result<Update<R>>,
     ) -> Result<Option<ObjectId>> {
         let refname = R::refname(key);
-        for _ in 0..LOCAL_CAS_ATTEMPTS {
+        let store = self.store;
+        let looped = publish_loop(store, None, Fetch::Nothing, LOCAL_CAS_ATTEMPTS, |_round| {
             let current = self.load(key)?;
             let (value, event) = match step(current.as_ref())? {
-                Update::Keep => return Ok(None),
+                Update::Keep => return Ok(Step::Done(None)),
                 Update::Write(value, event) => (value, event),
             };
-            match self.write(key, current.as_ref().map(|c| c.commit), &value, &event) {
-                Ok(id) => return Ok(Some(id)),
-                Err(e) if e.code == "CAS_FAILED" => continue,
-                Err(e) => return Err(e),
-            }
+            let expected = current.as_ref().map(|c| c.commit);
+            let tree = store.write_tree(&value.to_files()?)?;
+            let new = store.commit(tree, &expected.into_iter().collect::<Vec<_>>(), &event)?;
+            let next = Next::new(&refname, Tip::local(expected), new, &event.actor, &event.summary, Some(new));
+            Ok(Step::Publish(next))
+        })?;
+        match looped {
+            Looped::Published(id) | Looped::Done(id) => Ok(id),
+            Looped::Exhausted(_) => Err(Error::race(
+                "CAS_FAILED",
+                format!("{refname} kept changing under {LOCAL_CAS_ATTEMPTS} attempts to update it; nothing was overwritten"),
+            )
+            .hint("run the command again")),
         }
-        Err(Error::race(
-            "CAS_FAILED",
-            format!("{refname} kept changing under {LOCAL_CAS_ATTEMPTS} attempts to update it; nothing was overwritten"),
-        )
-        .hint("run the command again"))
     }
 }
 

@@ -1,10 +1,12 @@
 //! `refs/notes/swarm`: git notes on code commits, one JSON object per line
 //! (handoffs written at a commit, acceptances, verification verdicts).
 //! Appends are line unions, so concurrent writers never lose each other's
-//! lines: a lost local CAS is simply retried on the new tip.
+//! lines: a lost local CAS is simply retried on the new tip (the local-only
+//! [`publish_loop`](super::remote::publish_loop)).
 
 use gix::ObjectId;
 
+use super::remote::{publish_loop, Fetch, Looped, Next, Step, LOCAL_ATTEMPTS};
 use super::{Event, Store};
 use crate::error::{Error, Result};
 
@@ -77,33 +79,34 @@ impl Store {
         event: &Event,
     ) -> Result<()> {
         let line = serde_json::to_string(line).expect("a JSON value always serialises");
-        for _ in 0..20 {
-            let tip = self.ref_target(NOTES_REF)?;
-            let mut lines = match tip {
+        let looped = publish_loop(self, None, Fetch::Nothing, LOCAL_ATTEMPTS, |round| {
+            let tip = round.tip(NOTES_REF)?;
+            let mut lines = match tip.local {
                 Some(_) => self.note_lines(target)?,
                 None => Vec::new(),
             };
             if lines.contains(&line) {
-                return Ok(());
+                return Ok(Step::Done(()));
             }
             lines.push(line.clone());
-            let tree = match tip {
+            let tree = match tip.local {
                 Some(t) => self.commit_tree(t)?,
                 None => self.empty_tree()?,
             };
             let new_tree = self.notes_tree_with(tree, &[(target, lines)])?;
-            let commit = self.commit(new_tree, &tip.into_iter().collect::<Vec<_>>(), event)?;
-            match self.cas(NOTES_REF, tip, Some(commit), &event.actor, &event.summary) {
-                Ok(()) => return Ok(()),
-                Err(e) if e.code == "CAS_FAILED" => continue,
-                Err(e) => return Err(e),
-            }
+            let parents: Vec<ObjectId> = tip.local.into_iter().collect();
+            let commit = self.commit(new_tree, &parents, event)?;
+            let next = Next::new(NOTES_REF, tip, commit, &event.actor, &event.summary, ());
+            Ok(Step::Publish(next))
+        })?;
+        match looped {
+            Looped::Published(()) | Looped::Done(()) => Ok(()),
+            Looped::Exhausted(_) => Err(Error::race(
+                "CAS_FAILED",
+                "refs/notes/swarm kept changing under us; the note was not written",
+            )
+            .hint("run the command again")),
         }
-        Err(Error::race(
-            "CAS_FAILED",
-            "refs/notes/swarm kept changing under us; the note was not written",
-        )
-        .hint("run the command again"))
     }
 
     /// Return a notes tree based on `tree` where each target's note is set to the given lines.

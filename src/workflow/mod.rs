@@ -5,6 +5,8 @@
 //! other.
 
 pub mod accept;
+pub mod gc;
 pub mod handoff;
 pub mod packets;
+pub mod sync;
 pub mod withdraw;

@@ -1,0 +1,78 @@
+//! Rendering of `git swarm sync`'s report, and its conflict error.
+
+use git_swarm::error::Error;
+use git_swarm::output::Output;
+use git_swarm::workflow::sync::SyncReport;
+
+/// The warnings of a sync, one `warning:` line each, for stderr.
+pub fn warnings_text(report: &SyncReport) -> String {
+    report
+        .warnings
+        .iter()
+        .map(|w| format!("warning: {w}\n"))
+        .collect()
+}
+
+pub fn render(report: &SyncReport) -> Output {
+    let mut text = String::new();
+    let mut line = |label: &str, items: &[String]| {
+        for i in items {
+            text.push_str(&format!("{label:<8} {i}\n"));
+        }
+    };
+    line("pulled", &report.pulled);
+    line("merged", &report.merged);
+    line("pushed", &report.pushed);
+    line("archived", &report.archived);
+    for f in &report.fenced {
+        text.push_str(&format!(
+            "fenced   {}: your record {} was superseded by the published {}\n",
+            f.r#ref,
+            &f.local[..12],
+            &f.remote[..12]
+        ));
+    }
+    for f in &report.superseded {
+        text.push_str(&format!(
+            "lost     {}: the acceptance published first wins ({}); yours was {}\n",
+            f.r#ref,
+            &f.remote[..12],
+            &f.local[..12]
+        ));
+    }
+    for c in &report.conflicts {
+        text.push_str(&format!(
+            "conflict {}: created independently here ({}) and on {} ({}); left untouched\n",
+            c.r#ref,
+            &c.local[..12],
+            report.remote,
+            &c.remote[..12]
+        ));
+    }
+    if text.is_empty() {
+        text.push_str(&format!("up to date with {}\n", report.remote));
+    }
+    Output::new(report, text)
+}
+
+/// Exit 3 `PLAN_CONFLICT` when any record could not be reconciled; every
+/// other ref has been synced by then.
+pub fn conflict_error(report: &SyncReport) -> Option<Error> {
+    if report.conflicts.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = report.conflicts.iter().map(|c| c.r#ref.as_str()).collect();
+    Some(
+        Error::race(
+            "PLAN_CONFLICT",
+            format!(
+                "{} created independently here and on {}: {}",
+                if names.len() == 1 { "a record was" } else { "records were" },
+                report.remote,
+                names.join(", ")
+            ),
+        )
+        .hint("your local record is untouched; rename yours (create it under another name and delete this ref), or drop it with `git update-ref -d <ref>` and sync again")
+        .with_detail(serde_json::to_value(report).expect("serialisable")),
+    )
+}

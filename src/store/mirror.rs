@@ -1,0 +1,183 @@
+//! The mirror: the remote's swarm refs and notes, fetched into
+//! `refs/swarm-remotes/<remote>/…`, and what read-only views learn from it.
+
+use serde::Serialize;
+
+use super::notes::NOTES_REF;
+use super::remote::live_tip;
+use super::Store;
+use crate::error::Result;
+
+/// The fetch refspecs that mirror the remote's swarm refs.
+pub fn mirror_refspecs(remote: &str) -> [String; 2] {
+    [
+        format!("+refs/swarm/*:refs/swarm-remotes/{remote}/*"),
+        // A glob, so that a remote without notes yet is not an error.
+        format!("+refs/notes/swarm*:refs/swarm-remotes/{remote}/notes/swarm*"),
+    ]
+}
+
+/// Where the remote's copy of a local swarm ref is mirrored.
+pub fn mirror_ref(remote: &str, local: &str) -> String {
+    if local == NOTES_REF {
+        format!("refs/swarm-remotes/{remote}/notes/swarm")
+    } else {
+        format!(
+            "refs/swarm-remotes/{remote}/{}",
+            local.trim_start_matches("refs/swarm/")
+        )
+    }
+}
+
+/// Fetch the remote's swarm refs and notes into the mirror namespace.
+pub fn fetch(store: &Store, remote: &str) -> Result<()> {
+    fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
+    stamp_fetch(store, remote);
+    Ok(())
+}
+
+/// Where the time of the last whole-mirror fetch is kept: a cache (a
+/// missing one only makes read-only views say the age is unknown).
+fn fetch_stamp(store: &Store, remote: &str) -> std::path::PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join(format!("mirror-fetched-{remote}"))
+}
+
+fn stamp_fetch(store: &Store, remote: &str) {
+    let path = fetch_stamp(store, remote);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, crate::clock::rfc3339(store.clock.now()));
+}
+
+/// What read-only views (`status`, `lead status`, `packets`) know of the
+/// remote's records: the last fetched mirror, how old it is, and which
+/// records it has that the local refs lack (missing here, or behind).
+/// Every such view shows local plus mirror, the newer of the two per
+/// record, `--offline` or not (offline only means: no fetch first).
+#[derive(Debug, Clone, Serialize)]
+pub struct MirrorView {
+    pub remote: String,
+    /// When `sync` last fetched the whole mirror (None: unknown or never).
+    pub fetched_at: Option<String>,
+    /// Local refs (`refs/swarm/…`) the mirror has newer or alone.
+    pub ahead: Vec<String>,
+}
+
+impl MirrorView {
+    pub fn read(store: &Store, remote: &str, prefixes: &[&str]) -> Result<MirrorView> {
+        let fetched_at = std::fs::read_to_string(fetch_stamp(store, remote))
+            .ok()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty());
+        let root = mirror_ref(remote, "refs/swarm/");
+        let mut ahead = Vec::new();
+        for prefix in prefixes {
+            // A prefix ends in `/`; anything else names one ref exactly.
+            let exact = !prefix.ends_with('/');
+            for (mirrored, _) in store.list_refs(&mirror_ref(remote, prefix))? {
+                let local = format!("refs/swarm/{}", &mirrored[root.len()..]);
+                if exact && local != *prefix {
+                    continue;
+                }
+                if live_tip(store, Some(remote), &local)?.local_behind(store)? {
+                    ahead.push(local);
+                }
+            }
+        }
+        ahead.sort();
+        Ok(MirrorView {
+            remote: remote.to_string(),
+            fetched_at,
+            ahead,
+        })
+    }
+
+    /// "mirror of origin: fetched 5m ago (…)", and a pointer to `sync`
+    /// when the mirror has what the local refs lack.
+    pub fn text(&self, now: jiff::Timestamp) -> String {
+        let age = match self
+            .fetched_at
+            .as_deref()
+            .map(|t| (t, t.parse::<jiff::Timestamp>()))
+        {
+            Some((t, Ok(at))) => format!("fetched {} ago ({t})", ago(now, at)),
+            Some((t, Err(_))) => format!("fetched at {t}"),
+            None => "never fetched by `git swarm sync`".to_string(),
+        };
+        let mut out = format!(
+            "shown: local records plus the mirror of {} ({age})\n",
+            self.remote
+        );
+        if !self.ahead.is_empty() {
+            let n = self.ahead.len();
+            let shown: Vec<&str> = self.ahead.iter().take(3).map(String::as_str).collect();
+            out.push_str(&format!(
+                "the mirror has {n} record{} your local refs lack ({}{}): `git swarm sync` brings {} in\n",
+                if n == 1 { "" } else { "s" },
+                shown.join(", "),
+                if n > 3 { ", …" } else { "" },
+                if n == 1 { "it" } else { "them" }
+            ));
+        }
+        out
+    }
+}
+
+/// A rough age: `42s`, `5m`, `3h`, `2d`.
+fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
+/// `git fetch` into the mirror. A process killed while it updated the mirror
+/// leaves `<ref>.lock` behind and every later fetch fails on it: such a lock
+/// is waited for and, once stale, removed (the mirror is only a cache).
+fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()> {
+    let mut cleared = 0;
+    loop {
+        match store.git.fetch(remote, specs) {
+            Err(e) if cleared < 3 => {
+                let locked = e
+                    .message
+                    .split("cannot lock ref '")
+                    .nth(1)
+                    .and_then(|rest| rest.split('\'').next())
+                    .filter(|r| r.starts_with("refs/swarm-remotes/"))
+                    .map(str::to_string)
+                    // A fetch killed while pruning leaves `packed-refs.lock`
+                    // ("Unable to create '…/packed-refs.lock'"): the same wait.
+                    .or_else(|| {
+                        e.message
+                            .contains("packed-refs.lock")
+                            .then(|| mirror_ref(remote, "refs/swarm/"))
+                    });
+                match locked {
+                    Some(refname) if store.clear_stale_lock(&refname) => cleared += 1,
+                    _ => return Err(e),
+                }
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Fetch only the given local refs (e.g. one lead record) into the mirror.
+/// Each is fetched as a one-ref glob so that a ref missing on the remote is
+/// not an error and `--prune` drops a stale mirror of it.
+pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
+    let specs: Vec<String> = refs
+        .iter()
+        .map(|r| format!("+{r}*:{}*", mirror_ref(remote, r)))
+        .collect();
+    fetch_into_mirror(store, remote, &specs)
+}
+

@@ -1,0 +1,156 @@
+//! `git swarm sync`: reconcile local swarm refs with the shared remote.
+//!
+//! Fetch `refs/swarm/*` and `refs/notes/swarm` into
+//! `refs/swarm-remotes/<remote>/…`, reconcile every ref as its kind says
+//! ([`crate::store::reconcile`], with the kinds of `crate::model::kinds()`),
+//! and publish everything that must go out in ONE atomic push where each ref
+//! carries the value we expect the remote to hold; a lost race is retried
+//! from a fresh fetch a bounded number of times (the
+//! [`publish_loop`](crate::store::remote::publish_loop)).
+
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::store::archive::{self, GcReport};
+use crate::store::mirror::fetch;
+use crate::store::reconcile::{reconcile, Conflict, Fenced, Reconciled};
+use crate::store::remote::{publish_loop, Fetch, Looped, Step};
+use crate::store::Store;
+
+const MAX_ATTEMPTS: usize = 5;
+
+#[derive(Debug, Clone, Serialize, Default)]
+pub struct SyncReport {
+    pub remote: String,
+    /// Local refs fast-forwarded (or created) from the remote.
+    pub pulled: Vec<String>,
+    /// Refs pushed to the remote.
+    pub pushed: Vec<String>,
+    /// Refs where both sides moved and a merge commit joined them.
+    pub merged: Vec<String>,
+    /// Leader records where the local divergent record was fenced by the published one.
+    pub fenced: Vec<Fenced>,
+    /// Packets whose local acceptance lost to the one published first.
+    pub superseded: Vec<Fenced>,
+    /// Records created independently on both sides: left untouched locally.
+    pub conflicts: Vec<Conflict>,
+    /// Notes about content that could not be merged automatically.
+    pub warnings: Vec<String>,
+    /// Live refs removed (here or on the remote) because `gc` archived them.
+    pub archived: Vec<String>,
+    /// What `gc` folded first when the live ref count passed swarm.gcThreshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gc: Option<GcReport>,
+    pub attempts: usize,
+    pub pushes: usize,
+}
+
+impl SyncReport {
+    /// Add one round's findings, keeping each fact once (a retry starts
+    /// from a fresh fetch: what it finds again is the same fact).
+    fn absorb(&mut self, round: Reconciled) {
+        fn merge<T: Serialize>(into: &mut Vec<T>, from: Vec<T>) {
+            for item in from {
+                let key = serde_json::to_string(&item).expect("serialisable");
+                if !into
+                    .iter()
+                    .any(|x| serde_json::to_string(x).expect("serialisable") == key)
+                {
+                    into.push(item);
+                }
+            }
+        }
+        merge(&mut self.pulled, round.pulled);
+        merge(&mut self.merged, round.merged);
+        merge(&mut self.fenced, round.fenced);
+        merge(&mut self.superseded, round.superseded);
+        merge(&mut self.conflicts, round.conflicts);
+        merge(&mut self.warnings, round.warnings);
+        merge(&mut self.archived, round.archived);
+    }
+}
+
+/// `progress` hears what sync is doing (the CLI shows it on a TTY).
+pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
+    let before = crate::lane::holders(&ctx.store);
+    let mut report = sync_rounds(ctx, actor, progress)?;
+    report
+        .warnings
+        .extend(crate::lane::unbacked_moves(&ctx.store, &before));
+    Ok(report)
+}
+
+fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
+    let remote = ctx.remote().ok_or_else(|| {
+        Error::usage(
+            "REMOTE_MISSING",
+            "sync needs a remote and none is configured",
+        )
+        .hint(
+            "add one (`git remote add origin <url>`) or set swarm.remote; --offline disables sync",
+        )
+    })?;
+    let store = &ctx.store;
+    let mut report = SyncReport {
+        remote: remote.to_string(),
+        gc: gc_first(store, actor, progress)?,
+        ..Default::default()
+    };
+    let kinds = crate::model::kinds();
+    let looped = publish_loop(store, Some(remote), Fetch::Nothing, MAX_ATTEMPTS, |round| {
+        report.attempts = round.attempt;
+        progress(&format!("fetching swarm refs from {remote}…"));
+        fetch(store, remote)?;
+        let mut this_round = reconcile(store, kinds, remote, actor)?;
+        let updates = std::mem::take(&mut this_round.updates);
+        report.absorb(this_round);
+        if updates.is_empty() {
+            return Ok(Step::Done(Vec::new()));
+        }
+        crate::failpoint::point("sync:reconciled");
+        progress(&format!(
+            "publishing {} to {remote} in one atomic push…",
+            crate::output::count(updates.len(), "ref", "refs")
+        ));
+        report.pushes += 1;
+        // Deletions (records gc archived) are reported as `archived`.
+        let pushed: Vec<String> = updates
+            .iter()
+            .filter(|u| u.new.is_some())
+            .map(|u| u.refname.clone())
+            .collect();
+        Ok(Step::Push {
+            updates,
+            then: pushed,
+        })
+    })?;
+    match looped {
+        Looped::Done(_) => Ok(report),
+        Looped::Published(pushed) => {
+            report.pushed.extend(pushed);
+            report.pushed.sort();
+            report.pushed.dedup();
+            Ok(report)
+        }
+        Looped::Exhausted(_) => Err(Error::race(
+            "PUSH_REJECTED",
+            format!("the remote kept changing: {MAX_ATTEMPTS} sync attempts lost the race"),
+        )
+        .hint("run `git swarm sync` again")),
+    }
+}
+
+/// Past `swarm.gcThreshold` live refs, `gc` runs first.
+fn gc_first(
+    store: &Store,
+    actor: &str,
+    progress: &mut dyn FnMut(&str),
+) -> Result<Option<GcReport>> {
+    if archive::live_refs(store)?.len() <= crate::config::gc_threshold(store) {
+        return Ok(None);
+    }
+    progress("more live swarm refs than swarm.gcThreshold: running gc first…");
+    let age = crate::config::gc_age(store)?;
+    archive::gc(store, crate::model::kinds(), actor, age, false).map(Some)
+}

@@ -10,10 +10,12 @@
 //! ([`complete`]), each of which does nothing when done already.
 
 
+use std::path::Path;
+
 use gix::ObjectId;
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{content_ids, fetch, locate, read_at};
+use crate::ctx::packet::{content_ids, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::failpoint;
@@ -25,8 +27,9 @@ use crate::model::packet::{
 };
 use crate::plan;
 use crate::store::record;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 use crate::store::Event;
-use crate::sync::{self, Published};
+use crate::sync;
 
 mod lane;
 
@@ -43,78 +46,137 @@ pub struct Accepted {
     pub warnings: Vec<String>,
 }
 
+/// What the refs this command reads are fetched as, each round.
+const WANTED: &[&str] = &[
+    PREFIX,
+    "refs/swarm/lead/",
+    "refs/swarm/plans/",
+    "refs/swarm/lanes/",
+];
+
+/// What one round of the publish loop decided.
+struct Decided {
+    refname: String,
+    packet: Packet,
+    acc: Acceptance,
+    /// The version holding the acceptance.
+    commit: ObjectId,
+    resumed: bool,
+}
+
 /// `git swarm accept <packet-id>`
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
-    let store = &ctx.store;
     let actor = ctx.actor()?;
-    fetch(
-        ctx,
-        &[
-            PREFIX,
-            "refs/swarm/lead/",
-            "refs/swarm/plans/",
-            "refs/swarm/lanes/",
-        ],
+    // One round decides and publishes; a lost race is decided on a fresh
+    // fetch in the second round, which only explains it.
+    let mut tried: Option<Packet> = None;
+    let looped = publish_loop(
+        &ctx.store,
+        ctx.remote(),
+        Fetch::Refs(WANTED),
+        2,
+        |round| match (&round.rejected, &tried) {
+            (Some(lost), Some(packet)) => Err(lost_race(ctx, round, packet, lost)),
+            _ => decide(ctx, arg, &actor, &mut tried),
+        },
     )?;
-    let refname = locate(ctx, arg)?;
-    let tip = sync::tip(store, ctx.remote(), &refname)?;
-    let base = tip.base.expect("a located packet has a version");
-    let version = read_at(store, &refname, base)?;
-    let packet = version.packet.clone();
-    let (acc, commit, resumed) = match version.may_accept(&actor)? {
-        Some(acc) => (acc.clone(), base, true),
-        None => {
-            let (acc, commit) = publish(ctx, &refname, &tip, &packet, &actor)?;
-            (acc, commit, false)
+    let d = match looped {
+        Looped::Published(d) => {
+            failpoint::point("accept:ref");
+            d
+        }
+        Looped::Done(d) => d,
+        Looped::Exhausted(lost) => {
+            let packet = tried.expect("a refused acceptance was tried");
+            return Err(refused(&packet, &lost.lines));
         }
     };
-    let completed = complete(ctx, &refname, &packet, &acc, commit)?;
-    if resumed && !completed {
-        return Err(already_accepted(&packet, &acc));
+    let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
+    if d.resumed && !completed {
+        return Err(already_accepted(&d.packet, &d.acc));
     }
     let mut warnings = Vec::new();
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
-    if !resumed && packet.author == actor {
+    if !d.resumed && d.packet.author == actor {
         warnings.push(format!(
             "you accepted a packet you wrote yourself ({}): no other successor can accept it now",
-            packet.author
+            d.packet.author
         ));
     }
     Ok(Accepted {
-        refname,
-        packet,
-        acceptance: acc,
-        resumed,
+        refname: d.refname,
+        packet: d.packet,
+        acceptance: d.acc,
+        resumed: d.resumed,
         published: ctx.remote().is_some(),
         warnings,
     })
 }
 
-/// Check the packet against this checkout, write the acceptance and publish
-/// it at the arbiter (with the lane handed over, in one push). Returns the
-/// acceptance and its commit; nothing local moved but the objects.
-fn publish(
+/// Find the packet and decide: our own acceptance already there (an
+/// interrupted run: nothing to publish), or check the packet against this
+/// checkout and write the acceptance, to publish at the arbiter with the
+/// lane handed over in the same push.
+fn decide(
     ctx: &Ctx,
-    refname: &str,
-    tip: &sync::Tip,
-    packet: &Packet,
+    arg: &str,
     actor: &str,
-) -> Result<(Acceptance, ObjectId)> {
+    tried: &mut Option<Packet>,
+) -> Result<Step<Decided>> {
     let store = &ctx.store;
+    let refname = locate(ctx, arg)?;
+    let tip = sync::tip(store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
-    let found = rederive(ctx, packet)?;
-    if !found.is_empty() {
-        return Err(mismatch_error(packet, &found));
+    let version = read_at(store, &refname, base)?;
+    let packet = version.packet.clone();
+    if let Some(acc) = version.may_accept(actor)? {
+        return Ok(Step::Done(Decided {
+            refname,
+            acc: acc.clone(),
+            packet,
+            commit: base,
+            resumed: true,
+        }));
     }
-    let leader = lead::known(store, ctx.remote(), &packet.plan)?;
+    let found = rederive(ctx, &packet)?;
+    if !found.is_empty() {
+        return Err(mismatch_error(&packet, &found));
+    }
     let workdir = store.workdir_or_err()?;
-    let lane_move = lane::lane_move(ctx, packet, actor, &workdir)?;
-    let checkout = std::fs::canonicalize(&workdir)
-        .unwrap_or_else(|_| workdir.clone())
+    let acc = acceptance(ctx, &packet, actor, &workdir)?;
+    let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    // The packet's own bytes stay as they are: the acceptance is added.
+    let mut files = store.read_commit(base)?.files;
+    files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
+    let tree = store.write_tree(&files)?;
+    let event = accept_event(&acc);
+    let commit = store.commit(tree, &[base], &event)?;
+    failpoint::point("accept:objects");
+    *tried = Some(packet.clone());
+    let decided = Decided {
+        refname: refname.clone(),
+        packet,
+        acc,
+        commit,
+        resumed: false,
+    };
+    Ok(Step::Publish(
+        Next::new(&refname, tip, commit, actor, &event.summary, decided)
+            .companions(lane_move)
+            .point("accept"),
+    ))
+}
+
+/// `actor`'s acceptance of the packet in the checkout at `workdir`.
+fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
+    let store = &ctx.store;
+    let leader = lead::known(store, ctx.remote(), &packet.plan)?;
+    let checkout = std::fs::canonicalize(workdir)
+        .unwrap_or_else(|_| workdir.to_path_buf())
         .display()
         .to_string();
-    let acc = Acceptance::new(
+    Ok(Acceptance::new(
         packet,
         actor,
         rfc3339(store.clock.now()),
@@ -124,40 +186,17 @@ fn publish(
             .and_then(|l| l.current_leader())
             .map(str::to_string),
         leader.as_ref().map(|l| l.epoch),
-    );
-    // The packet's own bytes stay as they are: the acceptance is added.
-    let mut files = store.read_commit(base)?.files;
-    files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
-    let tree = store.write_tree(&files)?;
-    let event = accept_event(&acc);
-    let commit = store.commit(tree, &[base], &event)?;
-    failpoint::point("accept:objects");
-    let record = sync::Publish {
-        refname,
-        tip,
-        new: commit,
-        actor,
-        reason: &event.summary,
-        point: "accept",
-    };
-    if let Published::Rejected(lines) =
-        sync::publish_records(store, ctx.remote(), &record, &lane_move, &[])?
-    {
-        return Err(lost_race(ctx, refname, packet, &lines));
-    }
-    failpoint::point("accept:ref");
-    Ok((acc, commit))
+    ))
 }
 
-/// Why the arbiter refused the acceptance: someone else's acceptance won,
-/// or the remote refused for another reason.
-fn lost_race(ctx: &Ctx, refname: &str, packet: &Packet, lines: &[String]) -> Error {
-    let won = fetch(ctx, &[refname])
-        .and_then(|()| sync::tip(&ctx.store, ctx.remote(), refname))
-        .and_then(|after| match after.base {
-            Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
-            None => Ok(None),
-        });
+/// Why the arbiter refused the acceptance, read after a fresh fetch:
+/// someone else's acceptance won, or the remote refused for another reason.
+fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Error {
+    let refname = lost.refname.as_deref().unwrap_or_default();
+    let won = round.tip(refname).and_then(|after| match after.base {
+        Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
+        None => Ok(None),
+    });
     match won {
         Err(e) => e,
         Ok(Some(won)) => Error::race(
@@ -168,16 +207,20 @@ fn lost_race(ctx: &Ctx, refname: &str, packet: &Packet, lines: &[String]) -> Err
             ),
         )
         .hint("nothing of yours was recorded; the first published acceptance wins"),
-        Ok(None) => Error::race(
-            "PUSH_REJECTED",
-            format!(
-                "the remote refused the acceptance of packet {}: {}",
-                packet.id,
-                lines.join("; ")
-            ),
-        )
-        .hint("run the command again"),
+        Ok(None) => refused(packet, &lost.lines),
     }
+}
+
+fn refused(packet: &Packet, lines: &[String]) -> Error {
+    Error::race(
+        "PUSH_REJECTED",
+        format!(
+            "the remote refused the acceptance of packet {}: {}",
+            packet.id,
+            lines.join("; ")
+        ),
+    )
+    .hint("run the command again")
 }
 
 /// Every step after the acceptance is published, each a no-op when done

@@ -10,11 +10,11 @@ use crate::clock::rfc3339;
 use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::model::packet::{scan, Withdrawal, PREFIX, WITHDRAWAL_FILE};
+use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
 use crate::plan;
 use crate::store::record;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Round, Step};
 use crate::store::Event;
-use crate::sync::{self, Published};
 
 /// What `packet withdraw` did.
 #[derive(Debug, Clone)]
@@ -26,9 +26,16 @@ pub struct Withdrawn {
     pub commit: Option<ObjectId>,
 }
 
+/// What the publish loop's one round decided.
+enum Decided {
+    /// Withdrawn already: nothing to publish.
+    Already(Withdrawn),
+    /// This withdrawal, in a new version of the packet ref.
+    Wrote(Packet, Withdrawal, ObjectId, Event),
+}
+
 /// `git swarm packet withdraw <id> --reason R`
 pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
-    let store = &ctx.store;
     scan(&serde_json::json!({ "reason": reason }))?;
     if reason.trim().is_empty() {
         return Err(Error::usage(
@@ -39,51 +46,30 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
     let actor = ctx.actor()?;
     fetch(ctx, &[PREFIX])?;
     let refname = locate(ctx, arg)?;
-    let tip = sync::tip(store, ctx.remote(), &refname)?;
-    let base = tip.base.expect("a located packet has a version");
-    let version = read_at(store, &refname, base)?;
-    let packet = &version.packet;
-    if let Some(w) = version.may_withdraw(&actor)? {
-        return Ok(Withdrawn {
-            packet: packet.id.clone(),
-            refname,
-            withdrawal: w.clone(),
-            commit: None,
-        });
-    }
-    let w = Withdrawal::new(packet, &actor, rfc3339(store.clock.now()), reason);
-    // The packet's own bytes stay as they are: the withdrawal is added.
-    let mut files = store.read_commit(base)?.files;
-    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
-    let tree = store.write_tree(&files)?;
-    let event = Event::new(
-        "handoff-withdrawn",
-        &actor,
-        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
-    )
-    .trailer("Swarm-Packet", packet.id.clone());
-    let commit = store.commit(tree, &[base], &event)?;
-    if let Published::Rejected(lines) = sync::publish_record(
-        store,
-        ctx.remote(),
-        &refname,
-        &tip,
-        commit,
-        &[],
-        &actor,
-        &event.summary,
-        "withdraw",
-    )? {
-        return Err(Error::race(
-            "PUSH_REJECTED",
-            format!(
-                "packet {} changed at the remote while you withdrew it (accepted?): {}",
-                packet.id,
-                lines.join("; ")
-            ),
-        )
-        .hint(format!("see it with `git swarm packet show {}`", packet.id)));
-    }
+    // One round: a withdrawal that loses its race (the packet was accepted
+    // meanwhile) is refused, never decided again.
+    let mut tried = None;
+    let looped = publish_loop(&ctx.store, ctx.remote(), Fetch::Nothing, 1, |round| {
+        decide(ctx, round, &refname, &actor, reason, &mut tried)
+    })?;
+    let decided = match looped {
+        Looped::Published(d) | Looped::Done(d) => d,
+        Looped::Exhausted(lost) => {
+            let id = tried.unwrap_or_default();
+            return Err(Error::race(
+                "PUSH_REJECTED",
+                format!(
+                    "packet {id} changed at the remote while you withdrew it (accepted?): {}",
+                    lost.lines.join("; ")
+                ),
+            )
+            .hint(format!("see it with `git swarm packet show {id}`")));
+        }
+    };
+    let (packet, w, commit, event) = match decided {
+        Decided::Already(done) => return Ok(done),
+        Decided::Wrote(p, w, c, e) => (p, w, c, e),
+    };
     // The plan's journal says so too; a missing plan (archived) is no reason to fail.
     match plan::journal(
         ctx,
@@ -103,4 +89,55 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         withdrawal: w,
         commit: Some(commit),
     })
+}
+
+/// Read the packet where it stands and decide: refused (accepted, or not
+/// the author's), withdrawn already, or the next version with the
+/// withdrawal, to publish. `tried` names the packet for a lost race.
+fn decide(
+    ctx: &Ctx,
+    round: &Round<'_>,
+    refname: &str,
+    actor: &str,
+    reason: &str,
+    tried: &mut Option<String>,
+) -> Result<Step<Decided>> {
+    let store = &ctx.store;
+    let tip = round.tip(refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let version = read_at(store, refname, base)?;
+    let packet = version.packet.clone();
+    if let Some(w) = version.may_withdraw(actor)? {
+        return Ok(Step::Done(Decided::Already(Withdrawn {
+            packet: packet.id.clone(),
+            refname: refname.to_string(),
+            withdrawal: w.clone(),
+            commit: None,
+        })));
+    }
+    let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
+    // The packet's own bytes stay as they are: the withdrawal is added.
+    let mut files = store.read_commit(base)?.files;
+    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
+    let tree = store.write_tree(&files)?;
+    let event = Event::new(
+        "handoff-withdrawn",
+        actor,
+        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
+    )
+    .trailer("Swarm-Packet", packet.id.clone());
+    let commit = store.commit(tree, &[base], &event)?;
+    *tried = Some(packet.id.clone());
+    let summary = event.summary.clone();
+    Ok(Step::Publish(
+        Next::new(
+            refname,
+            tip,
+            commit,
+            actor,
+            &summary,
+            Decided::Wrote(packet, w, commit, event),
+        )
+        .point("withdraw"),
+    ))
 }

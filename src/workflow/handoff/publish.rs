@@ -12,7 +12,8 @@ use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREF
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::Event;
-use crate::sync::{self, Published};
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::sync;
 
 /// Publish `packet` (completing an interrupted run's when there is one):
 /// its ref, and whether it was resumed. The packet gets its id and time.
@@ -52,23 +53,20 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
     let commit = tip.base.expect("a resumable packet has a version");
     let packet = read_at(store, refname, commit)?.packet;
     if tip.online && tip.remote.is_none() {
-        // Written here but never published: publish it now.
-        let record = sync::Publish {
-            refname,
-            tip: &tip,
-            new: commit,
-            actor,
-            reason: "handoff: publish",
-            point: "handoff",
-        };
-        if let Published::Rejected(lines) =
-            sync::publish_records(store, ctx.remote(), &record, companions, &[])?
-        {
+        // Written here but never published: publish it now, once.
+        let looped = publish_loop(store, ctx.remote(), Fetch::Nothing, 1, |_| {
+            Ok(Step::Publish(
+                Next::new(refname, tip, commit, actor, "handoff: publish", ())
+                    .companions(companions.to_vec())
+                    .point("handoff"),
+            ))
+        })?;
+        if let Looped::Exhausted(lost) = looped {
             return Err(Error::race(
                 "CAS_FAILED",
                 format!(
                     "{refname} exists on the remote with other content: {}",
-                    lines.join("; ")
+                    lost.lines.join("; ")
                 ),
             )
             .hint("run `git swarm sync`, then hand off again"));
@@ -122,6 +120,9 @@ fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
         .any(|r| r.rsplit('/').next() == Some(id)))
 }
 
+/// How many ids `handoff` tries (`<stem>`, `<stem>-2`, …) before giving up.
+const ID_TRIES: usize = 64;
+
 /// Give the packet a free id, write it, publish it at the arbiter; a lost
 /// race for an id (same author, same second) moves on to the next suffix.
 fn publish_new(
@@ -133,51 +134,78 @@ fn publish_new(
 ) -> Result<String> {
     let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
     names::validate_address(actor)?;
-    for n in 1..=64 {
-        let id = if n == 1 {
-            stem.clone()
-        } else {
-            format!("{stem}-{n}")
-        };
-        let refname = packet_ref(&packet.plan, &id);
-        if id_taken(ctx, &refname)? {
-            continue;
-        }
-        packet.id = id;
-        packet.created_at = rfc3339(now);
-        match try_publish(ctx, packet, &refname, actor, companions)? {
-            Published::Ok => return Ok(refname),
-            Published::Rejected(lines) => {
+    let mut n = 0;
+    let looped = publish_loop(
+        &ctx.store,
+        ctx.remote(),
+        Fetch::Nothing,
+        ID_TRIES,
+        |round| {
+            if let Some(lost) = &round.rejected {
+                let refname = lost.refname.as_deref().unwrap_or_default();
                 fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
-                if !companions.is_empty() && !id_taken(ctx, &refname)? {
+                if !companions.is_empty() && !id_taken(ctx, refname)? {
                     // Not the id: the lane record moved at the remote meanwhile.
                     return Err(Error::race(
                         "PUSH_REJECTED",
                         format!(
                             "the remote refused the packet with its lane record: {}",
-                            lines.join("; ")
+                            lost.lines.join("; ")
                         ),
                     )
                     .hint("run `git swarm sync`, then hand off again"));
                 }
-                continue;
             }
-        }
+            let Some(refname) = next_free_id(ctx, packet, &stem, &mut n)? else {
+                return Ok(Step::Done(None));
+            };
+            packet.created_at = rfc3339(now);
+            let next = first_version(ctx, packet, &refname, actor)?;
+            Ok(Step::Publish(
+                next.companions(companions.to_vec()).point("handoff"),
+            ))
+        },
+    )?;
+    match looped {
+        Looped::Published(Some(refname)) => Ok(refname),
+        _ => Err(Error::race(
+            "CAS_FAILED",
+            "could not find a free packet id (64 tries)",
+        )),
     }
-    Err(Error::race(
-        "CAS_FAILED",
-        "could not find a free packet id (64 tries)",
-    ))
 }
 
-/// Write the packet's first version and publish it under `refname`.
-fn try_publish(
+/// The next id after the `n`th that no packet has yet, given to `packet`,
+/// and its ref; None after [`ID_TRIES`].
+fn next_free_id(
+    ctx: &Ctx,
+    packet: &mut Packet,
+    stem: &str,
+    n: &mut usize,
+) -> Result<Option<String>> {
+    while *n < ID_TRIES {
+        *n += 1;
+        let id = if *n == 1 {
+            stem.to_string()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let refname = packet_ref(&packet.plan, &id);
+        if !id_taken(ctx, &refname)? {
+            packet.id = id;
+            return Ok(Some(refname));
+        }
+    }
+    Ok(None)
+}
+
+/// Write the packet's first version under `refname`: what to publish.
+fn first_version(
     ctx: &Ctx,
     packet: &Packet,
     refname: &str,
     actor: &str,
-    companions: &[PushUpdate],
-) -> Result<Published> {
+) -> Result<Next<Option<String>>> {
     let store = &ctx.store;
     let version = PacketVersion {
         packet: packet.clone(),
@@ -197,20 +225,19 @@ fn try_publish(
     }
     let commit = store.commit(tree, &[], &event)?;
     failpoint::point("handoff:objects");
-    let tip = sync::Tip {
+    let tip = Tip {
         local: None,
         remote: None,
         base: None,
         online: ctx.remote().is_some(),
         archived: false,
     };
-    let record = sync::Publish {
+    Ok(Next::new(
         refname,
-        tip: &tip,
-        new: commit,
+        tip,
+        commit,
         actor,
-        reason: &event.summary,
-        point: "handoff",
-    };
-    sync::publish_records(store, ctx.remote(), &record, companions, &[])
+        &event.summary,
+        Some(refname.to_string()),
+    ))
 }

@@ -6,6 +6,6 @@
 
 pub use crate::ctx::packet::{handoff_accepted, locate, open_packets, OpenPacket};
 pub use crate::model::packet::{
-    packet_ref, Acceptance, HandoffInput, Packet, PacketKey, PacketVersion, Verified,
-    Withdrawal, REASONS,
+    packet_ref, Acceptance, HandoffInput, Packet, PacketKey, PacketVersion, Verified, Withdrawal,
+    REASONS,
 };

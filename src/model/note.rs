@@ -71,7 +71,10 @@ impl Note {
 
     /// Every readable line of a note.
     pub fn parse_all<S: AsRef<str>>(lines: &[S]) -> Vec<Note> {
-        lines.iter().filter_map(|l| Note::parse(l.as_ref())).collect()
+        lines
+            .iter()
+            .filter_map(|l| Note::parse(l.as_ref()))
+            .collect()
     }
 
     /// A verdict that the PR merged.
@@ -145,7 +148,10 @@ mod tests {
         assert_eq!(Note::parse(r#"{"kind":"future","x":1}"#), Some(Note::Other));
         assert_eq!(Note::parse("not json"), None);
         assert_eq!(Note::parse(r#"{"no":"kind"}"#), None);
-        let lines = vec!["junk".to_string(), r#"{"kind":"verdict","state":"merged"}"#.into()];
+        let lines = vec![
+            "junk".to_string(),
+            r#"{"kind":"verdict","state":"merged"}"#.into(),
+        ];
         assert_eq!(Note::parse_all(&lines).len(), 1);
     }
 }

@@ -9,7 +9,6 @@
 //! acceptance already published and runs the same completion steps
 //! ([`complete`]), each of which does nothing when done already.
 
-
 use std::path::Path;
 
 use gix::ObjectId;
@@ -118,12 +117,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 /// interrupted run: nothing to publish), or check the packet against this
 /// checkout and write the acceptance, to publish at the arbiter with the
 /// lane handed over in the same push.
-fn decide(
-    ctx: &Ctx,
-    arg: &str,
-    actor: &str,
-    tried: &mut Option<Packet>,
-) -> Result<Step<Decided>> {
+fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Result<Step<Decided>> {
     let store = &ctx.store;
     let refname = locate(ctx, arg)?;
     let tip = sync::tip(store, ctx.remote(), &refname)?;
@@ -317,4 +311,3 @@ fn accept_event(acc: &Acceptance) -> Event {
     }
     event
 }
-

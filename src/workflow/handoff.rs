@@ -221,4 +221,3 @@ fn warnings(ctx: &Ctx, packet: &Packet) -> Vec<String> {
         (None, Some(_)) => "the detached head is not on the remote: push it to a branch so that a successor on another machine can reach it".to_string(),
     }]
 }
-

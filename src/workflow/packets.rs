@@ -8,9 +8,7 @@ use serde::Serialize;
 use crate::ctx::packet::{fetch, known_refs, locate_in, read_at};
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::packet::{
-    PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE,
-};
+use crate::model::packet::{PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE};
 use crate::names;
 use crate::store::record::Unreadable;
 use crate::sync;

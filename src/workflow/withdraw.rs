@@ -29,9 +29,9 @@ pub struct Withdrawn {
 /// What the publish loop's one round decided.
 enum Decided {
     /// Withdrawn already: nothing to publish.
-    Already(Withdrawn),
+    Already(Box<Withdrawn>),
     /// This withdrawal, in a new version of the packet ref.
-    Wrote(Packet, Withdrawal, ObjectId, Event),
+    Wrote(Box<(Packet, Withdrawal, ObjectId, Event)>),
 }
 
 /// `git swarm packet withdraw <id> --reason R`
@@ -67,8 +67,8 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         }
     };
     let (packet, w, commit, event) = match decided {
-        Decided::Already(done) => return Ok(done),
-        Decided::Wrote(p, w, c, e) => (p, w, c, e),
+        Decided::Already(done) => return Ok(*done),
+        Decided::Wrote(wrote) => *wrote,
     };
     // The plan's journal says so too; a missing plan (archived) is no reason to fail.
     match plan::journal(
@@ -108,12 +108,12 @@ fn decide(
     let version = read_at(store, refname, base)?;
     let packet = version.packet.clone();
     if let Some(w) = version.may_withdraw(actor)? {
-        return Ok(Step::Done(Decided::Already(Withdrawn {
+        return Ok(Step::Done(Decided::Already(Box::new(Withdrawn {
             packet: packet.id.clone(),
             refname: refname.to_string(),
             withdrawal: w.clone(),
             commit: None,
-        })));
+        }))));
     }
     let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
     // The packet's own bytes stay as they are: the withdrawal is added.
@@ -136,7 +136,7 @@ fn decide(
             commit,
             actor,
             &summary,
-            Decided::Wrote(packet, w, commit, event),
+            Decided::Wrote(Box::new((packet, w, commit, event))),
         )
         .point("withdraw"),
     ))

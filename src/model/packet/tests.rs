@@ -240,10 +240,9 @@ fn the_mismatch_error_explains_and_hints() {
     assert!(err
         .message
         .starts_with("packet 20261129T091131Z-alice does not match this checkout (1 mismatch); nothing was recorded"));
-    assert!(err.message.contains(&format!(
-        "head: expected {}, found ffff",
-        p.head
-    )));
+    assert!(err
+        .message
+        .contains(&format!("head: expected {}, found ffff", p.head)));
     assert!(err.hints[0].contains("git switch feat/login (at 0123456789ab)"));
     assert!(err.hints[1].contains("alice must push it"));
     let detail = err.detail.unwrap();

@@ -77,9 +77,11 @@ pub fn mismatches(packet: &Packet, facts: &Facts) -> Vec<Mismatch> {
             json!(format!("plan {} exists", packet.plan)),
             json!("not found here"),
         )),
-        Some(c) if *c != packet.contract => {
-            out.push(Mismatch::plain("contract", json!(packet.contract), json!(c)))
-        }
+        Some(c) if *c != packet.contract => out.push(Mismatch::plain(
+            "contract",
+            json!(packet.contract),
+            json!(c),
+        )),
         Some(_) => {}
     }
     if facts.branch != packet.branch {
@@ -90,7 +92,11 @@ pub fn mismatches(packet: &Packet, facts: &Facts) -> Vec<Mismatch> {
         ));
     }
     if facts.head.as_deref() != Some(packet.head.as_str()) {
-        out.push(Mismatch::plain("head", json!(packet.head), json!(facts.head)));
+        out.push(Mismatch::plain(
+            "head",
+            json!(packet.head),
+            json!(facts.head),
+        ));
     }
     let mut dirty = facts.dirty.clone();
     // The packet's own export file is not part of the work.

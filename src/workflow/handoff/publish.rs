@@ -11,8 +11,8 @@ use crate::git::PushUpdate;
 use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
 use crate::names;
 use crate::store::kind::Record;
-use crate::store::Event;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::store::Event;
 use crate::sync;
 
 /// Publish `packet` (completing an interrupted run's when there is one):

@@ -18,13 +18,13 @@ use crate::model::packet::{
 use crate::names;
 use crate::store::kind::Records;
 use crate::store::record::Unreadable;
+use crate::store::{mirror, remote};
 use crate::store::{short, Store};
-use crate::sync;
 
 /// Fetch `refs` (prefixes) from the remote into its mirror, unless offline.
 pub fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     if let Some(remote) = ctx.remote() {
-        sync::fetch_refs(&ctx.store, remote, refs)?;
+        mirror::fetch_refs(&ctx.store, remote, refs)?;
     }
     Ok(())
 }
@@ -61,14 +61,14 @@ pub fn known_refs(
         .map(|(n, _)| n)
         .collect();
     if let Some(remote) = remote {
-        let root = sync::mirror_ref(remote, "refs/swarm/");
-        for (n, _) in ctx.store.list_refs(&sync::mirror_ref(remote, prefix))? {
+        let root = mirror::mirror_ref(remote, "refs/swarm/");
+        for (n, _) in ctx.store.list_refs(&mirror::mirror_ref(remote, prefix))? {
             names.push(format!("refs/swarm/{}", &n[root.len()..]));
         }
     }
     if archived {
         names.extend(
-            crate::gc::archived(&ctx.store, "packets")?
+            crate::store::archive::archived(&ctx.store, "packets")?
                 .into_keys()
                 .filter(|n| n.starts_with(prefix)),
         );
@@ -165,7 +165,7 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
     for refname in known_refs(ctx, remote, PREFIX, false)? {
-        let tip = sync::tip(&ctx.store, remote, &refname)?;
+        let tip = remote::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
         // Most live packets are accepted: tell by the tree, not by parsing.
         let closed = ctx

@@ -7,7 +7,11 @@
 //! [`Note::line`] and [`Note::value`] give; lines written before this type
 //! existed compare equal.
 
+use gix::ObjectId;
 use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::store::Store;
 
 /// One note line.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -75,6 +79,22 @@ impl Note {
             .iter()
             .filter_map(|l| Note::parse(l.as_ref()))
             .collect()
+    }
+
+    /// The readable lines of the note on `target` (`refs/notes/swarm`).
+    pub fn on(store: &Store, target: ObjectId) -> Result<Vec<Note>> {
+        Ok(Note::parse_all(&store.note_lines(target)?))
+    }
+
+    /// Append this line to the note on `target`, once (a line already there
+    /// is not written twice).
+    pub fn append(
+        &self,
+        store: &Store,
+        target: ObjectId,
+        event: &crate::store::Event,
+    ) -> Result<()> {
+        store.note_append(target, &self.value(), event)
     }
 
     /// A verdict that the PR merged.

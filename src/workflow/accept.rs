@@ -26,9 +26,9 @@ use crate::model::packet::{
 };
 use crate::plan;
 use crate::store::record;
+use crate::store::remote;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 use crate::store::Event;
-use crate::sync;
 
 mod lane;
 
@@ -120,7 +120,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Result<Step<Decided>> {
     let store = &ctx.store;
     let refname = locate(ctx, arg)?;
-    let tip = sync::tip(store, ctx.remote(), &refname)?;
+    let tip = remote::tip(store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, &refname, base)?;
     let packet = version.packet.clone();
@@ -231,7 +231,7 @@ fn complete(
     let store = &ctx.store;
     let mut completed = false;
     if store.ref_target(refname)? != Some(commit) {
-        sync::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
+        remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
         completed = true;
     }
     let event = accept_event(acc);
@@ -253,7 +253,7 @@ fn complete(
         commit: commit.to_string(),
     };
     if !store.note_lines(head_id)?.contains(&note.line()) {
-        store.note_append(head_id, &note.value(), &event)?;
+        note.append(store, head_id, &event)?;
         completed = true;
     }
     if let Some(branch) = &packet.branch {

@@ -203,7 +203,7 @@ fn record_written(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
         author: packet.author.clone(),
         reason: packet.reason.clone(),
     };
-    ctx.store.note_append(head_id, &note.value(), &event)
+    note.append(&ctx.store, head_id, &event)
 }
 
 /// Why a successor elsewhere may not reach the work.

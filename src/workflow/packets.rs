@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::model::packet::{PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE};
 use crate::names;
 use crate::store::record::Unreadable;
-use crate::sync;
+use crate::store::{mirror, remote};
 
 /// One packet in the listing.
 #[derive(Debug, Clone, Serialize)]
@@ -61,7 +61,7 @@ pub struct Listing {
     pub unreadable: Vec<Unreadable>,
     /// Only open packets were asked for.
     pub open: bool,
-    pub mirror: Option<sync::MirrorView>,
+    pub mirror: Option<mirror::MirrorView>,
     pub now: jiff::Timestamp,
 }
 
@@ -80,7 +80,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Listing>
     let mut rows = Vec::new();
     let mut unreadable = Vec::new();
     for refname in known_refs(ctx, remote, &prefix, false)? {
-        let tip = sync::tip(&ctx.store, remote, &refname)?;
+        let tip = remote::tip(&ctx.store, remote, &refname)?;
         let Some(base) = tip.base else { continue };
         match read_at(&ctx.store, &refname, base) {
             Ok(v) if open && !v.is_open() => {}
@@ -96,7 +96,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Listing>
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let mirror = remote
-        .map(|r| sync::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
+        .map(|r| mirror::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
         .transpose()?;
     Ok(Listing {
         rows,
@@ -126,7 +126,7 @@ pub fn show(ctx: &Ctx, arg: &str) -> Result<Shown> {
     fetch(ctx, &[PREFIX])?;
     let remote = ctx.settings.remote.as_deref();
     let refname = locate_in(ctx, remote, arg)?;
-    let tip = sync::tip(&ctx.store, remote, &refname)?;
+    let tip = remote::tip(&ctx.store, remote, &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(&ctx.store, &refname, base)?;
     let mut files = ctx.store.read_commit(base)?.files;

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use crate::git::PushUpdate;
 use crate::model::packet::Packet;
 use crate::names;
-use crate::sync;
+use crate::store::remote;
 
 /// The lane the packet hands over, as the next version of its record, to
 /// publish in the same atomic push as the acceptance: so `accept` either
@@ -35,7 +35,7 @@ pub fn lane_move(
         return Ok(Vec::new());
     };
     let refname = crate::lane::lane_ref(&feature);
-    let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+    let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let Some(base) = tip.base else {
         if packet.lane.is_some() {
             return Err(lane_missing(packet, &feature));
@@ -65,10 +65,10 @@ pub fn catch_up(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
         return Ok(false);
     };
     let refname = crate::lane::lane_ref(feature);
-    let tip = sync::tip(&ctx.store, Some(remote), &refname)?;
+    let tip = remote::tip(&ctx.store, Some(remote), &refname)?;
     match (tip.remote, tip.local_behind(&ctx.store)?) {
         (Some(published), true) => {
-            sync::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
+            remote::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
             Ok(true)
         }
         _ => Ok(false),

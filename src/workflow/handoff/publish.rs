@@ -13,7 +13,7 @@ use crate::names;
 use crate::store::kind::Record;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::Event;
-use crate::sync;
+use crate::store::{mirror, remote};
 
 /// Publish `packet` (completing an interrupted run's when there is one):
 /// its ref, and whether it was resumed. The packet gets its id and time.
@@ -33,7 +33,7 @@ pub fn publish(ctx: &Ctx, packet: &mut Packet, actor: &str) -> Result<(String, b
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
     for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
-        let tip = sync::tip(&ctx.store, ctx.remote(), &refname)?;
+        let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok(v) = read_at(&ctx.store, &refname, base) else {
             continue;
@@ -49,7 +49,7 @@ fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<St
 /// when it never reached the remote, else catch the local ref up.
 fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> Result<Packet> {
     let store = &ctx.store;
-    let tip = sync::tip(store, ctx.remote(), refname)?;
+    let tip = remote::tip(store, ctx.remote(), refname)?;
     let commit = tip.base.expect("a resumable packet has a version");
     let packet = read_at(store, refname, commit)?.packet;
     if tip.online && tip.remote.is_none() {
@@ -72,7 +72,7 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
             .hint("run `git swarm sync`, then hand off again"));
         }
     } else if tip.local != Some(commit) {
-        sync::adopt(store, refname, commit, actor, "handoff: catch up")?;
+        remote::adopt(store, refname, commit, actor, "handoff: catch up")?;
     }
     Ok(packet)
 }
@@ -90,7 +90,7 @@ fn lane_companion(ctx: &Ctx, lane_ref: Option<&str>) -> Result<Vec<PushUpdate>> 
     let Some(local) = store.ref_target(refname)? else {
         return Ok(Vec::new());
     };
-    let published = store.ref_target(&sync::mirror_ref(remote, refname))?;
+    let published = store.ref_target(&mirror::mirror_ref(remote, refname))?;
     let ahead = match published {
         None => true,
         Some(p) => p != local && store.is_ancestor(p, local)?,

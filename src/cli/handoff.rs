@@ -6,7 +6,13 @@ use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::output::Output;
 
-use git_swarm::packet::{self, HandoffInput};
+use git_swarm::model::packet::HandoffInput;
+use git_swarm::store::record::report_unreadable;
+use git_swarm::store::short;
+use git_swarm::workflow::accept::{self, Accepted};
+use git_swarm::workflow::handoff::{self as handoff_op, Handoff};
+use git_swarm::workflow::packets::{self, Listing, Shown};
+use git_swarm::workflow::withdraw::{self, Withdrawn};
 
 use super::Global;
 
@@ -83,7 +89,7 @@ pub struct AcceptArgs {
 
 pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    packet::handoff(
+    let done = handoff_op::handoff(
         &ctx,
         HandoffInput {
             reason: a.reason,
@@ -98,23 +104,240 @@ pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
             decisions: a.decision,
             export: a.export,
         },
-    )
+    )?;
+    Ok(render_handoff(&done))
 }
 
 pub fn packets(g: &Global, a: PacketsArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    packet::list(&ctx, a.plan.as_deref(), a.open)
+    Ok(render_listing(&packets::list(
+        &ctx,
+        a.plan.as_deref(),
+        a.open,
+    )?))
 }
 
 pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
     let ctx = g.ctx()?;
     match c {
-        PacketCmd::Show { packet_id } => packet::show(&ctx, &packet_id),
-        PacketCmd::Withdraw { packet_id, reason } => packet::withdraw(&ctx, &packet_id, &reason),
+        PacketCmd::Show { packet_id } => Ok(render_shown(&packets::show(&ctx, &packet_id)?)),
+        PacketCmd::Withdraw { packet_id, reason } => Ok(render_withdrawn(&withdraw::withdraw(
+            &ctx, &packet_id, &reason,
+        )?)),
     }
 }
 
 pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    packet::accept(&ctx, &a.packet_id)
+    Ok(render_accepted(&accept::accept(&ctx, &a.packet_id)?))
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn render_handoff(h: &Handoff) -> Output {
+    let packet = &h.packet;
+    let mut text = format!(
+        "{} packet {} ({})\n",
+        if h.resumed { "completed" } else { "wrote" },
+        packet.id,
+        h.refname
+    );
+    text.push_str(&format!(
+        "  work: {} at {} ({}), {} uncommitted path{}\n",
+        packet.branch.as_deref().unwrap_or("(detached HEAD)"),
+        &packet.head[..12],
+        if packet.pushed {
+            "pushed"
+        } else {
+            "not on the remote"
+        },
+        packet.uncommitted.len(),
+        plural(packet.uncommitted.len())
+    ));
+    if let Some(remote) = &h.published_to {
+        text.push_str(&format!("  published to {remote}\n"));
+    }
+    if let Some(path) = &h.exported_to {
+        text.push_str(&format!("  exported to {} (mode 0600)\n", path.display()));
+    }
+    text.push_str(&format!(
+        "a successor takes over with: git swarm accept {}\n",
+        packet.id
+    ));
+    let mut json = serde_json::to_value(packet).expect("a packet serialises");
+    json["ref"] = serde_json::json!(h.refname);
+    json["resumed"] = serde_json::json!(h.resumed);
+    json["published"] = serde_json::json!(h.published_to.is_some());
+    json["warnings"] = serde_json::json!(h.warnings);
+    let mut out = Output::new(json, text);
+    out.warnings = h.warnings.clone();
+    out
+}
+
+fn render_accepted(a: &Accepted) -> Output {
+    let packet = &a.packet;
+    let mut text = format!(
+        "accepted packet {} (plan {}, from {}: {}){}\n",
+        packet.id,
+        packet.plan,
+        packet.author,
+        packet.reason,
+        if a.resumed {
+            " — completed an interrupted acceptance"
+        } else {
+            ""
+        }
+    );
+    if let Some(t) = &packet.task {
+        text.push_str(&format!("task: {t}\n"));
+    }
+    if let Some(s) = &packet.step {
+        text.push_str(&format!("step: {s}\n"));
+    }
+    text.push_str("\nnext steps, in order:\n");
+    if packet.next.is_empty() {
+        text.push_str("  (none given: re-derive the next action from the plan)\n");
+    }
+    for (i, n) in packet.next.iter().enumerate() {
+        text.push_str(&format!("  {}. {n}\n", i + 1));
+    }
+    text.push_str("\ngates you must re-run (unverified in the packet):\n");
+    if packet.unverified.is_empty() {
+        text.push_str("  (none listed)\n");
+    }
+    for g in &packet.unverified {
+        text.push_str(&format!("  - {g}\n"));
+    }
+    if !packet.verified.is_empty() {
+        text.push_str("\nverified by the author (with evidence):\n");
+        for v in &packet.verified {
+            text.push_str(&format!("  - {} ({})\n", v.claim, v.evidence));
+        }
+    }
+    for (title, items) in [
+        ("done", &packet.done),
+        ("open requests", &packet.requests),
+        ("decisions", &packet.decisions),
+    ] {
+        if !items.is_empty() {
+            text.push_str(&format!("\n{title}:\n"));
+            for i in items {
+                text.push_str(&format!("  - {i}\n"));
+            }
+        }
+    }
+    let acc = &a.acceptance;
+    let json = serde_json::json!({
+        "packet": packet.id,
+        "plan": packet.plan,
+        "ref": a.refname,
+        "accepted_by": acc.accepted_by,
+        "accepted_at": acc.accepted_at,
+        "next": packet.next,
+        "must_rerun": packet.unverified,
+        "task": packet.task,
+        "step": packet.step,
+        "resumed": a.resumed,
+        "published": a.published,
+        "acceptance": acc,
+    });
+    let mut out = Output::new(json, text);
+    out.warnings = a.warnings.clone();
+    out
+}
+
+fn render_withdrawn(w: &Withdrawn) -> Output {
+    match w.commit {
+        None => Output::new(
+            serde_json::json!({ "packet": w.packet, "ref": w.refname, "withdrawal": w.withdrawal, "changed": false }),
+            format!(
+                "packet {} is already withdrawn ({})\n",
+                w.packet, w.withdrawal.reason
+            ),
+        ),
+        Some(commit) => Output::new(
+            serde_json::json!({ "packet": w.packet, "ref": w.refname, "withdrawal": w.withdrawal, "changed": true, "commit": commit.to_string() }),
+            format!(
+                "withdrew packet {} ({}); it stays readable and can no longer be accepted\n",
+                w.packet, w.refname
+            ),
+        ),
+    }
+}
+
+fn render_listing(l: &Listing) -> Output {
+    let mut text = String::new();
+    if l.rows.is_empty() && l.unreadable.is_empty() {
+        text.push_str(if l.open {
+            "no open packets\n"
+        } else {
+            "no packets\n"
+        });
+    }
+    for r in &l.rows {
+        text.push_str(&format!(
+            "{:<36} {:<16} {:<18} {:<24} {}\n",
+            r.id,
+            r.plan,
+            r.reason,
+            format!(
+                "{}@{}",
+                r.branch.as_deref().unwrap_or("detached"),
+                &r.head[..12.min(r.head.len())]
+            ),
+            match (&r.accepted_by, &r.withdrawn_by) {
+                (Some(by), _) => format!("accepted by {by}"),
+                (None, Some(by)) => format!(
+                    "withdrawn by {by}: {}",
+                    r.withdrawn_reason.as_deref().unwrap_or_default()
+                ),
+                (None, None) => "open".to_string(),
+            }
+        ));
+    }
+    if let Some(m) = &l.mirror {
+        text.push_str(&m.text(l.now));
+    }
+    report_unreadable(
+        Output::new(
+            serde_json::json!({ "packets": l.rows, "mirror": l.mirror }),
+            text,
+        ),
+        &l.unreadable,
+    )
+}
+
+fn render_shown(s: &Shown) -> Output {
+    let v = &s.version;
+    let mut text = format!("# {} ({})\n", s.refname, short(s.commit));
+    text.push_str(&String::from_utf8_lossy(&s.packet_yaml));
+    match (&s.acceptance_yaml, &s.withdrawal_yaml) {
+        (Some(a), _) => {
+            text.push_str("# acceptance\n");
+            text.push_str(&String::from_utf8_lossy(a));
+        }
+        (None, Some(w)) => {
+            text.push_str("# withdrawn by its author: it cannot be accepted\n");
+            text.push_str(&String::from_utf8_lossy(w));
+        }
+        (None, None) => text.push_str(&format!(
+            "# not accepted yet: git swarm accept {}\n",
+            v.packet.id
+        )),
+    }
+    let json = serde_json::json!({
+        "ref": s.refname,
+        "commit": s.commit.to_string(),
+        "published": s.published,
+        "packet": v.packet,
+        "acceptance": v.acceptance,
+        "withdrawal": v.withdrawal,
+    });
+    Output::new(json, text)
 }

@@ -3,6 +3,7 @@
 
 pub mod init;
 pub mod lane;
+pub mod packet;
 pub mod plan;
 
 use std::path::Path;

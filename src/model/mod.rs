@@ -7,6 +7,8 @@
 
 pub mod lane;
 pub mod lead;
+pub mod note;
+pub mod packet;
 pub mod plan;
 
 use crate::store::kind::{AnyKind, KindOf};
@@ -18,7 +20,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static PLAN: KindOf<plan::PlanDoc> = KindOf::new();
     static LANE: KindOf<lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
-    static PACKET: KindOf<crate::packet::PacketVersion> = KindOf::new();
+    static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
     static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
     &KINDS
 }

@@ -4,15 +4,19 @@
 //! returns an outcome for the CLI to render; workflows do not import each
 //! other.
 
+pub mod accept;
 pub mod demo;
 pub mod gc;
+pub mod handoff;
 pub mod init;
 pub mod lane_remove;
 pub mod lane_report;
 pub mod lane_start;
 pub mod lanes;
 pub mod lead;
+pub mod packets;
 pub mod plan;
 pub mod status;
 pub mod sync;
 pub mod verify;
+pub mod withdraw;

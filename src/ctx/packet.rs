@@ -1,0 +1,238 @@
+//! Session helpers of the packet kind: fetch packet refs, name the packet
+//! refs known here (local, last fetched, archived), find one by id, read a
+//! version, and what other areas ask about packets (open ones for `status`,
+//! an accepted handoff backing a lane).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::Ctx;
+use crate::error::{Error, Result};
+use crate::model::packet::{
+    missing_packet_file, PacketKey, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX,
+    WITHDRAWAL_FILE,
+};
+use crate::names;
+use crate::store::kind::Records;
+use crate::store::record::Unreadable;
+use crate::store::{mirror, remote};
+use crate::store::{short, Store};
+
+/// Fetch `refs` (prefixes) from the remote into its mirror, unless offline.
+pub fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
+    if let Some(remote) = ctx.remote() {
+        mirror::fetch_refs(&ctx.store, remote, refs)?;
+    }
+    Ok(())
+}
+
+/// The packet version at `commit` of `refname`.
+pub fn read_at(store: &Store, refname: &str, commit: ObjectId) -> Result<PacketVersion> {
+    let key = PacketKey::from_refname(refname).ok_or_else(|| {
+        Error::usage(
+            "RECORD_INVALID",
+            format!("{refname} is not a valid packet ref name"),
+        )
+    })?;
+    Records::<PacketVersion>::new(store)
+        .at(&key, commit)
+        .map_err(|e| match store.tree_has(commit, PACKET_FILE) {
+            Ok(false) => missing_packet_file(refname, Some(&short(commit))),
+            _ => e,
+        })
+        .map(|v| v.value)
+}
+
+/// Packet refs under `prefix`, local or published; with `archived`, also
+/// those `gc` folded into the archive (for finding one packet by id).
+pub fn known_refs(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    prefix: &str,
+    archived: bool,
+) -> Result<Vec<String>> {
+    let mut names: Vec<String> = ctx
+        .store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(n, _)| n)
+        .collect();
+    if let Some(remote) = remote {
+        let root = mirror::mirror_ref(remote, "refs/swarm/");
+        for (n, _) in ctx.store.list_refs(&mirror::mirror_ref(remote, prefix))? {
+            names.push(format!("refs/swarm/{}", &n[root.len()..]));
+        }
+    }
+    if archived {
+        names.extend(
+            crate::store::archive::archived(&ctx.store, "packets")?
+                .into_keys()
+                .filter(|n| n.starts_with(prefix)),
+        );
+    }
+    names.sort();
+    names.dedup();
+    Ok(names)
+}
+
+/// Find the packet ref an id names (`<id>` or `<plan>/<id>`).
+pub fn locate(ctx: &Ctx, arg: &str) -> Result<String> {
+    locate_in(ctx, ctx.remote(), arg)
+}
+
+/// [`locate`] among the local refs and `remote`'s mirror.
+pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
+    let (plan, id) = match arg.split_once('/') {
+        Some((p, i)) => (Some(p), i),
+        None => (None, arg),
+    };
+    if let Some(p) = plan {
+        names::validate_name("plan", p)?;
+    }
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
+    {
+        return Err(Error::usage(
+            "NAME_INVALID",
+            format!("'{}' is not a packet id", arg.escape_debug()),
+        )
+        .hint("packet ids look like 20261129T091131Z-alice; list them with `git swarm packets`"));
+    }
+    let prefix = match plan {
+        Some(p) => format!("{PREFIX}{p}/"),
+        None => PREFIX.to_string(),
+    };
+    let found: Vec<String> = known_refs(ctx, remote, &prefix, true)?
+        .into_iter()
+        .filter(|r| r.rsplit('/').next() == Some(id))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(
+            Error::usage("NOT_FOUND", format!("packet '{arg}' does not exist")).hint(
+                "list packets with `git swarm packets`; `git swarm sync` fetches the shared ones",
+            ),
+        ),
+        many => Err(Error::usage(
+            "USAGE",
+            format!("packet id '{id}' is ambiguous: {}", many.join(", ")),
+        )
+        .hint("name it as <plan>/<packet-id>")),
+    }
+}
+
+/// Whether an accepted handoff backs lane `feature` being `owner`'s at
+/// `path`: a packet (here) for that lane whose acceptance is by `owner` in
+/// the checkout at `path`. Unreadable packets back nothing.
+pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
+    let (packets, _unreadable) = Records::<PacketVersion>::new(store).all()?;
+    Ok(packets.iter().any(|v| {
+        let v = &v.value;
+        v.acceptance.as_ref().is_some_and(|acc| {
+            v.packet.lane.as_deref() == Some(feature)
+                && acc.accepted_by == owner
+                && same_dir(&acc.checkout, path)
+        })
+    }))
+}
+
+fn same_dir(a: &str, b: &str) -> bool {
+    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::PathBuf::from(p));
+    canon(a) == canon(b)
+}
+
+/// A packet nobody has accepted yet, as `status` shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OpenPacket {
+    pub id: String,
+    pub plan: String,
+    pub author: String,
+    pub reason: String,
+    pub created_at: String,
+    pub branch: Option<String>,
+}
+
+/// Every open (neither accepted nor withdrawn) live packet known here —
+/// local refs and the mirror as last fetched, without fetching (`status`
+/// only reads) — oldest first, and the packets that could not be read.
+pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
+    let remote = ctx.settings.remote.as_deref();
+    let mut out = Vec::new();
+    let mut unreadable = Vec::new();
+    for refname in known_refs(ctx, remote, PREFIX, false)? {
+        let tip = remote::tip(&ctx.store, remote, &refname)?;
+        let Some(base) = tip.base else { continue };
+        // Most live packets are accepted: tell by the tree, not by parsing.
+        let closed = ctx
+            .store
+            .tree_has(base, ACCEPTANCE_FILE)
+            .and_then(|a| Ok(a || ctx.store.tree_has(base, WITHDRAWAL_FILE)?));
+        let read = closed.and_then(|closed| {
+            if closed {
+                Ok(None)
+            } else {
+                read_at(&ctx.store, &refname, base).map(Some)
+            }
+        });
+        let p = match read {
+            Ok(Some(v)) => v.packet,
+            Ok(None) => continue,
+            Err(e) => {
+                let name = refname.trim_start_matches(PREFIX);
+                unreadable.push(Unreadable::new("packet", name, &refname, &e));
+                continue;
+            }
+        };
+        out.push(OpenPacket {
+            id: p.id,
+            plan: p.plan,
+            author: p.author,
+            reason: p.reason,
+            created_at: p.created_at,
+            branch: p.branch,
+        });
+    }
+    out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
+    Ok((out, unreadable))
+}
+
+/// The content of each path in the checkout, as git would store it: the
+/// blob id of a file's bytes (of a symlink's target, for a link), or
+/// `deleted`. No filters run, so both sides of a handoff hash alike.
+pub fn content_ids(
+    store: &Store,
+    workdir: &Path,
+    paths: &[String],
+) -> Result<BTreeMap<String, String>> {
+    let kind = store.repo.object_hash();
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let full = workdir.join(p);
+        let bytes = match std::fs::symlink_metadata(&full) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                out.insert(p.clone(), "deleted".to_string());
+                continue;
+            }
+            Err(e) => return Err(crate::plan::io_error(&full, e)),
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&full)
+                .map_err(|e| crate::plan::io_error(&full, e))?
+                .into_os_string()
+                .into_encoded_bytes(),
+            Ok(m) if m.is_dir() => {
+                // A nested repository or submodule: its content is not ours to hash.
+                out.insert(p.clone(), "directory".to_string());
+                continue;
+            }
+            Ok(_) => std::fs::read(&full).map_err(|e| crate::plan::io_error(&full, e))?,
+        };
+        let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| Error::gix("could not hash a file", e))?;
+        out.insert(p.clone(), id.to_string());
+    }
+    Ok(out)
+}

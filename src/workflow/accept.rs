@@ -1,0 +1,313 @@
+//! `git swarm accept <packet-id>`: a successor re-derives every fact of the
+//! packet it can check, then appends its acceptance (`acceptance.yaml`,
+//! `swarm-acceptance/v1`) to the packet ref by compare-and-swap at the
+//! arbiter (the remote, else the local ref) — with the lane record handed
+//! over in the same atomic push — so a packet is accepted exactly once.
+//! Only then are the local refs, the plan's journal and the note moved.
+//!
+//! A re-run after an interruption takes the same path: it finds its own
+//! acceptance already published and runs the same completion steps
+//! ([`complete`]), each of which does nothing when done already.
+
+use std::path::Path;
+
+use gix::ObjectId;
+
+use crate::clock::rfc3339;
+use crate::ctx::packet::{content_ids, locate, read_at};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::lead;
+use crate::model::note::Note;
+use crate::model::packet::{
+    already_accepted, content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
+    ACCEPTANCE_FILE, PREFIX,
+};
+use crate::plan;
+use crate::store::record;
+use crate::store::remote;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
+use crate::store::Event;
+
+mod lane;
+
+/// What `accept` did.
+#[derive(Debug, Clone)]
+pub struct Accepted {
+    pub refname: String,
+    pub packet: Packet,
+    pub acceptance: Acceptance,
+    /// This run completed an interrupted acceptance.
+    pub resumed: bool,
+    /// A remote arbitrated.
+    pub published: bool,
+    pub warnings: Vec<String>,
+}
+
+/// What the refs this command reads are fetched as, each round.
+const WANTED: &[&str] = &[
+    PREFIX,
+    "refs/swarm/lead/",
+    "refs/swarm/plans/",
+    "refs/swarm/lanes/",
+];
+
+/// What one round of the publish loop decided.
+struct Decided {
+    refname: String,
+    packet: Packet,
+    acc: Acceptance,
+    /// The version holding the acceptance.
+    commit: ObjectId,
+    resumed: bool,
+}
+
+/// `git swarm accept <packet-id>`
+pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
+    let actor = ctx.actor()?;
+    // One round decides and publishes; a lost race is decided on a fresh
+    // fetch in the second round, which only explains it.
+    let mut tried: Option<Packet> = None;
+    let looped = publish_loop(
+        &ctx.store,
+        ctx.remote(),
+        Fetch::Refs(WANTED),
+        2,
+        |round| match (&round.rejected, &tried) {
+            (Some(lost), Some(packet)) => Err(lost_race(ctx, round, packet, lost)),
+            _ => decide(ctx, arg, &actor, &mut tried),
+        },
+    )?;
+    let d = match looped {
+        Looped::Published(d) => {
+            failpoint::point("accept:ref");
+            d
+        }
+        Looped::Done(d) => d,
+        Looped::Exhausted(lost) => {
+            let packet = tried.expect("a refused acceptance was tried");
+            return Err(refused(&packet, &lost.lines));
+        }
+    };
+    let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
+    if d.resumed && !completed {
+        return Err(already_accepted(&d.packet, &d.acc));
+    }
+    let mut warnings = Vec::new();
+    // Accepting your own packet is allowed (an address may stand for an
+    // account whose next session resumes), but it locks out any other successor.
+    if !d.resumed && d.packet.author == actor {
+        warnings.push(format!(
+            "you accepted a packet you wrote yourself ({}): no other successor can accept it now",
+            d.packet.author
+        ));
+    }
+    Ok(Accepted {
+        refname: d.refname,
+        packet: d.packet,
+        acceptance: d.acc,
+        resumed: d.resumed,
+        published: ctx.remote().is_some(),
+        warnings,
+    })
+}
+
+/// Find the packet and decide: our own acceptance already there (an
+/// interrupted run: nothing to publish), or check the packet against this
+/// checkout and write the acceptance, to publish at the arbiter with the
+/// lane handed over in the same push.
+fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Result<Step<Decided>> {
+    let store = &ctx.store;
+    let refname = locate(ctx, arg)?;
+    let tip = remote::tip(store, ctx.remote(), &refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let version = read_at(store, &refname, base)?;
+    let packet = version.packet.clone();
+    if let Some(acc) = version.may_accept(actor)? {
+        return Ok(Step::Done(Decided {
+            refname,
+            acc: acc.clone(),
+            packet,
+            commit: base,
+            resumed: true,
+        }));
+    }
+    let found = rederive(ctx, &packet)?;
+    if !found.is_empty() {
+        return Err(mismatch_error(&packet, &found));
+    }
+    let workdir = store.workdir_or_err()?;
+    let acc = acceptance(ctx, &packet, actor, &workdir)?;
+    let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    // The packet's own bytes stay as they are: the acceptance is added.
+    let mut files = store.read_commit(base)?.files;
+    files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
+    let tree = store.write_tree(&files)?;
+    let event = accept_event(&acc);
+    let commit = store.commit(tree, &[base], &event)?;
+    failpoint::point("accept:objects");
+    *tried = Some(packet.clone());
+    let decided = Decided {
+        refname: refname.clone(),
+        packet,
+        acc,
+        commit,
+        resumed: false,
+    };
+    Ok(Step::Publish(
+        Next::new(&refname, tip, commit, actor, &event.summary, decided)
+            .companions(lane_move)
+            .point("accept"),
+    ))
+}
+
+/// `actor`'s acceptance of the packet in the checkout at `workdir`.
+fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
+    let store = &ctx.store;
+    let leader = lead::known(store, ctx.remote(), &packet.plan)?;
+    let checkout = std::fs::canonicalize(workdir)
+        .unwrap_or_else(|_| workdir.to_path_buf())
+        .display()
+        .to_string();
+    Ok(Acceptance::new(
+        packet,
+        actor,
+        rfc3339(store.clock.now()),
+        checkout,
+        leader
+            .as_ref()
+            .and_then(|l| l.current_leader())
+            .map(str::to_string),
+        leader.as_ref().map(|l| l.epoch),
+    ))
+}
+
+/// Why the arbiter refused the acceptance, read after a fresh fetch:
+/// someone else's acceptance won, or the remote refused for another reason.
+fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Error {
+    let refname = lost.refname.as_deref().unwrap_or_default();
+    let won = round.tip(refname).and_then(|after| match after.base {
+        Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
+        None => Ok(None),
+    });
+    match won {
+        Err(e) => e,
+        Ok(Some(won)) => Error::race(
+            "PACKET_ALREADY_ACCEPTED",
+            format!(
+                "packet {} was accepted by {} at {} while you were accepting it",
+                packet.id, won.accepted_by, won.accepted_at
+            ),
+        )
+        .hint("nothing of yours was recorded; the first published acceptance wins"),
+        Ok(None) => refused(packet, &lost.lines),
+    }
+}
+
+fn refused(packet: &Packet, lines: &[String]) -> Error {
+    Error::race(
+        "PUSH_REJECTED",
+        format!(
+            "the remote refused the acceptance of packet {}: {}",
+            packet.id,
+            lines.join("; ")
+        ),
+    )
+    .hint("run the command again")
+}
+
+/// Every step after the acceptance is published, each a no-op when done
+/// already: the local packet ref, the plan's journal, the note on the head,
+/// and the lane (caught up to the published one, else handed over here).
+/// Returns whether any step had something left to do.
+fn complete(
+    ctx: &Ctx,
+    refname: &str,
+    packet: &Packet,
+    acc: &Acceptance,
+    commit: ObjectId,
+) -> Result<bool> {
+    let store = &ctx.store;
+    let mut completed = false;
+    if store.ref_target(refname)? != Some(commit) {
+        remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
+        completed = true;
+    }
+    let event = accept_event(acc);
+    completed |= plan::journal(
+        ctx,
+        &packet.plan,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    )?
+    .is_some();
+    failpoint::point("accept:journal");
+    let head_id = ObjectId::from_hex(packet.head.as_bytes())
+        .map_err(|e| Error::gix("bad head commit id", e))?;
+    let note = Note::Acceptance {
+        packet: acc.packet.clone(),
+        plan: acc.plan.clone(),
+        by: acc.accepted_by.clone(),
+        commit: commit.to_string(),
+    };
+    if !store.note_lines(head_id)?.contains(&note.line()) {
+        note.append(store, head_id, &event)?;
+        completed = true;
+    }
+    if let Some(branch) = &packet.branch {
+        // The lane record may have gone out with the acceptance: take it
+        // first, so the handover here is not written twice.
+        completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
+        completed |= crate::lane::hand_over(
+            store,
+            branch,
+            &acc.accepted_by,
+            &packet.id,
+            &store.workdir_or_err()?,
+        )?;
+    }
+    Ok(completed)
+}
+
+/// Re-derive every fact the packet states that this checkout can check.
+fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mismatch>> {
+    let store = &ctx.store;
+    let (_, plan_tip) = plan::newest_head(ctx, &packet.plan)?;
+    let contract = match plan_tip {
+        None => None,
+        Some(tip) => Some(
+            plan::from_record(&packet.plan, store.read_commit(tip)?)?
+                .record
+                .contract,
+        ),
+    };
+    let facts = Facts {
+        contract,
+        branch: store.git.current_branch()?,
+        head: store.git.rev_parse("HEAD")?,
+        dirty: store.git.dirty_paths()?,
+    };
+    let mut out = mismatches(packet, &facts);
+    if !out.iter().any(|m| m.field == "uncommitted") && !packet.uncommitted_content.is_empty() {
+        let workdir = store.workdir_or_err()?;
+        let paths: Vec<String> = packet.uncommitted_content.keys().cloned().collect();
+        let actual = content_ids(store, &workdir, &paths)?;
+        out.extend(content_mismatch(&packet.uncommitted_content, &actual));
+    }
+    Ok(out)
+}
+
+fn accept_event(acc: &Acceptance) -> Event {
+    let mut event = Event::new(
+        "handoff-accepted",
+        &acc.accepted_by,
+        format!("handoff {}: accepted by {}", acc.packet, acc.accepted_by),
+    )
+    .trailer("Swarm-Packet", acc.packet.clone());
+    if let Some(e) = acc.epoch {
+        event = event.epoch(e);
+    }
+    event
+}

@@ -1,0 +1,91 @@
+//! The lane a packet hands over: its next record version travels in the
+//! same atomic push as the acceptance; a re-run catches the local lane ref
+//! up to the published one.
+
+use std::path::Path;
+
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::git::PushUpdate;
+use crate::model::packet::Packet;
+use crate::names;
+use crate::store::remote;
+
+/// The lane the packet hands over, as the next version of its record, to
+/// publish in the same atomic push as the acceptance: so `accept` either
+/// moves the lane or records nothing. A packet that names a lane whose
+/// record has not reached this clone is refused (`PACKET_LANE_MISSING`)
+/// rather than accepted with the lane left behind. Offline, the lane is
+/// moved locally after the acceptance (see `lane::hand_over`).
+pub fn lane_move(
+    ctx: &Ctx,
+    packet: &Packet,
+    actor: &str,
+    checkout: &Path,
+) -> Result<Vec<PushUpdate>> {
+    let Some(branch) = packet.branch.as_deref() else {
+        return Ok(Vec::new());
+    };
+    let feature = packet
+        .lane
+        .clone()
+        .or_else(|| branch.strip_prefix("feat/").map(str::to_string))
+        .filter(|f| names::is_valid_name(f));
+    let Some(feature) = feature else {
+        return Ok(Vec::new());
+    };
+    let refname = crate::lane::lane_ref(&feature);
+    let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
+    let Some(base) = tip.base else {
+        if packet.lane.is_some() {
+            return Err(lane_missing(packet, &feature));
+        }
+        return Ok(Vec::new());
+    };
+    if ctx.remote().is_none() || tip.archived {
+        return Ok(Vec::new());
+    }
+    let new = crate::lane::handover_commit(
+        &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
+    )?;
+    Ok(new
+        .map(|id| PushUpdate {
+            refname,
+            new: Some(id.to_string()),
+            expected: tip.remote.map(|r| r.to_string()),
+        })
+        .into_iter()
+        .collect())
+}
+
+/// Move the local lane ref up to the published one when it is missing or
+/// behind (a run interrupted between its push and its local update).
+pub fn catch_up(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
+    let (Some(remote), Some(feature)) = (ctx.remote(), packet.lane.as_deref()) else {
+        return Ok(false);
+    };
+    let refname = crate::lane::lane_ref(feature);
+    let tip = remote::tip(&ctx.store, Some(remote), &refname)?;
+    match (tip.remote, tip.local_behind(&ctx.store)?) {
+        (Some(published), true) => {
+            remote::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
+            Ok(true)
+        }
+        _ => Ok(false),
+    }
+}
+
+fn lane_missing(packet: &Packet, feature: &str) -> Error {
+    Error::check(
+        "PACKET_LANE_MISSING",
+        format!(
+            "packet {} hands over lane {feature}, whose record has not reached this clone; nothing was recorded",
+            packet.id
+        ),
+    )
+    .hint(format!(
+        "ask {} to run `git swarm sync` (it publishes the lane record), then accept again",
+        packet.author
+    ))
+    .hint("offline: `git swarm sync` first, to fetch it")
+}

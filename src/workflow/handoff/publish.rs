@@ -1,0 +1,243 @@
+//! Publishing a packet: a free id, one commit, one atomic push at the
+//! arbiter together with the lane record; or, on a re-run, the open packet
+//! of the same content an interrupted run wrote.
+
+use crate::clock::rfc3339;
+use crate::ctx::packet::{fetch, known_refs, read_at};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::failpoint;
+use crate::git::PushUpdate;
+use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
+use crate::names;
+use crate::store::kind::Record;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::store::Event;
+use crate::store::{mirror, remote};
+
+/// Publish `packet` (completing an interrupted run's when there is one):
+/// its ref, and whether it was resumed. The packet gets its id and time.
+pub fn publish(ctx: &Ctx, packet: &mut Packet, actor: &str) -> Result<(String, bool)> {
+    let lane_ref = packet.lane.as_deref().map(crate::lane::lane_ref);
+    let now = ctx.store.clock.now();
+    let companions = lane_companion(ctx, lane_ref.as_deref())?;
+    match find_resumable(ctx, &packet.plan, packet)? {
+        Some(refname) => {
+            *packet = resume(ctx, &refname, actor, &companions)?;
+            Ok((refname, true))
+        }
+        None => Ok((publish_new(ctx, packet, actor, now, &companions)?, false)),
+    }
+}
+
+/// An open packet of ours with the same content (a re-run after an interruption).
+fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
+    for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
+        let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
+        let Some(base) = tip.base else { continue };
+        let Ok(v) = read_at(&ctx.store, &refname, base) else {
+            continue;
+        };
+        if v.acceptance.is_none() && same_content(&v.packet, candidate) {
+            return Ok(Some(refname));
+        }
+    }
+    Ok(None)
+}
+
+/// Complete the publication of the packet an interrupted run wrote: push it
+/// when it never reached the remote, else catch the local ref up.
+fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> Result<Packet> {
+    let store = &ctx.store;
+    let tip = remote::tip(store, ctx.remote(), refname)?;
+    let commit = tip.base.expect("a resumable packet has a version");
+    let packet = read_at(store, refname, commit)?.packet;
+    if tip.online && tip.remote.is_none() {
+        // Written here but never published: publish it now, once.
+        let looped = publish_loop(store, ctx.remote(), Fetch::Nothing, 1, |_| {
+            Ok(Step::Publish(
+                Next::new(refname, tip, commit, actor, "handoff: publish", ())
+                    .companions(companions.to_vec())
+                    .point("handoff"),
+            ))
+        })?;
+        if let Looped::Exhausted(lost) = looped {
+            return Err(Error::race(
+                "CAS_FAILED",
+                format!(
+                    "{refname} exists on the remote with other content: {}",
+                    lost.lines.join("; ")
+                ),
+            )
+            .hint("run `git swarm sync`, then hand off again"));
+        }
+    } else if tip.local != Some(commit) {
+        remote::adopt(store, refname, commit, actor, "handoff: catch up")?;
+    }
+    Ok(packet)
+}
+
+/// The lane record to publish in the same push as the packet, so that a
+/// successor on another clone finds the lane it takes over: the local
+/// version, when the remote lacks it or is behind it. A local version that
+/// diverged from the published one is `sync`'s to join (the published one
+/// still names the lane).
+fn lane_companion(ctx: &Ctx, lane_ref: Option<&str>) -> Result<Vec<PushUpdate>> {
+    let (Some(remote), Some(refname)) = (ctx.remote(), lane_ref) else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.store;
+    let Some(local) = store.ref_target(refname)? else {
+        return Ok(Vec::new());
+    };
+    let published = store.ref_target(&mirror::mirror_ref(remote, refname))?;
+    let ahead = match published {
+        None => true,
+        Some(p) => p != local && store.is_ancestor(p, local)?,
+    };
+    Ok(if ahead {
+        vec![PushUpdate {
+            refname: refname.to_string(),
+            new: Some(local.to_string()),
+            expected: published.map(|p| p.to_string()),
+        }]
+    } else {
+        Vec::new()
+    })
+}
+
+/// An id is taken when any plan's packet (local, last fetched, or archived)
+/// already has it: commands name packets by id alone, so an id must be unique
+/// across plans, not just within one (two handoffs in one second by one
+/// author to two plans would otherwise make the id ambiguous).
+fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
+    if ctx.store.ref_target(refname)?.is_some() {
+        return Ok(true);
+    }
+    let id = refname.rsplit('/').next().unwrap_or(refname);
+    Ok(known_refs(ctx, ctx.remote(), PREFIX, true)?
+        .iter()
+        .any(|r| r.rsplit('/').next() == Some(id)))
+}
+
+/// How many ids `handoff` tries (`<stem>`, `<stem>-2`, …) before giving up.
+const ID_TRIES: usize = 64;
+
+/// Give the packet a free id, write it, publish it at the arbiter; a lost
+/// race for an id (same author, same second) moves on to the next suffix.
+fn publish_new(
+    ctx: &Ctx,
+    packet: &mut Packet,
+    actor: &str,
+    now: jiff::Timestamp,
+    companions: &[PushUpdate],
+) -> Result<String> {
+    let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
+    names::validate_address(actor)?;
+    let mut n = 0;
+    let looped = publish_loop(
+        &ctx.store,
+        ctx.remote(),
+        Fetch::Nothing,
+        ID_TRIES,
+        |round| {
+            if let Some(lost) = &round.rejected {
+                let refname = lost.refname.as_deref().unwrap_or_default();
+                fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
+                if !companions.is_empty() && !id_taken(ctx, refname)? {
+                    // Not the id: the lane record moved at the remote meanwhile.
+                    return Err(Error::race(
+                        "PUSH_REJECTED",
+                        format!(
+                            "the remote refused the packet with its lane record: {}",
+                            lost.lines.join("; ")
+                        ),
+                    )
+                    .hint("run `git swarm sync`, then hand off again"));
+                }
+            }
+            let Some(refname) = next_free_id(ctx, packet, &stem, &mut n)? else {
+                return Ok(Step::Done(None));
+            };
+            packet.created_at = rfc3339(now);
+            let next = first_version(ctx, packet, &refname, actor)?;
+            Ok(Step::Publish(
+                next.companions(companions.to_vec()).point("handoff"),
+            ))
+        },
+    )?;
+    match looped {
+        Looped::Published(Some(refname)) => Ok(refname),
+        _ => Err(Error::race(
+            "CAS_FAILED",
+            "could not find a free packet id (64 tries)",
+        )),
+    }
+}
+
+/// The next id after the `n`th that no packet has yet, given to `packet`,
+/// and its ref; None after [`ID_TRIES`].
+fn next_free_id(
+    ctx: &Ctx,
+    packet: &mut Packet,
+    stem: &str,
+    n: &mut usize,
+) -> Result<Option<String>> {
+    while *n < ID_TRIES {
+        *n += 1;
+        let id = if *n == 1 {
+            stem.to_string()
+        } else {
+            format!("{stem}-{n}")
+        };
+        let refname = packet_ref(&packet.plan, &id);
+        if !id_taken(ctx, &refname)? {
+            packet.id = id;
+            return Ok(Some(refname));
+        }
+    }
+    Ok(None)
+}
+
+/// Write the packet's first version under `refname`: what to publish.
+fn first_version(
+    ctx: &Ctx,
+    packet: &Packet,
+    refname: &str,
+    actor: &str,
+) -> Result<Next<Option<String>>> {
+    let store = &ctx.store;
+    let version = PacketVersion {
+        packet: packet.clone(),
+        acceptance: None,
+        withdrawal: None,
+    };
+    let tree = store.write_tree(&version.to_files()?)?;
+    let mut event = Event::new(
+        "handoff-written",
+        actor,
+        format!("handoff {}: packet written ({})", packet.id, packet.reason),
+    )
+    .trailer("Swarm-Packet", packet.id.clone())
+    .trailer("Swarm-Plan", packet.plan.clone());
+    if let Some(e) = packet.epoch {
+        event = event.epoch(e);
+    }
+    let commit = store.commit(tree, &[], &event)?;
+    failpoint::point("handoff:objects");
+    let tip = Tip {
+        local: None,
+        remote: None,
+        base: None,
+        online: ctx.remote().is_some(),
+        archived: false,
+    };
+    Ok(Next::new(
+        refname,
+        tip,
+        commit,
+        actor,
+        &event.summary,
+        Some(refname.to_string()),
+    ))
+}

@@ -1,0 +1,143 @@
+//! `git swarm packet withdraw <id> --reason R`: the author takes a packet
+//! back before anyone accepted it (e.g. written to the wrong plan). A new
+//! version of the packet ref with `withdrawal.yaml`, published by
+//! compare-and-swap like an acceptance, so a withdrawal and an acceptance
+//! racing each other cannot both win; the packet is never deleted.
+
+use gix::ObjectId;
+
+use crate::clock::rfc3339;
+use crate::ctx::packet::{fetch, locate, read_at};
+use crate::ctx::Ctx;
+use crate::error::{Error, Result};
+use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
+use crate::plan;
+use crate::store::record;
+use crate::store::remote::{publish_loop, Fetch, Looped, Next, Round, Step};
+use crate::store::Event;
+
+/// What `packet withdraw` did.
+#[derive(Debug, Clone)]
+pub struct Withdrawn {
+    pub packet: String,
+    pub refname: String,
+    pub withdrawal: Withdrawal,
+    /// None: the packet was withdrawn already, nothing changed.
+    pub commit: Option<ObjectId>,
+}
+
+/// What the publish loop's one round decided.
+enum Decided {
+    /// Withdrawn already: nothing to publish.
+    Already(Box<Withdrawn>),
+    /// This withdrawal, in a new version of the packet ref.
+    Wrote(Box<(Packet, Withdrawal, ObjectId, Event)>),
+}
+
+/// `git swarm packet withdraw <id> --reason R`
+pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
+    scan(&serde_json::json!({ "reason": reason }))?;
+    if reason.trim().is_empty() {
+        return Err(Error::usage(
+            "USAGE",
+            "--reason must say why the packet is withdrawn",
+        ));
+    }
+    let actor = ctx.actor()?;
+    fetch(ctx, &[PREFIX])?;
+    let refname = locate(ctx, arg)?;
+    // One round: a withdrawal that loses its race (the packet was accepted
+    // meanwhile) is refused, never decided again.
+    let mut tried = None;
+    let looped = publish_loop(&ctx.store, ctx.remote(), Fetch::Nothing, 1, |round| {
+        decide(ctx, round, &refname, &actor, reason, &mut tried)
+    })?;
+    let decided = match looped {
+        Looped::Published(d) | Looped::Done(d) => d,
+        Looped::Exhausted(lost) => {
+            let id = tried.unwrap_or_default();
+            return Err(Error::race(
+                "PUSH_REJECTED",
+                format!(
+                    "packet {id} changed at the remote while you withdrew it (accepted?): {}",
+                    lost.lines.join("; ")
+                ),
+            )
+            .hint(format!("see it with `git swarm packet show {id}`")));
+        }
+    };
+    let (packet, w, commit, event) = match decided {
+        Decided::Already(done) => return Ok(*done),
+        Decided::Wrote(wrote) => *wrote,
+    };
+    // The plan's journal says so too; a missing plan (archived) is no reason to fail.
+    match plan::journal(
+        ctx,
+        &packet.plan,
+        &event,
+        None,
+        Some(("Swarm-Packet", &packet.id)),
+    ) {
+        Err(e) if e.code == "NOT_FOUND" => {}
+        other => {
+            other?;
+        }
+    }
+    Ok(Withdrawn {
+        packet: packet.id.clone(),
+        refname,
+        withdrawal: w,
+        commit: Some(commit),
+    })
+}
+
+/// Read the packet where it stands and decide: refused (accepted, or not
+/// the author's), withdrawn already, or the next version with the
+/// withdrawal, to publish. `tried` names the packet for a lost race.
+fn decide(
+    ctx: &Ctx,
+    round: &Round<'_>,
+    refname: &str,
+    actor: &str,
+    reason: &str,
+    tried: &mut Option<String>,
+) -> Result<Step<Decided>> {
+    let store = &ctx.store;
+    let tip = round.tip(refname)?;
+    let base = tip.base.expect("a located packet has a version");
+    let version = read_at(store, refname, base)?;
+    let packet = version.packet.clone();
+    if let Some(w) = version.may_withdraw(actor)? {
+        return Ok(Step::Done(Decided::Already(Box::new(Withdrawn {
+            packet: packet.id.clone(),
+            refname: refname.to_string(),
+            withdrawal: w.clone(),
+            commit: None,
+        }))));
+    }
+    let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
+    // The packet's own bytes stay as they are: the withdrawal is added.
+    let mut files = store.read_commit(base)?.files;
+    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
+    let tree = store.write_tree(&files)?;
+    let event = Event::new(
+        "handoff-withdrawn",
+        actor,
+        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
+    )
+    .trailer("Swarm-Packet", packet.id.clone());
+    let commit = store.commit(tree, &[base], &event)?;
+    *tried = Some(packet.id.clone());
+    let summary = event.summary.clone();
+    Ok(Step::Publish(
+        Next::new(
+            refname,
+            tip,
+            commit,
+            actor,
+            &summary,
+            Decided::Wrote(Box::new((packet, w, commit, event))),
+        )
+        .point("withdraw"),
+    ))
+}

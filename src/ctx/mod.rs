@@ -1,6 +1,8 @@
 //! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
+mod guard;
+
 use std::path::Path;
 
 use crate::config::{self, Settings};

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
-use super::scope::{branch_refs, Base, Scope};
+use super::scope::{branch_refs, Base, Refs, Scope};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::guard::cache::NameCache;
@@ -59,7 +59,7 @@ pub struct Others {
 }
 
 /// The base's refs to compare with (ref, commit), and its label.
-fn base_refs(ctx: &Ctx, base: Option<&Base>) -> Result<(Vec<(String, ObjectId)>, Option<String>)> {
+fn base_refs(ctx: &Ctx, base: Option<&Base>) -> Result<(Refs, Option<String>)> {
     match base {
         None => Ok((Vec::new(), None)),
         Some(Base::Commit(label, id)) => Ok((vec![(label.clone(), *id)], Some(label.clone()))),

@@ -41,9 +41,12 @@ fn branch_candidates(base: &str, remote: Option<&str>) -> Vec<String> {
     candidates
 }
 
+/// Ref names with the commits they point to.
+pub type Refs = Vec<(String, ObjectId)>;
+
 /// The refs a base branch name can be here (see [`branch_candidates`]),
 /// with their commits; empty when it is no branch here.
-pub fn branch_refs(ctx: &Ctx, base: &str) -> Result<Vec<(String, ObjectId)>> {
+pub fn branch_refs(ctx: &Ctx, base: &str) -> Result<Refs> {
     let mut out = Vec::new();
     for c in branch_candidates(base, ctx.settings.remote.as_deref()) {
         // `HEAD~1` and the like cannot be ref names: no branch.

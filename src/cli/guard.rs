@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 use git_swarm::error::{Error, Result};
-use git_swarm::guard;
+use git_swarm::guard::{self, Findings};
 use git_swarm::output::Output;
 
 use super::Global;
@@ -77,7 +77,7 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
         _ => "commit refused",
     };
     // Hooks are quiet when all is well: git prints their stdout.
-    findings.into_output(refused, String::new())
+    into_output(findings, refused, String::new())
 }
 
 pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
@@ -91,7 +91,7 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
             range.head,
             findings.guards.join(", ")
         );
-        let out = findings.into_output(&format!("{}..{}", range.base, range.head), text);
+        let out = into_output(findings, &format!("{}..{}", range.base, range.head), text);
         return out.map(|mut o| {
             o.json["range"] = serde_json::to_value(&range).expect("serialisable");
             o
@@ -102,7 +102,49 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
         "ok: the staged changes pass {}\n",
         findings.guards.join(", ")
     );
-    findings.into_output("staged changes", text)
+    into_output(findings, "staged changes", text)
+}
+
+/// Exit 0 with a summary, or `GUARD_FAILED` (exit 1) listing every violation.
+fn into_output(findings: Findings, refused: &str, text_ok: String) -> Result<Output> {
+    if findings.violations.is_empty() {
+        let json = serde_json::json!({
+            "ok": true,
+            "guards": findings.guards,
+            "notes": findings.notes,
+        });
+        return Ok(Output::new(json, text_ok));
+    }
+    Err(
+        Error::check("GUARD_FAILED", violations_text(&findings, refused))
+            .hint("the guards are described in the README, section \"Hooks and guards\"")
+            .with_detail(serde_json::json!({
+                "guards": findings.guards,
+                "violations": findings.violations,
+                "notes": findings.notes,
+            })),
+    )
+}
+
+/// The message of a refusal: how many violations, then each with its fix.
+fn violations_text(findings: &Findings, refused: &str) -> String {
+    let n = findings.violations.len();
+    let mut msg = format!(
+        "{refused}: {n} guard violation{}",
+        if n == 1 { "" } else { "s" }
+    );
+    for v in &findings.violations {
+        let at = v
+            .commit
+            .as_deref()
+            .map(|c| format!(" (commit {})", &c[..c.len().min(12)]))
+            .unwrap_or_default();
+        msg.push_str(&format!(
+            "\n  [{}] {}{at}: {}\n    fix: {}",
+            v.guard, v.subject, v.problem, v.fix
+        ));
+    }
+    msg
 }
 
 /// Said on stderr when fenced-publish runs under the pre-commit framework

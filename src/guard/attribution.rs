@@ -11,7 +11,7 @@ use std::sync::OnceLock;
 
 use regex::Regex;
 
-use super::{unreadable, Findings, Violation, ATTRIBUTION};
+use super::findings::{unreadable, Findings, Violation, ATTRIBUTION};
 use crate::ctx::Ctx;
 use crate::error::Result;
 

@@ -5,7 +5,8 @@
 
 use gix::ObjectId;
 
-use super::{plan_file, unreadable, Findings, Violation, FENCED_PUBLISH, PLAN_UNTRACKED};
+use super::findings::{unreadable, Findings, Violation, FENCED_PUBLISH, PLAN_UNTRACKED};
+use super::plan_file;
 use crate::ctx::Ctx;
 use crate::error::Result;
 

@@ -11,140 +11,47 @@
 //! with HEAD's tree at those paths, and reads other branches' trees only at
 //! the changeset directory and only when a changeset is being added. It
 //! spawns no git process.
+//!
+//! Guards use the store, the record model, the session and L0 only. Inside,
+//! each module imports only those below it in this list (this file, the
+//! entry points, imports them all):
+//! - `range` (`check --range`), `fenced` (pre-push), `changeset`
+//!   (changeset-unique: `scope` → which refs, `others` → reading them);
+//! - `plan_file` (plan-untracked), `attribution`;
+//! - `staged` (what a commit is about to record), `cache` (the changeset
+//!   name cache), `lane_refs` (the lane-ref cache), `delta_bases`;
+//! - `changeset_dir` (the changeset directory in a tree);
+//! - `changeset_name` (the pure name rules);
+//! - `findings` (violations, findings, the fail-closed error).
 
 pub mod attribution;
 pub mod cache;
 pub mod changeset;
+pub mod changeset_dir;
+pub mod changeset_name;
+pub mod delta_bases;
 pub mod fenced;
+pub mod findings;
 pub mod lane_refs;
 pub mod plan_file;
 pub mod range;
 pub mod staged;
 
-use std::fmt::Display;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::Serialize;
-
-use crate::config::Settings;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
-use crate::output::Output;
-use crate::store::Store;
+use crate::error::Result;
 
-pub const PLAN_UNTRACKED: &str = "plan-untracked";
-pub const CHANGESET_UNIQUE: &str = "changeset-unique";
-pub const ATTRIBUTION: &str = "attribution";
-pub const FENCED_PUBLISH: &str = "fenced-publish";
-
-/// One broken rule.
-#[derive(Debug, Clone, Serialize)]
-pub struct Violation {
-    pub guard: &'static str,
-    /// What it is about: a path, a commit-message line, or a ref.
-    pub subject: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub commit: Option<String>,
-    pub problem: String,
-    pub fix: String,
-    /// changeset-unique: a name that is free everywhere it was checked.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub proposed: Option<String>,
-}
-
-/// What a guard run found.
-#[derive(Debug, Default, Serialize)]
-pub struct Findings {
-    pub guards: Vec<&'static str>,
-    pub violations: Vec<Violation>,
-    /// Things done or worth knowing that are not violations (e.g. stripped lines).
-    pub notes: Vec<String>,
-}
-
-impl Findings {
-    fn ran(&mut self, guard: &'static str) {
-        if !self.guards.contains(&guard) {
-            self.guards.push(guard);
-        }
-    }
-
-    /// Exit 0 with a summary, or `GUARD_FAILED` (exit 1) listing every violation.
-    pub fn into_output(self, refused: &str, text_ok: String) -> Result<Output> {
-        if self.violations.is_empty() {
-            let json = serde_json::json!({
-                "ok": true,
-                "guards": self.guards,
-                "notes": self.notes,
-            });
-            return Ok(Output::new(json, text_ok));
-        }
-        let n = self.violations.len();
-        let mut msg = format!(
-            "{refused}: {n} guard violation{}",
-            if n == 1 { "" } else { "s" }
-        );
-        for v in &self.violations {
-            let at = v
-                .commit
-                .as_deref()
-                .map(|c| format!(" (commit {})", &c[..c.len().min(12)]))
-                .unwrap_or_default();
-            msg.push_str(&format!(
-                "\n  [{}] {}{at}: {}\n    fix: {}",
-                v.guard, v.subject, v.problem, v.fix
-            ));
-        }
-        Err(Error::check("GUARD_FAILED", msg)
-            .hint("the guards are described in the README, section \"Hooks and guards\"")
-            .with_detail(serde_json::json!({
-                "guards": self.guards,
-                "violations": self.violations,
-                "notes": self.notes,
-            })))
-    }
-}
-
-/// A guard could not run: fail closed (exit 4), naming what it could not read.
-pub fn unreadable(guard: &str, what: impl Display, err: impl Display) -> Error {
-    Error::env(
-        "GUARD_ERROR",
-        format!("guard {guard} could not read {what}: {err}"),
-    )
-    .hint("nothing was checked, so nothing passes: fix the cause and run again")
-}
+pub use self::findings::{
+    unreadable, Findings, Violation, ATTRIBUTION, CHANGESET_UNIQUE, FENCED_PUBLISH, PLAN_UNTRACKED,
+};
 
 /// Open the repository the way git describes it to a hook: `GIT_DIR` (a
 /// linked worktree's `.git/worktrees/<id>`) and the current directory.
 pub fn open(as_flag: Option<String>) -> Result<Ctx> {
     let cwd =
         std::env::current_dir().map_err(|e| unreadable("setup", "the current directory", e))?;
-    // The one way git-swarm opens a repository (GIT_DIR first, like git);
-    // every failure there is exit 4, so a guard fails closed.
-    let store = Store::open(&cwd)?;
-    let settings = Settings::load_for_guards(&store);
-    Ok(Ctx {
-        store,
-        settings,
-        as_flag,
-        offline: true,
-    })
-}
-
-/// The index git tells the hook to read: `GIT_INDEX_FILE` (a temporary index
-/// for `git commit -a` / `git commit -- path`, relative to the worktree root),
-/// else the worktree's own index.
-pub fn index_path(repo: &gix::Repository) -> PathBuf {
-    match std::env::var_os("GIT_INDEX_FILE").filter(|v| !v.is_empty()) {
-        Some(p) => {
-            let p = PathBuf::from(p);
-            if p.is_absolute() {
-                p
-            } else {
-                std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
-            }
-        }
-        None => repo.index_path(),
-    }
+    Ctx::open_for_guards(&cwd, as_flag)
 }
 
 /// `hook pre-commit` and `check --staged`: the staged changes.

@@ -5,10 +5,12 @@
 
 use gix::ObjectId;
 
+use super::findings::{unreadable, Findings, Violation, PLAN_UNTRACKED};
 use super::staged::{Blob, Staged};
-use super::{unreadable, Findings, Violation, PLAN_UNTRACKED};
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::lane::LaneRecord;
+use crate::store::kind::Records;
 
 /// `git swarm plan show <plan> --pr-body`, naming the lane's plan when HEAD is a lane branch.
 fn pr_body_command(ctx: &Ctx) -> String {
@@ -25,8 +27,13 @@ fn pr_body_command(ctx: &Ctx) -> String {
                 .map(str::to_string)
         })
         .filter(|f| crate::names::is_valid_name(f))
-        .and_then(|f| crate::lane::load(&ctx.store, &f).ok().flatten())
-        .map(|l| l.record.plan)
+        .and_then(|f| {
+            Records::<LaneRecord>::new(&ctx.store)
+                .load(&f)
+                .ok()
+                .flatten()
+        })
+        .map(|l| l.value.plan)
         .unwrap_or_else(|| "<plan>".to_string());
     format!("git swarm plan show {plan} --pr-body")
 }

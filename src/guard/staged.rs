@@ -2,12 +2,16 @@
 //! index entry of the plan file and the entries directly under the
 //! changeset directory (a binary-searched range of the index), plus HEAD's
 //! tree at those two paths. Nothing else of a large index or tree is touched.
+//! The hot path of every commit: it spawns no git process.
+
+use std::path::{Path, PathBuf};
 
 use gix::bstr::{BStr, ByteSlice};
 use gix::ObjectId;
-use std::path::Path;
 
-use super::{changeset, unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
+use super::changeset_dir::{dir_tree, names_in};
+use super::changeset_name::is_changeset_name;
+use super::findings::{unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use crate::ctx::Ctx;
 use crate::error::Result;
 
@@ -45,65 +49,92 @@ pub fn index_exists(path: &Path) -> std::io::Result<bool> {
     }
 }
 
+/// The index git tells the hook to read: `GIT_INDEX_FILE` (a temporary index
+/// for `git commit -a` / `git commit -- path`, relative to the worktree root),
+/// else the worktree's own index.
+pub fn index_path(repo: &gix::Repository) -> PathBuf {
+    match std::env::var_os("GIT_INDEX_FILE").filter(|v| !v.is_empty()) {
+        Some(p) => {
+            let p = PathBuf::from(p);
+            if p.is_absolute() {
+                p
+            } else {
+                std::env::current_dir().map(|d| d.join(&p)).unwrap_or(p)
+            }
+        }
+        None => repo.index_path(),
+    }
+}
+
 impl Staged {
     pub fn read(ctx: &Ctx) -> Result<Staged> {
         let repo = &ctx.store.repo;
         let plan_path = ctx.settings.plan_file.trim_start_matches('/');
         let dir = ctx.settings.changeset_dir.trim_matches('/');
-        let path = super::index_path(repo);
         let mut out = Staged::default();
+        out.read_index(repo, plan_path, dir)?;
+        out.read_head(repo, plan_path, dir)?;
+        Ok(out)
+    }
 
+    /// The plan file's entry and the changeset names of the index, if there is one.
+    fn read_index(&mut self, repo: &gix::Repository, plan_path: &str, dir: &str) -> Result<()> {
+        let path = index_path(repo);
         let has_index = index_exists(&path)
             .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
-        if has_index {
-            let index = gix::index::File::at(
-                &path,
-                repo.object_hash(),
-                true,
-                gix::index::decode::Options::default(),
-            )
-            .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
-            let entry = index
-                .entry_by_path(plan_path.as_bytes().as_bstr())
-                .filter(|e| !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD));
-            out.plan = entry.map(|e| Blob {
-                id: e.id,
-                mode: e.mode.bits(),
-            });
-            let prefix = format!("{dir}/");
-            if let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) {
-                for e in &index.entries()[range] {
-                    if e.stage_raw() != 0
-                        || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
-                    {
-                        continue;
-                    }
-                    let p: &BStr = e.path(&index);
-                    let name = &p[prefix.len()..];
-                    if let Ok(name) = name.to_str() {
-                        if changeset::is_changeset_name(name) {
-                            out.changesets.push(name.to_string());
-                            out.changeset_blobs.insert(name.to_string(), e.id);
-                        }
+        if !has_index {
+            return Ok(());
+        }
+        let index = gix::index::File::at(
+            &path,
+            repo.object_hash(),
+            true,
+            gix::index::decode::Options::default(),
+        )
+        .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
+        let entry = index
+            .entry_by_path(plan_path.as_bytes().as_bstr())
+            .filter(|e| !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD));
+        self.plan = entry.map(|e| Blob {
+            id: e.id,
+            mode: e.mode.bits(),
+        });
+        let prefix = format!("{dir}/");
+        if let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) {
+            for e in &index.entries()[range] {
+                if e.stage_raw() != 0 || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
+                    continue;
+                }
+                let p: &BStr = e.path(&index);
+                let name = &p[prefix.len()..];
+                if let Ok(name) = name.to_str() {
+                    if is_changeset_name(name) {
+                        self.changesets.push(name.to_string());
+                        self.changeset_blobs.insert(name.to_string(), e.id);
                     }
                 }
             }
         }
+        Ok(())
+    }
 
+    /// HEAD's commit, its plan file, and its changeset names when the
+    /// index has any (else nothing can be added and they are not read).
+    fn read_head(&mut self, repo: &gix::Repository, plan_path: &str, dir: &str) -> Result<()> {
         let mut head = repo
             .head()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD", e))?;
         if head.is_unborn() {
-            return Ok(out);
+            return Ok(());
         }
         let commit = head
             .peel_to_commit()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD's commit", e))?;
-        out.head = Some(commit.id);
+        self.head = Some(commit.id);
         let tree = commit
             .tree()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD's tree", e))?;
-        out.plan_in_head = tree
+        self.plan_in_head = tree
             .lookup_entry_by_path(plan_path)
             .map_err(|e| unreadable(PLAN_UNTRACKED, format!("{plan_path} in HEAD"), e))?
             .filter(|e| e.mode().is_blob_or_symlink())
@@ -111,17 +142,17 @@ impl Staged {
                 id: e.object_id(),
                 mode: e.mode().value() as u32,
             });
-        if out.changesets.is_empty() {
+        if self.changesets.is_empty() {
             // Nothing under the directory is staged: nothing can be added.
-            return Ok(out);
+            return Ok(());
         }
-        if let Some(dir_tree) = changeset::dir_tree(repo, commit.id, dir)
+        if let Some(dir_tree) = dir_tree(repo, commit.id, dir)
             .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?
         {
-            out.changesets_in_head = changeset::names_in(repo, dir_tree)
+            self.changesets_in_head = names_in(repo, dir_tree)
                 .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?;
         }
-        Ok(out)
+        Ok(())
     }
 
     /// Changesets staged that HEAD does not have: the ones this commit adds.
@@ -141,6 +172,19 @@ impl Staged {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn added_changesets_are_the_staged_names_head_lacks() {
+        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let staged = Staged {
+            changesets: names(&["a.md", "B.md", "c.md"]),
+            changesets_in_head: names(&["c.md", "b.md", "z.md"]),
+            ..Staged::default()
+        };
+        // Exact spelling: a name renamed in case is added.
+        assert_eq!(staged.added_changesets(), names(&["a.md", "B.md"]));
+        assert!(Staged::default().added_changesets().is_empty());
+    }
 
     #[test]
     fn only_a_missing_index_counts_as_no_index() {

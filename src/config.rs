@@ -283,7 +283,6 @@ pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
     Some((section, sub, name))
 }
 
-
 /// `swarm.gcAge`: how old a finished record must be before `gc` archives
 /// it; default 14 days.
 pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {

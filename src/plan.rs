@@ -1065,6 +1065,7 @@ impl crate::store::kind::Record for PlanDoc {
     const NAMESPACE: &'static str = "plans";
     const KIND: &'static str = "plan";
     const DIVERGED: crate::store::kind::Diverged = crate::store::kind::Diverged::MergeJournals;
+    const MULTILINE_FIELDS: &'static [&'static str] = MULTILINE_FIELDS;
     type Key = String;
 
     fn to_files(&self) -> Result<crate::store::kind::Files> {

@@ -122,7 +122,11 @@ pub struct Finished<'a> {
 }
 
 impl<'a> Finished<'a> {
-    pub fn new(store: &'a Store, kinds: &'a [&'a dyn AnyKind], live: &[(String, ObjectId)]) -> Self {
+    pub fn new(
+        store: &'a Store,
+        kinds: &'a [&'a dyn AnyKind],
+        live: &[(String, ObjectId)],
+    ) -> Self {
         Finished {
             store,
             kinds,
@@ -241,7 +245,14 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
             return Ok(Step::Done(()));
         }
         let new = chain(store, actor, kind, old, &files, &new_tips)?;
-        Ok(Step::Publish(Next::new(&aref, tip, new, actor, "gc: archive", ())))
+        Ok(Step::Publish(Next::new(
+            &aref,
+            tip,
+            new,
+            actor,
+            "gc: archive",
+            (),
+        )))
     })?;
     match looped {
         Looped::Published(()) | Looped::Done(()) => Ok(()),

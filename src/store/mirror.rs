@@ -180,4 +180,3 @@ pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
         .collect();
     fetch_into_mirror(store, remote, &specs)
 }
-

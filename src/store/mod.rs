@@ -154,5 +154,4 @@ impl Store {
     pub fn common_dir(&self) -> PathBuf {
         self.repo.common_dir().to_path_buf()
     }
-
 }

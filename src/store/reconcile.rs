@@ -98,7 +98,15 @@ pub fn reconcile(
     let mut out = Reconciled::default();
     for name in names {
         let sides = (local.get(name).copied(), theirs.get(name).copied());
-        one(store, kinds, actor, name, sides, archived.get(name.as_str()), &mut out)?;
+        one(
+            store,
+            kinds,
+            actor,
+            name,
+            sides,
+            archived.get(name.as_str()),
+            &mut out,
+        )?;
     }
     Ok(out)
 }
@@ -395,4 +403,3 @@ fn merge_notes(store: &Store, l: ObjectId, r: ObjectId, actor: &str) -> Result<O
     let event = Event::new("merge", actor, "sync: union of swarm notes");
     store.commit(tree, &[l, r], &event)
 }
-

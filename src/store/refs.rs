@@ -262,7 +262,6 @@ impl Store {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
     }
-
 }
 
 /// One ref change: to `new` (None: delete), if the ref holds `expected`.

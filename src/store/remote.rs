@@ -326,7 +326,14 @@ pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &
             }
             _ => {}
         }
-        Ok(Step::Publish(Next::new(refname, tip, new, actor, reason, ())))
+        Ok(Step::Publish(Next::new(
+            refname,
+            tip,
+            new,
+            actor,
+            reason,
+            (),
+        )))
     })?;
     match looped {
         Looped::Published(()) | Looped::Done(()) => Ok(()),
@@ -514,9 +521,11 @@ pub fn publish_loop<T>(
         };
         round.rejected = Some(rejection);
     }
-    Ok(Looped::Exhausted(round.rejected.take().unwrap_or(Rejection {
-        refname: None,
-        before: None,
-        lines: Vec::new(),
-    })))
+    Ok(Looped::Exhausted(round.rejected.take().unwrap_or(
+        Rejection {
+            refname: None,
+            before: None,
+            lines: Vec::new(),
+        },
+    )))
 }

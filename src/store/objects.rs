@@ -221,8 +221,6 @@ impl Store {
         Ok(id)
     }
 
-    /// Append a version to a record: a commit whose parent is `expected`,
-
     /// The record's journal, newest first (all parents, by commit time).
     pub fn journal(&self, tip: ObjectId, limit: Option<usize>) -> Result<Vec<JournalEntry>> {
         let walk = self

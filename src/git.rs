@@ -10,26 +10,12 @@ use std::process::{Command, Output, Stdio};
 
 use crate::error::{Error, Result};
 
+mod push;
+pub use push::{PushOutcome, PushUpdate};
+
 #[derive(Debug, Clone)]
 pub struct Git {
     cwd: PathBuf,
-}
-
-/// One ref update in an atomic push: `src` is an object id (or empty to
-/// delete), `expected` the value the remote must still hold (None: must not exist).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PushUpdate {
-    pub refname: String,
-    pub new: Option<String>,
-    pub expected: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PushOutcome {
-    /// Every ref was updated on the remote.
-    Ok,
-    /// The remote (or the lease) refused; nothing moved. Carries git's lines.
-    Rejected(Vec<String>),
 }
 
 /// The outcome of an in-memory merge.
@@ -142,84 +128,6 @@ impl Git {
             Some(1) => Ok(Vec::new()),
             _ => Err(failed(&["config", "--get-all", key], &out)),
         }
-    }
-
-    /// Fetch `refspecs` from `remote`, pruning only within those refspecs.
-    pub fn fetch(&self, remote: &str, refspecs: &[String]) -> Result<()> {
-        let mut args: Vec<String> = vec![
-            "fetch".into(),
-            "--quiet".into(),
-            "--prune".into(),
-            "--no-tags".into(),
-        ];
-        args.push("--no-write-fetch-head".into());
-        args.push(remote.into());
-        args.extend(refspecs.iter().cloned());
-        // Another process of this repository may be updating the same
-        // mirror refs (a second agent, or the `git push` a killed process
-        // left running): a lost ref lock is retried, not reported.
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            match self.run(&args) {
-                Ok(_) => return Ok(()),
-                Err(e) if attempt < 5 && is_lock_contention(&e.message) => {
-                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
-                }
-                Err(e) => {
-                    return Err(Error::env(
-                        "GIT_FAILED",
-                        format!("could not fetch from remote '{remote}': {}", e.message),
-                    )
-                    .hint("check the remote URL and your network, or pass --offline"))
-                }
-            }
-        }
-    }
-
-    /// One atomic push; every ref carries an explicit lease so that the
-    /// remote itself checks the expected value (compare-and-swap).
-    pub fn push_atomic(
-        &self,
-        remote: &str,
-        updates: &[PushUpdate],
-        extra_refspecs: &[String],
-    ) -> Result<PushOutcome> {
-        if updates.is_empty() && extra_refspecs.is_empty() {
-            return Ok(PushOutcome::Ok);
-        }
-        let mut args: Vec<String> = vec!["push".into(), "--atomic".into(), "--porcelain".into()];
-        // Record-only pushes skip hooks (a plan record's tree holds PLAN.md,
-        // which is data there, not a committed plan file). A push that also
-        // carries the user's refspecs (`lead push`) runs the pre-push hook,
-        // so the guards still check what goes to main.
-        if extra_refspecs.is_empty() {
-            args.push("--no-verify".into());
-        }
-        for u in updates {
-            let expected = u.expected.clone().unwrap_or_default();
-            args.push(format!("--force-with-lease={}:{}", u.refname, expected));
-        }
-        args.push(remote.into());
-        for u in updates {
-            match &u.new {
-                Some(new) => args.push(format!("{new}:{}", u.refname)),
-                None => args.push(format!(":{}", u.refname)),
-            }
-        }
-        args.extend(extra_refspecs.iter().cloned());
-        // Fenced pushes are our own: the fenced-publish guard lets them through.
-        let mut cmd = self.command(&args);
-        cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
-        let out = cmd
-            .output()
-            .map_err(|e| Error::env("GIT_FAILED", format!("could not run git push: {e}")))?;
-        if out.status.success() {
-            return Ok(PushOutcome::Ok);
-        }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        classify_push_failure(remote, &stdout, &stderr)
     }
 
     /// Is `ancestor` reachable from `descendant`?
@@ -482,91 +390,6 @@ impl Git {
         paths.dedup();
         Ok(paths)
     }
-}
-
-/// git's words for "another process holds or just moved this ref".
-fn is_lock_contention(stderr: &str) -> bool {
-    stderr.contains("cannot lock ref")
-        || (stderr.contains("Unable to create") && stderr.contains(".lock"))
-        || stderr.contains("but expected")
-}
-
-/// Why a push failed. Porcelain lines are `<flag>\t<from>:<to>\t<summary>
-/// (<reason>)`, `!` marking a rejected ref. A ref that moved under us (a
-/// lease that no longer holds, a lock lost to a concurrent push) is a lost
-/// race, for the caller to report or retry. The remote refusing on policy
-/// (a hook, protection) is not a race: retrying cannot help. No rejected
-/// ref at all means our own pre-push hook (a guard) refused.
-fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<PushOutcome> {
-    const RACE: &[&str] = &[
-        "(stale info)",
-        "(fetch first)",
-        "(non-fast-forward)",
-        "(failed to update ref)",
-        "(failed to lock)",
-        "cannot lock ref",
-        "incorrect old value",
-    ];
-    let rejected: Vec<String> = stdout
-        .lines()
-        .filter(|l| l.starts_with('!'))
-        .map(str::to_string)
-        .collect();
-    // The remote's own compare-and-swap lost to a concurrent push: its
-    // transaction fails ("atomic transaction failed") and it says why.
-    let remote_lost_lock = stderr.lines().any(|l| {
-        l.starts_with("remote: ")
-            && (l.contains("cannot lock ref")
-                || l.contains("but expected")
-                || l.contains("reference already exists"))
-    });
-    if remote_lost_lock
-        || rejected.iter().any(|l| RACE.iter().any(|r| l.contains(r)))
-        || (rejected.is_empty() && RACE.iter().any(|r| stderr.contains(r)))
-    {
-        return Ok(PushOutcome::Rejected(rejected));
-    }
-    let remote_says: Vec<&str> = stderr
-        .lines()
-        .filter_map(|l| l.strip_prefix("remote: "))
-        .map(str::trim)
-        .filter(|l| !l.is_empty())
-        .collect();
-    if !rejected.is_empty() {
-        let mut err = Error::env(
-            "PUSH_DENIED",
-            format!(
-                "the remote '{remote}' refused the push: {}",
-                rejected.join("; ")
-            ),
-        );
-        for line in remote_says {
-            err = err.hint(format!("remote: {line}"));
-        }
-        return Err(
-            err.hint("nothing was published; ask whoever runs the remote, retrying will not help")
-        );
-    }
-    if stderr.contains("failed to push some refs") && !stderr.contains("fatal:") {
-        return Err(Error::check(
-            "GUARD_FAILED",
-            format!("the pre-push hook refused the push to '{remote}'; nothing was published"),
-        )
-        .hint(format!(
-            "what it said: {}",
-            stderr
-                .lines()
-                .filter(|l| !l.starts_with("error: failed to push"))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        ))
-        .hint("fix what the guard names, then run the command again"));
-    }
-    Err(Error::env(
-        "GIT_FAILED",
-        format!("git push to '{remote}' failed: {}", stderr.trim()),
-    )
-    .hint("check the remote URL and your network, or pass --offline"))
 }
 
 /// An exclusive lock file, removed on drop. One left by a killed process is

@@ -161,6 +161,7 @@ impl Record for PlanDoc {
     const KIND: &'static str = "plan";
     const DIVERGED: Diverged = Diverged::MergeJournals;
     type Key = String;
+    const MULTILINE_FIELDS: &'static [&'static str] = MULTILINE_FIELDS;
 
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();

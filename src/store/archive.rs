@@ -300,3 +300,23 @@ fn chain(
     }
     Ok(prev.expect("at least one new tip"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_ref_maps_to_its_archive_and_a_flat_entry_name() {
+        assert_eq!(
+            split("refs/swarm/packets/p/id"),
+            Some(("packets", "p:id".to_string()))
+        );
+        assert_eq!(
+            split("refs/swarm/plans/p"),
+            Some(("plans", "p".to_string()))
+        );
+        assert_eq!(split("refs/swarm/archive/plans"), None);
+        assert_eq!(split("refs/heads/main"), None);
+        assert_eq!(archive_ref("lanes"), "refs/swarm/archive/lanes");
+    }
+}

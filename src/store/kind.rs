@@ -7,6 +7,94 @@
 //! [`Records`] loads, lists, creates and updates it — the one local
 //! compare-and-swap loop lives here — and [`AnyKind`] lets `sync` and `gc`
 //! treat every registered kind alike (`crate::model::kinds()` lists them).
+//!
+//! # A toy kind, end to end
+//!
+//! A counter kind, defined here and nowhere else, gets create, the CAS
+//! update, `sync` (fetch, reconcile of a diverged ref with a second clone,
+//! one atomic push) and `gc` from the store without a change to it:
+//!
+//! ```
+//! use std::process::Command;
+//! use git_swarm::error::{Error, Result};
+//! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, Update};
+//! use git_swarm::store::{archive, mirror, reconcile, remote, Event, Store};
+//!
+//! #[derive(Debug, Clone)]
+//! struct Counter {
+//!     n: u64,
+//! }
+//!
+//! impl Record for Counter {
+//!     const NAMESPACE: &'static str = "counters";
+//!     const KIND: &'static str = "counter";
+//!     const DIVERGED: Diverged = Diverged::MergeJournals;
+//!     type Key = String;
+//!     fn to_files(&self) -> Result<Files> {
+//!         let yaml = format!("n: {}\n", self.n).into_bytes();
+//!         Ok(Files::from([("counter.yaml".to_string(), yaml)]))
+//!     }
+//!     fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+//!         let text = String::from_utf8_lossy(files.get("counter.yaml").map_or(&[][..], |b| b));
+//!         let n = text.trim().strip_prefix("n: ").and_then(|n| n.parse().ok());
+//!         let n = n.ok_or_else(|| Error::usage("RECORD_INVALID", format!("{what}: no count")))?;
+//!         Ok(Counter { n })
+//!     }
+//!     fn is_finished(&self, _key: &String, _elsewhere: &dyn Fn(&str, &str) -> bool) -> bool {
+//!         self.n >= 10
+//!     }
+//! }
+//!
+//! static COUNTER: KindOf<Counter> = KindOf::new();
+//! let kinds: &[&dyn AnyKind] = &[&COUNTER];
+//!
+//! // A bare remote and two clones of it.
+//! let tmp = tempfile::tempdir().unwrap();
+//! let git = |args: &[&str]| {
+//!     let ok = Command::new("git").args(args).current_dir(tmp.path()).output().unwrap();
+//!     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+//! };
+//! git(&["init", "--quiet", "--bare", "remote.git"]);
+//! git(&["clone", "--quiet", "remote.git", "a"]);
+//! git(&["clone", "--quiet", "remote.git", "b"]);
+//! let a = Store::open(&tmp.path().join("a")).unwrap();
+//! let b = Store::open(&tmp.path().join("b")).unwrap();
+//!
+//! // `sync`, as its workflow does it, for the kinds given.
+//! let sync = |store: &Store| -> Result<reconcile::Reconciled> {
+//!     mirror::fetch(store, "origin")?;
+//!     let done = reconcile::reconcile(store, kinds, "origin", "ann")?;
+//!     remote::publish(store, "origin", &done.updates, &[])?;
+//!     Ok(done)
+//! };
+//! let key = "c".to_string();
+//! let set = |store: &Store, n: u64| {
+//!     Records::<Counter>::new(store).update(&key, |_current| {
+//!         Ok(Update::Write(Counter { n }, Event::new("count", "ann", format!("count {n}"))))
+//!     })
+//! };
+//!
+//! // Create in clone a, publish; clone b pulls it.
+//! Records::<Counter>::new(&a).create(&key, &Counter { n: 1 }, &Event::new("created", "ann", "new")).unwrap();
+//! assert_eq!(sync(&a).unwrap().updates.len(), 1);
+//! assert_eq!(sync(&b).unwrap().pulled, ["refs/swarm/counters/c"]);
+//!
+//! // Both clones move it; a publishes first, b's sync joins the journals.
+//! set(&a, 10).unwrap();
+//! set(&b, 5).unwrap();
+//! sync(&a).unwrap();
+//! let joined = sync(&b).unwrap();
+//! assert_eq!(joined.merged, ["refs/swarm/counters/c"]);
+//! let counter = Records::<Counter>::new(&b).require(&key, "").unwrap();
+//! assert_eq!(counter.value.n, 10, "where both changed a key, the published value wins");
+//! assert_eq!(b.journal(counter.commit, Some(1)).unwrap()[0].parents, 2);
+//!
+//! // Finished (n >= 10): gc folds it into refs/swarm/archive/counters.
+//! let report = archive::gc(&b, kinds, "ann", jiff::SignedDuration::ZERO, false).unwrap();
+//! assert_eq!(report.archived["counters"], ["refs/swarm/counters/c"]);
+//! assert!(Records::<Counter>::new(&b).load(&key).unwrap().is_none());
+//! assert!(archive::find_record(&b, "refs/swarm/counters/c").unwrap().is_some());
+//! ```
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
@@ -69,6 +157,10 @@ pub trait Record: Sized + Clone {
     const KIND: &'static str;
     /// What `sync` does with a diverged local and published version.
     const DIVERGED: Diverged;
+    /// The fields of the record's YAML that may hold a newline (read them
+    /// with `record::parse_with`); every other field refuses control
+    /// characters, so a forged record cannot paint a terminal.
+    const MULTILINE_FIELDS: &'static [&'static str] = &[];
     type Key: RecordKey;
 
     /// The files of the record commit for this value.

@@ -180,3 +180,29 @@ pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
         .collect();
     fetch_into_mirror(store, remote, &specs)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swarm_refs_and_notes_mirror_under_the_remotes_name() {
+        assert_eq!(
+            mirror_ref("origin", "refs/swarm/plans/p"),
+            "refs/swarm-remotes/origin/plans/p"
+        );
+        assert_eq!(
+            mirror_ref("origin", NOTES_REF),
+            "refs/swarm-remotes/origin/notes/swarm"
+        );
+    }
+
+    #[test]
+    fn ages_are_rounded_to_one_unit() {
+        let t = |s: i64| jiff::Timestamp::from_second(s).unwrap();
+        assert_eq!(ago(t(100), t(58)), "42s");
+        assert_eq!(ago(t(400), t(100)), "5m");
+        assert_eq!(ago(t(3 * 3600 + 5), t(5)), "3h");
+        assert_eq!(ago(t(2 * 86_400 + 7), t(7)), "2d");
+    }
+}

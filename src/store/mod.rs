@@ -7,6 +7,19 @@
 //! `git log <ref>` is the record's journal. Every write names the value it
 //! expects the ref to hold; if another process moved the ref first, the write
 //! fails with exit 3 and nothing is overwritten.
+//!
+//! The store knows no record kind (L1: it imports only L0 and `config`):
+//!
+//! - [`kind`]: the `Record` trait a kind implements, `Records<R>` (load, all,
+//!   create, the CAS `update`) and `AnyKind` for `sync` and `gc`;
+//! - `objects` and `refs`: record versions, commits, journals; ref reads and
+//!   compare-and-swap transactions, failing with the typed [`StoreError`];
+//! - [`notes`]: `refs/notes/swarm`, appended as line unions;
+//! - [`mirror`] and [`remote`]: the mirror fetch, the atomic push with
+//!   leases, and the one fetch → decide → publish loop;
+//! - [`reconcile`]: joining diverged refs as each kind says (`sync`);
+//! - [`archive`]: folding finished records into archive refs (`gc`);
+//! - [`record`]: YAML parsing with schema and size checks.
 
 pub mod archive;
 pub mod error;

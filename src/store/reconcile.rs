@@ -403,3 +403,66 @@ fn merge_notes(store: &Store, l: ObjectId, r: ObjectId, actor: &str) -> Result<O
     let event = Event::new("merge", actor, "sync: union of swarm notes");
     store.commit(tree, &[l, r], &event)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ns(&'static str, Diverged);
+    impl AnyKind for Ns {
+        fn namespace(&self) -> &'static str {
+            self.0
+        }
+        fn kind(&self) -> &'static str {
+            self.0
+        }
+        fn diverged(&self) -> Diverged {
+            self.1
+        }
+        fn finished(
+            &self,
+            _: &Store,
+            _: &str,
+            _: ObjectId,
+            _: &dyn Fn(&str, &str) -> bool,
+        ) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_diverged_ref_is_joined_as_its_kind_says_and_unknown_ones_as_journals() {
+        let lead = Ns("lead", Diverged::PublishedWinsFenced);
+        let packets = Ns("packets", Diverged::PublishedWinsIfRelated);
+        let kinds: &[&dyn AnyKind] = &[&lead, &packets];
+        assert_eq!(
+            join_of(kinds, "refs/swarm/lead/p"),
+            Join::Kind(Diverged::PublishedWinsFenced)
+        );
+        assert_eq!(
+            join_of(kinds, "refs/swarm/packets/p/x"),
+            Join::Kind(Diverged::PublishedWinsIfRelated)
+        );
+        assert_eq!(
+            join_of(kinds, "refs/swarm/archive/packets"),
+            Join::Kind(Diverged::MergeJournals)
+        );
+        assert_eq!(
+            join_of(kinds, "refs/swarm/tasks/t"),
+            Join::Kind(Diverged::MergeJournals)
+        );
+        assert_eq!(join_of(kinds, NOTES_REF), Join::Notes);
+    }
+
+    #[test]
+    fn merge_yaml_takes_each_sides_own_changes_and_the_published_one_on_overlap() {
+        let y = |s: &str| Some(s.as_bytes().to_vec());
+        let merged = merge_yaml(
+            y("a: 1\nb: 1\nc: 1\n").as_ref(),
+            y("a: 2\nb: 1\nc: 5\n").as_ref(),
+            y("a: 1\nb: 3\nc: 6\n").as_ref(),
+        )
+        .unwrap();
+        assert_eq!(String::from_utf8(merged).unwrap(), "a: 2\nb: 3\nc: 6\n");
+    }
+}

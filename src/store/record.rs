@@ -13,13 +13,29 @@ pub type Extra = std::collections::BTreeMap<String, serde_yaml_ng::Value>;
 /// The major version this build understands of each schema family.
 pub const SUPPORTED_MAJOR: u32 = 1;
 
+/// The fields that may hold a newline in a record read with [`parse`]: a
+/// plan's `contract`, which packets and acceptances copy. A kind that names
+/// its own ([`Record::MULTILINE_FIELDS`](super::kind::Record::MULTILINE_FIELDS))
+/// reads with [`parse_with`].
+pub const SHARED_MULTILINE_FIELDS: &[&str] = &["contract"];
+
 /// Parse a record of schema family `family` (e.g. `swarm-plan`) from YAML.
 /// `what` names the record in errors (e.g. `refs/swarm/plans/x:plan.yaml`).
 pub fn parse<T: DeserializeOwned + Serialize>(bytes: &[u8], family: &str, what: &str) -> Result<T> {
+    parse_with(bytes, family, what, SHARED_MULTILINE_FIELDS)
+}
+
+/// [`parse`], where only the fields in `multiline` may hold a newline.
+pub fn parse_with<T: DeserializeOwned + Serialize>(
+    bytes: &[u8],
+    family: &str,
+    what: &str,
+    multiline: &[&str],
+) -> Result<T> {
     let record: T = parse_unchecked(bytes, family, what)?;
     // No record git-swarm writes holds a terminal control character (or a
-    // newline outside a plan's contract): one that does was forged.
-    crate::text::check_record(&record, what, crate::plan::MULTILINE_FIELDS)?;
+    // newline outside the fields that may hold one): one that does was forged.
+    crate::text::check_record(&record, what, multiline)?;
     Ok(record)
 }
 
@@ -171,9 +187,21 @@ impl Unreadable {
     }
 }
 
+impl Unreadable {
+    /// The line a listing's text shows for it.
+    pub fn row(&self) -> String {
+        format!(
+            "{:<24} UNREADABLE {} ({})\n",
+            self.name, self.refname, self.code
+        )
+    }
+}
+
 /// Add the unreadable records to a listing's output: a warning each on
 /// stderr, an `unreadable` array in the JSON (always present, maybe empty),
-/// and a line each in the text. The exit code stays 0.
+/// and a line each in the text ([`Unreadable::row`]). The exit code stays 0.
+/// (Rendering: it moves to the CLI with the listings that call it; the
+/// store's part is [`Unreadable`] and its `row` and `warning`.)
 pub fn report_unreadable(
     mut out: crate::output::Output,
     unreadable: &[Unreadable],
@@ -185,10 +213,7 @@ pub fn report_unreadable(
         );
     }
     for u in unreadable {
-        out.text.push_str(&format!(
-            "{:<24} UNREADABLE {} ({})\n",
-            u.name, u.refname, u.code
-        ));
+        out.text.push_str(&u.row());
         out.warnings.push(u.warning());
     }
     out
@@ -268,18 +293,7 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
                 indents.pop();
             }
             indents.push(indent);
-            // `- - x` and `? ? x` nest without a new line.
-            let mut j = i;
-            while j + 1 < n
-                && matches!(bytes[j], b'-' | b'?')
-                && matches!(bytes[j + 1], b' ' | b'\t')
-            {
-                block += 1;
-                j += 2;
-                while j < n && bytes[j] == b' ' {
-                    j += 1;
-                }
-            }
+            block = block_indicators(bytes, i);
         }
         max = max.max(indents.len() + block + flow);
         if max >= stop {
@@ -301,21 +315,7 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
                     continue;
                 }
                 b'"' | b'\'' if at_start => {
-                    i += 1;
-                    while i < n && bytes[i] != b'\n' {
-                        if c == b'"' && bytes[i] == b'\\' {
-                            i += 2;
-                            continue;
-                        }
-                        if bytes[i] == c {
-                            if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
-                                i += 2;
-                                continue;
-                            }
-                            break;
-                        }
-                        i += 1;
-                    }
+                    i = skip_quoted(bytes, i, c);
                     at_start = false;
                     if i >= n || bytes[i] == b'\n' {
                         continue;
@@ -353,28 +353,72 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
         }
         i = (i + 1).min(n);
         if block_scalar {
-            // Skip the block scalar's lines: blank ones, and those indented
-            // at least as far as its first non-blank line (and further than
-            // the line that opened it).
-            let mut content_indent: Option<usize> = None;
-            while i < n {
-                let mut j = i;
-                while j < n && bytes[j] == b' ' {
-                    j += 1;
-                }
-                let blank = j >= n || matches!(bytes[j], b'\n' | b'\r');
-                if !blank {
-                    let this = j - i;
-                    let need = *content_indent.get_or_insert(this);
-                    if this <= indent || this < need {
-                        break;
-                    }
-                }
-                i = next_line(bytes, j);
-            }
+            i = skip_block_scalar(bytes, i, indent);
         }
     }
     max
+}
+
+/// How many block indicators open the node at `i`: `- - x` and `? ? x`
+/// nest without a new line.
+fn block_indicators(bytes: &[u8], i: usize) -> usize {
+    let n = bytes.len();
+    let mut block = 0;
+    let mut j = i;
+    while j + 1 < n && matches!(bytes[j], b'-' | b'?') && matches!(bytes[j + 1], b' ' | b'\t') {
+        block += 1;
+        j += 2;
+        while j < n && bytes[j] == b' ' {
+            j += 1;
+        }
+    }
+    block
+}
+
+/// From the opening quote `c` at `i`: the index of the closing quote, or of
+/// the end of the line (or input) when the scalar goes on.
+fn skip_quoted(bytes: &[u8], mut i: usize, c: u8) -> usize {
+    let n = bytes.len();
+    i += 1;
+    while i < n && bytes[i] != b'\n' {
+        if c == b'"' && bytes[i] == b'\\' {
+            i += 2;
+            continue;
+        }
+        if bytes[i] == c {
+            if c == b'\'' && bytes.get(i + 1) == Some(&b'\'') {
+                i += 2;
+                continue;
+            }
+            break;
+        }
+        i += 1;
+    }
+    i
+}
+
+/// Skip a block scalar's lines from `i`: blank ones, and those indented at
+/// least as far as its first non-blank line (and further than the line
+/// that opened it, at `indent`).
+fn skip_block_scalar(bytes: &[u8], mut i: usize, indent: usize) -> usize {
+    let n = bytes.len();
+    let mut content_indent: Option<usize> = None;
+    while i < n {
+        let mut j = i;
+        while j < n && bytes[j] == b' ' {
+            j += 1;
+        }
+        let blank = j >= n || matches!(bytes[j], b'\n' | b'\r');
+        if !blank {
+            let this = j - i;
+            let need = *content_indent.get_or_insert(this);
+            if this <= indent || this < need {
+                break;
+            }
+        }
+        i = next_line(bytes, j);
+    }
+    i
 }
 
 fn next_line(bytes: &[u8], from: usize) -> usize {

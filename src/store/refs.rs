@@ -341,3 +341,58 @@ fn classify(e: gix::Error, context: String, expected: &[(String, Option<ObjectId
     }
     StoreError::git(context, e)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let ok = std::process::Command::new("git")
+            .args(["init", "--quiet", "r"])
+            .current_dir(dir.path())
+            .status()
+            .expect("git runs");
+        assert!(ok.success());
+        let store = Store::open(&dir.path().join("r")).expect("opens");
+        (dir, store)
+    }
+
+    #[test]
+    fn a_lost_race_is_told_from_gix_typed_error_with_the_value_found() {
+        let (_dir, store) = repo();
+        let files = BTreeMap::from([("a".to_string(), b"1".to_vec())]);
+        let event = Event::new("e", "ann", "one");
+        let name = "refs/swarm/plans/p";
+        let first = store.write(name, None, &files, &event).unwrap();
+        let second = store
+            .commit(store.write_tree(&files).unwrap(), &[first], &event)
+            .unwrap();
+        // The transaction itself (no re-read) names the ref and what it held.
+        let create = ref_edit(name, PreviousValue::MustNotExist, Some(second), "x").unwrap();
+        match store.apply(vec![create], "ann", "x") {
+            Err(StoreError::LostRace {
+                refname,
+                expected,
+                actual,
+            }) => {
+                assert_eq!(refname, name);
+                assert_eq!(expected, None);
+                assert_eq!(actual, Some(first));
+            }
+            other => panic!("expected a lost race, got {other:?}"),
+        }
+        let stale = PreviousValue::MustExistAndMatch(Target::Object(second));
+        let update = ref_edit(name, stale, Some(first), "x").unwrap();
+        assert!(matches!(
+            store.apply(vec![update], "ann", "x"),
+            Err(StoreError::LostRace { actual: Some(a), expected: Some(e), .. }) if a == first && e == second
+        ));
+        // And through `cas`: CAS_FAILED, nothing moved.
+        let e = store
+            .cas(name, Some(second), Some(second), "ann", "x")
+            .unwrap_err();
+        assert_eq!(e.code, "CAS_FAILED");
+        assert_eq!(store.ref_target(name).unwrap(), Some(first));
+    }
+}

@@ -448,6 +448,14 @@ impl Round<'_> {
     pub fn online(&self) -> bool {
         self.remote.is_some()
     }
+    /// Fetch more refs into the mirror (online; offline a no-op), e.g. a
+    /// prefix to look for a free name after a lost race.
+    pub fn fetch(&self, refs: &[&str]) -> Result<()> {
+        match self.remote {
+            Some(r) => fetch_refs(self.store, r, refs),
+            None => Ok(()),
+        }
+    }
 }
 
 /// How [`publish_loop`] ended.

@@ -6,7 +6,7 @@
 //! and publish everything that must go out in ONE atomic push where each ref
 //! carries the value we expect the remote to hold; a lost race is retried
 //! from a fresh fetch a bounded number of times (the
-//! [`publish_loop`](crate::store::remote::publish_loop)).
+//! [`crate::store::remote::publish_loop`]).
 
 use serde::Serialize;
 

@@ -59,7 +59,7 @@ pub fn require(store: &Store, feature: &str) -> Result<Lane> {
 /// An accepted handoff of lane `feature` to `owner` working at `path`
 /// backs the lane's record naming them there.
 pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
-    let (packets, _) = Records::<crate::packet::PacketVersion>::new(store).all()?;
+    let (packets, _) = Records::<crate::model::packet::PacketVersion>::new(store).all()?;
     Ok(packets.iter().any(|v| {
         v.value.acceptance.as_ref().is_some_and(|acc| {
             v.value.packet.lane.as_deref() == Some(feature)

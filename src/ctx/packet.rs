@@ -218,9 +218,9 @@ pub fn content_ids(
                 out.insert(p.clone(), "deleted".to_string());
                 continue;
             }
-            Err(e) => return Err(crate::plan::io_error(&full, e)),
+            Err(e) => return Err(crate::ctx::plan::io_error(&full, e)),
             Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&full)
-                .map_err(|e| crate::plan::io_error(&full, e))?
+                .map_err(|e| crate::ctx::plan::io_error(&full, e))?
                 .into_os_string()
                 .into_encoded_bytes(),
             Ok(m) if m.is_dir() => {
@@ -228,7 +228,7 @@ pub fn content_ids(
                 out.insert(p.clone(), "directory".to_string());
                 continue;
             }
-            Ok(_) => std::fs::read(&full).map_err(|e| crate::plan::io_error(&full, e))?,
+            Ok(_) => std::fs::read(&full).map_err(|e| crate::ctx::plan::io_error(&full, e))?,
         };
         let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &bytes)
             .map_err(|e| Error::gix("could not hash a file", e))?;

@@ -9,7 +9,7 @@ use super::findings::{unreadable, Findings, Violation, PLAN_UNTRACKED};
 use super::staged::{Blob, Staged};
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::lane::LaneRecord;
+use crate::model::lane::LaneRecord;
 use crate::store::kind::Records;
 
 /// `git swarm plan show <plan> --pr-body`, naming the lane's plan when HEAD is a lane branch.

@@ -18,13 +18,11 @@ use crate::ctx::packet::{content_ids, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::failpoint;
-use crate::lead;
 use crate::model::note::Note;
 use crate::model::packet::{
     already_accepted, content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
     ACCEPTANCE_FILE, PREFIX,
 };
-use crate::plan;
 use crate::store::record;
 use crate::store::remote;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
@@ -165,7 +163,7 @@ fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Resu
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
 fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
     let store = &ctx.store;
-    let leader = lead::known(store, ctx.remote(), &packet.plan)?;
+    let leader = crate::ctx::lead::known(store, ctx.remote(), &packet.plan)?;
     let checkout = std::fs::canonicalize(workdir)
         .unwrap_or_else(|_| workdir.to_path_buf())
         .display()
@@ -235,7 +233,7 @@ fn complete(
         completed = true;
     }
     let event = accept_event(acc);
-    completed |= plan::journal(
+    completed |= crate::ctx::plan::journal(
         ctx,
         &packet.plan,
         &event,
@@ -260,7 +258,7 @@ fn complete(
         // The lane record may have gone out with the acceptance: take it
         // first, so the handover here is not written twice.
         completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
-        completed |= crate::lane::hand_over(
+        completed |= crate::ctx::lane::hand_over(
             store,
             branch,
             &acc.accepted_by,
@@ -274,11 +272,11 @@ fn complete(
 /// Re-derive every fact the packet states that this checkout can check.
 fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mismatch>> {
     let store = &ctx.store;
-    let (_, plan_tip) = plan::newest_head(ctx, &packet.plan)?;
+    let (_, plan_tip) = crate::ctx::plan::newest_head(ctx, &packet.plan)?;
     let contract = match plan_tip {
         None => None,
         Some(tip) => Some(
-            plan::from_record(&packet.plan, store.read_commit(tip)?)?
+            crate::model::plan::from_record(&packet.plan, store.read_commit(tip)?)?
                 .record
                 .contract,
         ),

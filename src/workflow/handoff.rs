@@ -16,10 +16,8 @@ use crate::ctx::packet::{content_ids, fetch};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::failpoint;
-use crate::lead;
 use crate::model::note::Note;
 use crate::model::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, PREFIX};
-use crate::plan;
 use crate::store::record;
 use crate::store::{Event, Store};
 
@@ -48,7 +46,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
     let actor = ctx.actor()?;
     let plan_name = match &input.plan {
         Some(p) => p.clone(),
-        None => plan::infer(ctx)?,
+        None => crate::ctx::plan::infer(ctx)?,
     };
     let derived = derive(ctx, &input, &actor, &plan_name)?;
     let mut packet = Packet::build(&input, verified, derived)?;
@@ -73,19 +71,21 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
 /// its packets and the lane's record first.
 fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Result<Derived> {
     let store = &ctx.store;
-    let plan_rec = plan::require(store, plan_name)?;
+    let plan_rec = crate::model::plan::require(store, plan_name)?;
     let workdir = store.workdir_or_err()?;
-    let lead_ref = lead::lead_ref(plan_name);
+    let lead_ref = crate::model::lead::lead_ref(plan_name);
     let packets_prefix = format!("{PREFIX}{plan_name}/");
     let branch = store.git.current_branch()?;
     let lane = match &branch {
-        Some(b) => crate::lane::all(store)?
+        Some(b) => crate::ctx::lane::all(store)?
             .0
             .into_iter()
             .find(|l| l.record.is_active() && l.record.branch == *b),
         None => None,
     };
-    let lane_ref = lane.as_ref().map(|l| crate::lane::lane_ref(&l.feature));
+    let lane_ref = lane
+        .as_ref()
+        .map(|l| crate::model::lane::lane_ref(&l.feature));
     let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
     wanted.extend(lane_ref.as_deref());
     fetch(ctx, &wanted)?;
@@ -106,7 +106,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .and_then(|r| store.config(&format!("remote.{r}.url")))
         .map(|u| clean_url(&u));
     let pushed = pushed(ctx, branch.as_deref(), &head)?;
-    let leader = lead::known(store, ctx.remote(), plan_name)?;
+    let leader = crate::ctx::lead::known(store, ctx.remote(), plan_name)?;
     let checkout = std::fs::canonicalize(&workdir)
         .unwrap_or(workdir)
         .display()
@@ -187,7 +187,7 @@ fn record_written(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
     if let Some(e) = packet.epoch {
         event = event.epoch(e);
     }
-    plan::journal(
+    crate::ctx::plan::journal(
         ctx,
         &packet.plan,
         &event,

@@ -56,7 +56,7 @@ fn ensure_refspecs(ctx: &Ctx, remote: &str) -> Result<Vec<String>> {
 /// remote's default branch, without the remote's prefix; None when the
 /// base is no plain branch name (a tag, a commit, an expression).
 fn base_branch_ref(ctx: &Ctx, remote: &str) -> Option<String> {
-    let base = crate::lane::default_base(ctx);
+    let base = crate::ctx::lane::default_base(ctx);
     // A clone of a still-empty remote: `default_base` falls back to a local
     // branch for now, but once the remote has its main, lanes base on
     // `<remote>/main` (the same rule), so that is the branch to fence.
@@ -101,7 +101,7 @@ fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
         .git
         .run(["config", "--add", "swarm.protect", &full])?;
     let empty_remote = ctx.settings.base.is_none()
-        && !crate::lane::default_base(ctx).starts_with(&format!("{remote}/"));
+        && !crate::ctx::lane::default_base(ctx).starts_with(&format!("{remote}/"));
     let why = if empty_remote {
         format!("; {remote} has no default branch yet, so this is the branch lanes will base on ({remote}/main) once it is pushed: set swarm.base and swarm.protect if yours is another")
     } else {

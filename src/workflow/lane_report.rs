@@ -9,7 +9,6 @@ use crate::ctx::lane as session;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::model::lane::{parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind};
-use crate::plan;
 use crate::store::kind::{Records, Update};
 use crate::store::record::Extra;
 use crate::store::{Event, Store};
@@ -46,7 +45,7 @@ pub fn report(
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.
-        crate::packet::locate(ctx, packet)?;
+        crate::ctx::packet::locate(ctx, packet)?;
     }
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
@@ -62,7 +61,7 @@ pub fn report(
     }
     let actor = ctx.actor()?;
     let plan_name = lane.record.plan.clone();
-    plan::require(&ctx.store, &plan_name)?;
+    crate::model::plan::require(&ctx.store, &plan_name)?;
     let line = kind.line();
     let mut entry = Event::new("lane-report", &actor, line.clone())
         .trailer("Swarm-Lane", feature.as_str())
@@ -71,7 +70,7 @@ pub fn report(
         entry.body = Some(format!("capacity={c}"));
         entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    let journal = plan::journal(ctx, &plan_name, &entry, None, None)?
+    let journal = crate::ctx::plan::journal(ctx, &plan_name, &entry, None, None)?
         .expect("an entry without `once` is always written");
     crate::failpoint::point("report:journalled");
 

@@ -18,7 +18,6 @@ use crate::model::lane::{
     self as model, branch_of, check_start, Lane, LaneRecord, NewRecord, Start,
 };
 use crate::names;
-use crate::plan;
 use crate::store::kind::Records;
 use crate::store::Event;
 
@@ -83,11 +82,11 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     let feature = args.feature;
     let plan_name = match args.plan {
         Some(p) => p.to_string(),
-        None => plan::infer(ctx)?,
+        None => crate::ctx::plan::infer(ctx)?,
     };
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
-    let plan = plan::require(&ctx.store, &plan_name)?;
+    let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
     let actor = ctx.actor()?;
     let owner = args
         .owner
@@ -98,7 +97,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     let resuming = start_marker(&ctx.store, feature).exists();
     // A re-run finishing an interrupted start is let through.
     if !resuming {
-        plan::refuse_closed(&plan, &plan_name, "start a lane on it")?;
+        crate::model::plan::refuse_closed(&plan, &plan_name, "start a lane on it")?;
     }
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
@@ -110,18 +109,18 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     };
     let mut making = prepare(ctx, feature, args.base, previous.is_some())?;
     // Keep the plan file and the lanes directory out of `git status`.
-    crate::init::ensure_excludes(ctx)?;
+    crate::ctx::init::ensure_excludes(ctx)?;
     if !making.resume {
         making.add_worktree(ctx, &plan_name)?;
     }
     crate::failpoint::point("lane:worktree");
     making.path = std::fs::canonicalize(&making.path).unwrap_or(making.path.clone());
 
-    let plan_file = making.or_rollback(plan::plan_file_in(ctx, &making.path))?;
+    let plan_file = making.or_rollback(crate::ctx::plan::plan_file_in(ctx, &making.path))?;
     let wrote_plan = match plan.text {
-        Some(_) => {
-            making.or_rollback(plan::write_plan_file(&ctx.store, &plan, &plan_file, false))?
-        }
+        Some(_) => making.or_rollback(crate::ctx::plan::write_plan_file(
+            &ctx.store, &plan, &plan_file, false,
+        ))?,
         None => false,
     };
     let now = rfc3339(ctx.store.clock.now());
@@ -146,7 +145,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         resumed: making.resume,
         notes: making.notes,
         plan_file_setting: ctx.settings.plan_file.clone(),
-        hooks_installed: crate::init::hooks_installed(&ctx.store),
+        hooks_installed: crate::ctx::init::hooks_installed(&ctx.store),
     }))
 }
 
@@ -172,7 +171,7 @@ fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<LaneStarte
     let summary = model::started_summary(feature, &r.branch, &r.base, &r.plan);
     let record = lane.commit.to_string();
     let claim = model::claim_event(actor, summary, feature, &record);
-    let wrote = plan::journal(
+    let wrote = crate::ctx::plan::journal(
         ctx,
         &r.plan,
         &claim,
@@ -215,7 +214,7 @@ fn prepare(ctx: &Ctx, feature: &str, base: Option<&str>, had_record: bool) -> Re
     let main = main_worktree(&ctx.store)?;
     let path = confined_lane_path(ctx, &main, feature)?;
     // Refuse an unusable swarm.planFile before anything is created.
-    plan::plan_file_in(ctx, &path)?;
+    crate::ctx::plan::plan_file_in(ctx, &path)?;
     let mut making = Making {
         git: Git::new(&main),
         branch,
@@ -284,10 +283,10 @@ impl Making {
         // Say, before anything is created, that a start is under way, so a
         // re-run after a kill knows the branch and worktree are its own.
         if let Some(dir) = self.marker.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| plan::io_error(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| crate::ctx::plan::io_error(dir, e))?;
         }
         std::fs::write(&self.marker, format!("{plan_name}\n"))
-            .map_err(|e| plan::io_error(&self.marker, e))?;
+            .map_err(|e| crate::ctx::plan::io_error(&self.marker, e))?;
         // A lock left on the branch by a killed process would fail `git
         // worktree add -b` (exit 4): take an old one away.
         let branch_ref = self.branch_ref();
@@ -343,7 +342,7 @@ impl Making {
     fn record_and_claim(
         &self,
         ctx: &Ctx,
-        plan: &plan::Plan,
+        plan: &crate::model::plan::Plan,
         record: &LaneRecord,
         expected: Option<ObjectId>,
         actor: &str,
@@ -358,7 +357,9 @@ impl Making {
         let lane_commit = self.or_rollback(lanes.write(&key, expected, record, &event))?;
         crate::failpoint::point("lane:record");
         let claim = model::claim_event(actor, summary, feature, &lane_commit.to_string());
-        if let Err(e) = plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None) {
+        if let Err(e) =
+            crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None)
+        {
             let lane_ref = model::lane_ref(feature);
             let _ = ctx.store.cas(
                 &lane_ref,

@@ -6,10 +6,10 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
+use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::plan::{self, Plan, Status};
-use crate::packet::OpenPacket;
 use crate::store::record::Unreadable;
 use crate::store::Store;
 
@@ -35,7 +35,7 @@ pub struct LaneStatus {
     pub branch: Option<String>,
     pub state: Option<String>,
     /// The lane's last report when it is `blocked` (someone must act).
-    pub blocked: Option<crate::lane::LastReport>,
+    pub blocked: Option<crate::model::lane::LastReport>,
 }
 
 /// Every record under `prefix` known here, local or in the mirror, each at
@@ -98,7 +98,7 @@ fn read_lanes(
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
     for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
-        let lane = match crate::lane::at(store, &feature, id) {
+        let lane = match crate::ctx::lane::at(store, &feature, id) {
             Ok(l) => l,
             Err(e) => {
                 let refname = format!("refs/swarm/lanes/{feature}");
@@ -137,7 +137,7 @@ fn node(
 ) -> PlanStatus {
     let name = &p.record.plan;
     let lead = if led.contains(name) {
-        crate::lead::known(store, remote, name).unwrap_or_else(|e| {
+        crate::ctx::lead::known(store, remote, name).unwrap_or_else(|e| {
             let refname = format!("refs/swarm/lead/{name}");
             unreadable.push(Unreadable::new("lead", name, &refname, &e));
             None
@@ -297,7 +297,7 @@ impl StatusView {
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
-    let (packets, unreadable_packets) = crate::packet::open_packets(ctx)?;
+    let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
     let (roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     unreadable.extend(unreadable_packets);
     if let Some(p) = only {

@@ -73,11 +73,11 @@ impl SyncReport {
 
 /// `progress` hears what sync is doing (the CLI shows it on a TTY).
 pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
-    let before = crate::lane::holders(&ctx.store);
+    let before = crate::ctx::lane::holders(&ctx.store);
     let mut report = sync_rounds(ctx, actor, progress)?;
     report
         .warnings
-        .extend(crate::lane::unbacked_moves(&ctx.store, &before));
+        .extend(crate::ctx::lane::unbacked_moves(&ctx.store, &before));
     Ok(report)
 }
 

@@ -11,7 +11,6 @@ use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
-use crate::plan;
 use crate::store::record;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Round, Step};
 use crate::store::Event;
@@ -71,7 +70,7 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         Decided::Wrote(wrote) => *wrote,
     };
     // The plan's journal says so too; a missing plan (archived) is no reason to fail.
-    match plan::journal(
+    match crate::ctx::plan::journal(
         ctx,
         &packet.plan,
         &event,

@@ -111,7 +111,7 @@ pub fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, b
         .into_iter()
         .filter(|p| p != plan_file)
         .collect();
-    let unsaved = match crate::plan::plan_file_in(ctx, path) {
+    let unsaved = match crate::ctx::plan::plan_file_in(ctx, path) {
         Ok(file) => plan_file_unsaved(&ctx.store, plan, &file)?,
         Err(_) => false,
     };
@@ -130,10 +130,10 @@ fn plan_file_unsaved(store: &Store, plan_name: &str, file: &Path) -> Result<bool
         Err(ReadError::Io(_)) => return Ok(false),
         Err(_) => return Ok(true),
     };
-    let Ok(Some(plan)) = crate::plan::load(store, plan_name) else {
+    let Ok(Some(plan)) = crate::model::plan::load(store, plan_name) else {
         return Ok(true);
     };
-    Ok(!crate::plan::is_saved_version(store, &plan, &content)?)
+    Ok(!crate::ctx::plan::is_saved_version(store, &plan, &content)?)
 }
 
 /// The current directory is inside `path`.

@@ -6,7 +6,7 @@ use gix::ObjectId;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::guard::findings::{unreadable, CHANGESET_UNIQUE};
-use crate::lane::LaneRecord;
+use crate::model::lane::LaneRecord;
 use crate::store::kind::Records;
 
 /// The base branch a new changeset is compared with.
@@ -95,7 +95,7 @@ pub fn scope_for_head(ctx: &Ctx) -> Result<(Option<String>, Option<Base>)> {
     }
     // `swarm.base` is explicit; the remote's default branch or `main` is a guess.
     let explicit = ctx.settings.base.is_some();
-    let base = crate::lane::default_base(ctx);
+    let base = crate::ctx::lane::default_base(ctx);
     if explicit && branch_refs(ctx, &base)?.is_empty() {
         // `swarm.base` set to a tag or a commit rather than a branch.
         if let Ok(id) = ctx.store.repo.rev_parse_single(base.as_str()) {

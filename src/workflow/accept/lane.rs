@@ -34,7 +34,7 @@ pub fn lane_move(
     let Some(feature) = feature else {
         return Ok(Vec::new());
     };
-    let refname = crate::lane::lane_ref(&feature);
+    let refname = crate::model::lane::lane_ref(&feature);
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let Some(base) = tip.base else {
         if packet.lane.is_some() {
@@ -45,7 +45,7 @@ pub fn lane_move(
     if ctx.remote().is_none() || tip.archived {
         return Ok(Vec::new());
     }
-    let new = crate::lane::handover_commit(
+    let new = crate::ctx::lane::handover_commit(
         &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
     )?;
     Ok(new
@@ -64,7 +64,7 @@ pub fn catch_up(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
     let (Some(remote), Some(feature)) = (ctx.remote(), packet.lane.as_deref()) else {
         return Ok(false);
     };
-    let refname = crate::lane::lane_ref(feature);
+    let refname = crate::model::lane::lane_ref(feature);
     let tip = remote::tip(&ctx.store, Some(remote), &refname)?;
     match (tip.remote, tip.local_behind(&ctx.store)?) {
         (Some(published), true) => {

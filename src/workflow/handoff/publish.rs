@@ -18,7 +18,7 @@ use crate::store::{mirror, remote};
 /// Publish `packet` (completing an interrupted run's when there is one):
 /// its ref, and whether it was resumed. The packet gets its id and time.
 pub fn publish(ctx: &Ctx, packet: &mut Packet, actor: &str) -> Result<(String, bool)> {
-    let lane_ref = packet.lane.as_deref().map(crate::lane::lane_ref);
+    let lane_ref = packet.lane.as_deref().map(crate::model::lane::lane_ref);
     let now = ctx.store.clock.now();
     let companions = lane_companion(ctx, lane_ref.as_deref())?;
     match find_resumable(ctx, &packet.plan, packet)? {

@@ -72,7 +72,7 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
         lease,
     };
     let refname = lead_ref(plan);
-    let plan_ref = crate::plan::plan_ref(plan);
+    let plan_ref = crate::model::plan::plan_ref(plan);
     // A claim also needs the plan to exist (local, published or archived).
     let claim_refs = [refname.as_str(), plan_ref.as_str()];
     let refs: &[&str] = match op {
@@ -134,7 +134,11 @@ fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
 /// Refuse a command on a plan that does not exist: local, published or
 /// archived by gc, any of them is the plan.
 fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
-    let tip = remote::tip(&ctx.store, ctx.remote(), &crate::plan::plan_ref(plan))?;
+    let tip = remote::tip(
+        &ctx.store,
+        ctx.remote(),
+        &crate::model::plan::plan_ref(plan),
+    )?;
     if tip.base.is_none() {
         return Err(
             Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist"))

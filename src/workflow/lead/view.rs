@@ -54,7 +54,7 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Status> {
             .transpose()
     };
     let Some(base) = tip.base else {
-        fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
+        fetch(ctx, &[&crate::model::plan::plan_ref(plan)])?;
         require_plan(ctx, plan)?;
         return Ok(Status {
             record: LeadRecord::new(plan),
@@ -119,7 +119,7 @@ pub fn log(ctx: &Ctx, plan: &str) -> Result<Log> {
     fetch(ctx, &[&refname])?;
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let Some(base) = tip.base else {
-        fetch(ctx, &[&crate::plan::plan_ref(plan)])?;
+        fetch(ctx, &[&crate::model::plan::plan_ref(plan)])?;
         require_plan(ctx, plan)?;
         return Ok(Log {
             plan: plan.to_string(),

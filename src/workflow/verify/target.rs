@@ -12,19 +12,19 @@ use crate::github::client::{GitHub, RepoId};
 /// remote-tracking ref.
 pub(super) fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
     let store = &ctx.store;
-    let record = crate::lane::lane_ref(feature);
-    if crate::gc::find_record(store, &record)?.is_some() {
+    let record = crate::model::lane::lane_ref(feature);
+    if crate::store::archive::find_record(store, &record)?.is_some() {
         return Ok(());
     }
     if let Some(r) = ctx.settings.remote.as_deref() {
         if store
-            .ref_target(&crate::sync::mirror_ref(r, &record))?
+            .ref_target(&crate::store::mirror::mirror_ref(r, &record))?
             .is_some()
         {
             return Ok(());
         }
     }
-    let branch = crate::lane::branch_of(feature);
+    let branch = crate::model::lane::branch_of(feature);
     if store.ref_target(&format!("refs/heads/{branch}"))?.is_some() {
         return Ok(());
     }
@@ -36,7 +36,7 @@ pub(super) fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
     {
         return Ok(());
     }
-    let known: Vec<String> = crate::lane::all(store)?
+    let known: Vec<String> = crate::ctx::lane::all(store)?
         .0
         .into_iter()
         .map(|l| l.feature)

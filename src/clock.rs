@@ -19,8 +19,8 @@ impl Clock {
         };
         let text = value.to_string_lossy();
         let bad = |why: String| {
-            crate::error::Error::usage(
-                "ENV_INVALID",
+            crate::error::Error::new(
+                crate::error::Code::EnvInvalid,
                 format!("GIT_SWARM_NOW='{}' {why}", text.escape_debug()),
             )
             .hint("set it like GIT_SWARM_NOW=2026-01-01T12:00:00Z, or unset it to use the system clock")
@@ -71,8 +71,11 @@ pub fn rfc3339(t: Timestamp) -> String {
 /// setting that takes a duration.
 pub fn parse_duration(text: &str) -> crate::error::Result<jiff::SignedDuration> {
     let bad = || {
-        crate::error::Error::usage("USAGE", format!("'{text}' is not a duration"))
-            .hint("use a number and a unit: 45s, 30m, 2h, 14d, or combined like 1h30m")
+        crate::error::Error::new(
+            crate::error::Code::Usage,
+            format!("'{text}' is not a duration"),
+        )
+        .hint("use a number and a unit: 45s, 30m, 2h, 14d, or combined like 1h30m")
     };
     // A bare number is seconds, as `sleep 90` would read it.
     if let Ok(secs) = text.trim().parse::<u32>() {

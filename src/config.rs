@@ -2,7 +2,7 @@
 //! identity rule of SPEC §2: `--as` > `GIT_SWARM_AS` > `swarm.as` > the owner
 //! of the lane whose worktree we are in.
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::names;
 use crate::store::Store;
 
@@ -98,7 +98,7 @@ impl Settings {
         let settings = Self::read(store, remote_override);
         if let Some(r) = &settings.remote {
             if store.config(&format!("remote.{r}.url")).is_none() {
-                return Err(Error::usage("REMOTE_MISSING", format!("remote '{r}' does not exist"))
+                return Err(Error::new(Code::RemoteMissing, format!("remote '{r}' does not exist"))
                     .hint(format!("add it with `git remote add {r} <url>`, or set swarm.remote to an existing remote")));
             }
         }
@@ -174,7 +174,7 @@ pub fn identity(
 }
 
 pub fn identity_missing() -> Error {
-    Error::usage("IDENTITY_MISSING", "this command needs to know who you are")
+    Error::new(Code::IdentityMissing, "this command needs to know who you are")
         .hint("pass --as <address> or set GIT_SWARM_AS (per process: right for an agent in a lane)")
         .hint("or `git config swarm.as <address>`: repository-wide, shared by every worktree; inside a lane worktree the lane's owner comes first")
 }
@@ -190,8 +190,8 @@ pub fn command_line_parameters() -> Result<Vec<(String, Option<String>)>> {
     };
     let raw = raw.to_string_lossy();
     parse_parameters(&raw).map_err(|why| {
-        Error::usage(
-            "ENV_INVALID",
+        Error::new(
+            Code::EnvInvalid,
             format!("GIT_CONFIG_PARAMETERS could not be parsed: {why}"),
         )
         .hint("it is set by `git -c key=value`; unset it if something else wrote it")

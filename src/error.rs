@@ -231,39 +231,6 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-// BEGIN string-code shim
-// Lets call sites that still name codes as strings (the class-named
-// constructors below, `e.code ==` a string) compile while the restructure is
-// in flight.
-// `scripts/codes-to-enum.py` rewrites them to `Code` and deletes this block.
-impl Error {
-    pub fn check(code: &'static str, message: impl Into<String>) -> Self {
-        Self::from_str_code(code, Class::Check, message)
-    }
-    pub fn usage(code: &'static str, message: impl Into<String>) -> Self {
-        Self::from_str_code(code, Class::Usage, message)
-    }
-    pub fn race(code: &'static str, message: impl Into<String>) -> Self {
-        Self::from_str_code(code, Class::Race, message)
-    }
-    pub fn env(code: &'static str, message: impl Into<String>) -> Self {
-        Self::from_str_code(code, Class::Env, message)
-    }
-    fn from_str_code(code: &'static str, class: Class, message: impl Into<String>) -> Self {
-        let code = Code::from_name(code)
-            .unwrap_or_else(|| panic!("{code} is not in the codes! table of src/error.rs"));
-        debug_assert_eq!(code.class(), class, "{code} raised with another class");
-        Self::new(code, message)
-    }
-}
-
-impl PartialEq<&str> for Code {
-    fn eq(&self, other: &&str) -> bool {
-        self.as_str() == *other
-    }
-}
-// END string-code shim
-
 #[cfg(test)]
 mod tests {
     use super::*;

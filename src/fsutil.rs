@@ -9,7 +9,7 @@ use std::io::Read;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// The largest plan text (a file or `--from` input) git-swarm reads.
 pub const MAX_TEXT: u64 = 1024 * 1024;
@@ -106,26 +106,26 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {
 pub fn input_error(path: &Path, e: ReadError, limit: u64) -> Error {
     match e {
         ReadError::Missing => {
-            Error::usage("NOT_FOUND", format!("{} does not exist", path.display()))
+            Error::new(Code::NotFound, format!("{} does not exist", path.display()))
         }
-        ReadError::Symlink => Error::usage(
-            "FILE_NOT_REGULAR",
+        ReadError::Symlink => Error::new(
+            Code::FileNotRegular,
             format!("{} is a symbolic link", path.display()),
         )
         .hint("name the file it points to, inside the repository"),
-        ReadError::NotRegular(kind) => Error::usage(
-            "FILE_NOT_REGULAR",
+        ReadError::NotRegular(kind) => Error::new(
+            Code::FileNotRegular,
             format!("{} is {kind}, not a regular file", path.display()),
         )
         .hint("git-swarm reads only regular files: save the content to a file and pass that"),
         ReadError::TooLarge(size) => too_large(path, size, limit),
-        ReadError::Io(e) => Error::env("IO_FAILED", format!("{}: {e}", path.display())),
+        ReadError::Io(e) => Error::new(Code::IoFailed, format!("{}: {e}", path.display())),
     }
 }
 
 pub fn too_large(path: &Path, size: u64, limit: u64) -> Error {
-    Error::usage(
-        "FILE_TOO_LARGE",
+    Error::new(
+        Code::FileTooLarge,
         format!(
             "{} is larger than git-swarm reads ({}{} bytes; the limit is {limit})",
             path.display(),

@@ -8,7 +8,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 mod push;
 pub use push::{PushOutcome, PushUpdate};
@@ -56,7 +56,7 @@ impl Git {
         let mut cmd = self.command(args);
         cmd.stdin(Stdio::null());
         cmd.output().map_err(|e| {
-            Error::env("GIT_FAILED", format!("could not run git: {e}"))
+            Error::new(Code::GitFailed, format!("could not run git: {e}"))
                 .hint("is git installed and on PATH?")
         })
     }
@@ -91,15 +91,15 @@ impl Git {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .map_err(|e| Error::env("GIT_FAILED", format!("could not run git: {e}")))?;
+            .map_err(|e| Error::new(Code::GitFailed, format!("could not run git: {e}")))?;
         if let Some(mut stdin) = child.stdin.take() {
             stdin
                 .write_all(input)
-                .map_err(|e| Error::env("GIT_FAILED", format!("could not write to git: {e}")))?;
+                .map_err(|e| Error::new(Code::GitFailed, format!("could not write to git: {e}")))?;
         }
         let out = child
             .wait_with_output()
-            .map_err(|e| Error::env("GIT_FAILED", format!("git did not finish: {e}")))?;
+            .map_err(|e| Error::new(Code::GitFailed, format!("git did not finish: {e}")))?;
         if !out.status.success() {
             return Err(failed(&args, &out));
         }
@@ -238,8 +238,8 @@ impl Git {
         if stderr.contains("couldn't find remote ref") {
             return Ok(false);
         }
-        Err(Error::env(
-            "GIT_FAILED",
+        Err(Error::new(
+            Code::GitFailed,
             format!(
                 "could not fetch branch {branch} from remote '{remote}': {}",
                 stderr.trim()
@@ -344,7 +344,7 @@ impl Git {
                 .map(|d| d.as_nanos())
                 .unwrap_or(0)
         ));
-        let io = |e: std::io::Error| Error::env("IO_FAILED", format!("{}: {e}", dir.display()));
+        let io = |e: std::io::Error| Error::new(Code::IoFailed, format!("{}: {e}", dir.display()));
         std::fs::create_dir_all(&dir).map_err(io)?;
         let (o, b, t) = (dir.join("ours"), dir.join("base"), dir.join("theirs"));
         let written = std::fs::write(&o, ours)
@@ -400,7 +400,7 @@ impl FileLock {
     fn acquire(path: &Path) -> Result<FileLock> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
-                .map_err(|e| Error::env("IO_FAILED", format!("{}: {e}", dir.display())))?;
+                .map_err(|e| Error::new(Code::IoFailed, format!("{}: {e}", dir.display())))?;
         }
         let start = std::time::Instant::now();
         loop {
@@ -419,8 +419,8 @@ impl FileLock {
                     if stale {
                         let _ = std::fs::remove_file(path);
                     } else if start.elapsed() > std::time::Duration::from_secs(30) {
-                        return Err(Error::race(
-                            "CAS_FAILED",
+                        return Err(Error::new(
+                            Code::CasFailed,
                             format!("{} is held by another git-swarm", path.display()),
                         )
                         .hint(
@@ -429,7 +429,12 @@ impl FileLock {
                     }
                     std::thread::sleep(std::time::Duration::from_millis(20));
                 }
-                Err(e) => return Err(Error::env("IO_FAILED", format!("{}: {e}", path.display()))),
+                Err(e) => {
+                    return Err(Error::new(
+                        Code::IoFailed,
+                        format!("{}: {e}", path.display()),
+                    ))
+                }
             }
         }
     }
@@ -447,8 +452,8 @@ fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Error::env(
-        "GIT_FAILED",
+    Error::new(
+        Code::GitFailed,
         format!(
             "`git {}` failed ({}): {}",
             shown.join(" "),

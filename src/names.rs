@@ -2,7 +2,7 @@
 //! are restricted to what is safe in a ref and on every file system;
 //! addresses name actors and appear in commit trailers and packet ids.
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// `[a-z0-9][a-z0-9._-]{0,62}`, no `..`, not ending in `.lock` or `.`.
 pub fn is_valid_name(name: &str) -> bool {
@@ -45,8 +45,8 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
     if is_valid_name(name) {
         return Ok(());
     }
-    let mut err = Error::usage(
-        "NAME_INVALID",
+    let mut err = Error::new(
+        Code::NameInvalid,
         format!("'{}' is not a valid {kind} name", name.escape_debug()),
     );
     if let Some(s) = sanitize(name) {
@@ -123,8 +123,8 @@ pub fn validate_address(addr: &str) -> Result<()> {
     if is_valid_address(addr) {
         return Ok(());
     }
-    let mut err = Error::usage(
-        "NAME_INVALID",
+    let mut err = Error::new(
+        Code::NameInvalid,
         format!("'{}' is not a valid address", addr.escape_debug()),
     );
     if let Some(s) = sanitize_address(addr) {

@@ -22,7 +22,7 @@ use std::ops::Range;
 
 use serde_yaml_ng::Value;
 
-use crate::error::Error;
+use crate::error::{Code, Error};
 use assignment::{ASSIGNMENT_KIND, ASSIGNMENT_WHAT};
 use rules::rules;
 
@@ -274,12 +274,12 @@ pub fn scan_fields(fields: &[(&str, &str)]) -> Vec<Finding> {
 /// The error for `findings`: `code` (`PACKET_SECRET`, `PLAN_SECRET`,
 /// `SECRET_IN_TEXT`), naming each field and kind and never the value;
 /// `subject` says what was refused ("the packet", "the report").
-pub fn refusal(code: &'static str, subject: &str, findings: &[Finding]) -> Error {
+pub fn refusal(code: Code, subject: &str, findings: &[Finding]) -> Error {
     let fields: Vec<String> = findings
         .iter()
         .map(|f| format!("`{}` ({}: {})", f.field, f.kind, f.description))
         .collect();
-    Error::usage(
+    Error::new(
         code,
         format!(
             "{subject} was refused: {} {} like a credential; nothing was written",
@@ -300,7 +300,7 @@ pub fn check_fields(subject: &str, fields: &[(&str, &str)]) -> Result<(), Error>
     if findings.is_empty() {
         crate::text::check_fields(subject, fields)
     } else {
-        Err(refusal("SECRET_IN_TEXT", subject, &findings))
+        Err(refusal(Code::SecretInText, subject, &findings))
     }
 }
 

@@ -5,7 +5,7 @@
 
 use std::borrow::Cow;
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// A character no free text may hold: C0 controls except TAB (and LF, which
 /// `multiline` decides), DEL, C1 controls, bidi embedding/override/isolate
@@ -41,8 +41,8 @@ pub fn check_fields(subject: &str, fields: &[(&str, &str)]) -> Result<()> {
 }
 
 fn refusal(subject: &str, bad: &[String]) -> Error {
-    Error::usage(
-        "TEXT_INVALID",
+    Error::new(
+        Code::TextInvalid,
         format!(
             "{subject} was refused: {} {} a control character, newline or bidi control; nothing was written",
             bad.join(", "),
@@ -113,11 +113,11 @@ pub fn find_in_value(
 /// character makes it unreadable (`RECORD_INVALID`).
 pub fn check_record<T: serde::Serialize>(record: &T, what: &str, multiline: &[&str]) -> Result<()> {
     let value = serde_yaml_ng::to_value(record)
-        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a record: {e}")))?;
+        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a record: {e}")))?;
     match find_in_value(&value, "", multiline) {
         None => Ok(()),
-        Some((field, c)) => Err(Error::usage(
-            "RECORD_INVALID",
+        Some((field, c)) => Err(Error::new(
+            Code::RecordInvalid,
             format!(
                 "{what} field `{field}` holds a control character (U+{:04X}); it was not read",
                 c as u32
@@ -179,7 +179,7 @@ mod tests {
             "\u{0}",
         ] {
             let err = check_fields("the packet", &[("--next", bad)]).unwrap_err();
-            assert_eq!(err.code, "TEXT_INVALID", "{bad:?}");
+            assert_eq!(err.code, Code::TextInvalid, "{bad:?}");
             assert!(err.message.contains("`--next`"));
         }
         assert!(first_forbidden("a\nb", true).is_none());

@@ -4,7 +4,7 @@ use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use clap::Args;
-use git_swarm::error::{Error, Result};
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::guard::{self, Findings};
 use git_swarm::output::Output;
 
@@ -36,7 +36,10 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
         "pre-commit" => guard::pre_commit(&ctx)?,
         "commit-msg" => {
             let file = a.args.first().ok_or_else(|| {
-                Error::usage("USAGE", "hook commit-msg needs the message file git passes")
+                Error::new(
+                    Code::Usage,
+                    "hook commit-msg needs the message file git passes",
+                )
             })?;
             guard::commit_msg(&ctx, Path::new(file))?
         }
@@ -65,7 +68,7 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
             guard::pre_push(&ctx, &remote, &input)?
         }
         other => {
-            return Err(Error::usage("USAGE", format!("unknown hook '{other}'"))
+            return Err(Error::new(Code::Usage, format!("unknown hook '{other}'"))
                 .hint("git swarm hook takes pre-commit, commit-msg or pre-push"))
         }
     };
@@ -116,7 +119,7 @@ fn into_output(findings: Findings, refused: &str, text_ok: String) -> Result<Out
         return Ok(Output::new(json, text_ok));
     }
     Err(
-        Error::check("GUARD_FAILED", violations_text(&findings, refused))
+        Error::new(Code::GuardFailed, violations_text(&findings, refused))
             .hint("the guards are described in the README, section \"Hooks and guards\"")
             .with_detail(serde_json::json!({
                 "guards": findings.guards,

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
-use git_swarm::error::{Error, Result};
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::output::{count, Output};
 use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
@@ -170,8 +170,8 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
 
 pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
     let exe = std::env::current_exe().map_err(|e| {
-        Error::env(
-            "IO_FAILED",
+        Error::new(
+            Code::IoFailed,
             format!("cannot find the git-swarm binary: {e}"),
         )
     })?;
@@ -188,8 +188,8 @@ pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
 
 pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
     if g.offline {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             "sync talks to the remote: it cannot run with --offline",
         ));
     }
@@ -371,7 +371,7 @@ pub fn man_pages() -> Result<Vec<(String, Vec<u8>)>> {
             .source(format!("git-swarm {}", env!("CARGO_PKG_VERSION")));
         let mut buf = Vec::new();
         man.render(&mut buf)
-            .map_err(|e| Error::env("IO_FAILED", format!("cannot render the man page: {e}")))?;
+            .map_err(|e| Error::new(Code::IoFailed, format!("cannot render the man page: {e}")))?;
         out.push((man.get_filename(), buf));
         for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
             walk(sub, out)?;
@@ -403,8 +403,8 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
     if !a.install {
         let wanted = format!("{}.1", page_for(&a.command));
         if wanted == "git-swarm.1" && !a.command.is_empty() {
-            return Err(Error::usage(
-                "USAGE",
+            return Err(Error::new(
+                Code::Usage,
                 format!("'{}' is not a git swarm command", a.command.join(" ")),
             )
             .hint("see `git swarm -h` for the commands"));
@@ -423,7 +423,7 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
         Some(d) => d,
         None => {
             let home = std::env::var_os("HOME").ok_or_else(|| {
-                Error::env("IO_FAILED", "HOME is not set").hint("pass --dir <man1 directory>")
+                Error::new(Code::IoFailed, "HOME is not set").hint("pass --dir <man1 directory>")
             })?;
             PathBuf::from(home).join(".local/share/man/man1")
         }

@@ -17,7 +17,7 @@ use std::io::Write;
 
 use clap::{Parser, Subcommand};
 use git_swarm::ctx::Ctx;
-use git_swarm::error::{Error, Result};
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::output::Output;
 
 /// Coordinate a coordinator and many parallel coding agents ("lanes") on one
@@ -142,14 +142,14 @@ impl Global {
 
     pub fn ctx_with_remote(&self, remote: Option<&str>) -> Result<Ctx> {
         let cwd = std::env::current_dir().map_err(|e| {
-            Error::env(
-                "IO_FAILED",
+            Error::new(
+                Code::IoFailed,
                 format!("cannot read the current directory: {e}"),
             )
         })?;
         let ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
             // A mistyped swarm.remote must not hide the local records.
-            Err(e) if e.code == "REMOTE_MISSING" && self.access == Access::Read => {
+            Err(e) if e.code == Code::RemoteMissing && self.access == Access::Read => {
                 let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
                 eprintln!(
                     "warning: {}; showing this repository's records only (nothing fetched or published)",
@@ -171,8 +171,8 @@ impl Global {
 
 /// A writing command run in a bare repository (as `init` refuses one).
 pub fn bare_repo() -> Error {
-    Error::env(
-        "BARE_REPO",
+    Error::new(
+        Code::BareRepo,
         "this is a bare repository: git swarm writes plans, lanes and packets only from a working tree",
     )
     .hint("run it in a clone (`git clone <this repository>`); reading works here: `git swarm status`, `plan list`, `packets`, `lane list`")

@@ -1,6 +1,6 @@
 //! Rendering of `git swarm sync`'s report, and its conflict error.
 
-use git_swarm::error::Error;
+use git_swarm::error::{Code, Error};
 use git_swarm::output::Output;
 use git_swarm::workflow::sync::SyncReport;
 
@@ -63,8 +63,8 @@ pub fn conflict_error(report: &SyncReport) -> Option<Error> {
     }
     let names: Vec<&str> = report.conflicts.iter().map(|c| c.r#ref.as_str()).collect();
     Some(
-        Error::race(
-            "PLAN_CONFLICT",
+        Error::new(
+            Code::PlanConflict,
             format!(
                 "{} created independently here and on {}: {}",
                 if names.len() == 1 { "a record was" } else { "records were" },

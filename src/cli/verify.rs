@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use git_swarm::ctx::Ctx;
-use git_swarm::error::{Error, Result};
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::github::client::RepoId;
 use git_swarm::github::rest::{token_for, DiskCache, Endpoint, RestClient};
 use git_swarm::github::verdict::{Require, State};
@@ -88,8 +88,8 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
         .as_deref()
         .map(|r| {
             Require::parse(r).ok_or_else(|| {
-                Error::usage(
-                    "USAGE",
+                Error::new(
+                    Code::Usage,
                     format!("--require takes merged or ready, not '{r}'"),
                 )
             })
@@ -98,7 +98,10 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
     let timeout = match opts.timeout.as_deref() {
         None => DEFAULT_TIMEOUT,
         Some(_) if !opts.wait => {
-            return Err(Error::usage("USAGE", "--timeout only applies with --wait"))
+            return Err(Error::new(
+                Code::Usage,
+                "--timeout only applies with --wait",
+            ))
         }
         Some(t) => git_swarm::clock::parse_duration(t)
             .map_err(|e| e.hint("--timeout takes a duration"))?

@@ -9,7 +9,7 @@ use gix::ObjectId;
 
 use super::Ctx;
 use crate::clock::rfc3339;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::Git;
 use crate::model::lane::{self as model, Lane, LaneRecord};
 use crate::store::kind::{Record, Records, Update};
@@ -84,7 +84,7 @@ pub fn main_worktree(store: &Store) -> Result<PathBuf> {
         .worktree_paths()?
         .into_iter()
         .next()
-        .ok_or_else(|| Error::env("GIT_FAILED", "`git worktree list` named no worktree"))
+        .ok_or_else(|| Error::new(Code::GitFailed, "`git worktree list` named no worktree"))
 }
 
 /// The base a new lane starts from when `--base` is not given:
@@ -155,8 +155,8 @@ pub fn lane_path(ctx: &Ctx, main: &Path, feature: &str) -> PathBuf {
 pub fn confined_lane_path(ctx: &Ctx, main: &Path, feature: &str) -> Result<PathBuf> {
     let value = &ctx.settings.worktree_root;
     let refuse = |why: &str| {
-        Error::usage(
-            "CONFIG_INVALID",
+        Error::new(
+            Code::ConfigInvalid,
             format!("swarm.worktreeRoot = '{}' {why}", value.escape_debug()),
         )
     };
@@ -334,8 +334,8 @@ pub fn hand_over(
     });
     match wrote {
         Ok(id) => Ok(id.is_some()),
-        Err(e) if e.code == "CAS_FAILED" => Err(Error::race(
-            "CAS_FAILED",
+        Err(e) if e.code == Code::CasFailed => Err(Error::new(
+            Code::CasFailed,
             "the lane record kept changing; its owner was not updated",
         )
         .hint("run `git swarm accept` again: it completes what is missing")),

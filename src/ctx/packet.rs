@@ -10,7 +10,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::packet::{
     missing_packet_file, PacketKey, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX,
     WITHDRAWAL_FILE,
@@ -32,8 +32,8 @@ pub fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
 /// The packet version at `commit` of `refname`.
 pub fn read_at(store: &Store, refname: &str, commit: ObjectId) -> Result<PacketVersion> {
     let key = PacketKey::from_refname(refname).ok_or_else(|| {
-        Error::usage(
-            "RECORD_INVALID",
+        Error::new(
+            Code::RecordInvalid,
             format!("{refname} is not a valid packet ref name"),
         )
     })?;
@@ -97,8 +97,8 @@ pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '@' | '-'))
     {
-        return Err(Error::usage(
-            "NAME_INVALID",
+        return Err(Error::new(
+            Code::NameInvalid,
             format!("'{}' is not a packet id", arg.escape_debug()),
         )
         .hint("packet ids look like 20261129T091131Z-alice; list them with `git swarm packets`"));
@@ -114,12 +114,12 @@ pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
     match found.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(
-            Error::usage("NOT_FOUND", format!("packet '{arg}' does not exist")).hint(
+            Error::new(Code::NotFound, format!("packet '{arg}' does not exist")).hint(
                 "list packets with `git swarm packets`; `git swarm sync` fetches the shared ones",
             ),
         ),
-        many => Err(Error::usage(
-            "USAGE",
+        many => Err(Error::new(
+            Code::Usage,
             format!("packet id '{id}' is ambiguous: {}", many.join(", ")),
         )
         .hint("name it as <plan>/<packet-id>")),

@@ -8,14 +8,14 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 
 use super::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::plan::{plan_ref, Plan, TEXT_FILE};
 use crate::names;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::{Event, Store};
 
 pub fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::env("IO_FAILED", format!("{}: {e}", path.display()))
+    Error::new(Code::IoFailed, format!("{}: {e}", path.display()))
 }
 
 /// The plan a command means when none is named: the plan of the lane we
@@ -34,11 +34,11 @@ pub fn infer(ctx: &Ctx) -> Result<String> {
         .collect();
     match plans.as_slice() {
         [only] => Ok(only.clone()),
-        [] => Err(Error::usage("NOT_FOUND", "there is no plan yet")
+        [] => Err(Error::new(Code::NotFound, "there is no plan yet")
             .hint("create one with `git swarm plan new <plan>`, or `git swarm sync` to fetch the shared ones")),
         many => {
-            let mut err = Error::usage(
-                "PLAN_AMBIGUOUS",
+            let mut err = Error::new(
+                Code::PlanAmbiguous,
                 format!(
                     "{} plans exist and this is no lane's worktree: say which one ({})",
                     many.len(),
@@ -67,8 +67,8 @@ pub fn plan_file_path(ctx: &Ctx) -> Result<PathBuf> {
 pub fn plan_file_in(ctx: &Ctx, worktree: &Path) -> Result<PathBuf> {
     let value = &ctx.settings.plan_file;
     let refuse = |why: &str| {
-        Error::usage(
-            "CONFIG_INVALID",
+        Error::new(
+            Code::ConfigInvalid,
             format!("swarm.planFile = '{}' {why}", value.escape_debug()),
         )
         .hint("the plan file is a path relative to the worktree root, inside it: `git config swarm.planFile PLAN.md`")
@@ -108,8 +108,8 @@ pub fn read_plan_file(path: &Path) -> Result<Vec<u8>> {
 }
 
 fn unsafe_plan_file(path: &Path, what: &str) -> Error {
-    Error::usage(
-        "PLAN_FILE_UNSAFE",
+    Error::new(
+        Code::PlanFileUnsafe,
         format!(
             "{} {what}; the plan file must be a regular file, and git-swarm neither reads nor writes through anything else",
             path.display()
@@ -135,8 +135,8 @@ pub fn write_plan_file(store: &Store, plan: &Plan, path: &Path, force: bool) -> 
         Ok(_) => match read_plan_file(path) {
             Ok(bytes) => Some(bytes),
             // Too large to be a saved version: only --force replaces it.
-            Err(e) if e.code == "FILE_TOO_LARGE" && force => None,
-            Err(e) if e.code == "FILE_TOO_LARGE" => {
+            Err(e) if e.code == Code::FileTooLarge && force => None,
+            Err(e) if e.code == Code::FileTooLarge => {
                 return Err(e.hint("--force replaces it with the plan's text"))
             }
             Err(e) => return Err(e),
@@ -180,8 +180,8 @@ fn refuse_unsaved(
         return Ok(());
     }
     let owner = holder.unwrap_or_else(|| plan.record.plan.clone());
-    Err(Error::check(
-        "PLAN_DIRTY",
+    Err(Error::new(
+        Code::PlanDirty,
         format!(
             "{} has edits that plan '{owner}' does not have",
             path.display()
@@ -328,7 +328,7 @@ pub fn journal(
         };
         let Some(base) = base else {
             return Err(
-                Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist here"))
+                Error::new(Code::NotFound, format!("plan '{plan}' does not exist here"))
                     .hint("run `git swarm sync` to fetch the shared plans"),
             );
         };
@@ -338,11 +338,11 @@ pub fn journal(
         Looped::Published(id) | Looped::Done(id) => Ok(id),
         // On the head the caller decided on: the lost race itself.
         Looped::Exhausted(lost) if on.is_some() => {
-            Err(Error::race("CAS_FAILED", lost.lines.join("\n"))
+            Err(Error::new(Code::CasFailed, lost.lines.join("\n"))
                 .hint("run the command again: it will start from the new value"))
         }
-        Looped::Exhausted(_) => Err(Error::race(
-            "CAS_FAILED",
+        Looped::Exhausted(_) => Err(Error::new(
+            Code::CasFailed,
             format!("plan '{plan}' kept changing; its journal entry was not written"),
         )
         .hint("run the command again: it completes what is missing")),

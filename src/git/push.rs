@@ -3,7 +3,7 @@
 use std::process::Stdio;
 
 use super::Git;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// One ref update in an atomic push: `src` is an object id (or empty to
 /// delete), `expected` the value the remote must still hold (None: must not exist).
@@ -46,8 +46,8 @@ impl Git {
                     std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
                 }
                 Err(e) => {
-                    return Err(Error::env(
-                        "GIT_FAILED",
+                    return Err(Error::new(
+                        Code::GitFailed,
                         format!("could not fetch from remote '{remote}': {}", e.message),
                     )
                     .hint("check the remote URL and your network, or pass --offline"))
@@ -92,7 +92,7 @@ impl Git {
         cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
         let out = cmd
             .output()
-            .map_err(|e| Error::env("GIT_FAILED", format!("could not run git push: {e}")))?;
+            .map_err(|e| Error::new(Code::GitFailed, format!("could not run git push: {e}")))?;
         if out.status.success() {
             return Ok(PushOutcome::Ok);
         }
@@ -151,8 +151,8 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         .filter(|l| !l.is_empty())
         .collect();
     if !rejected.is_empty() {
-        let mut err = Error::env(
-            "PUSH_DENIED",
+        let mut err = Error::new(
+            Code::PushDenied,
             format!(
                 "the remote '{remote}' refused the push: {}",
                 rejected.join("; ")
@@ -166,8 +166,8 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         );
     }
     if stderr.contains("failed to push some refs") && !stderr.contains("fatal:") {
-        return Err(Error::check(
-            "GUARD_FAILED",
+        return Err(Error::new(
+            Code::GuardFailed,
             format!("the pre-push hook refused the push to '{remote}'; nothing was published"),
         )
         .hint(format!(
@@ -180,8 +180,8 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         ))
         .hint("fix what the guard names, then run the command again"));
     }
-    Err(Error::env(
-        "GIT_FAILED",
+    Err(Error::new(
+        Code::GitFailed,
         format!("git push to '{remote}' failed: {}", stderr.trim()),
     )
     .hint("check the remote URL and your network, or pass --offline"))

@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use super::model::{CheckRun, CombinedStatus, IssueComment, PullRequest, RequiredChecks, Review};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// The REST endpoints of SPEC §7. Every method fails closed: an HTTP error,
 /// a network failure or a malformed body is an `Err` (exit 4), never an
@@ -78,8 +78,11 @@ impl RepoId {
     /// Parse `OWNER/NAME` as given to `--repo`.
     pub fn parse(s: &str) -> Result<RepoId> {
         let bad = || {
-            Error::usage("USAGE", format!("'{}' is not OWNER/NAME", s.escape_debug()))
-                .hint("pass --repo like --repo octo-org/widgets")
+            Error::new(
+                Code::Usage,
+                format!("'{}' is not OWNER/NAME", s.escape_debug()),
+            )
+            .hint("pass --repo like --repo octo-org/widgets")
         };
         let (owner, name) = s.split_once('/').ok_or_else(bad)?;
         let name = name.strip_suffix(".git").unwrap_or(name);
@@ -172,8 +175,8 @@ pub fn parse_pr_arg(arg: &str) -> Result<(Option<RepoId>, u64)> {
         }
     }
     let bad = || {
-        Error::usage(
-            "USAGE",
+        Error::new(
+            Code::Usage,
             format!(
                 "'{}' is neither a PR number nor a pull request URL",
                 arg.escape_debug()
@@ -280,7 +283,7 @@ mod tests {
             "https://github.com/acme/widgets",
             "https://github.com/pull/3",
         ] {
-            assert_eq!(parse_pr_arg(bad).unwrap_err().code, "USAGE", "{bad}");
+            assert_eq!(parse_pr_arg(bad).unwrap_err().code, Code::Usage, "{bad}");
         }
         assert!(RepoId::parse("acme/widgets").is_ok());
         assert!(RepoId::parse("acme").is_err());

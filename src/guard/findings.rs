@@ -7,7 +7,7 @@ use std::fmt::Display;
 
 use serde::Serialize;
 
-use crate::error::Error;
+use crate::error::{Code, Error};
 
 pub const PLAN_UNTRACKED: &str = "plan-untracked";
 pub const CHANGESET_UNIQUE: &str = "changeset-unique";
@@ -49,8 +49,8 @@ impl Findings {
 
 /// A guard could not run: fail closed (exit 4), naming what it could not read.
 pub fn unreadable(guard: &str, what: impl Display, err: impl Display) -> Error {
-    Error::env(
-        "GUARD_ERROR",
+    Error::new(
+        Code::GuardError,
         format!("guard {guard} could not read {what}: {err}"),
     )
     .hint("nothing was checked, so nothing passes: fix the cause and run again")

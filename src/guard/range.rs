@@ -15,7 +15,7 @@ use super::changeset_dir::{dir_tree, names_in};
 use super::findings::{unreadable, Findings, ATTRIBUTION, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use super::{attribution, plan_file};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 #[derive(Debug, Serialize)]
 pub struct Range {
@@ -33,7 +33,7 @@ fn resolve(ctx: &Ctx, rev: &str, guard: &str) -> Result<ObjectId> {
         .rev_parse(rev)
         .map_err(|e| unreadable(guard, format!("'{rev}'"), e.message))?
         .ok_or_else(|| {
-            Error::usage("NOT_FOUND", format!("'{rev}' does not name a commit"))
+            Error::new(Code::NotFound, format!("'{rev}' does not name a commit"))
                 .hint("check --range takes BASE..HEAD, e.g. origin/main..HEAD")
         })?;
     ObjectId::from_hex(id.as_bytes()).map_err(|e| unreadable(guard, format!("'{rev}'"), e))
@@ -52,8 +52,8 @@ fn feature_of(rev: &str) -> Option<String> {
 /// BASE and HEAD of `BASE..HEAD` (`...` too); an empty side is HEAD.
 fn parse_spec(spec: &str) -> Result<(&str, &str)> {
     let Some((base, head)) = spec.split_once("..") else {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             format!("--range '{spec}' is not of the form BASE..HEAD"),
         )
         .hint("e.g. git swarm check --range origin/main..HEAD"));

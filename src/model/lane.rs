@@ -11,7 +11,7 @@
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::store::kind::{Diverged, Files, Record, Versioned};
 use crate::store::record::{self, Extra};
 use crate::store::Event;
@@ -306,8 +306,8 @@ impl Record for LaneRecord {
     }
     fn from_files(files: &Files, feature: &String, _what: &str) -> Result<Self> {
         let bytes = files.get(RECORD_FILE).ok_or_else(|| {
-            Error::usage(
-                "YAML_INVALID",
+            Error::new(
+                Code::YamlInvalid,
                 format!("{}:{RECORD_FILE} is missing", lane_ref(feature)),
             )
         })?;
@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn a_missing_file_is_yaml_invalid() {
         let e = LaneRecord::from_files(&Files::new(), &"f".to_string(), "x").unwrap_err();
-        assert_eq!(e.code, "YAML_INVALID");
+        assert_eq!(e.code, Code::YamlInvalid);
         assert!(e
             .message
             .contains("refs/swarm/lanes/f:lane.yaml is missing"));

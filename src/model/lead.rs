@@ -20,7 +20,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::rfc3339;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::names;
 use crate::store::kind::{Diverged, Files, Record};
 use crate::store::record::{self, Extra};
@@ -141,7 +141,7 @@ impl Record for LeadRecord {
     fn from_files(files: &Files, plan: &String, what: &str) -> Result<Self> {
         let bytes = files
             .get(RECORD_FILE)
-            .ok_or_else(|| Error::usage("YAML_INVALID", format!("{what} has no {RECORD_FILE}")))?;
+            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {RECORD_FILE}")))?;
         parse_record(bytes, plan)
     }
     /// A released leader record of a closed plan.
@@ -154,7 +154,7 @@ impl Record for LeadRecord {
 pub fn parse_duration(text: &str) -> Result<SignedDuration> {
     let d = crate::clock::parse_duration(text)?;
     if d.is_zero() {
-        return Err(Error::usage("USAGE", "a lease must be longer than zero")
+        return Err(Error::new(Code::Usage, "a lease must be longer than zero")
             .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
     }
     Ok(d)
@@ -164,7 +164,7 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration> {
 pub fn until(now: Timestamp, lease: SignedDuration) -> Result<String> {
     now.checked_add(lease)
         .map(rfc3339)
-        .map_err(|e| Error::usage("USAGE", format!("lease too long: {e}")))
+        .map_err(|e| Error::new(Code::Usage, format!("lease too long: {e}")))
 }
 
 /// A leader command.
@@ -305,7 +305,7 @@ pub fn validate(op: &Op) -> Result<()> {
         Op::Handover { to, .. } => names::validate_address(to)?,
         Op::Takeover { reason, .. } => {
             if reason.trim().is_empty() {
-                return Err(Error::usage("USAGE", "a takeover needs a --reason"));
+                return Err(Error::new(Code::Usage, "a takeover needs a --reason"));
             }
             crate::secret::check_fields("the takeover", &[("--reason", reason)])?;
         }
@@ -327,7 +327,7 @@ pub fn validate(op: &Op) -> Result<()> {
 fn validate_succession(succession: &[String]) -> Result<()> {
     if succession.is_empty() {
         return Err(
-            Error::usage("USAGE", "a succession names at least one address")
+            Error::new(Code::Usage, "a succession names at least one address")
                 .hint("e.g. `git swarm lead succession --plan <P> alice,bob`"),
         );
     }
@@ -335,10 +335,11 @@ fn validate_succession(succession: &[String]) -> Result<()> {
     for a in succession {
         names::validate_address(a)?;
         if !seen.insert(a) {
-            return Err(
-                Error::usage("USAGE", format!("'{a}' appears twice in the succession"))
-                    .hint("name each address once, in the order they should take over"),
-            );
+            return Err(Error::new(
+                Code::Usage,
+                format!("'{a}' appears twice in the succession"),
+            )
+            .hint("name each address once, in the order they should take over"));
         }
     }
     Ok(())
@@ -349,8 +350,8 @@ fn validate_succession(succession: &[String]) -> Result<()> {
 pub fn check_push_target(plan: &str, spec: &str) -> Result<()> {
     let dst = spec.rsplit_once(':').map_or(spec, |(_, d)| d);
     if spec.trim().is_empty() || dst.starts_with("refs/swarm/") || dst == lead_ref(plan) {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             format!("'{spec}' is not a refspec lead push can publish"),
         )
         .hint("name code refs such as main, HEAD:main or refs/tags/v1; swarm records travel with `git swarm sync`"));

@@ -12,7 +12,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::store::kind::{Diverged, Files, Record, RecordKey};
 use crate::store::record::{self, Extra};
 
@@ -279,8 +279,8 @@ impl PacketVersion {
     pub fn may_withdraw(&self, actor: &str) -> Result<Option<&Withdrawal>> {
         let packet = &self.packet;
         if let Some(acc) = &self.acceptance {
-            return Err(Error::race(
-                "PACKET_ALREADY_ACCEPTED",
+            return Err(Error::new(
+                Code::PacketAlreadyAccepted,
                 format!(
                     "packet {} was accepted by {} at {}: it can no longer be withdrawn",
                     packet.id, acc.accepted_by, acc.accepted_at
@@ -292,8 +292,8 @@ impl PacketVersion {
             )));
         }
         if packet.author != actor {
-            return Err(Error::check(
-                "PACKET_NOT_AUTHOR",
+            return Err(Error::new(
+                Code::PacketNotAuthor,
                 format!(
                     "packet {} was written by {}, not by you ({actor}): only its author withdraws it",
                     packet.id, packet.author
@@ -324,13 +324,16 @@ impl PacketVersion {
 /// A packet file is missing from a packet version (`commit`, when known).
 pub fn missing_packet_file(what: &str, commit: Option<&str>) -> Error {
     let at = commit.map(|c| format!(" at {c}")).unwrap_or_default();
-    Error::usage("YAML_INVALID", format!("{what}{at} has no {PACKET_FILE}"))
+    Error::new(
+        Code::YamlInvalid,
+        format!("{what}{at} has no {PACKET_FILE}"),
+    )
 }
 
 /// `PACKET_ALREADY_ACCEPTED`: a packet is accepted once.
 pub fn already_accepted(packet: &Packet, acc: &Acceptance) -> Error {
-    Error::race(
-        "PACKET_ALREADY_ACCEPTED",
+    Error::new(
+        Code::PacketAlreadyAccepted,
         format!(
             "packet {} was already accepted by {} at {}",
             packet.id, acc.accepted_by, acc.accepted_at
@@ -345,8 +348,8 @@ pub fn already_accepted(packet: &Packet, acc: &Acceptance) -> Error {
 
 /// `PACKET_WITHDRAWN`: its author took it back.
 pub fn withdrawn_error(packet: &Packet, w: &Withdrawal) -> Error {
-    Error::check(
-        "PACKET_WITHDRAWN",
+    Error::new(
+        Code::PacketWithdrawn,
         format!(
             "packet {} was withdrawn by {} at {}: {}",
             packet.id, w.withdrawn_by, w.withdrawn_at, w.reason

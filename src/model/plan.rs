@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::names;
 use crate::store::kind::{Diverged, Files, Record, Records, Versioned};
 use crate::store::record::{self, Extra, Unreadable};
@@ -175,7 +175,7 @@ impl Record for PlanDoc {
         let what = format!("{}:{RECORD_FILE}", plan_ref(plan));
         let bytes = files
             .get(RECORD_FILE)
-            .ok_or_else(|| Error::usage("YAML_INVALID", format!("{what} is missing")))?;
+            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} is missing")))?;
         let record: PlanRecord = record::parse(bytes, "swarm-plan", &what)?;
         let text = files
             .get(TEXT_FILE)
@@ -250,7 +250,7 @@ pub fn from_record(plan: &str, head: crate::store::Record) -> Result<Plan> {
 pub fn require(store: &Store, plan: &str) -> Result<Plan> {
     names::validate_name("plan", plan)?;
     load(store, plan)?.ok_or_else(|| {
-        Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist")).hint(
+        Error::new(Code::NotFound, format!("plan '{plan}' does not exist")).hint(
             "list plans with `git swarm plan list`, or `git swarm sync` to fetch the shared ones",
         )
     })
@@ -277,7 +277,7 @@ pub fn refuse_secrets(
     fields: &[(&str, &str)],
 ) -> Result<()> {
     let value = serde_yaml_ng::to_value(record)
-        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a plan: {e}")))?;
+        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a plan: {e}")))?;
     let mut findings = crate::secret::scan(&value);
     if let Some((name, text)) = text {
         findings.extend(crate::secret::scan_lines(name, text));
@@ -287,15 +287,15 @@ pub fn refuse_secrets(
         crate::text::check_value(subject, &value, MULTILINE_FIELDS)?;
         return crate::text::check_fields(subject, fields);
     }
-    Err(crate::secret::refusal("PLAN_SECRET", subject, &findings))
+    Err(crate::secret::refusal(Code::PlanSecret, subject, &findings))
 }
 
 /// A closed plan is finished: starting a lane on it or saving new text
 /// into it is refused until it is reopened.
 pub fn refuse_closed(plan: &Plan, name: &str, doing: &str) -> Result<()> {
     if plan.record.status.is_closed() {
-        return Err(Error::check(
-            "PLAN_CLOSED",
+        return Err(Error::new(
+            Code::PlanClosed,
             format!("plan '{name}' is closed: cannot {doing}"),
         )
         .hint(format!("reopen it first: `git swarm plan reopen {name}`")));
@@ -308,8 +308,8 @@ pub fn refuse_busy(name: &str, busy: &[String]) -> Result<()> {
     if busy.is_empty() {
         return Ok(());
     }
-    Err(Error::check(
-        "PLAN_BUSY",
+    Err(Error::new(
+        Code::PlanBusy,
         format!(
             "plan '{name}' still has work in progress: {}",
             busy.join(", ")
@@ -354,8 +354,8 @@ pub fn save_conflict(plan: &Plan, base: ObjectId, overlap: bool) -> Error {
     } else {
         "and that version cannot be read here to merge with"
     };
-    Error::race(
-        "PLAN_SAVE_CONFLICT",
+    Error::new(
+        Code::PlanSaveConflict,
         format!(
             "plan '{name}' moved to {newer} since the plan file was checked out from {} {why}; nothing was saved",
             crate::store::short(base)
@@ -429,7 +429,7 @@ mod tests {
         assert_eq!(back.record.parent.as_deref(), Some("q"));
         assert_eq!(back.text.as_deref(), Some("line\n"));
         let none = PlanDoc::from_files(&Files::new(), &"p".into(), "").unwrap_err();
-        assert_eq!(none.code, "YAML_INVALID");
+        assert_eq!(none.code, Code::YamlInvalid);
         assert!(none.message.contains("refs/swarm/plans/p:plan.yaml"));
     }
 
@@ -466,11 +466,11 @@ mod tests {
     fn a_closed_plan_refuses_and_a_busy_one_too() {
         assert!(refuse_closed(&plan(Status::Active), "p", "save").is_ok());
         let e = refuse_closed(&plan(Status::Closed), "p", "save into it").unwrap_err();
-        assert_eq!(e.code, "PLAN_CLOSED");
+        assert_eq!(e.code, Code::PlanClosed);
         assert_eq!(e.message, "plan 'p' is closed: cannot save into it");
         assert!(refuse_busy("p", &[]).is_ok());
         let e = refuse_busy("p", &["lane a".into(), "child plan c".into()]).unwrap_err();
-        assert_eq!(e.code, "PLAN_BUSY");
+        assert_eq!(e.code, Code::PlanBusy);
         assert!(e.message.ends_with("lane a, child plan c"), "{}", e.message);
     }
 
@@ -481,17 +481,17 @@ mod tests {
         let key = format!("{}{}", "AKIA", "IOSFODNN7EXAMPLE");
         let e =
             refuse_secrets("s", &rec, Some(("PLAN.md", &format!("a\n{key}\n"))), &[]).unwrap_err();
-        assert_eq!(e.code, "PLAN_SECRET");
+        assert_eq!(e.code, Code::PlanSecret);
         let mut titled = rec.clone();
         titled.title = key.clone();
         assert_eq!(
             refuse_secrets("s", &titled, None, &[]).unwrap_err().code,
-            "PLAN_SECRET"
+            Code::PlanSecret
         );
         let e = refuse_secrets("s", &rec, None, &[("-m", &key)]).unwrap_err();
-        assert_eq!(e.code, "PLAN_SECRET");
+        assert_eq!(e.code, Code::PlanSecret);
         let e = refuse_secrets("s", &rec, None, &[("-m", "a\u{1b}b")]).unwrap_err();
-        assert_eq!(e.code, "TEXT_INVALID");
+        assert_eq!(e.code, Code::TextInvalid);
         let mut multi = rec;
         multi.contract = "two\nlines".into();
         assert!(refuse_secrets("s", &multi, None, &[]).is_ok());
@@ -510,7 +510,7 @@ mod tests {
         let p = plan(Status::Active);
         let base = ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
         let e = save_conflict(&p, base, true);
-        assert_eq!(e.code, "PLAN_SAVE_CONFLICT");
+        assert_eq!(e.code, Code::PlanSaveConflict);
         assert!(e.message.contains("both changed the same lines"));
         assert!(
             e.message.contains("checked out from 111111111111"),

@@ -21,7 +21,7 @@ use serde::Serialize;
 use super::kind::{kind_of, AnyKind};
 use super::remote::{publish_loop, Fetch, Looped, Next, Step};
 use super::{Event, Store};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 pub const ARCHIVE_PREFIX: &str = "refs/swarm/archive/";
 /// Parents per archive commit; larger batches are chained.
@@ -256,8 +256,8 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
     })?;
     match looped {
         Looped::Published(()) | Looped::Done(()) => Ok(()),
-        Looped::Exhausted(_) => Err(Error::race(
-            "CAS_FAILED",
+        Looped::Exhausted(_) => Err(Error::new(
+            Code::CasFailed,
             format!("{aref} kept changing; nothing was deleted"),
         )
         .hint("run `git swarm gc` again")),

@@ -8,7 +8,7 @@
 
 use gix::ObjectId;
 
-use crate::error::Error;
+use crate::error::{Code, Error};
 
 /// A boxed source error, kept for `source()` chains rather than flattened.
 pub type Source = Box<dyn std::error::Error + Send + Sync + 'static>;
@@ -72,10 +72,10 @@ impl From<Error> for StoreError {
 impl From<StoreError> for Error {
     fn from(e: StoreError) -> Self {
         match e {
-            StoreError::LostRace { .. } => Error::race("CAS_FAILED", e.to_string())
+            StoreError::LostRace { .. } => Error::new(Code::CasFailed, e.to_string())
                 .hint("run the command again: it will start from the new value"),
             StoreError::Locked { .. } | StoreError::Git { .. } => {
-                Error::env("GIT_FAILED", e.to_string())
+                Error::new(Code::GitFailed, e.to_string())
             }
             StoreError::Other(e) => e,
         }
@@ -105,7 +105,7 @@ mod tests {
             actual: None,
         }
         .into();
-        assert_eq!(e.code, "CAS_FAILED");
+        assert_eq!(e.code, Code::CasFailed);
         assert_eq!(e.exit_code(), 3);
         assert_eq!(
             e.message,
@@ -123,7 +123,7 @@ mod tests {
         let se = StoreError::git("could not update refs (x)", io);
         assert!(std::error::Error::source(&se).is_some());
         let e: Error = se.into();
-        assert_eq!(e.code, "GIT_FAILED");
+        assert_eq!(e.code, Code::GitFailed);
         assert_eq!(e.exit_code(), 4);
         assert_eq!(e.message, "could not update refs (x): disk full");
     }

@@ -104,7 +104,7 @@ use gix::ObjectId;
 use super::record::Unreadable;
 use super::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use super::{Event, Store};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// The files of one record commit, by name.
 pub type Files = BTreeMap<String, Vec<u8>>;
@@ -245,7 +245,11 @@ impl<'s, R: Record> Records<'s, R> {
     /// The live record; `NOT_FOUND` (exit 2) with `hint` when it is absent.
     pub fn require(&self, key: &R::Key, hint: &str) -> Result<Versioned<R>> {
         self.load(key)?.ok_or_else(|| {
-            Error::usage("NOT_FOUND", format!("{} '{key}' does not exist", R::KIND)).hint(hint)
+            Error::new(
+                Code::NotFound,
+                format!("{} '{key}' does not exist", R::KIND),
+            )
+            .hint(hint)
         })
     }
 
@@ -264,8 +268,8 @@ impl<'s, R: Record> Records<'s, R> {
             let path = &refname[prefix.len()..];
             let read = R::Key::from_path(path)
                 .ok_or_else(|| {
-                    Error::usage(
-                        "RECORD_INVALID",
+                    Error::new(
+                        Code::RecordInvalid,
                         format!("{refname} is not a valid {} ref name", R::KIND),
                     )
                 })
@@ -331,8 +335,8 @@ impl<'s, R: Record> Records<'s, R> {
         })?;
         match looped {
             Looped::Published(id) | Looped::Done(id) => Ok(id),
-            Looped::Exhausted(_) => Err(Error::race(
-                "CAS_FAILED",
+            Looped::Exhausted(_) => Err(Error::new(
+                Code::CasFailed,
                 format!("{refname} kept changing under {LOCAL_CAS_ATTEMPTS} attempts to update it; nothing was overwritten"),
             )
             .hint("run the command again")),

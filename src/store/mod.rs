@@ -41,7 +41,7 @@ pub use objects::{parse_journal_entry, Event, JournalEntry, Record};
 pub use refs::STALE_LOCK;
 
 use crate::clock::Clock;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::Git;
 
 /// An open repository: gix for objects and refs, the git binary for the rest.
@@ -64,8 +64,8 @@ fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
         gix::config::File::new(gix::config::file::Metadata::from(gix::config::Source::Cli));
     for (key, value) in &params {
         let bad = |why: String| {
-            Error::usage(
-                "ENV_INVALID",
+            Error::new(
+                Code::EnvInvalid,
                 format!("`git -c {key}` (GIT_CONFIG_PARAMETERS) is not a valid config key: {why}"),
             )
         };
@@ -79,14 +79,14 @@ fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
     }
     let mut snapshot = repo.config_snapshot_mut();
     snapshot.append(extra).map_err(|e| {
-        Error::usage(
-            "ENV_INVALID",
+        Error::new(
+            Code::EnvInvalid,
             format!("cannot apply `git -c` settings: {e}"),
         )
     })?;
     snapshot.commit().map_err(|e| {
-        Error::usage(
-            "ENV_INVALID",
+        Error::new(
+            Code::EnvInvalid,
             format!("cannot apply `git -c` settings: {e}"),
         )
     })?;
@@ -99,8 +99,8 @@ impl Store {
         // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
         // else discovery upwards from the current directory.
         let mut repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
-            Error::env(
-                "NOT_A_REPO",
+            Error::new(
+                Code::NotARepo,
                 format!("not inside a git repository ({}): {e}", cwd.display()),
             )
             .hint("run git swarm inside a git repository, or `git init` one first")
@@ -119,8 +119,8 @@ impl Store {
         let config = self.repo.config_snapshot();
         if let Some(value) = config.string("extensions.refStorage") {
             if value.to_str_lossy().eq_ignore_ascii_case("reftable") {
-                return Err(Error::env(
-                    "REFTABLE_UNSUPPORTED",
+                return Err(Error::new(
+                    Code::ReftableUnsupported,
                     "this repository stores refs in reftable format, which git-swarm cannot yet update safely",
                 )
                 .hint("use a repository with the files ref backend (git init --ref-format=files)"));
@@ -156,8 +156,8 @@ impl Store {
 
     pub fn workdir_or_err(&self) -> Result<PathBuf> {
         self.workdir().map(Path::to_path_buf).ok_or_else(|| {
-            Error::usage(
-                "USAGE",
+            Error::new(
+                Code::Usage,
                 "this command needs a working tree (not a bare repository)",
             )
         })

@@ -8,7 +8,7 @@ use gix::ObjectId;
 
 use super::remote::{publish_loop, Fetch, Looped, Next, Step, LOCAL_ATTEMPTS};
 use super::{Event, Store};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 pub const NOTES_REF: &str = "refs/notes/swarm";
 
@@ -101,8 +101,8 @@ impl Store {
         })?;
         match looped {
             Looped::Published(()) | Looped::Done(()) => Ok(()),
-            Looped::Exhausted(_) => Err(Error::race(
-                "CAS_FAILED",
+            Looped::Exhausted(_) => Err(Error::new(
+                Code::CasFailed,
                 "refs/notes/swarm kept changing under us; the note was not written",
             )
             .hint("run the command again")),

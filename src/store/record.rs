@@ -5,7 +5,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// Unknown fields carried through a rewrite.
 pub type Extra = std::collections::BTreeMap<String, serde_yaml_ng::Value>;
@@ -56,8 +56,8 @@ pub fn check_identities(
         .find(|(_, v)| !v.is_empty() && !crate::names::is_valid_address(v));
     match (bad_name, bad_addr) {
         (None, None) => Ok(()),
-        (Some((field, _)), _) | (None, Some((field, _))) => Err(Error::usage(
-            "RECORD_INVALID",
+        (Some((field, _)), _) | (None, Some((field, _))) => Err(Error::new(
+            Code::RecordInvalid,
             format!(
                 "{what} field `{field}` is not a valid {}; it was not read",
                 if bad_name.is_some() {
@@ -86,11 +86,11 @@ fn parse_unchecked<T: DeserializeOwned>(bytes: &[u8], family: &str, what: &str) 
         }
     }
     let value: serde_yaml_ng::Value = serde_yaml_ng::from_slice(bytes)
-        .map_err(|e| Error::usage("YAML_INVALID", format!("{what} is not valid YAML: {e}")))?;
+        .map_err(|e| Error::new(Code::YamlInvalid, format!("{what} is not valid YAML: {e}")))?;
     check_schema(&value, family, what)?;
     serde_yaml_ng::from_value(value).map_err(|e| {
-        Error::usage(
-            "YAML_INVALID",
+        Error::new(
+            Code::YamlInvalid,
             format!("{what} does not match schema {family}/v1: {e}"),
         )
     })
@@ -111,8 +111,8 @@ pub fn check_schema(value: &serde_yaml_ng::Value, family: &str, what: &str) -> R
         .get("schema")
         .and_then(|s| s.as_str())
         .ok_or_else(|| {
-            Error::usage(
-                "YAML_INVALID",
+            Error::new(
+                Code::YamlInvalid,
                 format!("{what} has no `schema:` field (expected {family}/v1)"),
             )
         })?;
@@ -121,14 +121,14 @@ pub fn check_schema(value: &serde_yaml_ng::Value, family: &str, what: &str) -> R
 
 fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
     let (fam, version) = schema.split_once("/v").ok_or_else(|| {
-        Error::usage(
-            "YAML_INVALID",
+        Error::new(
+            Code::YamlInvalid,
             format!("{what} has schema '{schema}', expected {family}/v1"),
         )
     })?;
     if fam != family {
-        return Err(Error::usage(
-            "YAML_INVALID",
+        return Err(Error::new(
+            Code::YamlInvalid,
             format!("{what} has schema '{schema}', expected {family}/v1"),
         ));
     }
@@ -137,14 +137,14 @@ fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
         .next()
         .and_then(|m| m.parse().ok())
         .ok_or_else(|| {
-            Error::usage(
-                "YAML_INVALID",
+            Error::new(
+                Code::YamlInvalid,
                 format!("{what} has an unreadable schema version '{schema}'"),
             )
         })?;
     if major > SUPPORTED_MAJOR {
-        return Err(Error::usage(
-            "SCHEMA_UNSUPPORTED",
+        return Err(Error::new(
+            Code::SchemaUnsupported,
             format!("{what} uses schema {schema}, newer than this git-swarm understands ({family}/v{SUPPORTED_MAJOR})"),
         )
         .hint("upgrade git-swarm (cargo install --path . in a newer checkout) before touching this record"));
@@ -163,7 +163,7 @@ pub struct Unreadable {
     #[serde(rename = "ref")]
     pub refname: String,
     /// The error code reading it gave (`RECORD_INVALID`, `YAML_INVALID`, …).
-    pub code: &'static str,
+    pub code: Code,
     pub reason: String,
 }
 
@@ -173,7 +173,7 @@ impl Unreadable {
             kind,
             name: name.to_string(),
             refname: refname.to_string(),
-            code: err.code.as_str(),
+            code: err.code,
             reason: err.message.clone(),
         }
     }
@@ -222,7 +222,7 @@ pub fn report_unreadable(
 pub fn to_yaml<T: Serialize>(record: &T) -> Result<Vec<u8>> {
     serde_yaml_ng::to_string(record)
         .map(String::into_bytes)
-        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a record: {e}")))
+        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a record: {e}")))
 }
 
 /// The largest record YAML git-swarm parses. Records are a few KiB at most;
@@ -240,8 +240,8 @@ pub const MAX_RECORD_DEPTH: usize = 32;
 /// scalars, block scalars, comments) and errs towards counting.
 pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
     if bytes.len() > MAX_RECORD_BYTES {
-        return Err(Error::usage(
-            "RECORD_INVALID",
+        return Err(Error::new(
+            Code::RecordInvalid,
             format!(
                 "{what} is {} bytes, more than the {MAX_RECORD_BYTES} a record may have; it was not read",
                 bytes.len()
@@ -251,8 +251,8 @@ pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
     }
     let depth = nesting_depth(bytes, MAX_RECORD_DEPTH + 1);
     if depth > MAX_RECORD_DEPTH {
-        return Err(Error::usage(
-            "RECORD_INVALID",
+        return Err(Error::new(
+            Code::RecordInvalid,
             format!("{what} is nested more than {MAX_RECORD_DEPTH} levels deep; it was not read"),
         )
         .hint("a record this deep was not written by git-swarm: find who published it with `git log` on its ref"));
@@ -472,6 +472,6 @@ mod tests {
     fn too_large_is_refused_before_parsing() {
         let big = vec![b'a'; MAX_RECORD_BYTES + 1];
         let err = precheck(&big, "refs/swarm/plans/x:plan.yaml").unwrap_err();
-        assert_eq!(err.code, "RECORD_INVALID");
+        assert_eq!(err.code, Code::RecordInvalid);
     }
 }

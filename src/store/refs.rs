@@ -13,7 +13,7 @@ use gix::ObjectId;
 
 use super::error::StoreError;
 use super::{notes, Event, Store};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// How long a lock on a swarm ref may stand before it is taken as left by a
 /// killed process (git-swarm holds one for microseconds).
@@ -272,8 +272,8 @@ fn ref_edit(
     reason: &str,
 ) -> Result<RefEdit> {
     let name: gix::refs::FullName = refname.try_into().map_err(|e| {
-        Error::usage(
-            "NAME_INVALID",
+        Error::new(
+            Code::NameInvalid,
             format!("'{refname}' is not a valid ref name: {e}"),
         )
     })?;
@@ -392,7 +392,7 @@ mod tests {
         let e = store
             .cas(name, Some(second), Some(second), "ann", "x")
             .unwrap_err();
-        assert_eq!(e.code, "CAS_FAILED");
+        assert_eq!(e.code, Code::CasFailed);
         assert_eq!(store.ref_target(name).unwrap(), Some(first));
     }
 }

@@ -14,7 +14,7 @@
 //! times. The decision is the caller's closure; everything else is here:
 //!
 //! ```no_run
-//! use git_swarm::error::{Error, Result};
+//! use git_swarm::error::{Code, Error, Result};
 //! use git_swarm::store::remote::{publish_loop, Fetch, Looped, Next, Step};
 //! use git_swarm::store::{Event, Store};
 //!
@@ -38,8 +38,8 @@
 //!     match looped {
 //!         Looped::Published(_) | Looped::Done(_) => Ok(()),
 //!         // The caller keeps its own error for a race lost every time.
-//!         Looped::Exhausted(lost) => Err(Error::race(
-//!             "PUSH_REJECTED",
+//!         Looped::Exhausted(lost) => Err(Error::new(
+//!             Code::PushRejected,
 //!             format!("the remote kept changing: {}", lost.lines.join("; ")),
 //!         )),
 //!     }
@@ -66,7 +66,7 @@ use gix::ObjectId;
 use super::error::short;
 use super::mirror::{fetch, fetch_refs, mirror_ref};
 use super::Store;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
 
 /// How many times a local-only loop (`adopt`, the notes append) retries
@@ -282,7 +282,7 @@ pub fn publish_records(
                 };
                 // Published already; a local ref that diverged is `sync`'s to join.
                 match adopt(store, &c.refname, id, actor, reason) {
-                    Err(e) if e.code == "CAS_FAILED" => {}
+                    Err(e) if e.code == Code::CasFailed => {}
                     other => other?,
                 }
             }
@@ -309,8 +309,8 @@ pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &
         match tip.local {
             Some(local) if local == new => return Ok(Step::Done(())),
             Some(local) if !store.is_ancestor(local, new)? => {
-                return Err(Error::race(
-                    "CAS_FAILED",
+                return Err(Error::new(
+                    Code::CasFailed,
                     format!(
                         "{refname}: the remote has {} but the local ref holds {}, a local change the published value does not contain; the local ref was left as it is",
                         short(new),
@@ -337,8 +337,8 @@ pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &
     })?;
     match looped {
         Looped::Published(()) | Looped::Done(()) => Ok(()),
-        Looped::Exhausted(_) => Err(Error::race(
-            "CAS_FAILED",
+        Looped::Exhausted(_) => Err(Error::new(
+            Code::CasFailed,
             format!(
                 "{refname} kept changing locally; the remote has {}",
                 short(new)

@@ -16,7 +16,7 @@ use gix::ObjectId;
 use crate::clock::rfc3339;
 use crate::ctx::packet::{content_ids, locate, read_at};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
@@ -191,8 +191,8 @@ fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) ->
     });
     match won {
         Err(e) => e,
-        Ok(Some(won)) => Error::race(
-            "PACKET_ALREADY_ACCEPTED",
+        Ok(Some(won)) => Error::new(
+            Code::PacketAlreadyAccepted,
             format!(
                 "packet {} was accepted by {} at {} while you were accepting it",
                 packet.id, won.accepted_by, won.accepted_at
@@ -204,8 +204,8 @@ fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) ->
 }
 
 fn refused(packet: &Packet, lines: &[String]) -> Error {
-    Error::race(
-        "PUSH_REJECTED",
+    Error::new(
+        Code::PushRejected,
         format!(
             "the remote refused the acceptance of packet {}: {}",
             packet.id,

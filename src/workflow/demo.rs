@@ -9,7 +9,7 @@ use std::process::Command;
 use serde::Serialize;
 
 use crate::ctx::plan::io_error;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 struct Demo<'a> {
     exe: &'a Path,
@@ -83,7 +83,7 @@ impl Demo<'_> {
             .env("GIT_COMMITTER_NAME", "demo")
             .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
             .output()
-            .map_err(|e| Error::env("IO_FAILED", format!("cannot run {program}: {e}")))?;
+            .map_err(|e| Error::new(Code::IoFailed, format!("cannot run {program}: {e}")))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         for line in stdout.lines().chain(stderr.lines()) {
@@ -91,8 +91,8 @@ impl Demo<'_> {
         }
         let code = out.status.code().unwrap_or(-1);
         if code != expect {
-            return Err(Error::env(
-                "DEMO_FAILED",
+            return Err(Error::new(
+                Code::DemoFailed,
                 format!("demo step `{shown}` in {dir} exited {code}, expected {expect}"),
             )
             .hint(format!(
@@ -326,7 +326,7 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     let id = serde_json::from_str::<serde_json::Value>(&packet)
         .ok()
         .and_then(|v| v["id"].as_str().map(str::to_string))
-        .ok_or_else(|| Error::env("DEMO_FAILED", "handoff did not print a packet id"))?;
+        .ok_or_else(|| Error::new(Code::DemoFailed, "handoff did not print a packet id"))?;
     d.say("A successor accepts only after git-swarm re-derives branch, head and dirty paths");
     d.swarm(api, &["--as", "agent-api-2", "accept", &id])?;
     d.say("…and re-runs every gate the packet lists as unverified");

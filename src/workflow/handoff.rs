@@ -14,7 +14,7 @@ use gix::ObjectId;
 
 use crate::ctx::packet::{content_ids, fetch};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, PREFIX};
@@ -134,8 +134,8 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
 
 fn head_commit(store: &Store) -> Result<String> {
     store.git.rev_parse("HEAD")?.ok_or_else(|| {
-        Error::usage(
-            "USAGE",
+        Error::new(
+            Code::Usage,
             "this checkout has no commit yet: nothing to hand off",
         )
         .hint("commit the work first (a handoff names the head commit)")

@@ -9,7 +9,7 @@ use serde::Serialize;
 use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::store::mirror::mirror_refspecs;
 
 fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
@@ -131,8 +131,8 @@ pub fn init(
     no_protect: bool,
 ) -> Result<Initialized> {
     if ctx.store.workdir().is_none() {
-        return Err(Error::env(
-            "BARE_REPO",
+        return Err(Error::new(
+            Code::BareRepo,
             "this is a bare repository: git swarm init needs a working tree",
         )
         .hint("run it in a clone (`git clone <this repository>`)"));

@@ -13,7 +13,7 @@ use crate::ctx::lane::{
     resolve, start_marker, uncommitted,
 };
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::Git;
 use crate::model::lane::{
     has_leftovers, keep_reason, removed_event, rm_check, Keep, Lane, LaneRecord, LaneState,
@@ -52,8 +52,8 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<La
     let st = probe(ctx, &lane, &worktrees, true)?;
     let resumed = !lane.record.is_active();
     if resumed && !has_leftovers(&lane.record, &st) {
-        return Err(Error::usage(
-            "NOT_FOUND",
+        return Err(Error::new(
+            Code::NotFound,
             format!(
                 "lane '{feature}' was already removed ({})",
                 lane.record.removed_at.as_deref().unwrap_or("earlier")
@@ -64,8 +64,8 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<La
     let keep_branch = keep_branch || lane.record.branch_kept;
     let actor = ctx.actor()?;
     if st.worktree == Worktree::Present && cwd_inside(Path::new(&st.path)) {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             format!("you are inside lane {feature}'s worktree, which this would delete"),
         )
         .hint("run it from the main worktree (or any other directory of the repository)"));
@@ -95,7 +95,7 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<La
 
 fn require(ctx: &Ctx, feature: &str) -> Result<Lane> {
     session::require(&ctx.store, feature).map_err(|e| {
-        if e.code == "NOT_FOUND" && start_marker(&ctx.store, feature).exists() {
+        if e.code == Code::NotFound && start_marker(&ctx.store, feature).exists() {
             // The generic "list lanes" hint would not show this lane: the
             // one useful next step is to finish the start.
             let mut e = e;
@@ -113,8 +113,8 @@ fn require(ctx: &Ctx, feature: &str) -> Result<Lane> {
 fn elsewhere(ctx: &Ctx, lane: &Lane, st: &LaneState, worktrees: &[PathBuf]) -> Result<Error> {
     let feature = &lane.feature;
     let err = match left_behind(ctx, lane, worktrees)? {
-        Some(old) => Error::check(
-            "LANE_ELSEWHERE",
+        Some(old) => Error::new(
+            Code::LaneElsewhere,
             format!(
                 "lane '{feature}' was handed over: {} owns it now, at {} (another checkout); {} here is its old worktree",
                 st.owner,
@@ -123,8 +123,8 @@ fn elsewhere(ctx: &Ctx, lane: &Lane, st: &LaneState, worktrees: &[PathBuf]) -> R
             ),
         )
         .hint("`git swarm lane prune` removes the old worktree here once nothing in it is uncommitted; the lane stays theirs"),
-        None => Error::check(
-            "LANE_ELSEWHERE",
+        None => Error::new(
+            Code::LaneElsewhere,
             format!(
                 "lane '{feature}' has its worktree in another clone ({}, owner {}); nothing of it is here to check",
                 st.path, st.owner
@@ -180,8 +180,8 @@ fn remove(
         // Commits may have landed since the checks too.
         let base = resolve(&ctx.store.git, &r.base)?;
         if !force && !merged(ctx, r, head, base)?.loses_nothing() {
-            return Err(Error::check(
-                "LANE_UNMERGED",
+            return Err(Error::new(
+                Code::LaneUnmerged,
                 format!(
                     "lane '{feature}' is removed, but its branch {} got commits not merged into {} meanwhile; the branch is kept",
                     r.branch, r.base
@@ -227,8 +227,8 @@ fn remove_worktree(
                         ctx.settings.plan_file
                     ));
                 }
-                return Err(Error::check(
-                    "LANE_DIRTY",
+                return Err(Error::new(
+                    Code::LaneDirty,
                     format!(
                         "lane '{feature}' is recorded as removed, but its worktree {} got uncommitted work meanwhile: {}; the worktree and the branch are left as they are",
                         st.path,

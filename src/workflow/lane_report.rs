@@ -7,7 +7,7 @@ use serde::Serialize;
 use crate::clock::rfc3339;
 use crate::ctx::lane as session;
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::lane::{parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind};
 use crate::store::kind::{Records, Update};
 use crate::store::record::Extra;
@@ -54,8 +54,8 @@ pub fn report(
     };
     let lane = session::require(&ctx.store, &feature)?;
     if !lane.record.is_active() {
-        return Err(Error::usage(
-            "NOT_FOUND",
+        return Err(Error::new(
+            Code::NotFound,
             format!("lane '{feature}' was removed; it cannot report"),
         ));
     }
@@ -105,8 +105,8 @@ fn reporting_lane(ctx: &Ctx) -> Result<String> {
     if let (Some(moved), Some(here)) = (ctx.moved_from_here(), ctx.store.workdir()) {
         return Err(moved_error(&moved, here));
     }
-    Err(Error::usage(
-        "USAGE",
+    Err(Error::new(
+        Code::Usage,
         "which lane is reporting? you are not in a lane worktree",
     )
     .hint("pass --lane <feature>, or run it inside the lane's worktree"))
@@ -115,8 +115,8 @@ fn reporting_lane(ctx: &Ctx) -> Result<String> {
 /// Said where a handed-over lane's old worktree is used.
 fn moved_error(lane: &Lane, here: &std::path::Path) -> Error {
     let r = &lane.record;
-    Error::check(
-        "LANE_MOVED",
+    Error::new(
+        Code::LaneMoved,
         format!(
             "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
             here.display(),
@@ -170,7 +170,7 @@ fn keep_last_report(store: &Store, lane: &Lane, report: &LastReport) -> Result<O
     };
     match Records::<LaneRecord>::new(store).update(&lane.feature, step) {
         Ok(_) => Ok(warning),
-        Err(e) if e.code == "CAS_FAILED" => Ok(Some(format!(
+        Err(e) if e.code == Code::CasFailed => Ok(Some(format!(
             "lane '{}' kept changing; its last_report was not updated",
             lane.feature
         ))),

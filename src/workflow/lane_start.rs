@@ -12,7 +12,7 @@ use serde::Serialize;
 use crate::clock::rfc3339;
 use crate::ctx::lane::{self as session, confined_lane_path, main_worktree, resolve, start_marker};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::Git;
 use crate::model::lane::{
     self as model, branch_of, check_start, Lane, LaneRecord, NewRecord, Start,
@@ -208,8 +208,11 @@ fn prepare(ctx: &Ctx, feature: &str, base: Option<&str>, had_record: bool) -> Re
         .map(str::to_string)
         .unwrap_or_else(|| session::default_base(ctx));
     let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
-        Error::usage("NOT_FOUND", format!("base '{base}' does not name a commit"))
-            .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
+        Error::new(
+            Code::NotFound,
+            format!("base '{base}' does not name a commit"),
+        )
+        .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
     let main = main_worktree(&ctx.store)?;
     let path = confined_lane_path(ctx, &main, feature)?;
@@ -263,7 +266,7 @@ impl Making {
                     "an earlier `git swarm lane new {feature}` was interrupted after creating {branch}: removed that branch (it had no commits) and started again"
                 ));
             } else {
-                let err = Error::usage("LANE_EXISTS", format!("branch {branch} already exists"))
+                let err = Error::new(Code::LaneExists, format!("branch {branch} already exists"))
                     .hint(format!(
                         "pick another feature name, or delete the branch (`git branch -d {branch}`) if its work is merged"
                     ));
@@ -271,8 +274,11 @@ impl Making {
             }
         }
         if !self.resume && path.exists() {
-            let err = Error::usage("LANE_EXISTS", format!("{} already exists", path.display()))
-                .hint("move it away, or pick another feature name");
+            let err = Error::new(
+                Code::LaneExists,
+                format!("{} already exists", path.display()),
+            )
+            .hint("move it away, or pick another feature name");
             return Err(with_hint(err, hint));
         }
         Ok(())
@@ -369,9 +375,9 @@ impl Making {
                 "lane start rolled back",
             );
             self.rollback();
-            if e.code == "CAS_FAILED" {
-                return Err(Error::race(
-                    "CAS_FAILED",
+            if e.code == Code::CasFailed {
+                return Err(Error::new(
+                    Code::CasFailed,
                     format!("plan '{}' changed while lane '{feature}' was starting (another lane may have started); nothing was kept", record.plan),
                 )
                 .hint("run `git swarm lane list`, then try again"));

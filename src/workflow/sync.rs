@@ -11,7 +11,7 @@
 use serde::Serialize;
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::store::archive::{self, GcReport};
 use crate::store::mirror::fetch;
 use crate::store::reconcile::{reconcile, Conflict, Fenced, Reconciled};
@@ -83,8 +83,8 @@ pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<Sy
 
 fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
     let remote = ctx.remote().ok_or_else(|| {
-        Error::usage(
-            "REMOTE_MISSING",
+        Error::new(
+            Code::RemoteMissing,
             "sync needs a remote and none is configured",
         )
         .hint(
@@ -133,8 +133,8 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
             report.pushed.dedup();
             Ok(report)
         }
-        Looped::Exhausted(_) => Err(Error::race(
-            "PUSH_REJECTED",
+        Looped::Exhausted(_) => Err(Error::new(
+            Code::PushRejected,
             format!("the remote kept changing: {MAX_ATTEMPTS} sync attempts lost the race"),
         )
         .hint("run `git swarm sync` again")),

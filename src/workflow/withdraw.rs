@@ -9,7 +9,7 @@ use gix::ObjectId;
 use crate::clock::rfc3339;
 use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
 use crate::store::record;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Round, Step};
@@ -37,8 +37,8 @@ enum Decided {
 pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
     scan(&serde_json::json!({ "reason": reason }))?;
     if reason.trim().is_empty() {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             "--reason must say why the packet is withdrawn",
         ));
     }
@@ -55,8 +55,8 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         Looped::Published(d) | Looped::Done(d) => d,
         Looped::Exhausted(lost) => {
             let id = tried.unwrap_or_default();
-            return Err(Error::race(
-                "PUSH_REJECTED",
+            return Err(Error::new(
+                Code::PushRejected,
                 format!(
                     "packet {id} changed at the remote while you withdrew it (accepted?): {}",
                     lost.lines.join("; ")
@@ -77,7 +77,7 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         None,
         Some(("Swarm-Packet", &packet.id)),
     ) {
-        Err(e) if e.code == "NOT_FOUND" => {}
+        Err(e) if e.code == Code::NotFound => {}
         other => {
             other?;
         }

@@ -178,7 +178,7 @@ proptest! {
     fn schema_majors_above_one_are_refused(major in 2u32..1000) {
         let yaml = format!("schema: swarm-plan/v{major}\nplan: p\n");
         let err = record::parse::<PlanRecord>(yaml.as_bytes(), "swarm-plan", "t").unwrap_err();
-        prop_assert_eq!(err.code, "SCHEMA_UNSUPPORTED");
+        prop_assert_eq!(err.code.as_str(), "SCHEMA_UNSUPPORTED");
     }
 
     #[test]

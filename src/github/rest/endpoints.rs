@@ -4,7 +4,7 @@
 use std::time::Instant;
 
 use super::RestClient;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::github::client::{GitHub, RepoId, Stats};
 use crate::github::model::{
     BranchRule, CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, RequiredChecks,
@@ -46,7 +46,7 @@ impl RestClient {
 }
 
 fn is_status(e: &Error, status: u16) -> bool {
-    e.code == "GITHUB_API" && e.detail.as_ref().is_some_and(|d| d["status"] == status)
+    e.code == Code::GithubApi && e.detail.as_ref().is_some_and(|d| d["status"] == status)
 }
 
 /// GitHub's 404s for a branch without (status-check) protection, as opposed
@@ -75,11 +75,11 @@ impl GitHub for RestClient {
         let result = match self.get(&path) {
             Ok(a) => self.parse(&path, &a.body),
             Err(e)
-                if e.code == "GITHUB_API"
+                if e.code == Code::GithubApi
                     && e.detail.as_ref().is_some_and(|d| d["status"] == 404) =>
             {
-                Err(Error::usage(
-                    "PR_NOT_FOUND",
+                Err(Error::new(
+                    Code::PrNotFound,
                     format!("{repo} has no pull request #{number} (or this token cannot see it)"),
                 )
                 .hint("check the number and --repo; a private repository needs GITHUB_TOKEN")

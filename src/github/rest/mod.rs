@@ -29,7 +29,7 @@ use octocrab::service::middleware::retry::RetryConfig;
 use octocrab::Octocrab;
 use serde::de::DeserializeOwned;
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::github::client::Stats;
 use cache::Cached;
 use redact::Redactor;
@@ -60,8 +60,8 @@ impl RestClient {
     pub fn new(api_url: &str, token: Option<Token>, timeout: Duration) -> Result<RestClient> {
         let base = api_url.trim_end_matches('/').to_string();
         let bad_url = || {
-            Error::usage(
-                "USAGE",
+            Error::new(
+                Code::Usage,
                 format!(
                     "GITHUB_API_URL '{}' is not an http(s) URL",
                     base.escape_debug()
@@ -75,8 +75,8 @@ impl RestClient {
             .enable_all()
             .build()
             .map_err(|e| {
-                Error::env(
-                    "IO_FAILED",
+                Error::new(
+                    Code::IoFailed,
                     format!("could not start the async runtime: {e}"),
                 )
             })?;
@@ -105,8 +105,8 @@ impl RestClient {
             // octocrab turns the token into a header value and panics on
             // bytes a header cannot carry: refuse those here, without echoing.
             if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(Error::env(
-                    "GITHUB_AUTH",
+                return Err(Error::new(
+                    Code::GithubAuth,
                     format!(
                         "the token from {} contains characters that cannot be sent to GitHub",
                         token.source.describe()
@@ -119,8 +119,8 @@ impl RestClient {
         let octo = {
             let _guard = rt.enter();
             builder.build().map_err(|e| {
-                Error::env(
-                    "GITHUB_UNREACHABLE",
+                Error::new(
+                    Code::GithubUnreachable,
                     format!("could not set up the HTTP client: {e}"),
                 )
             })?
@@ -151,8 +151,8 @@ impl RestClient {
     }
 
     fn bad_response(&self, path: &str, what: &str) -> Error {
-        Error::env(
-            "GITHUB_BAD_RESPONSE",
+        Error::new(
+            Code::GithubBadResponse,
             format!("GitHub's answer to GET {path} is unusable: {what}"),
         )
         .hint("nothing was concluded; if this persists, GITHUB_API_URL may point at something that is not the GitHub API")

@@ -42,6 +42,7 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Code;
 
     #[test]
     fn errors_and_answers_are_redacted_at_the_boundary() {
@@ -50,7 +51,7 @@ mod tests {
             known: vec![token.into()],
         };
         let stripe = format!("{}_live_{}", "sk", "Zq81xWq9Lm2Pp0aB3dE5gH7j");
-        let e = Error::env("GITHUB_API", format!("upstream said: Bearer {token}"))
+        let e = Error::new(Code::GithubApi, format!("upstream said: Bearer {token}"))
             .hint(format!("proxy log: {stripe}"))
             .with_detail(serde_json::json!({"echo": token, "status": 500}));
         let e = r.error(e);

@@ -9,7 +9,7 @@ use http::header::HeaderMap;
 
 use super::cache::Cached;
 use super::RestClient;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// Pages followed at most per listing (100 items each): a server whose
 /// `next` links never end must not keep us forever.
@@ -57,16 +57,16 @@ impl RestClient {
             .await
         });
         match result {
-            Err(_) => Err(Error::env(
-                "GITHUB_UNREACHABLE",
+            Err(_) => Err(Error::new(
+                Code::GithubUnreachable,
                 format!(
                     "GitHub did not answer GET {path} within {} ms",
                     timeout.as_millis()
                 ),
             )
             .hint(format!("check your network and {}", self.base))),
-            Ok(Err(e)) => Err(Error::env(
-                "GITHUB_UNREACHABLE",
+            Ok(Err(e)) => Err(Error::new(
+                Code::GithubUnreachable,
                 format!("could not reach GitHub at {} (GET {path}): {e}", self.base),
             )
             .hint("check your network, or GITHUB_API_URL for GitHub Enterprise")),
@@ -150,8 +150,8 @@ impl RestClient {
         )
         .map(crate::clock::rfc3339)
         .unwrap_or_else(|_| "an unknown time".into());
-        Error::env(
-            "GITHUB_RATE_LIMITED",
+        Error::new(
+            Code::GithubRateLimited,
             format!(
                 "GitHub's rate limit is exhausted (HTTP {status} for GET {path}); it resets at {reset} (in {} s)",
                 wait.as_secs()
@@ -181,14 +181,14 @@ impl RestClient {
             format!(": {}", message.escape_debug())
         };
         let err = if status == 401 {
-            Error::env(
-                "GITHUB_AUTH",
+            Error::new(
+                Code::GithubAuth,
                 format!("GitHub refused the credentials (HTTP 401 for GET {path}){shown}"),
             )
             .hint("check GITHUB_TOKEN / GH_TOKEN, or run `gh auth login`")
         } else {
-            Error::env(
-                "GITHUB_API",
+            Error::new(
+                Code::GithubApi,
                 format!("GitHub answered HTTP {status} for GET {path}{shown}"),
             )
             .hint("nothing was concluded; run verify again once GitHub answers")

@@ -1,6 +1,6 @@
 //! Lane reports: the fixed vocabulary and the `--capacity` line.
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// A lane report, in the fixed vocabulary.
 #[derive(Debug, Clone)]
@@ -43,8 +43,8 @@ impl ReportKind {
                     .and_then(|rest| rest.split('/').next())
                     .unwrap_or("");
                 if host.is_empty() {
-                    return Err(Error::usage(
-                        "USAGE",
+                    return Err(Error::new(
+                        Code::Usage,
                         format!("report pr-open: '{url}' is not an http(s) URL of a pull request"),
                     )
                     .hint("give the pull request's address, e.g. https://github.com/o/r/pull/7"));
@@ -62,8 +62,8 @@ impl ReportKind {
 
     fn one_line(&self, what: &str, v: &str) -> Result<()> {
         if v.trim().is_empty() || v.contains('\n') || v.contains('\r') {
-            Err(Error::usage(
-                "USAGE",
+            Err(Error::new(
+                Code::Usage,
                 format!("report {}: {what} must be one non-empty line", self.slug()),
             ))
         } else {
@@ -74,8 +74,8 @@ impl ReportKind {
     fn one_word(&self, what: &str, v: &str) -> Result<()> {
         self.one_line(what, v)?;
         if v.split_whitespace().count() != 1 {
-            return Err(Error::usage(
-                "USAGE",
+            return Err(Error::new(
+                Code::Usage,
                 format!("report {}: {what} must be one word, got '{v}'", self.slug()),
             ));
         }
@@ -90,8 +90,8 @@ pub fn parse_capacity(text: &str) -> Result<String> {
     let t = t.strip_prefix("capacity=").unwrap_or(t).trim();
     let state = t.split_whitespace().next().unwrap_or("");
     if t.contains('\n') || !matches!(state, "ok" | "low" | "critical" | "unknown") {
-        return Err(Error::usage(
-            "USAGE",
+        return Err(Error::new(
+            Code::Usage,
             format!(
                 "--capacity '{}' does not start with ok, low, critical or unknown",
                 text.escape_debug()
@@ -128,7 +128,7 @@ mod tests {
             .is_ok());
         for bad in ["ftp://x/y", "https:///pull/1", "https://a b", ""] {
             let e = ReportKind::PrOpen(bad.into()).validate().unwrap_err();
-            assert_eq!(e.code, "USAGE", "{bad}");
+            assert_eq!(e.code, Code::Usage, "{bad}");
         }
         let two_words = ReportKind::Blocked {
             class: "a b".into(),
@@ -154,7 +154,11 @@ mod tests {
         assert_eq!(parse_capacity("capacity=low 10%").unwrap(), "low 10%");
         assert_eq!(parse_capacity("unknown").unwrap(), "unknown");
         for bad in ["fine", "", "ok\nlow", "capacity=great"] {
-            assert_eq!(parse_capacity(bad).unwrap_err().code, "USAGE", "{bad:?}");
+            assert_eq!(
+                parse_capacity(bad).unwrap_err().code,
+                Code::Usage,
+                "{bad:?}"
+            );
         }
     }
 }

@@ -5,7 +5,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::{Lane, LaneRecord, LastReport};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// What `lane new` does, given the lane records known here.
 #[derive(Debug)]
@@ -31,8 +31,8 @@ pub fn check_start<'a>(
         if resuming && prev.record.plan == plan {
             return Ok(Start::FinishRecorded(prev));
         }
-        return Err(Error::usage(
-            "LANE_EXISTS",
+        return Err(Error::new(
+            Code::LaneExists,
             format!(
                 "lane '{feature}' is already active (plan {}, owner {}, {})",
                 prev.record.plan, prev.record.owner, prev.record.path
@@ -54,8 +54,8 @@ fn executor_of<'a>(lanes: &'a [Lane], plan: &str) -> Option<&'a Lane> {
 }
 
 fn has_executor(plan: &str, exec: &Lane) -> Error {
-    Error::check(
-        "PLAN_HAS_EXECUTOR",
+    Error::new(
+        Code::PlanHasExecutor,
         format!(
             "plan '{plan}' already has an executor: lane '{}' (owner {}, branch {}, {})",
             exec.feature, exec.record.owner, exec.record.branch, exec.record.path
@@ -206,8 +206,8 @@ pub fn rm_check(feature: &str, st: &LaneState, keep_branch: bool, plan_file: &st
         if st.plan_unsaved {
             what.push(format!("{plan_file} (edits not saved in the plan)"));
         }
-        return Err(Error::check(
-            "LANE_DIRTY",
+        return Err(Error::new(
+            Code::LaneDirty,
             format!(
                 "lane '{feature}' has uncommitted work in {}: {}",
                 st.path,
@@ -221,8 +221,8 @@ pub fn rm_check(feature: &str, st: &LaneState, keep_branch: bool, plan_file: &st
         let commits = st.ahead.map_or("commits".to_string(), |a| {
             crate::output::count(a as usize, "commit", "commits")
         });
-        return Err(Error::check(
-            "LANE_UNMERGED",
+        return Err(Error::new(
+            Code::LaneUnmerged,
             format!(
                 "branch {} of lane '{feature}' has {commits} not merged into {}",
                 st.branch, st.base
@@ -324,7 +324,7 @@ mod tests {
     fn one_active_lane_per_feature() {
         let lanes = [lane("f", "p", true)];
         let e = check_start(&lanes, "f", "q", false).unwrap_err();
-        assert_eq!(e.code, "LANE_EXISTS");
+        assert_eq!(e.code, Code::LaneExists);
         // A re-run of an interrupted start of the same plan finishes it.
         assert!(matches!(
             check_start(&lanes, "f", "p", true),
@@ -332,7 +332,7 @@ mod tests {
         ));
         assert_eq!(
             check_start(&lanes, "f", "q", true).unwrap_err().code,
-            "LANE_EXISTS"
+            Code::LaneExists
         );
     }
 
@@ -340,7 +340,7 @@ mod tests {
     fn one_executor_per_plan() {
         let lanes = [lane("a", "p", true), lane("b", "q", false)];
         let e = check_start(&lanes, "c", "p", false).unwrap_err();
-        assert_eq!(e.code, "PLAN_HAS_EXECUTOR");
+        assert_eq!(e.code, Code::PlanHasExecutor);
         assert!(e.message.contains("lane 'a'"));
         // A removed lane is no executor, and is the previous record of its feature.
         match check_start(&lanes, "b", "q", false).unwrap() {
@@ -431,7 +431,7 @@ mod tests {
         let mut st = state(&a, Worktree::Present, Some(Merged::No), true);
         st.plan_unsaved = true;
         let e = rm_check("f", &st, false, "PLAN.md").unwrap_err();
-        assert_eq!(e.code, "LANE_DIRTY");
+        assert_eq!(e.code, Code::LaneDirty);
         assert!(e
             .message
             .ends_with("x, PLAN.md (edits not saved in the plan)"));
@@ -439,7 +439,7 @@ mod tests {
         st.plan_unsaved = false;
         st.ahead = Some(2);
         let e = rm_check("f", &st, false, "PLAN.md").unwrap_err();
-        assert_eq!(e.code, "LANE_UNMERGED");
+        assert_eq!(e.code, Code::LaneUnmerged);
         assert!(e.message.contains("has 2 commits not merged into main"));
         assert!(rm_check("f", &st, true, "PLAN.md").is_ok());
     }

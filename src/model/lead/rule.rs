@@ -5,7 +5,7 @@ use jiff::{SignedDuration, Timestamp};
 
 use super::{until, LeadRecord, Op, Verb};
 use crate::clock::rfc3339;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::store::Event;
 
 /// What the workflow read from the repository for one decision, besides
@@ -149,8 +149,8 @@ impl Decision<'_> {
     /// `LEAD_HELD`: a claim while `r` names a leader.
     fn held(&self, r: &LeadRecord) -> Error {
         let plan = self.plan();
-        let err = Error::race(
-            "LEAD_HELD",
+        let err = Error::new(
+            Code::LeadHeld,
             format!(
                 "plan '{plan}' is held: {} (lease until {})",
                 r.who(),
@@ -178,8 +178,8 @@ impl Decision<'_> {
     fn require_leader(&self) -> Result<LeadRecord> {
         let plan = self.plan();
         let Some(rec) = self.record else {
-            return Err(Error::race(
-                "NOT_LEADER",
+            return Err(Error::new(
+                Code::NotLeader,
                 format!("nobody has claimed plan '{plan}' yet, so you do not lead it"),
             )
             .hint(format!(
@@ -192,8 +192,8 @@ impl Decision<'_> {
         let now = rec.who();
         let detail = rec.to_json(self.facts.commit);
         match self.facts.last_led {
-            Some(mine) if rec.epoch > mine => Err(Error::race(
-                "LEAD_FENCED",
+            Some(mine) if rec.epoch > mine => Err(Error::new(
+                Code::LeadFenced,
                 format!("you led plan '{plan}' at epoch {mine}, which is no longer current: {now}"),
             )
             .hint("stand down: merges, tags and publishes belong to the current leader")
@@ -201,8 +201,8 @@ impl Decision<'_> {
                 "see the record with `git swarm lead status --plan {plan}`"
             ))
             .with_detail(detail)),
-            _ => Err(Error::race(
-                "NOT_LEADER",
+            _ => Err(Error::new(
+                Code::NotLeader,
                 format!("you do not lead plan '{plan}': {now}"),
             )
             .hint(match rec.current_leader() {
@@ -268,15 +268,15 @@ impl Decision<'_> {
         }
         let mut rec = self.require_leader()?;
         if to == actor {
-            return Err(Error::usage(
-                "USAGE",
+            return Err(Error::new(
+                Code::Usage,
                 format!("you already lead plan '{plan}': nothing to hand over"),
             ));
         }
         if !rec.succession.iter().any(|s| s == to) {
             if !force {
-                return Err(Error::usage(
-                    "SUCCESSOR_UNKNOWN",
+                return Err(Error::new(
+                    Code::SuccessorUnknown,
                     format!(
                         "'{to}' is not in the succession of plan '{plan}' ({}); a mistyped address would take the leadership away",
                         rec.succession.join(", ")
@@ -304,8 +304,8 @@ impl Decision<'_> {
     fn takeover(&self, reason: &str, force: bool) -> Result<Transition> {
         let (plan, actor) = (self.plan(), self.actor);
         let Some(current) = self.record else {
-            return Err(Error::usage(
-                "NOT_FOUND",
+            return Err(Error::new(
+                Code::NotFound,
                 format!("plan '{plan}' has no leader record: there is nobody to take over from"),
             )
             .hint(format!(
@@ -347,8 +347,8 @@ impl Decision<'_> {
     fn may_take_over(&self, current: &LeadRecord, force: bool) -> Result<bool> {
         let (plan, actor) = (self.plan(), self.actor);
         if !current.succession.iter().any(|s| s == actor) {
-            return Err(Error::race(
-                "NOT_IN_SUCCESSION",
+            return Err(Error::new(
+                Code::NotInSuccession,
                 format!(
                     "you are not in the succession of plan '{plan}' ({}): {}",
                     if current.succession.is_empty() {
@@ -364,8 +364,8 @@ impl Decision<'_> {
         let live = current.lease_live(self.now);
         let until = current.lease_until.as_deref().unwrap_or("-");
         if live && !force && current.current_leader() == Some(actor) {
-            return Err(Error::race(
-                "LEASE_LIVE",
+            return Err(Error::new(
+                Code::LeaseLive,
                 format!(
                     "you already lead plan '{plan}' at epoch {}, with a lease until {until}",
                     current.epoch,
@@ -375,8 +375,8 @@ impl Decision<'_> {
             .with_detail(current.to_json(self.facts.commit)));
         }
         if live && !force {
-            return Err(Error::race(
-                "LEASE_LIVE",
+            return Err(Error::new(
+                Code::LeaseLive,
                 format!(
                     "plan '{plan}': {} and the lease runs until {until}",
                     current.who(),
@@ -465,8 +465,8 @@ pub fn race_lost(
     let who = winner
         .map(|(w, _)| w.who())
         .unwrap_or_else(|| "the record changed".into());
-    let err = Error::race(
-        "LEAD_RACE_LOST",
+    let err = Error::new(
+        Code::LeadRaceLost,
         format!(
             "lost the race to {} plan '{plan}': {who}{}",
             verb.name(),
@@ -489,8 +489,8 @@ pub fn race_lost(
 /// `PUSH_REJECTED`: the remote refused the push but the record did not move
 /// (another ref of the push was refused), or it kept moving.
 pub fn push_rejected(plan: &str, lines: &[String]) -> Error {
-    Error::race(
-        "PUSH_REJECTED",
+    Error::new(
+        Code::PushRejected,
         format!(
             "the remote refused the push for plan '{plan}'; nothing moved{}",
             if lines.is_empty() {

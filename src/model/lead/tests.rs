@@ -4,7 +4,7 @@
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
-use crate::error::Error;
+use crate::error::{Code, Error};
 
 const T0: &str = "2026-01-01T12:00:00Z";
 
@@ -168,7 +168,7 @@ fn a_claim_after_a_release_takes_the_next_epoch_and_keeps_unknown_fields() {
 fn a_claim_while_someone_else_holds_a_live_lease_is_lead_held() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "bob", &claim(&["bob"])));
-    assert_eq!(e.code, "LEAD_HELD");
+    assert_eq!(e.code, Code::LeadHeld);
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.message,
@@ -187,7 +187,7 @@ fn a_claim_while_someone_else_holds_a_live_lease_is_lead_held() {
 fn a_claim_after_the_lease_expired_is_still_held_and_points_to_takeover() {
     let rec = led("alice", 2, &["alice", "bob"], EXPIRED);
     let e = refused(decide(Some(&rec), "bob", &claim(&["bob"])));
-    assert_eq!(e.code, "LEAD_HELD");
+    assert_eq!(e.code, Code::LeadHeld);
     assert_eq!(
         e.hints,
         ["the lease has expired: a succession member (alice, bob) can `git swarm lead takeover --plan p --reason …`"]
@@ -198,7 +198,7 @@ fn a_claim_after_the_lease_expired_is_still_held_and_points_to_takeover() {
 fn a_claim_by_the_leader_is_held_and_points_to_renew() {
     let rec = led("alice", 2, &["alice"], LIVE);
     let e = refused(decide(Some(&rec), "alice", &claim(&["alice"])));
-    assert_eq!(e.code, "LEAD_HELD");
+    assert_eq!(e.code, Code::LeadHeld);
     assert_eq!(
         e.hints,
         ["you already lead it: extend the lease with `git swarm lead renew --plan p`"]
@@ -219,7 +219,7 @@ fn a_rerun_claim_whose_push_landed_is_already_done() {
     // Someone else's unseen claim is no excuse.
     f.unseen = Some(("lead-claimed", "bob"));
     let e = refused(decide_with(Some(&rec), "alice", &claim(&["alice"]), &f));
-    assert_eq!(e.code, "LEAD_HELD");
+    assert_eq!(e.code, Code::LeadHeld);
 }
 
 // ---- renew ----------------------------------------------------------------
@@ -246,7 +246,7 @@ fn the_leader_renews_from_now_at_the_same_epoch() {
 fn a_renew_by_a_successor_is_not_leader_with_the_takeover_hint() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "bob", &renew(None)));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.message,
@@ -262,7 +262,7 @@ fn a_renew_by_a_successor_is_not_leader_with_the_takeover_hint() {
 fn a_renew_by_an_outsider_is_not_leader() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "carol", &renew(None)));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
     assert_eq!(
         e.hints,
         ["ask the leader to hand over, or to add you to the succession"]
@@ -272,7 +272,7 @@ fn a_renew_by_an_outsider_is_not_leader() {
 #[test]
 fn a_renew_of_a_released_or_unclaimed_plan_is_not_leader() {
     let e = refused(decide(Some(&released(3)), "alice", &renew(None)));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
     assert_eq!(
         e.message,
         "you do not lead plan 'p': nobody leads (released at epoch 3)"
@@ -282,7 +282,7 @@ fn a_renew_of_a_released_or_unclaimed_plan_is_not_leader() {
         ["claim it with `git swarm lead claim --plan p --succession <A,B>`"]
     );
     let e = refused(decide(None, "alice", &renew(None)));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
     assert_eq!(
         e.message,
         "nobody has claimed plan 'p' yet, so you do not lead it"
@@ -311,7 +311,7 @@ fn a_leader_whose_epoch_moved_on_is_fenced_from_every_leader_only_command() {
     for op in &ops {
         assert!(op.needs_history(Some(&rec), "alice"));
         let e = refused(decide_with(Some(&rec), "alice", op, &f));
-        assert_eq!(e.code, "LEAD_FENCED", "{op:?}");
+        assert_eq!(e.code, Code::LeadFenced, "{op:?}");
         assert_eq!(e.exit_code(), 3);
         assert_eq!(
             e.message,
@@ -332,7 +332,7 @@ fn a_fenced_leader_stays_fenced_after_the_plan_is_released() {
     let mut f = facts();
     f.last_led = Some(2);
     let e = refused(decide_with(Some(&released(3)), "alice", &renew(None), &f));
-    assert_eq!(e.code, "LEAD_FENCED");
+    assert_eq!(e.code, Code::LeadFenced);
     assert!(e.message.ends_with("nobody leads (released at epoch 3)"));
 }
 
@@ -343,7 +343,7 @@ fn an_epoch_tie_is_not_fencing() {
     let mut f = facts();
     f.last_led = Some(3);
     let e = refused(decide_with(Some(&released(3)), "alice", &renew(None), &f));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
 }
 
 #[test]
@@ -391,10 +391,10 @@ fn a_leader_who_released_is_not_fenced_by_later_epochs() {
 fn an_unreadable_version_in_the_history_is_an_error() {
     let history = vec![
         Ok(led("bob", 3, &[], LIVE)),
-        Err(Error::usage("YAML_INVALID", "broken")),
+        Err(Error::new(Code::YamlInvalid, "broken")),
     ];
     let e = last_epoch_led(history, "alice").unwrap_err();
-    assert_eq!(e.code, "YAML_INVALID");
+    assert_eq!(e.code, Code::YamlInvalid);
 }
 
 // ---- handover -------------------------------------------------------------
@@ -422,7 +422,7 @@ fn a_handover_to_a_successor_moves_the_epoch_and_the_lease() {
 fn a_handover_outside_the_succession_needs_force_and_then_adds_the_address() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "alice", &handover("carol", false)));
-    assert_eq!(e.code, "SUCCESSOR_UNKNOWN");
+    assert_eq!(e.code, Code::SuccessorUnknown);
     assert_eq!(e.exit_code(), 2);
     assert_eq!(
         e.message,
@@ -441,10 +441,10 @@ fn a_handover_outside_the_succession_needs_force_and_then_adds_the_address() {
 fn a_handover_to_oneself_or_by_a_non_leader_is_refused() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "alice", &handover("alice", false)));
-    assert_eq!(e.code, "USAGE");
+    assert_eq!(e.code, Code::Usage);
     assert_eq!(e.message, "you already lead plan 'p': nothing to hand over");
     let e = refused(decide(Some(&rec), "bob", &handover("bob", false)));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
 }
 
 #[test]
@@ -456,7 +456,7 @@ fn a_rerun_handover_whose_push_landed_is_already_done() {
     assert!(is_already(decide_with(Some(&rec), "alice", &op, &f)));
     // Without the unseen entry, alice is simply no longer the leader.
     let e = refused(decide(Some(&rec), "alice", &op));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
 }
 
 // ---- takeover -------------------------------------------------------------
@@ -489,7 +489,7 @@ fn a_takeover_after_the_lease_expired_moves_the_epoch() {
 fn a_takeover_with_a_live_lease_is_refused_unless_forced() {
     let rec = led("alice", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "bob", &takeover(false)));
-    assert_eq!(e.code, "LEASE_LIVE");
+    assert_eq!(e.code, Code::LeaseLive);
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.message,
@@ -517,7 +517,7 @@ fn a_takeover_with_a_live_lease_is_refused_unless_forced() {
 fn a_takeover_of_ones_own_live_lease_points_to_renew() {
     let rec = led("bob", 2, &["alice", "bob"], LIVE);
     let e = refused(decide(Some(&rec), "bob", &takeover(false)));
-    assert_eq!(e.code, "LEASE_LIVE");
+    assert_eq!(e.code, Code::LeaseLive);
     assert_eq!(
         e.message,
         format!("you already lead plan 'p' at epoch 2, with a lease until {LIVE}")
@@ -532,7 +532,7 @@ fn a_takeover_of_ones_own_live_lease_points_to_renew() {
 fn only_a_succession_member_takes_over_even_with_force() {
     let rec = led("alice", 2, &["alice", "bob"], EXPIRED);
     let e = refused(decide(Some(&rec), "carol", &takeover(true)));
-    assert_eq!(e.code, "NOT_IN_SUCCESSION");
+    assert_eq!(e.code, Code::NotInSuccession);
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.message,
@@ -564,7 +564,7 @@ fn a_takeover_of_a_released_plan_takes_over_from_nobody() {
 #[test]
 fn a_takeover_without_a_record_is_not_found() {
     let e = refused(decide(None, "bob", &takeover(true)));
-    assert_eq!(e.code, "NOT_FOUND");
+    assert_eq!(e.code, Code::NotFound);
     assert_eq!(e.exit_code(), 2);
 }
 
@@ -595,7 +595,7 @@ fn a_release_clears_the_leader_and_keeps_the_epoch() {
     assert_eq!(next.event.summary, "lead p: alice released epoch 2");
     assert_eq!(next.event.kind, "lead-released");
     let e = refused(decide(Some(&rec), "bob", &Op::Release));
-    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.code, Code::NotLeader);
     // A rerun after the published release completes.
     let mut f = facts();
     f.unseen = Some(("lead-released", "alice"));
@@ -669,13 +669,13 @@ fn a_lease_is_live_strictly_before_its_end_and_only_with_a_leader() {
 fn lease_arithmetic_and_parsing() {
     assert_eq!(until(now(), mins(90)).unwrap(), "2026-01-01T13:30:00Z");
     let e = until(Timestamp::MAX, mins(1)).unwrap_err();
-    assert_eq!(e.code, "USAGE");
+    assert_eq!(e.code, Code::Usage);
     assert!(e.message.starts_with("lease too long: "));
     assert_eq!(parse_duration("1h30m").unwrap(), mins(90));
     assert_eq!(parse_duration(DEFAULT_LEASE).unwrap(), mins(30));
     let e = parse_duration("0s").unwrap_err();
     assert_eq!(e.message, "a lease must be longer than zero");
-    assert_eq!(parse_duration("soon").unwrap_err().code, "USAGE");
+    assert_eq!(parse_duration("soon").unwrap_err().code, Code::Usage);
     // A takeover's lease is counted from now, not from the old lease's end.
     let rec = led("alice", 2, &["bob"], EXPIRED);
     let next = written(transition(
@@ -712,11 +712,11 @@ fn arguments_are_checked_before_anything_is_read() {
     assert_eq!(e.message, "a takeover needs a --reason");
     assert_eq!(
         validate(&claim(&["no spaces"])).unwrap_err().code,
-        "NAME_INVALID"
+        Code::NameInvalid
     );
     assert_eq!(
         validate(&handover("x/y", false)).unwrap_err().code,
-        "NAME_INVALID"
+        Code::NameInvalid
     );
     validate(&claim(&["alice", "bob"])).unwrap();
     validate(&Op::Release).unwrap();
@@ -726,7 +726,7 @@ fn arguments_are_checked_before_anything_is_read() {
 fn lead_push_publishes_code_refs_only() {
     for bad in ["", "HEAD:refs/swarm/plans/p", "refs/swarm/lead/p"] {
         let e = check_push_target("p", bad).unwrap_err();
-        assert_eq!(e.code, "USAGE", "{bad}");
+        assert_eq!(e.code, Code::Usage, "{bad}");
     }
     check_push_target("p", "HEAD:main").unwrap();
     assert_eq!(refspec_source("+HEAD:main"), "HEAD");
@@ -739,7 +739,7 @@ fn the_lost_race_names_the_winner() {
     let w = led("bob", 3, &[], LIVE);
     let id = gix::ObjectId::empty_tree(gix::hash::Kind::Sha1);
     let e = race_lost("p", Verb::Takeover, Some((&w, id)), true);
-    assert_eq!(e.code, "LEAD_RACE_LOST");
+    assert_eq!(e.code, Code::LeadRaceLost);
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.message,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::{Packet, Verified, REASONS, SCHEMA};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::secret;
 use crate::store::record::Extra;
 
@@ -51,7 +51,7 @@ pub struct Derived {
 
 pub fn scan<T: Serialize>(value: &T) -> Result<()> {
     let value = serde_yaml_ng::to_value(value)
-        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a packet: {e}")))?;
     refuse_findings(secret::scan(&value))
 }
 
@@ -59,7 +59,7 @@ pub fn refuse_findings(findings: Vec<secret::Finding>) -> Result<()> {
     if findings.is_empty() {
         Ok(())
     } else {
-        Err(secret::refusal("PACKET_SECRET", "the packet", &findings))
+        Err(secret::refusal(Code::PacketSecret, "the packet", &findings))
     }
 }
 
@@ -69,16 +69,16 @@ pub fn parse_verified(raw: &[String]) -> Result<Vec<Verified>> {
         .map(|(i, v)| {
             // Never echo the value: it has not been scanned yet when this fails.
             let (claim, evidence) = v.split_once('=').ok_or_else(|| {
-                Error::usage(
-                    "USAGE",
+                Error::new(
+                    Code::Usage,
                     format!("--verified #{} is not CLAIM=EVIDENCE", i + 1),
                 )
                 .hint("e.g. --verified \"unit tests pass=target/test-log.txt\"")
             })?;
             let (claim, evidence) = (claim.trim(), evidence.trim());
             if claim.is_empty() || evidence.is_empty() {
-                return Err(Error::usage(
-                    "USAGE",
+                return Err(Error::new(
+                    Code::Usage,
                     format!(
                         "--verified #{} needs both a claim and an evidence path",
                         i + 1
@@ -111,7 +111,7 @@ pub fn scan_said(input: &HandoffInput) -> Result<Vec<Verified>> {
         "decisions": input.decisions,
     });
     let value = serde_yaml_ng::to_value(&said)
-        .map_err(|e| Error::env("INTERNAL", format!("could not serialise a packet: {e}")))?;
+        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a packet: {e}")))?;
     let mut findings = secret::scan(&value);
     // `--verified CLAIM=EVIDENCE` is judged whole too: split at its `=`, a
     // password assignment would pass as the claim "password" and the rest.
@@ -133,8 +133,8 @@ pub fn check_reason(reason: &str) -> Result<()> {
     if REASONS.contains(&reason) {
         Ok(())
     } else {
-        Err(Error::usage(
-            "USAGE",
+        Err(Error::new(
+            Code::Usage,
             format!("--reason must be one of {}", REASONS.join(", ")),
         ))
     }

@@ -1,5 +1,6 @@
 //! The packet's pure rules, without a repository.
 
+use crate::error::Code;
 use std::collections::BTreeMap;
 
 use super::*;
@@ -83,14 +84,14 @@ fn a_secret_in_what_the_caller_says_is_refused_without_echo() {
     let mut i = input();
     i.next.push(format!("use {} to push", token()));
     let err = scan_said(&i).unwrap_err();
-    assert_eq!(err.code, "PACKET_SECRET");
+    assert_eq!(err.code, Code::PacketSecret);
     assert!(err.message.contains("next[1]"), "{}", err.message);
     assert!(!err.message.contains(&token()));
     // A `--verified` claim is judged whole, not only split at its `=`.
     let mut i = input();
     i.verified = vec![format!("{}={}", "password", "hunter2")];
     let err = scan_said(&i).unwrap_err();
-    assert_eq!(err.code, "PACKET_SECRET");
+    assert_eq!(err.code, Code::PacketSecret);
     assert!(err.message.contains("verified[0]"), "{}", err.message);
 }
 
@@ -99,18 +100,18 @@ fn a_secret_in_what_the_tool_derived_is_refused() {
     let mut d = derived();
     d.checkout = format!("/work/{}", token());
     let err = Packet::build(&input(), Vec::new(), d).unwrap_err();
-    assert_eq!(err.code, "PACKET_SECRET");
+    assert_eq!(err.code, Code::PacketSecret);
 }
 
 #[test]
 fn reasons_and_verified_claims_are_checked() {
     assert!(check_reason("usage_limit").is_ok());
     let err = check_reason("bored").unwrap_err();
-    assert_eq!(err.code, "USAGE");
+    assert_eq!(err.code, Code::Usage);
     assert!(err.message.contains("capacity_critical"));
     let mut i = input();
     i.reason = "bored".into();
-    assert_eq!(scan_said(&i).unwrap_err().code, "USAGE");
+    assert_eq!(scan_said(&i).unwrap_err().code, Code::Usage);
     assert!(parse_verified(&["no equals sign".into()]).is_err());
     assert!(parse_verified(&["=evidence".into()]).is_err());
     assert!(parse_verified(&["claim= ".into()]).is_err());
@@ -192,7 +193,7 @@ fn the_mismatch_error_explains_and_hints() {
         },
     );
     let err = mismatch_error(&p, &found);
-    assert_eq!(err.code, "PACKET_MISMATCH");
+    assert_eq!(err.code, Code::PacketMismatch);
     assert!(err
         .message
         .starts_with("packet 20261129T091131Z-alice does not match this checkout (1 mismatch); nothing was recorded"));
@@ -209,14 +210,17 @@ fn the_mismatch_error_explains_and_hints() {
 fn only_the_author_withdraws_and_only_before_acceptance() {
     let v = version();
     assert!(v.may_withdraw("alice").unwrap().is_none());
-    assert_eq!(v.may_withdraw("bob").unwrap_err().code, "PACKET_NOT_AUTHOR");
+    assert_eq!(
+        v.may_withdraw("bob").unwrap_err().code,
+        Code::PacketNotAuthor
+    );
     let accepted = PacketVersion {
         acceptance: Some(acceptance("bob")),
         ..version()
     };
     assert_eq!(
         accepted.may_withdraw("alice").unwrap_err().code,
-        "PACKET_ALREADY_ACCEPTED"
+        Code::PacketAlreadyAccepted
     );
     let w = Withdrawal::new(&v.packet, "alice", "t".into(), "wrong plan");
     let withdrawn = PacketVersion {
@@ -240,7 +244,7 @@ fn a_packet_is_accepted_once_and_never_once_withdrawn() {
     assert!(accepted.may_accept("bob").unwrap().is_some());
     assert_eq!(
         accepted.may_accept("carol").unwrap_err().code,
-        "PACKET_ALREADY_ACCEPTED"
+        Code::PacketAlreadyAccepted
     );
     let withdrawn = PacketVersion {
         withdrawal: Some(Withdrawal::new(&v.packet, "alice", "t".into(), "oops")),
@@ -248,7 +252,7 @@ fn a_packet_is_accepted_once_and_never_once_withdrawn() {
     };
     assert_eq!(
         withdrawn.may_accept("bob").unwrap_err().code,
-        "PACKET_WITHDRAWN"
+        Code::PacketWithdrawn
     );
 }
 

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::Packet;
-use crate::error::Error;
+use crate::error::{Code, Error};
 
 /// One fact that does not match the packet.
 #[derive(Debug, Clone, Serialize)]
@@ -181,7 +181,7 @@ fn mismatch_message(packet: &Packet, mismatches: &[Mismatch]) -> String {
 /// `PACKET_MISMATCH`, with a hint for each kind of mismatch.
 pub fn mismatch_error(packet: &Packet, mismatches: &[Mismatch]) -> Error {
     let has = |field: &str| mismatches.iter().any(|m| m.field == field);
-    let mut err = Error::check("PACKET_MISMATCH", mismatch_message(packet, mismatches));
+    let mut err = Error::new(Code::PacketMismatch, mismatch_message(packet, mismatches));
     if has("branch") || has("head") {
         let target = packet.branch.as_deref().unwrap_or(&packet.head);
         err = err.hint(format!(

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::git::PushUpdate;
 use crate::model::packet::Packet;
 use crate::names;
@@ -76,8 +76,8 @@ pub fn catch_up(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
 }
 
 fn lane_missing(packet: &Packet, feature: &str) -> Error {
-    Error::check(
-        "PACKET_LANE_MISSING",
+    Error::new(
+        Code::PacketLaneMissing,
         format!(
             "packet {} hands over lane {feature}, whose record has not reached this clone; nothing was recorded",
             packet.id

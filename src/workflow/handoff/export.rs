@@ -3,14 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 
 /// Where an export goes, as the packet records it: the path relative to the
 /// checkout root (as `git status` names it) when inside, else absolute.
 pub fn location(workdir: &Path, path: &Path) -> Result<String> {
     let cwd = std::env::current_dir().map_err(|e| {
-        Error::env(
-            "IO_FAILED",
+        Error::new(
+            Code::IoFailed,
             format!("cannot read the current directory: {e}"),
         )
     })?;

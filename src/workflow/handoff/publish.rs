@@ -5,7 +5,7 @@
 use crate::clock::rfc3339;
 use crate::ctx::packet::{fetch, known_refs, read_at};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
 use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
@@ -62,8 +62,8 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
             ))
         })?;
         if let Looped::Exhausted(lost) = looped {
-            return Err(Error::race(
-                "CAS_FAILED",
+            return Err(Error::new(
+                Code::CasFailed,
                 format!(
                     "{refname} exists on the remote with other content: {}",
                     lost.lines.join("; ")
@@ -146,8 +146,8 @@ fn publish_new(
                 fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
                 if !companions.is_empty() && !id_taken(ctx, refname)? {
                     // Not the id: the lane record moved at the remote meanwhile.
-                    return Err(Error::race(
-                        "PUSH_REJECTED",
+                    return Err(Error::new(
+                        Code::PushRejected,
                         format!(
                             "the remote refused the packet with its lane record: {}",
                             lost.lines.join("; ")
@@ -168,8 +168,8 @@ fn publish_new(
     )?;
     match looped {
         Looped::Published(Some(refname)) => Ok(refname),
-        _ => Err(Error::race(
-            "CAS_FAILED",
+        _ => Err(Error::new(
+            Code::CasFailed,
             "could not find a free packet id (64 tries)",
         )),
     }

@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::ctx::lead::{lease_for, read_at};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::lead::{self as model, lead_ref, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
@@ -97,8 +97,8 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
 fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
     if let Op::Push { .. } = op {
         if ctx.remote().is_none() {
-            return Err(Error::usage(
-                "REMOTE_MISSING",
+            return Err(Error::new(
+                Code::RemoteMissing,
                 "lead push publishes to the shared remote and none is configured (or --offline was given)",
             )
             .hint("add one (`git remote add origin <url>`) or set swarm.remote"));
@@ -113,8 +113,8 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
         model::check_push_target(plan, spec)?;
         let src = model::refspec_source(spec);
         if !src.is_empty() && ctx.store.git.rev_parse(src)?.is_none() {
-            return Err(Error::usage(
-                "USAGE",
+            return Err(Error::new(
+                Code::Usage,
                 format!("'{src}' (in refspec '{spec}') names no commit here"),
             )
             .hint("push a branch, tag or commit that exists locally, e.g. HEAD:main"));
@@ -141,7 +141,7 @@ fn require_plan(ctx: &Ctx, plan: &str) -> Result<()> {
     )?;
     if tip.base.is_none() {
         return Err(
-            Error::usage("NOT_FOUND", format!("plan '{plan}' does not exist"))
+            Error::new(Code::NotFound, format!("plan '{plan}' does not exist"))
                 .hint("create it with `git swarm plan new <plan>` (claim first, then start lanes)"),
         );
     }

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::clock::rfc3339;
 use crate::ctx::plan::{infer, plan_file_path, write_plan_file};
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::plan::{
     self as model, all, plan_ref, refuse_secrets, require, Plan, PlanDoc, PlanRecord, Status,
 };
@@ -76,8 +76,8 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     let actor = ctx.actor()?;
     let refname = plan_ref(args.name);
     if ctx.store.ref_target(&refname)?.is_some() {
-        return Err(Error::usage(
-            "PLAN_EXISTS",
+        return Err(Error::new(
+            Code::PlanExists,
             format!("plan '{}' already exists", args.name),
         )
         .hint(format!(
@@ -112,9 +112,9 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     records(ctx)
         .create(&args.name.to_string(), &doc, &event)
         .map_err(|e| {
-            if e.code == "CAS_FAILED" {
-                Error::race(
-                    "CAS_FAILED",
+            if e.code == Code::CasFailed {
+                Error::new(
+                    Code::CasFailed,
                     format!(
                         "plan '{}' was created by someone else at the same time",
                         args.name
@@ -163,8 +163,8 @@ fn read_from(ctx: &Ctx, args: &NewPlan<'_>, record: &mut PlanRecord) -> Result<O
 
 fn utf8(bytes: Vec<u8>, path: &Path) -> Result<String> {
     String::from_utf8(bytes).map_err(|_| {
-        Error::usage(
-            "YAML_INVALID",
+        Error::new(
+            Code::YamlInvalid,
             format!("{} is not UTF-8 text", path.display()),
         )
     })

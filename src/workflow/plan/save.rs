@@ -13,7 +13,7 @@ use crate::ctx::plan::{
     remember_checkout,
 };
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::model::plan::{
     self as model, refuse_closed, refuse_secrets, require, save_conflict, Join, Plan, PlanDoc,
     TEXT_FILE,
@@ -121,8 +121,8 @@ pub fn save(ctx: &Ctx, a: SaveArgs<'_>) -> Result<Saved> {
 /// into this one is refused (`PLAN_FILE_MISMATCH`).
 fn refuse_other_holder(ctx: &Ctx, name: &str, path: &Path) -> Result<()> {
     match checked_out_here(ctx) {
-        Some(holder) if holder != name => Err(Error::usage(
-            "PLAN_FILE_MISMATCH",
+        Some(holder) if holder != name => Err(Error::new(
+            Code::PlanFileMismatch,
             format!(
                 "{} holds plan '{holder}' (it was checked out from it), not plan '{name}'",
                 path.display()

@@ -15,7 +15,7 @@ use regex::Regex;
 use serde::Serialize;
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::github::client::{parse_pr_arg, GitHub, RepoId, Stats};
 use crate::github::verdict::{Judge, Require, Verdict};
 use crate::github::wait::{self, Wait};
@@ -118,8 +118,10 @@ pub fn verify(
     report: &mut dyn Report,
 ) -> Result<Outcome> {
     if req.wait && req.require.is_none() {
-        return Err(Error::usage("USAGE", "--wait needs --require merged|ready")
-            .hint("say what to wait for, e.g. --wait --require merged"));
+        return Err(
+            Error::new(Code::Usage, "--wait needs --require merged|ready")
+                .hint("say what to wait for, e.g. --wait --require merged"),
+        );
     }
     let hold_pattern = hold_pattern(ctx)?;
     let start = wait::now();
@@ -168,8 +170,8 @@ fn hold_pattern(ctx: &Ctx) -> Result<Regex> {
         .config("swarm.holdPattern")
         .unwrap_or_else(|| DEFAULT_HOLD_PATTERN.to_string());
     Regex::new(&source).map_err(|e| {
-        Error::usage(
-            "USAGE",
+        Error::new(
+            Code::Usage,
             format!("swarm.holdPattern is not a valid regular expression: {e}"),
         )
         .hint("fix it with `git config swarm.holdPattern '<regex>'`")

@@ -3,7 +3,7 @@
 //! it goes near git (a head that is a commit id, branch names git accepts).
 
 use super::{Report, Timing};
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::github::client::{GitHub, RepoId};
 use crate::github::model::{PullRequest, RequiredChecks};
 use crate::github::verdict::{is_open, mergeability_unknown, OpenFacts, Snapshot};
@@ -70,8 +70,8 @@ fn open_facts(
     pr: &PullRequest,
 ) -> Result<OpenFacts> {
     let sha = head_sha(pr).ok_or_else(|| {
-        Error::env(
-            "GITHUB_BAD_RESPONSE",
+        Error::new(
+            Code::GithubBadResponse,
             format!(
                 "GitHub's answer for {repo}#{number} is unusable: field `head.sha` is not a commit SHA"
             ),

@@ -3,7 +3,7 @@
 //! whether a lane is known here at all, and a lane's newest PR.
 
 use crate::ctx::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Code, Error, Result};
 use crate::github::client::{GitHub, RepoId};
 
 /// `verify lane` of a feature this repository knows nothing of is a usage
@@ -45,8 +45,8 @@ pub(super) fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
 }
 
 fn unknown_lane(feature: &str, branch: &str, known: &[String]) -> Error {
-    let mut err = Error::usage(
-        "NOT_FOUND",
+    let mut err = Error::new(
+        Code::NotFound,
         format!("there is no lane '{feature}' here: no lane record and no branch {branch}"),
     );
     err = if known.is_empty() {
@@ -83,8 +83,8 @@ pub(super) fn resolve_repo(
             if !(e.owner.eq_ignore_ascii_case(&u.owner)
                 && e.name.eq_ignore_ascii_case(&u.name)) =>
         {
-            Err(Error::usage(
-                "USAGE",
+            Err(Error::new(
+                Code::Usage,
                 format!("--repo {e} disagrees with the PR URL, which names {u}"),
             )
             .hint("drop --repo, or pass the PR number instead of the URL"))
@@ -98,8 +98,8 @@ pub(super) fn resolve_repo(
 /// The repository the remote's URL names.
 fn repo_of_remote(ctx: &Ctx) -> Result<RepoId> {
     let Some(remote) = ctx.settings.remote.as_deref() else {
-        return Err(Error::usage(
-            "REPO_UNKNOWN",
+        return Err(Error::new(
+            Code::RepoUnknown,
             "cannot tell which GitHub repository to ask: this repository has no remote",
         )
         .hint("pass --repo OWNER/NAME, or a PR URL"));
@@ -109,8 +109,8 @@ fn repo_of_remote(ctx: &Ctx) -> Result<RepoId> {
         .config(&format!("remote.{remote}.url"))
         .unwrap_or_default();
     RepoId::from_remote_url(&url).ok_or_else(|| {
-        Error::usage(
-            "REPO_UNKNOWN",
+        Error::new(
+            Code::RepoUnknown,
             format!(
                 "cannot tell which GitHub repository to ask: the URL of remote '{remote}' ({}) names none",
                 redact_url(&url)
@@ -144,8 +144,8 @@ pub(super) fn lane_pr(gh: &mut dyn GitHub, repo: &RepoId, feature: &str) -> Resu
         .max()
         .map(|(_, n)| n)
         .ok_or_else(|| {
-            Error::usage(
-                "PR_NOT_FOUND",
+            Error::new(
+                Code::PrNotFound,
                 format!("{repo} has no pull request whose head is {}:{branch}", repo.owner),
             )
             .hint(format!(

@@ -16,7 +16,7 @@
 //!
 //! ```
 //! use std::process::Command;
-//! use git_swarm::error::{Error, Result};
+//! use git_swarm::error::{Code, Error, Result};
 //! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, Update};
 //! use git_swarm::store::{archive, mirror, reconcile, remote, Event, Store};
 //!
@@ -37,7 +37,7 @@
 //!     fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
 //!         let text = String::from_utf8_lossy(files.get("counter.yaml").map_or(&[][..], |b| b));
 //!         let n = text.trim().strip_prefix("n: ").and_then(|n| n.parse().ok());
-//!         let n = n.ok_or_else(|| Error::usage("RECORD_INVALID", format!("{what}: no count")))?;
+//!         let n = n.ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no count")))?;
 //!         Ok(Counter { n })
 //!     }
 //!     fn is_finished(&self, _key: &String, _elsewhere: &dyn Fn(&str, &str) -> bool) -> bool {

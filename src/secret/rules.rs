@@ -43,23 +43,25 @@ impl Rule {
     }
 }
 
+/// Words that stand for a value rather than being one.
+const DUMMIES: &[&str] = &[
+    "pass",
+    "password",
+    "passwd",
+    "pwd",
+    "pw",
+    "secret",
+    "token",
+    "changeme",
+    "changeit",
+    "test",
+    "example",
+    "placeholder",
+];
+
 /// The value is not a placeholder (`<token>`, `${TOKEN}`, `***`, an
 /// earlier redaction) nor a word that stands for one (`password`, `token`).
 fn real(v: &str) -> bool {
-    const DUMMIES: &[&str] = &[
-        "pass",
-        "password",
-        "passwd",
-        "pwd",
-        "pw",
-        "secret",
-        "token",
-        "changeme",
-        "changeit",
-        "test",
-        "example",
-        "placeholder",
-    ];
     !is_placeholder(v)
         && !v.starts_with('<')
         && !v.starts_with("${")

@@ -367,6 +367,7 @@ impl Record for PacketVersion {
     const KIND: &'static str = "packet";
     const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
     type Key = PacketKey;
+    const FINISHED_WITH_FILE: Option<&'static str> = Some(ACCEPTANCE_FILE);
 
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();

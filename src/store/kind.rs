@@ -167,6 +167,10 @@ pub trait Record: Sized + Clone {
     fn to_files(&self) -> Result<Files>;
     /// Parse the files of one record commit; `what` names it in errors.
     fn from_files(files: &Files, key: &Self::Key, what: &str) -> Result<Self>;
+    /// For a kind whose records are finished exactly when their commit's
+    /// tree has this file (a packet: its acceptance), `gc` looks at the tree
+    /// and parses nothing; [`Record::is_finished`] must agree with it.
+    const FINISHED_WITH_FILE: Option<&'static str> = None;
     /// A finished record may be archived by `gc` once old enough.
     /// `finished_elsewhere(namespace, path)` answers the same for another
     /// live record (a leader record is finished with its plan).
@@ -396,6 +400,9 @@ impl<R: Record> AnyKind for KindOf<R> {
         let Some(key) = R::Key::from_path(path) else {
             return false;
         };
+        if let Some(file) = R::FINISHED_WITH_FILE {
+            return store.tree_has(tip, file).unwrap_or(false);
+        }
         Records::<R>::new(store)
             .at(&key, tip)
             .map(|v| v.value.is_finished(&key, finished_elsewhere))

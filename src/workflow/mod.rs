@@ -20,3 +20,5 @@ pub mod status;
 pub mod sync;
 pub mod verify;
 pub mod withdraw;
+pub mod message;
+pub mod state;

@@ -138,7 +138,11 @@ fn body(text: &[String], args: &BodyArgs) -> Result<String> {
 
 fn posted(g: &Global, p: Post) -> Result<Output> {
     let ctx = g.ctx()?;
-    let Posted { message, refname, published, warning } = flow::post(&ctx, p)?;
+    Ok(render(flow::post(&ctx, p)?))
+}
+
+fn render(p: Posted) -> Output {
+    let Posted { message, refname, published, warning } = p;
     let where_ = if published { "published" } else { "local until `git swarm sync`" };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(
@@ -148,7 +152,7 @@ fn posted(g: &Global, p: Post) -> Result<Output> {
     if let Some(w) = warning {
         out = out.warn(w);
     }
-    Ok(out)
+    out
 }
 
 fn post_of(kind: &str, to: String, text: String, b: BodyArgs) -> Post {
@@ -206,12 +210,7 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
         Err(e) if to_lead && e.code == Code::NoLeader => flow::post(&ctx, Post { to: "all".into(), ..p }),
         other => other,
     }?;
-    let text = format!("{}\n{}\n", result.message.line(), result.refname);
-    let mut out = Output::new(serde_json::json!({ "message": result.message, "ref": result.refname, "published": result.published }), text);
-    if let Some(w) = result.warning {
-        out = out.warn(w);
-    }
-    Ok(out)
+    Ok(render(result))
 }
 
 fn lines(messages: &[Message]) -> String {

@@ -217,11 +217,16 @@ fn state_is_byte_identical_across_clones_and_runs() {
     env.swarm(ann, &["plan", "new", "p"]).ok();
     env.swarm(ann, &["lead", "claim", "--plan", "p", "--succession", "bob"]).ok();
     env.swarm(ann, &["decide", "use sqlite", "--plan", "p", "--options", "sqlite,postgres", "--reason", "one node", "--undo", "swap the driver"]).ok();
+    env.swarm(ann, &["sync"]).ok();
     env.swarm(bob, &["sync"]).ok();
     env.swarm(bob, &["escalate", "access", "need", "the", "prod", "db", "--plan", "p"]).ok();
     env.swarm(bob, &["ask", "lead", "--plan", "p", "which port?"]).ok();
     env.swarm(ann, &["sync"]).ok();
     env.swarm(bob, &["sync"]).ok();
+    // Decisions and escalations are entries in the plan journal too.
+    let log = env.swarm(bob, &["plan", "log", "p"]).ok();
+    log.expect_stdout("decision: use sqlite");
+    log.expect_stdout("escalation: need the prod db");
     let a1 = env.swarm(ann, &["state"]).ok().stdout;
     let a2 = env.swarm(ann, &["state"]).ok().stdout;
     let b1 = env.swarm(bob, &["state"]).ok().stdout;

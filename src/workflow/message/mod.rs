@@ -118,16 +118,38 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         Err(e) => return Err(e),
     };
     let refname = Message::refname(&key);
-    let (published, warning) = match ctx.remote() {
+    let (published, mut warning) = match ctx.remote() {
         None => (false, None),
         Some(r) => publish_one(store, r, &refname, commit),
     };
+    if let Some(w) = journal(ctx, &msg) {
+        warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+    }
     Ok(Posted {
         message: msg,
         refname,
         published,
         warning,
     })
+}
+
+/// A decision or escalation about a plan is also an entry in the plan's
+/// journal (`git swarm plan log`), once per message; `sync` publishes it
+/// with the plan. A plan this clone does not have keeps the message only.
+/// A failure is a warning: the message, the record that counts, is written.
+fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
+    let plan = msg.plan.as_deref()?;
+    if msg.kind != "decision" && msg.kind != "escalation" {
+        return None;
+    }
+    let first = msg.body.lines().next().unwrap_or("");
+    let event = Event::new(&msg.kind, &msg.from, format!("{}: {first}", msg.kind))
+        .trailer("Swarm-Message", msg.id.as_str());
+    match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
+        Ok(_) => None,
+        Err(e) if e.code == Code::NotFound => None,
+        Err(e) => Some(format!("the plan journal entry was not written ({}); the message was", e.message)),
+    }
 }
 
 fn nanos() -> u128 {

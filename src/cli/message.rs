@@ -127,7 +127,10 @@ pub struct StateArgs {
 
 fn body(text: &[String], args: &BodyArgs) -> Result<String> {
     match (&args.body_file, text.is_empty()) {
-        (Some(_), false) => Err(Error::new(Code::Usage, "give the text as arguments or --body-file, not both")),
+        (Some(_), false) => Err(Error::new(
+            Code::Usage,
+            "give the text as arguments or --body-file, not both",
+        )),
         (Some(path), true) => {
             let bytes = git_swarm::fsutil::read_input(path, MAX_BODY as u64)?;
             Ok(String::from_utf8_lossy(&bytes).into_owned())
@@ -142,8 +145,17 @@ fn posted(g: &Global, p: Post) -> Result<Output> {
 }
 
 fn render(p: Posted) -> Output {
-    let Posted { message, refname, published, warning } = p;
-    let where_ = if published { "published" } else { "local until `git swarm sync`" };
+    let Posted {
+        message,
+        refname,
+        published,
+        warning,
+    } = p;
+    let where_ = if published {
+        "published"
+    } else {
+        "local until `git swarm sync`"
+    };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(
         serde_json::json!({ "message": message, "ref": refname, "published": published }),
@@ -207,7 +219,13 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
     // A plan without a leader escalates to everyone.
     let first = flow::post(&ctx, p.clone());
     let result = match first {
-        Err(e) if to_lead && e.code == Code::NoLeader => flow::post(&ctx, Post { to: "all".into(), ..p }),
+        Err(e) if to_lead && e.code == Code::NoLeader => flow::post(
+            &ctx,
+            Post {
+                to: "all".into(),
+                ..p
+            },
+        ),
         other => other,
     }?;
     Ok(render(result))
@@ -220,7 +238,12 @@ fn lines(messages: &[Message]) -> String {
 pub fn inbox(g: &Global, a: InboxArgs) -> Result<Output> {
     let ctx = g.ctx()?;
     let inbox = flow::inbox(&ctx, a.plan.as_deref(), a.all, a.peek)?;
-    let mut text = format!("{} for {} ({} new)\n", count(inbox.messages.len(), "message", "messages"), inbox.reader, inbox.new.len());
+    let mut text = format!(
+        "{} for {} ({} new)\n",
+        count(inbox.messages.len(), "message", "messages"),
+        inbox.reader,
+        inbox.new.len()
+    );
     text.push_str(&lines(&inbox.messages));
     Ok(Output::new(&inbox, text))
 }
@@ -232,7 +255,10 @@ fn duration(flag: &str, text: &str) -> Result<Duration> {
 
 pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    let ceiling = match a.max_interval.or_else(|| ctx.store.config("swarm.waitCeiling")) {
+    let ceiling = match a
+        .max_interval
+        .or_else(|| ctx.store.config("swarm.waitCeiling"))
+    {
         Some(c) => duration("--max-interval", &c)?,
         None => Duration::from_secs(60),
     };

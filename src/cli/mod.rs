@@ -8,11 +8,11 @@ pub mod guard;
 pub mod handoff;
 pub mod lane;
 pub mod lead;
+pub mod message;
 pub mod misc;
 pub mod plan;
 pub mod sync;
 pub mod verify;
-pub mod message;
 
 use std::io::Write;
 

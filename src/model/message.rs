@@ -73,7 +73,14 @@ pub struct Message {
 
 impl Message {
     /// A message with the common fields set; `id` is filled by [`Message::stamp`].
-    pub fn new(kind: &str, from: &str, to: &str, plan: Option<&str>, at: String, body: &str) -> Message {
+    pub fn new(
+        kind: &str,
+        from: &str,
+        to: &str,
+        plan: Option<&str>,
+        at: String,
+        body: &str,
+    ) -> Message {
         Message {
             schema: SCHEMA.into(),
             id: String::new(),
@@ -114,7 +121,9 @@ impl Message {
             self.id = format!("esc-{}", &hex(&h.finalize())[..16]);
         } else {
             let reply = self.reply_to.clone().unwrap_or_default();
-            for part in [&self.at, &self.from, &self.to, &self.kind, &reply, &self.body, nonce] {
+            for part in [
+                &self.at, &self.from, &self.to, &self.kind, &reply, &self.body, nonce,
+            ] {
                 h.update(part.as_bytes());
                 h.update([0]);
             }
@@ -144,7 +153,11 @@ impl Message {
             .as_deref()
             .map(|r| format!(" (relayed from {r})"))
             .unwrap_or_default();
-        let plan = self.plan.as_deref().map(|p| format!(" [{p}]")).unwrap_or_default();
+        let plan = self
+            .plan
+            .as_deref()
+            .map(|p| format!(" [{p}]"))
+            .unwrap_or_default();
         let reply = self
             .reply_to
             .as_deref()
@@ -173,17 +186,28 @@ pub fn check(msg: &Message) -> Result<()> {
     if msg.body.len() > MAX_BODY {
         return Err(Error::new(
             Code::MessageInvalid,
-            format!("the message is {} bytes; at most {MAX_BODY} are accepted", msg.body.len()),
+            format!(
+                "the message is {} bytes; at most {MAX_BODY} are accepted",
+                msg.body.len()
+            ),
         )
         .hint("put the long text in a file in the repository and send its path"));
     }
-    let value = serde_yaml_ng::to_value(msg)
-        .map_err(|e| Error::new(Code::Internal, format!("could not serialise a message: {e}")))?;
+    let value = serde_yaml_ng::to_value(msg).map_err(|e| {
+        Error::new(
+            Code::Internal,
+            format!("could not serialise a message: {e}"),
+        )
+    })?;
     let findings = secret::scan(&value);
     if findings.is_empty() {
         Ok(())
     } else {
-        Err(secret::refusal(Code::MessageSecret, "the message", &findings))
+        Err(secret::refusal(
+            Code::MessageSecret,
+            "the message",
+            &findings,
+        ))
     }
 }
 
@@ -235,7 +259,8 @@ impl Record for Message {
             .get(FILE)
             .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {FILE}")))?;
         let what = format!("{what}:{FILE}");
-        let msg: Message = record::parse_with(bytes, "swarm-message", &what, Self::MULTILINE_FIELDS)?;
+        let msg: Message =
+            record::parse_with(bytes, "swarm-message", &what, Self::MULTILINE_FIELDS)?;
         if msg.id != key.id {
             return Err(Error::new(
                 Code::RecordInvalid,
@@ -252,7 +277,14 @@ mod tests {
     use super::*;
 
     fn msg(body: &str) -> Message {
-        Message::new("notify", "ann", "bob", Some("p"), "2026-01-01T00:00:00Z".into(), body)
+        Message::new(
+            "notify",
+            "ann",
+            "bob",
+            Some("p"),
+            "2026-01-01T00:00:00Z".into(),
+            body,
+        )
     }
 
     #[test]

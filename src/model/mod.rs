@@ -7,10 +7,10 @@
 
 pub mod lane;
 pub mod lead;
+pub mod message;
 pub mod note;
 pub mod packet;
 pub mod plan;
-pub mod message;
 
 use crate::store::kind::{AnyKind, KindOf};
 

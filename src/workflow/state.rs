@@ -53,7 +53,10 @@ pub struct State {
 }
 
 fn item<T: Serialize>(line: String, value: &T) -> (String, serde_json::Value) {
-    (line, serde_json::to_value(value).expect("records serialise"))
+    (
+        line,
+        serde_json::to_value(value).expect("records serialise"),
+    )
 }
 
 fn plans(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
@@ -121,8 +124,19 @@ fn escalations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_j
         .iter()
         .map(|m| {
             let class = m.class.as_deref().unwrap_or("-");
-            let task = m.task.as_deref().map(|t| format!(" task {t}")).unwrap_or_default();
-            let line = format!("{} {} [{class}]{task} -> {}: {}{}", m.at, m.from, m.to, m.body, relayed(m));
+            let task = m
+                .task
+                .as_deref()
+                .map(|t| format!(" task {t}"))
+                .unwrap_or_default();
+            let line = format!(
+                "{} {} [{class}]{task} -> {}: {}{}",
+                m.at,
+                m.from,
+                m.to,
+                m.body,
+                relayed(m)
+            );
             item(line, m)
         })
         .collect())
@@ -155,10 +169,18 @@ fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
         }
         let last = reports[&r.plan].get(&r.feature).cloned();
         let shown = match &last {
-            Some((text, cap)) => format!(", last report: {text}{}", cap.as_deref().map(|c| format!(" (capacity={c})")).unwrap_or_default()),
+            Some((text, cap)) => format!(
+                ", last report: {text}{}",
+                cap.as_deref()
+                    .map(|c| format!(" (capacity={c})"))
+                    .unwrap_or_default()
+            ),
             None => String::new(),
         };
-        let line = format!("{} [{}] owner {}, {}{shown}", r.feature, r.plan, r.owner, r.state);
+        let line = format!(
+            "{} [{}] owner {}, {}{shown}",
+            r.feature, r.plan, r.owner, r.state
+        );
         let (report, capacity) = last.map_or((None, None), |(t, c)| (Some(t), c));
         out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity })));
     }
@@ -221,9 +243,17 @@ pub fn state(ctx: &Ctx, plan: Option<&str>, write: bool) -> Result<State> {
             text.push_str(&format!("- {}\n", line.replace('\n', " ")));
         }
         let (lines, items) = rows.into_iter().unzip();
-        sections.push(Section { title, lines, items });
+        sections.push(Section {
+            title,
+            lines,
+            items,
+        });
     }
-    let written = if write { Some(write_file(ctx, &text)?) } else { None };
+    let written = if write {
+        Some(write_file(ctx, &text)?)
+    } else {
+        None
+    };
     Ok(State {
         plan: plan.map(str::to_string),
         sections,
@@ -237,7 +267,10 @@ pub fn state(ctx: &Ctx, plan: Option<&str>, write: bool) -> Result<State> {
 fn write_file(ctx: &Ctx, text: &str) -> Result<String> {
     let root = ctx.store.workdir_or_err()?;
     let io = |what: &std::path::Path, e: std::io::Error| {
-        Error::new(Code::IoFailed, format!("cannot write {}: {e}", what.display()))
+        Error::new(
+            Code::IoFailed,
+            format!("cannot write {}: {e}", what.display()),
+        )
     };
     let exclude = ctx.store.common_dir().join("info").join("exclude");
     let current = std::fs::read_to_string(&exclude).unwrap_or_default();
@@ -245,7 +278,11 @@ fn write_file(ctx: &Ctx, text: &str) -> Result<String> {
         if let Some(dir) = exclude.parent() {
             std::fs::create_dir_all(dir).map_err(|e| io(dir, e))?;
         }
-        let sep = if current.is_empty() || current.ends_with('\n') { "" } else { "\n" };
+        let sep = if current.is_empty() || current.ends_with('\n') {
+            ""
+        } else {
+            "\n"
+        };
         let next = format!("{current}{sep}/state.md\n");
         crate::fsutil::replace_file(&exclude, next.as_bytes()).map_err(|e| io(&exclude, e))?;
     }

@@ -32,7 +32,14 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
     let children: Vec<_> = clones
         .iter()
         .zip(names)
-        .map(|(dir, n)| spawn(&env, dir, &[], &["notify", "all", &format!("online from {n}")]))
+        .map(|(dir, n)| {
+            spawn(
+                &env,
+                dir,
+                &[],
+                &["notify", "all", &format!("online from {n}")],
+            )
+        })
         .collect();
     for (child, n) in children.into_iter().zip(names) {
         let run = finish(child, &format!("{n} notify"));
@@ -41,9 +48,12 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
     }
     // Offline, then each syncs: posted "at the same time" on disconnected clones.
     for (dir, n) in clones.iter().zip(names) {
-        env.swarm(dir, &["notify", "all", "--offline", &format!("offline from {n}")])
-            .ok()
-            .stdout_has("local until `git swarm sync`");
+        env.swarm(
+            dir,
+            &["notify", "all", "--offline", &format!("offline from {n}")],
+        )
+        .ok()
+        .stdout_has("local until `git swarm sync`");
     }
     for dir in &clones {
         env.swarm(dir, &["sync"]).ok();
@@ -56,7 +66,11 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
     let orders: Vec<Vec<String>> = clones
         .iter()
         .map(|dir| {
-            assert_eq!(env.refs(dir, MESSAGES), on_remote, "every clone holds the same refs");
+            assert_eq!(
+                env.refs(dir, MESSAGES),
+                on_remote,
+                "every clone holds the same refs"
+            );
             ids(&inbox(&env, dir, "dan", &["--all", "--offline"]))
         })
         .collect();
@@ -64,7 +78,10 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
     let mut unique = orders[0].clone();
     unique.dedup();
     assert_eq!(unique.len(), 6, "never duplicated");
-    assert!(orders.iter().all(|o| o == &orders[0]), "one order everywhere: {orders:#?}");
+    assert!(
+        orders.iter().all(|o| o == &orders[0]),
+        "one order everywhere: {orders:#?}"
+    );
 }
 
 #[test]
@@ -73,7 +90,8 @@ fn the_cursor_survives_a_restart_and_peek_leaves_it() {
     let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["notify", "bob", "first"]).ok();
-    env.swarm(ann, &["ask", "bob", "--plan", "p", "second?"]).ok();
+    env.swarm(ann, &["ask", "bob", "--plan", "p", "second?"])
+        .ok();
     env.swarm(ann, &["notify", "cat", "not for bob"]).ok();
     let peek = inbox(&env, bob, "bob", &["--peek"]);
     assert_eq!(peek.json()["new"].as_array().unwrap().len(), 2);
@@ -106,9 +124,21 @@ fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
         &env,
         bob,
         &[],
-        &["wait", "--for", "message", "--json", "--timeout", "120s", "--interval", "100ms", "--max-interval", "300ms"],
+        &[
+            "wait",
+            "--for",
+            "message",
+            "--json",
+            "--timeout",
+            "120s",
+            "--interval",
+            "100ms",
+            "--max-interval",
+            "300ms",
+        ],
     );
-    env.swarm(ann, &["notify", "bob", "--plan", "p", "wake up"]).ok();
+    env.swarm(ann, &["notify", "bob", "--plan", "p", "wake up"])
+        .ok();
     let woke = finish(waiting, "bob wait");
     assert_eq!(woke.code, 0, "{woke:#?}");
     let doc = woke.json();
@@ -120,23 +150,53 @@ fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
     // A 10-minute wait on the virtual clock: exit 1, and what it cost.
     let before = env.all_refs(bob);
     let timed_out = env
-        .swarm_env(bob, &[("GIT_SWARM_VIRTUAL_WAITS", "1")], &["wait", "--for", "message", "--timeout", "10m", "--json"])
+        .swarm_env(
+            bob,
+            &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+            &["wait", "--for", "message", "--timeout", "10m", "--json"],
+        )
         .err(1, "WAIT_TIMEOUT");
     let cost = &timed_out.json()["error"]["detail"]["cost"];
     assert_eq!(cost["slept_ms"], 600_000);
     let queries = cost["remote_queries"].as_u64().unwrap();
-    assert!((10..=20).contains(&queries), "backoff to the 60s ceiling: {cost}");
+    assert!(
+        (10..=20).contains(&queries),
+        "backoff to the 60s ceiling: {cost}"
+    );
     assert_eq!(cost["fetches"], 0, "nothing moved, nothing fetched");
     assert_eq!(env.all_refs(bob), before);
 
     // Other kinds: a leader change wakes `--for lead`.
     env.swarm(ann, &["plan", "new", "p"]).ok();
-    let lead_wait = spawn(&env, bob, &[], &["wait", "--for", "lead", "--plan", "p", "--json", "--timeout", "120s", "--interval", "100ms", "--max-interval", "300ms"]);
-    env.swarm(ann, &["lead", "claim", "--plan", "p", "--succession", "bob"]).ok();
+    let lead_wait = spawn(
+        &env,
+        bob,
+        &[],
+        &[
+            "wait",
+            "--for",
+            "lead",
+            "--plan",
+            "p",
+            "--json",
+            "--timeout",
+            "120s",
+            "--interval",
+            "100ms",
+            "--max-interval",
+            "300ms",
+        ],
+    );
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
     let woke = finish(lead_wait, "bob wait lead");
     assert_eq!(woke.code, 0, "{woke:#?}");
     assert_eq!(woke.json()["refs"][0], "refs/swarm/lead/p");
-    env.swarm(bob, &["wait", "--for", "nonsense", "--timeout", "1s"]).err(2, "USAGE");
+    env.swarm(bob, &["wait", "--for", "nonsense", "--timeout", "1s"])
+        .err(2, "USAGE");
 }
 
 #[test]
@@ -145,26 +205,55 @@ fn an_escalation_is_recorded_once_and_goes_to_the_leader() {
     let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["plan", "new", "p"]).ok();
-    env.swarm(ann, &["lead", "claim", "--plan", "p", "--succession", "bob"]).ok();
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
     env.swarm(bob, &["sync"]).ok();
     let esc = env
-        .swarm(bob, &["escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1", "--json"])
+        .swarm(
+            bob,
+            &[
+                "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+                "--json",
+            ],
+        )
         .ok();
-    assert_eq!(esc.json()["message"]["to"], "ann", "`lead` resolves to the leader");
+    assert_eq!(
+        esc.json()["message"]["to"],
+        "ann",
+        "`lead` resolves to the leader"
+    );
     let before = env.refs(&remote, MESSAGES);
     assert_eq!(before.len(), 1);
-    env.swarm(bob, &["escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1"])
-        .err(1, "ESCALATION_SENT");
+    env.swarm(
+        bob,
+        &[
+            "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+        ],
+    )
+    .err(1, "ESCALATION_SENT");
     // From another clone too, once it knows.
-    env.swarm(ann, &["escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1"])
-        .err(1, "ESCALATION_SENT");
+    env.swarm(
+        ann,
+        &[
+            "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+        ],
+    )
+    .err(1, "ESCALATION_SENT");
     assert_eq!(env.refs(&remote, MESSAGES), before);
     assert_eq!(env.refs(bob, MESSAGES), before);
     // A different ask is a new escalation.
-    env.swarm(bob, &["escalate", "approval", "need", "staging", "--plan", "p"]).ok();
+    env.swarm(
+        bob,
+        &["escalate", "approval", "need", "staging", "--plan", "p"],
+    )
+    .ok();
     // No leader: `notify lead` is refused, nothing written.
     let before = env.all_refs(ann);
-    env.swarm(ann, &["notify", "lead", "--plan", "q", "hello"]).err(1, "NO_LEADER");
+    env.swarm(ann, &["notify", "lead", "--plan", "q", "hello"])
+        .err(1, "NO_LEADER");
     assert_eq!(env.all_refs(ann), before);
     assert_eq!(env.refs(&remote, MESSAGES).len(), 2);
     let inbox = inbox(&env, ann, "ann", &[]);
@@ -178,12 +267,22 @@ fn secrets_and_bad_replies_are_refused_and_write_nothing() {
     let ann = &clones[0];
     let before = env.all_refs(ann);
     let run = env
-        .swarm(ann, &["notify", "bob", "the token is ghp_abcdefghijklmnopqrstuvwxyz0123456789"])
+        .swarm(
+            ann,
+            &[
+                "notify",
+                "bob",
+                "the token is ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ],
+        )
         .err(2, "MESSAGE_SECRET");
     assert!(!run.stderr.contains("ghp_abcdef"), "never echoed");
-    env.swarm(ann, &["reply", "nope", "yes"]).err(2, "MESSAGE_NOT_FOUND");
-    env.swarm(ann, &["notify", "bob", " "]).err(2, "MESSAGE_INVALID");
-    env.swarm(ann, &["notify", "bad..addr", "hi"]).err(2, "NAME_INVALID");
+    env.swarm(ann, &["reply", "nope", "yes"])
+        .err(2, "MESSAGE_NOT_FOUND");
+    env.swarm(ann, &["notify", "bob", " "])
+        .err(2, "MESSAGE_INVALID");
+    env.swarm(ann, &["notify", "bad..addr", "hi"])
+        .err(2, "NAME_INVALID");
     assert_eq!(env.all_refs(ann), before);
 }
 
@@ -192,21 +291,44 @@ fn replies_and_relayed_answers_show_as_relayed_everywhere() {
     let env = TestEnv::new();
     let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
     let (ann, bob) = (&clones[0], &clones[1]);
-    let ask = env.swarm(ann, &["ask", "bob", "--plan", "p", "may I deploy?", "--json"]).ok();
+    let ask = env
+        .swarm(
+            ann,
+            &["ask", "bob", "--plan", "p", "may I deploy?", "--json"],
+        )
+        .ok();
     let id = ask.json()["message"]["id"].as_str().unwrap().to_string();
-    env.swarm(bob, &["reply", &id, "--relayed-from", "carol", "approved"]).ok();
+    env.swarm(bob, &["reply", &id, "--relayed-from", "carol", "approved"])
+        .ok();
     let got = env.swarm(ann, &["inbox"]).ok();
     got.expect_stdout("(relayed from carol): approved");
     got.expect_stdout(&format!("re {id}"));
     let doc = env.swarm(ann, &["inbox", "--all", "--json"]).ok().json();
     assert_eq!(doc["messages"][0]["relayed_from"], "carol");
     assert_eq!(doc["messages"][0]["plan"], "p", "a reply keeps the plan");
-    env.swarm(bob, &["decide", "ship on friday", "--plan", "p", "--reason", "tests green", "--relayed-from", "carol"]).ok();
+    env.swarm(
+        bob,
+        &[
+            "decide",
+            "ship on friday",
+            "--plan",
+            "p",
+            "--reason",
+            "tests green",
+            "--relayed-from",
+            "carol",
+        ],
+    )
+    .ok();
     env.swarm(ann, &["sync"]).ok();
     let state = env.swarm(ann, &["state", "--plan", "p"]).ok();
     state.expect_stdout("ship on friday — tests green (relayed from carol)");
     // The question was answered, so it is not open.
-    assert!(state.stdout.contains("## Open questions\n\n(none)"), "{}", state.stdout);
+    assert!(
+        state.stdout.contains("## Open questions\n\n(none)"),
+        "{}",
+        state.stdout
+    );
 }
 
 #[test]
@@ -215,12 +337,38 @@ fn state_is_byte_identical_across_clones_and_runs() {
     let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["plan", "new", "p"]).ok();
-    env.swarm(ann, &["lead", "claim", "--plan", "p", "--succession", "bob"]).ok();
-    env.swarm(ann, &["decide", "use sqlite", "--plan", "p", "--options", "sqlite,postgres", "--reason", "one node", "--undo", "swap the driver"]).ok();
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
+    env.swarm(
+        ann,
+        &[
+            "decide",
+            "use sqlite",
+            "--plan",
+            "p",
+            "--options",
+            "sqlite,postgres",
+            "--reason",
+            "one node",
+            "--undo",
+            "swap the driver",
+        ],
+    )
+    .ok();
     env.swarm(ann, &["sync"]).ok();
     env.swarm(bob, &["sync"]).ok();
-    env.swarm(bob, &["escalate", "access", "need", "the", "prod", "db", "--plan", "p"]).ok();
-    env.swarm(bob, &["ask", "lead", "--plan", "p", "which port?"]).ok();
+    env.swarm(
+        bob,
+        &[
+            "escalate", "access", "need", "the", "prod", "db", "--plan", "p",
+        ],
+    )
+    .ok();
+    env.swarm(bob, &["ask", "lead", "--plan", "p", "which port?"])
+        .ok();
     env.swarm(ann, &["sync"]).ok();
     env.swarm(bob, &["sync"]).ok();
     // Decisions and escalations are entries in the plan journal too.
@@ -232,17 +380,38 @@ fn state_is_byte_identical_across_clones_and_runs() {
     let b1 = env.swarm(bob, &["state"]).ok().stdout;
     assert_eq!(a1, a2, "two runs");
     assert_eq!(a1, b1, "two clones");
-    for needle in ["p (active)", "p: ann, epoch 1", "use sqlite — one node", "[access] -> ann: need the prod db", "-> ann: which port?"] {
+    for needle in [
+        "p (active)",
+        "p: ann, epoch 1",
+        "use sqlite — one node",
+        "[access] -> ann: need the prod db",
+        "-> ann: which port?",
+    ] {
         assert!(a1.contains(needle), "{needle}:\n{a1}");
     }
-    let ja = env.swarm(ann, &["state", "--json", "--plan", "p"]).ok().stdout;
-    let jb = env.swarm(bob, &["state", "--json", "--plan", "p"]).ok().stdout;
+    let ja = env
+        .swarm(ann, &["state", "--json", "--plan", "p"])
+        .ok()
+        .stdout;
+    let jb = env
+        .swarm(bob, &["state", "--json", "--plan", "p"])
+        .ok()
+        .stdout;
     assert_eq!(ja, jb);
     // --write: state.md, excluded, and the same bytes.
     let w = env.swarm(bob, &["state", "--write"]).ok();
     w.expect_stdout("written to");
     assert_eq!(env.read(&bob.join("state.md")), b1);
-    assert_eq!(env.git(bob, &["status", "--porcelain"]), "", "state.md is excluded");
+    assert_eq!(
+        env.git(bob, &["status", "--porcelain"]),
+        "",
+        "state.md is excluded"
+    );
     env.swarm(bob, &["state", "--write"]).ok();
-    assert_eq!(env.read(&bob.join(".git/info/exclude")).matches("/state.md").count(), 1);
+    assert_eq!(
+        env.read(&bob.join(".git/info/exclude"))
+            .matches("/state.md")
+            .count(),
+        1
+    );
 }

@@ -90,7 +90,14 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         crate::names::validate_address(&p.to)?;
     }
     let now = store.clock.now();
-    let mut msg = Message::new(&p.kind, &from, &p.to, p.plan.as_deref(), crate::clock::rfc3339(now), &p.body);
+    let mut msg = Message::new(
+        &p.kind,
+        &from,
+        &p.to,
+        p.plan.as_deref(),
+        crate::clock::rfc3339(now),
+        &p.body,
+    );
     msg.reply_to = p.reply_to;
     msg.lead_of = lead_of;
     msg.relayed_from = p.relayed_from;
@@ -108,7 +115,11 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
             return Err(already_sent(&sent));
         }
     }
-    let event = Event::new("message", &from, format!("{} {} -> {}", msg.kind, msg.id, msg.to));
+    let event = Event::new(
+        "message",
+        &from,
+        format!("{} {} -> {}", msg.kind, msg.id, msg.to),
+    );
     let created = Records::<Message>::new(store).create(&key, &msg, &event);
     let commit = match created {
         Ok(c) => c,
@@ -148,7 +159,10 @@ fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
     match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
         Ok(_) => None,
         Err(e) if e.code == Code::NotFound => None,
-        Err(e) => Some(format!("the plan journal entry was not written ({}); the message was", e.message)),
+        Err(e) => Some(format!(
+            "the plan journal entry was not written ({}); the message was",
+            e.message
+        )),
     }
 }
 
@@ -160,7 +174,12 @@ fn nanos() -> u128 {
 }
 
 /// Push one new message ref; a failure leaves it for `sync` (a warning).
-fn publish_one(store: &Store, r: &str, refname: &str, commit: gix::ObjectId) -> (bool, Option<String>) {
+fn publish_one(
+    store: &Store,
+    r: &str,
+    refname: &str,
+    commit: gix::ObjectId,
+) -> (bool, Option<String>) {
     let update = PushUpdate {
         refname: refname.to_string(),
         new: Some(commit.to_string()),
@@ -169,8 +188,20 @@ fn publish_one(store: &Store, r: &str, refname: &str, commit: gix::ObjectId) -> 
     let later = "it stays in this clone; `git swarm sync` publishes it";
     match remote::publish(store, r, &[update], &[]) {
         Ok(PushOutcome::Ok) => (true, None),
-        Ok(PushOutcome::Rejected(lines)) => (false, Some(format!("the remote refused the message ({}); {later}", lines.join("; ")))),
-        Err(e) => (false, Some(format!("could not publish the message ({}); {later}", e.message))),
+        Ok(PushOutcome::Rejected(lines)) => (
+            false,
+            Some(format!(
+                "the remote refused the message ({}); {later}",
+                lines.join("; ")
+            )),
+        ),
+        Err(e) => (
+            false,
+            Some(format!(
+                "could not publish the message ({}); {later}",
+                e.message
+            )),
+        ),
     }
 }
 
@@ -254,7 +285,10 @@ impl Cursor {
 }
 
 fn io(path: &std::path::Path, e: std::io::Error) -> Error {
-    Error::new(Code::IoFailed, format!("cannot use the inbox cursor {}: {e}", path.display()))
+    Error::new(
+        Code::IoFailed,
+        format!("cannot use the inbox cursor {}: {e}", path.display()),
+    )
 }
 
 /// What `inbox` shows.

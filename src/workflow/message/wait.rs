@@ -78,7 +78,10 @@ impl Watch {
             }
         };
         if self.kind == "any" {
-            ["packet", "lead", "task", "verdict"].iter().flat_map(|k| of(k)).collect()
+            ["packet", "lead", "task", "verdict"]
+                .iter()
+                .flat_map(|k| of(k))
+                .collect()
         } else {
             of(&self.kind)
         }
@@ -92,7 +95,11 @@ impl Watch {
 /// The refs under `prefixes`, local and in the remote's mirror.
 fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> {
     let mut refs = BTreeMap::new();
-    let mirror_root = ctx.settings.remote.as_deref().map(|r| format!("refs/swarm-remotes/{r}/"));
+    let mirror_root = ctx
+        .settings
+        .remote
+        .as_deref()
+        .map(|r| format!("refs/swarm-remotes/{r}/"));
     for prefix in prefixes {
         let mut places = vec![(prefix.clone(), prefix.clone())];
         if let Some(root) = &mirror_root {
@@ -119,8 +126,10 @@ fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> 
 /// Block until something arrives; `WAIT_TIMEOUT` (exit 1) at the timeout.
 pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
     if !KINDS.contains(&watch.kind.as_str()) {
-        return Err(Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
-            .hint(format!("use one of {}", KINDS.join(", "))));
+        return Err(
+            Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
+                .hint(format!("use one of {}", KINDS.join(", "))),
+        );
     }
     let reader = ctx.actor()?;
     let prefixes = watch.prefixes();
@@ -136,7 +145,10 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
         }
         if let Some(r) = ctx.remote() {
             cost.remote_queries += 1;
-            let seen = ctx.store.git.ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])?;
+            let seen = ctx
+                .store
+                .git
+                .ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])?;
             if last_remote.as_ref() != Some(&seen) {
                 if last_remote.is_some() || mirror_differs(ctx, r, &seen)? {
                     cost.fetches += 1;
@@ -152,7 +164,10 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
         if now >= deadline {
             return Err(Error::new(
                 Code::WaitTimeout,
-                format!("nothing of kind '{}' arrived for {reader} before the timeout", watch.kind),
+                format!(
+                    "nothing of kind '{}' arrived for {reader} before the timeout",
+                    watch.kind
+                ),
             )
             .hint("wait again, or raise --timeout")
             .with_detail(serde_json::json!({ "cost": cost })));
@@ -168,7 +183,13 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
 fn mirror_differs(ctx: &Ctx, r: &str, seen: &[(String, String)]) -> Result<bool> {
     for (name, id) in seen {
         let mirrored = mirror::mirror_ref(r, name);
-        if ctx.store.ref_target(&mirrored)?.map(|t| t.to_string()).as_deref() != Some(id.as_str()) {
+        if ctx
+            .store
+            .ref_target(&mirrored)?
+            .map(|t| t.to_string())
+            .as_deref()
+            != Some(id.as_str())
+        {
             return Ok(true);
         }
     }

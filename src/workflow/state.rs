@@ -16,6 +16,7 @@ use crate::error::{Code, Error, Result};
 use crate::model::lane::LaneRecord;
 use crate::model::lead::LeadRecord;
 use crate::model::message::{self, Message, PREFIX};
+use crate::model::note::Note;
 use crate::model::packet::PacketVersion;
 use crate::model::plan::PlanDoc;
 use crate::store::kind::Records;
@@ -38,6 +39,7 @@ pub const SECTIONS: &[(&str, Builder)] = &[
     ("Open questions", asks),
     ("Lanes", lanes),
     ("Open packets", packets),
+    ("Verification", verification),
 ];
 
 type Builder = fn(&Store, Option<&str>) -> Result<Vec<(String, serde_json::Value)>>;
@@ -221,6 +223,78 @@ fn packets(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json:
             item(line, &serde_json::json!({ "id": p.id, "plan": p.plan, "author": p.author, "reason": p.reason, "unverified": p.unverified }))
         })
         .collect())
+}
+
+/// The latest evidence: accepted packets with the gates their successor
+/// must re-run (the packet's unverified claims), and the newest verify
+/// verdict per pull request (from the notes; verdicts name no plan, so
+/// `--plan` shows them all).
+fn verification(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
+    let (all, _) = Records::<PacketVersion>::new(store).all()?;
+    let mut rows = Vec::new();
+    for v in all.iter().filter(|v| plan.is_none_or(|p| v.key.plan == p)) {
+        let Some(acc) = &v.value.acceptance else {
+            continue;
+        };
+        let rerun = if acc.must_rerun.is_empty() {
+            String::new()
+        } else {
+            format!("; must re-run: {}", acc.must_rerun.join("; "))
+        };
+        let line = format!(
+            "packet {} [{}] accepted by {} at {}{rerun}",
+            acc.packet, acc.plan, acc.accepted_by, acc.accepted_at
+        );
+        rows.push(item(line, &serde_json::json!({ "packet": acc.packet, "plan": acc.plan, "accepted_by": acc.accepted_by, "accepted_at": acc.accepted_at, "must_rerun": acc.must_rerun })));
+    }
+    let Some(tip) = store.ref_target(crate::store::notes::NOTES_REF)? else {
+        return Ok(rows);
+    };
+    let mut newest: BTreeMap<(String, u64), Note> = BTreeMap::new();
+    for (_, lines) in store.all_notes(tip)? {
+        for note in Note::parse_all(&lines) {
+            if let Note::Verdict {
+                repo, number, at, ..
+            } = &note
+            {
+                let key = (repo.clone(), *number);
+                let newer = match newest.get(&key) {
+                    Some(Note::Verdict { at: seen, .. }) => at > seen,
+                    _ => true,
+                };
+                if newer {
+                    newest.insert(key, note.clone());
+                }
+            }
+        }
+    }
+    for note in newest.into_values() {
+        if let Note::Verdict {
+            state,
+            repo,
+            number,
+            head_sha,
+            confirmed_on_base,
+            at,
+            ..
+        } = &note
+        {
+            let head = head_sha
+                .as_deref()
+                .map(|h| format!(", head {}", &h[..h.len().min(12)]))
+                .unwrap_or_default();
+            let base = if *confirmed_on_base {
+                ", confirmed on base"
+            } else {
+                ""
+            };
+            rows.push(item(
+                format!("{repo}#{number}: {state} at {at}{head}{base}"),
+                &note.value(),
+            ));
+        }
+    }
+    Ok(rows)
 }
 
 /// The summary of `plan` (or every plan), from the refs alone.

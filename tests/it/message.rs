@@ -358,6 +358,14 @@ fn state_is_byte_identical_across_clones_and_runs() {
         ],
     )
     .ok();
+    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
+        .ok();
+    let wt = ann.join("_swarm-worktrees/login");
+    env.swarm(
+        &wt,
+        &["report", "--capacity", "ok 64% @work1", "plan-ready"],
+    )
+    .ok();
     env.swarm(ann, &["sync"]).ok();
     env.swarm(bob, &["sync"]).ok();
     env.swarm(
@@ -386,6 +394,9 @@ fn state_is_byte_identical_across_clones_and_runs() {
         "use sqlite — one node",
         "[access] -> ann: need the prod db",
         "-> ann: which port?",
+        "login [p] owner ann, active, last report: ",
+        "(capacity=ok 64% @work1)",
+        "## Verification\n\n(none)",
     ] {
         assert!(a1.contains(needle), "{needle}:\n{a1}");
     }

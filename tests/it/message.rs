@@ -197,6 +197,23 @@ fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
     assert_eq!(woke.json()["refs"][0], "refs/swarm/lead/p");
     env.swarm(bob, &["wait", "--for", "nonsense", "--timeout", "1s"])
         .err(2, "USAGE");
+
+    // The remote unreachable: rounds without news, still exit 1 at the timeout.
+    let gone = env.root().join("gone.git");
+    env.git(
+        bob,
+        &["remote", "set-url", "origin", gone.to_str().unwrap()],
+    );
+    let offline = env
+        .swarm_env(
+            bob,
+            &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+            &["wait", "--timeout", "1m", "--json"],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let cost = &offline.json()["error"]["detail"]["cost"];
+    assert!(cost["remote_errors"].as_u64().unwrap() >= 2, "{cost}");
+    assert_eq!(cost["remote_errors"], cost["remote_queries"]);
 }
 
 #[test]

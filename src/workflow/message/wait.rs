@@ -56,6 +56,8 @@ pub struct Cost {
     pub checks: u64,
     pub remote_queries: u64,
     pub fetches: u64,
+    /// Rounds where the remote could not be asked (the wait goes on).
+    pub remote_errors: u64,
     pub slept_ms: u64,
 }
 
@@ -144,20 +146,10 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
             return Ok(woke);
         }
         if let Some(r) = ctx.remote() {
-            cost.remote_queries += 1;
-            let seen = ctx
-                .store
-                .git
-                .ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])?;
-            if last_remote.as_ref() != Some(&seen) {
-                if last_remote.is_some() || mirror_differs(ctx, r, &seen)? {
-                    cost.fetches += 1;
-                    mirror::fetch(&ctx.store, r)?;
-                    if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
-                        return Ok(woke);
-                    }
+            if remote_round(ctx, r, &mut last_remote, &mut cost)? {
+                if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+                    return Ok(woke);
                 }
-                last_remote = Some(seen);
             }
         }
         let now = clock::now();
@@ -177,6 +169,39 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
         cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
         interval = (interval * 2).min(watch.ceiling.max(watch.interval));
     }
+}
+
+/// One question to the remote (`git ls-remote` of its swarm refs and
+/// notes), and a fetch when the answer changed; true when it fetched. An
+/// unreachable remote is a round without news, not the end of the wait.
+fn remote_round(
+    ctx: &Ctx,
+    r: &str,
+    last: &mut Option<Vec<(String, String)>>,
+    cost: &mut Cost,
+) -> Result<bool> {
+    cost.remote_queries += 1;
+    let Ok(seen) = ctx
+        .store
+        .git
+        .ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])
+    else {
+        cost.remote_errors += 1;
+        return Ok(false);
+    };
+    if last.as_ref() == Some(&seen) {
+        return Ok(false);
+    }
+    let fetch = last.is_some() || mirror_differs(ctx, r, &seen)?;
+    if fetch {
+        cost.fetches += 1;
+        if mirror::fetch(&ctx.store, r).is_err() {
+            cost.remote_errors += 1;
+            return Ok(false);
+        }
+    }
+    *last = Some(seen);
+    Ok(fetch)
 }
 
 /// Whether the remote's answer differs from the mirror this clone holds.

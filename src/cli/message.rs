@@ -5,8 +5,10 @@ use std::time::Duration;
 
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
+use git_swarm::model::lane::ReportKind;
 use git_swarm::model::message::{Message, MAX_BODY};
 use git_swarm::output::{count, Output};
+use git_swarm::workflow::lane_report;
 use git_swarm::workflow::message::wait::{self, Watch};
 use git_swarm::workflow::message::{self as flow, Post, Posted};
 use git_swarm::workflow::state;
@@ -207,19 +209,27 @@ pub fn decide(g: &Global, a: DecideArgs) -> Result<Output> {
     )
 }
 
+/// `escalate`: the message (to the plan's leader, else everyone), then,
+/// from a lane worktree without `--task`, the lane is blocked: a `report
+/// blocked <class> <what>` in the plan journal, as `status` shows it. With
+/// `--task` the task is named in the escalation; blocking it is the task
+/// kind's to do once it exists.
 pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
     git_swarm::names::validate_name("escalation class", &a.class)?;
     let text = body(&a.what, &a.body)?;
-    let to = if a.body.plan.is_some() { "lead" } else { "all" };
-    let mut p = post_of("escalation", to.into(), text, a.body);
-    p.class = Some(a.class);
-    p.task = a.task;
-    let to_lead = p.to == "lead";
     let ctx = g.ctx()?;
+    let lane = ctx.lane_here();
+    let mut b = a.body;
+    if b.plan.is_none() {
+        b.plan = lane.as_ref().map(|l| l.record.plan.clone());
+    }
+    let to = if b.plan.is_some() { "lead" } else { "all" };
+    let mut p = post_of("escalation", to.into(), text.clone(), b);
+    p.class = Some(a.class.clone());
+    p.task = a.task.clone();
     // A plan without a leader escalates to everyone.
-    let first = flow::post(&ctx, p.clone());
-    let result = match first {
-        Err(e) if to_lead && e.code == Code::NoLeader => flow::post(
+    let result = match flow::post(&ctx, p.clone()) {
+        Err(e) if to == "lead" && e.code == Code::NoLeader => flow::post(
             &ctx,
             Post {
                 to: "all".into(),
@@ -228,7 +238,23 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
         ),
         other => other,
     }?;
-    Ok(render(result))
+    let mut out = render(result);
+    if let (Some(lane), None) = (lane, &a.task) {
+        let what = text.lines().next().unwrap_or("").to_string();
+        let kind = ReportKind::Blocked {
+            class: a.class,
+            what,
+        };
+        match lane_report::report(&ctx, Some(&lane.feature), kind, None) {
+            Ok(r) => {
+                out.text
+                    .push_str(&format!("lane {} reported blocked\n", r.lane));
+                out.json["blocked_lane"] = serde_json::json!(r.lane);
+            }
+            Err(e) => out = out.warn(format!("the lane was not reported blocked: {}", e.message)),
+        }
+    }
+    Ok(out)
 }
 
 fn lines(messages: &[Message]) -> String {

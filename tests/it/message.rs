@@ -275,6 +275,21 @@ fn an_escalation_is_recorded_once_and_goes_to_the_leader() {
     assert_eq!(env.refs(&remote, MESSAGES).len(), 2);
     let inbox = inbox(&env, ann, "ann", &[]);
     assert_eq!(ids(&inbox).len(), 2);
+    // From a lane worktree (no --task): the plan is the lane's, and the lane
+    // is reported blocked.
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
+        .ok();
+    let wt = ann.join("_swarm-worktrees/login");
+    let esc = env
+        .swarm(&wt, &["escalate", "access", "need", "a", "key", "--json"])
+        .ok()
+        .json();
+    assert_eq!(esc["blocked_lane"], "login");
+    assert_eq!(esc["message"]["plan"], "p");
+    let log = env.swarm(ann, &["plan", "log", "p"]).ok();
+    log.expect_stdout("blocked access need a key");
+    log.expect_stdout("escalation: need a key");
 }
 
 #[test]

@@ -79,6 +79,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "2000",
         "sync runs gc first when there are more live swarm refs than this",
     ),
+    (
+        "swarm.waitCeiling",
+        "60s",
+        "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides)",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -143,6 +143,12 @@ codes! {
     LaneMoved("LANE_MOVED", Check): "report: this is the old worktree of a lane handed over since; says who owns it now and where",
     GuardFailed("GUARD_FAILED", Check): "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",
     GuardError("GUARD_ERROR", Env): "a guard could not read what it needs, so it failed closed (nothing passes unchecked)",
+    MessageSecret("MESSAGE_SECRET", Usage): "notify/ask/reply/decide/escalate: the message looks like it holds a credential (named, never echoed); nothing was written",
+    MessageInvalid("MESSAGE_INVALID", Usage): "notify/ask/reply/decide/escalate: the message is empty, too large, or addressed to nobody",
+    MessageNotFound("MESSAGE_NOT_FOUND", Usage): "reply: no message has that id (sync first if it was posted elsewhere)",
+    NoLeader("NO_LEADER", Check): "notify/ask lead: the plan has no current leader to address",
+    EscalationSent("ESCALATION_SENT", Check): "escalate: the same escalation was already recorded; says when and by whom",
+    WaitTimeout("WAIT_TIMEOUT", Check): "wait: nothing of the kind arrived before --timeout",
 }
 
 impl Code {

@@ -390,6 +390,23 @@ impl Git {
         paths.dedup();
         Ok(paths)
     }
+
+    /// The remote's refs under any of `prefixes` (`refs/swarm/`), by one
+    /// `git ls-remote`: a cheap question to ask whether anything moved
+    /// there, without fetching a single object. Sorted by ref name.
+    pub fn ls_remote(&self, remote: &str, prefixes: &[&str]) -> Result<Vec<(String, String)>> {
+        let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
+        args.extend(prefixes.iter().map(|p| format!("{p}*")));
+        let out = self.run(&args)?;
+        let mut refs: Vec<(String, String)> = out
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .filter(|(_, r)| prefixes.iter().any(|p| r.starts_with(p)))
+            .map(|(id, r)| (r.to_string(), id.to_string()))
+            .collect();
+        refs.sort();
+        Ok(refs)
+    }
 }
 
 /// An exclusive lock file, removed on drop. One left by a killed process is

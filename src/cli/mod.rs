@@ -8,6 +8,7 @@ pub mod guard;
 pub mod handoff;
 pub mod lane;
 pub mod lead;
+pub mod message;
 pub mod misc;
 pub mod plan;
 pub mod sync;
@@ -85,6 +86,22 @@ pub enum Command {
     Completions(misc::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+    /// Post a message to an address, `lead` (the plan's leader) or `all` (refs/swarm/messages/<plan>/<id>).
+    Notify(message::NotifyArgs),
+    /// Post a question that expects an answer (`reply`).
+    Ask(message::NotifyArgs),
+    /// Answer a message, to its sender.
+    Reply(message::ReplyArgs),
+    /// Show the messages new for you; marks them read unless --peek.
+    Inbox(message::InboxArgs),
+    /// Block until a message, packet, leader change, task or verdict arrives (exit 1 at --timeout); sleeps between cheap checks.
+    Wait(message::WaitArgs),
+    /// Record a decision in the plan's messages (shown by `state`).
+    Decide(message::DecideArgs),
+    /// Escalate: ask the leader (or everyone) for what blocks you; recorded once.
+    Escalate(message::EscalateArgs),
+    /// A deterministic summary derived only from the refs (--write: state.md).
+    State(message::StateArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -213,6 +230,14 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
+        Command::Notify(a) => message::notify(&g, a, "notify"),
+        Command::Ask(a) => message::notify(&g, a, "ask"),
+        Command::Reply(a) => message::reply(&g, a),
+        Command::Inbox(a) => message::inbox(&g, a),
+        Command::Wait(a) => message::wait_for(&g, a),
+        Command::Decide(a) => message::decide(&g, a),
+        Command::Escalate(a) => message::escalate(&g, a),
+        Command::State(a) => message::state(&g, a),
     }
 }
 

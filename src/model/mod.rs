@@ -7,6 +7,7 @@
 
 pub mod lane;
 pub mod lead;
+pub mod message;
 pub mod note;
 pub mod packet;
 pub mod plan;
@@ -21,6 +22,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static LANE: KindOf<lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
+    static MESSAGE: KindOf<message::Message> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 5] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE];
     &KINDS
 }

@@ -410,6 +410,72 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     d.swarm("alice", &["plan", "log", "shop-api"])?;
     d.run("alice", "git", &["for-each-ref", "refs/swarm"], 0)?;
 
+    d.say("Messages: bob, the leader now, tells alice; her wait wakes on it (it sleeps between cheap checks)");
+    d.swarm(
+        "bob",
+        &[
+            "notify",
+            "alice",
+            "--plan",
+            "shop",
+            "main has the api; start on the ui",
+        ],
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "wait",
+            "--for",
+            "message",
+            "--timeout",
+            "1m",
+            "--interval",
+            "1s",
+        ],
+    )?;
+    d.say("A decision and an escalation, recorded once; a second identical escalation is refused");
+    d.swarm(
+        "alice",
+        &[
+            "decide",
+            "ship the api first",
+            "--plan",
+            "shop",
+            "--options",
+            "api-first,together",
+            "--reason",
+            "the ui waits on it",
+            "--undo",
+            "revert the merge on main",
+        ],
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "escalate",
+            "approval",
+            "deploy to production",
+            "--plan",
+            "shop",
+        ],
+    )?;
+    d.run(
+        "alice",
+        "git-swarm",
+        &[
+            "escalate",
+            "approval",
+            "deploy to production",
+            "--plan",
+            "shop",
+        ],
+        1,
+    )?;
+    d.say("state: a summary derived only from the refs, byte-identical on every clone after sync");
+    d.swarm("alice", &["sync"])?;
+    d.swarm("bob", &["sync"])?;
+    d.swarm("bob", &["state", "--plan", "shop"])?;
+
     d.say("Names are checked before anything is written");
     d.run("bob", "git-swarm", &["plan", "new", "Bad/Name"], 2)?;
     Ok(())

@@ -18,6 +18,7 @@ mod init;
 mod issue14;
 mod lane;
 mod lead;
+mod message;
 mod openapi;
 mod packet;
 mod plan;

@@ -1,0 +1,264 @@
+//! `wait`: block until something of a kind arrives, at (almost) no cost.
+//!
+//! Each round is one cheap local check (reading refs) and, online, one
+//! `git ls-remote` of the remote's swarm refs and notes; only when that
+//! answer differs from the last one is anything fetched. Between rounds the
+//! process sleeps, the interval doubling from `--interval` up to the
+//! ceiling `--max-interval`: it never spins. Sleeps go through the verify
+//! wait clock (`GIT_SWARM_VIRTUAL_WAITS=1` makes them virtual, so a test
+//! plays a 10-minute wait out at once and counts its rounds).
+//!
+//! What "arrives" means per kind: `message`, an unread message for me (the
+//! inbox cursor; it is marked read unless `--peek`); `packet`, `lead`,
+//! `task`, a ref under that kind's namespace (of `--plan`, if given) that
+//! is new or moved since the wait began; `verdict`, the notes moved; `any`,
+//! any of these. A new kind is one more line in [`Watch::prefixes`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{all, Cursor};
+use crate::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::github::wait as clock;
+use crate::model::message::Message;
+use crate::store::mirror;
+
+pub const KINDS: &[&str] = &["message", "packet", "lead", "task", "verdict", "any"];
+
+/// What one `wait` watches.
+pub struct Watch {
+    pub kind: String,
+    pub plan: Option<String>,
+    pub timeout: Duration,
+    pub interval: Duration,
+    pub ceiling: Duration,
+    pub peek: bool,
+}
+
+/// What woke the wait, and what it cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct Woke {
+    pub kind: String,
+    /// New unread messages for me (`message`, `any`).
+    pub messages: Vec<Message>,
+    /// Refs new or moved since the wait began (other kinds).
+    pub refs: Vec<String>,
+    pub cost: Cost,
+}
+
+/// The cost of a wait: rounds of local checks, `ls-remote` queries, fetches,
+/// and the time it slept.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Cost {
+    pub checks: u64,
+    pub remote_queries: u64,
+    pub fetches: u64,
+    /// Rounds where the remote could not be asked (the wait goes on).
+    pub remote_errors: u64,
+    pub slept_ms: u64,
+}
+
+impl Watch {
+    /// The local ref prefixes whose changes count as arrivals (besides
+    /// messages, which go by the cursor). Tasks and reservations are added
+    /// here as their kinds land (`refs/swarm/tasks/<plan>/`).
+    fn prefixes(&self) -> Vec<String> {
+        let plan = |ns: &str| match &self.plan {
+            Some(p) => format!("refs/swarm/{ns}/{p}"),
+            None => format!("refs/swarm/{ns}/"),
+        };
+        let of = |kind: &str| -> Vec<String> {
+            match kind {
+                "packet" => vec![plan("packets")],
+                "lead" => vec![plan("lead")],
+                "task" => vec![plan("tasks")],
+                "verdict" => vec![crate::store::notes::NOTES_REF.to_string()],
+                _ => vec![],
+            }
+        };
+        if self.kind == "any" {
+            ["packet", "lead", "task", "verdict"]
+                .iter()
+                .flat_map(|k| of(k))
+                .collect()
+        } else {
+            of(&self.kind)
+        }
+    }
+
+    fn wants_messages(&self) -> bool {
+        self.kind == "message" || self.kind == "any"
+    }
+}
+
+/// The refs under `prefixes`, local and in the remote's mirror.
+fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut refs = BTreeMap::new();
+    let mirror_root = ctx
+        .settings
+        .remote
+        .as_deref()
+        .map(|r| format!("refs/swarm-remotes/{r}/"));
+    for prefix in prefixes {
+        let mut places = vec![(prefix.clone(), prefix.clone())];
+        if let Some(root) = &mirror_root {
+            let mirrored = if let Some(rest) = prefix.strip_prefix("refs/swarm/") {
+                format!("{root}{rest}")
+            } else {
+                format!("{root}notes/swarm")
+            };
+            places.push((mirrored, prefix.clone()));
+        }
+        for (place, shown) in places {
+            for (name, id) in ctx.store.list_refs(&place)? {
+                let name = format!("{shown}{}", &name[place.len()..]);
+                let id = id.to_string();
+                // The newer of local and mirror is not known here; either
+                // moving is an arrival, so keep both.
+                refs.insert(format!("{name}@{}", id), id);
+            }
+        }
+    }
+    Ok(refs)
+}
+
+/// Block until something arrives; `WAIT_TIMEOUT` (exit 1) at the timeout.
+pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
+    if !KINDS.contains(&watch.kind.as_str()) {
+        return Err(
+            Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
+                .hint(format!("use one of {}", KINDS.join(", "))),
+        );
+    }
+    let reader = ctx.actor()?;
+    let prefixes = watch.prefixes();
+    let start = snapshot(ctx, &prefixes)?;
+    let deadline = clock::now() + watch.timeout;
+    let mut interval = watch.interval.max(Duration::from_millis(10));
+    let mut cost = Cost::default();
+    let mut last_remote: Option<Vec<(String, String)>> = None;
+    loop {
+        cost.checks += 1;
+        if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+            return Ok(woke);
+        }
+        if let Some(r) = ctx.remote() {
+            if remote_round(ctx, r, &mut last_remote, &mut cost)? {
+                if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+                    return Ok(woke);
+                }
+            }
+        }
+        let now = clock::now();
+        if now >= deadline {
+            return Err(Error::new(
+                Code::WaitTimeout,
+                format!(
+                    "nothing of kind '{}' arrived for {reader} before the timeout",
+                    watch.kind
+                ),
+            )
+            .hint("wait again, or raise --timeout")
+            .with_detail(serde_json::json!({ "cost": cost })));
+        }
+        let nap = interval.min(deadline - now);
+        clock::sleep(nap, "poll");
+        cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
+        interval = (interval * 2).min(watch.ceiling.max(watch.interval));
+    }
+}
+
+/// One question to the remote (`git ls-remote` of its swarm refs and
+/// notes), and a fetch when the answer changed; true when it fetched. An
+/// unreachable remote is a round without news, not the end of the wait.
+fn remote_round(
+    ctx: &Ctx,
+    r: &str,
+    last: &mut Option<Vec<(String, String)>>,
+    cost: &mut Cost,
+) -> Result<bool> {
+    cost.remote_queries += 1;
+    let Ok(seen) = ctx
+        .store
+        .git
+        .ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])
+    else {
+        cost.remote_errors += 1;
+        return Ok(false);
+    };
+    if last.as_ref() == Some(&seen) {
+        return Ok(false);
+    }
+    let fetch = last.is_some() || mirror_differs(ctx, r, &seen)?;
+    if fetch {
+        cost.fetches += 1;
+        if mirror::fetch(&ctx.store, r).is_err() {
+            cost.remote_errors += 1;
+            return Ok(false);
+        }
+    }
+    *last = Some(seen);
+    Ok(fetch)
+}
+
+/// Whether the remote's answer differs from the mirror this clone holds.
+fn mirror_differs(ctx: &Ctx, r: &str, seen: &[(String, String)]) -> Result<bool> {
+    for (name, id) in seen {
+        let mirrored = mirror::mirror_ref(r, name);
+        if ctx
+            .store
+            .ref_target(&mirrored)?
+            .map(|t| t.to_string())
+            .as_deref()
+            != Some(id.as_str())
+        {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn arrived(
+    ctx: &Ctx,
+    watch: &Watch,
+    reader: &str,
+    prefixes: &[String],
+    start: &BTreeMap<String, String>,
+    cost: &Cost,
+) -> Result<Option<Woke>> {
+    let mut messages = Vec::new();
+    if watch.wants_messages() {
+        let mut cursor = Cursor::load(&ctx.store, reader)?;
+        messages = all(ctx)?
+            .into_iter()
+            .filter(|m| m.is_for(reader) && !cursor.read.contains(&m.id))
+            .filter(|m| watch.plan.is_none() || m.plan == watch.plan)
+            .collect();
+        if !messages.is_empty() && !watch.peek {
+            cursor.advance(messages.iter().map(|m| m.id.as_str()))?;
+        }
+    }
+    let refs: Vec<String> = if prefixes.is_empty() {
+        Vec::new()
+    } else {
+        snapshot(ctx, prefixes)?
+            .into_keys()
+            .filter(|k| !start.contains_key(k))
+            .map(|k| k.split_once('@').map(|(n, _)| n.to_string()).unwrap_or(k))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    if messages.is_empty() && refs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Woke {
+        kind: watch.kind.clone(),
+        messages,
+        refs,
+        cost: cost.clone(),
+    }))
+}

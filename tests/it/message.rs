@@ -1,0 +1,460 @@
+//! Messages, inbox, wait, decide, escalate and state, against real clones
+//! of one bare remote.
+
+use std::path::Path;
+
+use crate::harness::TestEnv;
+use crate::process::{finish, spawn};
+
+const MESSAGES: &str = "refs/swarm/messages/";
+
+fn ids(run: &crate::harness::Run) -> Vec<String> {
+    run.json()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn inbox(env: &TestEnv, dir: &Path, who: &str, extra: &[&str]) -> crate::harness::Run {
+    let mut args = vec!["inbox", "--json", "--as", who];
+    args.extend_from_slice(extra);
+    env.swarm(dir, &args).ok()
+}
+
+#[test]
+fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
+    let env = TestEnv::new();
+    let names = ["ann", "bob", "cat"];
+    let (remote, clones) = env.remote_with_clones(&names);
+    // Online, all at once: each is its own ref, so nobody loses a race.
+    let children: Vec<_> = clones
+        .iter()
+        .zip(names)
+        .map(|(dir, n)| {
+            spawn(
+                &env,
+                dir,
+                &[],
+                &["notify", "all", &format!("online from {n}")],
+            )
+        })
+        .collect();
+    for (child, n) in children.into_iter().zip(names) {
+        let run = finish(child, &format!("{n} notify"));
+        assert_eq!(run.code, 0, "{run:#?}");
+        assert!(run.stdout.contains("(published)"), "{run:#?}");
+    }
+    // Offline, then each syncs: posted "at the same time" on disconnected clones.
+    for (dir, n) in clones.iter().zip(names) {
+        env.swarm(
+            dir,
+            &["notify", "all", "--offline", &format!("offline from {n}")],
+        )
+        .ok()
+        .stdout_has("local until `git swarm sync`");
+    }
+    for dir in &clones {
+        env.swarm(dir, &["sync"]).ok();
+    }
+    for dir in &clones {
+        env.swarm(dir, &["sync"]).ok();
+    }
+    let on_remote = env.refs(&remote, MESSAGES);
+    assert_eq!(on_remote.len(), 6, "{on_remote:#?}");
+    let orders: Vec<Vec<String>> = clones
+        .iter()
+        .map(|dir| {
+            assert_eq!(
+                env.refs(dir, MESSAGES),
+                on_remote,
+                "every clone holds the same refs"
+            );
+            ids(&inbox(&env, dir, "dan", &["--all", "--offline"]))
+        })
+        .collect();
+    assert_eq!(orders[0].len(), 6, "{orders:#?}");
+    let mut unique = orders[0].clone();
+    unique.dedup();
+    assert_eq!(unique.len(), 6, "never duplicated");
+    assert!(
+        orders.iter().all(|o| o == &orders[0]),
+        "one order everywhere: {orders:#?}"
+    );
+}
+
+#[test]
+fn the_cursor_survives_a_restart_and_peek_leaves_it() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["notify", "bob", "first"]).ok();
+    env.swarm(ann, &["ask", "bob", "--plan", "p", "second?"])
+        .ok();
+    env.swarm(ann, &["notify", "cat", "not for bob"]).ok();
+    let peek = inbox(&env, bob, "bob", &["--peek"]);
+    assert_eq!(peek.json()["new"].as_array().unwrap().len(), 2);
+    assert_eq!(peek.json()["advanced"], false);
+    let cursor = bob.join(".git/swarm/inbox/bob");
+    assert!(!cursor.exists(), "--peek writes no cursor");
+    let read = inbox(&env, bob, "bob", &[]);
+    assert_eq!(ids(&read), ids(&peek));
+    assert_eq!(env.read(&cursor).lines().count(), 2);
+    // A new process (a restart) sees nothing new.
+    let again = inbox(&env, bob, "bob", &[]);
+    assert!(ids(&again).is_empty(), "{again:#?}");
+    env.swarm(ann, &["notify", "bob", "third"]).ok();
+    let all = inbox(&env, bob, "bob", &["--all"]);
+    assert_eq!(ids(&all).len(), 3);
+    assert_eq!(all.json()["new"].as_array().unwrap().len(), 1);
+    // --plan filters.
+    let only_p = inbox(&env, bob, "bob", &["--all", "--plan", "p", "--peek"]);
+    assert_eq!(ids(&only_p).len(), 1);
+    // Who wrote it does not read it.
+    assert!(ids(&inbox(&env, ann, "ann", &["--all"])).is_empty());
+}
+
+#[test]
+fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    let waiting = spawn(
+        &env,
+        bob,
+        &[],
+        &[
+            "wait",
+            "--for",
+            "message",
+            "--json",
+            "--timeout",
+            "120s",
+            "--interval",
+            "100ms",
+            "--max-interval",
+            "300ms",
+        ],
+    );
+    env.swarm(ann, &["notify", "bob", "--plan", "p", "wake up"])
+        .ok();
+    let woke = finish(waiting, "bob wait");
+    assert_eq!(woke.code, 0, "{woke:#?}");
+    let doc = woke.json();
+    assert_eq!(doc["messages"][0]["body"], "wake up");
+    assert!(doc["cost"]["fetches"].as_u64().unwrap() >= 1);
+    // It was marked read: the inbox has nothing new.
+    assert!(ids(&inbox(&env, bob, "bob", &[])).is_empty());
+
+    // A 10-minute wait on the virtual clock: exit 1, and what it cost.
+    let before = env.all_refs(bob);
+    let timed_out = env
+        .swarm_env(
+            bob,
+            &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+            &["wait", "--for", "message", "--timeout", "10m", "--json"],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let cost = &timed_out.json()["error"]["detail"]["cost"];
+    assert_eq!(cost["slept_ms"], 600_000);
+    let queries = cost["remote_queries"].as_u64().unwrap();
+    assert!(
+        (10..=20).contains(&queries),
+        "backoff to the 60s ceiling: {cost}"
+    );
+    assert_eq!(cost["fetches"], 0, "nothing moved, nothing fetched");
+    assert_eq!(env.all_refs(bob), before);
+
+    // Other kinds: a leader change wakes `--for lead`.
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    let lead_wait = spawn(
+        &env,
+        bob,
+        &[],
+        &[
+            "wait",
+            "--for",
+            "lead",
+            "--plan",
+            "p",
+            "--json",
+            "--timeout",
+            "120s",
+            "--interval",
+            "100ms",
+            "--max-interval",
+            "300ms",
+        ],
+    );
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
+    let woke = finish(lead_wait, "bob wait lead");
+    assert_eq!(woke.code, 0, "{woke:#?}");
+    assert_eq!(woke.json()["refs"][0], "refs/swarm/lead/p");
+    env.swarm(bob, &["wait", "--for", "nonsense", "--timeout", "1s"])
+        .err(2, "USAGE");
+
+    // The remote unreachable: rounds without news, still exit 1 at the timeout.
+    let gone = env.root().join("gone.git");
+    env.git(
+        bob,
+        &["remote", "set-url", "origin", gone.to_str().unwrap()],
+    );
+    let offline = env
+        .swarm_env(
+            bob,
+            &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+            &["wait", "--timeout", "1m", "--json"],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let cost = &offline.json()["error"]["detail"]["cost"];
+    assert!(cost["remote_errors"].as_u64().unwrap() >= 2, "{cost}");
+    assert_eq!(cost["remote_errors"], cost["remote_queries"]);
+}
+
+#[test]
+fn an_escalation_is_recorded_once_and_goes_to_the_leader() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
+    env.swarm(bob, &["sync"]).ok();
+    let esc = env
+        .swarm(
+            bob,
+            &[
+                "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+                "--json",
+            ],
+        )
+        .ok();
+    assert_eq!(
+        esc.json()["message"]["to"],
+        "ann",
+        "`lead` resolves to the leader"
+    );
+    let before = env.refs(&remote, MESSAGES);
+    assert_eq!(before.len(), 1);
+    env.swarm(
+        bob,
+        &[
+            "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+        ],
+    )
+    .err(1, "ESCALATION_SENT");
+    // From another clone too, once it knows.
+    env.swarm(
+        ann,
+        &[
+            "escalate", "approval", "need", "prod", "access", "--plan", "p", "--task", "t1",
+        ],
+    )
+    .err(1, "ESCALATION_SENT");
+    assert_eq!(env.refs(&remote, MESSAGES), before);
+    assert_eq!(env.refs(bob, MESSAGES), before);
+    // A different ask is a new escalation.
+    env.swarm(
+        bob,
+        &["escalate", "approval", "need", "staging", "--plan", "p"],
+    )
+    .ok();
+    // No leader: `notify lead` is refused, nothing written.
+    let before = env.all_refs(ann);
+    env.swarm(ann, &["notify", "lead", "--plan", "q", "hello"])
+        .err(1, "NO_LEADER");
+    assert_eq!(env.all_refs(ann), before);
+    assert_eq!(env.refs(&remote, MESSAGES).len(), 2);
+    let inbox = inbox(&env, ann, "ann", &[]);
+    assert_eq!(ids(&inbox).len(), 2);
+    // From a lane worktree (no --task): the plan is the lane's, and the lane
+    // is reported blocked.
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
+        .ok();
+    let wt = ann.join("_swarm-worktrees/login");
+    let esc = env
+        .swarm(&wt, &["escalate", "access", "need", "a", "key", "--json"])
+        .ok()
+        .json();
+    assert_eq!(esc["blocked_lane"], "login");
+    assert_eq!(esc["message"]["plan"], "p");
+    let log = env.swarm(ann, &["plan", "log", "p"]).ok();
+    log.expect_stdout("blocked access need a key");
+    log.expect_stdout("escalation: need a key");
+}
+
+#[test]
+fn secrets_and_bad_replies_are_refused_and_write_nothing() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    let before = env.all_refs(ann);
+    let run = env
+        .swarm(
+            ann,
+            &[
+                "notify",
+                "bob",
+                "the token is ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            ],
+        )
+        .err(2, "MESSAGE_SECRET");
+    assert!(!run.stderr.contains("ghp_abcdef"), "never echoed");
+    env.swarm(ann, &["reply", "nope", "yes"])
+        .err(2, "MESSAGE_NOT_FOUND");
+    env.swarm(ann, &["notify", "bob", " "])
+        .err(2, "MESSAGE_INVALID");
+    env.swarm(ann, &["notify", "bad..addr", "hi"])
+        .err(2, "NAME_INVALID");
+    assert_eq!(env.all_refs(ann), before);
+}
+
+#[test]
+fn replies_and_relayed_answers_show_as_relayed_everywhere() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    let ask = env
+        .swarm(
+            ann,
+            &["ask", "bob", "--plan", "p", "may I deploy?", "--json"],
+        )
+        .ok();
+    let id = ask.json()["message"]["id"].as_str().unwrap().to_string();
+    env.swarm(bob, &["reply", &id, "--relayed-from", "carol", "approved"])
+        .ok();
+    let got = env.swarm(ann, &["inbox"]).ok();
+    got.expect_stdout("(relayed from carol): approved");
+    got.expect_stdout(&format!("re {id}"));
+    let doc = env.swarm(ann, &["inbox", "--all", "--json"]).ok().json();
+    assert_eq!(doc["messages"][0]["relayed_from"], "carol");
+    assert_eq!(doc["messages"][0]["plan"], "p", "a reply keeps the plan");
+    env.swarm(
+        bob,
+        &[
+            "decide",
+            "ship on friday",
+            "--plan",
+            "p",
+            "--reason",
+            "tests green",
+            "--relayed-from",
+            "carol",
+        ],
+    )
+    .ok();
+    env.swarm(ann, &["sync"]).ok();
+    let state = env.swarm(ann, &["state", "--plan", "p"]).ok();
+    state.expect_stdout("ship on friday — tests green (relayed from carol)");
+    // The question was answered, so it is not open.
+    assert!(
+        state.stdout.contains("## Open questions\n\n(none)"),
+        "{}",
+        state.stdout
+    );
+}
+
+#[test]
+fn state_is_byte_identical_across_clones_and_runs() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "p", "--succession", "bob"],
+    )
+    .ok();
+    env.swarm(
+        ann,
+        &[
+            "decide",
+            "use sqlite",
+            "--plan",
+            "p",
+            "--options",
+            "sqlite,postgres",
+            "--reason",
+            "one node",
+            "--undo",
+            "swap the driver",
+        ],
+    )
+    .ok();
+    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
+        .ok();
+    let wt = ann.join("_swarm-worktrees/login");
+    env.swarm(
+        &wt,
+        &["report", "--capacity", "ok 64% @work1", "plan-ready"],
+    )
+    .ok();
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    env.swarm(
+        bob,
+        &[
+            "escalate", "access", "need", "the", "prod", "db", "--plan", "p",
+        ],
+    )
+    .ok();
+    env.swarm(bob, &["ask", "lead", "--plan", "p", "which port?"])
+        .ok();
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    // Decisions and escalations are entries in the plan journal too.
+    let log = env.swarm(bob, &["plan", "log", "p"]).ok();
+    log.expect_stdout("decision: use sqlite");
+    log.expect_stdout("escalation: need the prod db");
+    let a1 = env.swarm(ann, &["state"]).ok().stdout;
+    let a2 = env.swarm(ann, &["state"]).ok().stdout;
+    let b1 = env.swarm(bob, &["state"]).ok().stdout;
+    assert_eq!(a1, a2, "two runs");
+    assert_eq!(a1, b1, "two clones");
+    for needle in [
+        "p (active)",
+        "p: ann, epoch 1",
+        "use sqlite — one node",
+        "[access] -> ann: need the prod db",
+        "-> ann: which port?",
+        "login [p] owner ann, active, last report: ",
+        "(capacity=ok 64% @work1)",
+        "## Verification\n\n(none)",
+    ] {
+        assert!(a1.contains(needle), "{needle}:\n{a1}");
+    }
+    let ja = env
+        .swarm(ann, &["state", "--json", "--plan", "p"])
+        .ok()
+        .stdout;
+    let jb = env
+        .swarm(bob, &["state", "--json", "--plan", "p"])
+        .ok()
+        .stdout;
+    assert_eq!(ja, jb);
+    // --write: state.md, excluded, and the same bytes.
+    let w = env.swarm(bob, &["state", "--write"]).ok();
+    w.expect_stdout("written to");
+    assert_eq!(env.read(&bob.join("state.md")), b1);
+    assert_eq!(
+        env.git(bob, &["status", "--porcelain"]),
+        "",
+        "state.md is excluded"
+    );
+    env.swarm(bob, &["state", "--write"]).ok();
+    assert_eq!(
+        env.read(&bob.join(".git/info/exclude"))
+            .matches("/state.md")
+            .count(),
+        1
+    );
+}

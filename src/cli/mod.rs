@@ -11,6 +11,7 @@ pub mod lead;
 pub mod misc;
 pub mod plan;
 pub mod sync;
+pub mod task;
 pub mod verify;
 
 use std::io::Write;
@@ -85,6 +86,9 @@ pub enum Command {
     Completions(misc::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+    /// Tasks with dependencies and leased claims the shared remote arbitrates (refs/swarm/tasks/<plan>/<id>).
+    #[command(subcommand)]
+    Task(task::TaskCmd),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -119,6 +123,11 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_) => Access::Read,
+            Command::Task(
+                task::TaskCmd::List { .. }
+                | task::TaskCmd::Show { .. }
+                | task::TaskCmd::Ready { .. },
+            ) => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
@@ -213,6 +222,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
+        Command::Task(c) => task::run(&g, c),
     }
 }
 

@@ -18,5 +18,6 @@ pub mod packets;
 pub mod plan;
 pub mod status;
 pub mod sync;
+pub mod task;
 pub mod verify;
 pub mod withdraw;

@@ -79,6 +79,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "2000",
         "sync runs gc first when there are more live swarm refs than this",
     ),
+    (
+        "swarm.taskLease",
+        "30m",
+        "default lease of a task claim for task claim/renew/recover",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -368,8 +368,8 @@ fn done_is_refused_until_the_work_is_merged() {
 #[test]
 fn offline_claims_say_they_are_unpublished() {
     let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
-    let a = &clones[0];
+    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     let published_tip = ref_of(&env, &remote, &task_ref("p", "t"));
     let run = env
@@ -382,6 +382,29 @@ fn offline_claims_say_they_are_unpublished() {
     assert_eq!(run.json()["published"], false);
     assert_eq!(ref_of(&env, &remote, &task_ref("p", "t")), published_tip);
     assert_ne!(ref_of(&env, a, &task_ref("p", "t")), published_tip);
+    // bob claims it at the remote; ann's sync is told her claim lost, and
+    // takes the published version (a claim is never merged away).
+    env.swarm(b, &["task", "claim", "t", "--plan", "p"]).ok();
+    let bobs = ref_of(&env, &remote, &task_ref("p", "t")).unwrap();
+    let sync = env.swarm(a, &["sync", "--json"]).ok().json();
+    let lost: Vec<&str> = sync["superseded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|f| f["ref"].as_str())
+        .collect();
+    assert_eq!(lost, [task_ref("p", "t").as_str()], "{sync:#}");
+    assert_eq!(
+        ref_of(&env, &remote, &task_ref("p", "t")).as_deref(),
+        Some(bobs.as_str())
+    );
+    assert_eq!(
+        ref_of(&env, a, &task_ref("p", "t")).as_deref(),
+        Some(bobs.as_str())
+    );
+    env.swarm(a, &["task", "show", "t", "--plan", "p"])
+        .ok()
+        .stdout_has("claim:    bob");
 }
 
 #[test]
@@ -451,4 +474,108 @@ fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
         assert_eq!(rec["previous_owner"].as_str(), Some("ann"), "{point}");
         assert_eq!(rec["epoch"].as_u64(), Some(2), "{point}: recovered once");
     }
+}
+
+/// The push budget of the README: 20 agents, each holding one task with the
+/// default 30m lease and renewing at half of it, on a virtual clock for one
+/// hour; every renewal is one real push to the bare remote. Counts the
+/// renewal commits the remote received in the hour.
+#[test]
+fn a_swarm_of_20_renewing_at_half_the_lease_pushes_80_times_an_hour() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["c0", "c1", "c2", "c3"]);
+    let agents: Vec<String> = (0..20).map(|i| format!("agent{i}")).collect();
+    let clone_of = |i: usize| &clones[i % clones.len()];
+    for (i, agent) in agents.iter().enumerate() {
+        new_task(&env, &clones[0], &format!("w{i}"), &[]).ok();
+        let id = format!("w{i}");
+        let args = [
+            "--as",
+            agent.as_str(),
+            "task",
+            "claim",
+            id.as_str(),
+            "--plan",
+            "p",
+        ];
+        swarm_at(&env, clone_of(i), 0, &args).ok();
+    }
+    let lease = 30;
+    let renew_every = lease / 2;
+    let mut minute = 0;
+    while minute + renew_every <= 60 {
+        minute += renew_every;
+        for (i, agent) in agents.iter().enumerate() {
+            let id = format!("w{i}");
+            let args = [
+                "--as",
+                agent.as_str(),
+                "task",
+                "renew",
+                id.as_str(),
+                "--plan",
+                "p",
+            ];
+            swarm_at(&env, clone_of(i), minute, &args).ok();
+            // Renewed before it lapsed: the claim never expired.
+            let rec = published(&env, &remote, &id);
+            assert_eq!(
+                rec["claim"]["lease_until"].as_str(),
+                Some(at(minute + lease).as_str())
+            );
+        }
+    }
+    let renewals: usize = (0..agents.len())
+        .map(|i| {
+            let log = env.git(
+                &remote,
+                &["log", "--format=%B", &task_ref("p", &format!("w{i}"))],
+            );
+            log.matches("Swarm-Event: task-renewed").count()
+        })
+        .sum();
+    assert_eq!(renewals, 80, "20 agents x 60/15 renewals in one hour");
+    // Each is one push: claims and renewals left one commit each, no more.
+    let commits: usize = (0..agents.len())
+        .map(|i| {
+            let n = env.git(
+                &remote,
+                &["rev-list", "--count", &task_ref("p", &format!("w{i}"))],
+            );
+            n.trim().parse::<usize>().unwrap()
+        })
+        .sum();
+    assert_eq!(
+        commits,
+        20 * (1 + 1 + 4),
+        "created, claimed, 4 renewals each"
+    );
+}
+
+#[test]
+fn gc_archives_finished_tasks_of_closed_plans_only() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann"]);
+    let a = &clones[0];
+    new_task(&env, a, "d", &[]).ok();
+    new_task(&env, a, "o", &[]).ok();
+    env.swarm(a, &["task", "claim", "d", "--plan", "p"]).ok();
+    env.swarm(a, &["task", "done", "d", "--plan", "p"]).ok();
+    // The plan is open: nothing of it is finished.
+    env.swarm(a, &["gc", "--older-than", "0s"]).ok();
+    assert!(ref_of(&env, a, &task_ref("p", "d")).is_some());
+    env.swarm(a, &["plan", "close", "p", "--force"]).ok();
+    env.swarm(a, &["gc", "--older-than", "0s"]).ok();
+    assert!(
+        ref_of(&env, a, &task_ref("p", "d")).is_none(),
+        "done: archived"
+    );
+    assert!(ref_of(&env, a, &task_ref("p", "o")).is_some(), "open: kept");
+    env.swarm(a, &["sync"]).ok();
+    assert!(ref_of(&env, &remote, &task_ref("p", "d")).is_none());
+    let archived = env.git(a, &["log", "--format=%s", "refs/swarm/archive/tasks"]);
+    assert!(!archived.is_empty());
+    env.swarm(a, &["task", "list", "--plan", "p"])
+        .ok()
+        .stdout_has("p/o");
 }

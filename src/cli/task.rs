@@ -37,8 +37,8 @@ impl FieldArgs {
     fn fields(self, clear_owner: bool, clear_branch: bool) -> Fields {
         Fields {
             title: self.title,
-            depends_on: self.depends_on.map(|d| non_empty(d)),
-            files_hint: self.files_hint.map(|d| non_empty(d)),
+            depends_on: self.depends_on.map(non_empty),
+            files_hint: self.files_hint.map(non_empty),
             acceptance: self.acceptance,
             owner: self.owner,
             branch: self.branch,

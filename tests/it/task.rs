@@ -579,3 +579,29 @@ fn gc_archives_finished_tasks_of_closed_plans_only() {
         .ok()
         .stdout_has("p/o");
 }
+
+#[test]
+fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    new_task(&env, a, "t", &[]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(a, &["lane", "new", "one", "--plan", "p", "--task", "t"])
+        .ok()
+        .stdout_has("task p/t claimed by ann");
+    let rec = published(&env, &remote, "t");
+    assert_eq!(rec["claim"]["holder"].as_str(), Some("ann"));
+    assert_eq!(rec["lane"].as_str(), Some("one"));
+    assert_eq!(rec["branch"].as_str(), Some("feat/one"));
+    // bob loses the task, and gets no lane.
+    env.swarm(b, &["lane", "new", "two", "--plan", "p", "--task", "t"])
+        .err(3, "LEASE_HELD")
+        .stderr_has("claimed by ann");
+    assert!(ref_of(&env, b, "refs/heads/feat/two").is_none());
+    assert!(ref_of(&env, b, "refs/swarm/lanes/two").is_none());
+    // The lane's branch is what `done` checks.
+    env.swarm(a, &["task", "done", "t", "--plan", "p"])
+        .err(1, "TASK_NOT_MERGED")
+        .stderr_has("feat/one");
+}

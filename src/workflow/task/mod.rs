@@ -339,3 +339,41 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         },
     )
 }
+
+/// `lane new --task T`: claim T for the lane's owner and tie the task to the
+/// lane and its branch `feat/<feature>`, in one published version.
+pub fn claim_for_lane(
+    ctx: &Ctx,
+    plan: Option<&str>,
+    id: &str,
+    owner: &str,
+    feature: &str,
+) -> Result<Ran> {
+    names::validate_address(owner)?;
+    names::validate_name("feature", feature)?;
+    let plan = resolve_plan(ctx, plan, id)?;
+    let lease = known::lease_for(ctx, None)?;
+    let now = ctx.store.clock.now();
+    let branch = format!("feat/{feature}");
+    publish(ctx, &plan, id, "claim", |current, tasks| {
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let st = statuses(tasks);
+        let dep = |d: &str| st.get(d).copied();
+        let (mut rec, mut ev) =
+            match model::decide(&cur.record, owner, &Op::Claim { lease }, now, &dep)? {
+                Decision::Already => {
+                    let ev = model::event("task-claimed", owner, &cur.record, String::new());
+                    (cur.record.clone(), ev)
+                }
+                Decision::Write(rec, ev) => (*rec, ev),
+            };
+        let tied = rec.lane.as_deref() == Some(feature) && rec.branch.as_deref() == Some(&branch);
+        if tied && rec == cur.record {
+            return Ok(None);
+        }
+        rec.lane = Some(feature.to_string());
+        rec.branch = Some(branch.clone());
+        ev.summary = format!("task {id}: claimed by {owner} for lane {feature} ({branch})");
+        Ok(Some((rec, ev)))
+    })
+}

@@ -600,6 +600,16 @@ fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
         .stderr_has("claimed by ann");
     assert!(ref_of(&env, b, "refs/heads/feat/two").is_none());
     assert!(ref_of(&env, b, "refs/swarm/lanes/two").is_none());
+    // status shows the plan's tasks: ready, in progress (holder, lease left), blocked, done.
+    new_task(&env, a, "u", &["--depends-on", "t"]).ok();
+    new_task(&env, a, "v", &[]).ok();
+    env.swarm(a, &["task", "block", "v", "--plan", "p"]).ok();
+    let status = env.swarm(a, &["status"]).ok();
+    status.expect_stdout("tasks: ready -; in progress t (ann, ");
+    status.expect_stdout("blocked v; done -");
+    let json = env.swarm(a, &["status", "--json"]).ok().json();
+    assert_eq!(json["plans"][0]["tasks"]["in_progress"][0]["holder"], "ann");
+    assert_eq!(json["plans"][0]["tasks"]["blocked"][0], "v");
     // The lane's branch is what `done` checks.
     env.swarm(a, &["task", "done", "t", "--plan", "p"])
         .err(1, "TASK_NOT_MERGED")

@@ -6,7 +6,10 @@ use std::path::Path;
 use std::process::Child;
 
 use crate::harness::{Run, TestEnv};
-use crate::process::{assert_aborted, finish, ref_of, soak_rounds, spawn, wait_arrivals};
+use crate::process::{
+    assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
+    wait_arrivals, Kill, Killed, Rng, WRITING,
+};
 
 const T0: &str = "2026-03-01T10:00:00Z";
 
@@ -614,4 +617,68 @@ fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
     env.swarm(a, &["task", "done", "t", "--plan", "p"])
         .err(1, "TASK_NOT_MERGED")
         .stderr_has("feat/one");
+}
+
+#[test]
+fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
+    let mut env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    let mut rng = Rng::new("task kills");
+    for round in 0..soak_rounds(4) {
+        let id = format!("r{round}");
+        new_task(&env, &a, &id, &[]).ok();
+        let refname = task_ref("p", &id);
+        let claim = ["task", "claim", id.as_str(), "--plan", "p"];
+        let renew = ["task", "renew", id.as_str(), "--plan", "p"];
+        let recover = [
+            "task",
+            "recover",
+            id.as_str(),
+            "--plan",
+            "p",
+            "--reason",
+            "gone",
+        ];
+        let steps: [(&Path, i64, &[&str]); 3] =
+            [(&a, 0, &claim), (&a, 10, &renew), (&b, 60, &recover)];
+        for (dir, mins, args) in steps {
+            env.set_env("GIT_SWARM_NOW", &at(mins));
+            let before = ref_of(&env, &remote, &refname).unwrap();
+            let kill = Kill::draw(&mut rng, round, 150);
+            let got = run_and_kill(&env, dir, WRITING, args, kill);
+            assert_ne!(
+                got,
+                Killed::NeverWrote,
+                "round {round}: {args:?} wrote nothing"
+            );
+            assert_fsck_clean(&env, dir);
+            // The remote holds a whole record: the one before, or exactly one more.
+            let after = ref_of(&env, &remote, &refname).unwrap();
+            yaml_at(&env, &remote, &after);
+            if after != before {
+                let parent = env.git(&remote, &["rev-parse", &format!("{after}^")]);
+                assert_eq!(parent.trim(), before, "round {round}: {args:?}");
+            }
+            if let Some(local) = ref_of(&env, dir, &refname) {
+                env.git_run(&remote, &["merge-base", "--is-ancestor", &local, &after])
+                    .ok();
+            }
+            // Running it again completes it.
+            env.swarm(dir, args).ok();
+        }
+        let rec = published(&env, &remote, &id);
+        assert_eq!(
+            rec["claim"]["holder"].as_str(),
+            Some("bob"),
+            "round {round}"
+        );
+        assert_eq!(rec["previous_owner"].as_str(), Some("ann"));
+        assert_eq!(rec["previous_lease_until"].as_str(), Some(at(40).as_str()));
+        assert_eq!(
+            rec["epoch"].as_u64(),
+            Some(2),
+            "round {round}: one claim, one recovery"
+        );
+    }
 }

@@ -334,6 +334,30 @@ fn shown(s: &Shown) -> Output {
         list(&r.depends_on),
         r.branch.as_deref().unwrap_or("-")
     ));
+    let strings = |field: &str| -> Vec<String> {
+        s.task[field]
+            .as_array()
+            .map(|a| {
+                a.iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    text.push_str(&format!("files:    {}\n", list(&strings("files_hint"))));
+    for a in strings("acceptance") {
+        text.push_str(&format!("accept:   {a}\n"));
+    }
+    for (label, field) in [
+        ("blocked:  ", "blocked_reason"),
+        ("done as:  ", "done_reason"),
+        ("previous: ", "previous_owner"),
+        ("recovery: ", "recovery_reason"),
+    ] {
+        if let Some(v) = s.task[field].as_str() {
+            text.push_str(&format!("{label}{v}\n"));
+        }
+    }
     text.push_str("journal:\n");
     for e in &s.journal {
         text.push_str(&format!(

@@ -213,6 +213,9 @@ fn only_the_holder_acts_and_an_expired_claim_waits_for_recover() {
     assert_eq!(rec["recovery_reason"].as_str(), Some("ann went quiet"));
     assert_eq!(rec["claim"]["holder"].as_str(), Some("bob"));
     assert_eq!(rec["epoch"].as_u64(), Some(2));
+    let show = env.swarm(b, &["task", "show", "t", "--plan", "p"]).ok();
+    show.expect_stdout("previous: ann");
+    show.expect_stdout("recovery: ann went quiet");
     swarm_at(&env, a, 51, &["task", "renew", "t", "--plan", "p"]).err(3, "LEASE_NOT_HOLDER");
     // The audit trail: the task's git log.
     let log = env.git(&remote, &["log", "--format=%s", &task_ref("p", "t")]);

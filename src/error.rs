@@ -149,6 +149,19 @@ codes! {
     NoLeader("NO_LEADER", Check): "notify/ask lead: the plan has no current leader to address",
     EscalationSent("ESCALATION_SENT", Check): "escalate: the same escalation was already recorded; says when and by whom",
     WaitTimeout("WAIT_TIMEOUT", Check): "wait: nothing of the kind arrived before --timeout",
+    // tasks and their leases
+    TaskNotFound("TASK_NOT_FOUND", Usage): "task: no task of that id (in that plan); `git swarm task list` shows them",
+    TaskExists("TASK_EXISTS", Usage): "task new: a task of that id already exists in the plan (pick another id)",
+    TaskInvalidTransition("TASK_INVALID_TRANSITION", Check): "task: the status change is not allowed from the task's status (done and cancelled are terminal); nothing was written",
+    TaskDependencyNotReady("TASK_DEPENDENCY_NOT_READY", Check): "task claim/done: a dependency is not done yet (named); finish it first",
+    TaskUnknownDependency("TASK_UNKNOWN_DEPENDENCY", Usage): "task new/update: --depends-on names a task the plan does not have",
+    TaskDependencyCycle("TASK_DEPENDENCY_CYCLE", Usage): "task new/update: the dependencies would form a cycle (the cycle is named)",
+    LeaseHeld("LEASE_HELD", Race): "task claim: someone else holds a live claim on the task (holder and lease named), or won the race to claim it",
+    LeaseNotHolder("LEASE_NOT_HOLDER", Race): "task renew/release/block/done/cancel: you do not hold the task's claim (the holder is named)",
+    LeaseExpired("LEASE_EXPIRED", Race): "task claim/renew: the claim expired; an expired claim is taken only by `task recover --reason`",
+    LeaseNotExpired("LEASE_NOT_EXPIRED", Race): "task recover: the claim is still live (wait for its lease, or ask the holder to release it)",
+    LeaseInvalidDuration("LEASE_INVALID_DURATION", Usage): "task: --lease or swarm.taskLease is not a positive duration (45s, 30m, 2h, 1d)",
+    TaskNotMerged("TASK_NOT_MERGED", Check): "task done: the task's branch is not merged into its base and has no merged verdict note (--unverified --reason records it anyway)",
 }
 
 impl Code {

@@ -9,6 +9,7 @@ use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
 use git_swarm::workflow::lane_report::{self, Reported};
 use git_swarm::workflow::lane_start::{self, LaneStarted, NewLane};
 use git_swarm::workflow::lanes::{self, LaneList};
+use git_swarm::workflow::task;
 
 use super::Global;
 
@@ -27,6 +28,10 @@ pub enum LaneCmd {
         /// Who works in this lane (default: you).
         #[arg(long, value_name = "ADDR")]
         owner: Option<String>,
+        /// Claim this task for the lane's owner first (published at once;
+        /// exit 3 and no lane if someone else holds it) and tie it to the lane.
+        #[arg(long, value_name = "TASK")]
+        task: Option<String>,
     },
     /// List lanes with branch, head, ahead/behind, dirty paths and last report.
     List {
@@ -94,14 +99,55 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             plan,
             base,
             owner,
+            task,
         } => {
+            let claimed = match &task {
+                Some(t) => {
+                    let who = match &owner {
+                        Some(o) => o.clone(),
+                        None => ctx.actor()?,
+                    };
+                    Some(task::claim_for_lane(
+                        &ctx,
+                        plan.as_deref(),
+                        t,
+                        &who,
+                        &feature,
+                    )?)
+                }
+                None => None,
+            };
             let args = NewLane {
                 feature: &feature,
                 plan: plan.as_deref(),
                 base: base.as_deref(),
                 owner: owner.as_deref(),
             };
-            lane_start::new(&ctx, args).map(started)
+            let out = lane_start::new(&ctx, args).map_err(|e| match &claimed {
+                Some(c) => e.hint(format!(
+                    "task {}/{} stays claimed for the lane: `git swarm task release {} --plan {}` gives it back",
+                    c.plan, c.id, c.id, c.plan
+                )),
+                None => e,
+            })?;
+            let mut out = started(out);
+            if let Some(c) = &claimed {
+                let until = c
+                    .record
+                    .claim
+                    .as_ref()
+                    .map_or("-", |c| c.lease_until.as_str());
+                out.text.push_str(&format!(
+                    "task {}/{} claimed by {} until {until}, tied to feat/{feature}\n",
+                    c.plan,
+                    c.id,
+                    c.record.owner.as_deref().unwrap_or("-")
+                ));
+                if let Some(obj) = out.json.as_object_mut() {
+                    obj.insert("task".into(), serde_json::to_value(c).unwrap_or_default());
+                }
+            }
+            Ok(out)
         }
         LaneCmd::List { all } => lanes::list(&ctx, all).map(listed),
         LaneCmd::Rm {

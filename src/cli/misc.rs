@@ -151,6 +151,9 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
                 ));
             }
         }
+        if let Some(t) = &n.tasks {
+            render_tasks(t, &pad, out);
+        }
         for p in &n.open_packets {
             out.push_str(&format!(
                 "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
@@ -427,4 +430,38 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
         serde_json::json!({ "dir": dir.display().to_string(), "installed": installed }),
         text,
     ))
+}
+
+/// A plan's task lines in `status`.
+fn render_tasks(t: &git_swarm::workflow::status::PlanTasks, pad: &str, out: &mut String) {
+    let list = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    let claims: Vec<String> = t
+        .in_progress
+        .iter()
+        .map(|c| {
+            let holder = c.holder.as_deref().unwrap_or("-");
+            if c.expired {
+                format!("{} ({holder}, lease EXPIRED)", c.id)
+            } else {
+                format!(
+                    "{} ({holder}, {}m left)",
+                    c.id,
+                    c.lease_left_secs.div_euclid(60)
+                )
+            }
+        })
+        .collect();
+    out.push_str(&format!(
+        "{pad}  tasks: ready {}; in progress {}; blocked {}; done {}\n",
+        list(&t.ready),
+        list(&claims),
+        list(&t.blocked),
+        list(&t.done)
+    ));
 }

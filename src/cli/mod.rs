@@ -12,6 +12,7 @@ pub mod message;
 pub mod misc;
 pub mod plan;
 pub mod sync;
+pub mod task;
 pub mod verify;
 
 use std::io::Write;
@@ -102,6 +103,9 @@ pub enum Command {
     Escalate(message::EscalateArgs),
     /// A deterministic summary derived only from the refs (--write: state.md).
     State(message::StateArgs),
+    /// Tasks with dependencies and leased claims the shared remote arbitrates (refs/swarm/tasks/<plan>/<id>).
+    #[command(subcommand)]
+    Task(task::TaskCmd),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -136,6 +140,11 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_) => Access::Read,
+            Command::Task(
+                task::TaskCmd::List { .. }
+                | task::TaskCmd::Show { .. }
+                | task::TaskCmd::Ready { .. },
+            ) => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
@@ -238,6 +247,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Decide(a) => message::decide(&g, a),
         Command::Escalate(a) => message::escalate(&g, a),
         Command::State(a) => message::state(&g, a),
+        Command::Task(c) => task::run(&g, c),
     }
 }
 

@@ -11,6 +11,7 @@ pub mod message;
 pub mod note;
 pub mod packet;
 pub mod plan;
+pub mod task;
 
 use crate::store::kind::{AnyKind, KindOf};
 
@@ -23,6 +24,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
     static MESSAGE: KindOf<message::Message> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 5] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE];
+    static TASK: KindOf<task::TaskRecord> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 6] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE, &TASK];
     &KINDS
 }

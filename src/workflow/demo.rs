@@ -478,6 +478,127 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
 
     d.say("Names are checked before anything is written");
     d.run("bob", "git-swarm", &["plan", "new", "Bad/Name"], 2)?;
+    tasks(d)
+}
+
+/// Tasks: a queue with a dependency, claims the remote arbitrates, a
+/// recovered lease, and a done that waits for the merge.
+fn tasks(d: &mut Demo<'_>) -> Result<()> {
+    d.say("Tasks: alice cuts a plan into tasks; `search` waits for `model`");
+    d.swarm(
+        "alice",
+        &["plan", "new", "catalog", "--title", "Product catalog"],
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "catalog",
+            "--succession",
+            "alice,bob",
+        ],
+    )?;
+    let new = |id: &str, title: &str| -> Vec<String> {
+        ["task", "new", id, "--plan", "catalog", "--title", title]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    for (id, title) in [("model", "Product model"), ("reviews", "Review widget")] {
+        let args = new(id, title);
+        d.swarm(
+            "alice",
+            &args.iter().map(String::as_str).collect::<Vec<_>>(),
+        )?;
+    }
+    let mut search = new("search", "Search over products");
+    search.extend(["--depends-on".to_string(), "model".to_string()]);
+    d.swarm(
+        "alice",
+        &search.iter().map(String::as_str).collect::<Vec<_>>(),
+    )?;
+    d.swarm("alice", &["sync"])?;
+    d.say("The queue an idle agent takes from: open, unclaimed, dependencies done");
+    d.swarm("bob", &["task", "ready", "--plan", "catalog"])?;
+    d.say("A lane takes `model` from the queue: the claim is published before the lane exists");
+    d.swarm(
+        "alice",
+        &[
+            "lane",
+            "new",
+            "catalog-model",
+            "--plan",
+            "catalog",
+            "--task",
+            "model",
+        ],
+    )?;
+    d.say("Two agents claim `reviews`; the remote takes one claim, the other exits 3 naming the holder");
+    d.swarm(
+        "bob",
+        &[
+            "--as", "agent-r1", "task", "claim", "reviews", "--plan", "catalog", "--lease", "1s",
+        ],
+    )?;
+    d.run(
+        "bob",
+        "git-swarm",
+        &[
+            "--as", "agent-r2", "task", "claim", "reviews", "--plan", "catalog",
+        ],
+        3,
+    )?;
+    d.say("agent-r1 goes silent; once its lease ends, only `task recover` with a reason takes the task");
+    d.run("bob", "sleep", &["2"], 0)?;
+    d.run(
+        "bob",
+        "git-swarm",
+        &[
+            "--as", "agent-r2", "task", "claim", "reviews", "--plan", "catalog",
+        ],
+        3,
+    )?;
+    d.swarm(
+        "bob",
+        &[
+            "--as",
+            "agent-r2",
+            "task",
+            "recover",
+            "reviews",
+            "--plan",
+            "catalog",
+            "--reason",
+            "agent-r1 stopped renewing",
+        ],
+    )?;
+    d.swarm("bob", &["task", "show", "reviews", "--plan", "catalog"])?;
+    d.say("`task done` is never trusted: refused until the lane's branch is merged");
+    let lane = "alice/_swarm-worktrees/catalog-model";
+    d.run(lane, "sh", &["-c", "echo 'product' > product.txt && git add product.txt && git commit --quiet --no-verify -m 'Product model'"], 0)?;
+    d.run(
+        "alice",
+        "git-swarm",
+        &["task", "done", "model", "--plan", "catalog"],
+        1,
+    )?;
+    d.swarm(
+        "alice",
+        &[
+            "lead",
+            "push",
+            "--plan",
+            "catalog",
+            "refs/heads/feat/catalog-model:refs/heads/main",
+        ],
+    )?;
+    d.run("alice", "git", &["fetch", "--quiet", "origin"], 0)?;
+    d.swarm("alice", &["task", "done", "model", "--plan", "catalog"])?;
+    d.say("`search` is ready now; status shows each plan's tasks");
+    d.swarm("bob", &["task", "ready", "--plan", "catalog"])?;
+    d.swarm("bob", &["status", "--plan", "catalog"])?;
     Ok(())
 }
 

@@ -20,5 +20,6 @@ pub mod plan;
 pub mod state;
 pub mod status;
 pub mod sync;
+pub mod task;
 pub mod verify;
 pub mod withdraw;

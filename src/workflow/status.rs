@@ -26,6 +26,75 @@ pub struct PlanStatus {
     /// Handoff packets of this plan that nobody has accepted yet.
     pub open_packets: Vec<OpenPacket>,
     pub children: Vec<PlanStatus>,
+    /// The plan's tasks, when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<PlanTasks>,
+}
+
+/// A plan's tasks as `status` shows them: ready (open, unclaimed, every
+/// dependency done), in progress (holder, lease left), blocked, done.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanTasks {
+    pub ready: Vec<String>,
+    pub in_progress: Vec<TaskClaim>,
+    pub blocked: Vec<String>,
+    pub done: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskClaim {
+    pub id: String,
+    pub holder: Option<String>,
+    pub lease_left_secs: i64,
+    pub expired: bool,
+}
+
+/// Every plan's tasks, by plan.
+fn plan_tasks(
+    store: &Store,
+    remote: Option<&str>,
+    now: jiff::Timestamp,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<BTreeMap<String, PlanTasks>> {
+    use crate::model::task::Status as T;
+    let (tasks, bad) = crate::ctx::task::all(store, remote, None)?;
+    unreadable.extend(bad);
+    let done: BTreeSet<(String, String)> = tasks
+        .iter()
+        .filter(|k| k.record.status == T::Done)
+        .map(|k| (k.key.plan.clone(), k.key.id.clone()))
+        .collect();
+    let mut out: BTreeMap<String, PlanTasks> = BTreeMap::new();
+    for k in &tasks {
+        let (plan, id, r) = (&k.key.plan, k.key.id.clone(), &k.record);
+        let entry = out.entry(plan.clone()).or_default();
+        match r.status {
+            T::Open if r.ready(now, |d| done.contains(&(plan.clone(), d.to_string()))) => {
+                entry.ready.push(id)
+            }
+            T::InProgress => entry.in_progress.push(TaskClaim {
+                id,
+                holder: r.claim.as_ref().map(|c| c.holder.clone()),
+                lease_left_secs: r.claim.as_ref().map_or(0, |c| c.left(now).as_secs()),
+                expired: r.claim.as_ref().is_none_or(|c| !c.live(now)),
+            }),
+            T::Blocked => entry.blocked.push(id),
+            T::Done => entry.done.push(if r.done_unverified {
+                format!("{id} (unverified)")
+            } else {
+                id
+            }),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn attach_tasks(nodes: &mut [PlanStatus], tasks: &mut BTreeMap<String, PlanTasks>) {
+    for n in nodes {
+        n.tasks = tasks.remove(&n.plan);
+        attach_tasks(&mut n.children, tasks);
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -158,6 +227,7 @@ fn node(
         lease_until: lead.as_ref().and_then(|l| l.lease_until.clone()),
         lanes,
         open_packets,
+        tasks: None,
         children: Vec::new(),
     }
 }
@@ -298,8 +368,11 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
     let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
-    let (roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     unreadable.extend(unreadable_packets);
+    let now = ctx.store.clock.now();
+    let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
+    attach_tasks(&mut roots, &mut tasks);
     if let Some(p) = only {
         if roots.is_empty() {
             plan::require(&ctx.store, p)?;
@@ -339,6 +412,7 @@ mod tests {
             lanes: Vec::new(),
             open_packets: Vec::new(),
             children: Vec::new(),
+            tasks: None,
         }
     }
 

@@ -28,5 +28,6 @@ mod rough;
 mod secrets;
 mod soak;
 mod sync;
+mod task;
 mod tryout;
 mod verify;

@@ -1,0 +1,379 @@
+//! The task commands. Every write — create, update, claim, renew, release,
+//! block, done, cancel, recover — runs in the store's one fetch → decide →
+//! publish loop: it fetches the plan's task refs, decides on the published
+//! record with [`crate::model::task::decide`], writes the next version on
+//! top of it and publishes it in one atomic push whose lease is the value
+//! just fetched; only then does the local ref move. Of several clones
+//! claiming one task at once the remote takes exactly one push; the others
+//! fetch again, find the winner's claim and fail with `LEASE_HELD` (exit 3).
+//! Offline (no remote, or `--offline`) the local CAS arbitrates and the
+//! result says it is not published.
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::ctx::task::{self as known, Known};
+use crate::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::failpoint;
+use crate::model::task::{self as model, task_ref, Decision, Op, Status, TaskRecord, Work};
+use crate::names;
+use crate::store::kind::Record;
+use crate::store::remote::{self, publish_loop, Fetch, Looped, Step};
+use crate::store::Event;
+
+mod fields;
+mod view;
+
+pub use fields::{create, update, Fields, NewTask};
+pub use view::{list, ready, show, Listed, Shown};
+
+/// How many times a task command re-reads and decides again after the
+/// remote refused its push (someone moved a task of the plan first).
+const MAX_ATTEMPTS: usize = 5;
+
+/// What a task command did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Ran {
+    pub command: &'static str,
+    pub plan: String,
+    pub id: String,
+    pub task: serde_json::Value,
+    pub commit: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub event: Option<String>,
+    /// Nothing was written: the task already was what the command asked.
+    pub already: bool,
+    /// Published to the shared remote (false: local only).
+    pub published: bool,
+    #[serde(skip)]
+    pub record: TaskRecord,
+}
+
+/// The plan of task `id`: `plan` when given, else the one plan that has a
+/// task of that id (`PLAN_AMBIGUOUS` when several do).
+pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
+    names::validate_name("task", id)?;
+    if let Some(p) = plan {
+        names::validate_name("plan", p)?;
+        return Ok(p.to_string());
+    }
+    fetch(ctx, &["refs/swarm/tasks/"])?;
+    let (all, _) = known::all(&ctx.store, ctx.remote(), None)?;
+    let plans: Vec<String> = all
+        .into_iter()
+        .filter(|k| k.key.id == id)
+        .map(|k| k.key.plan)
+        .collect();
+    match plans.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(not_found(None, id)),
+        many => Err(Error::new(
+            Code::PlanAmbiguous,
+            format!("several plans have a task '{id}': {}", many.join(", ")),
+        )
+        .hint("name one with --plan")),
+    }
+}
+
+pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch_refs(&ctx.store, r, refs)?;
+    }
+    Ok(())
+}
+
+pub(crate) fn not_found(plan: Option<&str>, id: &str) -> Error {
+    let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
+    Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"))
+        .hint("`git swarm task list` shows the tasks; `git swarm sync` fetches new ones")
+}
+
+/// The status of each task of the plan, by id.
+pub(crate) fn statuses(tasks: &[Known]) -> BTreeMap<String, Status> {
+    tasks
+        .iter()
+        .map(|k| (k.key.id.clone(), k.record.status))
+        .collect()
+}
+
+/// Publish the next version of task `id` as `step` decides it from the
+/// task as the arbiter holds it (None: absent) and every task of the plan.
+/// `step` returns None when there is nothing to write.
+pub(crate) fn publish(
+    ctx: &Ctx,
+    plan: &str,
+    id: &str,
+    command: &'static str,
+    mut step: impl FnMut(Option<&Known>, &[Known]) -> Result<Option<(TaskRecord, Event)>>,
+) -> Result<Ran> {
+    let store = &ctx.store;
+    let refname = task_ref(plan, id);
+    let prefix = model::plan_prefix(plan);
+    let plan_ref = crate::model::plan::plan_ref(plan);
+    let refs = [prefix.as_str(), plan_ref.as_str()];
+    let looped = publish_loop(
+        store,
+        ctx.remote(),
+        Fetch::Refs(&refs),
+        MAX_ATTEMPTS,
+        |round| {
+            let tip = round.tip(&refname)?;
+            let (tasks, _) = known::all(store, ctx.remote(), Some(plan))?;
+            let current = tasks.iter().find(|k| k.key.id == id).cloned();
+            let ran = |record: TaskRecord, commit: Option<ObjectId>, already: bool, event| Ran {
+                command,
+                plan: plan.to_string(),
+                id: id.to_string(),
+                task: record.to_json(store.clock.now()),
+                commit: commit.map(|c| c.to_string()),
+                event,
+                already,
+                published: ctx.remote().is_some(),
+                record,
+            };
+            let Some((record, event)) = step(current.as_ref(), &tasks)? else {
+                let cur = current.ok_or_else(|| not_found(Some(plan), id))?;
+                if tip.local_behind(store)? {
+                    remote::adopt(
+                        store,
+                        &refname,
+                        cur.commit,
+                        &event_actor(ctx),
+                        "task: catch up",
+                    )?;
+                }
+                return Ok(Step::Done(ran(cur.record, Some(cur.commit), true, None)));
+            };
+            let tree = store.write_tree(&record.to_files()?)?;
+            let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+            let commit = store.commit(tree, &parents, &event)?;
+            failpoint::point("task:objects");
+            let summary = event.summary.clone();
+            let out = ran(record, Some(commit), false, Some(event.kind.clone()));
+            Ok(Step::Publish(
+                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out).point("task"),
+            ))
+        },
+    )?;
+    match looped {
+        Looped::Published(ran) | Looped::Done(ran) => Ok(ran),
+        Looped::Exhausted(lost) => Err(Error::new(
+            Code::PushRejected,
+            format!(
+                "the tasks of plan '{plan}' kept changing at the remote ({MAX_ATTEMPTS} attempts): {}",
+                lost.lines.join("; ")
+            ),
+        )
+        .hint("run the command again")),
+    }
+}
+
+fn event_actor(ctx: &Ctx) -> String {
+    ctx.actor().unwrap_or_else(|_| "git-swarm".into())
+}
+
+/// A claim, renew, release, block, done, cancel or recover on task `id`.
+pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
+    let actor = ctx.actor()?;
+    let plan = resolve_plan(ctx, plan, id)?;
+    let lease = match &op {
+        OpArgs::Claim { lease } | OpArgs::Renew { lease } | OpArgs::Recover { lease, .. } => {
+            Some(known::lease_for(ctx, lease.as_deref())?)
+        }
+        _ => None,
+    };
+    op.validate()?;
+    let now = ctx.store.clock.now();
+    let command = op.name();
+    publish(ctx, &plan, id, command, |current, tasks| {
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let lease = lease.unwrap_or_default();
+        let op = match &op {
+            OpArgs::Claim { .. } => Op::Claim { lease },
+            OpArgs::Renew { .. } => Op::Renew { lease },
+            OpArgs::Release => Op::Release,
+            OpArgs::Block { reason } => Op::Block {
+                reason: reason.clone(),
+            },
+            OpArgs::Done { unverified, base } => Op::Done {
+                work: work(ctx, &cur.record, base.as_deref())?,
+                unverified: unverified.clone(),
+            },
+            OpArgs::Cancel => Op::Cancel,
+            OpArgs::Recover { owner, reason, .. } => Op::Recover {
+                owner: owner.clone().unwrap_or_else(|| actor.clone()),
+                reason: reason.clone(),
+                lease,
+            },
+        };
+        let st = statuses(tasks);
+        let dep = |d: &str| st.get(d).copied();
+        match model::decide(&cur.record, &actor, &op, now, &dep)? {
+            Decision::Already => Ok(None),
+            Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
+        }
+    })
+}
+
+/// A task command's arguments, as the CLI passes them.
+#[derive(Debug, Clone)]
+pub enum OpArgs {
+    Claim {
+        lease: Option<String>,
+    },
+    Renew {
+        lease: Option<String>,
+    },
+    Release,
+    Block {
+        reason: Option<String>,
+    },
+    Done {
+        unverified: Option<String>,
+        base: Option<String>,
+    },
+    Cancel,
+    Recover {
+        owner: Option<String>,
+        reason: String,
+        lease: Option<String>,
+    },
+}
+
+impl OpArgs {
+    pub fn name(&self) -> &'static str {
+        match self {
+            OpArgs::Claim { .. } => "claim",
+            OpArgs::Renew { .. } => "renew",
+            OpArgs::Release => "release",
+            OpArgs::Block { .. } => "block",
+            OpArgs::Done { .. } => "done",
+            OpArgs::Cancel => "cancel",
+            OpArgs::Recover { .. } => "recover",
+        }
+    }
+
+    fn validate(&self) -> Result<()> {
+        match self {
+            OpArgs::Recover { owner, reason, .. } => {
+                if let Some(o) = owner {
+                    names::validate_address(o)?;
+                }
+                if reason.trim().is_empty() {
+                    return Err(
+                        Error::new(Code::Usage, "task recover needs a non-empty --reason").hint(
+                            "say why the claim is taken over, e.g. --reason \"ann's machine died\"",
+                        ),
+                    );
+                }
+                crate::secret::check_fields("the recovery", &[("--reason", reason)])
+            }
+            OpArgs::Block { reason: Some(r) } => {
+                crate::secret::check_fields("the block", &[("--reason", r)])
+            }
+            OpArgs::Done {
+                unverified: Some(r),
+                ..
+            } => {
+                if r.trim().is_empty() {
+                    return Err(Error::new(
+                        Code::Usage,
+                        "--unverified needs a non-empty --reason",
+                    ));
+                }
+                crate::secret::check_fields("the done", &[("--reason", r)])
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Whether the task's branch is merged: the lane rule (an ancestor of its
+/// base, or a merged verdict note on its head). The base is `--base`, else
+/// the lane's base when the task names a lane, else the default base.
+fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
+    let Some(branch) = &task.branch else {
+        return Ok(Work::Unbound);
+    };
+    let store = &ctx.store;
+    let mut head = store.ref_target(&format!("refs/heads/{branch}"))?;
+    if head.is_none() {
+        if let Some(r) = ctx.remote() {
+            head = store.ref_target(&format!("refs/remotes/{r}/{branch}"))?;
+        }
+    }
+    let lane = match &task.lane {
+        Some(l) => crate::ctx::lane::load(store, l)?,
+        None => None,
+    };
+    let base_name = match (base_flag, &lane) {
+        (Some(b), _) => b.to_string(),
+        (None, Some(l)) => l.record.base.clone(),
+        (None, None) => crate::ctx::lane::default_base(ctx),
+    };
+    let base_commit = lane.map(|l| l.record.base_commit).unwrap_or_default();
+    let base = crate::ctx::lane::resolve(&store.git, &base_name)?;
+    let Some(h) = head else {
+        return Ok(Work::NotMerged {
+            why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
+        });
+    };
+    let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
+    let in_base = !verdict && base.is_some_and(|b| store.is_ancestor(h, b).unwrap_or(false));
+    use crate::model::lane::Merged;
+    Ok(
+        match crate::model::lane::merged_state(head, verdict, in_base, &base_commit) {
+            Merged::Verdict => Work::Merged { how: "verdict" },
+            Merged::Ancestry => Work::Merged { how: "ancestry" },
+            Merged::Empty => Work::NotMerged {
+                why: format!("its branch {branch} has no commits beyond its base {base_name}"),
+            },
+            _ => Work::NotMerged {
+                why: format!(
+                    "its branch {branch} is not merged into {base_name} and has no merged verdict note"
+                ),
+            },
+        },
+    )
+}
+
+/// `lane new --task T`: claim T for the lane's owner and tie the task to the
+/// lane and its branch `feat/<feature>`, in one published version.
+pub fn claim_for_lane(
+    ctx: &Ctx,
+    plan: Option<&str>,
+    id: &str,
+    owner: &str,
+    feature: &str,
+) -> Result<Ran> {
+    names::validate_address(owner)?;
+    names::validate_name("feature", feature)?;
+    let plan = resolve_plan(ctx, plan, id)?;
+    let lease = known::lease_for(ctx, None)?;
+    let now = ctx.store.clock.now();
+    let branch = format!("feat/{feature}");
+    publish(ctx, &plan, id, "claim", |current, tasks| {
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let st = statuses(tasks);
+        let dep = |d: &str| st.get(d).copied();
+        let (mut rec, mut ev) =
+            match model::decide(&cur.record, owner, &Op::Claim { lease }, now, &dep)? {
+                Decision::Already => {
+                    let ev = model::event("task-claimed", owner, &cur.record, String::new());
+                    (cur.record.clone(), ev)
+                }
+                Decision::Write(rec, ev) => (*rec, ev),
+            };
+        let tied = rec.lane.as_deref() == Some(feature) && rec.branch.as_deref() == Some(&branch);
+        if tied && rec == cur.record {
+            return Ok(None);
+        }
+        rec.lane = Some(feature.to_string());
+        rec.branch = Some(branch.clone());
+        ev.summary = format!("task {id}: claimed by {owner} for lane {feature} ({branch})");
+        Ok(Some((rec, ev)))
+    })
+}

@@ -1,0 +1,147 @@
+//! `task list`, `task show`, `task ready`: what this clone knows (the
+//! newer of the local ref and the remote's copy, fetched first when a
+//! remote is configured).
+
+use jiff::Timestamp;
+use serde::Serialize;
+
+use super::{fetch, not_found, resolve_plan, statuses};
+use crate::ctx::task::{self as known, Known};
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::model::task::Status;
+use crate::names;
+use crate::store::record::Unreadable;
+use crate::store::JournalEntry;
+
+/// One row of `task list` / `task ready`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub plan: String,
+    pub id: String,
+    pub title: String,
+    pub status: Status,
+    pub status_label: String,
+    pub owner: Option<String>,
+    pub holder: Option<String>,
+    pub lease_until: Option<String>,
+    pub lease_left_secs: Option<i64>,
+    pub lease_expired: bool,
+    pub depends_on: Vec<String>,
+    pub branch: Option<String>,
+    pub ready: bool,
+    pub published: bool,
+}
+
+/// `task list` / `task ready`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Listed {
+    pub tasks: Vec<Row>,
+    pub unreadable: Vec<Unreadable>,
+    #[serde(skip)]
+    pub ready_only: bool,
+}
+
+fn row(k: &Known, now: Timestamp, ready: bool) -> Row {
+    let r = &k.record;
+    let claim = r.claim.as_ref();
+    Row {
+        plan: k.key.plan.clone(),
+        id: k.key.id.clone(),
+        title: r.title.clone(),
+        status: r.status,
+        status_label: r.status_label(),
+        owner: r.owner.clone(),
+        holder: claim.map(|c| c.holder.clone()),
+        lease_until: claim.map(|c| c.lease_until.clone()),
+        lease_left_secs: claim.map(|c| c.left(now).as_secs()),
+        lease_expired: claim.is_some_and(|c| !c.live(now)),
+        depends_on: r.depends_on.clone(),
+        branch: r.branch.clone(),
+        ready,
+        published: k.published == Some(k.commit),
+    }
+}
+
+fn load(ctx: &Ctx, plan: Option<&str>) -> Result<(Vec<Known>, Vec<Unreadable>)> {
+    if let Some(p) = plan {
+        names::validate_name("plan", p)?;
+    }
+    fetch(ctx, &["refs/swarm/tasks/"])?;
+    known::all(&ctx.store, ctx.remote(), plan)
+}
+
+/// Every task (of `plan`), with `statuses` as a filter (empty: all).
+pub fn list(ctx: &Ctx, plan: Option<&str>, filter: &[Status]) -> Result<Listed> {
+    let now = ctx.store.clock.now();
+    let (tasks, unreadable) = load(ctx, plan)?;
+    let rows = rows(&tasks, now)
+        .into_iter()
+        .filter(|r| filter.is_empty() || filter.contains(&r.status))
+        .collect();
+    Ok(Listed {
+        tasks: rows,
+        unreadable,
+        ready_only: false,
+    })
+}
+
+fn rows(tasks: &[Known], now: Timestamp) -> Vec<Row> {
+    tasks
+        .iter()
+        .map(|k| {
+            let plan_tasks: Vec<Known> = tasks
+                .iter()
+                .filter(|t| t.key.plan == k.key.plan)
+                .cloned()
+                .collect();
+            let st = statuses(&plan_tasks);
+            let ready = k.record.ready(now, |d| st.get(d) == Some(&Status::Done));
+            row(k, now, ready)
+        })
+        .collect()
+}
+
+/// Open, unclaimed tasks whose dependencies are all done.
+pub fn ready(ctx: &Ctx, plan: Option<&str>) -> Result<Listed> {
+    let now = ctx.store.clock.now();
+    let (tasks, unreadable) = load(ctx, plan)?;
+    Ok(Listed {
+        tasks: rows(&tasks, now).into_iter().filter(|r| r.ready).collect(),
+        unreadable,
+        ready_only: true,
+    })
+}
+
+/// `task show`: the record and its journal (the task's audit trail).
+#[derive(Debug, Clone, Serialize)]
+pub struct Shown {
+    pub task: serde_json::Value,
+    pub commit: String,
+    pub published: bool,
+    pub ready: bool,
+    pub journal: Vec<JournalEntry>,
+    #[serde(skip)]
+    pub row: Row,
+}
+
+pub fn show(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<Shown> {
+    let plan = resolve_plan(ctx, plan, id)?;
+    let now = ctx.store.clock.now();
+    let (tasks, _) = load(ctx, Some(&plan))?;
+    let k = tasks
+        .iter()
+        .find(|k| k.key.id == id)
+        .ok_or_else(|| not_found(Some(&plan), id))?;
+    let row = rows(std::slice::from_ref(k), now).remove(0);
+    let st = statuses(&tasks);
+    let ready = k.record.ready(now, |d| st.get(d) == Some(&Status::Done));
+    Ok(Shown {
+        task: k.record.to_json(now),
+        commit: k.commit.to_string(),
+        published: row.published,
+        ready,
+        journal: ctx.store.journal(k.commit, Some(100))?,
+        row: Row { ready, ..row },
+    })
+}

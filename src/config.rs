@@ -83,6 +83,8 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "swarm.waitCeiling",
         "60s",
         "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides)",
+    ),
+    (
         "swarm.taskLease",
         "30m",
         "default lease of a task claim for task claim/renew/recover",

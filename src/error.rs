@@ -143,6 +143,8 @@ codes! {
     LaneMoved("LANE_MOVED", Check): "report: this is the old worktree of a lane handed over since; says who owns it now and where",
     GuardFailed("GUARD_FAILED", Check): "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",
     GuardError("GUARD_ERROR", Env): "a guard could not read what it needs, so it failed closed (nothing passes unchecked)",
+    SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
+    SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
 }
 
 impl Code {

@@ -29,6 +29,9 @@ use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, 
 use crate::store::Event;
 
 mod lane;
+mod restore;
+
+pub use restore::worktree;
 
 /// What `accept` did.
 #[derive(Debug, Clone)]
@@ -63,6 +66,12 @@ struct Decided {
 
 /// `git swarm accept <packet-id>`
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
+    accept_with(ctx, arg, true)
+}
+
+/// `git swarm accept <packet-id> [--no-restore]`: with `restore`, a clean
+/// checkout at the packet's head gets the packet's snapshot first.
+pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
     let actor = ctx.actor()?;
     // One round decides and publishes; a lost race is decided on a fresh
     // fetch in the second round, which only explains it.
@@ -74,7 +83,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
         2,
         |round| match (&round.rejected, &tried) {
             (Some(lost), Some(packet)) => Err(lost_race(ctx, round, packet, lost)),
-            _ => decide(ctx, arg, &actor, &mut tried),
+            _ => decide(ctx, arg, &actor, restore, &mut tried),
         },
     )?;
     let d = match looped {
@@ -115,7 +124,13 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 /// interrupted run: nothing to publish), or check the packet against this
 /// checkout and write the acceptance, to publish at the arbiter with the
 /// lane handed over in the same push.
-fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Result<Step<Decided>> {
+fn decide(
+    ctx: &Ctx,
+    arg: &str,
+    actor: &str,
+    restore: bool,
+    tried: &mut Option<Packet>,
+) -> Result<Step<Decided>> {
     let store = &ctx.store;
     let refname = locate(ctx, arg)?;
     let tip = remote::tip(store, ctx.remote(), &refname)?;
@@ -130,6 +145,9 @@ fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Resu
             commit: base,
             resumed: true,
         }));
+    }
+    if restore {
+        restore::restore(ctx, &packet)?;
     }
     let found = rederive(ctx, &packet)?;
     if !found.is_empty() {

@@ -25,6 +25,7 @@ mod process;
 mod props;
 mod rough;
 mod secrets;
+mod snapshot;
 mod soak;
 mod sync;
 mod tryout;

@@ -21,6 +21,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static LANE: KindOf<lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
+    static SNAPSHOT: packet::snapshot::SnapshotKind = packet::snapshot::SnapshotKind;
+    static KINDS: [&dyn AnyKind; 5] = [&PLAN, &LANE, &LEAD, &PACKET, &SNAPSHOT];
     &KINDS
 }

@@ -250,6 +250,7 @@ fn complete(
         remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
         completed = true;
     }
+    restore::keep(ctx, packet, &acc.accepted_by)?;
     let event = accept_event(acc);
     completed |= crate::ctx::plan::journal(
         ctx,

@@ -281,6 +281,41 @@ fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works(
     env.git(&b, &["switch", "--quiet", "feat/login"]);
     env.swarm(&b, &["accept", &id]).ok();
     assert_eq!(env.read(&b.join("new.txt")), "half done\n");
+
+    // gc archives the snapshot with its accepted packet; the commit stays
+    // reachable from the archive, and sync removes the live ref remotely.
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let snap = env.git(&b, &["rev-parse", &snap_ref]);
+    let gc = env
+        .swarm(&b, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(gc["archived"]["snapshots"], serde_json::json!([snap_ref]));
+    assert_eq!(
+        gc["archived"]["packets"],
+        serde_json::json!([format!("refs/swarm/packets/auth/{id}")])
+    );
+    assert!(env.refs(&b, "refs/swarm/snapshots/").is_empty());
+    env.git(
+        &b,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &snap,
+            "refs/swarm/archive/snapshots",
+        ],
+    );
+    env.swarm(&b, &["sync"]).ok();
+    assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
+    env.git(
+        &remote,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &snap,
+            "refs/swarm/archive/snapshots",
+        ],
+    );
 }
 
 #[test]

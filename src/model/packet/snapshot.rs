@@ -9,7 +9,11 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use gix::ObjectId;
+
 use crate::error::{Code, Error};
+use crate::store::kind::{AnyKind, Diverged};
+use crate::store::Store;
 
 /// Where every snapshot ref lives.
 pub const SNAPSHOT_PREFIX: &str = "refs/swarm/snapshots/";
@@ -48,6 +52,33 @@ pub struct SnapshotPath {
     /// A rename's source path.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<String>,
+}
+
+/// The snapshot refs as a kind for `sync` and `gc`: a snapshot is written
+/// once and never changes (the published one wins), and is finished — so
+/// `gc` archives it — when the packet it is tied to is (accepted or
+/// withdrawn), in the same run.
+pub struct SnapshotKind;
+
+impl AnyKind for SnapshotKind {
+    fn namespace(&self) -> &'static str {
+        "snapshots"
+    }
+    fn kind(&self) -> &'static str {
+        "snapshot"
+    }
+    fn diverged(&self) -> Diverged {
+        Diverged::PublishedWinsIfRelated
+    }
+    fn finished(
+        &self,
+        _store: &Store,
+        path: &str,
+        _tip: ObjectId,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        finished_elsewhere("packets", path)
+    }
 }
 
 /// The state of a path from its `git status --porcelain` letters.

@@ -91,3 +91,21 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<PathBuf> {
     }
     Ok(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
 }
+
+/// Keep the packet's snapshot under its ref here too (from the commit
+/// fetched), so that it lives as long as the packet here and `gc` archives
+/// it with the packet.
+pub fn keep(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
+    let Some(snap) = &packet.snapshot else {
+        return Ok(());
+    };
+    let refname = snapshot_ref(&packet.plan, &packet.id);
+    if ctx.store.ref_target(&refname)?.is_some()
+        || !crate::ctx::snapshot::present(&ctx.store.git, snap)?
+    {
+        return Ok(());
+    }
+    let id = gix::ObjectId::from_hex(snap.commit.as_bytes())
+        .map_err(|e| Error::gix("bad snapshot commit id", e))?;
+    remote::adopt(&ctx.store, &refname, id, actor, "accept: keep the snapshot")
+}

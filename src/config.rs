@@ -79,6 +79,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "2000",
         "sync runs gc first when there are more live swarm refs than this",
     ),
+    (
+        "swarm.snapshotLimit",
+        "10485760",
+        "handoff refuses to snapshot more bytes of uncommitted work than this",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -126,7 +126,7 @@ fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Resu
             .hint("or leave the file out of the handoff: commit it elsewhere, delete it, or add it to .gitignore"));
     }
     let total = sizes.iter().map(|(_, s)| s).sum();
-    sizes.sort_by(|a, b| b.1.cmp(&a.1));
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
     check_size(total, limit, &sizes)
 }
 

@@ -216,6 +216,15 @@ fn render_accepted(a: &Accepted) -> Output {
     if let Some(s) = &packet.step {
         text.push_str(&format!("step: {s}\n"));
     }
+    if let (true, Some(snap)) = (a.restored, &packet.snapshot) {
+        text.push_str(&format!(
+            "restored the uncommitted work from the snapshot: {} path{} ({} bytes) in {}\n",
+            snap.paths.len(),
+            plural(snap.paths.len()),
+            snap.size,
+            a.acceptance.checkout
+        ));
+    }
     text.push_str("\nnext steps, in order:\n");
     if packet.next.is_empty() {
         text.push_str("  (none given: re-derive the next action from the plan)\n");
@@ -260,6 +269,7 @@ fn render_accepted(a: &Accepted) -> Output {
         "task": packet.task,
         "step": packet.step,
         "resumed": a.resumed,
+        "restored": a.restored,
         "published": a.published,
         "acceptance": acc,
     });

@@ -41,6 +41,8 @@ pub struct Accepted {
     pub acceptance: Acceptance,
     /// This run completed an interrupted acceptance.
     pub resumed: bool,
+    /// The packet's snapshot was restored into this checkout.
+    pub restored: bool,
     /// A remote arbitrated.
     pub published: bool,
     pub warnings: Vec<String>,
@@ -62,6 +64,7 @@ struct Decided {
     /// The version holding the acceptance.
     commit: ObjectId,
     resumed: bool,
+    restored: bool,
 }
 
 /// `git swarm accept <packet-id>`
@@ -115,6 +118,7 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         packet: d.packet,
         acceptance: d.acc,
         resumed: d.resumed,
+        restored: d.restored,
         published: ctx.remote().is_some(),
         warnings,
     })
@@ -144,11 +148,10 @@ fn decide(
             packet,
             commit: base,
             resumed: true,
+            restored: false,
         }));
     }
-    if restore {
-        restore::restore(ctx, &packet)?;
-    }
+    let restored = restore && restore::restore(ctx, &packet)?;
     let found = rederive(ctx, &packet)?;
     if !found.is_empty() {
         return Err(mismatch_error(&packet, &found));
@@ -170,6 +173,7 @@ fn decide(
         acc,
         commit,
         resumed: false,
+        restored,
     };
     Ok(Step::Publish(
         Next::new(&refname, tip, commit, actor, &event.summary, decided)

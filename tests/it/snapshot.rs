@@ -162,7 +162,8 @@ fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() 
     // Bob continues on his clone, in a worktree accept creates.
     let succ = b.join("succ");
     env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
-        .ok();
+        .ok()
+        .stdout_has("restored the uncommitted work from the snapshot: 9 paths (6098 bytes)");
     for (p, want) in PATHS.iter().zip(&files_before) {
         assert_eq!(&file(&succ, p), want, "{p} differs after accept");
     }
@@ -212,7 +213,8 @@ fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
         .stderr_has("keep.txt");
     assert_eq!(env.read(&b.join("keep.txt")), "keep\n");
     // Without it, the work is restored and accepted.
-    env.swarm(&b, &["accept", &id]).ok();
+    let json = env.swarm(&b, &["accept", &id, "--json"]).ok().json();
+    assert_eq!(json["restored"], true);
     assert_eq!(env.read(&b.join("keep.txt")), "alice's edit\n");
 }
 

@@ -332,3 +332,60 @@ fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
     assert!(!packet.contains("snapshot"), "{packet}");
     assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
 }
+
+#[test]
+fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("new.txt"), "x\n");
+    let id = handoff_id(&env, &wt);
+    // As if the snapshot had been lost at the remote.
+    env.git(
+        &remote,
+        &[
+            "update-ref",
+            "-d",
+            &format!("refs/swarm/snapshots/auth/{id}"),
+        ],
+    );
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    env.swarm(&b, &["accept", &id])
+        .err(4, "SNAPSHOT_MISSING")
+        .stderr_has("--no-restore");
+    assert_eq!(env.git(&remote, &["rev-parse", &packet]), before);
+    assert_eq!(env.git(&b, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
+    let env = TestEnv::new();
+    let (remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("new.txt"), "offline work\n");
+    let id = env
+        .swarm(
+            &wt,
+            &["--offline", "handoff", "--reason", "usage_limit", "--json"],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    assert!(env
+        .refs(&a, "refs/swarm/snapshots/")
+        .contains_key(&snap_ref));
+    assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
+    env.swarm(&a, &["sync"]).ok();
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &snap_ref]),
+        env.git(&a, &["rev-parse", &snap_ref])
+    );
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    env.swarm(&b, &["accept", &id]).ok();
+    assert_eq!(env.read(&b.join("new.txt")), "offline work\n");
+}

@@ -89,6 +89,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "30m",
         "default lease of a task claim for task claim/renew/recover",
     ),
+    (
+        "swarm.snapshotLimit",
+        "10485760",
+        "handoff refuses to snapshot more bytes of uncommitted work than this",
+    ),
 ];
 
 #[derive(Debug, Clone)]

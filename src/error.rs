@@ -162,6 +162,8 @@ codes! {
     LeaseNotExpired("LEASE_NOT_EXPIRED", Race): "task recover: the claim is still live (wait for its lease, or ask the holder to release it)",
     LeaseInvalidDuration("LEASE_INVALID_DURATION", Usage): "task: --lease or swarm.taskLease is not a positive duration (45s, 30m, 2h, 1d)",
     TaskNotMerged("TASK_NOT_MERGED", Check): "task done: the task's branch is not merged into its base and has no merged verdict note (--unverified --reason records it anyway)",
+    SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
+    SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
 }
 
 impl Code {

@@ -76,6 +76,44 @@ impl Git {
         Ok(String::from_utf8_lossy(&out.stdout).into_owned())
     }
 
+    /// Run git with extra environment variables (e.g. `GIT_INDEX_FILE`, so
+    /// that a snapshot is staged in a temporary index, never the real one).
+    pub fn run_env<I, S>(&self, args: I, env: &[(&str, &OsStr)]) -> Result<String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let mut cmd = self.command(&args);
+        cmd.stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let out = cmd
+            .output()
+            .map_err(|e| Error::new(Code::GitFailed, format!("could not run git: {e}")))?;
+        if !out.status.success() {
+            return Err(failed(&args, &out));
+        }
+        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    /// The bytes git prints (e.g. `cat-file blob`), exactly; a non-zero exit is an error.
+    pub fn run_bytes<I, S>(&self, args: I) -> Result<Vec<u8>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        let args: Vec<std::ffi::OsString> =
+            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
+        let out = self.output(&args)?;
+        if !out.status.success() {
+            return Err(failed(&args, &out));
+        }
+        Ok(out.stdout)
+    }
+
     /// Run git with `input` on stdin.
     pub fn run_with_input<I, S>(&self, args: I, input: &[u8]) -> Result<String>
     where
@@ -370,6 +408,32 @@ impl Git {
         }
     }
 
+    /// `git status --porcelain=v1` entries (untracked files listed one by
+    /// one, ignored ones not): the two status letters, the path, and for a
+    /// rename or copy its source path.
+    pub fn status_entries(&self) -> Result<Vec<StatusEntry>> {
+        let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
+        let mut entries = Vec::new();
+        let mut fields = out.split('\0');
+        while let Some(entry) = fields.next() {
+            if entry.len() < 4 {
+                continue;
+            }
+            let (status, path) = entry.split_at(3);
+            let from = if status.starts_with('R') || status.starts_with('C') {
+                fields.next().map(str::to_string)
+            } else {
+                None
+            };
+            entries.push(StatusEntry {
+                xy: status[..2].to_string(),
+                path: path.to_string(),
+                from,
+            });
+        }
+        Ok(entries)
+    }
+
     /// Paths with uncommitted changes (staged, unstaged or untracked, not ignored), sorted.
     pub fn dirty_paths(&self) -> Result<Vec<String>> {
         let out = self.run(["status", "--porcelain=v1", "-z", "--untracked-files=all"])?;
@@ -407,6 +471,16 @@ impl Git {
         refs.sort();
         Ok(refs)
     }
+}
+
+/// One entry of `git status --porcelain=v1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StatusEntry {
+    /// The index and worktree status letters (`??` untracked).
+    pub xy: String,
+    pub path: String,
+    /// The source path of a rename or copy.
+    pub from: Option<String>,
 }
 
 /// An exclusive lock file, removed on drop. One left by a killed process is

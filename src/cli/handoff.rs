@@ -85,6 +85,14 @@ pub enum PacketCmd {
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
     pub packet_id: String,
+    /// Do not restore the packet's snapshot of the uncommitted work: the
+    /// checkout must already hold it (the behaviour before snapshots).
+    #[arg(long)]
+    pub no_restore: bool,
+    /// Accept in the worktree at PATH, created on the packet's branch
+    /// when absent (the snapshot is then restored into it).
+    #[arg(long, value_name = "PATH")]
+    pub worktree: Option<std::path::PathBuf>,
 }
 
 pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
@@ -128,8 +136,16 @@ pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
 }
 
 pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
-    let ctx = g.ctx()?;
-    Ok(render_accepted(&accept::accept(&ctx, &a.packet_id)?))
+    let mut ctx = g.ctx()?;
+    if let Some(path) = &a.worktree {
+        let dir = accept::worktree(&ctx, &a.packet_id, path)?;
+        ctx = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)?;
+    }
+    Ok(render_accepted(&accept::accept_with(
+        &ctx,
+        &a.packet_id,
+        !a.no_restore,
+    )?))
 }
 
 fn plural(n: usize) -> &'static str {
@@ -200,6 +216,15 @@ fn render_accepted(a: &Accepted) -> Output {
     if let Some(s) = &packet.step {
         text.push_str(&format!("step: {s}\n"));
     }
+    if let (true, Some(snap)) = (a.restored, &packet.snapshot) {
+        text.push_str(&format!(
+            "restored the uncommitted work from the snapshot: {} path{} ({} bytes) in {}\n",
+            snap.paths.len(),
+            plural(snap.paths.len()),
+            snap.size,
+            a.acceptance.checkout
+        ));
+    }
     text.push_str("\nnext steps, in order:\n");
     if packet.next.is_empty() {
         text.push_str("  (none given: re-derive the next action from the plan)\n");
@@ -244,6 +269,7 @@ fn render_accepted(a: &Accepted) -> Output {
         "task": packet.task,
         "step": packet.step,
         "resumed": a.resumed,
+        "restored": a.restored,
         "published": a.published,
         "acceptance": acc,
     });

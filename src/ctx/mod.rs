@@ -14,6 +14,7 @@ use crate::error::Result;
 use crate::store::Store;
 
 pub mod lead;
+pub mod snapshot;
 pub mod task;
 
 pub struct Ctx {

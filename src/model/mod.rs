@@ -25,6 +25,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
     static MESSAGE: KindOf<message::Message> = KindOf::new();
     static TASK: KindOf<task::TaskRecord> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 6] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE, &TASK];
+    static SNAPSHOT: packet::snapshot::SnapshotKind = packet::snapshot::SnapshotKind;
+    static KINDS: [&dyn AnyKind; 7] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE, &TASK, &SNAPSHOT];
     &KINDS
 }

@@ -17,6 +17,7 @@ use crate::store::kind::{Diverged, Files, Record, RecordKey};
 use crate::store::record::{self, Extra};
 
 pub mod build;
+pub mod snapshot;
 pub mod verdict;
 
 pub use build::{
@@ -94,6 +95,10 @@ pub struct Packet {
     /// packet, and `accept` hands it over or refuses.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lane: Option<String>,
+    /// The uncommitted work itself, as a commit on the snapshot ref tied
+    /// to this packet; None when there was none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<snapshot::Snapshot>,
     #[serde(default)]
     pub leader: Option<String>,
     #[serde(default)]

@@ -29,6 +29,9 @@ use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, 
 use crate::store::Event;
 
 mod lane;
+mod restore;
+
+pub use restore::worktree;
 
 /// What `accept` did.
 #[derive(Debug, Clone)]
@@ -38,6 +41,8 @@ pub struct Accepted {
     pub acceptance: Acceptance,
     /// This run completed an interrupted acceptance.
     pub resumed: bool,
+    /// The packet's snapshot was restored into this checkout.
+    pub restored: bool,
     /// A remote arbitrated.
     pub published: bool,
     pub warnings: Vec<String>,
@@ -59,10 +64,17 @@ struct Decided {
     /// The version holding the acceptance.
     commit: ObjectId,
     resumed: bool,
+    restored: bool,
 }
 
 /// `git swarm accept <packet-id>`
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
+    accept_with(ctx, arg, true)
+}
+
+/// `git swarm accept <packet-id> [--no-restore]`: with `restore`, a clean
+/// checkout at the packet's head gets the packet's snapshot first.
+pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
     let actor = ctx.actor()?;
     // One round decides and publishes; a lost race is decided on a fresh
     // fetch in the second round, which only explains it.
@@ -74,7 +86,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
         2,
         |round| match (&round.rejected, &tried) {
             (Some(lost), Some(packet)) => Err(lost_race(ctx, round, packet, lost)),
-            _ => decide(ctx, arg, &actor, &mut tried),
+            _ => decide(ctx, arg, &actor, restore, &mut tried),
         },
     )?;
     let d = match looped {
@@ -106,6 +118,7 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
         packet: d.packet,
         acceptance: d.acc,
         resumed: d.resumed,
+        restored: d.restored,
         published: ctx.remote().is_some(),
         warnings,
     })
@@ -115,7 +128,13 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 /// interrupted run: nothing to publish), or check the packet against this
 /// checkout and write the acceptance, to publish at the arbiter with the
 /// lane handed over in the same push.
-fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Result<Step<Decided>> {
+fn decide(
+    ctx: &Ctx,
+    arg: &str,
+    actor: &str,
+    restore: bool,
+    tried: &mut Option<Packet>,
+) -> Result<Step<Decided>> {
     let store = &ctx.store;
     let refname = locate(ctx, arg)?;
     let tip = remote::tip(store, ctx.remote(), &refname)?;
@@ -129,8 +148,10 @@ fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Resu
             packet,
             commit: base,
             resumed: true,
+            restored: false,
         }));
     }
+    let restored = restore && restore::restore(ctx, &packet)?;
     let found = rederive(ctx, &packet)?;
     if !found.is_empty() {
         return Err(mismatch_error(&packet, &found));
@@ -152,6 +173,7 @@ fn decide(ctx: &Ctx, arg: &str, actor: &str, tried: &mut Option<Packet>) -> Resu
         acc,
         commit,
         resumed: false,
+        restored,
     };
     Ok(Step::Publish(
         Next::new(&refname, tip, commit, actor, &event.summary, decided)
@@ -232,6 +254,7 @@ fn complete(
         remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
         completed = true;
     }
+    restore::keep(ctx, packet, &acc.accepted_by)?;
     let event = accept_event(acc);
     completed |= crate::ctx::plan::journal(
         ctx,

@@ -302,8 +302,17 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     )?;
     d.swarm("alice", &["lane", "list"])?;
 
-    d.say("The api lane runs low: it pushes its work and writes a handoff packet");
+    d.say("The api lane runs low mid-edit: it pushes its commits and writes a handoff packet that carries its uncommitted work");
     d.run(api, "git", &["push", "--quiet", "origin", "feat/api"], 0)?;
+    d.run(
+        api,
+        "sh",
+        &[
+            "-c",
+            "echo 'POST /orders: half done' >> orders.txt && echo 'validate totals' > notes.txt",
+        ],
+        0,
+    )?;
     let packet = d.swarm(
         api,
         &[
@@ -327,12 +336,7 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
         .ok()
         .and_then(|v| v["id"].as_str().map(str::to_string))
         .ok_or_else(|| Error::new(Code::DemoFailed, "handoff did not print a packet id"))?;
-    d.say("A successor accepts only after git-swarm re-derives branch, head and dirty paths");
-    d.swarm(api, &["--as", "agent-api-2", "accept", &id])?;
-    d.say("…and re-runs every gate the packet lists as unverified");
-    d.run(api, "sh", &["check.sh"], 0)?;
-    d.say("A packet is accepted once");
-    d.run(api, "git-swarm", &["--as", "agent-x", "accept", &id], 3)?;
+    d.run(api, "git", &["status", "--short"], 0)?;
     d.swarm("alice", &["sync"])?;
 
     d.say("Machine B (bob, next in succession) clones and sees the whole swarm");
@@ -341,6 +345,31 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     d.swarm("bob", &["init"])?;
     d.swarm("bob", &["sync"])?;
     d.swarm("bob", &["status"])?;
+
+    d.say("On machine B a successor accepts: a worktree on the lane branch, the uncommitted work restored, branch, head and every file re-derived");
+    let api2 = "bob/_swarm-worktrees/api";
+    d.swarm(
+        "bob",
+        &[
+            "--as",
+            "agent-api-2",
+            "accept",
+            &id,
+            "--worktree",
+            "_swarm-worktrees/api",
+        ],
+    )?;
+    d.run(api2, "git", &["status", "--short"], 0)?;
+    d.say("…re-runs every gate the packet lists as unverified, and carries on from the restored files");
+    d.run(api2, "sh", &["check.sh"], 0)?;
+    d.run(api2, "sh", &["-c", "echo 'POST /orders: done' >> orders.txt && git add orders.txt notes.txt && git commit --quiet -m 'POST /orders' && git push --quiet origin feat/api"], 0)?;
+    d.say("A packet is accepted once");
+    d.run("bob", "git-swarm", &["--as", "agent-x", "accept", &id], 3)?;
+    d.say(
+        "The predecessor's worktree was left as it was; its copy of the work is no longer needed",
+    );
+    d.run(api, "sh", &["-c", "git checkout -- . && git clean -fdq"], 0)?;
+    d.swarm("alice", &["sync"])?;
 
     d.say(
         "main is protected (init added it to swarm.protect): only a fenced `lead push` may move it",

@@ -17,6 +17,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
+use crate::model::packet::snapshot::Snapshot;
 use crate::model::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, PREFIX};
 use crate::store::record;
 use crate::store::{Event, Store};
@@ -50,7 +51,10 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
     };
     let derived = derive(ctx, &input, &actor, &plan_name)?;
     let mut packet = Packet::build(&input, verified, derived)?;
+    packet.snapshot = snapshot(ctx, &packet)?;
+    failpoint::point("handoff:snapshot");
     let (refname, resumed) = publish::publish(ctx, &mut packet, &actor)?;
+    publish::snapshot_local(ctx, &packet, &actor)?;
     failpoint::point("handoff:ref");
     record_written(ctx, &packet, &actor)?;
     if let Some(path) = &input.export {
@@ -130,6 +134,21 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
             .map(str::to_string),
         epoch: leader.as_ref().map(|l| l.epoch),
     })
+}
+
+/// The snapshot of the uncommitted work (never the plan file nor the
+/// export file), when there is any. No ref is written: the commit travels
+/// with the packet in its atomic push.
+fn snapshot(ctx: &Ctx, packet: &Packet) -> Result<Option<Snapshot>> {
+    if packet.uncommitted.is_empty() {
+        return Ok(None);
+    }
+    let store = &ctx.store;
+    let workdir = store.workdir_or_err()?;
+    let mut exclude = vec![ctx.settings.plan_file.trim_start_matches('/').to_string()];
+    exclude.extend(packet.export.clone());
+    let limit = crate::ctx::snapshot::limit(store)?;
+    crate::ctx::snapshot::take(&store.git, &workdir, &exclude, &packet.author, limit)
 }
 
 fn head_commit(store: &Store) -> Result<String> {

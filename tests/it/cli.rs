@@ -129,6 +129,12 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     };
     assert_eq!(find("lane new api-2"), 1, "second executor refused");
     assert_eq!(find("accept"), 0);
+    assert_eq!(
+        find("--worktree _swarm-worktrees/api"),
+        0,
+        "the successor on machine B accepts and gets the work restored"
+    );
+    run.expect_stderr("restored the uncommitted work from the snapshot: 2 paths");
     assert_eq!(find("--as agent-x accept"), 3, "accepted once");
     assert_eq!(find("lead handover bob"), 0);
     assert_eq!(

@@ -26,6 +26,7 @@ mod process;
 mod props;
 mod rough;
 mod secrets;
+mod snapshot;
 mod soak;
 mod sync;
 mod task;

@@ -164,6 +164,7 @@ impl Packet {
             uncommitted_content: d.uncommitted_content,
             export: d.export,
             lane: d.lane,
+            snapshot: None,
             leader: d.leader,
             epoch: d.epoch,
             done: input.done.clone(),

@@ -8,6 +8,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
+use crate::model::packet::snapshot::snapshot_ref;
 use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
 use crate::names;
 use crate::store::kind::Record;
@@ -57,7 +58,7 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
         let looped = publish_loop(store, ctx.remote(), Fetch::Nothing, 1, |_| {
             Ok(Step::Publish(
                 Next::new(refname, tip, commit, actor, "handoff: publish", ())
-                    .companions(companions.to_vec())
+                    .companions(with_snapshot(companions, &packet))
                     .point("handoff"),
             ))
         })?;
@@ -75,6 +76,36 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
         remote::adopt(store, refname, commit, actor, "handoff: catch up")?;
     }
     Ok(packet)
+}
+
+/// The companions plus the packet's snapshot ref (new: it must not exist
+/// at the remote yet), so that the snapshot and the packet are published
+/// together or not at all.
+fn with_snapshot(companions: &[PushUpdate], packet: &Packet) -> Vec<PushUpdate> {
+    let mut out = companions.to_vec();
+    if let Some(s) = &packet.snapshot {
+        out.push(PushUpdate {
+            refname: snapshot_ref(&packet.plan, &packet.id),
+            new: Some(s.commit.clone()),
+            expected: None,
+        });
+    }
+    out
+}
+
+/// Point the local snapshot ref at the packet's snapshot (offline, where
+/// no push carries it; online, after the push, a no-op).
+pub fn snapshot_local(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
+    let Some(s) = &packet.snapshot else {
+        return Ok(());
+    };
+    let refname = snapshot_ref(&packet.plan, &packet.id);
+    let id = gix::ObjectId::from_hex(s.commit.as_bytes())
+        .map_err(|e| Error::gix("bad snapshot commit id", e))?;
+    if ctx.store.ref_target(&refname)? != Some(id) {
+        remote::adopt(&ctx.store, &refname, id, actor, "handoff: snapshot")?;
+    }
+    Ok(())
 }
 
 /// The lane record to publish in the same push as the packet, so that a
@@ -162,7 +193,8 @@ fn publish_new(
             packet.created_at = rfc3339(now);
             let next = first_version(ctx, packet, &refname, actor)?;
             Ok(Step::Publish(
-                next.companions(companions.to_vec()).point("handoff"),
+                next.companions(with_snapshot(companions, packet))
+                    .point("handoff"),
             ))
         },
     )?;

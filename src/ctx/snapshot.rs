@@ -1,0 +1,309 @@
+//! Taking and restoring a snapshot of a checkout's uncommitted work
+//! (staged, unstaged, untracked-not-ignored), as `git stash create` does
+//! plus the untracked files, without touching the checkout: the work is
+//! staged in a temporary copy of the index (`GIT_INDEX_FILE`), never the
+//! real one, and no file of the working tree is written. `handoff` takes
+//! one; `accept` restores one into a clean successor checkout.
+
+use std::collections::BTreeMap;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Code, Error, Result};
+use crate::git::Git;
+use crate::model::packet::snapshot::{check_size, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT};
+use crate::secret;
+use crate::store::Store;
+
+/// A fixed date for the snapshot's commits, so that the same work on the
+/// same head by the same author is the same commit (a re-run of an
+/// interrupted handoff finds its packet unchanged).
+const FIXED_DATE: &str = "@0 +0000";
+
+/// `swarm.snapshotLimit` (bytes), else [`DEFAULT_LIMIT`].
+pub fn limit(store: &Store) -> Result<u64> {
+    match store.config("swarm.snapshotLimit") {
+        None => Ok(DEFAULT_LIMIT),
+        Some(v) => v.trim().parse().map_err(|_| {
+            Error::new(
+                Code::ConfigInvalid,
+                format!("swarm.snapshotLimit is '{v}', not a number of bytes"),
+            )
+            .hint(
+                "set it to a whole number of bytes, e.g. `git config swarm.snapshotLimit 20971520`",
+            )
+        }),
+    }
+}
+
+/// Snapshot the uncommitted work of the checkout at `workdir`, leaving
+/// out `exclude` (the plan file, the packet's export file): None when
+/// there is none. Refuses a file that looks like it holds a credential
+/// (`PACKET_SECRET`, path and line named) and work over `limit` bytes
+/// (`SNAPSHOT_TOO_LARGE`), before writing any object.
+pub fn take(
+    git: &Git,
+    workdir: &Path,
+    exclude: &[String],
+    author: &str,
+    limit: u64,
+) -> Result<Option<Snapshot>> {
+    let (entries, excluded): (Vec<_>, Vec<_>) = git
+        .status_entries()?
+        .into_iter()
+        .partition(|e| !exclude.contains(&e.path));
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    scan(workdir, &entries, limit)?;
+    // Only a path git would add is left out by name (naming an ignored
+    // one makes `git add` fail).
+    let excluded: Vec<String> = excluded.into_iter().map(|e| e.path).collect();
+    let (tree, commit) = write(git, &excluded, author)?;
+    let listed = ls_tree(git, &tree)?;
+    let mut paths = BTreeMap::new();
+    let mut size = 0;
+    for e in &entries {
+        let entry = match listed.get(&e.path) {
+            Some((mode, blob, bytes)) => {
+                size += bytes;
+                SnapshotPath {
+                    state: state_of(&e.xy).to_string(),
+                    content: blob.clone(),
+                    mode: Some(mode.clone()),
+                    size: *bytes,
+                    from: e.from.clone(),
+                }
+            }
+            None => SnapshotPath {
+                state: if e.xy.starts_with('R') {
+                    "renamed".to_string()
+                } else {
+                    "deleted".to_string()
+                },
+                content: "deleted".to_string(),
+                mode: None,
+                size: 0,
+                from: e.from.clone(),
+            },
+        };
+        paths.insert(e.path.clone(), entry);
+    }
+    Ok(Some(Snapshot {
+        commit,
+        size,
+        paths,
+    }))
+}
+
+/// Refuse credentials in, and too many bytes of, the files to snapshot.
+fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Result<()> {
+    let mut findings = Vec::new();
+    let mut sizes = Vec::new();
+    for e in entries {
+        let full = workdir.join(&e.path);
+        let Ok(meta) = std::fs::symlink_metadata(&full) else {
+            continue;
+        };
+        if !meta.is_file() {
+            continue;
+        }
+        sizes.push((e.path.clone(), meta.len()));
+        if meta.len() > limit {
+            continue;
+        }
+        let bytes = std::fs::read(&full).map_err(|err| crate::ctx::plan::io_error(&full, err))?;
+        if bytes.contains(&0) {
+            continue; // binary: no text credential to find
+        }
+        findings.extend(secret::scan_lines(
+            &e.path,
+            &String::from_utf8_lossy(&bytes),
+        ));
+    }
+    if !findings.is_empty() {
+        return Err(secret::refusal(Code::PacketSecret, "the snapshot of the uncommitted work", &findings)
+            .hint("or leave the file out of the handoff: commit it elsewhere, delete it, or add it to .gitignore"));
+    }
+    let total = sizes.iter().map(|(_, s)| s).sum();
+    sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
+    check_size(total, limit, &sizes)
+}
+
+/// Removes the temporary index on drop.
+struct TempIndex(PathBuf);
+
+impl Drop for TempIndex {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Write the snapshot's objects: the working tree's tree and the commit
+/// (parents: the head, and a commit of the staged tree).
+fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)> {
+    let real = PathBuf::from(
+        git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"])?
+            .trim(),
+    );
+    let temp =
+        TempIndex(real.with_file_name(format!("swarm-snapshot-index-{}", std::process::id())));
+    if real.exists() {
+        std::fs::copy(&real, &temp.0).map_err(|e| crate::ctx::plan::io_error(&temp.0, e))?;
+    }
+    let env: Vec<(&str, &OsStr)> = vec![
+        ("GIT_INDEX_FILE", temp.0.as_os_str()),
+        ("GIT_AUTHOR_NAME", OsStr::new(author)),
+        ("GIT_AUTHOR_EMAIL", OsStr::new(author)),
+        ("GIT_COMMITTER_NAME", OsStr::new(author)),
+        ("GIT_COMMITTER_EMAIL", OsStr::new(author)),
+        ("GIT_AUTHOR_DATE", OsStr::new(FIXED_DATE)),
+        ("GIT_COMMITTER_DATE", OsStr::new(FIXED_DATE)),
+    ];
+    let head = git
+        .run(["rev-parse", "--verify", "HEAD"])?
+        .trim()
+        .to_string();
+    let staged = git.run_env(["write-tree"], &env)?.trim().to_string();
+    let index_commit = git
+        .run_env(
+            [
+                "commit-tree",
+                &staged,
+                "-p",
+                &head,
+                "-m",
+                "swarm snapshot: staged",
+            ],
+            &env,
+        )?
+        .trim()
+        .to_string();
+    let mut add: Vec<String> = vec!["add".into(), "-A".into(), "--".into(), ":/".into()];
+    add.extend(exclude.iter().map(|p| format!(":(top,exclude,literal){p}")));
+    git.run_env(&add, &env)?;
+    let tree = git.run_env(["write-tree"], &env)?.trim().to_string();
+    let commit = git
+        .run_env(
+            [
+                "commit-tree",
+                &tree,
+                "-p",
+                &head,
+                "-p",
+                &index_commit,
+                "-m",
+                "swarm snapshot: working tree",
+            ],
+            &env,
+        )?
+        .trim()
+        .to_string();
+    Ok((tree, commit))
+}
+
+/// Every file of `tree`: path → (mode, blob id, size).
+fn ls_tree(git: &Git, tree: &str) -> Result<BTreeMap<String, (String, String, u64)>> {
+    let out = git.run(["ls-tree", "-r", "-l", "-z", "--full-tree", tree])?;
+    let mut map = BTreeMap::new();
+    for entry in out.split('\0').filter(|e| !e.is_empty()) {
+        let Some((meta, path)) = entry.split_once('\t') else {
+            continue;
+        };
+        let f: Vec<&str> = meta.split_whitespace().collect();
+        if f.len() < 4 {
+            continue;
+        }
+        map.insert(
+            path.to_string(),
+            (
+                f[0].to_string(),
+                f[2].to_string(),
+                f[3].parse().unwrap_or(0),
+            ),
+        );
+    }
+    Ok(map)
+}
+
+/// Restore `snap` into the clean checkout of `git` at `workdir`, whose
+/// head is the snapshot's first parent: write every file the snapshot
+/// changed (content and mode), remove the ones it deleted, and set the
+/// index to the snapshot's staged tree. The caller checked the checkout
+/// is clean, so nothing is overwritten.
+pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
+    let commit = &snap.commit;
+    let out = git.run([
+        "diff-tree",
+        "-r",
+        "-z",
+        "--no-renames",
+        &format!("{commit}^1"),
+        commit,
+    ])?;
+    let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
+        let f: Vec<&str> = meta.trim_start_matches(':').split_whitespace().collect();
+        if f.len() < 5 {
+            continue;
+        }
+        let (mode, blob, status) = (f[1], f[3], f[4]);
+        let full = workdir.join(path);
+        if status == "D" {
+            match std::fs::remove_file(&full) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(crate::ctx::plan::io_error(&full, e))
+                }
+                _ => {}
+            }
+            continue;
+        }
+        write_file(git, &full, mode, blob)?;
+    }
+    let staged = git.run(["rev-parse", &format!("{commit}^2^{{tree}}")])?;
+    let head_tree = git.run(["rev-parse", &format!("{commit}^1^{{tree}}")])?;
+    if staged != head_tree {
+        git.run(["read-tree", staged.trim()])?;
+    }
+    // Refresh the stat data, so that `status` compares by content.
+    let _ = git.output(["update-index", "-q", "--refresh"])?;
+    Ok(())
+}
+
+fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
+    let io = |e| crate::ctx::plan::io_error(full, e);
+    if mode == "160000" {
+        return Ok(()); // a submodule: not ours to restore
+    }
+    let bytes = git.run_bytes(["cat-file", "blob", blob])?;
+    if let Some(dir) = full.parent() {
+        std::fs::create_dir_all(dir).map_err(io)?;
+    }
+    if std::fs::symlink_metadata(full).is_ok() {
+        std::fs::remove_file(full).map_err(io)?;
+    }
+    if mode == "120000" {
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            std::os::unix::fs::symlink(OsStr::from_bytes(&bytes), full).map_err(io)?;
+        }
+        return Ok(());
+    }
+    std::fs::write(full, &bytes).map_err(io)?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let perm = if mode == "100755" { 0o755 } else { 0o644 };
+        std::fs::set_permissions(full, std::fs::Permissions::from_mode(perm)).map_err(io)?;
+    }
+    Ok(())
+}
+
+/// Whether the snapshot's commit is in this repository.
+pub fn present(git: &Git, snap: &Snapshot) -> Result<bool> {
+    Ok(git
+        .output(["cat-file", "-e", &format!("{}^{{commit}}", snap.commit)])?
+        .status
+        .success())
+}

@@ -1,0 +1,148 @@
+//! The snapshot a packet carries: the lane's uncommitted work (staged,
+//! unstaged, untracked-not-ignored) as one commit on
+//! `refs/swarm/snapshots/<plan>/<id>`, published with the packet in the
+//! same atomic push. The packet records, per path, its state and content;
+//! this module holds those types and the pure rules (a path's state, the
+//! size limit). Taking and restoring a snapshot is `ctx::snapshot`'s.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use gix::ObjectId;
+
+use crate::error::{Code, Error};
+use crate::store::kind::{AnyKind, Diverged};
+use crate::store::Store;
+
+/// Where every snapshot ref lives.
+pub const SNAPSHOT_PREFIX: &str = "refs/swarm/snapshots/";
+
+/// The default of `swarm.snapshotLimit`: 10 MiB of uncommitted files.
+pub const DEFAULT_LIMIT: u64 = 10 * 1024 * 1024;
+
+/// The snapshot ref tied to packet `id` of `plan`.
+pub fn snapshot_ref(plan: &str, id: &str) -> String {
+    format!("{SNAPSHOT_PREFIX}{plan}/{id}")
+}
+
+/// What a packet records of its snapshot (`packet.yaml`, `snapshot:`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Snapshot {
+    /// The snapshot commit: tree = the working tree's content, first parent
+    /// the head, second parent a commit of the staged (index) tree.
+    pub commit: String,
+    /// Total bytes of the files it holds.
+    pub size: u64,
+    /// Per changed path: its state and content.
+    pub paths: BTreeMap<String, SnapshotPath>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct SnapshotPath {
+    /// `staged`, `unstaged`, `staged+unstaged`, `untracked`, `deleted` or `renamed`.
+    pub state: String,
+    /// The git blob id of the content (`deleted` when absent).
+    pub content: String,
+    /// The git file mode (`100644`, `100755`, `120000`), absent when deleted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(default)]
+    pub size: u64,
+    /// A rename's source path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<String>,
+}
+
+/// The snapshot refs as a kind for `sync` and `gc`: a snapshot is written
+/// once and never changes (the published one wins), and is finished — so
+/// `gc` archives it — when the packet it is tied to is (accepted or
+/// withdrawn), in the same run.
+pub struct SnapshotKind;
+
+impl AnyKind for SnapshotKind {
+    fn namespace(&self) -> &'static str {
+        "snapshots"
+    }
+    fn kind(&self) -> &'static str {
+        "snapshot"
+    }
+    fn diverged(&self) -> Diverged {
+        Diverged::PublishedWinsIfRelated
+    }
+    fn finished(
+        &self,
+        _store: &Store,
+        path: &str,
+        _tip: ObjectId,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        finished_elsewhere("packets", path)
+    }
+}
+
+/// The state of a path from its `git status --porcelain` letters.
+pub fn state_of(xy: &str) -> &'static str {
+    let mut letters = xy.chars();
+    let x = letters.next().unwrap_or(' ');
+    let y = letters.next().unwrap_or(' ');
+    match (x, y) {
+        ('?', _) => "untracked",
+        ('R', _) | ('C', _) => "renamed",
+        ('D', _) | (_, 'D') => "deleted",
+        (' ', _) => "unstaged",
+        (_, ' ') => "staged",
+        _ => "staged+unstaged",
+    }
+}
+
+/// `SNAPSHOT_TOO_LARGE` when `size` is over `limit`.
+pub fn check_size(size: u64, limit: u64, biggest: &[(String, u64)]) -> Result<(), Error> {
+    if size <= limit {
+        return Ok(());
+    }
+    let named: Vec<String> = biggest
+        .iter()
+        .take(3)
+        .map(|(p, s)| format!("{p} ({s} bytes)"))
+        .collect();
+    Err(Error::new(
+        Code::SnapshotTooLarge,
+        format!(
+            "the uncommitted work is {size} bytes, over the snapshot limit of {limit} bytes (largest: {}); nothing was written",
+            named.join(", ")
+        ),
+    )
+    .hint("commit and push the large files, or raise the limit: `git config swarm.snapshotLimit <bytes>`"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states() {
+        assert_eq!(state_of("??"), "untracked");
+        assert_eq!(state_of("M "), "staged");
+        assert_eq!(state_of(" M"), "unstaged");
+        assert_eq!(state_of("MM"), "staged+unstaged");
+        assert_eq!(state_of("A "), "staged");
+        assert_eq!(state_of(" D"), "deleted");
+        assert_eq!(state_of("D "), "deleted");
+        assert_eq!(state_of("R "), "renamed");
+        assert_eq!(state_of(" T"), "unstaged");
+    }
+
+    #[test]
+    fn size_limit() {
+        assert!(check_size(10, 10, &[]).is_ok());
+        let e = check_size(11, 10, &[("big.bin".into(), 11)]).unwrap_err();
+        assert_eq!(e.code, Code::SnapshotTooLarge);
+        assert!(e.message.contains("big.bin (11 bytes)"), "{}", e.message);
+    }
+
+    #[test]
+    fn refs() {
+        assert_eq!(snapshot_ref("p", "x"), "refs/swarm/snapshots/p/x");
+    }
+}

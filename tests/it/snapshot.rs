@@ -1,0 +1,391 @@
+//! Issue 18: a handoff carries the lane's uncommitted work as a snapshot
+//! commit published with the packet, and `accept` restores it on another
+//! clone. Two clones of one bare remote throughout.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+
+/// Alice's lane `login` (plan auth), its branch pushed with a few committed
+/// files; returns (remote, alice's clone, the lane worktree, bob's clone).
+fn lane_with_history(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    env.swarm(&a, &["plan", "new", "auth"]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = a.join("_swarm-worktrees").join("login");
+    for (name, text) in [
+        ("keep.txt", "keep\n"),
+        ("staged.txt", "staged v1\n"),
+        ("old.txt", "to be renamed\n"),
+        ("gone.txt", "to be deleted\n"),
+        ("script.sh", "#!/bin/sh\necho hi\n"),
+    ] {
+        env.write(&wt.join(name), text);
+    }
+    env.git(&wt, &["add", "."]);
+    env.git(&wt, &["commit", "--quiet", "-m", "login: base"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/login",
+        ],
+    );
+    (remote, a, wt, b)
+}
+
+fn binary() -> Vec<u8> {
+    (0..=255u8).cycle().take(3000).collect()
+}
+
+/// Every kind of uncommitted change at once.
+fn mid_edit(env: &TestEnv, wt: &Path) {
+    env.write(&wt.join("staged.txt"), "staged v2\n");
+    env.git(wt, &["add", "staged.txt"]);
+    env.write(&wt.join("keep.txt"), "keep, edited but not staged\n");
+    env.write(&wt.join("new.txt"), "untracked\n");
+    env.write(&wt.join("dir/deep.txt"), "untracked, nested\n");
+    std::fs::remove_file(wt.join("gone.txt")).unwrap();
+    env.git(wt, &["mv", "old.txt", "renamed.txt"]);
+    std::fs::set_permissions(wt.join("script.sh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    std::fs::write(wt.join("blob.bin"), binary()).unwrap();
+    std::fs::write(
+        wt.join("staged.bin"),
+        binary().iter().rev().copied().collect::<Vec<_>>(),
+    )
+    .unwrap();
+    env.git(wt, &["add", "staged.bin"]);
+}
+
+const PATHS: &[&str] = &[
+    "keep.txt",
+    "staged.txt",
+    "renamed.txt",
+    "script.sh",
+    "new.txt",
+    "dir/deep.txt",
+    "blob.bin",
+    "staged.bin",
+    "old.txt",
+    "gone.txt",
+];
+
+/// Bytes and executable bit of a path, None when absent.
+fn file(dir: &Path, path: &str) -> Option<(Vec<u8>, bool)> {
+    let full = dir.join(path);
+    let meta = std::fs::symlink_metadata(&full).ok()?;
+    Some((
+        std::fs::read(&full).unwrap(),
+        meta.permissions().mode() & 0o111 != 0,
+    ))
+}
+
+fn handoff_id(env: &TestEnv, wt: &Path) -> String {
+    env.swarm(wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+/// What `git status` and the index say, to compare two checkouts.
+fn state(env: &TestEnv, dir: &Path) -> (String, String) {
+    (
+        env.git(dir, &["status", "--porcelain=v1", "--untracked-files=all"]),
+        env.git(dir, &["ls-files", "--stage"]),
+    )
+}
+
+#[test]
+fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, b) = lane_with_history(&env);
+    mid_edit(&env, &wt);
+    let before = state(&env, &wt);
+    let files_before: Vec<_> = PATHS.iter().map(|p| file(&wt, p)).collect();
+    let index_before = std::fs::read(env.git(&wt, &["rev-parse", "--git-path", "index"]))
+        .or_else(|_| std::fs::read(wt.join(env.git(&wt, &["rev-parse", "--git-path", "index"]))))
+        .unwrap();
+
+    let id = handoff_id(&env, &wt);
+
+    // The predecessor's checkout is exactly as it was: files, status, index.
+    assert_eq!(state(&env, &wt), before);
+    let files_after: Vec<_> = PATHS.iter().map(|p| file(&wt, p)).collect();
+    assert_eq!(files_after, files_before);
+    let index_path = env.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    assert_eq!(
+        std::fs::read(index_path).unwrap(),
+        index_before,
+        "the index was rewritten"
+    );
+    // The snapshot went out with the packet, and the packet records it.
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let packet = env.git(
+        &remote,
+        &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")],
+    );
+    let snap = env.git(&remote, &["rev-parse", &snap_ref]);
+    assert!(packet.contains(&format!("commit: {snap}")), "{packet}");
+    for (path, st) in [
+        ("keep.txt", "unstaged"),
+        ("staged.txt", "staged"),
+        ("renamed.txt", "renamed"),
+        ("new.txt", "untracked"),
+        ("gone.txt", "deleted"),
+        ("blob.bin", "untracked"),
+    ] {
+        assert!(
+            packet.contains(&format!("  {path}:\n      state: {st}\n")),
+            "{path} {st}: {packet}"
+        );
+    }
+    // `packet show` lists the paths and their sizes.
+    env.swarm(&b, &["packet", "show", &id])
+        .ok()
+        .stdout_has("snapshot:")
+        .stdout_has("blob.bin:")
+        .stdout_has("size: 3000");
+
+    // Bob continues on his clone, in a worktree accept creates.
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok()
+        .stdout_has("restored the uncommitted work from the snapshot: 9 paths (6098 bytes)");
+    for (p, want) in PATHS.iter().zip(&files_before) {
+        assert_eq!(&file(&succ, p), want, "{p} differs after accept");
+    }
+    assert_eq!(file(&succ, "old.txt"), None);
+    assert_eq!(file(&succ, "gone.txt"), None);
+    assert_eq!(
+        state(&env, &succ).0,
+        before.0,
+        "staged/unstaged/untracked states differ"
+    );
+    // Accepted at the remote, the lane handed over to bob.
+    let acc = env.git(
+        &remote,
+        &[
+            "show",
+            &format!("refs/swarm/packets/auth/{id}:acceptance.yaml"),
+        ],
+    );
+    assert!(acc.contains("accepted_by: bob"), "{acc}");
+}
+
+#[test]
+fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("keep.txt"), "alice's edit\n");
+    let id = handoff_id(&env, &wt);
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    env.write(&b.join("keep.txt"), "bob's own edit\n");
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let published = env.git(&remote, &["rev-parse", &packet]);
+    env.swarm(&b, &["accept", &id])
+        .err(1, "PACKET_MISMATCH")
+        .stderr_has("keep.txt");
+    assert_eq!(env.read(&b.join("keep.txt")), "bob's own edit\n");
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &packet]),
+        published,
+        "accepted"
+    );
+
+    // Clean, with --no-restore: today's behaviour, the work is missing.
+    env.git(&b, &["checkout", "--quiet", "--", "keep.txt"]);
+    env.swarm(&b, &["accept", &id, "--no-restore"])
+        .err(1, "PACKET_MISMATCH")
+        .stderr_has("keep.txt");
+    assert_eq!(env.read(&b.join("keep.txt")), "keep\n");
+    // Without it, the work is restored and accepted.
+    let json = env.swarm(&b, &["accept", &id, "--json"]).ok().json();
+    assert_eq!(json["restored"], true);
+    assert_eq!(env.read(&b.join("keep.txt")), "alice's edit\n");
+}
+
+#[test]
+fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
+    let env = TestEnv::new();
+    let (remote, a, wt, _b) = lane_with_history(&env);
+    env.write(
+        &wt.join("notes/creds.txt"),
+        "hello\ndb password=Tr0ub4dor&3\n",
+    );
+    let local = env.all_refs(&a);
+    let published = env.all_refs(&remote);
+    let run = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit"])
+        .err(2, "PACKET_SECRET")
+        .stderr_has("`notes/creds.txt line 2`");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    assert_eq!(env.all_refs(&a), local);
+    assert_eq!(env.all_refs(&remote), published);
+    assert_eq!(
+        env.git(&wt, &["status", "--porcelain"]),
+        "?? notes/",
+        "the work was touched"
+    );
+}
+
+#[test]
+fn work_over_the_size_limit_is_refused_with_nothing_published() {
+    let env = TestEnv::new();
+    let (remote, a, wt, _b) = lane_with_history(&env);
+    env.git(&a, &["config", "swarm.snapshotLimit", "1000"]);
+    std::fs::write(wt.join("big.bin"), binary()).unwrap();
+    let published = env.all_refs(&remote);
+    env.swarm(&wt, &["handoff", "--reason", "usage_limit"])
+        .err(2, "SNAPSHOT_TOO_LARGE")
+        .stderr_has("big.bin (3000 bytes)")
+        .stderr_has("swarm.snapshotLimit");
+    assert_eq!(env.all_refs(&remote), published);
+    assert!(env.refs(&a, "refs/swarm/packets/").is_empty());
+    env.git(&a, &["config", "swarm.snapshotLimit", "4000"]);
+    env.swarm(&wt, &["handoff", "--reason", "usage_limit"]).ok();
+}
+
+#[test]
+fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works() {
+    let env = TestEnv::new();
+    let (remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("new.txt"), "half done\n");
+    for point in ["handoff:snapshot", "handoff:objects"] {
+        let run = env.swarm_env(
+            &wt,
+            &[("GIT_SWARM_FAILPOINT", point)],
+            &["handoff", "--reason", "usage_limit"],
+        );
+        assert_ne!(run.code, 0, "{point}: not killed");
+        for dir in [&remote, &a] {
+            assert!(env.refs(dir, "refs/swarm/packets/").is_empty(), "{point}");
+            assert!(env.refs(dir, "refs/swarm/snapshots/").is_empty(), "{point}");
+        }
+    }
+    let id = handoff_id(&env, &wt);
+    assert_eq!(env.refs(&remote, "refs/swarm/snapshots/").len(), 1);
+    assert_eq!(env.refs(&remote, "refs/swarm/packets/").len(), 1);
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    env.swarm(&b, &["accept", &id]).ok();
+    assert_eq!(env.read(&b.join("new.txt")), "half done\n");
+
+    // gc archives the snapshot with its accepted packet; the commit stays
+    // reachable from the archive, and sync removes the live ref remotely.
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let snap = env.git(&b, &["rev-parse", &snap_ref]);
+    let gc = env
+        .swarm(&b, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(gc["archived"]["snapshots"], serde_json::json!([snap_ref]));
+    assert_eq!(
+        gc["archived"]["packets"],
+        serde_json::json!([format!("refs/swarm/packets/auth/{id}")])
+    );
+    assert!(env.refs(&b, "refs/swarm/snapshots/").is_empty());
+    env.git(
+        &b,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &snap,
+            "refs/swarm/archive/snapshots",
+        ],
+    );
+    env.swarm(&b, &["sync"]).ok();
+    assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
+    env.git(
+        &remote,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &snap,
+            "refs/swarm/archive/snapshots",
+        ],
+    );
+}
+
+#[test]
+fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let id = handoff_id(&env, &wt);
+    let packet = env.git(
+        &remote,
+        &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")],
+    );
+    assert!(!packet.contains("snapshot"), "{packet}");
+    assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
+}
+
+#[test]
+fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("new.txt"), "x\n");
+    let id = handoff_id(&env, &wt);
+    // As if the snapshot had been lost at the remote.
+    env.git(
+        &remote,
+        &[
+            "update-ref",
+            "-d",
+            &format!("refs/swarm/snapshots/auth/{id}"),
+        ],
+    );
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    env.swarm(&b, &["accept", &id])
+        .err(4, "SNAPSHOT_MISSING")
+        .stderr_has("--no-restore");
+    assert_eq!(env.git(&remote, &["rev-parse", &packet]), before);
+    assert_eq!(env.git(&b, &["status", "--porcelain"]), "");
+}
+
+#[test]
+fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
+    let env = TestEnv::new();
+    let (remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("new.txt"), "offline work\n");
+    let id = env
+        .swarm(
+            &wt,
+            &["--offline", "handoff", "--reason", "usage_limit", "--json"],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    assert!(env
+        .refs(&a, "refs/swarm/snapshots/")
+        .contains_key(&snap_ref));
+    assert!(env.refs(&remote, "refs/swarm/snapshots/").is_empty());
+    env.swarm(&a, &["sync"]).ok();
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &snap_ref]),
+        env.git(&a, &["rev-parse", &snap_ref])
+    );
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    env.swarm(&b, &["accept", &id]).ok();
+    assert_eq!(env.read(&b.join("new.txt")), "offline work\n");
+}

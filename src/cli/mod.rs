@@ -3,6 +3,7 @@
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
 pub mod error;
+pub mod forecast;
 pub mod gc;
 pub mod guard;
 pub mod handoff;
@@ -85,6 +86,8 @@ pub enum Command {
     Completions(misc::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+    /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
+    Forecast(forecast::ForecastArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -118,7 +121,8 @@ impl Command {
             | Command::Hook(_)
             | Command::Check(_)
             | Command::Completions(_)
-            | Command::Man(_) => Access::Read,
+            | Command::Man(_)
+            | Command::Forecast(_) => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
@@ -213,6 +217,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
+        Command::Forecast(a) => forecast::forecast(&g, a),
     }
 }
 

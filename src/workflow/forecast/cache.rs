@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 use gix::ObjectId;
 
 use super::Outcome;
-use crate::error::Result;
 use crate::store::Store;
 
 /// Bump when [`Outcome`]'s meaning changes: old entries are then misses.
@@ -22,16 +21,10 @@ pub fn dir(store: &Store) -> PathBuf {
         .join("forecast")
 }
 
-/// `<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).
-pub fn key(store: &Store, ours: ObjectId, theirs: ObjectId) -> Result<String> {
-    let base = store
-        .merge_base(ours, theirs)?
-        .map_or("none".to_string(), |b| b.to_string());
-    Ok(format!(
-        "{VERSION}-{base}-{}-{}",
-        store.commit_tree(ours)?,
-        store.commit_tree(theirs)?
-    ))
+/// `v1-<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).
+pub fn key(base: Option<ObjectId>, ours: ObjectId, theirs: ObjectId) -> String {
+    let base = base.map_or("none".to_string(), |b| b.to_string());
+    format!("{VERSION}-{base}-{ours}-{theirs}")
 }
 
 pub fn get(dir: &Path, key: &str) -> Option<Outcome> {

@@ -72,17 +72,29 @@ pub fn run(
     let mut out: Vec<Option<(Job, Outcome, Via)>> = Vec::new();
     let mut pending: Vec<(usize, String)> = Vec::new();
     let mut jobs_kept = Vec::new();
+    let mut trees = std::collections::HashMap::new();
     for mut job in jobs.into_iter().flatten() {
+        // One merge base per job answers all: trivial (one side contains
+        // the other), whether a base moved, and the cache key.
+        let base = store.merge_base(job.ours, job.theirs)?;
         if let Kind::Base { base_moved, .. } = &mut job.kind {
-            *base_moved = !store.is_ancestor(job.ours, job.theirs)?;
+            *base_moved = base != Some(job.ours);
         }
         let i = jobs_kept.len();
         jobs_kept.push(job.clone());
-        if store.is_ancestor(job.ours, job.theirs)? || store.is_ancestor(job.theirs, job.ours)? {
+        if base == Some(job.ours) || base == Some(job.theirs) {
             out.push(Some((job, Outcome::default(), Via::Trivial)));
             continue;
         }
-        let key = cache::key(store, job.ours, job.theirs)?;
+        let mut tree = |c: ObjectId| -> Result<ObjectId> {
+            if let Some(t) = trees.get(&c) {
+                return Ok(*t);
+            }
+            let t = store.commit_tree(c)?;
+            trees.insert(c, t);
+            Ok(t)
+        };
+        let key = cache::key(base, tree(job.ours)?, tree(job.theirs)?);
         match cache::get(&dir, &key) {
             Some(outcome) => out.push(Some((job, outcome, Via::Cached))),
             None => {

@@ -198,6 +198,15 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
         warnings,
     };
     for (job, outcome, via) in done {
+        f.add(job, outcome, via);
+    }
+    Ok(f)
+}
+
+impl Forecast {
+    /// Count one merge's answer and file it as a pair or a base check.
+    fn add(&mut self, job: run::Job, outcome: Outcome, via: Via) {
+        let f = self;
         match via {
             Via::Merged => f.merged += 1,
             Via::Cached => f.cached += 1,
@@ -237,7 +246,6 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
             }),
         }
     }
-    Ok(f)
 }
 
 /// Whether plan `p` has a record here or in the mirror.

@@ -164,6 +164,9 @@ codes! {
     TaskNotMerged("TASK_NOT_MERGED", Check): "task done: the task's branch is not merged into its base and has no merged verdict note (--unverified --reason records it anyway)",
     SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
     SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
+    // forecast
+    ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",
+    ForecastGitTooOld("FORECAST_GIT_TOO_OLD", Env): "forecast: the installed git cannot merge in memory (`git merge-tree --write-tree` needs git 2.38 or newer)",
 }
 
 impl Code {

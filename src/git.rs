@@ -10,7 +10,9 @@ use std::process::{Command, Output, Stdio};
 
 use crate::error::{Code, Error, Result};
 
+mod merge;
 mod push;
+pub use merge::{parse_version, too_old, MergeReport};
 pub use push::{PushOutcome, PushUpdate};
 
 #[derive(Debug, Clone)]

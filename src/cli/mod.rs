@@ -3,6 +3,7 @@
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
 pub mod error;
+pub mod forecast;
 pub mod gc;
 pub mod guard;
 pub mod handoff;
@@ -106,6 +107,8 @@ pub enum Command {
     /// Tasks with dependencies and leased claims the shared remote arbitrates (refs/swarm/tasks/<plan>/<id>).
     #[command(subcommand)]
     Task(task::TaskCmd),
+    /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
+    Forecast(forecast::ForecastArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -139,7 +142,8 @@ impl Command {
             | Command::Hook(_)
             | Command::Check(_)
             | Command::Completions(_)
-            | Command::Man(_) => Access::Read,
+            | Command::Man(_)
+            | Command::Forecast(_) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -248,6 +252,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Escalate(a) => message::escalate(&g, a),
         Command::State(a) => message::state(&g, a),
         Command::Task(c) => task::run(&g, c),
+        Command::Forecast(a) => forecast::forecast(&g, a),
     }
 }
 

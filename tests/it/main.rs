@@ -8,6 +8,7 @@ mod cli;
 mod controls;
 mod crash;
 mod docs;
+mod forecast;
 mod forged_lane;
 mod gc;
 mod github_server;

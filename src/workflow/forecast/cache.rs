@@ -1,0 +1,45 @@
+//! The forecast cache: one small JSON file per merge, named by the merge
+//! base and the two trees, under `<common dir>/swarm/cache/forecast/`.
+//! Entries never change (the key fixes the answer); an unreadable entry
+//! is a miss, and the directory may be deleted at any time.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::Outcome;
+use crate::store::Store;
+
+/// Bump when [`Outcome`]'s meaning changes: old entries are then misses.
+const VERSION: &str = "v1";
+
+pub fn dir(store: &Store) -> PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join("cache")
+        .join("forecast")
+}
+
+/// `v1-<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).
+pub fn key(base: Option<ObjectId>, ours: ObjectId, theirs: ObjectId) -> String {
+    let base = base.map_or("none".to_string(), |b| b.to_string());
+    format!("{VERSION}-{base}-{ours}-{theirs}")
+}
+
+pub fn get(dir: &Path, key: &str) -> Option<Outcome> {
+    let bytes = std::fs::read(dir.join(key)).ok()?;
+    serde_json::from_slice(&bytes).ok()
+}
+
+/// Write an entry: to a temporary file, renamed into place (a reader sees
+/// the whole entry or none).
+pub fn put(dir: &Path, key: &str, outcome: &Outcome) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let bytes = serde_json::to_vec(outcome).map_err(std::io::Error::other)?;
+    let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, dir.join(key)).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}

@@ -1,0 +1,234 @@
+//! The live lanes a forecast merges: every active lane record (local or
+//! mirrored, the newer of the two), each with the commit its work is at
+//! (the lane branch here, or as fetched from the remote) and its base's
+//! current tip.
+
+use std::collections::BTreeSet;
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::ctx::lane::resolve;
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::model::lane::Lane;
+
+/// Where a lane's head was read from.
+///
+/// Extension point: a published snapshot of the lane's uncommitted work
+/// would be one more source here (the newest of branch and snapshot wins;
+/// say when the snapshot is older than the branch).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HeadSource {
+    /// The branch in this clone.
+    Local,
+    /// The branch as fetched from the remote (another machine pushed it).
+    Remote,
+}
+
+/// One live lane as the forecast merges it.
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneHead {
+    pub feature: String,
+    pub plan: String,
+    pub owner: String,
+    pub branch: String,
+    pub head: String,
+    pub source: HeadSource,
+    /// The base as the lane record names it.
+    pub base: String,
+    /// The base's current tip (None when it cannot be resolved here).
+    pub base_commit: Option<String>,
+    #[serde(skip)]
+    pub head_id: ObjectId,
+    #[serde(skip)]
+    pub base_id: Option<ObjectId>,
+}
+
+/// An active lane with nothing to merge.
+#[derive(Debug, Clone, Serialize)]
+pub struct Skipped {
+    pub feature: String,
+    pub plan: String,
+    pub branch: String,
+    pub reason: String,
+}
+
+/// Fetch lane records (the mirror) and the lane branches `feat/*` into
+/// `refs/remotes/<remote>/feat/*`, then each base branch the lanes name.
+pub fn fetch(ctx: &Ctx, remote: &str) -> Result<()> {
+    crate::store::mirror::fetch(&ctx.store, remote)?;
+    ctx.store.git.fetch(
+        remote,
+        &[format!("+refs/heads/feat/*:refs/remotes/{remote}/feat/*")],
+    )?;
+    let (lanes, _) = active(ctx, Some(remote))?;
+    let bases: BTreeSet<String> = lanes
+        .iter()
+        .map(|l| {
+            let b = &l.record.base;
+            b.strip_prefix(&format!("{remote}/"))
+                .unwrap_or(b)
+                .to_string()
+        })
+        .filter(|b| !looks_like_id(b))
+        .collect();
+    for b in bases {
+        if branch_like(&b) {
+            // A base that is not a branch on the remote is not an error.
+            let _ = ctx.store.git.fetch_branch(remote, &b);
+        }
+    }
+    Ok(())
+}
+
+/// A plain branch name (`main`, `release/1.2`): worth fetching.
+fn branch_like(s: &str) -> bool {
+    !s.is_empty()
+        && !s.starts_with('-')
+        && !s.contains("..")
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-/".contains(&b))
+}
+
+fn looks_like_id(s: &str) -> bool {
+    s.len() >= 7 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// Every active lane record known here, local or mirrored (the newer of
+/// the two), sorted by feature; plus a note per unreadable record.
+fn active(ctx: &Ctx, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<String>)> {
+    let prefix = "refs/swarm/lanes/";
+    let mut names: BTreeSet<String> = BTreeSet::new();
+    for (r, _) in ctx.store.list_refs(prefix)? {
+        names.insert(r[prefix.len()..].to_string());
+    }
+    if let Some(r) = remote {
+        let mirror = crate::store::mirror::mirror_ref(r, prefix);
+        for (m, _) in ctx.store.list_refs(&mirror)? {
+            names.insert(m[mirror.len()..].to_string());
+        }
+    }
+    let mut lanes = Vec::new();
+    let mut notes = Vec::new();
+    for name in names {
+        let tip = crate::store::remote::live_tip(&ctx.store, remote, &format!("{prefix}{name}"))?;
+        let Some(id) = tip.base else { continue };
+        match crate::ctx::lane::at(&ctx.store, &name, id) {
+            Ok(l) if l.record.is_active() => lanes.push(l),
+            Ok(_) => {}
+            Err(e) => notes.push(format!(
+                "lane {name}: its record cannot be read ({}); left out of the forecast",
+                e.message
+            )),
+        }
+    }
+    Ok((lanes, notes))
+}
+
+/// The live lanes with their heads and bases, those skipped, and notes.
+pub fn live(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    _fetched: bool,
+) -> Result<(Vec<LaneHead>, Vec<Skipped>, Vec<String>)> {
+    let (lanes, mut notes) = active(ctx, remote)?;
+    let mut heads = Vec::new();
+    let mut skipped = Vec::new();
+    for lane in lanes {
+        let r = &lane.record;
+        let Some((head_id, source)) = head_of(ctx, remote, &r.branch)? else {
+            skipped.push(Skipped {
+                feature: lane.feature.clone(),
+                plan: r.plan.clone(),
+                branch: r.branch.clone(),
+                reason: format!(
+                    "branch {} is neither here nor on the remote (not pushed yet?)",
+                    r.branch
+                ),
+            });
+            continue;
+        };
+        let base_id = base_of(ctx, remote, &r.base)?;
+        if base_id.is_none() {
+            notes.push(format!(
+                "lane {}: its base '{}' cannot be resolved here; only its pairs are forecast",
+                lane.feature, r.base
+            ));
+        }
+        heads.push(LaneHead {
+            feature: lane.feature.clone(),
+            plan: r.plan.clone(),
+            owner: r.owner.clone(),
+            branch: r.branch.clone(),
+            head: head_id.to_string(),
+            source,
+            base: r.base.clone(),
+            base_commit: base_id.map(|b| b.to_string()),
+            head_id,
+            base_id,
+        });
+    }
+    Ok((heads, skipped, notes))
+}
+
+/// The newer of two commits when one contains the other; else `prefer`.
+fn newer(ctx: &Ctx, a: ObjectId, b: ObjectId, prefer_b: bool) -> Result<ObjectId> {
+    if a == b || ctx.store.is_ancestor(b, a)? {
+        Ok(a)
+    } else if ctx.store.is_ancestor(a, b)? || prefer_b {
+        Ok(b)
+    } else {
+        Ok(a)
+    }
+}
+
+/// A lane's head: its branch here or as fetched, the one that contains the
+/// other; when they diverged, this clone's branch (the work in front of us).
+pub fn head_of(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    branch: &str,
+) -> Result<Option<(ObjectId, HeadSource)>> {
+    let local = resolve(&ctx.store.git, &format!("refs/heads/{branch}^{{commit}}"))?;
+    let fetched = match remote {
+        Some(r) => resolve(
+            &ctx.store.git,
+            &format!("refs/remotes/{r}/{branch}^{{commit}}"),
+        )?,
+        None => None,
+    };
+    Ok(match (local, fetched) {
+        (Some(l), Some(f)) => {
+            let n = newer(ctx, l, f, false)?;
+            let src = if n == l {
+                HeadSource::Local
+            } else {
+                HeadSource::Remote
+            };
+            Some((n, src))
+        }
+        (Some(l), None) => Some((l, HeadSource::Local)),
+        (None, Some(f)) => Some((f, HeadSource::Remote)),
+        (None, None) => None,
+    })
+}
+
+/// The base's current tip: the base as named, and its remote-tracking
+/// branch (as fetched) when it names a branch; the newer of the two, the
+/// remote's when they diverged (that is where merges land).
+fn base_of(ctx: &Ctx, remote: Option<&str>, base: &str) -> Result<Option<ObjectId>> {
+    let named = resolve(&ctx.store.git, &format!("{base}^{{commit}}"))?;
+    let tracking = match remote {
+        Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => resolve(
+            &ctx.store.git,
+            &format!("refs/remotes/{r}/{base}^{{commit}}"),
+        )?,
+        _ => None,
+    };
+    Ok(match (named, tracking) {
+        (Some(n), Some(t)) => Some(newer(ctx, n, t, true)?),
+        (n, t) => n.or(t),
+    })
+}

@@ -33,8 +33,14 @@ pub fn render(report: &SyncReport) -> Output {
         ));
     }
     for f in &report.superseded {
+        // Packets lose an acceptance; tasks and other kinds a version.
+        let what = if f.r#ref.starts_with("refs/swarm/packets/") {
+            "acceptance"
+        } else {
+            "version"
+        };
         text.push_str(&format!(
-            "lost     {}: the acceptance published first wins ({}); yours was {}\n",
+            "lost     {}: the {what} published first wins ({}); yours was {}\n",
             f.r#ref,
             &f.remote[..12],
             &f.local[..12]

@@ -143,6 +143,12 @@ codes! {
     LaneMoved("LANE_MOVED", Check): "report: this is the old worktree of a lane handed over since; says who owns it now and where",
     GuardFailed("GUARD_FAILED", Check): "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",
     GuardError("GUARD_ERROR", Env): "a guard could not read what it needs, so it failed closed (nothing passes unchecked)",
+    // reservations
+    ReservationConflict("RESERVATION_CONFLICT", Race): "reserve: a path overlaps a live reservation of someone else (named, with its task and expiry); nothing was written",
+    ReservationPathInvalid("RESERVATION_PATH_INVALID", Usage): "reserve: a path is empty, absolute, holds '..', a control character or a backslash, is inside .git, or leaves the worktree through a symlink",
+    ReservationNotHolder("RESERVATION_NOT_HOLDER", Race): "release: the reservation is someone else's",
+    ReservationNotExpired("RESERVATION_NOT_EXPIRED", Race): "reserve --recover: the reservation's lease has not ended",
+    ReservationNotFound("RESERVATION_NOT_FOUND", Usage): "release / reserve --recover: no live reservation has that id (or, for release, that path of yours)",
 }
 
 impl Code {

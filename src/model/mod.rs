@@ -10,6 +10,7 @@ pub mod lead;
 pub mod note;
 pub mod packet;
 pub mod plan;
+pub mod reservation;
 
 use crate::store::kind::{AnyKind, KindOf};
 
@@ -21,6 +22,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static LANE: KindOf<lane::LaneRecord> = KindOf::new();
     static LEAD: KindOf<lead::LeadRecord> = KindOf::new();
     static PACKET: KindOf<packet::PacketVersion> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 4] = [&PLAN, &LANE, &LEAD, &PACKET];
+    static RESERVATIONS: KindOf<reservation::Ledger> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 5] = [&PLAN, &LANE, &LEAD, &PACKET, &RESERVATIONS];
     &KINDS
 }

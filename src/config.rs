@@ -79,6 +79,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "2000",
         "sync runs gc first when there are more live swarm refs than this",
     ),
+    (
+        "swarm.reservations",
+        "enforce",
+        "how pre-commit, pre-push and check --range treat a change to a path reserved by someone else: enforce, warn or off",
+    ),
+    (
+        "swarm.reservationLease",
+        "2h",
+        "default lease of git swarm reserve",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -10,6 +10,7 @@ pub mod lane;
 pub mod lead;
 pub mod misc;
 pub mod plan;
+pub mod reserve;
 pub mod sync;
 pub mod verify;
 
@@ -85,6 +86,12 @@ pub enum Command {
     Completions(misc::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
     Man(misc::ManArgs),
+    /// Reserve paths (files, dir/, globs) for yourself, arbitrated by the remote; --check, --recover.
+    Reserve(reserve::ReserveCmdArgs),
+    /// Release reservations by id or path.
+    Release(reserve::ReleaseArgs),
+    /// List live reservations: holder, paths, lease left, task.
+    Reservations(reserve::ReservationsArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -119,6 +126,7 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_) => Access::Read,
+            Command::Reservations(_) => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
@@ -213,6 +221,9 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Verify(c) => verify::run(&g, c),
         Command::Completions(a) => misc::completions(a),
         Command::Man(a) => misc::man(&g, a),
+        Command::Reserve(a) => reserve::reserve(&g, a),
+        Command::Release(a) => reserve::release(&g, a),
+        Command::Reservations(a) => reserve::reservations(&g, a),
     }
 }
 

@@ -16,6 +16,7 @@ pub mod lanes;
 pub mod lead;
 pub mod packets;
 pub mod plan;
+pub mod reserve;
 pub mod status;
 pub mod sync;
 pub mod verify;

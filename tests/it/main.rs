@@ -23,6 +23,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod reserve;
 mod rough;
 mod secrets;
 mod soak;

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::Child;
 
 use crate::harness::{Run, TestEnv};
-use crate::process::{finish, ref_of, soak_rounds, spawn, wait_arrivals};
+use crate::process::{finish, soak_rounds, spawn, wait_arrivals};
 
 const LEDGER: &str = "refs/swarm/reservations/ledger";
 /// The harness dates every commit at this instant.

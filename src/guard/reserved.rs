@@ -2,10 +2,12 @@
 //! exclusively, with a live lease, is refused (`swarm.reservations =
 //! enforce`, the default), or only reported (`warn`), or not looked at
 //! (`off`). Own reservations, shared ones and expired ones pass (an expired
-//! one is noted). Pre-commit judges the staged changes now; pre-push and
-//! `check --range` judge each commit against the reservations live at its
-//! committer time (the ledger keeps released entries only until its next
-//! write, so a reservation released since is not known).
+//! one is noted). Pre-commit judges the staged changes, pre-push and
+//! `check --range` each commit, against the reservations live now: a
+//! committer date is the committer's to write, so a backdated `--no-verify`
+//! commit must not slip through, and the ledger keeps a released entry only
+//! until its next write, so what was live at an old commit's time is not
+//! known for sure.
 //!
 //! The hot path: the ledger ref is looked up first, and when there is none,
 //! or no entry of someone else, nothing else is read. Otherwise only the
@@ -180,10 +182,6 @@ fn others<'l>(ledger: &'l Ledger, actor: &str) -> Vec<&'l Entry> {
         .collect()
 }
 
-fn created(e: &Entry) -> Option<Timestamp> {
-    e.created_at.parse().ok()
-}
-
 /// Report `path` touched under entry `e` at `when`.
 fn report(
     l: &Ledgered,
@@ -201,11 +199,6 @@ fn report(
     let at = commit
         .map(|c| format!(" (commit {})", &c.to_string()[..12]))
         .unwrap_or_default();
-    // Commit times have whole seconds: compare at that precision.
-    let started = created(e).is_none_or(|c| when.as_second() >= c.as_second());
-    if !started {
-        return;
-    }
     if !e.live(when) {
         f.notes.push(format!(
             "warning: {path}{at} was reserved by {} ({}{task}) until {}, which expired: it passes",
@@ -302,7 +295,9 @@ fn index_files(index: Option<&gix::index::File>, p: &Pattern, ic: bool) -> Files
 }
 
 /// Pre-push and `check --range`: each commit against its first parent,
-/// judged at its committer time; `actor` and the commit's author pass.
+/// judged against the reservations live now (a committer date is whatever
+/// the committer wrote, so it cannot let a commit through); `actor` and the
+/// commit's author pass.
 pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Result<()> {
     let Some(l) = load(ctx)? else { return Ok(()) };
     let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
@@ -312,6 +307,7 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
     }
     f.ran(RESERVATIONS);
     let repo = &ctx.store.repo;
+    let when = ctx.store.clock.now();
     for &c in commits {
         let err = |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, format!("commit {c}"), e);
         let commit = repo.find_commit(c).map_err(|e| err(&e))?;
@@ -329,8 +325,6 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
         let author = commit.author().map_err(|e| err(&e))?;
         let (name, email) = (author.name.to_string(), author.email.to_string());
         let local = email.split('@').next().unwrap_or("").to_string();
-        let secs = commit.time().map_err(|e| err(&e))?.seconds;
-        let when = Timestamp::from_second(secs).map_err(|e| err(&e))?;
         for e in &entries {
             if [&name, &email, &local].iter().any(|a| **a == e.holder) {
                 continue;

@@ -386,10 +386,20 @@ fn own_and_expired_reservations_pass() {
     );
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("expired"), "{stderr}");
-    // The CI gate judges by commit time: dated after the expiry, it passes.
+    // The CI gate judges against the reservations live now: while ann's
+    // lease runs the commit is caught, backdated or not; once over, it passes.
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
     let mut cmd = env.command("git", &wt);
     cmd.args(["commit", "-q", "--amend", "--no-edit", "--no-verify"])
-        .env("GIT_COMMITTER_DATE", later);
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z");
     assert!(cmd.output().unwrap().status.success());
-    env.swarm(&wt, &["check", "--range", "main..HEAD"]).ok();
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
+    env.swarm_env(
+        &wt,
+        &[("GIT_SWARM_NOW", later)],
+        &["check", "--range", "main..HEAD"],
+    )
+    .ok();
 }

@@ -259,8 +259,23 @@ pub fn check_staged(ctx: &Ctx, f: &mut Findings) -> Result<()> {
         Err(_) => None,
     };
     let now = ctx.store.clock.now();
+    // Every reserved path looks up its directory in HEAD: keep decoded trees.
+    let mut repo = repo.clone();
+    repo.object_cache_size(Some(4 << 20));
+    let repo = &repo;
+    let mut head_dirs = BTreeMap::new();
     for e in entries {
         for p in &e.paths {
+            if unchanged_dir(
+                repo,
+                index.as_ref(),
+                head_tree,
+                p,
+                l.ignore_case,
+                &mut head_dirs,
+            )? {
+                continue;
+            }
             let staged = index_files(index.as_ref(), p, l.ignore_case);
             let head = tree_files(repo, head_tree, p, l.ignore_case)?;
             for touched in differing(&staged, &head) {
@@ -269,6 +284,57 @@ pub fn check_staged(ctx: &Ctx, f: &mut Findings) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// Whether nothing under the pattern's directory is staged: the index's
+/// cache tree for that directory is valid and is HEAD's tree there (as
+/// `git diff --cached` skips such a directory). Only then is it skipped.
+fn unchanged_dir(
+    repo: &gix::Repository,
+    index: Option<&gix::index::File>,
+    head_tree: Option<ObjectId>,
+    p: &Pattern,
+    ic: bool,
+    memo: &mut BTreeMap<String, Option<ObjectId>>,
+) -> Result<bool> {
+    let (Some(index), Some(head_tree)) = (index, head_tree) else {
+        return Ok(false);
+    };
+    let dir = dir_of(p);
+    if ic || dir.is_empty() {
+        return Ok(false);
+    }
+    let Some(cached) = cached_tree_id(index, &dir) else {
+        return Ok(false);
+    };
+    let head = match memo.get(&dir) {
+        Some(id) => *id,
+        None => {
+            let err =
+                |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, format!("{dir} in HEAD"), e);
+            let root = repo.find_tree(head_tree).map_err(|e| err(&e))?;
+            let id = root
+                .lookup_entry_by_path(dir.trim_end_matches('/'))
+                .map_err(|e| err(&e))?
+                .filter(|e| e.mode().is_tree())
+                .map(|e| e.object_id());
+            memo.insert(dir.clone(), id);
+            id
+        }
+    };
+    Ok(head == Some(cached))
+}
+
+/// The cache tree's id for `dir` (`a/b/`), when that entry is valid.
+fn cached_tree_id(index: &gix::index::File, dir: &str) -> Option<ObjectId> {
+    let mut node = index.tree()?;
+    for seg in dir.split('/').filter(|s| !s.is_empty()) {
+        node = node
+            .children
+            .iter()
+            .find(|c| c.name.as_slice() == seg.as_bytes())?;
+    }
+    node.num_entries.map(|_| node.id)
 }
 
 fn index_files(index: Option<&gix::index::File>, p: &Pattern, ic: bool) -> Files {

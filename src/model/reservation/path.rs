@@ -154,11 +154,18 @@ pub fn overlap(a: &Pattern, b: &Pattern, ignore_case: bool) -> bool {
 
 /// Whether the pattern covers the file `path` (a path a commit touches).
 pub fn covers(p: &Pattern, path: &str, ignore_case: bool) -> bool {
-    let (pat, path) = (fold(&p.0, ignore_case), fold(path, ignore_case));
+    if ignore_case {
+        let (pat, path) = (fold(&p.0, true), fold(path, true));
+        return covers_exact(&Pattern(pat), &path);
+    }
+    covers_exact(p, path)
+}
+
+fn covers_exact(p: &Pattern, path: &str) -> bool {
     match p.shape() {
-        Shape::File => pat == path,
-        Shape::Dir => path.starts_with(&pat),
-        Shape::Glob => glob_match(&pat, &path),
+        Shape::File => p.0 == path,
+        Shape::Dir => path.starts_with(&p.0),
+        Shape::Glob => glob_match(&p.0, path),
     }
 }
 

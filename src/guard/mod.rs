@@ -64,7 +64,7 @@ pub fn pre_commit(ctx: &Ctx) -> Result<Findings> {
     plan_file::check_staged(ctx, &staged, &mut f)?;
     f.ran(CHANGESET_UNIQUE);
     changeset::check_staged(ctx, &staged, &mut f)?;
-    reserved::check_staged(ctx, &mut f)?;
+    reserved::check_staged(ctx, &staged, &mut f)?;
     Ok(f)
 }
 

@@ -22,7 +22,7 @@ use gix::ObjectId;
 use jiff::Timestamp;
 
 use super::findings::{unreadable, Findings, Violation};
-use super::staged::{index_exists, index_path};
+use super::staged::Staged;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::reservation::{covers, parse_ledger, Enforce, Entry, Ledger, Pattern, Shape};
@@ -230,8 +230,9 @@ fn report(
     });
 }
 
-/// Pre-commit: the staged changes against HEAD, under each reserved path.
-pub fn check_staged(ctx: &Ctx, f: &mut Findings) -> Result<()> {
+/// Pre-commit: the staged changes against HEAD, under each reserved path
+/// (the index as the other guards read it).
+pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
     let Some(l) = load(ctx)? else { return Ok(()) };
     let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
     let entries = others(&l.ledger, &actor);
@@ -240,16 +241,7 @@ pub fn check_staged(ctx: &Ctx, f: &mut Findings) -> Result<()> {
     }
     f.ran(RESERVATIONS);
     let repo = &ctx.store.repo;
-    let path = index_path(repo);
-    let has_index = index_exists(&path).map_err(|e| unreadable(RESERVATIONS, "the index", e))?;
-    let index = if has_index {
-        Some(
-            gix::index::File::at(&path, repo.object_hash(), true, Default::default())
-                .map_err(|e| unreadable(RESERVATIONS, "the index", e))?,
-        )
-    } else {
-        None
-    };
+    let index = staged.index.as_ref().map(|i| &i.0);
     let head_tree = match repo.head_commit() {
         Ok(c) => Some(
             c.tree_id()
@@ -266,19 +258,12 @@ pub fn check_staged(ctx: &Ctx, f: &mut Findings) -> Result<()> {
     let mut head_dirs = BTreeMap::new();
     for e in entries {
         for p in &e.paths {
-            if unchanged_dir(
-                repo,
-                index.as_ref(),
-                head_tree,
-                p,
-                l.ignore_case,
-                &mut head_dirs,
-            )? {
+            if unchanged_dir(repo, index, head_tree, p, l.ignore_case, &mut head_dirs)? {
                 continue;
             }
-            let staged = index_files(index.as_ref(), p, l.ignore_case);
+            let in_index = index_files(index, p, l.ignore_case);
             let head = tree_files(repo, head_tree, p, l.ignore_case)?;
-            for touched in differing(&staged, &head) {
+            for touched in differing(&in_index, &head) {
                 report(&l, e, &touched, now, None, f);
             }
         }

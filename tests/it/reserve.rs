@@ -403,3 +403,20 @@ fn own_and_expired_reservations_pass() {
     )
     .ok();
 }
+
+#[test]
+fn status_counts_live_reservations_per_plan() {
+    let env = env_at_now();
+    let (_ann, coord, wt) = lane_setup(&env);
+    // bob, the lane's owner, reserves from his worktree (holder = owner).
+    let r = env.swarm(&wt, &["reserve", "docs/", "--json"]).ok().json();
+    assert_eq!(r["entry"]["holder"], "bob");
+    let s = env.swarm(&coord, &["status", "--json"]).ok().json();
+    assert_eq!(s["reservations"], 2, "{s:#}");
+    assert_eq!(s["plans"][0]["plan"], "auth");
+    assert_eq!(s["plans"][0]["reservations"], 1, "{s:#}");
+    env.swarm(&coord, &["status"])
+        .ok()
+        .stdout_has("1 reservation held by its lane owners")
+        .stdout_has("2 reservations live");
+}

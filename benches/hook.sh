@@ -148,3 +148,23 @@ git reset --quiet
 git add src/d000/f00000.txt
 check
 measure "ordinary-commit-packed-refs" "" "$diff" "git swarm hook pre-commit"
+
+# C: the same ordinary commit with 200 live reservations of other agents
+# (100 files, 60 directories, 40 globs, none covering the staged file), so
+# the reservations guard reads the ledger and compares the index and HEAD
+# under every reserved path.
+echo "reserving 200 paths for other agents" >&2
+for i in $(seq 0 199); do
+    k=$(( i % 249 + 1 ))
+    d=$(printf 'd%03d' "$k")
+    case $(( i % 10 )) in
+        [0-4]) p=$(printf 'src/%s/f%05d.txt' "$d" $(( k + 250 * (i % 100) ))) ;;
+        [5-7]) p="src/$d/" ;;
+        *) p="src/$d/lane-*.txt" ;;
+    esac
+    git swarm --as "agent$i" reserve "$p" --lease 1d >/dev/null
+done
+echo "$(git swarm reservations --json | grep -c '"holder"') live reservations" >&2
+check
+measure "ordinary-commit-200-reservations" "" "$diff" "git swarm hook pre-commit" "git-swarm hook pre-commit"
+

@@ -94,6 +94,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "10485760",
         "handoff refuses to snapshot more bytes of uncommitted work than this",
     ),
+    (
+        "swarm.reservations",
+        "enforce",
+        "how pre-commit, pre-push and check --range treat a change to a path reserved by someone else: enforce, warn or off",
+    ),
+    (
+        "swarm.reservationLease",
+        "2h",
+        "default lease of git swarm reserve",
+    ),
 ];
 
 #[derive(Debug, Clone)]

@@ -167,6 +167,12 @@ codes! {
     // forecast
     ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",
     ForecastGitTooOld("FORECAST_GIT_TOO_OLD", Env): "forecast: the installed git cannot merge in memory (`git merge-tree --write-tree` needs git 2.38 or newer)",
+    // reservations
+    ReservationConflict("RESERVATION_CONFLICT", Race): "reserve: a path overlaps a live reservation of someone else (named, with its task and expiry); nothing was written",
+    ReservationPathInvalid("RESERVATION_PATH_INVALID", Usage): "reserve: a path is empty, absolute, holds '..', a control character or a backslash, is inside .git, or leaves the worktree through a symlink",
+    ReservationNotHolder("RESERVATION_NOT_HOLDER", Race): "release: the reservation is someone else's",
+    ReservationNotExpired("RESERVATION_NOT_EXPIRED", Race): "reserve --recover: the reservation's lease has not ended",
+    ReservationNotFound("RESERVATION_NOT_FOUND", Usage): "release / reserve --recover: no live reservation has that id (or, for release, that path of yours)",
 }
 
 impl Code {

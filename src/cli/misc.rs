@@ -110,6 +110,12 @@ fn status_output(view: StatusView) -> Output {
             count(blocked, "blocked lane", "blocked lanes")
         ));
     }
+    if view.reservations > 0 {
+        text.push_str(&format!(
+            "{} live (`git swarm reservations`)\n",
+            count(view.reservations, "reservation", "reservations")
+        ));
+    }
     if let Some(m) = &view.mirror {
         text.push_str(&m.text(view.now));
     }
@@ -153,6 +159,12 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
         }
         if let Some(t) = &n.tasks {
             render_tasks(t, &pad, out);
+        }
+        if n.reservations > 0 {
+            out.push_str(&format!(
+                "{pad}  {} held by its lane owners\n",
+                count(n.reservations, "reservation", "reservations")
+            ));
         }
         for p in &n.open_packets {
             out.push_str(&format!(

@@ -12,6 +12,7 @@ pub mod lead;
 pub mod message;
 pub mod misc;
 pub mod plan;
+pub mod reserve;
 pub mod sync;
 pub mod task;
 pub mod verify;
@@ -109,6 +110,12 @@ pub enum Command {
     Task(task::TaskCmd),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
+    /// Reserve paths (files, dir/, globs) for yourself, arbitrated by the remote; --check, --recover.
+    Reserve(reserve::ReserveCmdArgs),
+    /// Release reservations by id or path.
+    Release(reserve::ReleaseArgs),
+    /// List live reservations: holder, paths, lease left, task.
+    Reservations(reserve::ReservationsArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -149,6 +156,7 @@ impl Command {
                 | task::TaskCmd::Show { .. }
                 | task::TaskCmd::Ready { .. },
             ) => Access::Read,
+            Command::Reservations(_) => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,
@@ -253,6 +261,9 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::State(a) => message::state(&g, a),
         Command::Task(c) => task::run(&g, c),
         Command::Forecast(a) => forecast::forecast(&g, a),
+        Command::Reserve(a) => reserve::reserve(&g, a),
+        Command::Release(a) => reserve::release(&g, a),
+        Command::Reservations(a) => reserve::reservations(&g, a),
     }
 }
 

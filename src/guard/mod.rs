@@ -18,6 +18,7 @@
 //! - `range` (`check --range`), `fenced` (pre-push), `changeset`
 //!   (changeset-unique: `scope` → which refs, `others` → reading them);
 //! - `plan_file` (plan-untracked), `attribution`;
+//! - `reserved` (the reservations guard, over the staged changes or commits);
 //! - `staged` (what a commit is about to record), `cache` (the changeset
 //!   name cache), `lane_refs` (the lane-ref cache), `delta_bases`;
 //! - `changeset_dir` (the changeset directory in a tree);
@@ -35,6 +36,7 @@ pub mod findings;
 pub mod lane_refs;
 pub mod plan_file;
 pub mod range;
+pub mod reserved;
 pub mod staged;
 
 use std::path::Path;
@@ -62,6 +64,7 @@ pub fn pre_commit(ctx: &Ctx) -> Result<Findings> {
     plan_file::check_staged(ctx, &staged, &mut f)?;
     f.ran(CHANGESET_UNIQUE);
     changeset::check_staged(ctx, &staged, &mut f)?;
+    reserved::check_staged(ctx, &staged, &mut f)?;
     Ok(f)
 }
 
@@ -79,6 +82,7 @@ pub fn pre_push(ctx: &Ctx, remote: &str, input: &str) -> Result<Findings> {
     f.ran(FENCED_PUBLISH);
     f.ran(PLAN_UNTRACKED);
     fenced::check_push(ctx, remote, input, &mut f)?;
+    reserved::check_push(ctx, remote, input, &mut f)?;
     Ok(f)
 }
 

@@ -98,6 +98,7 @@ pub fn check(ctx: &Ctx, spec: &str) -> Result<(Findings, Range)> {
         plan_file::check_commit(ctx, c, &mut f)?;
         attribution::check_commit_message(ctx, mode, c, &mut f)?;
     }
+    super::reserved::check_commits(ctx, &commits, &mut f)?;
     if !commits.is_empty() {
         let ends = Ends {
             spec,

@@ -36,6 +36,17 @@ pub struct Staged {
     pub changeset_blobs: std::collections::HashMap<String, ObjectId>,
     /// HEAD's commit, None on an unborn branch.
     pub head: Option<ObjectId>,
+    /// The index as read (None when there is none), for the other guards.
+    pub index: Option<Index>,
+}
+
+/// The decoded index, read once per hook.
+pub struct Index(pub gix::index::File);
+
+impl std::fmt::Debug for Index {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Index({} entries)", self.0.entries().len())
+    }
 }
 
 /// Is there an index at `path`? Only "not found" means no index (a fresh
@@ -115,6 +126,7 @@ impl Staged {
                 }
             }
         }
+        self.index = Some(Index(index));
         Ok(())
     }
 

@@ -11,6 +11,7 @@ pub mod message;
 pub mod note;
 pub mod packet;
 pub mod plan;
+pub mod reservation;
 pub mod task;
 
 use crate::store::kind::{AnyKind, KindOf};
@@ -26,6 +27,16 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static MESSAGE: KindOf<message::Message> = KindOf::new();
     static TASK: KindOf<task::TaskRecord> = KindOf::new();
     static SNAPSHOT: packet::snapshot::SnapshotKind = packet::snapshot::SnapshotKind;
-    static KINDS: [&dyn AnyKind; 7] = [&PLAN, &LANE, &LEAD, &PACKET, &MESSAGE, &TASK, &SNAPSHOT];
+    static RESERVATIONS: KindOf<reservation::Ledger> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 8] = [
+        &PLAN,
+        &LANE,
+        &LEAD,
+        &PACKET,
+        &MESSAGE,
+        &TASK,
+        &SNAPSHOT,
+        &RESERVATIONS,
+    ];
     &KINDS
 }

@@ -116,6 +116,52 @@ impl Demo<'_> {
     }
 }
 
+/// The ui lane reserves the checkout files: the docs lane's commit to them
+/// is refused by its hook, and made with `--no-verify` it is caught by the
+/// CI gate.
+fn reservations(d: &mut Demo<'_>, ui: &str, docs: &str) -> Result<()> {
+    d.say("The ui lane reserves the checkout files (the remote arbitrates)");
+    d.swarm(
+        ui,
+        &[
+            "reserve",
+            "checkout/",
+            "--task",
+            "checkout button",
+            "--lease",
+            "1h",
+        ],
+    )?;
+    d.swarm(docs, &["reservations"])?;
+    d.say("The docs lane's commit to a reserved file is refused by its pre-commit hook");
+    d.run(
+        docs,
+        "sh",
+        &[
+            "-c",
+            "mkdir -p checkout && echo 'help' > checkout/help.txt && git add checkout",
+        ],
+        0,
+    )?;
+    d.run(
+        docs,
+        "git",
+        &["commit", "--quiet", "-m", "Checkout help"],
+        1,
+    )?;
+    d.say("--no-verify skips the hook; the CI gate (check --range) catches the commit");
+    d.run(
+        docs,
+        "git",
+        &["commit", "--quiet", "--no-verify", "-m", "Checkout help"],
+        0,
+    )?;
+    d.run(docs, "git-swarm", &["check", "--range", "main..HEAD"], 1)?;
+    d.run(docs, "git", &["reset", "--quiet", "--hard", "HEAD~1"], 0)?;
+    d.swarm(ui, &["release", "checkout/"])?;
+    Ok(())
+}
+
 /// `arg` as a POSIX shell reads it back: bare when it holds only characters
 /// no shell treats specially, else in single quotes (a `'` inside becomes `'\''`).
 pub fn shell_quote(arg: &str) -> String {
@@ -286,6 +332,8 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
         ],
         1,
     )?;
+
+    reservations(d, ui, docs)?;
 
     d.say("Lanes report in a fixed vocabulary, journalled in their plan");
     d.swarm(

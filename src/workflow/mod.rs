@@ -18,6 +18,7 @@ pub mod lead;
 pub mod message;
 pub mod packets;
 pub mod plan;
+pub mod reserve;
 pub mod state;
 pub mod status;
 pub mod sync;

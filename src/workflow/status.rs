@@ -29,6 +29,13 @@ pub struct PlanStatus {
     /// The plan's tasks, when it has any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tasks: Option<PlanTasks>,
+    /// Live path reservations held by the owners of this plan's lanes.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reservations: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 /// A plan's tasks as `status` shows them: ready (open, unclaimed, every
@@ -229,6 +236,7 @@ fn node(
         open_packets,
         tasks: None,
         children: Vec::new(),
+        reservations: 0,
     }
 }
 
@@ -340,6 +348,9 @@ pub struct StatusView {
     pub remote: Option<String>,
     pub plans: Vec<PlanStatus>,
     pub mirror: Option<crate::store::mirror::MirrorView>,
+    /// Live path reservations in the whole repository.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reservations: usize,
     #[serde(skip)]
     pub unreadable: Vec<Unreadable>,
     /// When it was read (the mirror's age is shown against it).
@@ -369,6 +380,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let remote = ctx.settings.remote.as_deref();
     let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
+    count_reservations(&mut roots, &holders);
     unreadable.extend(unreadable_packets);
     let now = ctx.store.clock.now();
     let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
@@ -391,9 +404,51 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         remote: ctx.settings.remote.clone(),
         plans: roots,
         mirror,
+        reservations: holders.len(),
         unreadable,
         now: ctx.store.clock.now(),
     })
+}
+
+/// The holder of each live reservation (the ledger as known here).
+fn live_reservations(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Vec<String>> {
+    use crate::model::reservation::{Ledger, LEDGER, LEDGER_REF};
+    let tip = crate::store::remote::tip(store, remote, LEDGER_REF)?;
+    let Some(base) = tip.base else {
+        return Ok(Vec::new());
+    };
+    let key = LEDGER.to_string();
+    match crate::store::kind::Records::<Ledger>::new(store).at(&key, base) {
+        Ok(v) => {
+            let now = store.clock.now();
+            Ok(v.value
+                .entries
+                .iter()
+                .filter(|e| e.live(now))
+                .map(|e| e.holder.clone())
+                .collect())
+        }
+        Err(e) => {
+            unreadable.push(Unreadable::new("reservations", LEDGER, LEDGER_REF, &e));
+            Ok(Vec::new())
+        }
+    }
+}
+
+/// Each plan's count: the live reservations held by its lanes' owners.
+fn count_reservations(nodes: &mut [PlanStatus], holders: &[String]) {
+    for n in nodes {
+        let owners: BTreeSet<&str> = n.lanes.iter().filter_map(|l| l.owner.as_deref()).collect();
+        n.reservations = holders
+            .iter()
+            .filter(|h| owners.contains(h.as_str()))
+            .count();
+        count_reservations(&mut n.children, holders);
+    }
 }
 
 #[cfg(test)]
@@ -413,6 +468,7 @@ mod tests {
             open_packets: Vec::new(),
             children: Vec::new(),
             tasks: None,
+            reservations: 0,
         }
     }
 

@@ -25,6 +25,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod reserve;
 mod rough;
 mod secrets;
 mod snapshot;

@@ -1,0 +1,468 @@
+//! Path reservations (`refs/swarm/reservations/ledger`, `reservations.yaml`,
+//! `swarm-reservations/v1`): who holds which paths, exclusively or shared,
+//! until when, and the pure rules for reserving, releasing, renewing and
+//! recovering them and for judging a change against them.
+//!
+//! # One ledger for the whole repository
+//!
+//! Every reservation lives in ONE record, the ledger. Two reservations can
+//! overlap across plans and lanes, so the only record whose compare-and-swap
+//! sees both is one that holds both: every change to the ledger is published
+//! with the store's publish loop (an atomic push whose lease is the ledger
+//! just fetched). Of two overlapping reservations made at once on two
+//! machines, the remote takes exactly one push; the loser fetches again,
+//! finds the winner's entry overlapping its own and exits 3 naming the
+//! holder. A loser whose entry does not overlap simply decides again on the
+//! new ledger (bounded retries), so unrelated reservations made at once all
+//! succeed. The guards read this one ref with gix, only when it exists.
+//!
+//! Released entries and entries expired for longer than [`PRUNE_AFTER`]
+//! leave the live ledger at the next write; the ledger's history keeps them.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::{Deserialize, Serialize};
+
+use crate::clock::rfc3339;
+use crate::error::{Code, Error, Result};
+use crate::store::kind::{Diverged, Files, Record};
+use crate::store::record::{self, Extra};
+
+mod path;
+#[cfg(test)]
+mod tests;
+
+pub use path::{covers, glob_match, normalise, overlap, Pattern, Shape};
+
+pub const SCHEMA: &str = "swarm-reservations/v1";
+pub const RECORD_FILE: &str = "reservations.yaml";
+/// The key of the one ledger record.
+pub const LEDGER: &str = "ledger";
+pub const LEDGER_REF: &str = "refs/swarm/reservations/ledger";
+/// The lease when neither `--lease` nor `swarm.reservationLease` sets one.
+pub const DEFAULT_LEASE: &str = "2h";
+/// How long an expired, unreleased entry stays in the live ledger (so it can
+/// be listed and recovered) before a write drops it.
+pub const PRUNE_AFTER: SignedDuration = SignedDuration::from_hours(7 * 24);
+
+/// How `swarm.reservations` says the guards treat reservations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Enforce {
+    Enforce,
+    Warn,
+    Off,
+}
+
+impl Enforce {
+    /// The setting's value; anything unknown enforces (a typo must not
+    /// switch the guard off).
+    pub fn parse(value: Option<&str>) -> Enforce {
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            Some("warn") => Enforce::Warn,
+            Some("off" | "false" | "no" | "0") => Enforce::Off,
+            _ => Enforce::Enforce,
+        }
+    }
+}
+
+/// A recovery: who held an expired entry, until when, and why it was taken.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Recovery {
+    pub id: String,
+    pub previous_holder: String,
+    pub expired_at: String,
+    pub reason: String,
+}
+
+/// One reservation.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Entry {
+    pub id: String,
+    pub holder: String,
+    pub paths: Vec<Pattern>,
+    #[serde(default)]
+    pub shared: bool,
+    #[serde(default)]
+    pub task: Option<String>,
+    #[serde(default)]
+    pub reason: Option<String>,
+    pub created_at: String,
+    pub lease_until: String,
+    #[serde(default)]
+    pub released_at: Option<String>,
+    #[serde(default)]
+    pub recovered_from: Option<Recovery>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Entry {
+    pub fn until(&self) -> Option<Timestamp> {
+        self.lease_until.parse().ok()
+    }
+    /// Not released and its lease not over (an unreadable lease is live:
+    /// fail closed).
+    pub fn live(&self, now: Timestamp) -> bool {
+        self.released_at.is_none() && self.until().is_none_or(|t| now < t)
+    }
+    pub fn expired(&self, now: Timestamp) -> bool {
+        self.released_at.is_none() && self.until().is_some_and(|t| now >= t)
+    }
+    /// "alice (task T3) until 2026-…", for messages.
+    pub fn describe(&self) -> String {
+        let task = self
+            .task
+            .as_deref()
+            .map(|t| format!(", task {t}"))
+            .unwrap_or_default();
+        format!(
+            "{} held by {}{task}, {} until {}",
+            self.id,
+            self.holder,
+            if self.shared { "shared" } else { "exclusive" },
+            self.lease_until
+        )
+    }
+    /// Whether this entry stands in the way of `holder` reserving `p`
+    /// (`shared`): a live entry of someone else overlapping it, unless both
+    /// are shared.
+    pub fn blocks(
+        &self,
+        holder: &str,
+        p: &Pattern,
+        shared: bool,
+        now: Timestamp,
+        ic: bool,
+    ) -> bool {
+        self.live(now)
+            && self.holder != holder
+            && !(self.shared && shared)
+            && self.paths.iter().any(|q| overlap(q, p, ic))
+    }
+}
+
+/// The ledger record.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ledger {
+    pub schema: String,
+    /// The number of the next id (`r<n>`).
+    pub next: u64,
+    #[serde(default)]
+    pub entries: Vec<Entry>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for Ledger {
+    fn default() -> Self {
+        Ledger {
+            schema: SCHEMA.into(),
+            next: 1,
+            entries: Vec::new(),
+            extra: Extra::new(),
+        }
+    }
+}
+
+pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
+    let what = format!("{LEDGER_REF}:{RECORD_FILE}");
+    let ledger: Ledger = record::parse(bytes, "swarm-reservations", &what)?;
+    let holders: Vec<(&str, &str)> = ledger
+        .entries
+        .iter()
+        .map(|e| ("holder", e.holder.as_str()))
+        .collect();
+    record::check_identities(&what, &[], &holders)?;
+    Ok(ledger)
+}
+
+impl Record for Ledger {
+    const NAMESPACE: &'static str = "reservations";
+    const KIND: &'static str = "reservations";
+    const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
+    type Key = String;
+
+    fn to_files(&self) -> Result<Files> {
+        let mut files = Files::new();
+        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
+        Ok(files)
+    }
+    fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+        let bytes = files
+            .get(RECORD_FILE)
+            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {RECORD_FILE}")))?;
+        parse_ledger(bytes)
+    }
+}
+
+/// A request to reserve.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub holder: String,
+    pub paths: Vec<Pattern>,
+    pub shared: bool,
+    pub task: Option<String>,
+    pub reason: Option<String>,
+    pub lease: SignedDuration,
+}
+
+/// One conflict: a path asked for and the entry in its way.
+#[derive(Debug, Clone, Serialize)]
+pub struct Conflict {
+    pub path: Pattern,
+    pub entry: Entry,
+}
+
+/// The live entries of others in the way of `req`.
+pub fn conflicts(ledger: &Ledger, req: &Request, now: Timestamp, ic: bool) -> Vec<Conflict> {
+    let mut out = Vec::new();
+    for p in &req.paths {
+        for e in &ledger.entries {
+            if e.blocks(&req.holder, p, req.shared, now, ic) {
+                out.push(Conflict {
+                    path: p.clone(),
+                    entry: e.clone(),
+                });
+            }
+        }
+    }
+    out
+}
+
+/// The refusal of a reservation that conflicts (exit 3), naming the holders.
+pub fn conflict_error(found: &[Conflict]) -> Error {
+    let lines: Vec<String> = found
+        .iter()
+        .map(|c| format!("{} overlaps {}", c.path, c.entry.describe()))
+        .collect();
+    let holders: Vec<&str> = found.iter().map(|c| c.entry.holder.as_str()).collect();
+    Error::new(
+        Code::ReservationConflict,
+        format!("reserved already: {}; nothing was written", lines.join("; ")),
+    )
+    .hint(format!(
+        "ask {} to release it, wait for the lease to end, or reserve --shared if both sides only read",
+        holders.first().copied().unwrap_or("the holder")
+    ))
+    .with_detail(serde_json::json!({ "conflicts": found }))
+}
+
+fn until(now: Timestamp, lease: SignedDuration) -> Result<String> {
+    now.checked_add(lease)
+        .map(rfc3339)
+        .map_err(|e| Error::new(Code::Usage, format!("lease too long: {e}")))
+}
+
+/// Drop released entries and entries expired for longer than [`PRUNE_AFTER`].
+pub fn prune(ledger: &mut Ledger, now: Timestamp) {
+    ledger
+        .entries
+        .retain(|e| e.released_at.is_none() && e.until().is_none_or(|t| now < t + PRUNE_AFTER));
+}
+
+/// Reserve: refuse a conflict; the same holder asking for exactly the paths
+/// of one of their live entries renews it (same id). Returns the entry.
+pub fn reserve(ledger: &mut Ledger, req: &Request, now: Timestamp, ic: bool) -> Result<Entry> {
+    let found = conflicts(ledger, req, now, ic);
+    if !found.is_empty() {
+        return Err(conflict_error(&found));
+    }
+    let lease_until = until(now, req.lease)?;
+    prune(ledger, now);
+    let mut wanted = req.paths.clone();
+    wanted.sort();
+    if let Some(e) = ledger.entries.iter_mut().find(|e| {
+        let mut have = e.paths.clone();
+        have.sort();
+        e.holder == req.holder
+            && e.released_at.is_none()
+            && e.shared == req.shared
+            && have == wanted
+    }) {
+        e.lease_until = lease_until;
+        if req.task.is_some() {
+            e.task = req.task.clone();
+        }
+        if req.reason.is_some() {
+            e.reason = req.reason.clone();
+        }
+        return Ok(e.clone());
+    }
+    let entry = Entry {
+        id: format!("r{}", ledger.next),
+        holder: req.holder.clone(),
+        paths: req.paths.clone(),
+        shared: req.shared,
+        task: req.task.clone(),
+        reason: req.reason.clone(),
+        created_at: rfc3339(now),
+        lease_until,
+        released_at: None,
+        recovered_from: None,
+        extra: Extra::new(),
+    };
+    ledger.next += 1;
+    ledger.entries.push(entry.clone());
+    Ok(entry)
+}
+
+fn not_found(target: &str) -> Error {
+    Error::new(
+        Code::ReservationNotFound,
+        format!(
+            "no live reservation '{}' (by id, or by a path you reserved)",
+            crate::text::clean(target)
+        ),
+    )
+    .hint("list them with `git swarm reservations --all`")
+}
+
+/// Release the entries named by id (`r3`) or by a path one of `holder`'s
+/// live entries reserved. Returns the ids released.
+pub fn release(
+    ledger: &mut Ledger,
+    holder: &str,
+    targets: &[(String, Option<Pattern>)],
+    now: Timestamp,
+    ic: bool,
+) -> Result<Vec<String>> {
+    let mut ids = Vec::new();
+    for (text, pattern) in targets {
+        let by_id = ledger
+            .entries
+            .iter()
+            .find(|e| e.id == *text && e.released_at.is_none());
+        if let Some(e) = by_id {
+            if e.holder != holder {
+                return Err(Error::new(
+                    Code::ReservationNotHolder,
+                    format!("{} is not yours to release; nothing was written", e.describe()),
+                )
+                .hint(format!("ask {} to release it, or once it expired take it with `git swarm reserve --recover {} --reason …`", e.holder, e.id)));
+            }
+            ids.push(e.id.clone());
+            continue;
+        }
+        let mine: Vec<String> = ledger
+            .entries
+            .iter()
+            .filter(|e| e.holder == holder && e.released_at.is_none())
+            .filter(|e| {
+                pattern
+                    .as_ref()
+                    .is_some_and(|p| e.paths.iter().any(|q| fold(q, ic) == fold(p, ic)))
+            })
+            .map(|e| e.id.clone())
+            .collect();
+        if mine.is_empty() {
+            return Err(not_found(text));
+        }
+        ids.extend(mine);
+    }
+    let stamp = rfc3339(now);
+    for e in ledger.entries.iter_mut().filter(|e| ids.contains(&e.id)) {
+        e.released_at = Some(stamp.clone());
+    }
+    prune(ledger, now);
+    ids.dedup();
+    Ok(ids)
+}
+
+fn fold(p: &Pattern, ic: bool) -> String {
+    if ic {
+        p.0.to_lowercase()
+    } else {
+        p.0.clone()
+    }
+}
+
+/// Take over an expired entry: it is released, and a new one for `holder`
+/// with the same paths records the previous holder, expiry and reason.
+pub fn recover(
+    ledger: &mut Ledger,
+    holder: &str,
+    id: &str,
+    reason: &str,
+    lease: SignedDuration,
+    now: Timestamp,
+    ic: bool,
+) -> Result<Entry> {
+    let old = ledger
+        .entries
+        .iter()
+        .find(|e| e.id == id && e.released_at.is_none())
+        .cloned()
+        .ok_or_else(|| not_found(id))?;
+    if !old.expired(now) {
+        return Err(Error::new(
+            Code::ReservationNotExpired,
+            format!("{} has not expired; nothing was written", old.describe()),
+        )
+        .hint(format!(
+            "ask {} to release it, or wait until {}",
+            old.holder, old.lease_until
+        )));
+    }
+    let req = Request {
+        holder: holder.to_string(),
+        paths: old.paths.clone(),
+        shared: old.shared,
+        task: old.task.clone(),
+        reason: Some(reason.to_string()),
+        lease,
+    };
+    // The old entry is expired, so it blocks nothing; others still might.
+    let found = conflicts(ledger, &req, now, ic);
+    if !found.is_empty() {
+        return Err(conflict_error(&found));
+    }
+    let stamp = rfc3339(now);
+    for e in ledger.entries.iter_mut().filter(|e| e.id == id) {
+        e.released_at = Some(stamp.clone());
+    }
+    let mut entry = reserve(ledger, &req, now, ic)?;
+    let recovery = Recovery {
+        id: old.id.clone(),
+        previous_holder: old.holder.clone(),
+        expired_at: old.lease_until.clone(),
+        reason: reason.to_string(),
+    };
+    let id = entry.id.clone();
+    for e in ledger.entries.iter_mut().filter(|e| e.id == id) {
+        e.recovered_from = Some(recovery.clone());
+        entry = e.clone();
+    }
+    Ok(entry)
+}
+
+/// What a change to `path` by `actor` meets: the live exclusive entry of
+/// someone else covering it (a refusal), else an expired entry of someone
+/// else covering it (a warning).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Verdict<'l> {
+    Free,
+    Blocked(&'l Entry),
+    Expired(&'l Entry),
+}
+
+pub fn judge<'l>(
+    ledger: &'l Ledger,
+    actor: &str,
+    path: &str,
+    now: Timestamp,
+    ic: bool,
+) -> Verdict<'l> {
+    let mut expired = None;
+    for e in &ledger.entries {
+        if e.holder == actor || e.shared || e.released_at.is_some() {
+            continue;
+        }
+        if !e.paths.iter().any(|p| covers(p, path, ic)) {
+            continue;
+        }
+        if e.live(now) {
+            return Verdict::Blocked(e);
+        }
+        expired.get_or_insert(e);
+    }
+    expired.map_or(Verdict::Free, Verdict::Expired)
+}

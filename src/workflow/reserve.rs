@@ -1,0 +1,350 @@
+//! `reserve`, `release`, `reservations`, `reserve --check` and
+//! `reserve --recover`: read the reservation ledger, decide with the rules
+//! of [`crate::model::reservation`], publish the next ledger in the store's
+//! fetch → decide → publish loop (see that module for why there is one
+//! ledger). A refusal writes nothing; a lost race re-reads and decides again.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::model::reservation::{
+    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, LEDGER, LEDGER_REF,
+};
+use crate::store::kind::{Record, Records};
+use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
+use crate::store::{Event, Store};
+
+/// How many times a write re-reads the ledger after losing a race on it to
+/// a change that does not conflict with its own.
+pub const ATTEMPTS: usize = 12;
+
+/// What `reserve`, `release` or `reserve --recover` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written {
+    pub action: &'static str,
+    pub holder: String,
+    /// The entry reserved, renewed or recovered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<Entry>,
+    /// The ids released.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<String>,
+    pub commit: String,
+    pub published: bool,
+}
+
+/// The arguments of `reserve`.
+#[derive(Debug, Clone, Default)]
+pub struct ReserveArgs {
+    pub paths: Vec<String>,
+    pub lease: Option<String>,
+    pub shared: bool,
+    pub task: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// Whether paths compare case-insensitively here (`core.ignoreCase`).
+pub fn ignore_case(store: &Store) -> bool {
+    store
+        .repo
+        .config_snapshot()
+        .boolean("core.ignoreCase")
+        .unwrap_or(false)
+}
+
+fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
+    let text = flag
+        .map(str::to_string)
+        .or_else(|| ctx.store.config("swarm.reservationLease"))
+        .unwrap_or_else(|| model::DEFAULT_LEASE.to_string());
+    let d = crate::clock::parse_duration(&text)?;
+    if d.is_zero() || d.is_negative() {
+        return Err(Error::new(Code::Usage, "a lease must be longer than zero")
+            .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
+    }
+    Ok(d)
+}
+
+/// The current directory relative to the worktree root ("" at the root).
+fn prefix(root: &Path) -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        Error::new(
+            Code::IoFailed,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let (cwd, root) = (canonical(&cwd), canonical(root));
+    Ok(cwd
+        .strip_prefix(&root)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default())
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Refuse a path that leaves the worktree through a symlink: any existing
+/// leading part of its literal prefix that resolves outside the root.
+fn inside(root: &Path, p: &Pattern) -> Result<()> {
+    let root = canonical(root);
+    let literal = p.as_str().split(['*', '?', '[']).next().unwrap_or("");
+    let mut at = root.clone();
+    for seg in literal.split('/').filter(|s| !s.is_empty()) {
+        at.push(seg);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            break;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::canonicalize(&at).unwrap_or_else(|_| PathBuf::from("/"));
+            if !target.starts_with(&root) {
+                return Err(Error::new(
+                    Code::ReservationPathInvalid,
+                    format!("'{p}' cannot be reserved: it leaves the worktree through the symlink {seg}; nothing was written"),
+                )
+                .hint("reserve the files inside this repository"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Normalise the paths as typed here; every one is checked before anything
+/// is read or written.
+pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
+    if paths.is_empty() {
+        return Err(Error::new(Code::Usage, "name at least one path to reserve")
+            .hint("e.g. `git swarm reserve src/parser/ docs/*.md`"));
+    }
+    let root = ctx.store.workdir_or_err()?;
+    let here = prefix(&root)?;
+    let mut out: Vec<Pattern> = Vec::new();
+    for p in paths {
+        let pat = normalise(p, &here)?;
+        inside(&root, &pat)?;
+        if !out.contains(&pat) {
+            out.push(pat);
+        }
+    }
+    Ok(out)
+}
+
+fn read(store: &Store, at: Option<ObjectId>) -> Result<Ledger> {
+    match at {
+        None => Ok(Ledger::default()),
+        Some(c) => Ok(Records::<Ledger>::new(store)
+            .at(&LEDGER.to_string(), c)?
+            .value),
+    }
+}
+
+/// The ledger as this clone knows it (local, or the last fetched mirror
+/// when that is newer), without fetching.
+pub fn known(ctx: &Ctx) -> Result<Ledger> {
+    let tip = remote::live_tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
+    read(&ctx.store, tip.base)
+}
+
+/// Decide on the ledger and publish the next version, in the publish loop.
+fn write<T: Clone>(
+    ctx: &Ctx,
+    actor: &str,
+    kind: &str,
+    mut decide: impl FnMut(&mut Ledger, Timestamp) -> Result<(T, String)>,
+) -> Result<(T, ObjectId)> {
+    let store = &ctx.store;
+    let refs = [LEDGER_REF];
+    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
+        let tip = round.tip(LEDGER_REF)?;
+        let mut ledger = read(store, tip.base)?;
+        let (then, summary) = decide(&mut ledger, store.clock.now())?;
+        let tree = store.write_tree(&ledger.to_files()?)?;
+        let event = Event::new(kind, actor, summary.clone());
+        let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+        let new = store.commit(tree, &parents, &event)?;
+        crate::failpoint::point("reserve:objects");
+        Ok(Step::Publish(
+            Next::new(LEDGER_REF, tip, new, actor, &summary, (then, new)).point("reserve"),
+        ))
+    })?;
+    match looped {
+        Looped::Published(done) | Looped::Done(done) => Ok(done),
+        Looped::Exhausted(lost) => Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "the reservation ledger kept changing under {ATTEMPTS} attempts; nothing was written ({})",
+                lost.lines.join("; ")
+            ),
+        )
+        .hint("run the command again")),
+    }
+}
+
+fn check_text(task: Option<&str>, reason: Option<&str>) -> Result<()> {
+    crate::text::check_fields(
+        "the reservation",
+        &[
+            ("--task", task.unwrap_or("")),
+            ("--reason", reason.unwrap_or("")),
+        ],
+    )
+}
+
+/// `git swarm reserve <path>…`
+pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
+    let actor = ctx.actor()?;
+    check_text(args.task.as_deref(), args.reason.as_deref())?;
+    let paths = patterns(ctx, &args.paths)?;
+    let req = Request {
+        holder: actor.clone(),
+        paths,
+        shared: args.shared,
+        task: args.task.clone(),
+        reason: args.reason.clone(),
+        lease: lease(ctx, args.lease.as_deref())?,
+    };
+    let ic = ignore_case(&ctx.store);
+    let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now| {
+        let e = model::reserve(ledger, &req, now, ic)?;
+        let list: Vec<&str> = e.paths.iter().map(Pattern::as_str).collect();
+        Ok((
+            e.clone(),
+            format!("{} reserves {} ({})", actor, list.join(" "), e.id),
+        ))
+    })?;
+    Ok(written(
+        ctx,
+        "reserved",
+        actor,
+        Some(entry),
+        Vec::new(),
+        commit,
+    ))
+}
+
+fn written(
+    ctx: &Ctx,
+    action: &'static str,
+    holder: String,
+    entry: Option<Entry>,
+    released: Vec<String>,
+    commit: ObjectId,
+) -> Written {
+    Written {
+        action,
+        holder,
+        entry,
+        released,
+        commit: commit.to_string(),
+        published: ctx.remote().is_some(),
+    }
+}
+
+/// `git swarm release <id|path>…`
+pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
+    let actor = ctx.actor()?;
+    if targets.is_empty() {
+        return Err(
+            Error::new(Code::Usage, "name a reservation id or a path to release")
+                .hint("list yours with `git swarm reservations`"),
+        );
+    }
+    let root = ctx.store.workdir_or_err()?;
+    let here = prefix(&root)?;
+    let mut named = Vec::new();
+    for t in targets {
+        let is_id = t.starts_with('r') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1;
+        let pat = if is_id {
+            None
+        } else {
+            Some(normalise(t, &here)?)
+        };
+        named.push((t.clone(), pat));
+    }
+    let ic = ignore_case(&ctx.store);
+    let (ids, commit) = write(ctx, &actor, "released", |ledger, now| {
+        let ids = model::release(ledger, &actor, &named, now, ic)?;
+        Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
+    })?;
+    Ok(written(ctx, "released", actor, None, ids, commit))
+}
+
+/// `git swarm reserve --recover <id> --reason …`
+pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> Result<Written> {
+    let actor = ctx.actor()?;
+    if reason.trim().is_empty() {
+        return Err(Error::new(Code::Usage, "a recovery needs a --reason")
+            .hint("say why the previous holder's reservation is taken over"));
+    }
+    check_text(None, Some(reason))?;
+    let lease = lease(ctx, lease_flag)?;
+    let ic = ignore_case(&ctx.store);
+    let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {
+        let e = model::recover(ledger, &actor, id, reason, lease, now, ic)?;
+        Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
+    })?;
+    Ok(written(
+        ctx,
+        "recovered",
+        actor,
+        Some(entry),
+        Vec::new(),
+        commit,
+    ))
+}
+
+/// What `reserve --check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub holder: String,
+    pub paths: Vec<Pattern>,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// `git swarm reserve --check <path>…`: fetch the ledger, report conflicts.
+pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
+    let actor = ctx.actor()?;
+    let paths = patterns(ctx, paths)?;
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+    }
+    let tip = remote::tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
+    let ledger = read(&ctx.store, tip.base)?;
+    let req = Request {
+        holder: actor.clone(),
+        paths: paths.clone(),
+        shared,
+        task: None,
+        reason: None,
+        lease: SignedDuration::ZERO,
+    };
+    let conflicts = model::conflicts(
+        &ledger,
+        &req,
+        ctx.store.clock.now(),
+        ignore_case(&ctx.store),
+    );
+    Ok(Checked {
+        holder: actor,
+        paths,
+        conflicts,
+    })
+}
+
+/// `git swarm reservations [--all]`: live entries (with `--all`, expired
+/// ones too), and the time it is now.
+pub fn list(ctx: &Ctx, all: bool) -> Result<(Vec<Entry>, Timestamp)> {
+    let ledger = known(ctx)?;
+    let now = ctx.store.clock.now();
+    let entries = ledger
+        .entries
+        .into_iter()
+        .filter(|e| all || e.live(now))
+        .collect();
+    Ok((entries, now))
+}

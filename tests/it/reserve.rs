@@ -1,0 +1,422 @@
+//! Path reservations across machines: a bare remote and clones driven as
+//! separate processes; racing reservations lined up at the ledger write;
+//! the real hooks in a lane worktree; `check --range` over a `--no-verify`
+//! commit. Each test asserts exit codes, messages and the refs left behind.
+
+use std::path::Path;
+use std::process::Child;
+
+use crate::harness::{Run, TestEnv};
+use crate::process::{finish, soak_rounds, spawn, wait_arrivals};
+
+const LEDGER: &str = "refs/swarm/reservations/ledger";
+/// The harness dates every commit at this instant.
+const NOW: &str = "2026-01-01T00:00:00Z";
+
+/// The ledger at `rev` (a ref or commit) in `dir`, as YAML.
+fn ledger_at(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:reservations.yaml")]))
+        .expect("reservations.yaml is YAML")
+}
+
+/// The live entries (not released) of the remote's ledger: (holder, paths).
+fn entries(env: &TestEnv, remote: &Path) -> Vec<(String, Vec<String>)> {
+    let l = ledger_at(env, remote, LEDGER);
+    l["entries"]
+        .as_sequence()
+        .cloned()
+        .unwrap_or_default()
+        .iter()
+        .filter(|e| e["released_at"].is_null())
+        .map(|e| {
+            let paths = e["paths"].as_sequence().unwrap();
+            (
+                e["holder"].as_str().unwrap().to_string(),
+                paths
+                    .iter()
+                    .map(|p| p.as_str().unwrap().to_string())
+                    .collect(),
+            )
+        })
+        .collect()
+}
+
+fn env_at_now() -> TestEnv {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", NOW);
+    env
+}
+
+/// Run the same kind of reservation from every clone at once, lined up at
+/// the ledger write (all decide on the same ledger, then all push).
+fn race(
+    env: &TestEnv,
+    clones: &[std::path::PathBuf],
+    round: usize,
+    args: &[Vec<String>],
+) -> Vec<Run> {
+    let gate = env.root().join(format!("gate-{round}"));
+    let pause = format!("reserve:objects={}", gate.display());
+    let vars: Vec<(&str, &str)> = vec![("GIT_SWARM_PAUSE", &pause)];
+    let children: Vec<Child> = clones
+        .iter()
+        .zip(args)
+        .map(|(dir, a)| {
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            spawn(env, dir, &vars, &a)
+        })
+        .collect();
+    wait_arrivals(&gate, clones.len());
+    std::fs::write(gate.join("go"), "").unwrap();
+    children
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| finish(c, &format!("round {round}: clone {i}")))
+        .collect()
+}
+
+#[test]
+fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
+    let env = env_at_now();
+    let names = ["ann", "ben", "cat"];
+    let (remote, clones) = env.remote_with_clones(&names);
+    for round in 0..soak_rounds(6) {
+        let area = format!("area{round}");
+        // Three overlapping shapes: a directory, a file under it, a glob over it.
+        let args: Vec<Vec<String>> = [
+            format!("{area}/"),
+            format!("{area}/x.rs"),
+            format!("{area}/*.rs"),
+        ]
+        .into_iter()
+        .map(|p| vec!["reserve".into(), p, "--task".into(), format!("T{round}")])
+        .collect();
+        let runs = race(&env, &clones, round, &args);
+        let winners: Vec<usize> = (0..3).filter(|&i| runs[i].code == 0).collect();
+        assert_eq!(winners.len(), 1, "round {round}: {runs:#?}");
+        let winner = names[winners[0]];
+        for (i, run) in runs.iter().enumerate() {
+            if i == winners[0] {
+                continue;
+            }
+            assert_eq!(run.code, 3, "round {round}: {run:#?}");
+            assert!(
+                run.stderr.contains("error[RESERVATION_CONFLICT]"),
+                "{run:#?}"
+            );
+            assert!(
+                run.stderr.contains(&format!("held by {winner}")),
+                "{run:#?}"
+            );
+        }
+        let held: Vec<_> = entries(&env, &remote)
+            .into_iter()
+            .filter(|(_, paths)| paths.iter().any(|p| p.starts_with(&area)))
+            .collect();
+        assert_eq!(held.len(), 1, "round {round}: {held:?}");
+        assert_eq!(held[0].0, winner);
+    }
+    // The ledger's history has one version per winning reservation.
+    let versions = env.git(&remote, &["rev-list", "--count", LEDGER]);
+    assert_eq!(versions, soak_rounds(6).to_string());
+}
+
+#[test]
+fn non_overlapping_reservations_made_at_once_all_succeed() {
+    let env = env_at_now();
+    let names = ["ann", "ben", "cat"];
+    let (remote, clones) = env.remote_with_clones(&names);
+    for round in 0..3 {
+        let args: Vec<Vec<String>> = names
+            .iter()
+            .map(|n| vec!["reserve".into(), format!("{n}{round}/"), "--json".into()])
+            .collect();
+        let runs = race(&env, &clones, round, &args);
+        for r in &runs {
+            assert_eq!(r.code, 0, "round {round}: {r:#?}");
+        }
+        let mut ids: Vec<String> = runs
+            .iter()
+            .map(|r| r.json()["entry"]["id"].as_str().unwrap().to_string())
+            .collect();
+        ids.sort();
+        ids.dedup();
+        assert_eq!(ids.len(), 3, "every reservation got its own id: {ids:?}");
+    }
+    let all = entries(&env, &remote);
+    assert_eq!(all.len(), 9, "{all:?}");
+    for n in names {
+        assert_eq!(all.iter().filter(|(h, _)| h == n).count(), 3);
+    }
+}
+
+#[test]
+fn hostile_paths_are_refused_with_nothing_written() {
+    let env = env_at_now();
+    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    env.swarm(ann, &["reserve", "ok/"]).ok();
+    std::os::unix::fs::symlink("/tmp", ann.join("out")).unwrap();
+    std::fs::create_dir_all(ann.join("sub")).unwrap();
+    let before = (env.all_refs(ann), env.all_refs(&remote));
+    for bad in [
+        "/etc/passwd",
+        "../x",
+        "a/../../b",
+        "a\u{1b}[2Jb",
+        "a\nb",
+        ".git/hooks/",
+        "out/secret",
+        "out/",
+        "",
+        "a\\b",
+    ] {
+        let run = env.swarm(ann, &["reserve", bad, "--json"]);
+        run.err(2, "RESERVATION_PATH_INVALID");
+    }
+    // From a subdirectory, '..' is refused too (not resolved).
+    let sub = ann.join("sub");
+    env.swarm(&sub, &["reserve", "../ok/x"])
+        .err(2, "RESERVATION_PATH_INVALID");
+    // A control character in the task is refused as text.
+    env.swarm(ann, &["reserve", "fine/", "--task", "t\u{7}"])
+        .err(2, "TEXT_INVALID");
+    assert_eq!((env.all_refs(ann), env.all_refs(&remote)), before);
+    // A relative path from a subdirectory is stored from the root.
+    let run = env.swarm(&sub, &["reserve", "inner.rs", "--json"]).ok();
+    assert_eq!(run.json()["entry"]["paths"][0], "sub/inner.rs");
+}
+
+#[test]
+fn release_recover_and_check_across_clones() {
+    let env = env_at_now();
+    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
+    let (ann, ben) = (&clones[0], &clones[1]);
+    let r = env
+        .swarm(
+            ann,
+            &["reserve", "src/", "--task", "T1", "--lease", "1h", "--json"],
+        )
+        .ok();
+    let id = r.json()["entry"]["id"].as_str().unwrap().to_string();
+    // ben sees the conflict with --check (exit 1), and cannot release it.
+    env.swarm(ben, &["reserve", "--check", "src/lib.rs"])
+        .code(1)
+        .stdout_has("ann")
+        .stdout_has("T1");
+    env.swarm(ben, &["reserve", "--check", "docs/"])
+        .ok()
+        .stdout_has("no conflicts");
+    let before = env.all_refs(&remote);
+    env.swarm(ben, &["release", &id])
+        .err(3, "RESERVATION_NOT_HOLDER");
+    env.swarm(ben, &["reserve", "--recover", &id, "--reason", "away"])
+        .err(3, "RESERVATION_NOT_EXPIRED");
+    env.swarm(ben, &["release", "r99"])
+        .err(2, "RESERVATION_NOT_FOUND");
+    assert_eq!(env.all_refs(&remote), before);
+    // Two hours later the lease is over: ben recovers it, naming why.
+    let later = [("GIT_SWARM_NOW", "2026-01-01T02:00:00Z")];
+    let rec = env
+        .swarm_env(
+            ben,
+            &later,
+            &[
+                "reserve",
+                "--recover",
+                &id,
+                "--reason",
+                "ann is away",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(rec["entry"]["holder"], "ben");
+    assert_eq!(rec["entry"]["recovered_from"]["previous_holder"], "ann");
+    assert_eq!(
+        rec["entry"]["recovered_from"]["expired_at"],
+        "2026-01-01T01:00:00Z"
+    );
+    assert_eq!(
+        entries(&env, &remote),
+        vec![("ben".to_string(), vec!["src/".to_string()])]
+    );
+    let list = env
+        .swarm_env(ben, &later, &["reservations", "--json"])
+        .ok()
+        .json();
+    assert_eq!(list["reservations"].as_array().unwrap().len(), 1);
+    assert_eq!(list["reservations"][0]["holder"], "ben");
+    let new_id = rec["entry"]["id"].as_str().unwrap().to_string();
+    env.swarm_env(ben, &later, &["release", "src/"])
+        .ok()
+        .stdout_has(&new_id);
+    assert!(entries(&env, &remote).is_empty());
+    // History keeps every version.
+    let log = env.git(&remote, &["log", "--format=%s", LEDGER]);
+    assert!(log.contains("ann reserves src/"), "{log}");
+    assert!(log.contains("ben recovers"), "{log}");
+}
+
+/// ann reserves `src/` in her clone; bob works in a lane of another clone.
+fn lane_setup(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
+    let (remote, clones) = env.remote_with_clones(&["ann", "coord"]);
+    let (ann, coord) = (clones[0].clone(), clones[1].clone());
+    env.swarm(&coord, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        &coord,
+        &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
+    )
+    .ok();
+    let wt = coord.join("_swarm-worktrees/login");
+    env.swarm(&ann, &["reserve", "src/", "--task", "T7"]).ok();
+    env.swarm(&coord, &["sync"]).ok();
+    let _ = remote;
+    (ann, coord, wt)
+}
+
+#[test]
+fn the_real_hooks_refuse_another_lanes_commit_and_the_ci_gate_catches_no_verify() {
+    let env = env_at_now();
+    let (_ann, coord, wt) = lane_setup(&env);
+    env.write(&wt.join("src/lib.rs"), "fn main() {}\n");
+    env.git(&wt, &["add", "src/lib.rs"]);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    let run = env.git_run(&wt, &["commit", "-q", "-m", "touch lib"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    for needle in [
+        "[reservations] src/lib.rs",
+        "reserved exclusively by ann",
+        "T7",
+        "git swarm release",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {run:#?}");
+    }
+    assert_eq!(
+        env.git(&wt, &["rev-parse", "HEAD"]),
+        head,
+        "nothing was committed"
+    );
+    // Unrelated paths still commit.
+    env.git(&wt, &["reset", "-q"]);
+    env.write(&wt.join("docs/a.md"), "a\n");
+    env.git(&wt, &["add", "docs/a.md"]);
+    env.git(&wt, &["commit", "-q", "-m", "docs"]);
+    // --no-verify gets past pre-commit; pre-push and check --range catch it.
+    env.git(&wt, &["add", "src/lib.rs"]);
+    env.git(&wt, &["commit", "-q", "--no-verify", "-m", "sneak"]);
+    let push = env.git_run(&wt, &["push", "origin", "feat/login"]);
+    assert_ne!(push.code, 0, "{push:#?}");
+    assert!(
+        push.stderr.contains("[reservations] src/lib.rs"),
+        "{push:#?}"
+    );
+    assert!(
+        env.git_run(
+            &coord,
+            &["ls-remote", "--exit-code", "origin", "feat/login"]
+        )
+        .code
+            != 0
+    );
+    let check = env.swarm(&wt, &["check", "--range", "main..HEAD", "--json"]);
+    let check = check.err(1, "GUARD_FAILED");
+    let v = check.json();
+    let violations = v["error"]["detail"]["violations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(violations.len(), 1, "{v:#}");
+    assert_eq!(violations[0]["subject"], "src/lib.rs");
+    assert_eq!(
+        violations[0]["commit"],
+        env.git(&wt, &["rev-parse", "HEAD"])
+    );
+    // warn lets it through, naming it; off does not look.
+    let warn = env.git_run(
+        &wt,
+        &[
+            "-c",
+            "swarm.reservations=warn",
+            "swarm",
+            "check",
+            "--range",
+            "main..HEAD",
+        ],
+    );
+    assert_eq!(warn.code, 0, "{warn:#?}");
+    let off = env.git_run(
+        &wt,
+        &[
+            "-c",
+            "swarm.reservations=off",
+            "swarm",
+            "check",
+            "--range",
+            "main..HEAD",
+            "--json",
+        ],
+    );
+    assert_eq!(off.code, 0, "{off:#?}");
+    assert!(!off.stdout.contains("reservations"), "{off:#?}");
+}
+
+#[test]
+fn own_and_expired_reservations_pass() {
+    let env = env_at_now();
+    let (ann, _coord, wt) = lane_setup(&env);
+    // Own: ann commits under her own reservation.
+    env.write(&ann.join("src/own.rs"), "x\n");
+    env.git(&ann, &["add", "src/own.rs"]);
+    env.git(&ann, &["commit", "-q", "-m", "own"]);
+    env.git(&ann, &["push", "-q", "origin", "HEAD:refs/heads/ann-work"]);
+    // Expired: bob's lane commits once ann's lease (2h) is over; it is noted.
+    let later = "2026-01-01T03:00:00Z";
+    env.write(&wt.join("src/lib.rs"), "x\n");
+    env.git(&wt, &["add", "src/lib.rs"]);
+    let mut cmd = env.command("git", &wt);
+    cmd.args(["commit", "-q", "-m", "after expiry"])
+        .env("GIT_SWARM_NOW", later);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expired"), "{stderr}");
+    // The CI gate judges against the reservations live now: while ann's
+    // lease runs the commit is caught, backdated or not; once over, it passes.
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
+    let mut cmd = env.command("git", &wt);
+    cmd.args(["commit", "-q", "--amend", "--no-edit", "--no-verify"])
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z");
+    assert!(cmd.output().unwrap().status.success());
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
+    env.swarm_env(
+        &wt,
+        &[("GIT_SWARM_NOW", later)],
+        &["check", "--range", "main..HEAD"],
+    )
+    .ok();
+}
+
+#[test]
+fn status_counts_live_reservations_per_plan() {
+    let env = env_at_now();
+    let (_ann, coord, wt) = lane_setup(&env);
+    // bob, the lane's owner, reserves from his worktree (holder = owner).
+    let r = env.swarm(&wt, &["reserve", "docs/", "--json"]).ok().json();
+    assert_eq!(r["entry"]["holder"], "bob");
+    let s = env.swarm(&coord, &["status", "--json"]).ok().json();
+    assert_eq!(s["reservations"], 2, "{s:#}");
+    assert_eq!(s["plans"][0]["plan"], "auth");
+    assert_eq!(s["plans"][0]["reservations"], 1, "{s:#}");
+    env.swarm(&coord, &["status"])
+        .ok()
+        .stdout_has("1 reservation held by its lane owners")
+        .stdout_has("2 reservations live");
+}

@@ -55,8 +55,20 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.output_env(args, &[])
+    }
+
+    /// [`Git::output`] with extra environment variables.
+    fn output_env<I, S>(&self, args: I, env: &[(&str, &OsStr)]) -> Result<Output>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let mut cmd = self.command(args);
         cmd.stdin(Stdio::null());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
         cmd.output().map_err(|e| {
             Error::new(Code::GitFailed, format!("could not run git: {e}"))
                 .hint("is git installed and on PATH?")
@@ -69,13 +81,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<std::ffi::OsString> =
-            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let out = self.output(&args)?;
-        if !out.status.success() {
-            return Err(failed(&args, &out));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        self.run_env(args, &[])
     }
 
     /// Run git with extra environment variables (e.g. `GIT_INDEX_FILE`, so
@@ -85,20 +91,8 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let args: Vec<std::ffi::OsString> =
-            args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let mut cmd = self.command(&args);
-        cmd.stdin(Stdio::null());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let out = cmd
-            .output()
-            .map_err(|e| Error::new(Code::GitFailed, format!("could not run git: {e}")))?;
-        if !out.status.success() {
-            return Err(failed(&args, &out));
-        }
-        Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+        let out = self.run_raw(args, env)?;
+        Ok(String::from_utf8_lossy(&out).into_owned())
     }
 
     /// The bytes git prints (e.g. `cat-file blob`), exactly; a non-zero exit is an error.
@@ -107,9 +101,19 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.run_raw(args, &[])
+    }
+
+    /// The `run*` helpers: a non-zero exit is an error carrying git's
+    /// stderr; stdout as bytes.
+    fn run_raw<I, S>(&self, args: I, env: &[(&str, &OsStr)]) -> Result<Vec<u8>>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         let args: Vec<std::ffi::OsString> =
             args.into_iter().map(|a| a.as_ref().to_owned()).collect();
-        let out = self.output(&args)?;
+        let out = self.output_env(&args, env)?;
         if !out.status.success() {
             return Err(failed(&args, &out));
         }

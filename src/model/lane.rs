@@ -300,9 +300,7 @@ impl Record for LaneRecord {
     type Key = String;
 
     fn to_files(&self) -> Result<Files> {
-        let mut files = Files::new();
-        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
-        Ok(files)
+        record::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, feature: &String, _what: &str) -> Result<Self> {
         let bytes = files.get(RECORD_FILE).ok_or_else(|| {

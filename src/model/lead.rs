@@ -133,15 +133,11 @@ impl Record for LeadRecord {
     type Key = String;
 
     fn to_files(&self) -> Result<Files> {
-        let mut files = Files::new();
-        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
-        Ok(files)
+        record::yaml_file(RECORD_FILE, self)
     }
     /// `what` names the version in the error when `lead.yaml` is missing.
     fn from_files(files: &Files, plan: &String, what: &str) -> Result<Self> {
-        let bytes = files
-            .get(RECORD_FILE)
-            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {RECORD_FILE}")))?;
+        let bytes = record::the_file(files, RECORD_FILE, what)?;
         parse_record(bytes, plan)
     }
     /// A released leader record of a closed plan.

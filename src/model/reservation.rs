@@ -182,14 +182,10 @@ impl Record for Ledger {
     type Key = String;
 
     fn to_files(&self) -> Result<Files> {
-        let mut files = Files::new();
-        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
-        Ok(files)
+        record::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
-        let bytes = files
-            .get(RECORD_FILE)
-            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {RECORD_FILE}")))?;
+        let bytes = record::the_file(files, RECORD_FILE, what)?;
         parse_ledger(bytes)
     }
 }

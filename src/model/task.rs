@@ -310,14 +310,10 @@ impl Record for TaskRecord {
     type Key = TaskKey;
 
     fn to_files(&self) -> Result<Files> {
-        let mut files = Files::new();
-        files.insert(RECORD_FILE.to_string(), record::to_yaml(self)?);
-        Ok(files)
+        record::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, key: &TaskKey, what: &str) -> Result<Self> {
-        let bytes = files
-            .get(RECORD_FILE)
-            .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {RECORD_FILE}")))?;
+        let bytes = record::the_file(files, RECORD_FILE, what)?;
         parse_record(bytes, key, what)
     }
     /// A done or cancelled task of a closed plan.

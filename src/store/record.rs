@@ -219,6 +219,23 @@ pub fn report_unreadable(
     out
 }
 
+/// The files of a record kept as one YAML file (`name`).
+pub fn yaml_file<T: Serialize>(name: &str, record: &T) -> Result<super::kind::Files> {
+    Ok(super::kind::Files::from([(
+        name.to_string(),
+        to_yaml(record)?,
+    )]))
+}
+
+/// The bytes of a record's one YAML file (`name`); `YAML_INVALID` naming
+/// the version (`what`) when the commit lacks it.
+pub fn the_file<'f>(files: &'f super::kind::Files, name: &str, what: &str) -> Result<&'f [u8]> {
+    files
+        .get(name)
+        .map(Vec::as_slice)
+        .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {name}")))
+}
+
 pub fn to_yaml<T: Serialize>(record: &T) -> Result<Vec<u8>> {
     serde_yaml_ng::to_string(record)
         .map(String::into_bytes)

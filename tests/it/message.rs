@@ -549,6 +549,12 @@ fn escalate_with_a_task_blocks_it_and_state_lists_open_tasks() {
         a.contains("p/t2 (open) do it: owner -, depends on t1"),
         "{a}"
     );
+    // A claim shows its lease end, never the time left.
+    assert!(
+        a.contains("p/t3 (in_progress) api: owner ann, held by ann until 20"),
+        "{a}"
+    );
+    assert!(!a.contains(" left"), "{a}");
     let json = env
         .swarm(bob, &["state", "--json", "--plan", "p"])
         .ok()

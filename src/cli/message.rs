@@ -12,6 +12,7 @@ use git_swarm::workflow::lane_report;
 use git_swarm::workflow::message::wait::{self, Watch};
 use git_swarm::workflow::message::{self as flow, Post, Posted};
 use git_swarm::workflow::state;
+use git_swarm::workflow::task;
 
 use super::Global;
 
@@ -212,8 +213,7 @@ pub fn decide(g: &Global, a: DecideArgs) -> Result<Output> {
 /// `escalate`: the message (to the plan's leader, else everyone), then,
 /// from a lane worktree without `--task`, the lane is blocked: a `report
 /// blocked <class> <what>` in the plan journal, as `status` shows it. With
-/// `--task` the task is named in the escalation; blocking it is the task
-/// kind's to do once it exists.
+/// `--task T` the task is blocked instead (see [`block_task`]).
 pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
     git_swarm::names::validate_name("escalation class", &a.class)?;
     let text = body(&a.what, &a.body)?;
@@ -239,6 +239,10 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
         other => other,
     }?;
     let mut out = render(result);
+    if let Some(id) = &a.task {
+        let plan = out.json["message"]["plan"].as_str().map(str::to_string);
+        out = block_task(&ctx, out, plan.as_deref(), id, &a.class, &text);
+    }
     if let (Some(lane), None) = (lane, &a.task) {
         let what = text.lines().next().unwrap_or("").to_string();
         let kind = ReportKind::Blocked {
@@ -255,6 +259,50 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
         }
     }
     Ok(out)
+}
+
+/// After an escalation with `--task T` is recorded: block T through the
+/// task workflow's `block`, with the escalation as the reason. The task
+/// rules decide who may: the claim's holder, or anyone when nobody holds
+/// a claim. When the task cannot be blocked (someone else holds it, it is
+/// done or cancelled, it does not exist) the escalation still stands: the
+/// task's answer is a warning and `task_blocked: false` with `task_error`.
+fn block_task(
+    ctx: &git_swarm::ctx::Ctx,
+    mut out: Output,
+    plan: Option<&str>,
+    id: &str,
+    class: &str,
+    text: &str,
+) -> Output {
+    let what = text.lines().next().unwrap_or("");
+    let reason = format!("escalation [{class}]: {what}");
+    let op = task::OpArgs::Block {
+        reason: Some(reason),
+    };
+    match task::act(ctx, plan, id, op) {
+        Ok(r) => {
+            let how = if r.already { "was already" } else { "is now" };
+            out.text
+                .push_str(&format!("task {} [{}] {how} blocked\n", r.id, r.plan));
+            out.json["task_blocked"] = serde_json::json!(true);
+            out.json["task"] = serde_json::json!({
+                "plan": r.plan, "id": r.id, "already": r.already,
+                "published": r.published, "commit": r.commit,
+            });
+        }
+        Err(e) => {
+            out.json["task_blocked"] = serde_json::json!(false);
+            out.json["task_error"] =
+                serde_json::json!({ "code": e.code.as_str(), "message": e.message });
+            out = out.warn(format!(
+                "the escalation stands, but task {id} was not blocked: {} ({})",
+                e.message,
+                e.code.as_str()
+            ));
+        }
+    }
+    out
 }
 
 fn lines(messages: &[Message]) -> String {

@@ -40,6 +40,7 @@ pub const SECTIONS: &[(&str, Builder)] = &[
     ("Lanes", lanes),
     ("Open packets", packets),
     ("Verification", verification),
+    ("Open tasks", tasks),
 ];
 
 type Builder = fn(&Store, Option<&str>) -> Result<Vec<(String, serde_json::Value)>>;
@@ -363,4 +364,50 @@ fn write_file(ctx: &Ctx, text: &str) -> Result<String> {
     let path = root.join("state.md");
     crate::fsutil::replace_file(&path, text.as_bytes()).map_err(|e| io(&path, e))?;
     Ok(path.display().to_string())
+}
+
+/// Tasks not done or cancelled, from this clone's own task refs only (the
+/// remote's mirror and the clock play no part: a claim shows its lease end
+/// time, never the time left).
+fn tasks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
+    let (all, _) = crate::ctx::task::all(store, None, plan)?;
+    Ok(all
+        .into_iter()
+        .filter(|k| !k.record.status.terminal())
+        .map(|k| {
+            let r = &k.record;
+            let owner = r.owner.as_deref().unwrap_or("-");
+            let claim = r
+                .claim
+                .as_ref()
+                .map(|c| format!(", held by {} until {}", c.holder, c.lease_until))
+                .unwrap_or_default();
+            let deps = if r.depends_on.is_empty() {
+                String::new()
+            } else {
+                format!(", depends on {}", r.depends_on.join(", "))
+            };
+            let why = r
+                .blocked_reason
+                .as_deref()
+                .filter(|_| r.status == crate::model::task::Status::Blocked)
+                .map(|b| format!(" — {b}"))
+                .unwrap_or_default();
+            let line = format!(
+                "{}/{} ({}) {}: owner {owner}{claim}{deps}{why}",
+                r.plan,
+                r.id,
+                r.status_label(),
+                r.title
+            );
+            let value = serde_json::json!({
+                "plan": r.plan, "id": r.id, "title": r.title, "status": r.status,
+                "owner": r.owner,
+                "holder": r.claim.as_ref().map(|c| c.holder.clone()),
+                "lease_until": r.claim.as_ref().map(|c| c.lease_until.clone()),
+                "depends_on": r.depends_on, "blocked_reason": r.blocked_reason,
+            });
+            item(line, &value)
+        })
+        .collect())
 }

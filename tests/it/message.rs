@@ -458,3 +458,114 @@ fn state_is_byte_identical_across_clones_and_runs() {
         1
     );
 }
+
+#[test]
+fn escalate_with_a_task_blocks_it_and_state_lists_open_tasks() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    let t1 = "refs/swarm/tasks/p/t1";
+    let t3 = "refs/swarm/tasks/p/t3";
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    for (id, extra) in [("t1", None), ("t2", Some("t1"))] {
+        let mut args = vec!["task", "new", id, "--plan", "p", "--title", "do it"];
+        if let Some(d) = extra {
+            args.extend_from_slice(&["--depends-on", d]);
+        }
+        env.swarm(ann, &args).ok();
+    }
+    env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    let esc = env
+        .swarm(
+            ann,
+            &[
+                "escalate", "access", "need", "prod", "--plan", "p", "--task", "t1", "--json",
+            ],
+        )
+        .ok();
+    let json = esc.json();
+    assert_eq!(json["task_blocked"], true, "{json}");
+    assert_eq!(json["task"]["id"], "t1");
+    assert_eq!(json["message"]["task"], "t1");
+    let show = env
+        .swarm(ann, &["task", "show", "t1", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    let task = &show["task"];
+    assert_eq!(task["status"], "blocked", "{show}");
+    assert_eq!(task["blocked_reason"], "escalation [access]: need prod");
+    assert!(task["claim"].is_null(), "blocking ends the claim: {show}");
+    let log = env.git(ann, &["log", "--format=%s", t1]);
+    assert!(
+        log.contains("task t1: blocked: escalation [access]: need prod"),
+        "{log}"
+    );
+    // The same escalation again is refused, and the task is left as it was.
+    let tip = env.git(ann, &["rev-parse", t1]);
+    env.swarm(
+        ann,
+        &[
+            "escalate", "access", "need", "prod", "--plan", "p", "--task", "t1",
+        ],
+    )
+    .err(1, "ESCALATION_SENT");
+    assert_eq!(env.git(ann, &["rev-parse", t1]), tip);
+    // bob is not the holder of ann's claim on t2: the escalation stands, the
+    // task is not blocked (only the holder may), and he is told why.
+    env.swarm(ann, &["task", "new", "t3", "--plan", "p", "--title", "api"])
+        .ok();
+    env.swarm(ann, &["task", "claim", "t3", "--plan", "p"]).ok();
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    let held = env.git(ann, &["rev-parse", t3]);
+    let esc = env
+        .swarm(
+            bob,
+            &[
+                "escalate", "decision", "which", "api", "--plan", "p", "--task", "t3", "--json",
+            ],
+        )
+        .ok();
+    let json = esc.json();
+    assert_eq!(json["task_blocked"], false, "{json}");
+    assert_eq!(json["message"]["kind"], "escalation");
+    esc.expect_stderr("t3 was not blocked");
+    esc.expect_stderr("LEASE_NOT_HOLDER");
+    env.swarm(bob, &["sync"]).ok();
+    assert_eq!(env.git(bob, &["rev-parse", t3]), held);
+    assert_eq!(env.git(ann, &["rev-parse", t3]), held);
+    // `state` lists the open tasks, identically on both clones after sync.
+    env.swarm(ann, &["sync"]).ok();
+    let a = env.swarm(ann, &["state"]).ok().stdout;
+    let b = env.swarm(bob, &["state"]).ok().stdout;
+    assert_eq!(a, b);
+    assert_eq!(a, env.swarm(ann, &["state"]).ok().stdout);
+    assert!(a.contains("Open tasks"), "{a}");
+    assert!(
+        a.contains("p/t1 (blocked) do it: owner ann — escalation [access]: need prod"),
+        "{a}"
+    );
+    assert!(
+        a.contains("p/t2 (open) do it: owner -, depends on t1"),
+        "{a}"
+    );
+    // A claim shows its lease end, never the time left.
+    assert!(
+        a.contains("p/t3 (in_progress) api: owner ann, held by ann until 20"),
+        "{a}"
+    );
+    assert!(!a.contains(" left"), "{a}");
+    let json = env
+        .swarm(bob, &["state", "--json", "--plan", "p"])
+        .ok()
+        .json();
+    let section = json["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["title"] == "Open tasks")
+        .cloned()
+        .unwrap();
+    assert_eq!(section["items"][0]["status"], "blocked");
+    assert_eq!(section["items"][1]["depends_on"][0], "t1");
+}

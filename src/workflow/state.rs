@@ -19,6 +19,7 @@ use crate::model::message::{self, Message, PREFIX};
 use crate::model::note::Note;
 use crate::model::packet::PacketVersion;
 use crate::model::plan::PlanDoc;
+use crate::model::reservation::{Ledger, LEDGER};
 use crate::store::kind::Records;
 use crate::store::Store;
 
@@ -41,6 +42,7 @@ pub const SECTIONS: &[(&str, Builder)] = &[
     ("Open packets", packets),
     ("Verification", verification),
     ("Open tasks", tasks),
+    ("Reservations", reservations),
 ];
 
 type Builder = fn(&Store, Option<&str>) -> Result<Vec<(String, serde_json::Value)>>;
@@ -410,4 +412,53 @@ fn tasks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
             item(line, &value)
         })
         .collect())
+}
+
+/// Reservations not released, repository-wide (a reservation belongs to a
+/// holder, not to a plan); with a plan, those held by its active lanes'
+/// owners. The lease shows as its end time, never as time left, so the
+/// summary does not depend on the clock.
+fn reservations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
+    let Some(ledger) = Records::<Ledger>::new(store).load(&LEDGER.to_string())? else {
+        return Ok(Vec::new());
+    };
+    let owners: Option<std::collections::BTreeSet<String>> = match plan {
+        None => None,
+        Some(p) => Some(
+            Records::<LaneRecord>::new(store)
+                .all()?
+                .0
+                .into_iter()
+                .filter(|v| v.value.is_active() && v.value.plan == p)
+                .map(|v| v.value.owner)
+                .collect(),
+        ),
+    };
+    let mut out = Vec::new();
+    for e in ledger
+        .value
+        .entries
+        .iter()
+        .filter(|e| e.released_at.is_none())
+    {
+        if owners.as_ref().is_some_and(|o| !o.contains(&e.holder)) {
+            continue;
+        }
+        let paths: Vec<String> = e.paths.iter().map(|p| p.to_string()).collect();
+        let task = e
+            .task
+            .as_deref()
+            .map(|t| format!(", task {t}"))
+            .unwrap_or_default();
+        let line = format!(
+            "{} {}: {} ({}{task}), lease until {}",
+            e.id,
+            e.holder,
+            paths.join(", "),
+            if e.shared { "shared" } else { "exclusive" },
+            e.lease_until
+        );
+        out.push(item(line, e));
+    }
+    Ok(out)
 }

@@ -569,3 +569,52 @@ fn escalate_with_a_task_blocks_it_and_state_lists_open_tasks() {
     assert_eq!(section["items"][0]["status"], "blocked");
     assert_eq!(section["items"][1]["depends_on"][0], "t1");
 }
+
+#[test]
+fn state_lists_live_reservations_the_same_on_every_clone() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    env.swarm(ann, &["plan", "new", "q"]).ok();
+    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
+        .ok();
+    env.swarm(ann, &["reserve", "src/db/", "--task", "t1"]).ok();
+    env.swarm(ann, &["reserve", "docs/*.md", "--shared"]).ok();
+    env.swarm(ann, &["reserve", "tmp.txt"]).ok();
+    env.swarm(ann, &["release", "tmp.txt"]).ok();
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    let a = env.swarm(ann, &["state"]).ok().stdout;
+    let b = env.swarm(bob, &["state"]).ok().stdout;
+    assert_eq!(a, b, "two clones");
+    assert!(
+        a.contains("## Reservations\n\n- r1 ann: src/db/ (exclusive, task t1), lease until "),
+        "{a}"
+    );
+    assert!(
+        a.contains("- r2 ann: docs/*.md (shared), lease until "),
+        "{a}"
+    );
+    assert!(
+        !a.contains("tmp.txt"),
+        "a released reservation is not listed:\n{a}"
+    );
+    // With a plan: the reservations its lanes' owners hold; q has no lane.
+    let p = env
+        .swarm(bob, &["state", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    let section = p["sections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["title"] == "Reservations")
+        .cloned()
+        .unwrap();
+    assert_eq!(section["items"].as_array().unwrap().len(), 2, "{section}");
+    assert_eq!(section["items"][0]["holder"], "ann");
+    assert_eq!(section["items"][0]["paths"][0], "src/db/");
+    let q = env.swarm(bob, &["state", "--plan", "q"]).ok().stdout;
+    assert!(q.contains("## Reservations\n\n(none)"), "{q}");
+}

@@ -1,0 +1,197 @@
+//! `git swarm demo`: a complete swarm exercise on a throwaway repository with
+//! a local bare remote and two clones, narrated step by step. Every step runs
+//! the real `git swarm` binary, as a user would.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::Serialize;
+
+use crate::ctx::plan::io_error;
+use crate::error::{Code, Error, Result};
+
+pub(super) struct Demo<'a> {
+    exe: &'a Path,
+    root: PathBuf,
+    log: &'a mut dyn Write,
+    steps: Vec<Step>,
+}
+
+/// One command the demo ran, as a user would type it.
+#[derive(Debug, Serialize)]
+pub struct Step {
+    /// The directory it ran in, relative to the demo root.
+    pub dir: String,
+    /// The command line, quoted as a shell reads it back.
+    pub command: String,
+    pub args: Vec<String>,
+    pub exit: i32,
+}
+
+/// What `demo` did: its `Serialize` is the JSON.
+#[derive(Debug, Serialize)]
+pub struct Demoed {
+    pub ok: bool,
+    pub steps: Vec<Step>,
+    /// Where the throwaway repositories are, with `--keep`.
+    pub kept: Option<String>,
+}
+
+impl Demo<'_> {
+    pub(super) fn say(&mut self, text: &str) {
+        let _ = writeln!(self.log, "\n== {text}");
+    }
+
+    /// Run a command in `dir` (relative to the demo root), show it and its output.
+    pub(super) fn run(
+        &mut self,
+        dir: &str,
+        program: &str,
+        args: &[&str],
+        expect: i32,
+    ) -> Result<String> {
+        let cwd = self.root.join(dir);
+        // Quoted as a shell needs it, so a narrated line can be pasted as shown.
+        let shown = std::iter::once(program)
+            .chain(args.iter().copied())
+            .map(shell_quote)
+            .collect::<Vec<_>>()
+            .join(" ");
+        let _ = writeln!(self.log, "[{dir}]$ {shown}");
+        let mut cmd = if program == "git-swarm" {
+            Command::new(self.exe)
+        } else {
+            Command::new(program)
+        };
+        // Hooks run `git swarm …`: put this very binary first on PATH, and
+        // keep the user's git config out so signing or hooksPath cannot interfere.
+        let path = format!(
+            "{}:{}",
+            self.exe
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        let out = cmd
+            .args(args)
+            .current_dir(&cwd)
+            .env("PATH", path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_SWARM_AS")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env("GIT_AUTHOR_NAME", "demo")
+            .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
+            .env("GIT_COMMITTER_NAME", "demo")
+            .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
+            .output()
+            .map_err(|e| Error::new(Code::IoFailed, format!("cannot run {program}: {e}")))?;
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        for line in stdout.lines().chain(stderr.lines()) {
+            let _ = writeln!(self.log, "    {line}");
+        }
+        let code = out.status.code().unwrap_or(-1);
+        if code != expect {
+            return Err(Error::new(
+                Code::DemoFailed,
+                format!("demo step `{shown}` in {dir} exited {code}, expected {expect}"),
+            )
+            .hint(format!(
+                "the throwaway repository is kept at {}",
+                self.root.display()
+            )));
+        }
+        let mut argv = vec![program.to_string()];
+        argv.extend(args.iter().map(|a| a.to_string()));
+        self.steps.push(Step {
+            dir: dir.to_string(),
+            command: shown,
+            args: argv,
+            exit: code,
+        });
+        Ok(stdout)
+    }
+
+    pub(super) fn swarm(&mut self, dir: &str, args: &[&str]) -> Result<String> {
+        self.run(dir, "git-swarm", args, 0)
+    }
+}
+
+mod later;
+mod story;
+
+/// The lanes' worktrees in alice's clone.
+const API: &str = "alice/_swarm-worktrees/api";
+const UI: &str = "alice/_swarm-worktrees/ui";
+const DOCS: &str = "alice/_swarm-worktrees/docs";
+
+/// `arg` as a POSIX shell reads it back: bare when it holds only characters
+/// no shell treats specially, else in single quotes (a `'` inside becomes `'\''`).
+pub fn shell_quote(arg: &str) -> String {
+    let plain = !arg.is_empty()
+        && arg
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"@%+=:,./_-".contains(&b));
+    if plain {
+        arg.to_string()
+    } else {
+        format!("'{}'", arg.replace('\'', "'\\''"))
+    }
+}
+
+pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Demoed> {
+    let base = std::env::temp_dir().join(format!(
+        "git-swarm-demo-{}-{}",
+        std::process::id(),
+        jiff::Timestamp::now().as_millisecond()
+    ));
+    std::fs::create_dir_all(&base).map_err(|e| io_error(&base, e))?;
+    let mut demo = Demo {
+        exe,
+        root: base.clone(),
+        log,
+        steps: Vec::new(),
+    };
+    let result = script(&mut demo);
+    let steps = std::mem::take(&mut demo.steps);
+    if result.is_ok() && !keep {
+        let _ = std::fs::remove_dir_all(&base);
+    }
+    result?;
+    Ok(Demoed {
+        ok: true,
+        steps,
+        kept: keep.then(|| base.display().to_string()),
+    })
+}
+
+/// The story, scene by scene, each one a user would run in this order.
+fn script(d: &mut Demo<'_>) -> Result<()> {
+    story::setup(d)?;
+    story::guards(d)?;
+    later::reservations(d)?;
+    story::handoff(d)?;
+    later::leadership(d)?;
+    later::messages(d)?;
+    later::tasks(d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shell_quote;
+
+    #[test]
+    fn quoting_keeps_plain_words_and_quotes_the_rest() {
+        assert_eq!(shell_quote("plan"), "plan");
+        assert_eq!(shell_quote("HEAD:refs/heads/main"), "HEAD:refs/heads/main");
+        assert_eq!(shell_quote("Online shop"), "'Online shop'");
+        assert_eq!(shell_quote("it's"), "'it'\\''s'");
+        assert_eq!(shell_quote(""), "''");
+        assert_eq!(shell_quote("$HOME"), "'$HOME'");
+    }
+}

@@ -66,6 +66,18 @@ pub fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
 }
 
+/// The end of a lease of length `lease` from `now`, as records store it;
+/// a lease that runs past the calendar is refused with `code`.
+pub fn lease_end(
+    now: Timestamp,
+    lease: jiff::SignedDuration,
+    code: crate::error::Code,
+) -> crate::error::Result<String> {
+    now.checked_add(lease)
+        .map(rfc3339)
+        .map_err(|e| crate::error::Error::new(code, format!("lease too long: {e}")))
+}
+
 /// Parse a human duration such as `90` (seconds), `250ms`, `30m`, `2h`,
 /// `14d` or `1h30m` (days are 24 hours). The one parser for every flag and
 /// setting that takes a duration.

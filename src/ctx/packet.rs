@@ -126,26 +126,6 @@ pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
     }
 }
 
-/// Whether an accepted handoff backs lane `feature` being `owner`'s at
-/// `path`: a packet (here) for that lane whose acceptance is by `owner` in
-/// the checkout at `path`. Unreadable packets back nothing.
-pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
-    let (packets, _unreadable) = Records::<PacketVersion>::new(store).all()?;
-    Ok(packets.iter().any(|v| {
-        let v = &v.value;
-        v.acceptance.as_ref().is_some_and(|acc| {
-            v.packet.lane.as_deref() == Some(feature)
-                && acc.accepted_by == owner
-                && same_dir(&acc.checkout, path)
-        })
-    }))
-}
-
-fn same_dir(a: &str, b: &str) -> bool {
-    let canon = |p: &str| std::fs::canonicalize(p).unwrap_or_else(|_| std::path::PathBuf::from(p));
-    canon(a) == canon(b)
-}
-
 /// A packet nobody has accepted yet, as `status` shows it.
 #[derive(Debug, Clone, Serialize)]
 pub struct OpenPacket {

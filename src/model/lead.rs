@@ -19,7 +19,6 @@ use gix::ObjectId;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
-use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::names;
 use crate::store::kind::{Diverged, Files, Record};
@@ -158,9 +157,7 @@ pub fn parse_duration(text: &str) -> Result<SignedDuration> {
 
 /// The end of a lease of length `lease` from `now`, as stored.
 pub fn until(now: Timestamp, lease: SignedDuration) -> Result<String> {
-    now.checked_add(lease)
-        .map(rfc3339)
-        .map_err(|e| Error::new(Code::Usage, format!("lease too long: {e}")))
+    crate::clock::lease_end(now, lease, Code::Usage)
 }
 
 /// A leader command.

@@ -242,12 +242,6 @@ pub fn conflict_error(found: &[Conflict]) -> Error {
     .with_detail(serde_json::json!({ "conflicts": found }))
 }
 
-fn until(now: Timestamp, lease: SignedDuration) -> Result<String> {
-    now.checked_add(lease)
-        .map(rfc3339)
-        .map_err(|e| Error::new(Code::Usage, format!("lease too long: {e}")))
-}
-
 /// Drop released entries and entries expired for longer than [`PRUNE_AFTER`].
 pub fn prune(ledger: &mut Ledger, now: Timestamp) {
     ledger
@@ -262,7 +256,7 @@ pub fn reserve(ledger: &mut Ledger, req: &Request, now: Timestamp, ic: bool) -> 
     if !found.is_empty() {
         return Err(conflict_error(&found));
     }
-    let lease_until = until(now, req.lease)?;
+    let lease_until = crate::clock::lease_end(now, req.lease, Code::Usage)?;
     prune(ledger, now);
     let mut wanted = req.paths.clone();
     wanted.sort();

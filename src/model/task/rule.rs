@@ -116,18 +116,11 @@ impl Decider<'_> {
         Ok(Decision::Write(Box::new(rec), ev))
     }
 
-    fn until(&self, lease: SignedDuration) -> Result<String> {
-        self.now
-            .checked_add(lease)
-            .map(rfc3339)
-            .map_err(|e| Error::new(Code::LeaseInvalidDuration, format!("lease too long: {e}")))
-    }
-
     fn new_claim(&self, rec: &mut TaskRecord, holder: &str, lease: SignedDuration) -> Result<()> {
         rec.epoch += 1;
         rec.claim = Some(Claim {
             holder: holder.to_string(),
-            lease_until: self.until(lease)?,
+            lease_until: crate::clock::lease_end(self.now, lease, Code::LeaseInvalidDuration)?,
             claimed_at: rfc3339(self.now),
             epoch: rec.epoch,
             extra: Extra::new(),
@@ -243,7 +236,7 @@ impl Decider<'_> {
     fn renew(&self, lease: SignedDuration) -> Result<Decision> {
         self.holder("renew", true)?;
         let mut rec = self.next();
-        let until = self.until(lease)?;
+        let until = crate::clock::lease_end(self.now, lease, Code::LeaseInvalidDuration)?;
         if let Some(c) = rec.claim.as_mut() {
             c.lease_until = until.clone();
         }

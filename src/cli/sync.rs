@@ -82,3 +82,30 @@ pub fn conflict_error(report: &SyncReport) -> Option<Error> {
         .with_detail(serde_json::to_value(report).expect("serialisable")),
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use git_swarm::store::reconcile::Fenced;
+
+    use super::*;
+
+    #[test]
+    fn a_lost_packet_names_its_acceptance_and_any_other_kind_its_version() {
+        let lost = |r: &str| Fenced {
+            r#ref: r.to_string(),
+            local: "a".repeat(40),
+            remote: "b".repeat(40),
+        };
+        let report = SyncReport {
+            superseded: vec![lost("refs/swarm/packets/p/x"), lost("refs/swarm/tasks/p/t")],
+            ..Default::default()
+        };
+        let text = render(&report).text;
+        assert!(text.contains(
+            "lost     refs/swarm/packets/p/x: the acceptance published first wins (bbbbbbbbbbbb)"
+        ), "{text}");
+        assert!(text.contains(
+            "lost     refs/swarm/tasks/p/t: the version published first wins (bbbbbbbbbbbb); yours was aaaaaaaaaaaa"
+        ), "{text}");
+    }
+}

@@ -206,16 +206,9 @@ impl Ctx {
     /// A lane record comes from the shared remote: its `path` alone proves
     /// nothing here.
     pub fn lane_here(&self) -> Option<Lane> {
-        self.lane_here_in(true)
-    }
-
-    fn lane_here_in(&self, main_if_accepted: bool) -> Option<Lane> {
         let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
         let main = main_worktree(&self.store).ok()?;
         let in_main = std::fs::canonicalize(&main).ok().as_deref() == Some(here.as_path());
-        if in_main && !main_if_accepted {
-            return None;
-        }
         let branch = Git::new(&here).current_branch().ok()??;
         all(&self.store).ok()?.0.into_iter().find(|lane| {
             lane.record.is_active()
@@ -233,9 +226,30 @@ impl Ctx {
         })
     }
 
-    /// Identity comes from a lane only in a linked worktree.
+    /// Identity comes from a lane only in a linked worktree: the owner of
+    /// the active lane whose branch is checked out here and whose record
+    /// names this path ([`Ctx::lane_here`] without the main checkout). The
+    /// hooks ask on every commit, so this spawns no process and reads the
+    /// one lane record the branch names (`feat/<feature>`), not every lane.
     pub(super) fn lane_owner_here(&self) -> Option<String> {
-        self.lane_here_in(false).map(|lane| lane.record.owner)
+        let repo = &self.store.repo;
+        if repo.kind() != gix::repository::Kind::LinkedWorkTree {
+            return None;
+        }
+        let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
+        let head = repo.head_name().ok()??;
+        let branch = std::str::from_utf8(head.as_bstr())
+            .ok()?
+            .strip_prefix("refs/heads/")?;
+        let feature = branch.strip_prefix("feat/")?;
+        if !crate::names::is_valid_name(feature) {
+            return None;
+        }
+        let lane = load(&self.store, feature).ok()??;
+        (lane.record.is_active()
+            && lane.record.branch == branch
+            && std::fs::canonicalize(&lane.record.path).ok().as_deref() == Some(here.as_path()))
+        .then_some(lane.record.owner)
     }
 
     /// The lane whose old worktree we run in, if it was handed over since.

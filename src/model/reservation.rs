@@ -73,6 +73,12 @@ pub struct Recovery {
     pub reason: String,
 }
 
+/// Whether a lease ending at `lease_until` (RFC 3339) still runs at `now`;
+/// an unreadable end runs (fail closed).
+pub fn lease_running(lease_until: &str, now: Timestamp) -> bool {
+    lease_until.parse::<Timestamp>().map_or(true, |t| now < t)
+}
+
 /// One reservation.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Entry {
@@ -102,7 +108,7 @@ impl Entry {
     /// Not released and its lease not over (an unreadable lease is live:
     /// fail closed).
     pub fn live(&self, now: Timestamp) -> bool {
-        self.released_at.is_none() && self.until().is_none_or(|t| now < t)
+        self.released_at.is_none() && lease_running(&self.lease_until, now)
     }
     pub fn expired(&self, now: Timestamp) -> bool {
         self.released_at.is_none() && self.until().is_some_and(|t| now >= t)

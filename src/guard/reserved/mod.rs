@@ -15,18 +15,22 @@
 //! No process is spawned (pre-push and `check --range` list commits with
 //! git, as their other guards do).
 
+mod changed;
+mod ledger;
+
 use std::collections::BTreeMap;
 
-use gix::bstr::{BStr, ByteSlice};
+use gix::bstr::ByteSlice;
 use gix::ObjectId;
 use jiff::Timestamp;
 
+use self::changed::{staged_changes, Wanted};
+use self::ledger::{Cache, Held, Version};
 use super::findings::{unreadable, Findings, Violation};
 use super::staged::Staged;
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::reservation::{covers, parse_ledger, Enforce, Entry, Ledger, Pattern, Shape};
-use crate::model::reservation::{LEDGER_REF, RECORD_FILE};
+use crate::model::reservation::{covers, lease_running, Enforce, Pattern, Shape, LEDGER_REF};
 
 pub const RESERVATIONS: &str = "reservations";
 
@@ -36,26 +40,8 @@ type Files = BTreeMap<String, (ObjectId, u32)>;
 /// The guard's setting and the ledger, when there is anything to judge.
 pub struct Ledgered {
     pub mode: Enforce,
-    pub ledger: Ledger,
+    pub ledger: Version,
     pub ignore_case: bool,
-}
-
-fn read_ledger_at(repo: &gix::Repository, tip: ObjectId) -> Result<Ledger> {
-    let what = || format!("{LEDGER_REF}:{RECORD_FILE}");
-    let commit = repo
-        .find_commit(tip)
-        .map_err(|e| unreadable(RESERVATIONS, what(), e))?;
-    let tree = commit
-        .tree()
-        .map_err(|e| unreadable(RESERVATIONS, what(), e))?;
-    let entry = tree
-        .lookup_entry_by_path(RECORD_FILE)
-        .map_err(|e| unreadable(RESERVATIONS, what(), e))?
-        .ok_or_else(|| unreadable(RESERVATIONS, what(), "the file is missing"))?;
-    let blob = entry
-        .object()
-        .map_err(|e| unreadable(RESERVATIONS, what(), e))?;
-    parse_ledger(&blob.data).map_err(|e| unreadable(RESERVATIONS, what(), e.message))
 }
 
 /// The setting, and the ledger (the local one, or the last fetched one when
@@ -78,13 +64,18 @@ pub fn load(ctx: &Ctx) -> Result<Option<Ledgered>> {
             .map_err(|e| unreadable(RESERVATIONS, &mirror, e.message))?;
         tips.extend(published.filter(|p| Some(*p) != local));
     }
-    let mut best: Option<Ledger> = None;
+    if tips.is_empty() {
+        return Ok(None);
+    }
+    let mut cache = Cache::load(&store.repo);
+    let mut best: Option<Version> = None;
     for tip in tips {
-        let ledger = read_ledger_at(&store.repo, tip)?;
+        let ledger = cache.at(&store.repo, tip)?;
         if best.as_ref().is_none_or(|b| ledger.next >= b.next) {
             best = Some(ledger);
         }
     }
+    cache.save();
     let ignore_case = store
         .repo
         .config_snapshot()
@@ -174,18 +165,18 @@ fn differing(a: &Files, b: &Files) -> Vec<String> {
 
 /// The entries that could stop `actor` (or be noted): others', exclusive,
 /// not released.
-fn others<'l>(ledger: &'l Ledger, actor: &str) -> Vec<&'l Entry> {
+fn others<'l>(ledger: &'l Version, actor: &str) -> Vec<&'l Held> {
     ledger
         .entries
         .iter()
-        .filter(|e| e.holder != actor && !e.shared && e.released_at.is_none())
+        .filter(|e| e.holder != actor && !e.shared && !e.released)
         .collect()
 }
 
 /// Report `path` touched under entry `e` at `when`.
 fn report(
     l: &Ledgered,
-    e: &Entry,
+    e: &Held,
     path: &str,
     when: Timestamp,
     commit: Option<ObjectId>,
@@ -199,7 +190,7 @@ fn report(
     let at = commit
         .map(|c| format!(" (commit {})", &c.to_string()[..12]))
         .unwrap_or_default();
-    if !e.live(when) {
+    if !lease_running(&e.lease_until, when) {
         f.notes.push(format!(
             "warning: {path}{at} was reserved by {} ({}{task}) until {}, which expired: it passes",
             e.holder, e.id, e.lease_until
@@ -231,7 +222,9 @@ fn report(
 }
 
 /// Pre-commit: the staged changes against HEAD, under each reserved path
-/// (the index as the other guards read it).
+/// (the index as the other guards read it). The changed paths are found
+/// once, only in the directories the patterns name (see `changed`); each
+/// pattern then looks only at those under its literal directory.
 pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
     let Some(l) = load(ctx)? else { return Ok(()) };
     let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
@@ -241,108 +234,40 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
     }
     f.ran(RESERVATIONS);
     let repo = &ctx.store.repo;
-    let index = staged.index.as_ref().map(|i| &i.0);
-    let head_tree = match repo.head_commit() {
-        Ok(c) => Some(
-            c.tree_id()
+    let head_tree = match staged.head {
+        Some(head) => Some(
+            repo.find_commit(head)
+                .and_then(|c| c.tree_id().map_err(Into::into))
                 .map_err(|e| unreadable(RESERVATIONS, "HEAD's tree", e))?
                 .detach(),
         ),
-        Err(_) => None,
+        None => None,
     };
+    let dir = |p: &Pattern| {
+        if l.ignore_case {
+            String::new()
+        } else {
+            dir_of(p)
+        }
+    };
+    let wanted = Wanted::new(entries.iter().flat_map(|e| &e.paths).map(dir).collect());
+    let index = staged.index.as_ref().map(|i| &i.0);
+    let changed = staged_changes(repo, index, head_tree, &wanted)?;
+    if changed.is_empty() {
+        return Ok(());
+    }
     let now = ctx.store.clock.now();
-    // Every reserved path looks up its directory in HEAD: keep decoded trees.
-    let mut repo = repo.clone();
-    repo.object_cache_size(Some(4 << 20));
-    let repo = &repo;
-    let mut head_dirs = BTreeMap::new();
     for e in entries {
         for p in &e.paths {
-            if unchanged_dir(repo, index, head_tree, p, l.ignore_case, &mut head_dirs)? {
-                continue;
-            }
-            let in_index = index_files(index, p, l.ignore_case);
-            let head = tree_files(repo, head_tree, p, l.ignore_case)?;
-            for touched in differing(&in_index, &head) {
-                report(&l, e, &touched, now, None, f);
+            let d = dir(p);
+            let from = changed.partition_point(|c| c.as_str() < d.as_str());
+            let under = changed[from..].iter().take_while(|c| c.starts_with(&d));
+            for touched in under.filter(|c| covers(p, c, l.ignore_case)) {
+                report(&l, e, touched, now, None, f);
             }
         }
     }
     Ok(())
-}
-
-/// Whether nothing under the pattern's directory is staged: the index's
-/// cache tree for that directory is valid and is HEAD's tree there (as
-/// `git diff --cached` skips such a directory). Only then is it skipped.
-fn unchanged_dir(
-    repo: &gix::Repository,
-    index: Option<&gix::index::File>,
-    head_tree: Option<ObjectId>,
-    p: &Pattern,
-    ic: bool,
-    memo: &mut BTreeMap<String, Option<ObjectId>>,
-) -> Result<bool> {
-    let (Some(index), Some(head_tree)) = (index, head_tree) else {
-        return Ok(false);
-    };
-    let dir = dir_of(p);
-    if ic || dir.is_empty() {
-        return Ok(false);
-    }
-    let Some(cached) = cached_tree_id(index, &dir) else {
-        return Ok(false);
-    };
-    let head = match memo.get(&dir) {
-        Some(id) => *id,
-        None => {
-            let err =
-                |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, format!("{dir} in HEAD"), e);
-            let root = repo.find_tree(head_tree).map_err(|e| err(&e))?;
-            let id = root
-                .lookup_entry_by_path(dir.trim_end_matches('/'))
-                .map_err(|e| err(&e))?
-                .filter(|e| e.mode().is_tree())
-                .map(|e| e.object_id());
-            memo.insert(dir.clone(), id);
-            id
-        }
-    };
-    Ok(head == Some(cached))
-}
-
-/// The cache tree's id for `dir` (`a/b/`), when that entry is valid.
-fn cached_tree_id(index: &gix::index::File, dir: &str) -> Option<ObjectId> {
-    let mut node = index.tree()?;
-    for seg in dir.split('/').filter(|s| !s.is_empty()) {
-        node = node
-            .children
-            .iter()
-            .find(|c| c.name.as_slice() == seg.as_bytes())?;
-    }
-    node.num_entries.map(|_| node.id)
-}
-
-fn index_files(index: Option<&gix::index::File>, p: &Pattern, ic: bool) -> Files {
-    let mut out = Files::new();
-    let Some(index) = index else { return out };
-    let dir = if ic { String::new() } else { dir_of(p) };
-    let range = if dir.is_empty() {
-        Some(0..index.entries().len())
-    } else {
-        index.prefixed_entries_range(dir.as_bytes().as_bstr())
-    };
-    let Some(range) = range else { return out };
-    for e in &index.entries()[range] {
-        if e.stage_raw() != 0 || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
-            continue;
-        }
-        let name: &BStr = e.path(index);
-        let name = name.to_str_lossy();
-        if covers(p, &name, ic) {
-            out.insert(name.into_owned(), (e.id, e.mode.bits()));
-        }
-    }
-    out
 }
 
 /// Pre-push and `check --range`: each commit against its first parent,

@@ -21,39 +21,17 @@ set -euo pipefail
 FILES=${FILES:-50000}
 LANES=${LANES:-30}
 RUNS=${RUNS:-5}
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GIT_SWARM_BIN:-$here/target/release/git-swarm}
-if [ ! -x "$bin" ]; then
-    echo "building $bin" >&2
-    (cd "$here" && cargo build --release --quiet)
-fi
-
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then
-    echo "keeping the benchmark repository in $work/repo" >&2
-else
-    trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work/bin"
-ln -s "$bin" "$work/bin/git-swarm"
-export PATH="$work/bin:$PATH"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
-export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
-repo="$work/repo"
-git init --quiet -b main "$repo"
-cd "$repo"
-git config swarm.as bench
+# shellcheck source=benches/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_setup
 
 echo "building the repository: $FILES files, $LANES lanes" >&2
 start=$(date +%s)
 {
-    printf 'blob\nmark :1\ndata 6\nhello\n'
+    bench_files "$FILES"
     seven=$'line1\nline2\nline3\nline4\nline5\nline6\nl7\n'
-    printf 'blob\nmark :3\ndata %d\n%s\n' "${#seven}" "$seven"
-    printf 'commit refs/heads/main\nmark :2\ncommitter bench <bench@example.invalid> 1700000000 +0000\ndata 5\ninit\n'
-    awk -v n="$FILES" 'BEGIN { for (i = 0; i < n; i++) printf "M 100644 :1 src/d%03d/f%05d.txt\n", i % 250, i }'
-    printf 'M 100644 :3 shared/hot.txt\nM 100644 :3 shared/warm.txt\n\n'
+    printf 'M 100644 inline shared/hot.txt\ndata %d\n%s\n' "${#seven}" "$seven"
+    printf 'M 100644 inline shared/warm.txt\ndata %d\n%s\n\n' "${#seven}" "$seven"
     awk -v n="$LANES" -v files="$FILES" 'BEGIN {
         for (i = 0; i < n; i++) {
             printf "commit refs/heads/feat/lane-%03d\ncommitter bench <bench@example.invalid> 1700000000 +0000\ndata 5\nlane\nfrom :2\n", i
@@ -82,24 +60,11 @@ start=$(date +%s)
 git reset --quiet --hard main
 echo "built in $(( $(date +%s) - start ))s: $(git ls-files | wc -l) files, $(git for-each-ref refs/swarm/lanes | wc -l) lane records" >&2
 
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 cache="$(git rev-parse --git-common-dir)/swarm/cache/forecast"
 
-# label, prepare, command: median wall time (µs) of RUNS runs.
-time_us() {
-    local prepare=$1 cmd=$2 t0 t1
-    : >"$work/t"
-    for _ in $(seq "$RUNS"); do
-        [ -n "$prepare" ] && sh -c "$prepare"
-        t0=$EPOCHREALTIME
-        $cmd >/dev/null
-        t1=$EPOCHREALTIME
-        echo $(( (${t1/./} - ${t0/./}) )) >>"$work/t"
-    done
-    median <"$work/t"
-}
-
-unit=$(time_us "" "git merge-tree --write-tree --name-only --messages -z feat/lane-000 feat/lane-010")
+# lane-010 edits shared/hot.txt as lane-000 does (the last lane when fewer).
+other=$(printf 'feat/lane-%03d' $(( LANES > 10 ? 10 : LANES - 1 )))
+unit=$(time_us "" "git merge-tree --write-tree --name-only --messages -z feat/lane-000 $other")
 git swarm forecast --json >"$work/f.json" || true
 pairs=$(python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(len(d["pairs"]), len(d["bases"]), d["conflicts"], d["same_files"])' "$work/f.json")
 cold=$(time_us "rm -rf $cache" "git swarm forecast")

@@ -19,36 +19,14 @@ FILES=${FILES:-50000}
 LANES=${LANES:-500}
 CHANGESETS=${CHANGESETS:-2000}
 RUNS=${RUNS:-50}
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GIT_SWARM_BIN:-$here/target/release/git-swarm}
-if [ ! -x "$bin" ]; then
-    echo "building $bin" >&2
-    (cd "$here" && cargo build --release --quiet)
-fi
-
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then
-    echo "keeping the benchmark repository in $work/repo" >&2
-else
-    trap 'rm -rf "$work"' EXIT
-fi
-mkdir -p "$work/bin"
-ln -s "$bin" "$work/bin/git-swarm"
-export PATH="$work/bin:$PATH"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
-export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
-repo="$work/repo"
-git init --quiet -b main "$repo"
-cd "$repo"
-git config swarm.as bench
+# shellcheck source=benches/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_setup
 
 echo "building the repository: $FILES files, $CHANGESETS changesets, $LANES lane branches" >&2
 start=$(date +%s)
 {
-    printf 'blob\nmark :1\ndata 6\nhello\n'
-    printf 'commit refs/heads/main\nmark :2\ncommitter bench <bench@example.invalid> 1700000000 +0000\ndata 5\ninit\n'
-    awk -v n="$FILES" 'BEGIN { for (i = 0; i < n; i++) printf "M 100644 :1 src/d%03d/f%05d.txt\n", i % 250, i }'
+    bench_files "$FILES"
     awk -v n="$CHANGESETS" 'BEGIN { for (i = 0; i < n; i++) printf "M 100644 :1 .changeset/change-%04d.md\n", i }'
     printf 'M 100644 :1 .changeset/README.md\n\n'
     awk -v n="$LANES" 'BEGIN {
@@ -60,29 +38,6 @@ start=$(date +%s)
 } | git fast-import --quiet
 git reset --quiet --hard main
 echo "built in $(( $(date +%s) - start ))s: $(git ls-files | wc -l) files in the index, $(git for-each-ref refs/heads/feat | wc -l) lane branches" >&2
-
-median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-
-# Peak memory (max RSS, KiB) of one run, by GNU time.
-peak_kib() { # prepare, command
-    [ -n "$1" ] && sh -c "$1"
-    if [ -x /usr/bin/time ]; then
-        # shellcheck disable=SC2086
-        /usr/bin/time -f %M $2 2>&1 >/dev/null | tail -n 1
-    else
-        echo 0
-    fi
-}
-
-# Instructions (valgrind callgrind, children included) of one run: steady
-# where wall time is noisy on a loaded machine. CALLGRIND=1 to enable.
-instructions() { # prepare, command
-    [ -n "$1" ] && sh -c "$1"
-    rm -f "$work"/cg.out.*
-    # shellcheck disable=SC2086
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" $2 >/dev/null 2>&1
-    cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
-}
 
 # label, prepare command ("" for none), then the commands; the first is the
 # baseline. Runs alternate between the commands (so load that comes and

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::{BStr, ByteSlice};
 use gix::ObjectId;
 
-use super::changeset_dir::{dir_tree, names_in};
+use super::changeset_dir::names_in;
 use super::changeset_name::is_changeset_name;
 use super::findings::{unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use crate::ctx::Ctx;
@@ -36,6 +36,8 @@ pub struct Staged {
     pub changeset_blobs: std::collections::HashMap<String, ObjectId>,
     /// HEAD's commit, None on an unborn branch.
     pub head: Option<ObjectId>,
+    /// HEAD's tree, None on an unborn branch.
+    pub head_tree: Option<ObjectId>,
     /// The index as read (None when there is none), for the other guards.
     pub index: Option<Index>,
 }
@@ -83,13 +85,13 @@ impl Staged {
         let plan_path = ctx.settings.plan_file.trim_start_matches('/');
         let dir = ctx.settings.changeset_dir.trim_matches('/');
         let mut out = Staged::default();
-        out.read_index(repo, plan_path, dir)?;
+        out.read_index(repo, plan_path)?;
         out.read_head(repo, plan_path, dir)?;
         Ok(out)
     }
 
     /// The plan file's entry and the changeset names of the index, if there is one.
-    fn read_index(&mut self, repo: &gix::Repository, plan_path: &str, dir: &str) -> Result<()> {
+    fn read_index(&mut self, repo: &gix::Repository, plan_path: &str) -> Result<()> {
         let path = index_path(repo);
         let has_index = index_exists(&path)
             .map_err(|e| unreadable(PLAN_UNTRACKED, format!("the index {}", path.display()), e))?;
@@ -110,33 +112,53 @@ impl Staged {
             id: e.id,
             mode: e.mode.bits(),
         });
-        let prefix = format!("{dir}/");
-        if let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) {
-            for e in &index.entries()[range] {
-                if e.stage_raw() != 0 || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
-                    continue;
-                }
-                let p: &BStr = e.path(&index);
-                let name = &p[prefix.len()..];
-                if let Ok(name) = name.to_str() {
-                    if is_changeset_name(name) {
-                        self.changesets.push(name.to_string());
-                        self.changeset_blobs.insert(name.to_string(), e.id);
-                    }
-                }
-            }
-        }
         self.index = Some(Index(index));
         Ok(())
     }
 
-    /// HEAD's commit, its plan file, and its changeset names when the
-    /// index has any (else nothing can be added and they are not read).
+    /// The changeset names (and blobs) directly under `dir` in the index.
+    fn index_changesets(&mut self, dir: &str) {
+        let Some(Index(index)) = &self.index else {
+            return;
+        };
+        let prefix = format!("{dir}/");
+        let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) else {
+            return;
+        };
+        for e in &index.entries()[range] {
+            if e.stage_raw() != 0 || e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD) {
+                continue;
+            }
+            let p: &BStr = e.path(index);
+            let name = &p[prefix.len()..];
+            if let Ok(name) = name.to_str() {
+                if is_changeset_name(name) {
+                    self.changesets.push(name.to_string());
+                    self.changeset_blobs.insert(name.to_string(), e.id);
+                }
+            }
+        }
+    }
+
+    /// Whether the index's cache tree says nothing under `dir` differs
+    /// from `head_dir` (HEAD's tree there): its entry for `dir` is valid
+    /// and is that tree. That entry is the very tree `git commit` records.
+    fn unchanged_in_index(&self, dir: &str, head_dir: Option<ObjectId>) -> bool {
+        let Some(Index(index)) = &self.index else {
+            return false;
+        };
+        head_dir.is_some() && cached_tree(index, dir) == head_dir
+    }
+
+    /// HEAD's commit and tree, its plan file, and the changeset names of
+    /// the index and of HEAD, unless the cache tree shows nothing under the
+    /// directory changed (then nothing can be added and they are not read).
     fn read_head(&mut self, repo: &gix::Repository, plan_path: &str, dir: &str) -> Result<()> {
         let mut head = repo
             .head()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD", e))?;
         if head.is_unborn() {
+            self.index_changesets(dir);
             return Ok(());
         }
         let commit = head
@@ -146,6 +168,7 @@ impl Staged {
         let tree = commit
             .tree()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD's tree", e))?;
+        self.head_tree = Some(tree.id);
         self.plan_in_head = tree
             .lookup_entry_by_path(plan_path)
             .map_err(|e| unreadable(PLAN_UNTRACKED, format!("{plan_path} in HEAD"), e))?
@@ -154,13 +177,20 @@ impl Staged {
                 id: e.object_id(),
                 mode: e.mode().value() as u32,
             });
+        let head_dir = tree
+            .lookup_entry_by_path(dir)
+            .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?
+            .filter(|e| e.mode().is_tree())
+            .map(|e| e.object_id());
+        if self.unchanged_in_index(dir, head_dir) {
+            return Ok(());
+        }
+        self.index_changesets(dir);
         if self.changesets.is_empty() {
             // Nothing under the directory is staged: nothing can be added.
             return Ok(());
         }
-        if let Some(dir_tree) = dir_tree(repo, commit.id, dir)
-            .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?
-        {
+        if let Some(dir_tree) = head_dir {
             self.changesets_in_head = names_in(repo, dir_tree)
                 .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?;
         }
@@ -179,6 +209,18 @@ impl Staged {
             .cloned()
             .collect()
     }
+}
+
+/// The index's cache-tree id for `dir` (`a/b`), when that entry is valid.
+pub fn cached_tree(index: &gix::index::File, dir: &str) -> Option<ObjectId> {
+    let mut node = index.tree()?;
+    for seg in dir.split('/').filter(|s| !s.is_empty()) {
+        node = node
+            .children
+            .iter()
+            .find(|c| c.name.as_slice() == seg.as_bytes())?;
+    }
+    node.num_entries.map(|_| node.id)
 }
 
 #[cfg(test)]

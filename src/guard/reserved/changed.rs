@@ -144,6 +144,10 @@ impl Walk<'_> {
         let mut names: Vec<&BString> = ours.keys().chain(theirs.keys()).collect();
         names.sort();
         names.dedup();
+        // The cache tree keeps its children in git's order (length first).
+        let children: BTreeMap<&[u8], &CacheTree> = node
+            .map(|n| n.children.iter().map(|c| (c.name.as_slice(), c)).collect())
+            .unwrap_or_default();
         for name in names {
             let path = [dir, name.as_slice()].concat();
             let (index_range, index_file) = match ours.get(name) {
@@ -160,11 +164,7 @@ impl Walk<'_> {
                 self.out.push(path.to_str_lossy().into_owned());
             }
             if !index_range.is_empty() || head_tree.is_some() {
-                let child = node.and_then(|n| {
-                    n.children
-                        .iter()
-                        .find(|c| c.name.as_slice() == name.as_slice())
-                });
+                let child = children.get(name.as_slice()).copied();
                 self.dir(&[&path[..], b"/"].concat(), index_range, child, head_tree)?;
             }
         }

@@ -234,15 +234,6 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
     }
     f.ran(RESERVATIONS);
     let repo = &ctx.store.repo;
-    let head_tree = match staged.head {
-        Some(head) => Some(
-            repo.find_commit(head)
-                .and_then(|c| c.tree_id().map_err(Into::into))
-                .map_err(|e| unreadable(RESERVATIONS, "HEAD's tree", e))?
-                .detach(),
-        ),
-        None => None,
-    };
     let dir = |p: &Pattern| {
         if l.ignore_case {
             String::new()
@@ -252,7 +243,7 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
     };
     let wanted = Wanted::new(entries.iter().flat_map(|e| &e.paths).map(dir).collect());
     let index = staged.index.as_ref().map(|i| &i.0);
-    let changed = staged_changes(repo, index, head_tree, &wanted)?;
+    let changed = staged_changes(repo, index, staged.head_tree, &wanted)?;
     if changed.is_empty() {
         return Ok(());
     }

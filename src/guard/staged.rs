@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use gix::bstr::{BStr, ByteSlice};
 use gix::ObjectId;
 
-use super::changeset_dir::names_in;
 use super::changeset_name::is_changeset_name;
 use super::findings::{unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use crate::ctx::Ctx;
@@ -28,11 +27,13 @@ pub struct Staged {
     pub plan: Option<Blob>,
     /// The plan file in HEAD, if there.
     pub plan_in_head: Option<Blob>,
-    /// Changeset file names (directly under the directory) in the index.
+    /// Changesets staged that HEAD does not have (exact spelling), in
+    /// index order: the ones this commit adds.
+    pub added: Vec<String>,
+    /// Every changeset name (directly under the directory) in the index,
+    /// read only when one is added.
     pub changesets: Vec<String>,
-    /// Changeset file names in HEAD's changeset directory.
-    pub changesets_in_head: Vec<String>,
-    /// The staged blob of each changeset name.
+    /// The staged blob of each changeset name, read only when one is added.
     pub changeset_blobs: std::collections::HashMap<String, ObjectId>,
     /// HEAD's commit, None on an unborn branch.
     pub head: Option<ObjectId>,
@@ -158,7 +159,7 @@ impl Staged {
             .head()
             .map_err(|e| unreadable(PLAN_UNTRACKED, "HEAD", e))?;
         if head.is_unborn() {
-            self.index_changesets(dir);
+            self.read_added(dir, Vec::new());
             return Ok(());
         }
         let commit = head
@@ -185,30 +186,62 @@ impl Staged {
         if self.unchanged_in_index(dir, head_dir) {
             return Ok(());
         }
-        self.index_changesets(dir);
-        if self.changesets.is_empty() {
-            // Nothing under the directory is staged: nothing can be added.
-            return Ok(());
+        let in_head = match head_dir {
+            Some(t) => Some(
+                repo.find_tree(t)
+                    .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?,
+            ),
+            None => None,
+        };
+        let mut names = Vec::new();
+        if let Some(t) = &in_head {
+            for entry in gix::objs::TreeRefIter::from_bytes(&t.data, repo.object_hash()) {
+                let entry = entry
+                    .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?;
+                if !entry.mode.is_tree() {
+                    names.push(entry.filename);
+                }
+            }
         }
-        if let Some(dir_tree) = head_dir {
-            self.changesets_in_head = names_in(repo, dir_tree)
-                .map_err(|e| unreadable(CHANGESET_UNIQUE, format!("{dir}/ in HEAD"), e))?;
-        }
+        self.read_added(dir, names);
         Ok(())
     }
 
-    /// Changesets staged that HEAD does not have: the ones this commit adds.
-    pub fn added_changesets(&self) -> Vec<String> {
-        // Sorted already (tree order) in the common case: cheaper than hashing
-        // thousands of names on every commit that touches the directory.
-        let mut in_head: Vec<&str> = self.changesets_in_head.iter().map(String::as_str).collect();
-        in_head.sort_unstable();
-        self.changesets
+    /// The changesets staged under `dir` whose exact name is not among
+    /// HEAD's file names there (`in_head`); when there are any, every
+    /// staged changeset name and blob too (the rules need them then).
+    fn read_added(&mut self, dir: &str, in_head: Vec<&BStr>) {
+        let Some(Index(index)) = &self.index else {
+            return;
+        };
+        let prefix = format!("{dir}/");
+        let Some(range) = index.prefixed_entries_range(prefix.as_bytes().as_bstr()) else {
+            return;
+        };
+        let staged = index.entries()[range]
             .iter()
-            .filter(|n| in_head.binary_search(&n.as_str()).is_err())
-            .cloned()
-            .collect()
+            .filter(|e| {
+                e.stage_raw() == 0 && !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
+            })
+            .map(|e| &e.path(index)[prefix.len()..]);
+        self.added = added_names(staged, in_head);
+        if !self.added.is_empty() {
+            self.index_changesets(dir);
+        }
     }
+}
+
+/// The changeset names among `staged` (index order) that `in_head` (HEAD's
+/// file names) lacks, by exact spelling: a name renamed in case is added.
+fn added_names<'a>(staged: impl Iterator<Item = &'a BStr>, mut in_head: Vec<&BStr>) -> Vec<String> {
+    // Tree order already in the common case: sorting is one pass.
+    in_head.sort_unstable();
+    staged
+        .filter(|name| in_head.binary_search(name).is_err())
+        .filter_map(|name| name.to_str().ok())
+        .filter(|name| is_changeset_name(name))
+        .map(str::to_string)
+        .collect()
 }
 
 /// The index's cache-tree id for `dir` (`a/b`), when that entry is valid.
@@ -229,15 +262,17 @@ mod tests {
 
     #[test]
     fn added_changesets_are_the_staged_names_head_lacks() {
-        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-        let staged = Staged {
-            changesets: names(&["a.md", "B.md", "c.md"]),
-            changesets_in_head: names(&["c.md", "b.md", "z.md"]),
-            ..Staged::default()
+        let b = |v: &'static [&'static str]| {
+            v.iter().map(|s| s.as_bytes().as_bstr()).collect::<Vec<_>>()
         };
-        // Exact spelling: a name renamed in case is added.
-        assert_eq!(staged.added_changesets(), names(&["a.md", "B.md"]));
-        assert!(Staged::default().added_changesets().is_empty());
+        let added = added_names(
+            b(&["a.md", "B.md", "c.md", "README.md", "sub/x.md"]).into_iter(),
+            b(&["z.md", "c.md", "b.md"]),
+        );
+        // Exact spelling: a name renamed in case is added; non-changesets
+        // and nested paths are not changesets.
+        assert_eq!(added, vec!["a.md", "B.md"]);
+        assert!(added_names(b(&["c.md"]).into_iter(), b(&["c.md"])).is_empty());
     }
 
     #[test]

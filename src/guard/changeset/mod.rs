@@ -184,7 +184,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
 
 /// pre-commit / `check --staged`.
 pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
-    let added = staged.added_changesets();
+    let added = &staged.added;
     if added.is_empty() {
         return Ok(());
     }
@@ -199,7 +199,7 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
         ctx,
         &scope,
         Added {
-            added: &added,
+            added,
             present: &staged.changesets,
             commit_of: &|_| None,
             blob_of: &|name| staged.changeset_blobs.get(name).copied(),

@@ -21,9 +21,19 @@ use crate::guard::findings::unreadable;
 use super::RESERVATIONS;
 
 /// The directories patterns name, each ending in `/` ("" for the root),
-/// sorted: a directory is worth entering when one of them is inside it or
-/// it is inside one of them.
+/// sorted. Every path a pattern covers lies under its directory.
 pub struct Wanted(Vec<String>);
+
+/// How much of a directory the patterns can reach.
+#[derive(Debug, PartialEq, Eq)]
+enum Reach {
+    /// Nothing under it.
+    Nothing,
+    /// Everything: it is a pattern's directory or lies inside one.
+    All,
+    /// Only the subdirectories (by name) on the way to patterns' directories.
+    Towards(Vec<String>),
+}
 
 impl Wanted {
     pub fn new(mut dirs: Vec<String>) -> Wanted {
@@ -32,21 +42,33 @@ impl Wanted {
         Wanted(dirs)
     }
 
-    /// Could a path under `dir` (`a/b/`) be covered?
-    fn enters(&self, dir: &str) -> bool {
-        // One of them inside `dir` (or `dir` itself): the first not before it.
-        let at = self.0.partition_point(|d| d.as_str() < dir);
-        if self.0.get(at).is_some_and(|d| d.starts_with(dir)) {
-            return true;
-        }
-        // `dir` inside one of them: one of its ancestors is listed.
-        std::iter::once(0)
+    fn reach(&self, dir: &str) -> Reach {
+        // `dir` itself or one of its ancestors is listed.
+        let listed = |end: usize| {
+            self.0
+                .binary_search_by(|d| d.as_str().cmp(&dir[..end]))
+                .is_ok()
+        };
+        if std::iter::once(0)
             .chain(dir.match_indices('/').map(|(i, _)| i + 1))
-            .any(|end| {
-                self.0
-                    .binary_search_by(|d| d.as_str().cmp(&dir[..end]))
-                    .is_ok()
-            })
+            .any(listed)
+        {
+            return Reach::All;
+        }
+        // Those inside `dir` follow it in sorted order.
+        let from = self.0.partition_point(|d| d.as_str() < dir);
+        let mut next: Vec<String> = self.0[from..]
+            .iter()
+            .take_while(|d| d.starts_with(dir))
+            .filter_map(|d| d[dir.len()..].split('/').next())
+            .map(str::to_string)
+            .collect();
+        next.dedup();
+        if next.is_empty() {
+            Reach::Nothing
+        } else {
+            Reach::Towards(next)
+        }
     }
 }
 
@@ -130,12 +152,60 @@ impl Walk<'_> {
         node: Option<&CacheTree>,
         head: Option<ObjectId>,
     ) -> Result<()> {
-        if !self.wanted.enters(&dir.to_str_lossy()) {
-            return Ok(());
-        }
         if node.is_some_and(|n| n.num_entries.is_some() && Some(n.id) == head) {
             return Ok(());
         }
+        match self.wanted.reach(&dir.to_str_lossy()) {
+            Reach::Nothing => Ok(()),
+            Reach::All => self.every_entry(dir, range, node, head),
+            Reach::Towards(names) => self.towards(dir, &names, node, head),
+        }
+    }
+
+    /// Enter only the subdirectories `names` of `dir`: nothing else in it
+    /// can be covered.
+    fn towards(
+        &mut self,
+        dir: &[u8],
+        names: &[String],
+        node: Option<&CacheTree>,
+        head: Option<ObjectId>,
+    ) -> Result<()> {
+        let theirs = match head {
+            Some(t) => self.head_side(dir, t)?,
+            None => BTreeMap::new(),
+        };
+        for name in names {
+            let sub = [dir, name.as_bytes(), b"/"].concat();
+            let head_tree = match theirs.get(name.as_bytes().as_bstr()) {
+                Some(Side::Dir(_, t)) => *t,
+                _ => None,
+            };
+            let range = self
+                .index
+                .and_then(|i| i.prefixed_entries_range(sub.as_bstr()))
+                .unwrap_or(0..0);
+            if range.is_empty() && head_tree.is_none() {
+                continue;
+            }
+            let child = node.and_then(|n| {
+                n.children
+                    .iter()
+                    .find(|c| c.name.as_slice() == name.as_bytes())
+            });
+            self.dir(&sub, range, child, head_tree)?;
+        }
+        Ok(())
+    }
+
+    /// Compare every entry of `dir`, entering its subdirectories.
+    fn every_entry(
+        &mut self,
+        dir: &[u8],
+        range: Range<usize>,
+        node: Option<&CacheTree>,
+        head: Option<ObjectId>,
+    ) -> Result<()> {
         let ours = self.index_side(dir, range);
         let theirs = match head {
             Some(t) => self.head_side(dir, t)?,
@@ -201,15 +271,32 @@ mod tests {
 
     #[test]
     fn directories_are_entered_towards_and_under_patterns() {
-        let w = Wanted::new(vec!["src/a/".into(), "docs/".into(), "src/a/".into()]);
-        for dir in ["", "src/", "src/a/", "src/a/b/", "docs/", "docs/x/y/"] {
-            assert!(w.enters(dir), "{dir}");
+        let w = Wanted::new(vec![
+            "src/a/".into(),
+            "docs/".into(),
+            "src/a/".into(),
+            "src/b/c/".into(),
+        ]);
+        let towards = |v: &[&str]| Reach::Towards(v.iter().map(|s| s.to_string()).collect());
+        assert_eq!(w.reach(""), towards(&["docs", "src"]));
+        assert_eq!(w.reach("src/"), towards(&["a", "b"]));
+        assert_eq!(w.reach("src/b/"), towards(&["c"]));
+        for dir in ["src/a/", "src/a/b/", "docs/", "docs/x/y/", "src/b/c/"] {
+            assert_eq!(w.reach(dir), Reach::All, "{dir}");
         }
-        for dir in ["src/b/", "src/ab/", "lib/", "doc/", ".changeset/"] {
-            assert!(!w.enters(dir), "{dir}");
+        for dir in [
+            "src/c/",
+            "src/ab/",
+            "lib/",
+            "doc/",
+            ".changeset/",
+            "src/b/d/",
+        ] {
+            assert_eq!(w.reach(dir), Reach::Nothing, "{dir}");
         }
         let root = Wanted::new(vec![String::new()]);
-        assert!(root.enters("anything/at/all/"));
-        assert!(!Wanted::new(vec![]).enters(""));
+        assert_eq!(root.reach("anything/at/all/"), Reach::All);
+        assert_eq!(root.reach(""), Reach::All);
+        assert_eq!(Wanted::new(vec![]).reach(""), Reach::Nothing);
     }
 }

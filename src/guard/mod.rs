@@ -37,6 +37,7 @@ pub mod lane_refs;
 pub mod plan_file;
 pub mod range;
 pub mod reserved;
+pub mod sealed;
 pub mod staged;
 
 use std::path::Path;

@@ -33,7 +33,7 @@ pub struct Staged {
     /// Every changeset name (directly under the directory) in the index,
     /// read only when one is added.
     pub changesets: Vec<String>,
-    /// The staged blob of each changeset name, read only when one is added.
+    /// The staged blob of each added changeset.
     pub changeset_blobs: std::collections::HashMap<String, ObjectId>,
     /// HEAD's commit, None on an unborn branch.
     pub head: Option<ObjectId>,
@@ -135,7 +135,6 @@ impl Staged {
             if let Ok(name) = name.to_str() {
                 if is_changeset_name(name) {
                     self.changesets.push(name.to_string());
-                    self.changeset_blobs.insert(name.to_string(), e.id);
                 }
             }
         }
@@ -223,8 +222,11 @@ impl Staged {
             .filter(|e| {
                 e.stage_raw() == 0 && !e.flags.contains(gix::index::entry::Flags::INTENT_TO_ADD)
             })
-            .map(|e| &e.path(index)[prefix.len()..]);
-        self.added = added_names(staged, in_head);
+            .map(|e| (&e.path(index)[prefix.len()..], e.id));
+        for (name, blob) in added_names(staged, in_head) {
+            self.changeset_blobs.insert(name.clone(), blob);
+            self.added.push(name);
+        }
         if !self.added.is_empty() {
             self.index_changesets(dir);
         }
@@ -233,14 +235,17 @@ impl Staged {
 
 /// The changeset names among `staged` (index order) that `in_head` (HEAD's
 /// file names) lacks, by exact spelling: a name renamed in case is added.
-fn added_names<'a>(staged: impl Iterator<Item = &'a BStr>, mut in_head: Vec<&BStr>) -> Vec<String> {
+fn added_names<'a, T>(
+    staged: impl Iterator<Item = (&'a BStr, T)>,
+    mut in_head: Vec<&BStr>,
+) -> Vec<(String, T)> {
     // Tree order already in the common case: sorting is one pass.
     in_head.sort_unstable();
     staged
-        .filter(|name| in_head.binary_search(name).is_err())
-        .filter_map(|name| name.to_str().ok())
-        .filter(|name| is_changeset_name(name))
-        .map(str::to_string)
+        .filter(|(name, _)| in_head.binary_search(name).is_err())
+        .filter_map(|(name, t)| Some((name.to_str().ok()?, t)))
+        .filter(|(name, _)| is_changeset_name(name))
+        .map(|(name, t)| (name.to_string(), t))
         .collect()
 }
 
@@ -265,14 +270,15 @@ mod tests {
         let b = |v: &'static [&'static str]| {
             v.iter().map(|s| s.as_bytes().as_bstr()).collect::<Vec<_>>()
         };
-        let added = added_names(
-            b(&["a.md", "B.md", "c.md", "README.md", "sub/x.md"]).into_iter(),
-            b(&["z.md", "c.md", "b.md"]),
-        );
+        let staged = b(&["a.md", "B.md", "c.md", "README.md", "sub/x.md"]);
+        let added = added_names(staged.into_iter().zip(1..), b(&["z.md", "c.md", "b.md"]));
         // Exact spelling: a name renamed in case is added; non-changesets
         // and nested paths are not changesets.
-        assert_eq!(added, vec!["a.md", "B.md"]);
-        assert!(added_names(b(&["c.md"]).into_iter(), b(&["c.md"])).is_empty());
+        assert_eq!(
+            added,
+            vec![("a.md".to_string(), 1), ("B.md".to_string(), 2)]
+        );
+        assert!(added_names(b(&["c.md"]).into_iter().zip(1..), b(&["c.md"])).is_empty());
     }
 
     #[test]

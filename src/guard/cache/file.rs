@@ -1,18 +1,19 @@
-//! The cache file, `<git common dir>/swarm/changeset-names.cache`:
-//! `MAGIC`, `dir <dir>`, then `n <name>` lines (the table), one
-//! `r <hex words>` reference bitmap, `t <tree> <positions differing from r>`
-//! and `c <commit> <tree or ->` lines. Written compacted to the names of
-//! the trees used in a run, with the first of them (the base's) as the
-//! reference bitmap.
+//! The cache file, `<git common dir>/swarm/changeset-names.cache`, sealed
+//! (see `guard::sealed`: a torn or edited file is ignored): the directory,
+//! the name table, one reference bitmap, then each tree with the positions
+//! where its bitmap differs from the reference, and each commit with its
+//! directory tree (or none). Written compacted to the names of the trees
+//! used in a run, with the first of them (the base's) as the reference
+//! bitmap.
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use gix::ObjectId;
 
 use super::bits::{any_beyond, flip, has_bit, ones, FxBuild};
+use crate::guard::sealed::{Reader, Writer};
 
-const MAGIC: &str = "git-swarm changeset-name-cache v2";
+const MAGIC: &[u8] = b"git-swarm changeset-name-cache v3\n";
 
 pub type TreeBits = HashMap<ObjectId, Vec<u64>, FxBuild>;
 pub type CommitTrees = HashMap<ObjectId, Option<ObjectId>, FxBuild>;
@@ -37,60 +38,50 @@ pub struct Used<'a> {
     pub used_commits: &'a HashSet<ObjectId, FxBuild>,
 }
 
-fn parse_id(s: &str) -> Option<ObjectId> {
-    ObjectId::from_hex(s.as_bytes()).ok()
-}
-
 /// The contents of a cache file for `dir`; None when it is foreign,
 /// damaged or for another directory.
-pub fn parse(text: &str, dir: &str) -> Option<Stored> {
-    let mut lines = text.lines();
-    if lines.next()? != MAGIC || lines.next()? != format!("dir {dir}") {
+pub fn parse(bytes: &[u8], dir: &str) -> Option<Stored> {
+    let mut r = Reader::open(bytes, MAGIC)?;
+    if r.str()? != dir {
         return None;
     }
     let mut c = Stored::default();
-    // A `t` or `c` line is at least 43 bytes: room for all, no rehashing.
-    c.trees.reserve(text.len() / 43);
-    c.commits.reserve(text.len() / 43);
-    let mut reference: Vec<u64> = Vec::new();
-    for line in lines {
-        let (kind, rest) = line.split_once(' ')?;
-        match kind {
-            "n" => c.names.push(rest.to_string()),
-            "r" => {
-                reference = rest
-                    .split(',')
-                    .filter(|w| !w.is_empty())
-                    .map(|w| u64::from_str_radix(w, 16).ok())
-                    .collect::<Option<Vec<u64>>>()?;
+    let names = r.u32()?;
+    // Every name takes at least 5 bytes: a count beyond the file is damage.
+    c.names.reserve(names.min(bytes.len() / 5));
+    for _ in 0..names {
+        c.names.push(r.str()?.to_string());
+    }
+    let words = r.u32()?;
+    let reference = (0..words).map(|_| r.u64()).collect::<Option<Vec<u64>>>()?;
+    let trees = r.u32()?;
+    c.trees.reserve(trees.min(bytes.len() / 25));
+    for _ in 0..trees {
+        let id = r.id()?;
+        let mut bits = reference.clone();
+        for _ in 0..r.u32()? {
+            let p = r.u32()?;
+            if p >= c.names.len() {
+                return None;
             }
-            "t" => {
-                let (id, diff) = rest.split_once(' ').unwrap_or((rest, ""));
-                let mut bits = reference.clone();
-                for p in diff.split(',').filter(|p| !p.is_empty()) {
-                    let p: usize = p.parse().ok()?;
-                    if p >= c.names.len() {
-                        return None;
-                    }
-                    flip(&mut bits, p);
-                }
-                c.trees.insert(parse_id(id)?, bits);
-            }
-            "c" => {
-                let (id, tree) = rest.split_once(' ')?;
-                let tree = if tree == "-" {
-                    None
-                } else {
-                    Some(parse_id(tree)?)
-                };
-                c.commits.insert(parse_id(id)?, tree);
-            }
-            _ => return None,
+            flip(&mut bits, p);
         }
+        c.trees.insert(id, bits);
+    }
+    let commits = r.u32()?;
+    c.commits.reserve(commits.min(bytes.len() / 22));
+    for _ in 0..commits {
+        let id = r.id()?;
+        let tree = match r.u8()? {
+            0 => None,
+            1 => Some(r.id()?),
+            _ => return None,
+        };
+        c.commits.insert(id, tree);
     }
     // A bit beyond the name table means the file is damaged.
     let n = c.names.len();
-    if any_beyond(&reference, n) || c.trees.values().any(|b| any_beyond(b, n)) {
+    if !r.done() || any_beyond(&reference, n) || c.trees.values().any(|b| any_beyond(b, n)) {
         return None;
     }
     Some(c)
@@ -146,24 +137,23 @@ impl Compaction {
     }
 }
 
-/// The positions where `bits` and `reference` differ, comma-separated.
-fn difference(bits: &[u64], reference: &[u64]) -> String {
+/// The positions where `bits` and `reference` differ.
+fn difference(bits: &[u64], reference: &[u64]) -> Vec<usize> {
     let words = bits.len().max(reference.len());
     let xor: Vec<u64> = (0..words)
         .map(|w| bits.get(w).copied().unwrap_or(0) ^ reference.get(w).copied().unwrap_or(0))
         .collect();
-    let diff: Vec<String> = ones(&xor).map(|p| p.to_string()).collect();
-    diff.join(",")
+    ones(&xor).collect()
 }
 
 /// The file for the entries `used`, compacted.
-pub fn render(dir: &str, used: &Used<'_>) -> String {
+pub fn render(dir: &str, used: &Used<'_>) -> Vec<u8> {
     let compaction = Compaction::of(used);
-    let mut out = format!("{MAGIC}\ndir {dir}\n");
+    let mut w = Writer::new(MAGIC);
+    w.str(dir);
+    w.u32(compaction.live.len());
     for &i in &compaction.live {
-        out.push_str("n ");
-        out.push_str(&used.names[i]);
-        out.push('\n');
+        w.str(&used.names[i]);
     }
     let reference = used
         .used_trees
@@ -171,36 +161,42 @@ pub fn render(dir: &str, used: &Used<'_>) -> String {
         .and_then(|t| used.trees.get(t))
         .map(|b| compaction.apply(b))
         .unwrap_or_default();
-    let hex: Vec<String> = reference.iter().map(|w| format!("{w:x}")).collect();
-    out.push_str(&format!("r {}\n", hex.join(",")));
-    for t in used.used_trees {
-        let Some(bits) = used.trees.get(t) else {
-            continue;
-        };
-        let diff = difference(&compaction.apply(bits), &reference);
-        out.push_str(&format!("t {t} {diff}\n"));
+    w.u32(reference.len());
+    for word in &reference {
+        w.u64(*word);
     }
-    let mut commits: Vec<&ObjectId> = used.used_commits.iter().collect();
-    commits.sort();
-    for c in commits {
-        if let Some(t) = used.commits.get(c) {
-            let t = t.map_or("-".to_string(), |t| t.to_string());
-            out.push_str(&format!("c {c} {t}\n"));
+    let trees: Vec<(&ObjectId, &Vec<u64>)> = used
+        .used_trees
+        .iter()
+        .filter_map(|t| Some((t, used.trees.get(t)?)))
+        .collect();
+    w.u32(trees.len());
+    for (t, bits) in trees {
+        w.id(t);
+        let diff = difference(&compaction.apply(bits), &reference);
+        w.u32(diff.len());
+        for p in diff {
+            w.u32(p);
         }
     }
-    out
-}
-
-/// Replace the file at `path` with `text`, best effort: a cache that
-/// cannot be written is rebuilt next time.
-pub fn write(path: &Path, text: String) {
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::create_dir_all(dir);
+    let mut commits: Vec<(&ObjectId, &Option<ObjectId>)> = used
+        .used_commits
+        .iter()
+        .filter_map(|c| Some((c, used.commits.get(c)?)))
+        .collect();
+    commits.sort();
+    w.u32(commits.len());
+    for (c, t) in commits {
+        w.id(c);
+        match t {
+            None => w.u8(0),
+            Some(t) => {
+                w.u8(1);
+                w.id(t);
+            }
+        }
     }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    w.seal()
 }
 
 #[cfg(test)]
@@ -245,8 +241,15 @@ mod tests {
         assert_eq!(ones(&back.trees[&id(2)]).collect::<Vec<_>>(), vec![1]);
         assert_eq!(back.commits.len(), 1);
         assert_eq!(back.commits[&id(9)], None);
-        assert!(text.contains(&format!("\nt {} 0\n", id(2))));
-        assert!(parse(&text.replace(MAGIC, "v1"), "cs").is_none());
-        assert!(parse(&format!("{text}x y\n"), "cs").is_none());
+        assert!(parse(&text, "other").is_none());
+        // Torn at any length or changed in any byte: ignored.
+        for cut in 0..text.len() {
+            assert!(parse(&text[..cut], "cs").is_none(), "cut at {cut}");
+        }
+        for at in 0..text.len() {
+            let mut edited = text.clone();
+            edited[at] ^= 0x04;
+            assert!(parse(&edited, "cs").is_none(), "byte {at}");
+        }
     }
 }

@@ -5,8 +5,9 @@
 //! names (stored as the positions where it differs from one reference
 //! bitmap, since lane branches differ from their base by a few names).
 //! Every entry is keyed by an immutable object id, so an entry is never
-//! stale; a missing, unreadable or foreign cache is simply rebuilt, and a
-//! cache that cannot be written is not an error.
+//! stale; a missing, torn, edited or foreign cache is simply rebuilt (the
+//! file is sealed with a checksum), and a cache that cannot be written is
+//! not an error.
 //!
 //! The pieces, each importing only those after it: `file` (the file
 //! format), `tree` (a raw tree into a bitmap), `table` (the name table),
@@ -27,6 +28,7 @@ use self::file::{CommitTrees, Stored, TreeBits, Used};
 use self::table::NameTable;
 use self::tree::Reader;
 use super::changeset_dir::{dir_tree, GixResult};
+use super::sealed;
 
 pub struct NameCache {
     path: Option<PathBuf>,
@@ -35,6 +37,8 @@ pub struct NameCache {
     trees: TreeBits,
     commits: CommitTrees,
     used_trees: Vec<ObjectId>,
+    /// The same trees, to tell a tree used already at once.
+    used_tree_set: HashSet<ObjectId, FxBuild>,
     used_commits: HashSet<ObjectId, FxBuild>,
     changed: bool,
     reader: Reader,
@@ -49,6 +53,7 @@ impl NameCache {
             trees: stored.trees,
             commits: stored.commits,
             used_trees: Vec::new(),
+            used_tree_set: HashSet::with_hasher(FxBuild),
             used_commits: HashSet::with_hasher(FxBuild),
             changed: false,
             reader: Reader::default(),
@@ -61,8 +66,10 @@ impl NameCache {
             .common_dir()
             .join("swarm")
             .join("changeset-names.cache");
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let stored = file::parse(&text, dir).unwrap_or_default();
+        // Far above any real cache (2,000 names and 500 trees take 60 KB).
+        let stored = sealed::read(&path, 64 << 20)
+            .and_then(|bytes| file::parse(&bytes, dir))
+            .unwrap_or_default();
         let mut cache = Self::from_stored(dir, stored);
         cache.path = Some(path);
         cache
@@ -87,15 +94,15 @@ impl NameCache {
     /// Make sure `tree`'s names are known.
     pub fn load_tree(&mut self, repo: &gix::Repository, tree: ObjectId) -> GixResult<()> {
         if self.trees.contains_key(&tree) {
-            if !self.used_trees.contains(&tree) {
+            if self.used_tree_set.insert(tree) {
                 self.used_trees.push(tree);
             }
             return Ok(());
         }
         let t = repo.find_tree(tree).map_err(|e| e.to_string())?;
         let hash_len = repo.object_hash().len_in_bytes();
-        let (bits, cacheable) = self.reader.read(&mut self.table, tree, &t.data, hash_len)?;
-        if cacheable {
+        let bits = self.reader.read(&mut self.table, tree, &t.data, hash_len)?;
+        if self.used_tree_set.insert(tree) {
             self.used_trees.push(tree);
             self.changed = true;
         }
@@ -138,7 +145,7 @@ impl NameCache {
         if !self.changed && unused <= self.used_trees.len() {
             return;
         }
-        let text = file::render(
+        let bytes = file::render(
             &self.dir,
             &Used {
                 names: &self.table.names,
@@ -148,7 +155,7 @@ impl NameCache {
                 used_commits: &self.used_commits,
             },
         );
-        file::write(path, text);
+        sealed::replace(path, &bytes);
     }
 }
 
@@ -191,7 +198,7 @@ mod tests {
         let path = dir.path().join("cache");
         c.path = Some(path.clone());
         c.save();
-        let text = std::fs::read_to_string(&path).unwrap();
+        let text = std::fs::read(&path).unwrap();
         let back = NameCache::from_stored(".changeset", file::parse(&text, ".changeset").unwrap());
         // Looked up the way changeset-unique does: the spellings of a
         // lowercase name once, then each tree's bitmap.
@@ -215,7 +222,6 @@ mod tests {
         assert_eq!(back.commits.get(&c1), Some(&Some(t2)));
         assert!(file::parse(&text, "other").is_none());
         // A damaged file is ignored, not trusted.
-        let damaged = text.replace("\nn c5.md\n", "\n");
-        assert!(file::parse(&damaged, ".changeset").is_none());
+        assert!(file::parse(&text[..text.len() - 1], ".changeset").is_none());
     }
 }

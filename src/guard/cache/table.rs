@@ -37,8 +37,8 @@ impl NameTable {
         i
     }
 
-    /// The index of a tree entry's file name if it is a changeset name, and
-    /// whether the cache file can hold it (no line breaks). `previous` is
+    /// The index of a tree entry's file name if it is a changeset name.
+    /// `previous` is
     /// the name indices of the last tree read, in tree order, and `cursor`
     /// the position reached in it: a name found there is not hashed.
     pub fn changeset_index(
@@ -46,12 +46,11 @@ impl NameTable {
         name: &[u8],
         previous: &[usize],
         cursor: &mut usize,
-    ) -> Option<(usize, bool)> {
+    ) -> Option<usize> {
         let name = std::str::from_utf8(name).ok()?;
         if !is_changeset_name(name) {
             return None;
         }
-        let cacheable = !name.bytes().any(|b| b == b'\n' || b == b'\r');
         while *cursor < previous.len() && self.names[previous[*cursor]].as_str() < name {
             *cursor += 1;
         }
@@ -59,7 +58,7 @@ impl NameTable {
             Some(&p) if self.names[p] == name => p,
             _ => self.add(name),
         };
-        Some((i, cacheable))
+        Some(i)
     }
 
     /// Indices of the names equal to `lower` case-insensitively (to test many trees at once).
@@ -86,24 +85,15 @@ mod tests {
         // Walking along the previous tree's order.
         let previous = [0, 2, 1];
         let mut cursor = 0;
-        assert_eq!(
-            t.changeset_index(b"a.md", &previous, &mut cursor),
-            Some((0, true))
-        );
-        assert_eq!(
-            t.changeset_index(b"b.md", &previous, &mut cursor),
-            Some((2, true))
-        );
+        assert_eq!(t.changeset_index(b"a.md", &previous, &mut cursor), Some(0));
+        assert_eq!(t.changeset_index(b"b.md", &previous, &mut cursor), Some(2));
         assert_eq!(cursor, 1);
-        assert_eq!(
-            t.changeset_index(b"bb.md", &previous, &mut cursor),
-            Some((3, true))
-        );
+        assert_eq!(t.changeset_index(b"bb.md", &previous, &mut cursor), Some(3));
         assert_eq!(
             t.changeset_index(b"README.md", &previous, &mut cursor),
             None
         );
-        assert_eq!(t.changeset_index(b"x\n.md", &[], &mut 0), Some((4, false)));
+        assert_eq!(t.changeset_index(b"x\n.md", &[], &mut 0), Some(4));
         assert_eq!(t.changeset_index(b"\xff.md", &[], &mut 0), None);
         t.add("A.MD");
         assert_eq!(t.spellings("a.md"), vec![0, 5]);

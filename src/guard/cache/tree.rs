@@ -66,16 +66,15 @@ struct Reference {
     bits: Vec<u64>,
 }
 
-/// What a tree read gives: its bitmap, and whether the cache file can hold
-/// it (every name without line breaks).
-pub type Read = (Vec<u64>, bool);
+/// What a tree read gives: its bitmap over the name table.
+pub type Read = Vec<u64>;
 
 /// Reads trees one after another, remembering what speeds up the next.
 #[derive(Default)]
 pub struct Reader {
     /// The name indices of the last tree read whole, in tree order.
     last_order: Vec<usize>,
-    /// The first cacheable tree read whole, kept raw to compare others with.
+    /// The first tree read whole, kept raw to compare others with.
     reference: Option<Reference>,
 }
 
@@ -104,7 +103,6 @@ impl Reader {
         hash_len: usize,
     ) -> GixResult<Read> {
         let mut bits: Vec<u64> = Vec::new();
-        let mut cacheable = true;
         // Lane directories mostly repeat the previous one's names in the
         // same (sorted) order: walk along it and hash only what differs.
         let previous = std::mem::take(&mut self.last_order);
@@ -117,8 +115,7 @@ impl Reader {
                 .ok_or_else(|| format!("tree {id} is malformed at byte {at}"))?;
             let mut index = None;
             if !is_tree {
-                if let Some((i, ok)) = table.changeset_index(name, &previous, &mut cursor) {
-                    cacheable &= ok;
+                if let Some(i) = table.changeset_index(name, &previous, &mut cursor) {
                     order.push(i);
                     set(&mut bits, i);
                     index = Some(i);
@@ -128,14 +125,14 @@ impl Reader {
             at = end;
         }
         self.last_order = order;
-        if self.reference.is_none() && cacheable {
+        if self.reference.is_none() {
             self.reference = Some(Reference {
                 data: data.to_vec(),
                 entries,
                 bits: bits.clone(),
             });
         }
-        Ok((bits, cacheable))
+        Ok(bits)
     }
 
     /// A tree that differs from the reference in a few entries; `None` when
@@ -155,7 +152,6 @@ impl Reader {
                 clear(&mut bits, i);
             }
         }
-        let mut cacheable = true;
         let mut at = p;
         let mut cursor = 0;
         while at < q {
@@ -164,14 +160,13 @@ impl Reader {
                 return None;
             }
             if !is_tree {
-                if let Some((i, ok)) = table.changeset_index(name, &[], &mut cursor) {
-                    cacheable &= ok;
+                if let Some(i) = table.changeset_index(name, &[], &mut cursor) {
                     set(&mut bits, i);
                 }
             }
             at = end;
         }
-        (at == q).then_some((bits, cacheable))
+        (at == q).then_some(bits)
     }
 }
 
@@ -269,10 +264,10 @@ mod tests {
         for (n, v) in variants.iter().enumerate() {
             let data = raw_tree(v);
             let mut whole_table = NameTable::default();
-            let (whole, _) = Reader::default()
+            let whole = Reader::default()
                 .parse_full(&mut whole_table, id(2), &data, 20)
                 .unwrap();
-            let (bits, _) = diffed
+            let bits = diffed
                 .by_difference(&mut table, &data, 20)
                 .unwrap_or_else(|| diffed.parse_full(&mut table, id(3), &data, 20).unwrap());
             assert_eq!(

@@ -8,11 +8,12 @@
 //! commit touching one file in a 50,000-file tree this reads HEAD's trees
 //! along that file's path only.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::ops::Range;
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::extension::Tree as CacheTree;
+use gix::objs::TreeRefIter;
 use gix::ObjectId;
 
 use crate::error::Result;
@@ -171,16 +172,30 @@ impl Walk<'_> {
         node: Option<&CacheTree>,
         head: Option<ObjectId>,
     ) -> Result<()> {
-        let theirs = match head {
-            Some(t) => self.head_side(dir, t)?,
-            None => BTreeMap::new(),
+        let tree = match head {
+            Some(t) => Some(self.repo.find_tree(t).map_err(|e| self.err(dir, e))?),
+            None => None,
         };
+        // HEAD's subtrees and the cache tree's children by name, borrowed.
+        let mut subtrees: HashMap<&[u8], ObjectId> = HashMap::new();
+        if let Some(t) = &tree {
+            for entry in TreeRefIter::from_bytes(&t.data, self.repo.object_hash()) {
+                let entry = entry.map_err(|e| self.err(dir, e))?;
+                if entry.mode.is_tree() {
+                    subtrees.insert(entry.filename.as_bytes(), entry.oid.to_owned());
+                }
+            }
+        }
+        let children: HashMap<&[u8], &CacheTree> = node
+            .map(|n| n.children.iter().map(|c| (c.name.as_slice(), c)).collect())
+            .unwrap_or_default();
         for name in names {
+            let head_tree = subtrees.get(name.as_bytes()).copied();
+            let child = children.get(name.as_bytes()).copied();
+            if child.is_some_and(|c| c.num_entries.is_some() && Some(c.id) == head_tree) {
+                continue;
+            }
             let sub = [dir, name.as_bytes(), b"/"].concat();
-            let head_tree = match theirs.get(name.as_bytes().as_bstr()) {
-                Some(Side::Dir(_, t)) => *t,
-                _ => None,
-            };
             let range = self
                 .index
                 .and_then(|i| i.prefixed_entries_range(sub.as_bstr()))
@@ -188,11 +203,6 @@ impl Walk<'_> {
             if range.is_empty() && head_tree.is_none() {
                 continue;
             }
-            let child = node.and_then(|n| {
-                n.children
-                    .iter()
-                    .find(|c| c.name.as_slice() == name.as_bytes())
-            });
             self.dir(&sub, range, child, head_tree)?;
         }
         Ok(())

@@ -9,12 +9,13 @@
 //! only the versions the last run read (the local ledger and the last
 //! fetched one), so it stays the size of two ledgers.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use gix::ObjectId;
 
 use crate::error::Result;
 use crate::guard::findings::unreadable;
+use crate::guard::sealed::{self, Reader, Writer};
 use crate::model::reservation::{parse_ledger, Pattern, LEDGER_REF, RECORD_FILE};
 
 use super::RESERVATIONS;
@@ -54,7 +55,9 @@ pub struct Cache {
 impl Cache {
     pub fn load(repo: &gix::Repository) -> Cache {
         let path = repo.common_dir().join("swarm").join(FILE);
-        let stored = read_file(&path).unwrap_or_default();
+        let stored = sealed::read(&path, MAX_BYTES)
+            .and_then(|b| parse(&b))
+            .unwrap_or_default();
         Cache {
             path,
             stored,
@@ -85,16 +88,7 @@ impl Cache {
             .iter()
             .filter(|(id, _)| self.used.contains(id))
             .collect();
-        let bytes = render(&keep);
-        if let Some(dir) = self.path.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = self
-            .path
-            .with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, bytes).is_err() || std::fs::rename(&tmp, &self.path).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+        sealed::replace(&self.path, &render(&keep));
     }
 }
 
@@ -129,98 +123,45 @@ fn read_objects(repo: &gix::Repository, tip: ObjectId) -> Result<Version> {
     })
 }
 
-/// 64-bit FNV-1a: enough to tell a torn or edited file from a whole one.
-fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-/// `MAGIC`, a count, then per version: the commit id (length-prefixed),
-/// `next`, the entries (strings length-prefixed, flags as bytes), and the
-/// checksum of everything before it.
+/// `MAGIC`, a count, then per version: the commit id, `next`, and the
+/// entries (strings length-prefixed, flags in one byte); sealed.
 fn render(versions: &[&(ObjectId, Version)]) -> Vec<u8> {
-    let mut out = MAGIC.to_vec();
-    out.extend_from_slice(&(versions.len() as u32).to_le_bytes());
+    let mut w = Writer::new(MAGIC);
+    w.u32(versions.len());
     for (id, v) in versions {
-        out.push(id.as_bytes().len() as u8);
-        out.extend_from_slice(id.as_bytes());
-        out.extend_from_slice(&v.next.to_le_bytes());
-        out.extend_from_slice(&(v.entries.len() as u32).to_le_bytes());
+        w.id(id);
+        w.u64(v.next);
+        w.u32(v.entries.len());
         for e in &v.entries {
-            put_str(&mut out, &e.id);
-            put_str(&mut out, &e.holder);
-            out.push(
-                u8::from(e.shared) | u8::from(e.released) << 1 | u8::from(e.task.is_some()) << 2,
-            );
-            put_str(&mut out, e.task.as_deref().unwrap_or(""));
-            put_str(&mut out, &e.lease_until);
-            out.extend_from_slice(&(e.paths.len() as u32).to_le_bytes());
+            w.str(&e.id);
+            w.str(&e.holder);
+            w.u8(u8::from(e.shared) | u8::from(e.released) << 1 | u8::from(e.task.is_some()) << 2);
+            w.str(e.task.as_deref().unwrap_or(""));
+            w.str(&e.lease_until);
+            w.u32(e.paths.len());
             for p in &e.paths {
-                put_str(&mut out, p.as_str());
+                w.str(p.as_str());
             }
         }
     }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
-}
-
-/// A cursor over the file's bytes; every read is bounds-checked.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Option<usize> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?) as usize)
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn str(&mut self) -> Option<String> {
-        let n = self.u32()?;
-        Some(std::str::from_utf8(self.take(n)?).ok()?.to_string())
-    }
+    w.seal()
 }
 
 fn parse(bytes: &[u8]) -> Option<Vec<(ObjectId, Version)>> {
-    let body = bytes.get(..bytes.len().checked_sub(8)?)?;
-    let sum = u64::from_le_bytes(bytes[body.len()..].try_into().ok()?);
-    if sum != checksum(body) {
-        return None;
-    }
-    let mut r = Reader(body.strip_prefix(MAGIC)?);
-    let count = r.u32()?;
+    let mut r = Reader::open(bytes, MAGIC)?;
     let mut out = Vec::new();
-    for _ in 0..count {
-        let len = usize::from(r.u8()?);
-        let id = ObjectId::try_from(r.take(len)?).ok()?;
+    for _ in 0..r.u32()? {
+        let id = r.id()?;
         let next = r.u64()?;
-        let n = r.u32()?;
         let mut entries = Vec::new();
-        for _ in 0..n {
-            let id = r.str()?;
-            let holder = r.str()?;
+        for _ in 0..r.u32()? {
+            let id = r.str()?.to_string();
+            let holder = r.str()?.to_string();
             let flags = r.u8()?;
-            let task = r.str()?;
-            let lease_until = r.str()?;
+            let task = r.str()?.to_string();
+            let lease_until = r.str()?.to_string();
             let paths = (0..r.u32()?)
-                .map(|_| r.str().map(Pattern))
+                .map(|_| r.str().map(|p| Pattern(p.to_string())))
                 .collect::<Option<Vec<_>>>()?;
             entries.push(Held {
                 id,
@@ -234,15 +175,7 @@ fn parse(bytes: &[u8]) -> Option<Vec<(ObjectId, Version)>> {
         }
         out.push((id, Version { next, entries }));
     }
-    r.0.is_empty().then_some(out)
-}
-
-fn read_file(path: &Path) -> Option<Vec<(ObjectId, Version)>> {
-    use std::io::Read;
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(MAX_BYTES).read_to_end(&mut bytes).ok()?;
-    parse(&bytes)
+    r.done().then_some(out)
 }
 
 #[cfg(test)]

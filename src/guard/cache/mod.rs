@@ -10,10 +10,12 @@
 //! not an error.
 //!
 //! The pieces, each importing only those after it: `file` (the file
-//! format), `tree` (a raw tree into a bitmap), `table` (the name table),
-//! `bits` (bitmaps and the hasher).
+//! format), `tree` (a raw tree into a bitmap), `delta` (a tree rebuilt
+//! from a delta against one in memory), `table` (the name table), `bits`
+//! (bitmaps and the hasher).
 
 mod bits;
+mod delta;
 mod file;
 mod table;
 mod tree;
@@ -99,9 +101,17 @@ impl NameCache {
             }
             return Ok(());
         }
-        let t = repo.find_tree(tree).map_err(|e| e.to_string())?;
+        let rebuilt = self.reader.delta_of_reference(repo, tree);
+        let read;
+        let data = match &rebuilt {
+            Some(data) => data,
+            None => {
+                read = repo.find_tree(tree).map_err(|e| e.to_string())?;
+                &read.data
+            }
+        };
         let hash_len = repo.object_hash().len_in_bytes();
-        let bits = self.reader.read(&mut self.table, tree, &t.data, hash_len)?;
+        let bits = self.reader.read(&mut self.table, tree, data, hash_len)?;
         if self.used_tree_set.insert(tree) {
             self.used_trees.push(tree);
             self.changed = true;

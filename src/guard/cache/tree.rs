@@ -8,6 +8,7 @@
 use gix::ObjectId;
 
 use super::bits::{clear, set};
+use super::delta::Known;
 use super::table::NameTable;
 use crate::guard::changeset_dir::GixResult;
 
@@ -60,6 +61,7 @@ pub fn common_suffix(a: &[u8], b: &[u8], limit: usize) -> usize {
 /// A tree's raw bytes and where each entry lies in them, with its name's
 /// index when it is a changeset name, and its bitmap.
 struct Reference {
+    id: ObjectId,
     data: Vec<u8>,
     /// (start, end, name index)
     entries: Vec<(usize, usize, Option<usize>)>,
@@ -76,9 +78,21 @@ pub struct Reader {
     last_order: Vec<usize>,
     /// The first tree read whole, kept raw to compare others with.
     reference: Option<Reference>,
+    /// Where the pack keeps the reference (looked up on first use).
+    known: Option<Known>,
 }
 
 impl Reader {
+    /// The raw tree `id` when its pack stores it as a delta against the
+    /// reference (see `delta`): built from the reference in memory.
+    pub fn delta_of_reference(&mut self, repo: &gix::Repository, id: ObjectId) -> Option<Vec<u8>> {
+        let reference = self.reference.as_ref()?;
+        let known = self
+            .known
+            .get_or_insert_with(|| Known::new(repo, reference.id));
+        known.delta_of(id, &reference.data)
+    }
+
     /// The bitmap of the tree `id` with raw bytes `data`.
     pub fn read(
         &mut self,
@@ -127,6 +141,7 @@ impl Reader {
         self.last_order = order;
         if self.reference.is_none() {
             self.reference = Some(Reference {
+                id,
                 data: data.to_vec(),
                 entries,
                 bits: bits.clone(),

@@ -72,9 +72,7 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
                 .hint("git swarm hook takes pre-commit, commit-msg or pre-push"))
         }
     };
-    for note in &findings.notes {
-        eprintln!("git swarm: {note}");
-    }
+    print_notes(&findings);
     let refused = match a.hook.as_str() {
         "pre-push" => "push refused",
         _ => "commit refused",
@@ -87,6 +85,7 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
     let ctx = guard::open(g.as_.clone())?;
     if let Some(range) = a.range.as_deref() {
         let (findings, range) = guard::check_range(&ctx, range)?;
+        print_notes(&findings);
         let text = format!(
             "ok: {} in {}..{} pass {}\n",
             git_swarm::output::count(range.commits, "commit", "commits"),
@@ -101,11 +100,20 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
         });
     }
     let findings = guard::pre_commit(&ctx)?;
+    print_notes(&findings);
     let text = format!(
         "ok: the staged changes pass {}\n",
         findings.guards.join(", ")
     );
     into_output(findings, "staged changes", text)
+}
+
+/// Notes (warn-mode reservations, expired ones) go to stderr, as every
+/// warning does (also under `--json`, which carries them too).
+fn print_notes(findings: &Findings) {
+    for note in &findings.notes {
+        eprintln!("git swarm: {note}");
+    }
 }
 
 /// Exit 0 with a summary, or `GUARD_FAILED` (exit 1) listing every violation.

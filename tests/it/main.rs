@@ -26,6 +26,7 @@ mod plan;
 mod process;
 mod props;
 mod reserve;
+mod reserve_guard;
 mod rough;
 mod secrets;
 mod snapshot;

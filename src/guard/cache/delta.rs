@@ -152,6 +152,80 @@ pub fn apply(base: &[u8], delta: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
+    fn git(dir: &std::path::Path, args: &[&str], input: &str) -> String {
+        use std::io::Write;
+        let mut child = std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "git {args:?}");
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    }
+
+    #[test]
+    fn trees_rebuilt_from_pack_deltas_are_the_trees_git_stores() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        git(d, &["init", "-q"], "");
+        // Like the benchmark: main with 300 changesets, 20 branches each
+        // adding one (fast-import stores their trees as deltas of main's).
+        let who = "committer t <t@example.invalid> 1700000000 +0000";
+        let mut stream = format!(
+            "blob\nmark :1\ndata 2\nx\ncommit refs/heads/main\nmark :2\n{who}\ndata 1\nm\n"
+        );
+        for i in 0..300 {
+            stream.push_str(&format!("M 100644 :1 cs/c{i:03}.md\n"));
+        }
+        stream.push('\n');
+        for b in 0..20 {
+            stream.push_str(&format!(
+                "commit refs/heads/b{b}\n{who}\ndata 1\nb\nfrom :2\nM 100644 :1 cs/lane-{b}.md\n\n"
+            ));
+        }
+        git(
+            d,
+            &["-c", "fastimport.unpackLimit=0", "fast-import", "--quiet"],
+            &stream,
+        );
+        let repo = gix::open(d).unwrap();
+        let tree_at =
+            |rev: &str| ObjectId::from_hex(git(d, &["rev-parse", rev], "").as_bytes()).unwrap();
+        let base = tree_at("main:cs");
+        let base_data = repo.find_tree(base).unwrap().data.clone();
+        let known = Known::new(&repo, base);
+        for b in 0..20 {
+            let id = tree_at(&format!("b{b}:cs"));
+            let rebuilt = known
+                .delta_of(id, &base_data)
+                .expect("a delta of main's tree");
+            assert_eq!(rebuilt, repo.find_tree(id).unwrap().data, "b{b}");
+        }
+        // The base itself is no delta of itself; against other data, or
+        // for a loose tree, nothing is rebuilt.
+        assert!(known.delta_of(base, &base_data).is_none());
+        let other = tree_at("b1:cs");
+        assert!(known.delta_of(other, b"not the base").is_none());
+        let loose = git(
+            d,
+            &["mktree"],
+            "100644 blob d8f8d46b4e5fb5c0b8a5ca8c0e6e4d5d3f1e8f1b\tz.md\n",
+        );
+        let loose = ObjectId::from_hex(loose.as_bytes()).unwrap();
+        assert!(known.delta_of(loose, &base_data).is_none());
+    }
+
     #[test]
     fn deltas_apply_and_bad_ones_are_refused() {
         let base = b"0123456789abcdef";

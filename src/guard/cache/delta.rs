@@ -219,7 +219,7 @@ mod tests {
         assert!(known.delta_of(other, b"not the base").is_none());
         let loose = git(
             d,
-            &["mktree"],
+            &["mktree", "--missing"],
             "100644 blob d8f8d46b4e5fb5c0b8a5ca8c0e6e4d5d3f1e8f1b\tz.md\n",
         );
         let loose = ObjectId::from_hex(loose.as_bytes()).unwrap();

@@ -122,4 +122,9 @@ done
 echo "$(git swarm reservations --json | grep -c '"holder"') live reservations" >&2
 check
 measure "ordinary-commit-200-reservations" "" "$diff" "git swarm hook pre-commit" "git-swarm hook pre-commit"
+# ... and a new changeset with them (packed lane refs, as after section B).
+git reset --quiet
+git add .changeset/new-unique-change.md
+check
+measure "new-changeset-200-reservations" "" "$diff" "git swarm hook pre-commit"
 

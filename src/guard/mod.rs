@@ -18,9 +18,11 @@
 //! - `range` (`check --range`), `fenced` (pre-push), `changeset`
 //!   (changeset-unique: `scope` → which refs, `others` → reading them);
 //! - `plan_file` (plan-untracked), `attribution`;
-//! - `reserved` (the reservations guard, over the staged changes or commits);
+//! - `reserved` (the reservations guard, over the staged changes or commits:
+//!   `changed` finds the staged paths, `ledger` caches the ledger);
 //! - `staged` (what a commit is about to record), `cache` (the changeset
 //!   name cache), `lane_refs` (the lane-ref cache), `delta_bases`;
+//! - `sealed` (the checksummed file format of the caches);
 //! - `changeset_dir` (the changeset directory in a tree);
 //! - `changeset_name` (the pure name rules);
 //! - `findings` (violations, findings, the fail-closed error).

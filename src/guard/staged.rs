@@ -1,8 +1,10 @@
 //! What a commit is about to record, read only where the rules look: the
-//! index entry of the plan file and the entries directly under the
-//! changeset directory (a binary-searched range of the index), plus HEAD's
-//! tree at those two paths. Nothing else of a large index or tree is touched.
-//! The hot path of every commit: it spawns no git process.
+//! index entry of the plan file, HEAD's tree at the plan file and at the
+//! changeset directory, and — unless the index's cache tree shows that
+//! directory unchanged — the changesets staged there that HEAD lacks
+//! (a binary-searched range of the index against HEAD's names). Nothing
+//! else of a large index or tree is touched. The hot path of every commit:
+//! it spawns no git process.
 
 use std::path::{Path, PathBuf};
 

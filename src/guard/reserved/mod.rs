@@ -10,10 +10,14 @@
 //! known for sure.
 //!
 //! The hot path: the ledger ref is looked up first, and when there is none,
-//! or no entry of someone else, nothing else is read. Otherwise only the
-//! index range and HEAD's subtree under each reserved path are compared.
-//! No process is spawned (pre-push and `check --range` list commits with
-//! git, as their other guards do).
+//! or no entry of someone else, nothing else is read. The ledger comes from
+//! a cache keyed by its commit (`ledger`), not from its YAML; the identity
+//! from the lane record the checked-out branch names (no process). The
+//! staged paths are found once (`changed`), only in directories a pattern
+//! can reach and not where the index's cache tree equals HEAD's tree; each
+//! pattern then looks at those under its literal directory. No process is
+//! spawned (pre-push and `check --range` list commits with git, as their
+//! other guards do).
 
 mod changed;
 mod ledger;

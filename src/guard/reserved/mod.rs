@@ -225,18 +225,27 @@ fn report(
     });
 }
 
+/// The ledger and who is acting, when an entry of someone else could stop
+/// a change (the guard then counts as run).
+fn judging(ctx: &Ctx, f: &mut Findings) -> Result<Option<(Ledgered, String)>> {
+    let Some(l) = load(ctx)? else { return Ok(None) };
+    let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
+    if others(&l.ledger, &actor).is_empty() {
+        return Ok(None);
+    }
+    f.ran(RESERVATIONS);
+    Ok(Some((l, actor)))
+}
+
 /// Pre-commit: the staged changes against HEAD, under each reserved path
 /// (the index as the other guards read it). The changed paths are found
 /// once, only in the directories the patterns name (see `changed`); each
 /// pattern then looks only at those under its literal directory.
 pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
-    let Some(l) = load(ctx)? else { return Ok(()) };
-    let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
-    let entries = others(&l.ledger, &actor);
-    if entries.is_empty() {
+    let Some((l, actor)) = judging(ctx, f)? else {
         return Ok(());
-    }
-    f.ran(RESERVATIONS);
+    };
+    let entries = others(&l.ledger, &actor);
     let repo = &ctx.store.repo;
     let dir = |p: &Pattern| {
         if l.ignore_case {
@@ -270,13 +279,10 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
 /// the committer wrote, so it cannot let a commit through); `actor` and the
 /// commit's author pass.
 pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Result<()> {
-    let Some(l) = load(ctx)? else { return Ok(()) };
-    let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
-    let entries = others(&l.ledger, &actor);
-    if entries.is_empty() {
+    let Some((l, actor)) = judging(ctx, f)? else {
         return Ok(());
-    }
-    f.ran(RESERVATIONS);
+    };
+    let entries = others(&l.ledger, &actor);
     let repo = &ctx.store.repo;
     let when = ctx.store.clock.now();
     for &c in commits {

@@ -15,7 +15,7 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let wants_json = std::env::args().any(|a| a == "--json");
-    let parsed = match cli::parse() {
+    let parsed = match cli::parse_hook_pre_commit(&args).map_or_else(cli::parse, Ok) {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

@@ -219,6 +219,21 @@ pub fn bare_repo() -> Error {
 /// Parse the command line. Help and errors say `git swarm …`, as users type
 /// it; the bin name is set here rather than in the derive, because a space in
 /// it would leak into every subcommand's name (and break completions).
+/// `hook pre-commit` exactly as the hook shim runs it (no options, no
+/// arguments): what clap would parse, without first building the whole
+/// command tree, which costs about a million instructions on every commit.
+pub fn parse_hook_pre_commit(args: &[String]) -> Option<Cli> {
+    (args == ["hook", "pre-commit"]).then(|| Cli {
+        json: false,
+        as_: None,
+        offline: false,
+        command: Command::Hook(guard::HookArgs {
+            hook: "pre-commit".into(),
+            args: Vec::new(),
+        }),
+    })
+}
+
 pub fn parse() -> std::result::Result<Cli, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let matches = Cli::command().bin_name("git swarm").try_get_matches()?;
@@ -272,6 +287,29 @@ pub fn emit(out: &mut impl Write, text: &str) {
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
             eprintln!("error[IO_FAILED]: cannot write output: {e}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    #[test]
+    fn the_hook_shortcut_parses_what_clap_parses() {
+        let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let fast = parse_hook_pre_commit(&args(&["hook", "pre-commit"])).unwrap();
+        let clap = Cli::try_parse_from(["git-swarm", "hook", "pre-commit"]).unwrap();
+        assert_eq!(format!("{fast:?}"), format!("{clap:?}"));
+        for other in [
+            &["hook", "pre-commit", "--json"][..],
+            &["--as", "x", "hook", "pre-commit"],
+            &["hook", "pre-push"],
+            &["hook"],
+        ] {
+            assert!(parse_hook_pre_commit(&args(other)).is_none(), "{other:?}");
         }
     }
 }

@@ -12,7 +12,8 @@
 # turns, so a loaded machine slows them alike), the ratio of the medians,
 # and each command's peak memory (max RSS, /usr/bin/time -f %M).
 # CALLGRIND=1 adds instruction counts (valgrind, children included): a
-# ratio that load does not move. Builds target/release/git-swarm if needed.
+# ratio that load does not move. MARKDOWN=1 prints the rows as the README's
+# table rows. Builds target/release/git-swarm if needed.
 set -euo pipefail
 
 FILES=${FILES:-50000}
@@ -70,7 +71,13 @@ measure() {
         us=$(median <"$work/t.$i")
         kib=$(peak_kib "$prepare" "$cmd")
         [ -n "${CALLGRIND:-}" ] && ir=$(instructions "$prepare" "$cmd")
-        awk -v l="$label" -v c="$cmd" -v m="$us" -v b="$base_us" -v mk="$kib" -v bk="$base_kib" -v ir="$ir" -v bir="$base_ir" 'BEGIN {
+        awk -v l="$label" -v c="$cmd" -v m="$us" -v b="$base_us" -v mk="$kib" -v bk="$base_kib" -v ir="$ir" -v bir="$base_ir" -v md="${MARKDOWN:-}" 'BEGIN {
+            if (md != "") {
+                printf "| %s | `%s` | %.1f ms | %.1f ms | **%.2f×** | ", l, c, m / 1000, b / 1000, m / b
+                if (ir != "") printf "%.2f× (%.1fM / %.1fM)", ir / bir, ir / 1e6, bir / 1e6
+                printf " | %.1f / %.1f MiB |\n", mk / 1024, bk / 1024
+                exit
+            }
             printf "%-30s %-28s %7.2f ms (baseline %6.2f ms)  ratio %5.2f   max RSS %5.1f MiB (baseline %5.1f MiB)", l, c, m / 1000, b / 1000, m / b, mk / 1024, bk / 1024
             if (ir != "") printf "   instructions %.1fM (baseline %.1fM) ratio %.2f", ir / 1e6, bir / 1e6, ir / bir
             printf "\n" }'

@@ -270,6 +270,14 @@ impl Record for Message {
         record::check_identities(&what, &[], &[("from", &msg.from)])?;
         Ok(msg)
     }
+    /// A message of a closed plan (one that names no plan stays live).
+    fn is_finished(
+        &self,
+        key: &MessageKey,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        key.plan != NO_PLAN && finished_elsewhere("plans", &key.plan)
+    }
 }
 
 #[cfg(test)]

@@ -135,8 +135,11 @@ impl<'a> Finished<'a> {
         }
     }
 
-    /// Whether the live record `refname` is finished; a ref of no registered
-    /// kind, a missing one and an unreadable one are not.
+    /// Whether the record `refname` is finished: a live one by its kind's
+    /// rule, an archived one always (gc archived it finished; a record that
+    /// outlived its plan's archiving, such as a message posted after the
+    /// plan closed, is finished with it). A ref of no registered kind, a
+    /// missing one and an unreadable one are not.
     pub fn is(&self, refname: &str) -> bool {
         if let Some(known) = self.memo.borrow().get(refname) {
             return *known;
@@ -148,6 +151,7 @@ impl<'a> Finished<'a> {
                 let elsewhere = |ns: &str, path: &str| self.is(&format!("refs/swarm/{ns}/{path}"));
                 kind.finished(self.store, &path, *tip, &elsewhere)
             }
+            (None, Some(_)) => matches!(archived_tip(self.store, refname), Ok(Some(_))),
             _ => false,
         };
         self.memo.borrow_mut().insert(refname.to_string(), answer);

@@ -217,11 +217,19 @@ fn started(s: LaneStarted) -> Output {
                     n.plan_file_setting
                 ));
             }
+            if n.published {
+                text.push_str("published: the remote has the lane and its plan entry (one executor per plan, across machines)\n");
+            }
             text.push_str(&format!("cd {}\n", l.path));
         }
     }
     let hooks_missing = matches!(&s, LaneStarted::New(n) if !n.hooks_installed);
     let mut out = Output::new(&s, text);
+    if let LaneStarted::New(n) = &s {
+        for w in &n.warnings {
+            out = out.warn(w.clone());
+        }
+    }
     if hooks_missing {
         out = out.warn("the guard hooks are not installed in this repository, so commits in the lane are not checked: run `git swarm init`");
     }

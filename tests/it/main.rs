@@ -8,6 +8,7 @@ mod cli;
 mod controls;
 mod crash;
 mod docs;
+mod executor;
 mod forecast;
 mod forged_lane;
 mod gc;

@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::model::packet::snapshot::{check_size, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT};
+use crate::model::packet::snapshot::{
+    check_size, state_of, unsafe_entries, unsafe_entry, Snapshot, SnapshotPath, DEFAULT_LIMIT,
+};
 use crate::secret;
 use crate::store::Store;
 
@@ -242,12 +244,15 @@ pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
         commit,
     ])?;
     let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
     while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
         let f: Vec<&str> = meta.trim_start_matches(':').split_whitespace().collect();
-        if f.len() < 5 {
-            continue;
+        if f.len() >= 5 {
+            changes.push((f[1], f[3], f[4], path));
         }
-        let (mode, blob, status) = (f[1], f[3], f[4]);
+    }
+    refuse_unsafe(git, workdir, commit, &changes)?;
+    for (mode, blob, status, path) in changes {
         let full = workdir.join(path);
         if status == "D" {
             match std::fs::remove_file(&full) {
@@ -298,6 +303,82 @@ fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
         std::fs::set_permissions(full, std::fs::Permissions::from_mode(perm)).map_err(io)?;
     }
     Ok(())
+}
+
+/// Refuse, before anything is written, a snapshot that would write into
+/// `.git`, out of the worktree or through a symlink: every entry of its
+/// tree and of its staged tree by [`unsafe_entries`], and every path to
+/// write against the checkout as it is (no directory on the way may be a
+/// symlink or a file). A snapshot comes from the remote: whoever can push
+/// there must not be able to plant a hook through `accept`.
+fn refuse_unsafe(
+    git: &Git,
+    workdir: &Path,
+    commit: &str,
+    changes: &[(&str, &str, &str, &str)],
+) -> Result<()> {
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    for tree in [commit.to_string(), format!("{commit}^2")] {
+        let listed = git.run(["ls-tree", "-r", "-z", "--full-tree", &tree])?;
+        let entries: Vec<(&str, &str)> = listed
+            .split('\0')
+            .filter_map(|line| {
+                let (meta, path) = line.split_once('\t')?;
+                Some((path, meta.split(' ').next()?))
+            })
+            .collect();
+        found.extend(
+            unsafe_entries(&entries)
+                .into_iter()
+                .map(|(p, w)| (p.to_string(), w)),
+        );
+    }
+    for (mode, _, status, path) in changes {
+        // A deletion has no new mode; its path must be safe all the same.
+        let mode = if *status == "D" { "100644" } else { mode };
+        if let Some(why) = unsafe_entry(path, mode) {
+            found.push((path.to_string(), why));
+            continue;
+        }
+        let mut dir = workdir.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if !m.is_dir() => {
+                    found.push((
+                        path.to_string(),
+                        "a directory on its way is a symlink or a file here",
+                    ));
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    found.dedup();
+    let shown: Vec<String> = found
+        .iter()
+        .take(10)
+        .map(|(p, why)| format!("{p:?}: {why}"))
+        .collect();
+    Err(Error::new(
+        Code::SnapshotUnsafe,
+        format!(
+            "the snapshot {} would write outside the checkout's files ({}); nothing was written or recorded",
+            &commit[..commit.len().min(12)],
+            shown.join("; ")
+        ),
+    )
+    .hint("a snapshot only ever holds worktree paths: this one was made or changed by hand; ask its author to hand off again")
+    .hint("or `git swarm accept --no-restore` to take the packet over without its files")
+    .with_detail(serde_json::json!({
+        "paths": found.iter().map(|(p, why)| serde_json::json!({"path": p, "reason": why})).collect::<Vec<_>>(),
+    })))
 }
 
 /// Whether the snapshot's commit is in this repository.

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::reservation::{
-    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, LEDGER, LEDGER_REF,
+    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
 use crate::store::kind::{Record, Records};
 use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
@@ -93,9 +93,11 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// Refuse a path that leaves the worktree through a symlink: any existing
-/// leading part of its literal prefix that resolves outside the root.
-fn inside(root: &Path, p: &Pattern) -> Result<()> {
+/// leading part of its literal prefix that resolves outside the root, or
+/// into the repository's git directory (`link -> .git`).
+fn inside(root: &Path, git_dir: &Path, p: &Pattern) -> Result<()> {
     let root = canonical(root);
+    let git_dir = canonical(git_dir);
     let literal = p.as_str().split(['*', '?', '[']).next().unwrap_or("");
     let mut at = root.clone();
     for seg in literal.split('/').filter(|s| !s.is_empty()) {
@@ -105,7 +107,7 @@ fn inside(root: &Path, p: &Pattern) -> Result<()> {
         };
         if meta.file_type().is_symlink() {
             let target = std::fs::canonicalize(&at).unwrap_or_else(|_| PathBuf::from("/"));
-            if !target.starts_with(&root) {
+            if !target.starts_with(&root) || target.starts_with(&git_dir) {
                 return Err(Error::new(
                     Code::ReservationPathInvalid,
                     format!("'{p}' cannot be reserved: it leaves the worktree through the symlink {seg}; nothing was written"),
@@ -126,10 +128,15 @@ pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
     }
     let root = ctx.store.workdir_or_err()?;
     let here = prefix(&root)?;
+    let git_dir = ctx.store.common_dir();
     let mut out: Vec<Pattern> = Vec::new();
     for p in paths {
-        let pat = normalise(p, &here)?;
-        inside(&root, &pat)?;
+        let mut pat = normalise(p, &here)?;
+        inside(&root, &git_dir, &pat)?;
+        // A directory named without its '/' is reserved as the directory.
+        if pat.shape() == Shape::File && root.join(pat.as_str()).is_dir() {
+            pat = Pattern(format!("{pat}/"));
+        }
         if !out.contains(&pat) {
             out.push(pat);
         }
@@ -188,21 +195,23 @@ fn write<T: Clone>(
     }
 }
 
-fn check_text(task: Option<&str>, reason: Option<&str>) -> Result<()> {
-    crate::text::check_fields(
-        "the reservation",
-        &[
-            ("--task", task.unwrap_or("")),
-            ("--reason", reason.unwrap_or("")),
-        ],
-    )
+/// Control characters and credentials in what the ledger would publish
+/// (`TEXT_INVALID`, `SECRET_IN_TEXT`), before anything is read or written:
+/// the ledger is shared with every clone and keeps every version.
+fn check_text(task: Option<&str>, reason: Option<&str>, paths: &[String]) -> Result<()> {
+    let mut fields = vec![
+        ("--task", task.unwrap_or("")),
+        ("--reason", reason.unwrap_or("")),
+    ];
+    fields.extend(paths.iter().map(|p| ("path", p.as_str())));
+    crate::secret::check_fields("the reservation", &fields)
 }
 
 /// `git swarm reserve <path>…`
 pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
     let actor = ctx.actor()?;
-    check_text(args.task.as_deref(), args.reason.as_deref())?;
     let paths = patterns(ctx, &args.paths)?;
+    check_text(args.task.as_deref(), args.reason.as_deref(), &args.paths)?;
     let req = Request {
         holder: actor.clone(),
         paths,
@@ -284,7 +293,7 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
         return Err(Error::new(Code::Usage, "a recovery needs a --reason")
             .hint("say why the previous holder's reservation is taken over"));
     }
-    check_text(None, Some(reason))?;
+    check_text(None, Some(reason), &[])?;
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {

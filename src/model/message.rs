@@ -199,6 +199,10 @@ pub fn check(msg: &Message) -> Result<()> {
             format!("could not serialise a message: {e}"),
         )
     })?;
+    // What the reader would refuse is refused here, so that a message that
+    // goes out is one every clone can read (newlines only in its
+    // multiline fields, no control character anywhere).
+    crate::text::check_value("the message", &value, <Message as Record>::MULTILINE_FIELDS)?;
     let findings = secret::scan(&value);
     if findings.is_empty() {
         Ok(())

@@ -315,7 +315,42 @@ fn secrets_and_bad_replies_are_refused_and_write_nothing() {
         .err(2, "MESSAGE_INVALID");
     env.swarm(ann, &["notify", "bad..addr", "hi"])
         .err(2, "NAME_INVALID");
+    // What no reader would accept is refused at the post: a control
+    // character in the body (newlines are fine there) or in a one-line field.
+    env.swarm(ann, &["notify", "bob", "multi\nline\u{1b}[2Jbody"])
+        .err(2, "TEXT_INVALID")
+        .stderr_has("`body` (U+001B)");
+    env.swarm(ann, &["ask", "bob", "a\u{9b}question"])
+        .err(2, "TEXT_INVALID");
     assert_eq!(env.all_refs(ann), before);
+    env.swarm(ann, &["notify", "bob", "two\nlines are fine"])
+        .ok();
+}
+
+#[test]
+fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["notify", "bob", "hello"]).ok();
+    // A message ref someone pushed by hand, holding YAML nobody can read.
+    crate::hardening::push_raw_record(
+        &env,
+        ann,
+        "refs/swarm/messages/_/20260101T000000Z-mallory-0bad",
+        "message.yaml",
+        "schema: swarm-message/v1\nid: [unclosed\n",
+    );
+    let run = inbox(&env, bob, "bob", &[]);
+    assert_eq!(ids(&run).len(), 1, "{run:#?}");
+    let json = run.json();
+    assert_eq!(
+        json["unreadable"][0]["name"], "_/20260101T000000Z-mallory-0bad",
+        "{json}"
+    );
+    run.expect_stderr("skipped unreadable message");
+    let text = env.swarm(bob, &["inbox", "--all", "--as", "bob"]).ok();
+    text.expect_stdout("UNREADABLE refs/swarm");
 }
 
 #[test]

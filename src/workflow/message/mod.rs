@@ -25,7 +25,8 @@ use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
 use crate::model::lead::lead_ref;
 use crate::model::message::{self, Message, MessageKey, PREFIX};
-use crate::store::kind::{Record, Records};
+use crate::store::kind::{Record, RecordKey, Records};
+use crate::store::record::Unreadable;
 use crate::store::{mirror, remote, Event, Store};
 
 /// What to post.
@@ -234,17 +235,28 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
 /// Every message this clone knows: its own refs and the remote's mirror,
 /// one per id, in the order every listing uses (time, then id).
 pub fn all(ctx: &Ctx) -> Result<Vec<Message>> {
+    Ok(all_and_unreadable(ctx)?.0)
+}
+
+/// [`all`], and the message refs that could not be read (local or
+/// mirrored, one per name): an inbox says so instead of dropping them.
+pub fn all_and_unreadable(ctx: &Ctx) -> Result<(Vec<Message>, Vec<Unreadable>)> {
     let records = Records::<Message>::new(&ctx.store);
     let mut by_key: BTreeMap<MessageKey, Message> = BTreeMap::new();
+    let mut bad: BTreeMap<String, Unreadable> = BTreeMap::new();
     if let Some(r) = ctx.settings.remote.as_deref() {
-        let (mirrored, _) = records.all_under(&format!("refs/swarm-remotes/{r}/messages/"))?;
+        let (mirrored, unread) = records.all_under(&format!("refs/swarm-remotes/{r}/messages/"))?;
         by_key.extend(mirrored.into_iter().map(|v| (v.key, v.value)));
+        bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
     }
-    let (local, _) = records.all_under(PREFIX)?;
+    let (local, unread) = records.all_under(PREFIX)?;
     by_key.extend(local.into_iter().map(|v| (v.key, v.value)));
+    bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
+    // A name read well on one side is not unreadable.
+    bad.retain(|name, _| MessageKey::from_path(name).is_none_or(|k| !by_key.contains_key(&k)));
     let mut out: Vec<Message> = by_key.into_values().collect();
     message::sort(&mut out);
-    Ok(out)
+    Ok((out, bad.into_values().collect()))
 }
 
 /// The message with this id, if this clone knows it.
@@ -299,6 +311,10 @@ pub struct Inbox {
     /// The ids among `messages` not read before this call.
     pub new: Vec<String>,
     pub advanced: bool,
+    /// Message refs that could not be read (anyone's: who they were for is
+    /// in the part that could not be read).
+    #[serde(skip)]
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// The messages for `reader` (not theirs), optionally of one plan: the
@@ -310,7 +326,8 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
         mirror::fetch(&ctx.store, r)?;
     }
     let mut cursor = Cursor::load(&ctx.store, &reader)?;
-    let mine: Vec<Message> = all(ctx)?
+    let (every, unreadable) = all_and_unreadable(ctx)?;
+    let mine: Vec<Message> = every
         .into_iter()
         .filter(|m| m.is_for(&reader) && plan.is_none_or(|p| m.plan.as_deref() == Some(p)))
         .collect();
@@ -332,5 +349,6 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
         messages,
         advanced: !peek && !new.is_empty(),
         new,
+        unreadable,
     })
 }

@@ -250,3 +250,25 @@ fn bash_completes_git_swarm_as_git_calls_it() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.split_whitespace().any(|w| w == "takeover"), "{text}");
 }
+
+#[test]
+fn a_closed_stderr_loses_the_message_not_the_exit_code() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // stderr is a pipe nobody reads any more (`2>&1 | head -c 10` once head
+    // has exited): writing the error there used to panic (exit 101).
+    for (args, code) in [
+        (&["--as", "x", "notify", "bad..addr", "hi"][..], 2),
+        (&["--as", "x", "reserve", "["][..], 2),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env
+            .command("git-swarm", &repo)
+            .args(args)
+            .stderr(writer)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
+    }
+}

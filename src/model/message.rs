@@ -249,9 +249,11 @@ impl RecordKey for MessageKey {
 impl Record for Message {
     const NAMESPACE: &'static str = "messages";
     const KIND: &'static str = "message";
-    /// Written once: two versions of one ref only come from a forged or
-    /// duplicated post, which is reported, never overwritten.
-    const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
+    /// Written once, under an id its content decides: two versions of one
+    /// ref are the same message posted on two clones (an escalation sent
+    /// twice while offline) or a forgery; every clone keeps the published
+    /// one, and `sync` reports the local one as superseded.
+    const DIVERGED: Diverged = Diverged::PublishedWins;
     const MULTILINE_FIELDS: &'static [&'static str] = &["body", "reason", "undo"];
     type Key = MessageKey;
 

@@ -204,7 +204,11 @@ fn diverged(
         Join::Kind(Diverged::PublishedWinsIfRelated) if store.merge_base(l, r)?.is_none() => {
             out.conflicts.push(conflict())
         }
-        Join::Kind(policy @ (Diverged::PublishedWinsFenced | Diverged::PublishedWinsIfRelated)) => {
+        Join::Kind(
+            policy @ (Diverged::PublishedWinsFenced
+            | Diverged::PublishedWinsIfRelated
+            | Diverged::PublishedWins),
+        ) => {
             store.cas(
                 name,
                 Some(l),

@@ -134,6 +134,11 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         None => (false, None),
         Some(r) => publish_one(store, r, &refname, commit),
     };
+    if !published && msg.kind == "escalation" {
+        if let Some(sent) = sent_meanwhile(ctx, &key, commit)? {
+            return Err(already_sent(&sent));
+        }
+    }
     if let Some(w) = journal(ctx, &msg) {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
     }
@@ -204,6 +209,34 @@ fn publish_one(
             )),
         ),
     }
+}
+
+/// An escalation another clone published first under the same id (both
+/// sent it at once): this clone takes the published message in place of
+/// its own, so that `sync` has nothing to join, and the caller refuses.
+fn sent_meanwhile(ctx: &Ctx, key: &MessageKey, mine: gix::ObjectId) -> Result<Option<Message>> {
+    let (Some(r), store) = (ctx.remote(), &ctx.store) else {
+        return Ok(None);
+    };
+    let refname = Message::refname(key);
+    if mirror::fetch_refs(store, r, &[&refname]).is_err() {
+        return Ok(None);
+    }
+    let Some(theirs) = store.ref_target(&mirror::mirror_ref(r, &refname))? else {
+        return Ok(None);
+    };
+    if theirs == mine {
+        return Ok(None);
+    }
+    let sent = Records::<Message>::new(store).at(key, theirs)?.value;
+    store.cas(
+        &refname,
+        Some(mine),
+        Some(theirs),
+        &sent.from,
+        "escalation: sent first by another clone",
+    )?;
+    Ok(Some(sent))
 }
 
 /// `ESCALATION_SENT`: an escalation is recorded once.

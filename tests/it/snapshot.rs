@@ -533,3 +533,69 @@ fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
     env.git(&b, &["commit", "--quiet", "-m", "x"]);
     assert!(!b.join("PWNED").exists());
 }
+
+#[test]
+fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failure() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, _b) = lane_with_history(&env);
+    // carol's clone is made before the handoff and never syncs.
+    let carol = env.clone_remote(&remote, "carol");
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let succ = carol.join("succ");
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "carol",
+            "accept",
+            &id,
+            "--worktree",
+            succ.to_str().unwrap(),
+        ],
+    )
+    .ok()
+    .stdout_has("restored the uncommitted work");
+    assert_eq!(
+        file(&succ, "note.txt").map(|f| f.0),
+        Some(b"mid-edit\n".to_vec())
+    );
+
+    // The branch is checked out there: another --worktree says so.
+    let again = carol.join("again");
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "dave",
+            "accept",
+            &id,
+            "--worktree",
+            again.to_str().unwrap(),
+        ],
+    )
+    .err(2, "USAGE")
+    .stderr_has("feat/login is checked out in the worktree");
+    // A second accept elsewhere fails (accepted already): the worktree it
+    // made for that is taken away again, the branch is left.
+    env.git(
+        &carol,
+        &["worktree", "remove", "--force", succ.to_str().unwrap()],
+    );
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "dave",
+            "accept",
+            &id,
+            "--worktree",
+            again.to_str().unwrap(),
+        ],
+    )
+    .err(3, "PACKET_ALREADY_ACCEPTED")
+    .stderr_has("was removed again");
+    assert!(!again.exists());
+    let listed = env.git(&carol, &["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("again"), "{listed}");
+}

@@ -599,3 +599,36 @@ fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failu
     let listed = env.git(&carol, &["worktree", "list", "--porcelain"]);
     assert!(!listed.contains("again"), "{listed}");
 }
+
+#[test]
+fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
+    let env = TestEnv::new();
+    let (_remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    env.swarm(&a, &["sync"]).ok();
+    // The packet was accepted a moment ago: too young for a 1-day gc, and so
+    // is its snapshot (whose commit carries a fixed date from 1970).
+    let young = env
+        .swarm(&a, &["gc", "--older-than", "1d", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(young["archived"], serde_json::json!({}), "{young}");
+    let out = env
+        .swarm(&a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        out["archived"]["snapshots"],
+        serde_json::json!([format!("refs/swarm/snapshots/auth/{id}")]),
+        "{out}"
+    );
+    assert_eq!(
+        out["archived"]["packets"],
+        serde_json::json!([format!("refs/swarm/packets/auth/{id}")]),
+        "{out}"
+    );
+}

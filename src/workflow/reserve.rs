@@ -17,7 +17,7 @@ use crate::model::reservation::{
 };
 use crate::store::kind::{Record, Records};
 use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
-use crate::store::{Event, Store};
+use crate::store::{short, Event, Store};
 
 /// How many times a write re-reads the ledger after losing a race on it to
 /// a change that does not conflict with its own.
@@ -148,8 +148,109 @@ fn read(store: &Store, at: Option<ObjectId>) -> Result<Ledger> {
     match at {
         None => Ok(Ledger::default()),
         Some(c) => Ok(Records::<Ledger>::new(store)
-            .at(&LEDGER.to_string(), c)?
+            .at(&LEDGER.to_string(), c)
+            .map_err(|e| {
+                e.hint("the reservation ledger is shared by every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version on top of this one (history keeps both)")
+            })?
             .value),
+    }
+}
+
+/// How many versions back `--repair` looks for a readable ledger.
+const REPAIR_DEPTH: usize = 1000;
+
+/// What `reservations --repair` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repaired {
+    /// The unreadable version repaired.
+    pub unreadable: String,
+    /// The readable version whose content was restored (None: none was
+    /// found, the ledger starts empty).
+    pub restored_from: Option<String>,
+    pub entries: usize,
+    pub commit: String,
+    pub published: bool,
+}
+
+/// `git swarm reservations --repair --reason …`: when the ledger cannot be
+/// read (a forged or corrupt version stops every guard and every
+/// reservation command), publish its newest readable ancestor's content as
+/// the next version, in the same publish loop as every ledger write. A
+/// readable ledger is left alone (`USAGE`).
+pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
+    let actor = ctx.actor()?;
+    if reason.trim().is_empty() {
+        return Err(Error::new(Code::Usage, "a repair needs a --reason").hint(
+            "e.g. `git swarm reservations --repair --reason \"forged version pushed by hand\"`",
+        ));
+    }
+    check_text(None, Some(reason), &[])?;
+    let store = &ctx.store;
+    let refs = [LEDGER_REF];
+    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
+        let tip = round.tip(LEDGER_REF)?;
+        let Some(bad) = tip.base else {
+            return Err(Error::new(
+                Code::Usage,
+                "there is no reservation ledger to repair",
+            ));
+        };
+        if read(store, Some(bad)).is_ok() {
+            return Err(Error::new(
+                Code::Usage,
+                format!(
+                    "the reservation ledger at {} reads fine; nothing to repair",
+                    short(bad)
+                ),
+            )
+            .hint("`git swarm reservations` lists it"));
+        }
+        let mut good = None;
+        let mut at = store.first_parent(bad)?;
+        for _ in 0..REPAIR_DEPTH {
+            let Some(c) = at else { break };
+            if let Ok(l) = read(store, Some(c)) {
+                good = Some((c, l));
+                break;
+            }
+            at = store.first_parent(c)?;
+        }
+        let (from, ledger) = match good {
+            Some((c, l)) => (Some(c), l),
+            None => (None, Ledger::default()),
+        };
+        let summary = format!(
+            "reservations repaired: {} ({reason})",
+            from.map_or(
+                "no readable version: started empty".to_string(),
+                |c| format!("restored {}", short(c))
+            )
+        );
+        let event = Event::new("reservations-repaired", &actor, summary.clone())
+            .trailer("Swarm-Repaired", bad.to_string().as_str());
+        let tree = store.write_tree(&ledger.to_files()?)?;
+        let new = store.commit(tree, &[bad], &event)?;
+        let then = Repaired {
+            unreadable: bad.to_string(),
+            restored_from: from.map(|c| c.to_string()),
+            entries: ledger.entries.len(),
+            commit: new.to_string(),
+            published: ctx.remote().is_some(),
+        };
+        Ok(Step::Publish(
+            Next::new(LEDGER_REF, tip, new, &actor, &summary, then).point("reserve"),
+        ))
+    })?;
+    match looped {
+        Looped::Published(done) | Looped::Done(done) => Ok(done),
+        Looped::Exhausted(lost) => Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "the reservation ledger kept changing; nothing was written ({})",
+                lost.lines.join("; ")
+            ),
+        )
+        .hint("run the command again")),
     }
 }
 

@@ -471,3 +471,75 @@ fn a_name_reserved_as_a_file_holds_the_directory_it_becomes() {
         "{run:#?}"
     );
 }
+
+#[test]
+fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
+    let env = env_at_now();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["reserve", "src/", "--task", "T1"]).ok();
+    let good = env.git(&remote, &["rev-parse", LEDGER]);
+    // Someone pushes a version nobody can read, on top of the good one.
+    let path = env.root().join("bad.yaml");
+    std::fs::write(&path, "schema: swarm-reservations/v1\nentries: [unclosed\n").unwrap();
+    let blob = env.git(ann, &["hash-object", "-w", path.to_str().unwrap()]);
+    let tree_in = env.root().join("tree.txt");
+    std::fs::write(&tree_in, format!("100644 blob {blob}\treservations.yaml\n")).unwrap();
+    let tree = {
+        let out = env
+            .command("git", ann)
+            .args(["mktree"])
+            .stdin(std::fs::File::open(&tree_in).unwrap())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let bad = env.git(ann, &["commit-tree", &tree, "-p", &good, "-m", "forged"]);
+    env.git(
+        ann,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            &format!("{bad}:{LEDGER}"),
+        ],
+    );
+    env.swarm(bob, &["sync"]).ok();
+
+    let refused = env.swarm(bob, &["reservations"]).code(2);
+    refused.expect_stderr("reservations --repair --reason");
+    env.swarm(bob, &["reserve", "docs/"]).code(2);
+    env.swarm(bob, &["reservations", "--repair"]).code(2);
+    let fixed = env
+        .swarm(
+            bob,
+            &[
+                "reservations",
+                "--repair",
+                "--reason",
+                "forged version",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(fixed["unreadable"], bad.as_str());
+    assert_eq!(fixed["restored_from"], good.as_str());
+    assert_eq!(fixed["published"], true);
+    // On the remote: a new version on top of the bad one (history keeps it),
+    // holding the good one's content.
+    let tip = env.git(&remote, &["rev-parse", LEDGER]);
+    assert_eq!(env.git(&remote, &["rev-parse", &format!("{tip}^")]), bad);
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &format!("{tip}^{{tree}}")]),
+        env.git(&remote, &["rev-parse", &format!("{good}^{{tree}}")])
+    );
+    let listed = env.swarm(bob, &["reservations", "--json"]).ok().json();
+    assert_eq!(listed["reservations"][0]["holder"], "ann", "{listed}");
+    // A readable ledger is left alone.
+    env.swarm(bob, &["reservations", "--repair", "--reason", "again"])
+        .err(2, "USAGE")
+        .stderr_has("reads fine");
+    assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), tip);
+}

@@ -325,6 +325,10 @@ fn secrets_and_bad_replies_are_refused_and_write_nothing() {
     assert_eq!(env.all_refs(ann), before);
     env.swarm(ann, &["notify", "bob", "two\nlines are fine"])
         .ok();
+    // A plan nobody knows here is most likely a typo: said, not refused.
+    env.swarm(ann, &["notify", "bob", "--plan", "nope", "hi"])
+        .ok()
+        .stderr_has("no plan 'nope' is known in this clone");
 }
 
 #[test]

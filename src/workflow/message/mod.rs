@@ -142,6 +142,17 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     if let Some(w) = journal(ctx, &msg) {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
     }
+    if let Some(plan) = msg.plan.as_deref() {
+        let tip = remote::tip(
+            store,
+            ctx.settings.remote.as_deref(),
+            &crate::model::plan::plan_ref(plan),
+        )?;
+        if tip.base.is_none() {
+            let w = format!("no plan '{plan}' is known in this clone (a typo? `git swarm plan list`; `git swarm sync` fetches the shared plans): the message was posted all the same");
+            warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+        }
+    }
     Ok(Posted {
         message: msg,
         refname,

@@ -179,7 +179,20 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         "{}\n",
         count(entries.len(), "reservation", "reservations")
     ));
+    // What this clone last fetched, as every read-only view says.
+    let mirror = match ctx.settings.remote.as_deref() {
+        Some(r) => Some(git_swarm::store::mirror::MirrorView::read(
+            &ctx.store,
+            r,
+            &[git_swarm::model::reservation::LEDGER_REF],
+        )?),
+        None => None,
+    };
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(now));
+    }
     let json = serde_json::json!({
+        "mirror": mirror,
         "now": git_swarm::clock::rfc3339(now),
         "reservations": entries.iter().map(|e| {
             let mut v = serde_json::to_value(e).expect("entries serialise");

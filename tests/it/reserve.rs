@@ -537,6 +537,10 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     );
     let listed = env.swarm(bob, &["reservations", "--json"]).ok().json();
     assert_eq!(listed["reservations"][0]["holder"], "ann", "{listed}");
+    assert_eq!(listed["mirror"]["remote"], "origin", "{listed}");
+    env.swarm(bob, &["reservations"])
+        .ok()
+        .stdout_has("shown: local records plus the mirror of origin");
     // A readable ledger is left alone.
     env.swarm(bob, &["reservations", "--repair", "--reason", "again"])
         .err(2, "USAGE")

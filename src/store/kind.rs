@@ -124,6 +124,11 @@ pub enum Diverged {
     /// superseded; two unrelated histories (two records written
     /// independently under one key) are a conflict, never overwritten.
     PublishedWinsIfRelated,
+    /// The version whose commit is newer (committer date) wins; on a tie
+    /// the published one. For a ref with one writer that replaces it
+    /// whole (a lane's snapshot of uncommitted work), where the two
+    /// versions are siblings, not a history.
+    NewestWins,
 }
 
 /// How a record's key maps to the rest of its ref name under

@@ -9,6 +9,7 @@ mod controls;
 mod crash;
 mod docs;
 mod forecast;
+mod forecast_wip;
 mod forged_lane;
 mod gc;
 mod github_server;

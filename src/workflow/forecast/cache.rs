@@ -14,11 +14,7 @@ use crate::store::Store;
 const VERSION: &str = "v1";
 
 pub fn dir(store: &Store) -> PathBuf {
-    store
-        .common_dir()
-        .join("swarm")
-        .join("cache")
-        .join("forecast")
+    crate::ctx::forecast::dir(store)
 }
 
 /// `v1-<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).

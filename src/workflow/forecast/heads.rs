@@ -11,13 +11,10 @@ use serde::Serialize;
 use crate::ctx::lane::resolve;
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::model::lane::wip::{standing, wip_ref, Standing};
 use crate::model::lane::Lane;
 
 /// Where a lane's head was read from.
-///
-/// Extension point: a published snapshot of the lane's uncommitted work
-/// would be one more source here (the newest of branch and snapshot wins;
-/// say when the snapshot is older than the branch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HeadSource {
@@ -25,6 +22,25 @@ pub enum HeadSource {
     Local,
     /// The branch as fetched from the remote (another machine pushed it).
     Remote,
+    /// The lane's published snapshot of its uncommitted work
+    /// (`refs/swarm/wip/<feature>`), taken on the branch's head.
+    Snapshot,
+}
+
+/// A lane's newest snapshot of its uncommitted work, as the forecast saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WipView {
+    /// The snapshot commit.
+    pub commit: String,
+    /// The head it was taken on (its first parent).
+    pub on: String,
+    /// When it was taken (its commit date).
+    pub taken_at: String,
+    /// `current`: it stands for the lane; `stale`: the branch moved past
+    /// it, so it is ignored.
+    pub standing: Standing,
+    /// It says "nothing uncommitted" (its tree is the head's).
+    pub clean: bool,
 }
 
 /// One live lane as the forecast merges it.
@@ -40,6 +56,9 @@ pub struct LaneHead {
     pub base: String,
     /// The base's current tip (None when it cannot be resolved here).
     pub base_commit: Option<String>,
+    /// The lane's newest published snapshot, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<WipView>,
     #[serde(skip)]
     pub head_id: ObjectId,
     #[serde(skip)]
@@ -138,7 +157,7 @@ pub fn live(
     let mut skipped = Vec::new();
     for lane in lanes {
         let r = &lane.record;
-        let Some((head_id, source)) = head_of(ctx, remote, &r.branch)? else {
+        let Some((branch_head, branch_source)) = head_of(ctx, remote, &r.branch)? else {
             skipped.push(Skipped {
                 feature: lane.feature.clone(),
                 plan: r.plan.clone(),
@@ -149,6 +168,17 @@ pub fn live(
                 ),
             });
             continue;
+        };
+        let snapshot = wip_of(ctx, remote, &lane.feature, branch_head).unwrap_or_else(|e| {
+            notes.push(format!(
+                "lane {}: its snapshot cannot be read ({}); its branch stands for it",
+                lane.feature, e.message
+            ));
+            None
+        });
+        let (head_id, source) = match &snapshot {
+            Some((view, id)) if view.standing == Standing::Current => (*id, HeadSource::Snapshot),
+            _ => (branch_head, branch_source),
         };
         let base_id = base_of(ctx, remote, &r.base)?;
         if base_id.is_none() {
@@ -166,6 +196,7 @@ pub fn live(
             source,
             base: r.base.clone(),
             base_commit: base_id.map(|b| b.to_string()),
+            snapshot: snapshot.map(|(view, _)| view),
             head_id,
             base_id,
         });
@@ -231,4 +262,64 @@ fn base_of(ctx: &Ctx, remote: Option<&str>, base: &str) -> Result<Option<ObjectI
         (Some(n), Some(t)) => Some(newer(ctx, n, t, true)?),
         (n, t) => n.or(t),
     })
+}
+
+/// One version of a lane's snapshot: commit, first parent, tree, commit time.
+struct Wip {
+    id: ObjectId,
+    on: ObjectId,
+    tree: ObjectId,
+    seconds: i64,
+}
+
+fn read_wip(ctx: &Ctx, id: ObjectId) -> Option<Wip> {
+    let c = ctx.store.repo.find_commit(id).ok()?;
+    let on = c.parent_ids().next()?.detach();
+    let tree = c.tree_id().ok()?.detach();
+    let seconds = c.time().ok()?.seconds;
+    Some(Wip {
+        id,
+        on,
+        tree,
+        seconds,
+    })
+}
+
+/// The lane's newest snapshot (local or as fetched; the later commit date
+/// wins, as in `sync`) and what the forecast merges for it: the snapshot,
+/// or its head when it says "nothing uncommitted". None without one (or
+/// when it cannot be read: the branch stands for the lane).
+fn wip_of(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    feature: &str,
+    branch_head: ObjectId,
+) -> Result<Option<(WipView, ObjectId)>> {
+    let refname = wip_ref(feature);
+    let mut refs = vec![refname.clone()];
+    if let Some(r) = remote {
+        refs.push(crate::store::mirror::mirror_ref(r, &refname));
+    }
+    let mut newest: Option<Wip> = None;
+    for r in refs {
+        let Some(w) = ctx.store.ref_target(&r)?.and_then(|id| read_wip(ctx, id)) else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|n| w.seconds > n.seconds) {
+            newest = Some(w);
+        }
+    }
+    let Some(w) = newest else { return Ok(None) };
+    let head_in_on = w.on != branch_head && ctx.store.is_ancestor(branch_head, w.on)?;
+    let clean = ctx.store.commit_tree(w.on)? == w.tree;
+    let view = WipView {
+        commit: w.id.to_string(),
+        on: w.on.to_string(),
+        taken_at: jiff::Timestamp::from_second(w.seconds)
+            .map(crate::clock::rfc3339)
+            .unwrap_or_default(),
+        standing: standing(w.on, branch_head, head_in_on),
+        clean,
+    };
+    Ok(Some((view, if clean { w.on } else { w.id })))
 }

@@ -313,20 +313,20 @@ fn snapshotted(s: Snapshotted) -> Output {
     let what = if s.clean {
         "nothing uncommitted".to_string()
     } else {
-        format!("{}, {} bytes", count(s.paths, "path", "paths"), s.size)
+        format!("{} ({} bytes)", count(s.paths, "path", "paths"), s.size)
     };
     let head = &s.head[..s.head.len().min(12)];
     let mut text = match (&s.published_to, s.unchanged) {
         (_, true) => format!(
-            "snapshot of lane {} unchanged ({what} on {head}): {} already holds it\n",
+            "snapshot of lane {} unchanged ({what}, taken on {head}): {} already holds it\n",
             s.lane, s.refname
         ),
         (Some(r), false) => format!(
-            "snapshot of lane {} published to {r} at {}: {what} on {head}\n",
+            "snapshot of lane {} published to {r} at {}: {what}, taken on {head}\n",
             s.lane, s.refname
         ),
         (None, false) => format!(
-            "snapshot of lane {} kept at {} (not published: offline; `git swarm sync` publishes it): {what} on {head}\n",
+            "snapshot of lane {} kept at {} (not published: offline; `git swarm sync` publishes it): {what}, taken on {head}\n",
             s.lane, s.refname
         ),
     };

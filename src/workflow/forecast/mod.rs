@@ -194,15 +194,7 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     let done = run::run(ctx, jobs, &mut warnings)?;
     let lanes: Vec<LaneHead> = all.into_iter().filter(|l| in_plan(l)).collect();
     let reserved = reserved::check(ctx, remote.as_deref(), &lanes, &mut warnings)?;
-    let stale_snapshots = lanes
-        .iter()
-        .filter(|l| {
-            l.snapshot
-                .as_ref()
-                .is_some_and(|s| s.standing == crate::model::lane::wip::Standing::Stale)
-        })
-        .map(|l| l.feature.clone())
-        .collect();
+    let stale_snapshots = stale(&lanes);
     let mut f = Forecast {
         plan: plan.map(str::to_string),
         fetched,
@@ -276,6 +268,19 @@ impl Forecast {
             }),
         }
     }
+}
+
+/// The lanes whose snapshot the branch moved past.
+fn stale(lanes: &[LaneHead]) -> Vec<String> {
+    lanes
+        .iter()
+        .filter(|l| {
+            l.snapshot
+                .as_ref()
+                .is_some_and(|s| s.standing == crate::model::lane::wip::Standing::Stale)
+        })
+        .map(|l| l.feature.clone())
+        .collect()
 }
 
 /// Whether plan `p` has a record here or in the mirror.

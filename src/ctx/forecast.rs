@@ -7,7 +7,7 @@
 //! file may be deleted at any time; an unreadable one is no summary.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -53,14 +53,19 @@ pub fn read(store: &Store) -> Summary {
         .unwrap_or_default()
 }
 
-/// Replace the summary: a temporary file renamed into place.
+/// Replace the summary.
 pub fn write(store: &Store, summary: &Summary) -> std::io::Result<()> {
-    let dir = dir(store);
-    std::fs::create_dir_all(&dir)?;
-    let bytes = serde_json::to_vec(summary).map_err(std::io::Error::other)?;
-    let tmp = dir.join(format!(".{FILE}.{}.tmp", std::process::id()));
+    put_json(&dir(store), FILE, summary)
+}
+
+/// Write `value` as JSON to `dir/name`: to a temporary file renamed into
+/// place, so a reader sees the whole file or none (the cache entries too).
+pub fn put_json(dir: &Path, name: &str, value: &impl Serialize) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, dir.join(FILE)).inspect_err(|_| {
+    std::fs::rename(&tmp, dir.join(name)).inspect_err(|_| {
         let _ = std::fs::remove_file(&tmp);
     })
 }

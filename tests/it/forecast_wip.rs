@@ -86,6 +86,15 @@ fn a_published_snapshot_of_uncommitted_work_changes_the_forecast_and_a_stale_one
         .ok()
         .stdout_has("uncommitted work of beta counted")
         .stdout_has("CONFLICT alpha × beta");
+    // --offline: no fetch, but what was fetched before (beta's branch and
+    // snapshot) still counts.
+    let out = env
+        .swarm(&m1, &["--offline", "forecast", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["fetched"], false);
+    assert_eq!(lane(&out, "beta")["source"], "snapshot", "{out}");
+    assert_eq!(out["pairs"][0]["verdict"], "conflict");
 
     // The same work again: nothing moves.
     env.swarm(&beta, &["lane", "snapshot"])

@@ -155,6 +155,8 @@ pub fn live(
     let (lanes, mut notes) = active(ctx, remote)?;
     let mut heads = Vec::new();
     let mut skipped = Vec::new();
+    // Lanes mostly share one base: resolve each once.
+    let mut bases: std::collections::HashMap<String, Option<ObjectId>> = Default::default();
     for lane in lanes {
         let r = &lane.record;
         let Some((branch_head, branch_source)) = head_of(ctx, remote, &r.branch)? else {
@@ -180,7 +182,14 @@ pub fn live(
             Some((view, id)) if view.standing == Standing::Current => (*id, HeadSource::Snapshot),
             _ => (branch_head, branch_source),
         };
-        let base_id = base_of(ctx, remote, &r.base)?;
+        let base_id = match bases.get(&r.base) {
+            Some(b) => *b,
+            None => {
+                let b = base_of(ctx, remote, &r.base)?;
+                bases.insert(r.base.clone(), b);
+                b
+            }
+        };
         if base_id.is_none() {
             notes.push(format!(
                 "lane {}: its base '{}' cannot be resolved here; only its pairs are forecast",
@@ -222,14 +231,8 @@ pub fn head_of(
     remote: Option<&str>,
     branch: &str,
 ) -> Result<Option<(ObjectId, HeadSource)>> {
-    let local = resolve(&ctx.store.git, &format!("refs/heads/{branch}^{{commit}}"))?;
-    let fetched = match remote {
-        Some(r) => resolve(
-            &ctx.store.git,
-            &format!("refs/remotes/{r}/{branch}^{{commit}}"),
-        )?,
-        None => None,
-    };
+    let local = commit_at(ctx, &format!("refs/heads/{branch}"));
+    let fetched = remote.and_then(|r| commit_at(ctx, &format!("refs/remotes/{r}/{branch}")));
     Ok(match (local, fetched) {
         (Some(l), Some(f)) => {
             let n = newer(ctx, l, f, false)?;
@@ -246,16 +249,24 @@ pub fn head_of(
     })
 }
 
+/// The commit the full ref name `refname` points at (peeled), if any; read
+/// in process (a forecast or a pre-push hook looks up several per lane).
+fn commit_at(ctx: &Ctx, refname: &str) -> Option<ObjectId> {
+    let mut r = ctx.store.repo.try_find_reference(refname).ok()??;
+    let id = r.peel_to_id().ok()?.detach();
+    let commit = ctx.store.repo.find_object(id).ok()?.peel_to_commit().ok()?;
+    Some(commit.id)
+}
+
 /// The base's current tip: the base as named, and its remote-tracking
 /// branch (as fetched) when it names a branch; the newer of the two, the
 /// remote's when they diverged (that is where merges land).
 fn base_of(ctx: &Ctx, remote: Option<&str>, base: &str) -> Result<Option<ObjectId>> {
     let named = resolve(&ctx.store.git, &format!("{base}^{{commit}}"))?;
     let tracking = match remote {
-        Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => resolve(
-            &ctx.store.git,
-            &format!("refs/remotes/{r}/{base}^{{commit}}"),
-        )?,
+        Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => {
+            commit_at(ctx, &format!("refs/remotes/{r}/{base}"))
+        }
         _ => None,
     };
     Ok(match (named, tracking) {

@@ -27,6 +27,7 @@ pub fn keep(ctx: &Ctx, remote: Option<&str>, f: &Forecast) -> std::io::Result<()
     plans.extend(f.skipped.iter().map(|s| s.plan.as_str()));
     plans.extend(f.plan.as_deref());
     let at = crate::clock::rfc3339(store.clock.now());
+    let run = format!("{at} {}", f.plan.as_deref().unwrap_or("*"));
     for plan in plans {
         let mine = |feature: &str| plan_of(feature) == Some(plan);
         let pairs = f.pairs.iter().filter(|p| mine(&p.a) || mine(&p.b));
@@ -40,10 +41,11 @@ pub fn keep(ctx: &Ctx, remote: Option<&str>, f: &Forecast) -> std::io::Result<()
             same_files: pairs.filter(|p| p.verdict == Verdict::SameFiles).count(),
             reserved: f.reserved.iter().filter(|r| mine(&r.lane)).count(),
             at: at.clone(),
-            refs: refs.clone(),
+            run: run.clone(),
         };
         summary.plans.insert(plan.to_string(), entry);
     }
+    summary.keep_run(&run, refs);
     forecast::write(store, &summary)
 }
 

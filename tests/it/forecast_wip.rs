@@ -418,3 +418,43 @@ fn the_real_pre_push_hook_warns_of_a_conflict_with_a_sibling_lane_and_the_push_s
     let push = env.git_run(&m1, &["push", "origin", "topic"]).ok();
     assert!(!push.stderr.contains("forecast"), "{}", push.stderr);
 }
+
+#[test]
+fn a_lane_that_never_pushed_its_branch_is_forecast_from_its_snapshot() {
+    let env = TestEnv::new();
+    let (_remote, m1, m2) = two_machines(&env);
+    lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    env.swarm(&m2, &["plan", "new", "delta"]).ok();
+    env.swarm(&m2, &["lane", "new", "delta", "--plan", "delta"])
+        .ok();
+    env.swarm(&m2, &["sync"]).ok();
+    let delta = m2.join("_swarm-worktrees/delta");
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["skipped"][0]["feature"], "delta", "{out}");
+    assert_eq!(out["pairs"], serde_json::json!([]));
+
+    edit_uncommitted(&env, &delta, 2, "two from delta");
+    env.swarm(&delta, &["lane", "snapshot"]).ok();
+    assert_eq!(
+        env.git_run(
+            &m1,
+            &[
+                "ls-remote",
+                "--exit-code",
+                "origin",
+                "refs/heads/feat/delta"
+            ]
+        )
+        .code,
+        2,
+        "the branch is still not pushed"
+    );
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["skipped"], serde_json::json!([]), "{out}");
+    assert_eq!(lane(&out, "delta")["source"], "snapshot");
+    assert_eq!(out["pairs"][0]["verdict"], "conflict");
+    assert_eq!(
+        out["pairs"][0]["conflicts"][0]["theirs"],
+        serde_json::json!(["two from delta"])
+    );
+}

@@ -159,7 +159,7 @@ pub fn live(
     let mut bases: std::collections::HashMap<String, Option<ObjectId>> = Default::default();
     for lane in lanes {
         let r = &lane.record;
-        let Some((branch_head, branch_source)) = head_of(ctx, remote, &r.branch)? else {
+        let Some((head_id, source, snapshot)) = lane_head(ctx, remote, &lane, &mut notes)? else {
             skipped.push(Skipped {
                 feature: lane.feature.clone(),
                 plan: r.plan.clone(),
@@ -170,17 +170,6 @@ pub fn live(
                 ),
             });
             continue;
-        };
-        let snapshot = wip_of(ctx, remote, &lane.feature, branch_head).unwrap_or_else(|e| {
-            notes.push(format!(
-                "lane {}: its snapshot cannot be read ({}); its branch stands for it",
-                lane.feature, e.message
-            ));
-            None
-        });
-        let (head_id, source) = match &snapshot {
-            Some((view, id)) if view.standing == Standing::Current => (*id, HeadSource::Snapshot),
-            _ => (branch_head, branch_source),
         };
         let base_id = match bases.get(&r.base) {
             Some(b) => *b,
@@ -205,12 +194,38 @@ pub fn live(
             source,
             base: r.base.clone(),
             base_commit: base_id.map(|b| b.to_string()),
-            snapshot: snapshot.map(|(view, _)| view),
+            snapshot,
             head_id,
             base_id,
         });
     }
     Ok((heads, skipped, notes))
+}
+
+/// What the forecast merges for a lane: its snapshot while that stands
+/// (also when the branch is not pushed yet: the snapshot carries its
+/// head), else its branch. None when there is neither.
+fn lane_head(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    lane: &Lane,
+    notes: &mut Vec<String>,
+) -> Result<Option<(ObjectId, HeadSource, Option<WipView>)>> {
+    let branch = head_of(ctx, remote, &lane.record.branch)?;
+    let snapshot = wip_of(ctx, remote, &lane.feature, branch.map(|b| b.0)).unwrap_or_else(|e| {
+        notes.push(format!(
+            "lane {}: its snapshot cannot be read ({}); its branch stands for it",
+            lane.feature, e.message
+        ));
+        None
+    });
+    Ok(match (snapshot, branch) {
+        (Some((view, id)), _) if view.standing == Standing::Current => {
+            Some((id, HeadSource::Snapshot, Some(view)))
+        }
+        (view, Some((head, source))) => Some((head, source, view.map(|(v, _)| v))),
+        (_, None) => None,
+    })
 }
 
 /// The newer of two commits when one contains the other; else `prefer`.
@@ -298,13 +313,12 @@ fn read_wip(ctx: &Ctx, id: ObjectId) -> Option<Wip> {
 
 /// The lane's newest snapshot (local or as fetched; the later commit date
 /// wins, as in `sync`) and what the forecast merges for it: the snapshot,
-/// or its head when it says "nothing uncommitted". None without one (or
-/// when it cannot be read: the branch stands for the lane).
+/// or its head when it says "nothing uncommitted". None without one.
 fn wip_of(
     ctx: &Ctx,
     remote: Option<&str>,
     feature: &str,
-    branch_head: ObjectId,
+    branch_head: Option<ObjectId>,
 ) -> Result<Option<(WipView, ObjectId)>> {
     let refname = wip_ref(feature);
     let mut refs = vec![refname.clone()];
@@ -321,7 +335,9 @@ fn wip_of(
         }
     }
     let Some(w) = newest else { return Ok(None) };
-    let head_in_on = w.on != branch_head && ctx.store.is_ancestor(branch_head, w.on)?;
+    // Without a branch here or as fetched nothing has moved past it.
+    let head = branch_head.unwrap_or(w.on);
+    let head_in_on = w.on != head && ctx.store.is_ancestor(head, w.on)?;
     let clean = ctx.store.commit_tree(w.on)? == w.tree;
     let view = WipView {
         commit: w.id.to_string(),
@@ -329,7 +345,7 @@ fn wip_of(
         taken_at: jiff::Timestamp::from_second(w.seconds)
             .map(crate::clock::rfc3339)
             .unwrap_or_default(),
-        standing: standing(w.on, branch_head, head_in_on),
+        standing: standing(w.on, head, head_in_on),
         clean,
     };
     Ok(Some((view, if clean { w.on } else { w.id })))

@@ -159,13 +159,19 @@ fn worktree(ctx: &Ctx, lane: &Lane) -> Result<Git> {
     Ok(git)
 }
 
-/// Whether two snapshot commits hold the same work on the same head.
+/// Whether two snapshot commits hold the same work on the same head: the
+/// same working tree, head and staged tree, whenever each was taken (their
+/// dates, so their ids, differ).
 fn same_work(ctx: &Ctx, a: ObjectId, b: ObjectId) -> bool {
-    let shape = |id: ObjectId| -> Option<(ObjectId, Vec<ObjectId>)> {
-        let c = ctx.store.repo.find_commit(id).ok()?;
-        let tree = c.tree_id().ok()?.detach();
-        let parents = c.parent_ids().map(|p| p.detach()).collect();
-        Some((tree, parents))
+    let repo = &ctx.store.repo;
+    let tree_of = |id: ObjectId| -> Option<ObjectId> {
+        Some(repo.find_commit(id).ok()?.tree_id().ok()?.detach())
+    };
+    let shape = |id: ObjectId| -> Option<(ObjectId, Vec<ObjectId>, Option<ObjectId>)> {
+        let c = repo.find_commit(id).ok()?;
+        let parents: Vec<ObjectId> = c.parent_ids().map(|p| p.detach()).collect();
+        let staged = parents.get(1).and_then(|p| tree_of(*p));
+        Some((tree_of(id)?, parents.into_iter().take(1).collect(), staged))
     };
     a == b || shape(a).is_some_and(|s| Some(s) == shape(b))
 }

@@ -96,10 +96,14 @@ fn a_published_snapshot_of_uncommitted_work_changes_the_forecast_and_a_stale_one
     assert_eq!(lane(&out, "beta")["source"], "snapshot", "{out}");
     assert_eq!(out["pairs"][0]["verdict"], "conflict");
 
-    // The same work again: nothing moves.
-    env.swarm(&beta, &["lane", "snapshot"])
-        .ok()
-        .stdout_has("unchanged");
+    // The same work again, later: nothing moves.
+    env.swarm_env(
+        &beta,
+        &[("GIT_SWARM_NOW", "2099-01-01T00:00:00Z")],
+        &["lane", "snapshot"],
+    )
+    .ok()
+    .stdout_has("unchanged");
     assert_eq!(
         env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
         wip
@@ -215,8 +219,13 @@ fn sync_keeps_the_newer_snapshot_and_gc_archives_the_wip_of_a_removed_lane() {
 
     // The lane goes; gc archives its snapshot with it, and the deletion syncs.
     env.swarm(&m2, &["lane", "rm", "beta", "--force"]).ok();
+    // (Judged from a later clock: the snapshots above are dated in 2026.)
     let gc = env
-        .swarm(&m2, &["gc", "--older-than", "0s", "--json"])
+        .swarm_env(
+            &m2,
+            &at("2099-01-01T00:00:00Z"),
+            &["gc", "--older-than", "0s", "--json"],
+        )
         .ok()
         .json();
     assert_eq!(

@@ -1,7 +1,9 @@
 //! The live lanes a forecast merges: every active lane record (local or
 //! mirrored, the newer of the two), each with the commit its work is at
-//! (the lane branch here, or as fetched from the remote) and its base's
-//! current tip.
+//! (the lane branch here, or as fetched from the remote, or the lane's
+//! published snapshot of its uncommitted work while that sits on the
+//! branch's head) and its base's current tip. Refs are read in process:
+//! the pre-push hook reads them for every lane.
 
 use std::collections::BTreeSet;
 

@@ -155,29 +155,23 @@ fn sync_keeps_the_newer_snapshot_and_gc_archives_the_wip_of_a_removed_lane() {
     fn at(t: &'static str) -> [(&'static str, &'static str); 1] {
         [("GIT_SWARM_NOW", t)]
     }
+    // `lane snapshot` at time `t` (offline or not); its JSON.
+    let snap = |t: &'static str, offline: bool| {
+        let mut args = vec!["lane", "snapshot", "--json"];
+        if offline {
+            args.insert(0, "--offline");
+        }
+        env.swarm_env(&beta, &at(t), &args).ok().json()
+    };
     edit_uncommitted(&env, &beta, 2, "published");
-    let published = env
-        .swarm_env(
-            &beta,
-            &at("2026-03-01T12:00:00Z"),
-            &["lane", "snapshot", "--json"],
-        )
-        .ok()
-        .json()["commit"]
+    let published = snap("2026-03-01T12:00:00Z", false)["commit"]
         .as_str()
         .unwrap()
         .to_string();
 
     // An offline snapshot taken "earlier" loses to the published one.
     edit_uncommitted(&env, &beta, 2, "older, offline");
-    let older = env
-        .swarm_env(
-            &beta,
-            &at("2026-03-01T11:00:00Z"),
-            &["--offline", "lane", "snapshot", "--json"],
-        )
-        .ok()
-        .json();
+    let older = snap("2026-03-01T11:00:00Z", true);
     assert_eq!(older["published_to"], serde_json::Value::Null);
     assert_eq!(
         env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
@@ -193,14 +187,7 @@ fn sync_keeps_the_newer_snapshot_and_gc_archives_the_wip_of_a_removed_lane() {
 
     // One taken later, offline, wins at the next sync.
     edit_uncommitted(&env, &beta, 2, "newer, offline");
-    let newer = env
-        .swarm_env(
-            &beta,
-            &at("2026-03-01T13:00:00Z"),
-            &["--offline", "lane", "snapshot", "--json"],
-        )
-        .ok()
-        .json()["commit"]
+    let newer = snap("2026-03-01T13:00:00Z", true)["commit"]
         .as_str()
         .unwrap()
         .to_string();

@@ -159,7 +159,21 @@ fn snapshots(text: &mut String, f: &Forecast) {
 /// forecast to conflict with a sibling lane; a forecast that fails is one
 /// line of warning too.
 pub fn warn_pre_push(ctx: &git_swarm::ctx::Ctx, input: &str) {
-    match forecast::pushed(ctx, input) {
+    // Not even a bug in the forecast may fail the push: a panic is caught
+    // (quietly) and becomes the same one line.
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        forecast::pushed(ctx, input)
+    }));
+    std::panic::set_hook(quiet);
+    let result = result.unwrap_or_else(|_| {
+        Err(Error::new(
+            Code::Internal,
+            "the forecast stopped unexpectedly",
+        ))
+    });
+    match result {
         Ok(found) => {
             for c in found {
                 eprintln!(

@@ -50,6 +50,30 @@ pub fn take(
     author: &str,
     limit: u64,
 ) -> Result<Option<Snapshot>> {
+    take_at(
+        git,
+        workdir,
+        exclude,
+        author,
+        limit,
+        FIXED_DATE,
+        Code::PacketSecret,
+    )
+}
+
+/// [`take`] with the commits dated `date` (git's date format, e.g.
+/// `@1700000000 +0000`) and a credential refused with `secret`: a lane's
+/// published snapshot (`lane snapshot`) is dated when it was taken, since
+/// the newer of two versions wins.
+pub fn take_at(
+    git: &Git,
+    workdir: &Path,
+    exclude: &[String],
+    author: &str,
+    limit: u64,
+    date: &str,
+    secret: Code,
+) -> Result<Option<Snapshot>> {
     let (entries, excluded): (Vec<_>, Vec<_>) = git
         .status_entries()?
         .into_iter()
@@ -57,11 +81,11 @@ pub fn take(
     if entries.is_empty() {
         return Ok(None);
     }
-    scan(workdir, &entries, limit)?;
+    scan(workdir, &entries, limit, secret)?;
     // Only a path git would add is left out by name (naming an ignored
     // one makes `git add` fail).
     let excluded: Vec<String> = excluded.into_iter().map(|e| e.path).collect();
-    let (tree, commit) = write(git, &excluded, author)?;
+    let (tree, commit) = write(git, &excluded, author, date)?;
     let listed = ls_tree(git, &tree)?;
     let mut paths = BTreeMap::new();
     let mut size = 0;
@@ -99,7 +123,12 @@ pub fn take(
 }
 
 /// Refuse credentials in, and too many bytes of, the files to snapshot.
-fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Result<()> {
+fn scan(
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+    limit: u64,
+    secret: Code,
+) -> Result<()> {
     let mut findings = Vec::new();
     let mut sizes = Vec::new();
     for e in entries {
@@ -124,8 +153,8 @@ fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Resu
         ));
     }
     if !findings.is_empty() {
-        return Err(secret::refusal(Code::PacketSecret, "the snapshot of the uncommitted work", &findings)
-            .hint("or leave the file out of the handoff: commit it elsewhere, delete it, or add it to .gitignore"));
+        return Err(secret::refusal(secret, "the snapshot of the uncommitted work", &findings)
+            .hint("or leave the file out of the snapshot: commit it elsewhere, delete it, or add it to .gitignore"));
     }
     let total = sizes.iter().map(|(_, s)| s).sum();
     sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
@@ -143,7 +172,7 @@ impl Drop for TempIndex {
 
 /// Write the snapshot's objects: the working tree's tree and the commit
 /// (parents: the head, and a commit of the staged tree).
-fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)> {
+fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(String, String)> {
     let real = PathBuf::from(
         git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"])?
             .trim(),
@@ -153,19 +182,9 @@ fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)
     if real.exists() {
         std::fs::copy(&real, &temp.0).map_err(|e| crate::ctx::plan::io_error(&temp.0, e))?;
     }
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("GIT_INDEX_FILE", temp.0.as_os_str()),
-        ("GIT_AUTHOR_NAME", OsStr::new(author)),
-        ("GIT_AUTHOR_EMAIL", OsStr::new(author)),
-        ("GIT_COMMITTER_NAME", OsStr::new(author)),
-        ("GIT_COMMITTER_EMAIL", OsStr::new(author)),
-        ("GIT_AUTHOR_DATE", OsStr::new(FIXED_DATE)),
-        ("GIT_COMMITTER_DATE", OsStr::new(FIXED_DATE)),
-    ];
-    let head = git
-        .run(["rev-parse", "--verify", "HEAD"])?
-        .trim()
-        .to_string();
+    let mut env = identity(author, date);
+    env.push(("GIT_INDEX_FILE", temp.0.as_os_str()));
+    let head = head(git)?;
     let staged = git.run_env(["write-tree"], &env)?.trim().to_string();
     let index_commit = git
         .run_env(
@@ -202,6 +221,48 @@ fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)
         .trim()
         .to_string();
     Ok((tree, commit))
+}
+
+/// The snapshot commit's author and committer: `author`, at `date`.
+fn identity<'a>(author: &'a str, date: &'a str) -> Vec<(&'static str, &'a OsStr)> {
+    vec![
+        ("GIT_AUTHOR_NAME", OsStr::new(author)),
+        ("GIT_AUTHOR_EMAIL", OsStr::new(author)),
+        ("GIT_COMMITTER_NAME", OsStr::new(author)),
+        ("GIT_COMMITTER_EMAIL", OsStr::new(author)),
+        ("GIT_AUTHOR_DATE", OsStr::new(date)),
+        ("GIT_COMMITTER_DATE", OsStr::new(date)),
+    ]
+}
+
+fn head(git: &Git) -> Result<String> {
+    Ok(git
+        .run(["rev-parse", "--verify", "HEAD"])?
+        .trim()
+        .to_string())
+}
+
+/// The snapshot of a checkout with nothing uncommitted: a commit of the
+/// head's own tree on the head, dated `date`, so that "nothing
+/// uncommitted" can be published in place of an earlier snapshot.
+pub fn clean_at(git: &Git, author: &str, date: &str) -> Result<String> {
+    let head = head(git)?;
+    let tree = format!("{head}^{{tree}}");
+    let env = identity(author, date);
+    Ok(git
+        .run_env(
+            [
+                "commit-tree",
+                &tree,
+                "-p",
+                &head,
+                "-m",
+                "swarm snapshot: nothing uncommitted",
+            ],
+            &env,
+        )?
+        .trim()
+        .to_string())
 }
 
 /// Every file of `tree`: path → (mode, blob id, size).

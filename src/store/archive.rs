@@ -94,7 +94,7 @@ pub struct GcReport {
     pub archived: BTreeMap<String, Vec<String>>,
 }
 
-fn commit_seconds(store: &Store, id: ObjectId) -> Result<i64> {
+pub(super) fn commit_seconds(store: &Store, id: ObjectId) -> Result<i64> {
     let c = store
         .repo
         .find_commit(id)

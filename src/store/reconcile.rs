@@ -227,6 +227,25 @@ fn diverged(
                 out.superseded.push(entry);
             }
         }
+        Join::Kind(Diverged::NewestWins) => {
+            let seconds = |id| super::archive::commit_seconds(store, id);
+            if seconds(l)? > seconds(r)? {
+                out.updates.push(push_update(name, l, Some(r)));
+            } else {
+                store.cas(
+                    name,
+                    Some(l),
+                    Some(r),
+                    actor,
+                    "sync: the newer version wins",
+                )?;
+                out.superseded.push(Fenced {
+                    r#ref: name.to_string(),
+                    local: l.to_string(),
+                    remote: r.to_string(),
+                });
+            }
+        }
         Join::Notes => {
             let merged = merge_notes(store, l, r, actor)?;
             store.cas(name, Some(l), Some(merged), actor, "sync: notes union")?;

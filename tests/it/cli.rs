@@ -136,6 +136,20 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     );
     run.expect_stderr("restored the uncommitted work from the snapshot: 2 paths");
     assert_eq!(find("--as agent-x accept"), 3, "accepted once");
+    // Two lanes forecast to conflict before any PR, then clear once rebased.
+    assert_eq!(
+        find("forecast --exit-code"),
+        1,
+        "the first forecast conflicts"
+    );
+    let last = steps
+        .iter()
+        .rfind(|s| s["command"] == "git-swarm forecast --exit-code")
+        .unwrap();
+    assert_eq!(last["exit"], 0, "rebased, the forecast clears");
+    run.expect_stderr("warning: ui is forecast to conflict with lane docs in README.md");
+    run.expect_stderr("uncommitted work of docs counted");
+    run.expect_stderr("forecast: 1 conflict (");
     assert_eq!(find("lead handover bob"), 0);
     assert_eq!(
         find("lead push --plan shop HEAD:refs/heads/main"),

@@ -10,6 +10,7 @@ mod crash;
 mod docs;
 mod executor;
 mod forecast;
+mod forecast_wip;
 mod forged_lane;
 mod gc;
 mod github_server;

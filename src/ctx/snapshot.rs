@@ -81,7 +81,7 @@ pub fn take_at(
     if entries.is_empty() {
         return Ok(None);
     }
-    scan(workdir, &entries, limit, secret)?;
+    scan(git, workdir, &entries, limit, secret)?;
     // Only a path git would add is left out by name (naming an ignored
     // one makes `git add` fail).
     let excluded: Vec<String> = excluded.into_iter().map(|e| e.path).collect();
@@ -122,8 +122,12 @@ pub fn take_at(
     }))
 }
 
-/// Refuse credentials in, and too many bytes of, the files to snapshot.
+/// Refuse credentials in, and too many bytes of, the files to snapshot:
+/// the working tree's version, and the staged one where it differs (the
+/// snapshot's second parent carries the staged tree, so a credential
+/// staged and then overwritten in the file would travel too).
 fn scan(
+    git: &Git,
     workdir: &Path,
     entries: &[crate::git::StatusEntry],
     limit: u64,
@@ -152,6 +156,9 @@ fn scan(
             &String::from_utf8_lossy(&bytes),
         ));
     }
+    for e in entries.iter().filter(|e| staged_differs(&e.xy)) {
+        findings.extend(scan_staged(git, &e.path, limit)?);
+    }
     if !findings.is_empty() {
         return Err(secret::refusal(secret, "the snapshot of the uncommitted work", &findings)
             .hint("or leave the file out of the snapshot: commit it elsewhere, delete it, or add it to .gitignore"));
@@ -159,6 +166,35 @@ fn scan(
     let total = sizes.iter().map(|(_, s)| s).sum();
     sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
     check_size(total, limit, &sizes)
+}
+
+/// Whether a path's staged content may differ from its working-tree file
+/// (staged, then changed or deleted in the working tree).
+fn staged_differs(xy: &str) -> bool {
+    let mut c = xy.chars();
+    let (x, y) = (c.next().unwrap_or(' '), c.next().unwrap_or(' '));
+    !matches!(x, ' ' | '?' | '!' | 'D') && y != ' '
+}
+
+/// The credentials in the staged version of `path` (text, within `limit`).
+fn scan_staged(git: &Git, path: &str, limit: u64) -> Result<Vec<secret::Finding>> {
+    let spec = format!(":{path}");
+    let size: u64 = git
+        .run(["cat-file", "-s", &spec])?
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    if size > limit {
+        return Ok(Vec::new());
+    }
+    let bytes = git.run_bytes(["cat-file", "blob", &spec])?;
+    if bytes.contains(&0) {
+        return Ok(Vec::new());
+    }
+    Ok(secret::scan_lines(
+        &format!("{path} (staged)"),
+        &String::from_utf8_lossy(&bytes),
+    ))
 }
 
 /// Removes the temporary index on drop.

@@ -243,6 +243,33 @@ fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
 }
 
 #[test]
+fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot() {
+    let env = TestEnv::new();
+    let (remote, a, wt, _b) = lane_with_history(&env);
+    // Staged with a credential, then overwritten in the file: the staged
+    // tree (the snapshot's second parent) would carry it.
+    env.write(&wt.join("staged.txt"), "db password=Tr0ub4dor&3\n");
+    env.git(&wt, &["add", "staged.txt"]);
+    env.write(&wt.join("staged.txt"), "clean now\n");
+    let local = env.all_refs(&a);
+    let published = env.all_refs(&remote);
+    let run = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit"])
+        .err(2, "PACKET_SECRET")
+        .stderr_has("staged.txt (staged) line 1");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    let run = env
+        .swarm(&wt, &["lane", "snapshot"])
+        .err(2, "SNAPSHOT_SECRET");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    assert_eq!(env.all_refs(&a), local);
+    assert_eq!(env.all_refs(&remote), published);
+    // Unstaged again, the work hands off.
+    env.git(&wt, &["reset", "--quiet", "staged.txt"]);
+    env.swarm(&wt, &["handoff", "--reason", "usage_limit"]).ok();
+}
+
+#[test]
 fn work_over_the_size_limit_is_refused_with_nothing_published() {
     let env = TestEnv::new();
     let (remote, a, wt, _b) = lane_with_history(&env);

@@ -92,7 +92,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.snapshotLimit",
         "10485760",
-        "handoff refuses to snapshot more bytes of uncommitted work than this",
+        "handoff and lane snapshot refuse to snapshot more bytes of uncommitted work than this",
     ),
     (
         "swarm.reservations",

@@ -162,11 +162,15 @@ codes! {
     LeaseNotExpired("LEASE_NOT_EXPIRED", Race): "task recover: the claim is still live (wait for its lease, or ask the holder to release it)",
     LeaseInvalidDuration("LEASE_INVALID_DURATION", Usage): "task: --lease or swarm.taskLease is not a positive duration (45s, 30m, 2h, 1d)",
     TaskNotMerged("TASK_NOT_MERGED", Check): "task done: the task's branch is not merged into its base and has no merged verdict note (--unverified --reason records it anyway)",
-    SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
+    SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff, lane snapshot: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
+    SnapshotUnsafe("SNAPSHOT_UNSAFE", Check): "accept: the packet's snapshot would write into .git, outside the worktree or through a symlink (a path given twice, `..`, `.git`, a path under a file); nothing was written or recorded",
     SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
     // forecast
     ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",
     ForecastGitTooOld("FORECAST_GIT_TOO_OLD", Env): "forecast: the installed git cannot merge in memory (`git merge-tree --write-tree` needs git 2.38 or newer)",
+    SnapshotSecret("SNAPSHOT_SECRET", Usage): "lane snapshot: a file of the uncommitted work looks like a credential (path and line named, never the value); nothing was written or published",
+    SnapshotNotOwner("SNAPSHOT_NOT_OWNER", Race): "lane snapshot: only the lane's owner publishes its snapshot (the owner is named); nothing was written",
+    LaneNotHere("LANE_NOT_HERE", Env): "lane snapshot: the lane's worktree is not in this clone, or not on the lane's branch; nothing was written",
     // reservations
     ReservationConflict("RESERVATION_CONFLICT", Race): "reserve: a path overlaps a live reservation of someone else (named, with its task and expiry); nothing was written",
     ReservationPathInvalid("RESERVATION_PATH_INVALID", Usage): "reserve: a path is empty, absolute, holds '..', a control character or a backslash, is inside .git, or leaves the worktree through a symlink",

@@ -54,7 +54,10 @@ fn main() -> ExitCode {
     match cli::run(parsed) {
         Ok(out) => {
             for warning in &out.warnings {
-                eprintln!("warning: {}", git_swarm::text::clean_block(warning));
+                cli::error::say(&format!(
+                    "warning: {}",
+                    git_swarm::text::clean_block(warning)
+                ));
             }
             let mut stdout = std::io::stdout().lock();
             if json {

@@ -61,7 +61,14 @@ pub fn report(err: &Error, json: bool) {
         let text = serde_json::to_string_pretty(&err.to_json()).expect("JSON values serialise");
         super::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
     }
-    eprintln!("{}", git_swarm::text::clean_block(&err.to_string()));
+    say(&git_swarm::text::clean_block(&err.to_string()));
+}
+
+/// One line on stderr. A closed stderr (`2>&1 | head -c 10`) loses the
+/// line, never the exit code: `eprintln!` would panic (exit 101).
+pub fn say(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{line}");
 }
 
 /// The process exit code for `err`: its code's class (1 check, 2 usage,

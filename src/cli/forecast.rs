@@ -2,6 +2,7 @@
 
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
+use git_swarm::model::lane::wip::Standing;
 use git_swarm::output::{count, Output};
 use git_swarm::workflow::forecast::{self, ConflictPath, Forecast, Verdict};
 
@@ -91,18 +92,103 @@ fn render(f: &Forecast) -> Output {
     for s in &f.skipped {
         text.push_str(&format!("skipped {}: {}\n", s.feature, s.reason));
     }
+    snapshots(&mut text, f);
+    for r in &f.reserved {
+        text.push_str(&format!(
+            "RESERVED {} ({}) changes {}: reserved by {} ({}{}) until {}\n",
+            r.lane,
+            r.owner,
+            r.path,
+            r.holder,
+            r.reservation,
+            r.task
+                .as_deref()
+                .map(|t| format!(", task {t}"))
+                .unwrap_or_default(),
+            r.until
+        ));
+    }
     let clean = f
         .pairs
         .iter()
         .filter(|p| p.verdict == Verdict::Clean)
         .count();
     text.push_str(&format!(
-        "{}; {}, {} clean\n",
+        "{}; {}, {} clean{}\n",
         count(f.conflicts, "conflict", "conflicts"),
         count(f.same_files, "pair touches", "pairs touch") + " the same files",
         count(clean, "pair", "pairs"),
+        if f.reserved.is_empty() {
+            String::new()
+        } else {
+            format!(
+                "; {} reserved by others",
+                count(f.reserved.len(), "changed path", "changed paths")
+            )
+        }
     ));
     Output::new(f, text)
+}
+
+/// Which lanes were forecast with their uncommitted work, and which
+/// snapshots the branch moved past.
+fn snapshots(text: &mut String, f: &Forecast) {
+    for l in &f.lanes {
+        let Some(s) = &l.snapshot else { continue };
+        match s.standing {
+            Standing::Current if s.clean => {}
+            Standing::Current => text.push_str(&format!(
+                "uncommitted work of {} counted: its snapshot of {} on {}\n",
+                l.feature,
+                s.taken_at,
+                short(&s.on)
+            )),
+            Standing::Stale => text.push_str(&format!(
+                "stale snapshot {}: taken {} on {}, but {} is at {} since; ignored (`git swarm lane snapshot` in the lane publishes a new one)\n",
+                l.feature,
+                s.taken_at,
+                short(&s.on),
+                l.branch,
+                short(&l.head)
+            )),
+        }
+    }
+}
+
+/// `hook pre-push`: warn (never refuse) when a pushed lane head is
+/// forecast to conflict with a sibling lane; a forecast that fails is one
+/// line of warning too.
+pub fn warn_pre_push(ctx: &git_swarm::ctx::Ctx, input: &str) {
+    // Not even a bug in the forecast may fail the push: a panic is caught
+    // (quietly) and becomes the same one line.
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        forecast::pushed(ctx, input)
+    }));
+    std::panic::set_hook(quiet);
+    let result = result.unwrap_or_else(|_| {
+        Err(Error::new(
+            Code::Internal,
+            "the forecast stopped unexpectedly",
+        ))
+    });
+    match result {
+        Ok(found) => {
+            for c in found {
+                eprintln!(
+                    "git swarm: warning: {} is forecast to conflict with lane {} in {} (`git swarm forecast` shows the hunks; the push goes on)",
+                    c.lane,
+                    c.with,
+                    c.paths.join(", ")
+                );
+            }
+        }
+        Err(e) => eprintln!(
+            "git swarm: warning: no conflict forecast for this push ({}); the push goes on",
+            git_swarm::text::clean(&e.message)
+        ),
+    }
 }
 
 fn conflicts(text: &mut String, list: &[ConflictPath], a: &str, b: &str) {

@@ -65,7 +65,11 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
                 }
                 None => pre_push_input()?,
             };
-            guard::pre_push(&ctx, &remote, &input)?
+            let findings = guard::pre_push(&ctx, &remote, &input)?;
+            if findings.violations.is_empty() {
+                super::forecast::warn_pre_push(&ctx, &input);
+            }
+            findings
         }
         other => {
             return Err(Error::new(Code::Usage, format!("unknown hook '{other}'"))

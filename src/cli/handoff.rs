@@ -136,16 +136,28 @@ pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
 }
 
 pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
-    let mut ctx = g.ctx()?;
-    if let Some(path) = &a.worktree {
-        let dir = accept::worktree(&ctx, &a.packet_id, path)?;
-        ctx = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)?;
+    let ctx = g.ctx()?;
+    let Some(path) = &a.worktree else {
+        return Ok(render_accepted(&accept::accept_with(
+            &ctx,
+            &a.packet_id,
+            !a.no_restore,
+        )?));
+    };
+    let (dir, made) = accept::worktree(&ctx, &a.packet_id, path)?;
+    let accepted = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)
+        .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
+    match accepted {
+        Ok(acc) => Ok(render_accepted(&acc)),
+        Err(e) if made => {
+            accept::remove_made(&ctx, &dir);
+            Err(e.hint(format!(
+                "the worktree {} made for this accept was removed again",
+                dir.display()
+            )))
+        }
+        Err(e) => Err(e),
     }
-    Ok(render_accepted(&accept::accept_with(
-        &ctx,
-        &a.packet_id,
-        !a.no_restore,
-    )?))
 }
 
 fn plural(n: usize) -> &'static str {

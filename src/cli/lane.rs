@@ -7,6 +7,7 @@ use git_swarm::output::{count, Output};
 use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
 use git_swarm::workflow::lane_report::{self, Reported};
+use git_swarm::workflow::lane_snapshot::{self, Snapshotted};
 use git_swarm::workflow::lane_start::{self, LaneStarted, NewLane};
 use git_swarm::workflow::lanes::{self, LaneList};
 use git_swarm::workflow::task;
@@ -56,6 +57,17 @@ pub enum LaneCmd {
         /// Only say what would be removed.
         #[arg(long)]
         dry_run: bool,
+    },
+    /// Publish the lane's uncommitted work (staged, unstaged, untracked) at
+    /// refs/swarm/wip/<feature>, so `forecast` counts it: taken on a copy of
+    /// the index (the lane's index and files are untouched), refused with
+    /// nothing written when a file looks like a credential or the work is
+    /// over swarm.snapshotLimit. A clean worktree publishes "nothing
+    /// uncommitted". Only the lane's owner publishes; the newer snapshot wins.
+    Snapshot {
+        /// The lane (default: the lane whose worktree you are in).
+        #[arg(long, value_name = "F")]
+        lane: Option<String>,
     },
 }
 
@@ -156,6 +168,9 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             keep_branch,
         } => lane_remove::rm(&ctx, &feature, force, keep_branch).map(removed),
         LaneCmd::Prune { dry_run } => lane_remove::prune(&ctx, dry_run).map(pruned),
+        LaneCmd::Snapshot { lane } => {
+            lane_snapshot::snapshot(&ctx, lane.as_deref()).map(snapshotted)
+        }
     }
 }
 
@@ -217,11 +232,19 @@ fn started(s: LaneStarted) -> Output {
                     n.plan_file_setting
                 ));
             }
+            if n.published {
+                text.push_str("published: the remote has the lane and its plan entry (one executor per plan, across machines)\n");
+            }
             text.push_str(&format!("cd {}\n", l.path));
         }
     }
     let hooks_missing = matches!(&s, LaneStarted::New(n) if !n.hooks_installed);
     let mut out = Output::new(&s, text);
+    if let LaneStarted::New(n) = &s {
+        for w in &n.warnings {
+            out = out.warn(w.clone());
+        }
+    }
     if hooks_missing {
         out = out.warn("the guard hooks are not installed in this repository, so commits in the lane are not checked: run `git swarm init`");
     }
@@ -294,6 +317,33 @@ fn listed(l: LaneList) -> Output {
 }
 
 /// `lane rm`
+fn snapshotted(s: Snapshotted) -> Output {
+    let what = if s.clean {
+        "nothing uncommitted".to_string()
+    } else {
+        format!("{} ({} bytes)", count(s.paths, "path", "paths"), s.size)
+    };
+    let head = &s.head[..s.head.len().min(12)];
+    let mut text = match (&s.published_to, s.unchanged) {
+        (_, true) => format!(
+            "snapshot of lane {} unchanged ({what}, taken on {head}): {} already holds it\n",
+            s.lane, s.refname
+        ),
+        (Some(r), false) => format!(
+            "snapshot of lane {} published to {r} at {}: {what}, taken on {head}\n",
+            s.lane, s.refname
+        ),
+        (None, false) => format!(
+            "snapshot of lane {} kept at {} (not published: offline; `git swarm sync` publishes it): {what}, taken on {head}\n",
+            s.lane, s.refname
+        ),
+    };
+    if !s.clean {
+        text.push_str("`git swarm forecast` now counts this work for the lane\n");
+    }
+    Output::new(&s, text)
+}
+
 fn removed(r: LaneRemoved) -> Output {
     let feature = &r.feature;
     let mut text = if r.resumed {

@@ -319,7 +319,11 @@ pub fn inbox(g: &Global, a: InboxArgs) -> Result<Output> {
         inbox.new.len()
     );
     text.push_str(&lines(&inbox.messages));
-    Ok(Output::new(&inbox, text))
+    let unreadable = inbox.unreadable.clone();
+    Ok(git_swarm::store::record::report_unreadable(
+        Output::new(&inbox, text),
+        &unreadable,
+    ))
 }
 
 fn duration(flag: &str, text: &str) -> Result<Duration> {

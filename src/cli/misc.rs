@@ -101,7 +101,7 @@ fn status_output(view: StatusView) -> Output {
     if view.plans.is_empty() && view.unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
-    render_plans(&view.plans, 0, &mut text);
+    render_plans(&view.plans, 0, view.now, &mut text);
     let (open, blocked) = view.attention();
     if open + blocked > 0 {
         text.push_str(&format!(
@@ -122,8 +122,29 @@ fn status_output(view: StatusView) -> Output {
     report_unreadable(Output::new(&view, text), &view.unreadable)
 }
 
+/// A plan's last forecast: its count, age, and whether lanes moved since.
+fn forecast_line(f: &git_swarm::ctx::forecast::Seen, now: jiff::Timestamp) -> String {
+    let age =
+        f.at.parse::<jiff::Timestamp>()
+            .map(|t| git_swarm::store::mirror::ago(now, t))
+            .unwrap_or_else(|_| f.at.clone());
+    let mut line = format!("forecast: {}", count(f.conflicts, "conflict", "conflicts"));
+    if f.reserved > 0 {
+        line.push_str(&format!(
+            ", {} reserved by others",
+            count(f.reserved, "changed path", "changed paths")
+        ));
+    }
+    line.push_str(&format!(" ({age} ago"));
+    if f.moved {
+        line.push_str("; lanes moved since: `git swarm forecast`");
+    }
+    line.push(')');
+    line
+}
+
 /// The plan tree as `status` shows it, children indented under parents.
-fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
+fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: &mut String) {
     for n in nodes {
         let pad = "  ".repeat(indent);
         let lead = match (&n.leader, n.epoch) {
@@ -166,6 +187,9 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
                 count(n.reservations, "reservation", "reservations")
             ));
         }
+        if let Some(f) = &n.forecast {
+            out.push_str(&format!("{pad}  {}\n", forecast_line(f, now)));
+        }
         for p in &n.open_packets {
             out.push_str(&format!(
                 "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
@@ -179,7 +203,7 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, out: &mut String) {
                 p.id
             ));
         }
-        render_plans(&n.children, indent + 1, out);
+        render_plans(&n.children, indent + 1, now, out);
     }
 }
 

@@ -156,7 +156,7 @@ impl Command {
                 | task::TaskCmd::Show { .. }
                 | task::TaskCmd::Ready { .. },
             ) => Access::Read,
-            Command::Reservations(_) => Access::Read,
+            Command::Reservations(a) if !a.repair => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,

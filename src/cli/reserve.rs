@@ -46,6 +46,12 @@ pub struct ReservationsArgs {
     /// Include expired reservations (kept in the ledger for a week, for --recover).
     #[arg(long)]
     pub all: bool,
+    /// The ledger cannot be read (forged or corrupt): publish its last readable version on top (needs --reason).
+    #[arg(long, requires = "reason")]
+    pub repair: bool,
+    /// Why the ledger is repaired (with --repair).
+    #[arg(long, value_name = "TEXT")]
+    pub reason: Option<String>,
 }
 
 /// "1h20m left", "expired 5m ago".
@@ -145,6 +151,25 @@ pub fn release(g: &Global, a: ReleaseArgs) -> Result<Output> {
 
 pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
     let ctx = g.ctx()?;
+    if a.repair {
+        let done = reserve::repair(&ctx, a.reason.as_deref().unwrap_or(""))?;
+        let mut text = match &done.restored_from {
+            Some(c) => format!(
+                "repaired the reservation ledger: restored {} ({}) on top of the unreadable {}\n",
+                &c[..12],
+                count(done.entries, "entry", "entries"),
+                &done.unreadable[..12]
+            ),
+            None => format!(
+                "repaired the reservation ledger: no readable version before {}, it starts empty\n",
+                &done.unreadable[..12]
+            ),
+        };
+        if !done.published {
+            text.push_str("(offline: recorded locally; `git swarm sync` publishes it)\n");
+        }
+        return Ok(Output::new(&done, text));
+    }
     let (entries, now) = reserve::list(&ctx, a.all)?;
     let mut text = String::new();
     for e in &entries {
@@ -154,7 +179,20 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         "{}\n",
         count(entries.len(), "reservation", "reservations")
     ));
+    // What this clone last fetched, as every read-only view says.
+    let mirror = match ctx.settings.remote.as_deref() {
+        Some(r) => Some(git_swarm::store::mirror::MirrorView::read(
+            &ctx.store,
+            r,
+            &[git_swarm::model::reservation::LEDGER_REF],
+        )?),
+        None => None,
+    };
+    if let Some(m) = &mirror {
+        text.push_str(&m.text(now));
+    }
     let json = serde_json::json!({
+        "mirror": mirror,
         "now": git_swarm::clock::rfc3339(now),
         "reservations": entries.iter().map(|e| {
             let mut v = serde_json::to_value(e).expect("entries serialise");

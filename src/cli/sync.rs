@@ -39,8 +39,14 @@ pub fn render(report: &SyncReport) -> Output {
         } else {
             "version"
         };
+        // A lane's snapshot is replaced whole: the newer one wins.
+        let rule = if f.r#ref.starts_with("refs/swarm/wip/") {
+            "the newer snapshot wins".to_string()
+        } else {
+            format!("the {what} published first wins")
+        };
         text.push_str(&format!(
-            "lost     {}: the {what} published first wins ({}); yours was {}\n",
+            "lost     {}: {rule} ({}); yours was {}\n",
             f.r#ref,
             &f.remote[..12],
             &f.local[..12]

@@ -297,11 +297,9 @@ fn listed(l: &Listed) -> Output {
     } else {
         text.push_str(&format!("{}\n", count(l.tasks.len(), "task", "tasks")));
     }
-    let mut out = Output::new(l, text);
-    for u in &l.unreadable {
-        out = out.warn(u.warning());
-    }
-    out
+    // Unreadable ones as every listing shows them: a row, a warning, JSON.
+    let unreadable = l.unreadable.clone();
+    git_swarm::store::record::report_unreadable(Output::new(l, text), &unreadable)
 }
 
 fn shown(s: &Shown) -> Output {

@@ -25,16 +25,10 @@ pub fn known(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<L
     tip.base.map(|b| read_at(store, plan, b)).transpose()
 }
 
-/// The lease a command asks for: its `--lease` flag, else `git config
-/// swarm.lease`, else 30 minutes.
+/// The lease a leader command asks for: its `--lease` flag, else `git
+/// config swarm.lease`, else 30 minutes.
 pub fn lease_for(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
-    match flag {
-        Some(f) => parse_duration(f),
-        None => parse_duration(
-            &ctx.store
-                .config("swarm.lease")
-                .unwrap_or_else(|| DEFAULT_LEASE.to_string()),
-        )
-        .map_err(|e| e.hint("fix `git config swarm.lease`")),
-    }
+    ctx.lease(flag, "swarm.lease", DEFAULT_LEASE, |text, _| {
+        parse_duration(text)
+    })
 }

@@ -1,6 +1,7 @@
 //! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
+pub mod forecast;
 mod guard;
 pub mod init;
 pub mod lane;
@@ -25,6 +26,26 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A lease length: the command's `--lease`, else `git config <key>`, else
+    /// the kind's `default`. `parse(text, source)` is the kind's own parser,
+    /// so each kind keeps its error code; a bad configured value is hinted
+    /// at its key.
+    pub fn lease(
+        &self,
+        flag: Option<&str>,
+        key: &str,
+        default: &str,
+        parse: fn(&str, &str) -> Result<jiff::SignedDuration>,
+    ) -> Result<jiff::SignedDuration> {
+        if let Some(f) = flag {
+            return parse(f, "--lease");
+        }
+        match self.store.config(key) {
+            Some(v) => parse(&v, key).map_err(|e| e.hint(format!("fix `git config {key}`"))),
+            None => parse(default, "the default lease"),
+        }
+    }
+
     pub fn open(
         cwd: &Path,
         as_flag: Option<String>,

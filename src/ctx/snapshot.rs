@@ -11,7 +11,9 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::model::packet::snapshot::{check_size, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT};
+use crate::model::packet::snapshot::{
+    check_size, state_of, unsafe_entries, unsafe_entry, Snapshot, SnapshotPath, DEFAULT_LIMIT,
+};
 use crate::secret;
 use crate::store::Store;
 
@@ -48,6 +50,30 @@ pub fn take(
     author: &str,
     limit: u64,
 ) -> Result<Option<Snapshot>> {
+    take_at(
+        git,
+        workdir,
+        exclude,
+        author,
+        limit,
+        FIXED_DATE,
+        Code::PacketSecret,
+    )
+}
+
+/// [`take`] with the commits dated `date` (git's date format, e.g.
+/// `@1700000000 +0000`) and a credential refused with `secret`: a lane's
+/// published snapshot (`lane snapshot`) is dated when it was taken, since
+/// the newer of two versions wins.
+pub fn take_at(
+    git: &Git,
+    workdir: &Path,
+    exclude: &[String],
+    author: &str,
+    limit: u64,
+    date: &str,
+    secret: Code,
+) -> Result<Option<Snapshot>> {
     let (entries, excluded): (Vec<_>, Vec<_>) = git
         .status_entries()?
         .into_iter()
@@ -55,11 +81,11 @@ pub fn take(
     if entries.is_empty() {
         return Ok(None);
     }
-    scan(workdir, &entries, limit)?;
+    scan(git, workdir, &entries, limit, secret)?;
     // Only a path git would add is left out by name (naming an ignored
     // one makes `git add` fail).
     let excluded: Vec<String> = excluded.into_iter().map(|e| e.path).collect();
-    let (tree, commit) = write(git, &excluded, author)?;
+    let (tree, commit) = write(git, &excluded, author, date)?;
     let listed = ls_tree(git, &tree)?;
     let mut paths = BTreeMap::new();
     let mut size = 0;
@@ -96,8 +122,17 @@ pub fn take(
     }))
 }
 
-/// Refuse credentials in, and too many bytes of, the files to snapshot.
-fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Result<()> {
+/// Refuse credentials in, and too many bytes of, the files to snapshot:
+/// the working tree's version, and the staged one where it differs (the
+/// snapshot's second parent carries the staged tree, so a credential
+/// staged and then overwritten in the file would travel too).
+fn scan(
+    git: &Git,
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+    limit: u64,
+    secret: Code,
+) -> Result<()> {
     let mut findings = Vec::new();
     let mut sizes = Vec::new();
     for e in entries {
@@ -121,13 +156,45 @@ fn scan(workdir: &Path, entries: &[crate::git::StatusEntry], limit: u64) -> Resu
             &String::from_utf8_lossy(&bytes),
         ));
     }
+    for e in entries.iter().filter(|e| staged_differs(&e.xy)) {
+        findings.extend(scan_staged(git, &e.path, limit)?);
+    }
     if !findings.is_empty() {
-        return Err(secret::refusal(Code::PacketSecret, "the snapshot of the uncommitted work", &findings)
-            .hint("or leave the file out of the handoff: commit it elsewhere, delete it, or add it to .gitignore"));
+        return Err(secret::refusal(secret, "the snapshot of the uncommitted work", &findings)
+            .hint("or leave the file out of the snapshot: commit it elsewhere, delete it, or add it to .gitignore"));
     }
     let total = sizes.iter().map(|(_, s)| s).sum();
     sizes.sort_by_key(|s| std::cmp::Reverse(s.1));
     check_size(total, limit, &sizes)
+}
+
+/// Whether a path's staged content may differ from its working-tree file
+/// (staged, then changed or deleted in the working tree).
+fn staged_differs(xy: &str) -> bool {
+    let mut c = xy.chars();
+    let (x, y) = (c.next().unwrap_or(' '), c.next().unwrap_or(' '));
+    !matches!(x, ' ' | '?' | '!' | 'D') && y != ' '
+}
+
+/// The credentials in the staged version of `path` (text, within `limit`).
+fn scan_staged(git: &Git, path: &str, limit: u64) -> Result<Vec<secret::Finding>> {
+    let spec = format!(":{path}");
+    let size: u64 = git
+        .run(["cat-file", "-s", &spec])?
+        .trim()
+        .parse()
+        .unwrap_or(u64::MAX);
+    if size > limit {
+        return Ok(Vec::new());
+    }
+    let bytes = git.run_bytes(["cat-file", "blob", &spec])?;
+    if bytes.contains(&0) {
+        return Ok(Vec::new());
+    }
+    Ok(secret::scan_lines(
+        &format!("{path} (staged)"),
+        &String::from_utf8_lossy(&bytes),
+    ))
 }
 
 /// Removes the temporary index on drop.
@@ -141,7 +208,7 @@ impl Drop for TempIndex {
 
 /// Write the snapshot's objects: the working tree's tree and the commit
 /// (parents: the head, and a commit of the staged tree).
-fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)> {
+fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(String, String)> {
     let real = PathBuf::from(
         git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"])?
             .trim(),
@@ -151,19 +218,9 @@ fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)
     if real.exists() {
         std::fs::copy(&real, &temp.0).map_err(|e| crate::ctx::plan::io_error(&temp.0, e))?;
     }
-    let env: Vec<(&str, &OsStr)> = vec![
-        ("GIT_INDEX_FILE", temp.0.as_os_str()),
-        ("GIT_AUTHOR_NAME", OsStr::new(author)),
-        ("GIT_AUTHOR_EMAIL", OsStr::new(author)),
-        ("GIT_COMMITTER_NAME", OsStr::new(author)),
-        ("GIT_COMMITTER_EMAIL", OsStr::new(author)),
-        ("GIT_AUTHOR_DATE", OsStr::new(FIXED_DATE)),
-        ("GIT_COMMITTER_DATE", OsStr::new(FIXED_DATE)),
-    ];
-    let head = git
-        .run(["rev-parse", "--verify", "HEAD"])?
-        .trim()
-        .to_string();
+    let mut env = identity(author, date);
+    env.push(("GIT_INDEX_FILE", temp.0.as_os_str()));
+    let head = head(git)?;
     let staged = git.run_env(["write-tree"], &env)?.trim().to_string();
     let index_commit = git
         .run_env(
@@ -200,6 +257,48 @@ fn write(git: &Git, exclude: &[String], author: &str) -> Result<(String, String)
         .trim()
         .to_string();
     Ok((tree, commit))
+}
+
+/// The snapshot commit's author and committer: `author`, at `date`.
+fn identity<'a>(author: &'a str, date: &'a str) -> Vec<(&'static str, &'a OsStr)> {
+    vec![
+        ("GIT_AUTHOR_NAME", OsStr::new(author)),
+        ("GIT_AUTHOR_EMAIL", OsStr::new(author)),
+        ("GIT_COMMITTER_NAME", OsStr::new(author)),
+        ("GIT_COMMITTER_EMAIL", OsStr::new(author)),
+        ("GIT_AUTHOR_DATE", OsStr::new(date)),
+        ("GIT_COMMITTER_DATE", OsStr::new(date)),
+    ]
+}
+
+fn head(git: &Git) -> Result<String> {
+    Ok(git
+        .run(["rev-parse", "--verify", "HEAD"])?
+        .trim()
+        .to_string())
+}
+
+/// The snapshot of a checkout with nothing uncommitted: a commit of the
+/// head's own tree on the head, dated `date`, so that "nothing
+/// uncommitted" can be published in place of an earlier snapshot.
+pub fn clean_at(git: &Git, author: &str, date: &str) -> Result<String> {
+    let head = head(git)?;
+    let tree = format!("{head}^{{tree}}");
+    let env = identity(author, date);
+    Ok(git
+        .run_env(
+            [
+                "commit-tree",
+                &tree,
+                "-p",
+                &head,
+                "-m",
+                "swarm snapshot: nothing uncommitted",
+            ],
+            &env,
+        )?
+        .trim()
+        .to_string())
 }
 
 /// Every file of `tree`: path → (mode, blob id, size).
@@ -242,12 +341,15 @@ pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
         commit,
     ])?;
     let mut fields = out.split('\0').filter(|f| !f.is_empty());
+    let mut changes = Vec::new();
     while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
         let f: Vec<&str> = meta.trim_start_matches(':').split_whitespace().collect();
-        if f.len() < 5 {
-            continue;
+        if f.len() >= 5 {
+            changes.push((f[1], f[3], f[4], path));
         }
-        let (mode, blob, status) = (f[1], f[3], f[4]);
+    }
+    refuse_unsafe(git, workdir, commit, &changes)?;
+    for (mode, blob, status, path) in changes {
         let full = workdir.join(path);
         if status == "D" {
             match std::fs::remove_file(&full) {
@@ -298,6 +400,82 @@ fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
         std::fs::set_permissions(full, std::fs::Permissions::from_mode(perm)).map_err(io)?;
     }
     Ok(())
+}
+
+/// Refuse, before anything is written, a snapshot that would write into
+/// `.git`, out of the worktree or through a symlink: every entry of its
+/// tree and of its staged tree by [`unsafe_entries`], and every path to
+/// write against the checkout as it is (no directory on the way may be a
+/// symlink or a file). A snapshot comes from the remote: whoever can push
+/// there must not be able to plant a hook through `accept`.
+fn refuse_unsafe(
+    git: &Git,
+    workdir: &Path,
+    commit: &str,
+    changes: &[(&str, &str, &str, &str)],
+) -> Result<()> {
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    for tree in [commit.to_string(), format!("{commit}^2")] {
+        let listed = git.run(["ls-tree", "-r", "-z", "--full-tree", &tree])?;
+        let entries: Vec<(&str, &str)> = listed
+            .split('\0')
+            .filter_map(|line| {
+                let (meta, path) = line.split_once('\t')?;
+                Some((path, meta.split(' ').next()?))
+            })
+            .collect();
+        found.extend(
+            unsafe_entries(&entries)
+                .into_iter()
+                .map(|(p, w)| (p.to_string(), w)),
+        );
+    }
+    for (mode, _, status, path) in changes {
+        // A deletion has no new mode; its path must be safe all the same.
+        let mode = if *status == "D" { "100644" } else { mode };
+        if let Some(why) = unsafe_entry(path, mode) {
+            found.push((path.to_string(), why));
+            continue;
+        }
+        let mut dir = workdir.to_path_buf();
+        let parts: Vec<&str> = path.split('/').collect();
+        for part in &parts[..parts.len() - 1] {
+            dir.push(part);
+            match std::fs::symlink_metadata(&dir) {
+                Ok(m) if !m.is_dir() => {
+                    found.push((
+                        path.to_string(),
+                        "a directory on its way is a symlink or a file here",
+                    ));
+                    break;
+                }
+                _ => {}
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    found.dedup();
+    let shown: Vec<String> = found
+        .iter()
+        .take(10)
+        .map(|(p, why)| format!("{p:?}: {why}"))
+        .collect();
+    Err(Error::new(
+        Code::SnapshotUnsafe,
+        format!(
+            "the snapshot {} would write outside the checkout's files ({}); nothing was written or recorded",
+            &commit[..commit.len().min(12)],
+            shown.join("; ")
+        ),
+    )
+    .hint("a snapshot only ever holds worktree paths: this one was made or changed by hand; ask its author to hand off again")
+    .hint("or `git swarm accept --no-restore` to take the packet over without its files")
+    .with_detail(serde_json::json!({
+        "paths": found.iter().map(|(p, why)| serde_json::json!({"path": p, "reason": why})).collect::<Vec<_>>(),
+    })))
 }
 
 /// Whether the snapshot's commit is in this repository.

@@ -107,12 +107,5 @@ pub fn find(
 /// The lease a task command asks for: its `--lease` flag, else `git config
 /// swarm.taskLease`, else 30 minutes.
 pub fn lease_for(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
-    match flag {
-        Some(f) => parse_lease(f, "--lease"),
-        None => match ctx.store.config("swarm.taskLease") {
-            Some(v) => parse_lease(&v, "swarm.taskLease")
-                .map_err(|e| e.hint("fix `git config swarm.taskLease`")),
-            None => parse_lease(DEFAULT_LEASE, "the default lease"),
-        },
-    }
+    ctx.lease(flag, "swarm.taskLease", DEFAULT_LEASE, parse_lease)
 }

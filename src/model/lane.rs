@@ -18,6 +18,7 @@ use crate::store::Event;
 
 mod report;
 mod rules;
+pub mod wip;
 
 pub use report::{parse_capacity, ReportKind};
 pub use rules::{

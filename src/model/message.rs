@@ -199,6 +199,10 @@ pub fn check(msg: &Message) -> Result<()> {
             format!("could not serialise a message: {e}"),
         )
     })?;
+    // What the reader would refuse is refused here, so that a message that
+    // goes out is one every clone can read (newlines only in its
+    // multiline fields, no control character anywhere).
+    crate::text::check_value("the message", &value, <Message as Record>::MULTILINE_FIELDS)?;
     let findings = secret::scan(&value);
     if findings.is_empty() {
         Ok(())
@@ -245,9 +249,11 @@ impl RecordKey for MessageKey {
 impl Record for Message {
     const NAMESPACE: &'static str = "messages";
     const KIND: &'static str = "message";
-    /// Written once: two versions of one ref only come from a forged or
-    /// duplicated post, which is reported, never overwritten.
-    const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
+    /// Written once, under an id its content decides: two versions of one
+    /// ref are the same message posted on two clones (an escalation sent
+    /// twice while offline) or a forgery; every clone keeps the published
+    /// one, and `sync` reports the local one as superseded.
+    const DIVERGED: Diverged = Diverged::PublishedWins;
     const MULTILINE_FIELDS: &'static [&'static str] = &["body", "reason", "undo"];
     type Key = MessageKey;
 
@@ -269,6 +275,14 @@ impl Record for Message {
         }
         record::check_identities(&what, &[], &[("from", &msg.from)])?;
         Ok(msg)
+    }
+    /// A message of a closed plan (one that names no plan stays live).
+    fn is_finished(
+        &self,
+        key: &MessageKey,
+        finished_elsewhere: &dyn Fn(&str, &str) -> bool,
+    ) -> bool {
+        key.plan != NO_PLAN && finished_elsewhere("plans", &key.plan)
     }
 }
 

@@ -28,7 +28,8 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static TASK: KindOf<task::TaskRecord> = KindOf::new();
     static SNAPSHOT: packet::snapshot::SnapshotKind = packet::snapshot::SnapshotKind;
     static RESERVATIONS: KindOf<reservation::Ledger> = KindOf::new();
-    static KINDS: [&dyn AnyKind; 8] = [
+    static WIP: lane::wip::WipKind = lane::wip::WipKind;
+    static KINDS: [&dyn AnyKind; 9] = [
         &PLAN,
         &LANE,
         &LEAD,
@@ -37,6 +38,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
         &TASK,
         &SNAPSHOT,
         &RESERVATIONS,
+        &WIP,
     ];
     &KINDS
 }

@@ -94,7 +94,7 @@ pub struct GcReport {
     pub archived: BTreeMap<String, Vec<String>>,
 }
 
-fn commit_seconds(store: &Store, id: ObjectId) -> Result<i64> {
+pub(super) fn commit_seconds(store: &Store, id: ObjectId) -> Result<i64> {
     let c = store
         .repo
         .find_commit(id)
@@ -111,13 +111,19 @@ pub fn live_refs(store: &Store) -> Result<Vec<(String, ObjectId)>> {
         .collect())
 }
 
-/// Which live records are finished, each asked of its kind once: a kind's
-/// rule may ask about another record (`finished_elsewhere`: a leader
-/// record is finished with its plan), and every answer is kept.
+/// Which live records are due for the archive — finished, and last changed
+/// before the cutoff — each asked of its kind once: a kind's rule may ask
+/// about another record (`finished_elsewhere`: a leader record goes with
+/// its plan, a snapshot with its packet), and every answer is kept. The
+/// other record's answer includes its age, so a record tied to another is
+/// archived in the same run as it, never before (a snapshot's commit has a
+/// fixed old date, so its own age says nothing).
 pub struct Finished<'a> {
     store: &'a Store,
     kinds: &'a [&'a dyn AnyKind],
     live: BTreeMap<String, ObjectId>,
+    /// Unix seconds: a record whose tip is newer is not due.
+    cutoff: i64,
     memo: RefCell<BTreeMap<String, bool>>,
 }
 
@@ -126,17 +132,22 @@ impl<'a> Finished<'a> {
         store: &'a Store,
         kinds: &'a [&'a dyn AnyKind],
         live: &[(String, ObjectId)],
+        cutoff: i64,
     ) -> Self {
         Finished {
             store,
             kinds,
             live: live.iter().cloned().collect(),
+            cutoff,
             memo: RefCell::new(BTreeMap::new()),
         }
     }
 
-    /// Whether the live record `refname` is finished; a ref of no registered
-    /// kind, a missing one and an unreadable one are not.
+    /// Whether the record `refname` is due: a live one by its kind's rule
+    /// and its age, an archived one always (gc archived it; a record that
+    /// outlived its plan's archiving, such as a message posted after the
+    /// plan closed, goes with it). A ref of no registered kind, a missing
+    /// one and an unreadable one are not.
     pub fn is(&self, refname: &str) -> bool {
         if let Some(known) = self.memo.borrow().get(refname) {
             return *known;
@@ -146,8 +157,10 @@ impl<'a> Finished<'a> {
         let answer = match (self.live.get(refname), kind_of(self.kinds, refname)) {
             (Some(tip), Some((kind, path))) => {
                 let elsewhere = |ns: &str, path: &str| self.is(&format!("refs/swarm/{ns}/{path}"));
-                kind.finished(self.store, &path, *tip, &elsewhere)
+                commit_seconds(self.store, *tip).is_ok_and(|t| t <= self.cutoff)
+                    && kind.finished(self.store, &path, *tip, &elsewhere)
             }
+            (None, Some(_)) => matches!(archived_tip(self.store, refname), Ok(Some(_))),
             _ => false,
         };
         self.memo.borrow_mut().insert(refname.to_string(), answer);
@@ -166,10 +179,10 @@ pub fn gc(
 ) -> Result<GcReport> {
     let live = live_refs(store)?;
     let cutoff = store.clock.now().as_second() - older_than.as_secs();
-    let finished = Finished::new(store, kinds, &live);
+    let due = Finished::new(store, kinds, &live, cutoff);
     let mut by_kind: BTreeMap<String, Vec<(String, ObjectId)>> = BTreeMap::new();
     for (name, tip) in &live {
-        if !finished.is(name) || commit_seconds(store, *tip)? > cutoff {
+        if !due.is(name) {
             continue;
         }
         if let Some((kind, _)) = split(name) {

@@ -124,6 +124,16 @@ pub enum Diverged {
     /// superseded; two unrelated histories (two records written
     /// independently under one key) are a conflict, never overwritten.
     PublishedWinsIfRelated,
+    /// The published version wins and the local one is reported as
+    /// superseded, related or not: for a record written once under a name
+    /// its content decides (an escalation: two clones sending the same one
+    /// offline wrote two commits of one message).
+    PublishedWins,
+    /// The version whose commit is newer (committer date) wins; on a tie
+    /// the published one. For a ref with one writer that replaces it
+    /// whole (a lane's snapshot of uncommitted work), where the two
+    /// versions are siblings, not a history.
+    NewestWins,
 }
 
 /// How a record's key maps to the rest of its ref name under

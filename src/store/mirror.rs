@@ -128,7 +128,7 @@ impl MirrorView {
 }
 
 /// A rough age: `42s`, `5m`, `3h`, `2d`.
-fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
+pub fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
     let secs = now.as_second().saturating_sub(then.as_second()).max(0);
     match secs {
         s if s < 120 => format!("{s}s"),

@@ -254,6 +254,16 @@ impl Store {
         Ok(out)
     }
 
+    /// The first parent of commit `id` (None for a root commit).
+    pub fn first_parent(&self, id: ObjectId) -> Result<Option<ObjectId>> {
+        let commit = self
+            .repo
+            .find_commit(id)
+            .map_err(|e| Error::gix(format!("could not read {id}"), e))?;
+        let first = commit.parent_ids().next().map(|p| p.detach());
+        Ok(first)
+    }
+
     pub fn is_ancestor(&self, ancestor: ObjectId, descendant: ObjectId) -> Result<bool> {
         if ancestor == descendant {
             return Ok(true);

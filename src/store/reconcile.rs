@@ -204,7 +204,11 @@ fn diverged(
         Join::Kind(Diverged::PublishedWinsIfRelated) if store.merge_base(l, r)?.is_none() => {
             out.conflicts.push(conflict())
         }
-        Join::Kind(policy @ (Diverged::PublishedWinsFenced | Diverged::PublishedWinsIfRelated)) => {
+        Join::Kind(
+            policy @ (Diverged::PublishedWinsFenced
+            | Diverged::PublishedWinsIfRelated
+            | Diverged::PublishedWins),
+        ) => {
             store.cas(
                 name,
                 Some(l),
@@ -221,6 +225,25 @@ fn diverged(
                 out.fenced.push(entry);
             } else {
                 out.superseded.push(entry);
+            }
+        }
+        Join::Kind(Diverged::NewestWins) => {
+            let seconds = |id| super::archive::commit_seconds(store, id);
+            if seconds(l)? > seconds(r)? {
+                out.updates.push(push_update(name, l, Some(r)));
+            } else {
+                store.cas(
+                    name,
+                    Some(l),
+                    Some(r),
+                    actor,
+                    "sync: the newer version wins",
+                )?;
+                out.superseded.push(Fenced {
+                    r#ref: name.to_string(),
+                    local: l.to_string(),
+                    remote: r.to_string(),
+                });
             }
         }
         Join::Notes => {

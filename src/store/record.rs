@@ -264,7 +264,7 @@ pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
                 bytes.len()
             ),
         )
-        .hint("a record this large was not written by git-swarm: find who published it with `git log` on its ref"));
+        .hint("git-swarm never writes a record this large: read from a ref, find who published it with `git log` on the ref; read from a file (`--from`), shorten the file"));
     }
     let depth = nesting_depth(bytes, MAX_RECORD_DEPTH + 1);
     if depth > MAX_RECORD_DEPTH {
@@ -272,7 +272,7 @@ pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
             Code::RecordInvalid,
             format!("{what} is nested more than {MAX_RECORD_DEPTH} levels deep; it was not read"),
         )
-        .hint("a record this deep was not written by git-swarm: find who published it with `git log` on its ref"));
+        .hint("git-swarm never writes a record this deep: read from a ref, find who published it with `git log` on the ref; read from a file (`--from`), flatten the file"));
     }
     Ok(())
 }

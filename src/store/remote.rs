@@ -156,6 +156,35 @@ pub fn tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
     Ok(tip)
 }
 
+/// Every live record under `prefix` (`refs/swarm/lanes/`) known here, local
+/// or in `remote`'s mirror, each with the newer of its two versions (the
+/// published one unless the local one descends from it): the rule of every
+/// read-only view and of checks made before publishing.
+pub fn known_tips(
+    store: &Store,
+    remote: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<(String, ObjectId)>> {
+    let mut names = std::collections::BTreeSet::new();
+    let mut add = |under: &str| -> Result<()> {
+        for (r, _) in store.list_refs(under)? {
+            names.insert(r[under.len()..].to_string());
+        }
+        Ok(())
+    };
+    add(prefix)?;
+    if let Some(r) = remote {
+        add(&mirror_ref(r, prefix))?;
+    }
+    let mut out = Vec::new();
+    for name in names {
+        if let Some(base) = live_tip(store, remote, &format!("{prefix}{name}"))?.base {
+            out.push((name, base));
+        }
+    }
+    Ok(out)
+}
+
 pub(crate) fn live_tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
     let local = store.ref_target(refname)?;
     let Some(remote_name) = remote else {

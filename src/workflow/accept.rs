@@ -31,7 +31,7 @@ use crate::store::Event;
 mod lane;
 mod restore;
 
-pub use restore::worktree;
+pub use restore::{remove_made, worktree};
 
 /// What `accept` did.
 #[derive(Debug, Clone)]

@@ -168,6 +168,8 @@ pub fn init(
         actions,
         hooks,
         remote: ctx.settings.remote.clone(),
-        protect: ctx.store.config_all("swarm.protect"),
+        // Read again through git: the session's config snapshot predates
+        // what `ensure_protect` just wrote.
+        protect: ctx.store.git.config_get_all("swarm.protect")?,
     })
 }

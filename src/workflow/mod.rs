@@ -12,6 +12,7 @@ pub mod handoff;
 pub mod init;
 pub mod lane_remove;
 pub mod lane_report;
+pub mod lane_snapshot;
 pub mod lane_start;
 pub mod lanes;
 pub mod lead;

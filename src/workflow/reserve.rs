@@ -13,11 +13,11 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::reservation::{
-    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, LEDGER, LEDGER_REF,
+    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
 use crate::store::kind::{Record, Records};
 use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
-use crate::store::{Event, Store};
+use crate::store::{short, Event, Store};
 
 /// How many times a write re-reads the ledger after losing a race on it to
 /// a change that does not conflict with its own.
@@ -58,16 +58,19 @@ pub fn ignore_case(store: &Store) -> bool {
 }
 
 fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
-    let text = flag
-        .map(str::to_string)
-        .or_else(|| ctx.store.config("swarm.reservationLease"))
-        .unwrap_or_else(|| model::DEFAULT_LEASE.to_string());
-    let d = crate::clock::parse_duration(&text)?;
-    if d.is_zero() || d.is_negative() {
-        return Err(Error::new(Code::Usage, "a lease must be longer than zero")
-            .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
-    }
-    Ok(d)
+    ctx.lease(
+        flag,
+        "swarm.reservationLease",
+        model::DEFAULT_LEASE,
+        |text, _| {
+            let d = crate::clock::parse_duration(text)?;
+            if d.is_zero() || d.is_negative() {
+                return Err(Error::new(Code::Usage, "a lease must be longer than zero")
+                    .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
+            }
+            Ok(d)
+        },
+    )
 }
 
 /// The current directory relative to the worktree root ("" at the root).
@@ -90,9 +93,11 @@ fn canonical(p: &Path) -> PathBuf {
 }
 
 /// Refuse a path that leaves the worktree through a symlink: any existing
-/// leading part of its literal prefix that resolves outside the root.
-fn inside(root: &Path, p: &Pattern) -> Result<()> {
+/// leading part of its literal prefix that resolves outside the root, or
+/// into the repository's git directory (`link -> .git`).
+fn inside(root: &Path, git_dir: &Path, p: &Pattern) -> Result<()> {
     let root = canonical(root);
+    let git_dir = canonical(git_dir);
     let literal = p.as_str().split(['*', '?', '[']).next().unwrap_or("");
     let mut at = root.clone();
     for seg in literal.split('/').filter(|s| !s.is_empty()) {
@@ -102,7 +107,7 @@ fn inside(root: &Path, p: &Pattern) -> Result<()> {
         };
         if meta.file_type().is_symlink() {
             let target = std::fs::canonicalize(&at).unwrap_or_else(|_| PathBuf::from("/"));
-            if !target.starts_with(&root) {
+            if !target.starts_with(&root) || target.starts_with(&git_dir) {
                 return Err(Error::new(
                     Code::ReservationPathInvalid,
                     format!("'{p}' cannot be reserved: it leaves the worktree through the symlink {seg}; nothing was written"),
@@ -123,10 +128,15 @@ pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
     }
     let root = ctx.store.workdir_or_err()?;
     let here = prefix(&root)?;
+    let git_dir = ctx.store.common_dir();
     let mut out: Vec<Pattern> = Vec::new();
     for p in paths {
-        let pat = normalise(p, &here)?;
-        inside(&root, &pat)?;
+        let mut pat = normalise(p, &here)?;
+        inside(&root, &git_dir, &pat)?;
+        // A directory named without its '/' is reserved as the directory.
+        if pat.shape() == Shape::File && root.join(pat.as_str()).is_dir() {
+            pat = Pattern(format!("{pat}/"));
+        }
         if !out.contains(&pat) {
             out.push(pat);
         }
@@ -138,8 +148,109 @@ fn read(store: &Store, at: Option<ObjectId>) -> Result<Ledger> {
     match at {
         None => Ok(Ledger::default()),
         Some(c) => Ok(Records::<Ledger>::new(store)
-            .at(&LEDGER.to_string(), c)?
+            .at(&LEDGER.to_string(), c)
+            .map_err(|e| {
+                e.hint("the reservation ledger is shared by every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version on top of this one (history keeps both)")
+            })?
             .value),
+    }
+}
+
+/// How many versions back `--repair` looks for a readable ledger.
+const REPAIR_DEPTH: usize = 1000;
+
+/// What `reservations --repair` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repaired {
+    /// The unreadable version repaired.
+    pub unreadable: String,
+    /// The readable version whose content was restored (None: none was
+    /// found, the ledger starts empty).
+    pub restored_from: Option<String>,
+    pub entries: usize,
+    pub commit: String,
+    pub published: bool,
+}
+
+/// `git swarm reservations --repair --reason …`: when the ledger cannot be
+/// read (a forged or corrupt version stops every guard and every
+/// reservation command), publish its newest readable ancestor's content as
+/// the next version, in the same publish loop as every ledger write. A
+/// readable ledger is left alone (`USAGE`).
+pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
+    let actor = ctx.actor()?;
+    if reason.trim().is_empty() {
+        return Err(Error::new(Code::Usage, "a repair needs a --reason").hint(
+            "e.g. `git swarm reservations --repair --reason \"forged version pushed by hand\"`",
+        ));
+    }
+    check_text(None, Some(reason), &[])?;
+    let store = &ctx.store;
+    let refs = [LEDGER_REF];
+    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
+        let tip = round.tip(LEDGER_REF)?;
+        let Some(bad) = tip.base else {
+            return Err(Error::new(
+                Code::Usage,
+                "there is no reservation ledger to repair",
+            ));
+        };
+        if read(store, Some(bad)).is_ok() {
+            return Err(Error::new(
+                Code::Usage,
+                format!(
+                    "the reservation ledger at {} reads fine; nothing to repair",
+                    short(bad)
+                ),
+            )
+            .hint("`git swarm reservations` lists it"));
+        }
+        let mut good = None;
+        let mut at = store.first_parent(bad)?;
+        for _ in 0..REPAIR_DEPTH {
+            let Some(c) = at else { break };
+            if let Ok(l) = read(store, Some(c)) {
+                good = Some((c, l));
+                break;
+            }
+            at = store.first_parent(c)?;
+        }
+        let (from, ledger) = match good {
+            Some((c, l)) => (Some(c), l),
+            None => (None, Ledger::default()),
+        };
+        let summary = format!(
+            "reservations repaired: {} ({reason})",
+            from.map_or(
+                "no readable version: started empty".to_string(),
+                |c| format!("restored {}", short(c))
+            )
+        );
+        let event = Event::new("reservations-repaired", &actor, summary.clone())
+            .trailer("Swarm-Repaired", bad.to_string().as_str());
+        let tree = store.write_tree(&ledger.to_files()?)?;
+        let new = store.commit(tree, &[bad], &event)?;
+        let then = Repaired {
+            unreadable: bad.to_string(),
+            restored_from: from.map(|c| c.to_string()),
+            entries: ledger.entries.len(),
+            commit: new.to_string(),
+            published: ctx.remote().is_some(),
+        };
+        Ok(Step::Publish(
+            Next::new(LEDGER_REF, tip, new, &actor, &summary, then).point("reserve"),
+        ))
+    })?;
+    match looped {
+        Looped::Published(done) | Looped::Done(done) => Ok(done),
+        Looped::Exhausted(lost) => Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "the reservation ledger kept changing; nothing was written ({})",
+                lost.lines.join("; ")
+            ),
+        )
+        .hint("run the command again")),
     }
 }
 
@@ -185,21 +296,23 @@ fn write<T: Clone>(
     }
 }
 
-fn check_text(task: Option<&str>, reason: Option<&str>) -> Result<()> {
-    crate::text::check_fields(
-        "the reservation",
-        &[
-            ("--task", task.unwrap_or("")),
-            ("--reason", reason.unwrap_or("")),
-        ],
-    )
+/// Control characters and credentials in what the ledger would publish
+/// (`TEXT_INVALID`, `SECRET_IN_TEXT`), before anything is read or written:
+/// the ledger is shared with every clone and keeps every version.
+fn check_text(task: Option<&str>, reason: Option<&str>, paths: &[String]) -> Result<()> {
+    let mut fields = vec![
+        ("--task", task.unwrap_or("")),
+        ("--reason", reason.unwrap_or("")),
+    ];
+    fields.extend(paths.iter().map(|p| ("path", p.as_str())));
+    crate::secret::check_fields("the reservation", &fields)
 }
 
 /// `git swarm reserve <path>…`
 pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
     let actor = ctx.actor()?;
-    check_text(args.task.as_deref(), args.reason.as_deref())?;
     let paths = patterns(ctx, &args.paths)?;
+    check_text(args.task.as_deref(), args.reason.as_deref(), &args.paths)?;
     let req = Request {
         holder: actor.clone(),
         paths,
@@ -281,7 +394,7 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
         return Err(Error::new(Code::Usage, "a recovery needs a --reason")
             .hint("say why the previous holder's reservation is taken over"));
     }
-    check_text(None, Some(reason))?;
+    check_text(None, Some(reason), &[])?;
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {

@@ -32,6 +32,10 @@ pub struct PlanStatus {
     /// Live path reservations held by the owners of this plan's lanes.
     #[serde(skip_serializing_if = "is_zero")]
     pub reservations: usize,
+    /// The last forecast covering this plan (`git swarm forecast`), as kept
+    /// in the forecast cache: status itself never merges or fetches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::ctx::forecast::Seen>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -237,6 +241,7 @@ fn node(
         tasks: None,
         children: Vec::new(),
         reservations: 0,
+        forecast: None,
     }
 }
 
@@ -382,6 +387,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
     count_reservations(&mut roots, &holders);
+    attach_forecast(&mut roots, &mut crate::ctx::forecast::last(&ctx.store));
     unreadable.extend(unreadable_packets);
     let now = ctx.store.clock.now();
     let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
@@ -439,6 +445,16 @@ fn live_reservations(
     }
 }
 
+fn attach_forecast(
+    nodes: &mut [PlanStatus],
+    seen: &mut BTreeMap<String, crate::ctx::forecast::Seen>,
+) {
+    for n in nodes {
+        n.forecast = seen.remove(&n.plan);
+        attach_forecast(&mut n.children, seen);
+    }
+}
+
 /// Each plan's count: the live reservations held by its lanes' owners.
 fn count_reservations(nodes: &mut [PlanStatus], holders: &[String]) {
     for n in nodes {
@@ -469,6 +485,7 @@ mod tests {
             children: Vec::new(),
             tasks: None,
             reservations: 0,
+            forecast: None,
         }
     }
 

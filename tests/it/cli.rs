@@ -136,6 +136,20 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     );
     run.expect_stderr("restored the uncommitted work from the snapshot: 2 paths");
     assert_eq!(find("--as agent-x accept"), 3, "accepted once");
+    // Two lanes forecast to conflict before any PR, then clear once rebased.
+    assert_eq!(
+        find("forecast --exit-code"),
+        1,
+        "the first forecast conflicts"
+    );
+    let last = steps
+        .iter()
+        .rfind(|s| s["command"] == "git-swarm forecast --exit-code")
+        .unwrap();
+    assert_eq!(last["exit"], 0, "rebased, the forecast clears");
+    run.expect_stderr("warning: ui is forecast to conflict with lane docs in README.md");
+    run.expect_stderr("uncommitted work of docs counted");
+    run.expect_stderr("forecast: 1 conflict (");
     assert_eq!(find("lead handover bob"), 0);
     assert_eq!(
         find("lead push --plan shop HEAD:refs/heads/main"),
@@ -249,4 +263,26 @@ fn bash_completes_git_swarm_as_git_calls_it() {
         .unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.split_whitespace().any(|w| w == "takeover"), "{text}");
+}
+
+#[test]
+fn a_closed_stderr_loses_the_message_not_the_exit_code() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    // stderr is a pipe nobody reads any more (`2>&1 | head -c 10` once head
+    // has exited): writing the error there used to panic (exit 101).
+    for (args, code) in [
+        (&["--as", "x", "notify", "bad..addr", "hi"][..], 2),
+        (&["--as", "x", "reserve", "["][..], 2),
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = env
+            .command("git-swarm", &repo)
+            .args(args)
+            .stderr(writer)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
+    }
 }

@@ -233,3 +233,87 @@ fn sync_runs_gc_past_the_threshold() {
         .err(2, "USAGE")
         .stderr_has("swarm.gcAge");
 }
+
+/// The message refs under `refs/swarm/messages/<plan>/`.
+fn messages_of(env: &TestEnv, dir: &Path, plan: &str) -> Vec<String> {
+    env.refs(dir, &format!("refs/swarm/messages/{plan}/"))
+        .into_keys()
+        .collect()
+}
+
+#[test]
+fn gc_archives_the_messages_of_a_closed_plan_even_ones_posted_after_it() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "old"]).ok();
+    env.swarm(a, &["plan", "new", "live"]).ok();
+    env.swarm(a, &["notify", "bob", "--plan", "old", "schema landed"])
+        .ok();
+    env.swarm(a, &["notify", "bob", "--plan", "live", "still going"])
+        .ok();
+    env.swarm(a, &["notify", "bob", "no plan at all"]).ok();
+    env.swarm(a, &["plan", "close", "old"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    let old_message = messages_of(&env, a, "old");
+    assert_eq!(old_message.len(), 1);
+
+    let out = env
+        .swarm(a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["archived"]["messages"], serde_json::json!(old_message));
+    assert_eq!(
+        out["archived"]["plans"],
+        serde_json::json!(["refs/swarm/plans/old"])
+    );
+    assert!(messages_of(&env, a, "old").is_empty());
+    assert_eq!(messages_of(&env, a, "live").len(), 1, "an open plan's stay");
+    assert_eq!(
+        messages_of(&env, a, "_").len(),
+        1,
+        "a message of no plan stays"
+    );
+    // History keeps it: the archive has it as a parent.
+    let tip = env.refs(b, "refs/swarm/messages/old/")[&old_message[0]].clone();
+    env.git(
+        a,
+        &[
+            "merge-base",
+            "--is-ancestor",
+            &tip,
+            "refs/swarm/archive/messages",
+        ],
+    );
+
+    // Posted to the plan after gc archived it: finished with its plan, so
+    // the next gc archives it too (the plan is no longer live to ask).
+    env.swarm(a, &["notify", "bob", "--plan", "old", "one more thing"])
+        .ok();
+    let late = messages_of(&env, a, "old");
+    assert_eq!(late.len(), 1);
+    let out = env
+        .swarm(a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["archived"]["messages"], serde_json::json!(late));
+    assert!(messages_of(&env, a, "old").is_empty());
+
+    // bob's inbox keeps what is live; the deletion travels through sync.
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    assert!(messages_of(&env, b, "old").is_empty());
+    let inbox = env
+        .swarm(b, &["--as", "bob", "inbox", "--all", "--json"])
+        .ok()
+        .json();
+    let bodies: Vec<&str> = inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["body"].as_str().unwrap())
+        .collect();
+    assert_eq!(bodies.len(), 2, "{inbox}");
+    assert!(bodies.contains(&"still going") && bodies.contains(&"no plan at all"));
+}

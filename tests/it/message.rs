@@ -315,7 +315,46 @@ fn secrets_and_bad_replies_are_refused_and_write_nothing() {
         .err(2, "MESSAGE_INVALID");
     env.swarm(ann, &["notify", "bad..addr", "hi"])
         .err(2, "NAME_INVALID");
+    // What no reader would accept is refused at the post: a control
+    // character in the body (newlines are fine there) or in a one-line field.
+    env.swarm(ann, &["notify", "bob", "multi\nline\u{1b}[2Jbody"])
+        .err(2, "TEXT_INVALID")
+        .stderr_has("`body` (U+001B)");
+    env.swarm(ann, &["ask", "bob", "a\u{9b}question"])
+        .err(2, "TEXT_INVALID");
     assert_eq!(env.all_refs(ann), before);
+    env.swarm(ann, &["notify", "bob", "two\nlines are fine"])
+        .ok();
+    // A plan nobody knows here is most likely a typo: said, not refused.
+    env.swarm(ann, &["notify", "bob", "--plan", "nope", "hi"])
+        .ok()
+        .stderr_has("no plan 'nope' is known in this clone");
+}
+
+#[test]
+fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["notify", "bob", "hello"]).ok();
+    // A message ref someone pushed by hand, holding YAML nobody can read.
+    crate::hardening::push_raw_record(
+        &env,
+        ann,
+        "refs/swarm/messages/_/20260101T000000Z-mallory-0bad",
+        "message.yaml",
+        "schema: swarm-message/v1\nid: [unclosed\n",
+    );
+    let run = inbox(&env, bob, "bob", &[]);
+    assert_eq!(ids(&run).len(), 1, "{run:#?}");
+    let json = run.json();
+    assert_eq!(
+        json["unreadable"][0]["name"], "_/20260101T000000Z-mallory-0bad",
+        "{json}"
+    );
+    run.expect_stderr("skipped unreadable message");
+    let text = env.swarm(bob, &["inbox", "--all", "--as", "bob"]).ok();
+    text.expect_stdout("UNREADABLE refs/swarm");
 }
 
 #[test]
@@ -617,4 +656,70 @@ fn state_lists_live_reservations_the_same_on_every_clone() {
     assert_eq!(section["items"][0]["paths"][0], "src/db/");
     let q = env.swarm(bob, &["state", "--plan", "q"]).ok().stdout;
     assert!(q.contains("## Reservations\n\n(none)"), "{q}");
+}
+
+#[test]
+fn the_same_escalation_sent_at_once_from_two_clones_is_recorded_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob", "cat"]);
+    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
+    env.swarm(&clones[0], &["sync"]).ok();
+    for c in &clones[1..] {
+        env.swarm(c, &["sync"]).ok();
+    }
+    let esc = [
+        "escalate", "ops", "the", "deploy", "key", "expired", "--plan", "p",
+    ];
+    // Online, lined up after the message commit is written, before any ref
+    // moves: both decided it was new.
+    for round in 0..3 {
+        let gate = env.root().join(format!("esc-gate-{round}"));
+        let pause = format!("store:commit={}", gate.display());
+        let mut args = esc.to_vec();
+        let what = format!("round{round}");
+        args.push("--task");
+        args.push(&what);
+        let children: Vec<_> = clones[1..]
+            .iter()
+            .map(|c| spawn(&env, c, &[("GIT_SWARM_PAUSE", pause.as_str())], &args))
+            .collect();
+        crate::process::wait_arrivals(&gate, 2);
+        std::fs::write(gate.join("go"), "").unwrap();
+        let runs: Vec<_> = children
+            .into_iter()
+            .enumerate()
+            .map(|(i, c)| finish(c, &format!("round {round} clone {i}")))
+            .collect();
+        let ok: Vec<_> = runs.iter().filter(|r| r.code == 0).collect();
+        assert_eq!(ok.len(), 1, "round {round}: {runs:#?}");
+        let lost = runs.iter().find(|r| r.code != 0).unwrap();
+        assert_eq!(lost.code, 1, "{lost:#?}");
+        assert!(lost.stderr.contains("error[ESCALATION_SENT]"), "{lost:#?}");
+    }
+    // Offline, both: the first sync publishes one, the second keeps the
+    // published one and says its own was superseded (no conflict, no wedge).
+    let mut args = vec!["--offline"];
+    args.extend_from_slice(&esc);
+    env.swarm(&clones[1], &args).ok();
+    env.swarm(&clones[2], &args).ok();
+    env.swarm(&clones[1], &["sync"]).ok();
+    let second = env.swarm(&clones[2], &["sync", "--json"]).ok().json();
+    assert_eq!(
+        second["superseded"].as_array().map(Vec::len),
+        Some(1),
+        "{second}"
+    );
+    env.swarm(&clones[2], &["sync"]).ok();
+    env.swarm(&clones[1], &["sync"]).ok();
+    let on_remote = env.refs(&remote, MESSAGES);
+    assert_eq!(
+        on_remote.len(),
+        4,
+        "one message per escalation: {on_remote:?}"
+    );
+    for c in &clones[1..] {
+        assert_eq!(env.refs(c, MESSAGES), on_remote);
+    }
+    let state = |c: &std::path::PathBuf| env.swarm(c, &["state", "--json"]).ok().stdout;
+    assert_eq!(state(&clones[1]), state(&clones[2]));
 }

@@ -157,6 +157,7 @@ fn hostile_paths_are_refused_with_nothing_written() {
     let ann = &clones[0];
     env.swarm(ann, &["reserve", "ok/"]).ok();
     std::os::unix::fs::symlink("/tmp", ann.join("out")).unwrap();
+    std::os::unix::fs::symlink(".git", ann.join("gitlink")).unwrap();
     std::fs::create_dir_all(ann.join("sub")).unwrap();
     let before = (env.all_refs(ann), env.all_refs(&remote));
     for bad in [
@@ -170,9 +171,27 @@ fn hostile_paths_are_refused_with_nothing_written() {
         "out/",
         "",
         "a\\b",
+        "a\tb",
+        "[",
+        "gitlink/config",
     ] {
         let run = env.swarm(ann, &["reserve", bad, "--json"]);
         run.err(2, "RESERVATION_PATH_INVALID");
+    }
+    // Credentials in anything the ledger would publish: refused, named,
+    // never echoed.
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN2pQ4sT6vW8yZ0cF1aB3dE5g");
+    for args in [
+        vec!["reserve", "fine/", "--reason", &format!("token {token}")],
+        vec!["reserve", "fine/", "--task", token.as_str()],
+        vec!["reserve", &format!("{token}.txt")],
+        vec!["reserve", "fine/", "--reason", "password=hunter2hunter2"],
+    ] {
+        let run = env.swarm(ann, &args).err(2, "SECRET_IN_TEXT");
+        assert!(
+            !run.stderr.contains(&token) && !run.stderr.contains("hunter2"),
+            "{run:#?}"
+        );
     }
     // From a subdirectory, '..' is refused too (not resolved).
     let sub = ann.join("sub");
@@ -185,6 +204,16 @@ fn hostile_paths_are_refused_with_nothing_written() {
     // A relative path from a subdirectory is stored from the root.
     let run = env.swarm(&sub, &["reserve", "inner.rs", "--json"]).ok();
     assert_eq!(run.json()["entry"]["paths"][0], "sub/inner.rs");
+    // A directory named without its '/' is reserved as the directory, and
+    // a name reserved as a file overlaps a directory of that name.
+    env.swarm(ann, &["--as", "bob", "reserve", "sub"])
+        .err(3, "RESERVATION_CONFLICT")
+        .stderr_has("sub/ overlaps r2 held by ann");
+    env.swarm(ann, &["--as", "bob", "reserve", "ok"])
+        .err(3, "RESERVATION_CONFLICT");
+    std::fs::create_dir_all(ann.join("dir8")).unwrap();
+    let run = env.swarm(ann, &["reserve", "dir8", "--json"]).ok();
+    assert_eq!(run.json()["entry"]["paths"][0], "dir8/");
 }
 
 #[test]
@@ -419,4 +448,102 @@ fn status_counts_live_reservations_per_plan() {
         .ok()
         .stdout_has("1 reservation held by its lane owners")
         .stdout_has("2 reservations live");
+}
+
+#[test]
+fn a_name_reserved_as_a_file_holds_the_directory_it_becomes() {
+    let env = env_at_now();
+    let (ann, coord, wt) = lane_setup(&env);
+    // `docs` does not exist yet: reserved as a file name, it still holds
+    // `docs/…` once someone makes it a directory.
+    env.swarm(&ann, &["reserve", "docs", "--json"]).ok();
+    env.swarm(&coord, &["sync"]).ok();
+    env.write(&wt.join("docs/guide.md"), "# guide\n");
+    env.git(&wt, &["add", "docs/guide.md"]);
+    let run = env.git_run(&wt, &["commit", "-q", "-m", "docs"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    assert!(
+        run.stderr.contains("[reservations] docs/guide.md"),
+        "{run:#?}"
+    );
+    assert!(
+        run.stderr.contains("reserved exclusively by ann"),
+        "{run:#?}"
+    );
+}
+
+#[test]
+fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
+    let env = env_at_now();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["reserve", "src/", "--task", "T1"]).ok();
+    let good = env.git(&remote, &["rev-parse", LEDGER]);
+    // Someone pushes a version nobody can read, on top of the good one.
+    let path = env.root().join("bad.yaml");
+    std::fs::write(&path, "schema: swarm-reservations/v1\nentries: [unclosed\n").unwrap();
+    let blob = env.git(ann, &["hash-object", "-w", path.to_str().unwrap()]);
+    let tree_in = env.root().join("tree.txt");
+    std::fs::write(&tree_in, format!("100644 blob {blob}\treservations.yaml\n")).unwrap();
+    let tree = {
+        let out = env
+            .command("git", ann)
+            .args(["mktree"])
+            .stdin(std::fs::File::open(&tree_in).unwrap())
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap().trim().to_string()
+    };
+    let bad = env.git(ann, &["commit-tree", &tree, "-p", &good, "-m", "forged"]);
+    env.git(
+        ann,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            &format!("{bad}:{LEDGER}"),
+        ],
+    );
+    env.swarm(bob, &["sync"]).ok();
+
+    let refused = env.swarm(bob, &["reservations"]).code(2);
+    refused.expect_stderr("reservations --repair --reason");
+    env.swarm(bob, &["reserve", "docs/"]).code(2);
+    env.swarm(bob, &["reservations", "--repair"]).code(2);
+    let fixed = env
+        .swarm(
+            bob,
+            &[
+                "reservations",
+                "--repair",
+                "--reason",
+                "forged version",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(fixed["unreadable"], bad.as_str());
+    assert_eq!(fixed["restored_from"], good.as_str());
+    assert_eq!(fixed["published"], true);
+    // On the remote: a new version on top of the bad one (history keeps it),
+    // holding the good one's content.
+    let tip = env.git(&remote, &["rev-parse", LEDGER]);
+    assert_eq!(env.git(&remote, &["rev-parse", &format!("{tip}^")]), bad);
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &format!("{tip}^{{tree}}")]),
+        env.git(&remote, &["rev-parse", &format!("{good}^{{tree}}")])
+    );
+    let listed = env.swarm(bob, &["reservations", "--json"]).ok().json();
+    assert_eq!(listed["reservations"][0]["holder"], "ann", "{listed}");
+    assert_eq!(listed["mirror"]["remote"], "origin", "{listed}");
+    env.swarm(bob, &["reservations"])
+        .ok()
+        .stdout_has("shown: local records plus the mirror of origin");
+    // A readable ledger is left alone.
+    env.swarm(bob, &["reservations", "--repair", "--reason", "again"])
+        .err(2, "USAGE")
+        .stderr_has("reads fine");
+    assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), tip);
 }

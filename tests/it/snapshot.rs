@@ -243,6 +243,33 @@ fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
 }
 
 #[test]
+fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot() {
+    let env = TestEnv::new();
+    let (remote, a, wt, _b) = lane_with_history(&env);
+    // Staged with a credential, then overwritten in the file: the staged
+    // tree (the snapshot's second parent) would carry it.
+    env.write(&wt.join("staged.txt"), "db password=Tr0ub4dor&3\n");
+    env.git(&wt, &["add", "staged.txt"]);
+    env.write(&wt.join("staged.txt"), "clean now\n");
+    let local = env.all_refs(&a);
+    let published = env.all_refs(&remote);
+    let run = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit"])
+        .err(2, "PACKET_SECRET")
+        .stderr_has("staged.txt (staged) line 1");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    let run = env
+        .swarm(&wt, &["lane", "snapshot"])
+        .err(2, "SNAPSHOT_SECRET");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    assert_eq!(env.all_refs(&a), local);
+    assert_eq!(env.all_refs(&remote), published);
+    // Unstaged again, the work hands off.
+    env.git(&wt, &["reset", "--quiet", "staged.txt"]);
+    env.swarm(&wt, &["handoff", "--reason", "usage_limit"]).ok();
+}
+
+#[test]
 fn work_over_the_size_limit_is_refused_with_nothing_published() {
     let env = TestEnv::new();
     let (remote, a, wt, _b) = lane_with_history(&env);
@@ -388,4 +415,247 @@ fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
     env.git(&b, &["switch", "--quiet", "feat/login"]);
     env.swarm(&b, &["accept", &id]).ok();
     assert_eq!(env.read(&b.join("new.txt")), "offline work\n");
+}
+
+/// Replace the snapshot of packet `id` (plan auth) on the remote with a
+/// commit whose tree is the real snapshot's plus `extra` entries (mktree
+/// lines), as someone who can push to the remote could; the packet is
+/// rewritten to name it. Returns the forged snapshot commit.
+fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[String]) -> String {
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let packet_ref = format!("refs/swarm/packets/auth/{id}");
+    env.git(
+        dir,
+        &[
+            "fetch",
+            "--quiet",
+            "origin",
+            &format!("+{snap_ref}:{snap_ref}"),
+            &format!("+{packet_ref}:{packet_ref}"),
+        ],
+    );
+    let snap = env.git(dir, &["rev-parse", &snap_ref]);
+    let mut lines = env.git(dir, &["ls-tree", &snap]);
+    for e in extra {
+        lines.push('\n');
+        lines.push_str(e);
+    }
+    let tree = mktree(env, dir, &lines);
+    let forged = env.git(
+        dir,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &format!("{snap}^1"),
+            "-p",
+            &format!("{snap}^2"),
+            "-m",
+            "snapshot",
+        ],
+    );
+    let yaml = env
+        .git(dir, &["show", &format!("{packet_ref}:packet.yaml")])
+        .replace(&snap, &forged);
+    let blob = hash_object(env, dir, yaml.as_bytes());
+    let ptree = mktree(env, dir, &format!("100644 blob {blob}\tpacket.yaml"));
+    let packet = env.git(
+        dir,
+        &["commit-tree", &ptree, "-p", &packet_ref, "-m", "forged"],
+    );
+    env.git(
+        dir,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "--force",
+            "origin",
+            &format!("{packet}:{packet_ref}"),
+            &format!("{forged}:{snap_ref}"),
+        ],
+    );
+    forged
+}
+
+fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
+    use std::io::Write;
+    let mut cmd = env.command("git", dir);
+    cmd.args(["mktree", "--missing"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(format!("{lines}\n").as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "mktree of {lines:?}");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
+    let path = env.root().join(format!("blob-{}", bytes.len()));
+    std::fs::write(&path, bytes).unwrap();
+    env.git(dir, &["hash-object", "-w", path.to_str().unwrap()])
+}
+
+#[test]
+fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
+    let env = TestEnv::new();
+    let (remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    // bob's main checkout on the lane branch, clean at the packet's head.
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    let hook = b.join(".git/hooks/pre-commit");
+    let hook_before = std::fs::read(&hook).ok();
+    let packet_ref = format!("refs/swarm/packets/auth/{id}");
+
+    let script = hash_object(&env, &a, b"#!/bin/sh\ntouch PWNED\n");
+    let hooks = mktree(&env, &a, &format!("100755 blob {script}\tpre-commit"));
+    let dotgit = mktree(&env, &a, &format!("040000 tree {hooks}\thooks"));
+    let target = hash_object(&env, &a, outside.to_str().unwrap().as_bytes());
+    let pwn = mktree(&env, &a, &format!("100644 blob {script}\tpwn.txt"));
+    let variants = [
+        vec![format!("040000 tree {dotgit}\t.git")],
+        vec![
+            format!("120000 blob {target}\tlnk"),
+            format!("040000 tree {pwn}\tlnk"),
+        ],
+    ];
+    for (i, extra) in variants.iter().enumerate() {
+        forge_snapshot(&env, &a, &id, extra);
+        let published = env.git(&remote, &["rev-parse", &packet_ref]);
+        let refused = env.swarm(&b, &["accept", &id]).err(1, "SNAPSHOT_UNSAFE");
+        refused.expect_stderr("nothing was written or recorded");
+        assert_eq!(
+            std::fs::read(&hook).ok(),
+            hook_before,
+            "variant {i}: the hook changed"
+        );
+        assert!(
+            !outside.join("pwn.txt").exists(),
+            "variant {i}: wrote through the symlink"
+        );
+        assert!(
+            !b.join("lnk").exists() && !b.join("note.txt").exists(),
+            "variant {i}"
+        );
+        assert_eq!(env.git(&b, &["status", "--porcelain"]), "", "variant {i}");
+        assert_eq!(
+            env.git(&remote, &["rev-parse", &packet_ref]),
+            published,
+            "variant {i}: recorded"
+        );
+    }
+    // Nothing ran: a commit in bob's checkout runs the real hook.
+    env.write(&b.join("x.txt"), "x\n");
+    env.git(&b, &["add", "x.txt"]);
+    env.git(&b, &["commit", "--quiet", "-m", "x"]);
+    assert!(!b.join("PWNED").exists());
+}
+
+#[test]
+fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failure() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, _b) = lane_with_history(&env);
+    // carol's clone is made before the handoff and never syncs.
+    let carol = env.clone_remote(&remote, "carol");
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let succ = carol.join("succ");
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "carol",
+            "accept",
+            &id,
+            "--worktree",
+            succ.to_str().unwrap(),
+        ],
+    )
+    .ok()
+    .stdout_has("restored the uncommitted work");
+    assert_eq!(
+        file(&succ, "note.txt").map(|f| f.0),
+        Some(b"mid-edit\n".to_vec())
+    );
+
+    // The branch is checked out there: another --worktree says so.
+    let again = carol.join("again");
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "dave",
+            "accept",
+            &id,
+            "--worktree",
+            again.to_str().unwrap(),
+        ],
+    )
+    .err(2, "USAGE")
+    .stderr_has("feat/login is checked out in the worktree");
+    // A second accept elsewhere fails (accepted already): the worktree it
+    // made for that is taken away again, the branch is left.
+    env.git(
+        &carol,
+        &["worktree", "remove", "--force", succ.to_str().unwrap()],
+    );
+    env.swarm(
+        &carol,
+        &[
+            "--as",
+            "dave",
+            "accept",
+            &id,
+            "--worktree",
+            again.to_str().unwrap(),
+        ],
+    )
+    .err(3, "PACKET_ALREADY_ACCEPTED")
+    .stderr_has("was removed again");
+    assert!(!again.exists());
+    let listed = env.git(&carol, &["worktree", "list", "--porcelain"]);
+    assert!(!listed.contains("again"), "{listed}");
+}
+
+#[test]
+fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
+    let env = TestEnv::new();
+    let (_remote, a, wt, b) = lane_with_history(&env);
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    env.swarm(&a, &["sync"]).ok();
+    // The packet was accepted a moment ago: too young for a 1-day gc, and so
+    // is its snapshot (whose commit carries a fixed date from 1970).
+    let young = env
+        .swarm(&a, &["gc", "--older-than", "1d", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(young["archived"], serde_json::json!({}), "{young}");
+    let out = env
+        .swarm(&a, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        out["archived"]["snapshots"],
+        serde_json::json!([format!("refs/swarm/snapshots/auth/{id}")]),
+        "{out}"
+    );
+    assert_eq!(
+        out["archived"]["packets"],
+        serde_json::json!([format!("refs/swarm/packets/auth/{id}")]),
+        "{out}"
+    );
 }

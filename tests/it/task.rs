@@ -685,3 +685,29 @@ fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
         );
     }
 }
+
+#[test]
+fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    // From a newer version of git-swarm, or pushed by hand: unreadable here.
+    crate::hardening::push_raw_record(
+        &env,
+        b,
+        &task_ref("p", "fut"),
+        "task.yaml",
+        "schema: swarm-task/v2\nid: fut\nplan: p\ntitle: from the future\n",
+    );
+    let before = ref_of(&env, &remote, &task_ref("p", "fut"));
+    env.swarm(a, &["task", "show", "fut"])
+        .err(2, "SCHEMA_UNSUPPORTED");
+    new_task(&env, a, "fut", &[]).err(2, "SCHEMA_UNSUPPORTED");
+    env.swarm(a, &["task", "claim", "fut", "--plan", "p"])
+        .err(2, "SCHEMA_UNSUPPORTED");
+    assert_eq!(ref_of(&env, &remote, &task_ref("p", "fut")), before);
+    // Listings still show it, as unreadable.
+    env.swarm(a, &["task", "list", "--plan", "p"])
+        .ok()
+        .stdout_has("UNREADABLE");
+}

@@ -90,7 +90,14 @@ fn init_in_a_clone_of_an_empty_remote_protects_the_lanes_base() {
     );
     let e = env.root().join("e");
     env.git(&e, &["config", "swarm.as", "alice"]);
-    let out = env.swarm(&e, &["init"]).ok();
+    let out = env.swarm(&e, &["init", "--json"]).ok();
+    // The JSON of the very run that protected it says so.
+    assert_eq!(
+        out.json()["protect"],
+        serde_json::json!(["refs/heads/main"]),
+        "{}",
+        out.stdout
+    );
     let text = format!("{}{}", out.stdout, out.stderr);
     assert!(text.contains("protected refs/heads/main"), "{text}");
     assert!(text.contains("no default branch yet"), "{text}");

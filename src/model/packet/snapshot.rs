@@ -116,6 +116,58 @@ pub fn check_size(size: u64, limit: u64, biggest: &[(String, u64)]) -> Result<()
     .hint("commit and push the large files, or raise the limit: `git config swarm.snapshotLimit <bytes>`"))
 }
 
+/// Why a snapshot tree's entry must not be written into a checkout, if it
+/// must not: a snapshot comes from the remote, and whoever can push there
+/// could otherwise make `accept` write into `.git` (a hook runs code) or
+/// out of the worktree. The rules git's own `verify_path` applies, plus
+/// the modes a snapshot can hold.
+pub fn unsafe_entry(path: &str, mode: &str) -> Option<&'static str> {
+    if !matches!(mode, "100644" | "100755" | "120000" | "160000") {
+        return Some("not a file, executable, symlink or submodule");
+    }
+    if path.is_empty() || path.starts_with('/') {
+        return Some("not a relative path");
+    }
+    for part in path.split('/') {
+        if part.is_empty() || part == "." || part == ".." {
+            return Some("an empty, `.` or `..` path component");
+        }
+        // `.git`, and the names NTFS and HFS+ read as `.git` (`.git.`,
+        // `.git ` and `git~1`), in any case.
+        let lower = part.to_ascii_lowercase();
+        let trimmed = lower.trim_end_matches(['.', ' ']);
+        if trimmed == ".git" || lower == "git~1" {
+            return Some("a path inside .git");
+        }
+        if part.chars().any(|c| c.is_control()) {
+            return Some("a control character in the path");
+        }
+    }
+    None
+}
+
+/// The entries of a snapshot tree (path, mode) that must not be written:
+/// [`unsafe_entry`], a path given twice, and a path under an entry that is
+/// not a directory (a symlink `l` and `l/x` would write through the link).
+pub fn unsafe_entries<'a>(entries: &[(&'a str, &str)]) -> Vec<(&'a str, &'static str)> {
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    let leaves: std::collections::BTreeSet<&str> = entries.iter().map(|(p, _)| *p).collect();
+    for (path, mode) in entries {
+        if let Some(why) = unsafe_entry(path, mode) {
+            out.push((*path, why));
+        } else if !seen.insert(*path) {
+            out.push((*path, "the path is in the tree twice"));
+        } else if path
+            .match_indices('/')
+            .any(|(i, _)| leaves.contains(&path[..i]))
+        {
+            out.push((*path, "a path under a file or symlink of the snapshot"));
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -144,5 +196,47 @@ mod tests {
     #[test]
     fn refs() {
         assert_eq!(snapshot_ref("p", "x"), "refs/swarm/snapshots/p/x");
+    }
+
+    #[test]
+    fn entries_that_would_write_into_git_or_through_a_link_are_unsafe() {
+        assert_eq!(unsafe_entry("src/a.rs", "100644"), None);
+        assert_eq!(unsafe_entry("bin/run", "100755"), None);
+        assert_eq!(unsafe_entry("link", "120000"), None);
+        for bad in [
+            ".git/hooks/pre-commit",
+            "sub/.GIT/config",
+            ".git./hooks/x",
+            ".git /x",
+            "GIT~1/hooks/x",
+            "../outside",
+            "a/../../b",
+            "/etc/passwd",
+            "a//b",
+            "./a",
+            "",
+            "a\tb",
+        ] {
+            assert!(unsafe_entry(bad, "100644").is_some(), "{bad:?}");
+        }
+        assert!(unsafe_entry("a", "040000").is_some());
+        let entries = [
+            ("lnk", "120000"),
+            ("lnk/pwn.txt", "100644"),
+            ("ok", "100644"),
+            ("ok", "100644"),
+        ];
+        let found = unsafe_entries(&entries);
+        assert_eq!(
+            found,
+            vec![
+                (
+                    "lnk/pwn.txt",
+                    "a path under a file or symlink of the snapshot"
+                ),
+                ("ok", "the path is in the tree twice"),
+            ]
+        );
+        assert!(unsafe_entries(&[("a/b", "100644"), ("a/c", "100755")]).is_empty());
     }
 }

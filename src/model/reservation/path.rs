@@ -69,8 +69,11 @@ pub fn normalise(input: &str, prefix: &str) -> Result<Pattern> {
     if input.trim().is_empty() {
         return Err(invalid(input, "the path is empty"));
     }
-    if crate::text::first_forbidden(input, false).is_some() {
+    if crate::text::first_forbidden(input, false).is_some() || input.contains('\t') {
         return Err(invalid(input, "it holds a control character"));
+    }
+    if unclosed_class(input) {
+        return Err(invalid(input, "a '[' in it opens a class no ']' closes"));
     }
     if input.starts_with('/') || input.starts_with('~') || input.as_bytes().get(1) == Some(&b':') {
         return Err(invalid(input, "it is an absolute path"));
@@ -101,6 +104,12 @@ pub fn normalise(input: &str, prefix: &str) -> Result<Pattern> {
         path.push('/');
     }
     Ok(Pattern(path))
+}
+
+/// A `[` with no `]` after it: a typo, not a class (as a glob it would
+/// match any one character and, being conservative, overlap almost all).
+fn unclosed_class(p: &str) -> bool {
+    p.rfind('[').is_some_and(|i| !p[i..].contains(']'))
 }
 
 /// The text before the first glob character.
@@ -137,12 +146,12 @@ pub fn overlap(a: &Pattern, b: &Pattern, ignore_case: bool) -> bool {
     let (x, y) = (fold(&a.0, ignore_case), fold(&b.0, ignore_case));
     let (pa, pb) = (Pattern(x), Pattern(y));
     match (pa.shape(), pb.shape()) {
-        (Shape::File, Shape::File) => pa.0 == pb.0,
-        (Shape::Dir, Shape::File) => pb.0.starts_with(&pa.0),
-        (Shape::File, Shape::Dir) => pa.0.starts_with(&pb.0),
+        (Shape::File, Shape::File) => under_file(&pa.0, &pb.0) || under_file(&pb.0, &pa.0),
+        (Shape::Dir, Shape::File) => pb.0.starts_with(&pa.0) || under_file(&pb.0, &pa.0),
+        (Shape::File, Shape::Dir) => pa.0.starts_with(&pb.0) || under_file(&pa.0, &pb.0),
         (Shape::Dir, Shape::Dir) => comparable_prefix(&pa.0, &pb.0),
-        (Shape::Glob, Shape::File) => glob_match(&pa.0, &pb.0),
-        (Shape::File, Shape::Glob) => glob_match(&pb.0, &pa.0),
+        (Shape::Glob, Shape::File) => glob_over_file(&pa.0, &pb.0),
+        (Shape::File, Shape::Glob) => glob_over_file(&pb.0, &pa.0),
         (Shape::Glob, Shape::Dir) => comparable_prefix(literal_prefix(&pa.0), &pb.0),
         (Shape::Dir, Shape::Glob) => comparable_prefix(&pa.0, literal_prefix(&pb.0)),
         (Shape::Glob, Shape::Glob) => {
@@ -161,9 +170,25 @@ pub fn covers(p: &Pattern, path: &str, ignore_case: bool) -> bool {
     covers_exact(p, path)
 }
 
+/// A glob and a file name overlap where the glob matches the file, or
+/// reaches under a directory of that name (see [`under_file`]).
+fn glob_over_file(glob: &str, file: &str) -> bool {
+    glob_match(glob, file) || literal_prefix(glob).starts_with(&format!("{file}/"))
+}
+
+/// Whether `path` is the file `file` or lies under a directory of that
+/// name: a name reserved as a file that is (or becomes) a directory is
+/// reserved with what it holds, since one path cannot be both.
+fn under_file(file: &str, path: &str) -> bool {
+    path == file
+        || path
+            .strip_prefix(file)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
 fn covers_exact(p: &Pattern, path: &str) -> bool {
     match p.shape() {
-        Shape::File => p.0 == path,
+        Shape::File => under_file(&p.0, path),
         Shape::Dir => path.starts_with(&p.0),
         Shape::Glob => glob_match(&p.0, path),
     }

@@ -49,6 +49,9 @@ fn hostile_paths_are_refused() {
         "x/.GIT/hooks",
         ".",
         "./",
+        "a\tb",
+        "[",
+        "src/[ab",
     ] {
         let e = normalise(bad, "").unwrap_err();
         assert_eq!(e.code, Code::ReservationPathInvalid, "{bad:?}");
@@ -269,4 +272,24 @@ fn the_setting_defaults_to_enforce() {
     assert_eq!(Enforce::parse(Some("warn")), Enforce::Warn);
     assert_eq!(Enforce::parse(Some("off")), Enforce::Off);
     assert_eq!(Enforce::parse(Some("enforec")), Enforce::Enforce);
+}
+
+#[test]
+fn a_name_reserved_as_a_file_also_covers_a_directory_of_that_name() {
+    // One path cannot be a file and a directory: reserving `dir4` holds
+    // what `dir4/` would hold, and overlaps it.
+    assert!(covers(&p("dir8"), "dir8/z", false));
+    assert!(covers(&p("dir8"), "dir8", false));
+    assert!(!covers(&p("dir8"), "dir80/z", false));
+    assert!(!covers(&p("dir8"), "dir", false));
+    assert!(overlap(&p("dir4"), &p("dir4/"), false));
+    assert!(overlap(&p("dir4/"), &p("dir4"), false));
+    assert!(overlap(&p("a"), &p("a/b/"), false));
+    assert!(overlap(&p("a"), &p("a/b.rs"), false));
+    assert!(overlap(&p("a/b.rs"), &p("a"), false));
+    assert!(overlap(&p("a"), &p("a/*.rs"), false));
+    assert!(overlap(&p("a/**"), &p("a"), false));
+    assert!(!overlap(&p("a"), &p("ab/"), false));
+    assert!(!overlap(&p("a"), &p("ab"), false));
+    assert!(!overlap(&p("a"), &p("b/*.rs"), false));
 }

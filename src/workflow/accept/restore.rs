@@ -46,11 +46,14 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
 
 /// The successor worktree for `accept --worktree <path>`: `path` as it is
 /// when it exists, else a new worktree there on the packet's branch (the
-/// local branch, else the remote's, fetched first).
-pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<PathBuf> {
+/// local branch, else the remote's, fetched first). The packets are fetched
+/// first, as `accept` itself does: the packet may have just been written
+/// on another machine. Returns the directory and whether it was made here.
+pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
     if path.exists() {
-        return Ok(path.to_path_buf());
+        return Ok((path.to_path_buf(), false));
     }
+    fetch(ctx, &[crate::model::packet::PREFIX])?;
     let refname = locate(ctx, arg)?;
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
@@ -64,6 +67,17 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<PathBuf> {
     };
     let git = &ctx.store.git;
     let shown = path.to_string_lossy().into_owned();
+    if let Some(there) = checked_out_in(git, branch)? {
+        return Err(Error::new(
+            Code::Usage,
+            format!(
+                "{branch} is checked out in the worktree {there}: a second worktree cannot have it"
+            ),
+        )
+        .hint(format!(
+            "accept there: `cd {there} && git swarm accept {arg}`"
+        )));
+    }
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
     } else {
@@ -89,7 +103,35 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<PathBuf> {
             &format!("refs/remotes/{remote}/{branch}"),
         )?;
     }
-    Ok(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()))
+    Ok((
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        true,
+    ))
+}
+
+/// The worktree that has `branch` checked out, if one does.
+fn checked_out_in(git: &crate::git::Git, branch: &str) -> Result<Option<String>> {
+    let listed = git.run(["worktree", "list", "--porcelain"])?;
+    let mut path = None;
+    for line in listed.lines() {
+        if let Some(p) = line.strip_prefix("worktree ") {
+            path = Some(p.to_string());
+        } else if line.strip_prefix("branch refs/heads/") == Some(branch) {
+            return Ok(path);
+        }
+    }
+    Ok(None)
+}
+
+/// Take away a worktree `accept --worktree` made for an accept that then
+/// failed: it holds nothing but the branch and, maybe, files restored from
+/// the snapshot, which stays published with the packet.
+pub fn remove_made(ctx: &Ctx, dir: &Path) {
+    let shown = dir.to_string_lossy().into_owned();
+    let _ = ctx
+        .store
+        .git
+        .run(["worktree", "remove", "--force", shown.as_str()]);
 }
 
 /// Keep the packet's snapshot under its ref here too (from the commit

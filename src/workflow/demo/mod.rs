@@ -122,6 +122,7 @@ impl Demo<'_> {
     }
 }
 
+mod forecast;
 mod later;
 mod story;
 
@@ -175,6 +176,7 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     story::setup(d)?;
     story::guards(d)?;
     later::reservations(d)?;
+    forecast::forecast(d)?;
     story::handoff(d)?;
     later::leadership(d)?;
     later::messages(d)?;

@@ -14,11 +14,7 @@ use crate::store::Store;
 const VERSION: &str = "v1";
 
 pub fn dir(store: &Store) -> PathBuf {
-    store
-        .common_dir()
-        .join("swarm")
-        .join("cache")
-        .join("forecast")
+    crate::ctx::forecast::dir(store)
 }
 
 /// `v1-<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).
@@ -32,14 +28,7 @@ pub fn get(dir: &Path, key: &str) -> Option<Outcome> {
     serde_json::from_slice(&bytes).ok()
 }
 
-/// Write an entry: to a temporary file, renamed into place (a reader sees
-/// the whole entry or none).
+/// Write an entry (whole, or not at all).
 pub fn put(dir: &Path, key: &str, outcome: &Outcome) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    let bytes = serde_json::to_vec(outcome).map_err(std::io::Error::other)?;
-    let tmp = dir.join(format!(".{key}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, dir.join(key)).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
+    crate::ctx::forecast::put_json(dir, key, outcome)
 }

@@ -1,7 +1,9 @@
 //! The live lanes a forecast merges: every active lane record (local or
 //! mirrored, the newer of the two), each with the commit its work is at
-//! (the lane branch here, or as fetched from the remote) and its base's
-//! current tip.
+//! (the lane branch here, or as fetched from the remote, or the lane's
+//! published snapshot of its uncommitted work while that sits on the
+//! branch's head) and its base's current tip. Refs are read in process:
+//! the pre-push hook reads them for every lane.
 
 use std::collections::BTreeSet;
 
@@ -11,13 +13,10 @@ use serde::Serialize;
 use crate::ctx::lane::resolve;
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::model::lane::wip::{standing, wip_ref, Standing};
 use crate::model::lane::Lane;
 
 /// Where a lane's head was read from.
-///
-/// Extension point: a published snapshot of the lane's uncommitted work
-/// would be one more source here (the newest of branch and snapshot wins;
-/// say when the snapshot is older than the branch).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum HeadSource {
@@ -25,6 +24,25 @@ pub enum HeadSource {
     Local,
     /// The branch as fetched from the remote (another machine pushed it).
     Remote,
+    /// The lane's published snapshot of its uncommitted work
+    /// (`refs/swarm/wip/<feature>`), taken on the branch's head.
+    Snapshot,
+}
+
+/// A lane's newest snapshot of its uncommitted work, as the forecast saw it.
+#[derive(Debug, Clone, Serialize)]
+pub struct WipView {
+    /// The snapshot commit.
+    pub commit: String,
+    /// The head it was taken on (its first parent).
+    pub on: String,
+    /// When it was taken (its commit date).
+    pub taken_at: String,
+    /// `current`: it stands for the lane; `stale`: the branch moved past
+    /// it, so it is ignored.
+    pub standing: Standing,
+    /// It says "nothing uncommitted" (its tree is the head's).
+    pub clean: bool,
 }
 
 /// One live lane as the forecast merges it.
@@ -40,6 +58,9 @@ pub struct LaneHead {
     pub base: String,
     /// The base's current tip (None when it cannot be resolved here).
     pub base_commit: Option<String>,
+    /// The lane's newest published snapshot, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<WipView>,
     #[serde(skip)]
     pub head_id: ObjectId,
     #[serde(skip)]
@@ -136,9 +157,11 @@ pub fn live(
     let (lanes, mut notes) = active(ctx, remote)?;
     let mut heads = Vec::new();
     let mut skipped = Vec::new();
+    // Lanes mostly share one base: resolve each once.
+    let mut bases: std::collections::HashMap<String, Option<ObjectId>> = Default::default();
     for lane in lanes {
         let r = &lane.record;
-        let Some((head_id, source)) = head_of(ctx, remote, &r.branch)? else {
+        let Some((head_id, source, snapshot)) = lane_head(ctx, remote, &lane, &mut notes)? else {
             skipped.push(Skipped {
                 feature: lane.feature.clone(),
                 plan: r.plan.clone(),
@@ -150,7 +173,14 @@ pub fn live(
             });
             continue;
         };
-        let base_id = base_of(ctx, remote, &r.base)?;
+        let base_id = match bases.get(&r.base) {
+            Some(b) => *b,
+            None => {
+                let b = base_of(ctx, remote, &r.base)?;
+                bases.insert(r.base.clone(), b);
+                b
+            }
+        };
         if base_id.is_none() {
             notes.push(format!(
                 "lane {}: its base '{}' cannot be resolved here; only its pairs are forecast",
@@ -166,11 +196,38 @@ pub fn live(
             source,
             base: r.base.clone(),
             base_commit: base_id.map(|b| b.to_string()),
+            snapshot,
             head_id,
             base_id,
         });
     }
     Ok((heads, skipped, notes))
+}
+
+/// What the forecast merges for a lane: its snapshot while that stands
+/// (also when the branch is not pushed yet: the snapshot carries its
+/// head), else its branch. None when there is neither.
+fn lane_head(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    lane: &Lane,
+    notes: &mut Vec<String>,
+) -> Result<Option<(ObjectId, HeadSource, Option<WipView>)>> {
+    let branch = head_of(ctx, remote, &lane.record.branch)?;
+    let snapshot = wip_of(ctx, remote, &lane.feature, branch.map(|b| b.0)).unwrap_or_else(|e| {
+        notes.push(format!(
+            "lane {}: its snapshot cannot be read ({}); its branch stands for it",
+            lane.feature, e.message
+        ));
+        None
+    });
+    Ok(match (snapshot, branch) {
+        (Some((view, id)), _) if view.standing == Standing::Current => {
+            Some((id, HeadSource::Snapshot, Some(view)))
+        }
+        (view, Some((head, source))) => Some((head, source, view.map(|(v, _)| v))),
+        (_, None) => None,
+    })
 }
 
 /// The newer of two commits when one contains the other; else `prefer`.
@@ -191,14 +248,8 @@ pub fn head_of(
     remote: Option<&str>,
     branch: &str,
 ) -> Result<Option<(ObjectId, HeadSource)>> {
-    let local = resolve(&ctx.store.git, &format!("refs/heads/{branch}^{{commit}}"))?;
-    let fetched = match remote {
-        Some(r) => resolve(
-            &ctx.store.git,
-            &format!("refs/remotes/{r}/{branch}^{{commit}}"),
-        )?,
-        None => None,
-    };
+    let local = commit_at(ctx, &format!("refs/heads/{branch}"));
+    let fetched = remote.and_then(|r| commit_at(ctx, &format!("refs/remotes/{r}/{branch}")));
     Ok(match (local, fetched) {
         (Some(l), Some(f)) => {
             let n = newer(ctx, l, f, false)?;
@@ -215,20 +266,89 @@ pub fn head_of(
     })
 }
 
+/// The commit the full ref name `refname` points at (peeled), if any; read
+/// in process (a forecast or a pre-push hook looks up several per lane).
+fn commit_at(ctx: &Ctx, refname: &str) -> Option<ObjectId> {
+    let mut r = ctx.store.repo.try_find_reference(refname).ok()??;
+    let id = r.peel_to_id().ok()?.detach();
+    let commit = ctx.store.repo.find_object(id).ok()?.peel_to_commit().ok()?;
+    Some(commit.id)
+}
+
 /// The base's current tip: the base as named, and its remote-tracking
 /// branch (as fetched) when it names a branch; the newer of the two, the
 /// remote's when they diverged (that is where merges land).
 fn base_of(ctx: &Ctx, remote: Option<&str>, base: &str) -> Result<Option<ObjectId>> {
     let named = resolve(&ctx.store.git, &format!("{base}^{{commit}}"))?;
     let tracking = match remote {
-        Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => resolve(
-            &ctx.store.git,
-            &format!("refs/remotes/{r}/{base}^{{commit}}"),
-        )?,
+        Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => {
+            commit_at(ctx, &format!("refs/remotes/{r}/{base}"))
+        }
         _ => None,
     };
     Ok(match (named, tracking) {
         (Some(n), Some(t)) => Some(newer(ctx, n, t, true)?),
         (n, t) => n.or(t),
     })
+}
+
+/// One version of a lane's snapshot: commit, first parent, tree, commit time.
+struct Wip {
+    id: ObjectId,
+    on: ObjectId,
+    tree: ObjectId,
+    seconds: i64,
+}
+
+fn read_wip(ctx: &Ctx, id: ObjectId) -> Option<Wip> {
+    let c = ctx.store.repo.find_commit(id).ok()?;
+    let on = c.parent_ids().next()?.detach();
+    let tree = c.tree_id().ok()?.detach();
+    let seconds = c.time().ok()?.seconds;
+    Some(Wip {
+        id,
+        on,
+        tree,
+        seconds,
+    })
+}
+
+/// The lane's newest snapshot (local or as fetched; the later commit date
+/// wins, as in `sync`) and what the forecast merges for it: the snapshot,
+/// or its head when it says "nothing uncommitted". None without one.
+fn wip_of(
+    ctx: &Ctx,
+    remote: Option<&str>,
+    feature: &str,
+    branch_head: Option<ObjectId>,
+) -> Result<Option<(WipView, ObjectId)>> {
+    let refname = wip_ref(feature);
+    let mut refs = vec![refname.clone()];
+    if let Some(r) = remote {
+        refs.push(crate::store::mirror::mirror_ref(r, &refname));
+    }
+    let mut newest: Option<Wip> = None;
+    for r in refs {
+        let Some(w) = ctx.store.ref_target(&r)?.and_then(|id| read_wip(ctx, id)) else {
+            continue;
+        };
+        if newest.as_ref().is_none_or(|n| w.seconds > n.seconds) {
+            newest = Some(w);
+        }
+    }
+    let Some(w) = newest else { return Ok(None) };
+    // Without a branch here or as fetched nothing has moved past it.
+    let head = branch_head.unwrap_or(w.on);
+    let head_in_on = w.on != head && ctx.store.is_ancestor(head, w.on)?;
+    let clean = ctx.store.commit_tree(w.on)? == w.tree;
+    let view = WipView {
+        commit: w.id.to_string(),
+        on: w.on.to_string(),
+        taken_at: jiff::Timestamp::from_second(w.seconds)
+            .map(crate::clock::rfc3339)
+            .unwrap_or_default(),
+        standing: standing(w.on, head, head_in_on),
+        clean,
+    };
+    Ok(Some((view, if clean { w.on } else { w.id })))
 }

@@ -5,17 +5,21 @@
 //! merged in memory (`git merge-tree --write-tree`); results are cached by
 //! (merge base, tree A, tree B) under `<common dir>/swarm/cache/forecast/`.
 //!
-//! Extension points (not built here): a lane's head comes from
-//! [`heads::head_of`], which is where a published snapshot of uncommitted
-//! work would take the place of the branch (newest of the two, with a note
-//! when the snapshot is older); reserved paths would be matched against a
-//! lane's changed paths where [`Pair`]s are assembled (`same_files` is the
-//! model).
+//!
+//! A lane's head is its branch, or its published snapshot of uncommitted
+//! work (`refs/swarm/wip/<feature>`) while that sits on the branch's head;
+//! a snapshot the branch moved past is ignored and flagged stale. Lanes
+//! whose changes touch someone else's reserved paths are listed
+//! ([`reserved`]). Each run keeps a per-plan summary for `status`
+//! ([`crate::ctx::forecast`]); [`pushed`] is the pre-push hook's check.
 
 mod cache;
 mod heads;
 mod hunks;
+mod pushed;
+mod reserved;
 mod run;
+mod summary;
 
 use std::collections::BTreeSet;
 
@@ -24,7 +28,9 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 
-pub use heads::{HeadSource, LaneHead, Skipped};
+pub use heads::{HeadSource, LaneHead, Skipped, WipView};
+pub use pushed::{pushed, PushConflict};
+pub use reserved::Reserved;
 
 /// What one merge forecasts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -129,6 +135,10 @@ pub struct Forecast {
     pub conflicts: usize,
     /// Pairs that touch the same files without conflicting.
     pub same_files: usize,
+    /// Lanes whose changes touch a path someone else reserved.
+    pub reserved: Vec<Reserved>,
+    /// Lanes whose snapshot the branch moved past (ignored).
+    pub stale_snapshots: Vec<String>,
     #[serde(skip)]
     pub warnings: Vec<String>,
 }
@@ -142,7 +152,9 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
         crate::names::validate_name("plan", p)?;
     }
     let mut warnings = Vec::new();
-    let remote = ctx.remote().map(str::to_string);
+    // Offline, what was fetched before (remote-tracking branches, the
+    // mirror) still counts; only the fetch is skipped.
+    let remote = ctx.settings.remote.clone();
     let fetched = match (&remote, ctx.offline) {
         (Some(r), false) => match heads::fetch(ctx, r) {
             Ok(()) => true,
@@ -180,10 +192,13 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
         jobs.push(run::Job::base(l));
     }
     let done = run::run(ctx, jobs, &mut warnings)?;
+    let lanes: Vec<LaneHead> = all.into_iter().filter(|l| in_plan(l)).collect();
+    let reserved = reserved::check(ctx, remote.as_deref(), &lanes, &mut warnings)?;
+    let stale_snapshots = stale(&lanes);
     let mut f = Forecast {
         plan: plan.map(str::to_string),
         fetched,
-        lanes: all.into_iter().filter(|l| in_plan(l)).collect(),
+        lanes,
         skipped: skipped
             .into_iter()
             .filter(|s| plan.is_none_or(|p| s.plan == p))
@@ -195,10 +210,17 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
         trivial: 0,
         conflicts: 0,
         same_files: 0,
+        reserved,
+        stale_snapshots,
         warnings,
     };
     for (job, outcome, via) in done {
         f.add(job, outcome, via);
+    }
+    if let Err(e) = summary::keep(ctx, remote.as_deref(), &f) {
+        f.warnings.push(format!(
+            "could not keep the forecast summary for `status` ({e})"
+        ));
     }
     Ok(f)
 }
@@ -246,6 +268,19 @@ impl Forecast {
             }),
         }
     }
+}
+
+/// The lanes whose snapshot the branch moved past.
+fn stale(lanes: &[LaneHead]) -> Vec<String> {
+    lanes
+        .iter()
+        .filter(|l| {
+            l.snapshot
+                .as_ref()
+                .is_some_and(|s| s.standing == crate::model::lane::wip::Standing::Stale)
+        })
+        .map(|l| l.feature.clone())
+        .collect()
 }
 
 /// Whether plan `p` has a record here or in the mirror.

@@ -25,7 +25,8 @@ use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
 use crate::model::lead::lead_ref;
 use crate::model::message::{self, Message, MessageKey, PREFIX};
-use crate::store::kind::{Record, Records};
+use crate::store::kind::{Record, RecordKey, Records};
+use crate::store::record::Unreadable;
 use crate::store::{mirror, remote, Event, Store};
 
 /// What to post.
@@ -133,8 +134,24 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         None => (false, None),
         Some(r) => publish_one(store, r, &refname, commit),
     };
+    if !published && msg.kind == "escalation" {
+        if let Some(sent) = sent_meanwhile(ctx, &key, commit)? {
+            return Err(already_sent(&sent));
+        }
+    }
     if let Some(w) = journal(ctx, &msg) {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+    }
+    if let Some(plan) = msg.plan.as_deref() {
+        let tip = remote::tip(
+            store,
+            ctx.settings.remote.as_deref(),
+            &crate::model::plan::plan_ref(plan),
+        )?;
+        if tip.base.is_none() {
+            let w = format!("no plan '{plan}' is known in this clone (a typo? `git swarm plan list`; `git swarm sync` fetches the shared plans): the message was posted all the same");
+            warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+        }
     }
     Ok(Posted {
         message: msg,
@@ -205,6 +222,34 @@ fn publish_one(
     }
 }
 
+/// An escalation another clone published first under the same id (both
+/// sent it at once): this clone takes the published message in place of
+/// its own, so that `sync` has nothing to join, and the caller refuses.
+fn sent_meanwhile(ctx: &Ctx, key: &MessageKey, mine: gix::ObjectId) -> Result<Option<Message>> {
+    let (Some(r), store) = (ctx.remote(), &ctx.store) else {
+        return Ok(None);
+    };
+    let refname = Message::refname(key);
+    if mirror::fetch_refs(store, r, &[&refname]).is_err() {
+        return Ok(None);
+    }
+    let Some(theirs) = store.ref_target(&mirror::mirror_ref(r, &refname))? else {
+        return Ok(None);
+    };
+    if theirs == mine {
+        return Ok(None);
+    }
+    let sent = Records::<Message>::new(store).at(key, theirs)?.value;
+    store.cas(
+        &refname,
+        Some(mine),
+        Some(theirs),
+        &sent.from,
+        "escalation: sent first by another clone",
+    )?;
+    Ok(Some(sent))
+}
+
 /// `ESCALATION_SENT`: an escalation is recorded once.
 fn already_sent(sent: &Message) -> Error {
     Error::new(
@@ -234,17 +279,28 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
 /// Every message this clone knows: its own refs and the remote's mirror,
 /// one per id, in the order every listing uses (time, then id).
 pub fn all(ctx: &Ctx) -> Result<Vec<Message>> {
+    Ok(all_and_unreadable(ctx)?.0)
+}
+
+/// [`all`], and the message refs that could not be read (local or
+/// mirrored, one per name): an inbox says so instead of dropping them.
+pub fn all_and_unreadable(ctx: &Ctx) -> Result<(Vec<Message>, Vec<Unreadable>)> {
     let records = Records::<Message>::new(&ctx.store);
     let mut by_key: BTreeMap<MessageKey, Message> = BTreeMap::new();
+    let mut bad: BTreeMap<String, Unreadable> = BTreeMap::new();
     if let Some(r) = ctx.settings.remote.as_deref() {
-        let (mirrored, _) = records.all_under(&format!("refs/swarm-remotes/{r}/messages/"))?;
+        let (mirrored, unread) = records.all_under(&format!("refs/swarm-remotes/{r}/messages/"))?;
         by_key.extend(mirrored.into_iter().map(|v| (v.key, v.value)));
+        bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
     }
-    let (local, _) = records.all_under(PREFIX)?;
+    let (local, unread) = records.all_under(PREFIX)?;
     by_key.extend(local.into_iter().map(|v| (v.key, v.value)));
+    bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
+    // A name read well on one side is not unreadable.
+    bad.retain(|name, _| MessageKey::from_path(name).is_none_or(|k| !by_key.contains_key(&k)));
     let mut out: Vec<Message> = by_key.into_values().collect();
     message::sort(&mut out);
-    Ok(out)
+    Ok((out, bad.into_values().collect()))
 }
 
 /// The message with this id, if this clone knows it.
@@ -299,6 +355,10 @@ pub struct Inbox {
     /// The ids among `messages` not read before this call.
     pub new: Vec<String>,
     pub advanced: bool,
+    /// Message refs that could not be read (anyone's: who they were for is
+    /// in the part that could not be read).
+    #[serde(skip)]
+    pub unreadable: Vec<Unreadable>,
 }
 
 /// The messages for `reader` (not theirs), optionally of one plan: the
@@ -310,7 +370,8 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
         mirror::fetch(&ctx.store, r)?;
     }
     let mut cursor = Cursor::load(&ctx.store, &reader)?;
-    let mine: Vec<Message> = all(ctx)?
+    let (every, unreadable) = all_and_unreadable(ctx)?;
+    let mine: Vec<Message> = every
         .into_iter()
         .filter(|m| m.is_for(&reader) && plan.is_none_or(|p| m.plan.as_deref() == Some(p)))
         .collect();
@@ -332,5 +393,6 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
         messages,
         advanced: !peek && !new.is_empty(),
         new,
+        unreadable,
     })
 }

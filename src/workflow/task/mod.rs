@@ -61,12 +61,23 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
         return Ok(p.to_string());
     }
     fetch(ctx, &["refs/swarm/tasks/"])?;
-    let (all, _) = known::all(&ctx.store, ctx.remote(), None)?;
-    let plans: Vec<String> = all
+    let (all, unreadable) = known::all(&ctx.store, ctx.remote(), None)?;
+    // An unreadable task counts: naming its plan lets the command fail
+    // with the record's own error rather than "no task".
+    let mut plans: Vec<String> = all
         .into_iter()
         .filter(|k| k.key.id == id)
         .map(|k| k.key.plan)
         .collect();
+    plans.extend(
+        unreadable
+            .iter()
+            .filter_map(|u| u.name.split_once('/'))
+            .filter(|(_, i)| *i == id)
+            .map(|(p, _)| p.to_string()),
+    );
+    plans.sort();
+    plans.dedup();
     match plans.as_slice() {
         [one] => Ok(one.clone()),
         [] => Err(not_found(None, id)),
@@ -122,7 +133,12 @@ pub(crate) fn publish(
         |round| {
             let tip = round.tip(&refname)?;
             let (tasks, _) = known::all(store, ctx.remote(), Some(plan))?;
-            let current = tasks.iter().find(|k| k.key.id == id).cloned();
+            // A record there that cannot be read fails the command with its
+            // own error: never taken for an absent task and overwritten.
+            let current = match tasks.iter().find(|k| k.key.id == id) {
+                Some(k) => Some(k.clone()),
+                None => known::find(store, ctx.remote(), plan, id)?,
+            };
             let ran = |record: TaskRecord, commit: Option<ObjectId>, already: bool, event| Ran {
                 command,
                 plan: plan.to_string(),

@@ -129,10 +129,11 @@ pub fn show(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<Shown> {
     let plan = resolve_plan(ctx, plan, id)?;
     let now = ctx.store.clock.now();
     let (tasks, _) = load(ctx, Some(&plan))?;
-    let k = tasks
-        .iter()
-        .find(|k| k.key.id == id)
-        .ok_or_else(|| not_found(Some(&plan), id))?;
+    let Some(k) = tasks.iter().find(|k| k.key.id == id) else {
+        // Unreadable: its own error; absent: not found.
+        known::find(&ctx.store, ctx.remote(), &plan, id)?;
+        return Err(not_found(Some(&plan), id));
+    };
     let row = rows(std::slice::from_ref(k), now).remove(0);
     let st = statuses(&tasks);
     let ready = k.record.ready(now, |d| st.get(d) == Some(&Status::Done));

@@ -1,8 +1,12 @@
 //! `lane new`: start a lane (worktree `<swarm.worktreeRoot>/<feature>` on a
 //! new branch `feat/<feature>`, the lane record, and the `lane-started`
 //! entry in the plan's journal, whose compare-and-swap makes "one executor
-//! per plan" hold against a concurrent start). Run again, it finishes a
+//! per plan" hold against a concurrent start; with a remote the start is
+//! checked against the remote's lanes and published at once, so the rule
+//! holds across machines too: see `publish`). Run again, it finishes a
 //! start that was interrupted.
+
+mod publish;
 
 use std::path::PathBuf;
 
@@ -72,6 +76,11 @@ pub struct Started {
     pub plan_file_setting: String,
     #[serde(skip)]
     pub hooks_installed: bool,
+    /// The remote has the lane record and its plan entry (the start was
+    /// arbitrated there); false offline or when it was left for `sync`.
+    pub published: bool,
+    #[serde(skip)]
+    pub warnings: Vec<String>,
 }
 
 /// `lane new`
@@ -102,7 +111,9 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
     session::load(&ctx.store, feature)?;
-    let (lanes, _) = session::all(&ctx.store)?;
+    let mut warnings = Vec::new();
+    publish::fetch_first(ctx, &plan_name, &mut warnings);
+    let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
         Start::FinishRecorded(lane) => return finish_after_record(ctx, lane, &actor),
         Start::New { previous } => previous,
@@ -136,8 +147,29 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         now: &now,
     };
     let record = LaneRecord::started(&new, previous.map(|p| &p.record));
-    let expected = previous.map(|p| p.commit);
-    let lane_commit = making.record_and_claim(ctx, &plan, &record, expected, &actor)?;
+    // The local record is what the write replaces (`previous` may be the
+    // remote's newer version of a lane removed there).
+    let expected = ctx.store.ref_target(&model::lane_ref(feature))?;
+    let (lane_commit, claim) = making.record_and_claim(ctx, &plan, &record, expected, &actor)?;
+    let written = publish::Written {
+        feature,
+        plan: &plan_name,
+        lane: lane_commit,
+        lane_before: expected,
+        entry: claim.0,
+        entry_on: plan.head.commit,
+        event: &claim.1,
+    };
+    let published = match making.or_rollback(publish::publish(ctx, &written))? {
+        publish::Outcome::Published => true,
+        publish::Outcome::Offline => false,
+        publish::Outcome::Local(why) => {
+            warnings.push(format!(
+                "lane {feature} is started here but not published ({why}): `git swarm sync` publishes it; until then the remote cannot refuse another machine's lane of plan {plan_name}"
+            ));
+            false
+        }
+    };
     let _ = std::fs::remove_file(&making.marker);
     Ok(LaneStarted::New(Started {
         lane: fields(feature, &record, lane_commit),
@@ -146,6 +178,8 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         notes: making.notes,
         plan_file_setting: ctx.settings.plan_file.clone(),
         hooks_installed: crate::ctx::init::hooks_installed(&ctx.store),
+        published,
+        warnings,
     }))
 }
 
@@ -345,6 +379,7 @@ impl Making {
     /// Write the lane record, then claim the plan with the `lane-started`
     /// journal entry (a CAS on the plan head read before the lanes were
     /// checked); a lost claim takes the record back and undoes the start.
+    /// Returns the record's commit, and the entry's with its event.
     fn record_and_claim(
         &self,
         ctx: &Ctx,
@@ -352,7 +387,7 @@ impl Making {
         record: &LaneRecord,
         expected: Option<ObjectId>,
         actor: &str,
-    ) -> Result<ObjectId> {
+    ) -> Result<(ObjectId, (ObjectId, Event))> {
         let feature = record.feature.as_str();
         let summary = model::started_summary(feature, &self.branch, &self.base, &record.plan);
         let event = Event::new("lane-started", actor, summary.clone())
@@ -363,9 +398,18 @@ impl Making {
         let lane_commit = self.or_rollback(lanes.write(&key, expected, record, &event))?;
         crate::failpoint::point("lane:record");
         let claim = model::claim_event(actor, summary, feature, &lane_commit.to_string());
-        if let Err(e) =
-            crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None)
-        {
+        let entry =
+            crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None);
+        let entry = match entry {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => Err(Error::new(
+                Code::CasFailed,
+                "the plan entry was not written",
+            )),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &entry {
+            let e = e.clone();
             let lane_ref = model::lane_ref(feature);
             let _ = ctx.store.cas(
                 &lane_ref,
@@ -384,7 +428,7 @@ impl Making {
             }
             return Err(e);
         }
-        Ok(lane_commit)
+        Ok((lane_commit, (entry?, claim)))
     }
 }
 

@@ -1,0 +1,191 @@
+//! One executor per plan across machines: with a remote, `lane new` reads
+//! the lane records the remote has before it starts (so a lane another
+//! machine published refuses this one), and once the lane is made here it
+//! publishes the plan's `lane-started` entry and the lane record in one
+//! atomic push, the plan ref leased at the value just fetched. Two machines
+//! starting a lane of one plan at once both lease the same plan head: the
+//! remote takes one push, and the other, fetching again, finds the
+//! winner's lane and undoes its own start (`PLAN_HAS_EXECUTOR`). The same
+//! compare-and-swap on the plan ref that arbitrates two starts in one clone
+//! arbitrates them between clones.
+//!
+//! When the remote cannot be reached, or the plan or the lane record
+//! changed both here and there in a way one entry cannot bridge, the lane
+//! stays local with a warning and `sync` publishes it, as before.
+
+use gix::ObjectId;
+
+use crate::ctx::Ctx;
+use crate::error::{Code, Error, Result};
+use crate::git::PushUpdate;
+use crate::model::lane::{self as model, check_start, Lane};
+use crate::model::plan::plan_ref;
+use crate::store::mirror::mirror_ref;
+use crate::store::remote::{known_tips, publish_loop, Fetch, Looped, Next, Step};
+use crate::store::Event;
+
+const LANES: &str = "refs/swarm/lanes/";
+
+/// How many times a start is re-published after the plan moved on the
+/// remote for another reason (a report, a save) while it was pushing.
+const ATTEMPTS: usize = 5;
+
+/// Fetch the plan and the lane records from the remote into the mirror,
+/// before the start is checked. A failure is a warning: the start goes on
+/// with what this clone knows, and `sync` publishes it.
+pub fn fetch_first(ctx: &Ctx, plan: &str, warnings: &mut Vec<String>) {
+    let Some(remote) = ctx.remote() else { return };
+    let refs = [plan_ref(plan), LANES.to_string()];
+    let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+    if let Err(e) = crate::store::mirror::fetch_refs(&ctx.store, remote, &refs) {
+        warnings.push(format!(
+            "could not read the lanes on '{remote}' ({}): the start was checked against this clone's lane records only",
+            e.message
+        ));
+    }
+}
+
+/// Every readable lane known here, each at its newest version (the local
+/// record, or the remote's as last fetched when the local one is missing or
+/// behind it). Unreadable records are skipped, as the start check skips
+/// them.
+pub fn known_lanes(ctx: &Ctx) -> Result<Vec<Lane>> {
+    let mut lanes = Vec::new();
+    for (feature, id) in known_tips(&ctx.store, ctx.remote(), LANES)? {
+        if let Ok(lane) = crate::ctx::lane::at(&ctx.store, &feature, id) {
+            lanes.push(lane);
+        }
+    }
+    Ok(lanes)
+}
+
+/// What publishing the start came to.
+pub enum Outcome {
+    /// No remote (or `--offline`): local, as every offline write is.
+    Offline,
+    /// The remote has the lane and its plan entry.
+    Published,
+    /// Left for `sync`, with the reason.
+    Local(String),
+}
+
+/// The start as written here: the lane record and the plan entry.
+pub struct Written<'a> {
+    pub feature: &'a str,
+    pub plan: &'a str,
+    pub lane: ObjectId,
+    /// The local lane record before this start (None: a new feature).
+    pub lane_before: Option<ObjectId>,
+    /// The `lane-started` entry on the plan, the head it was written on,
+    /// and the event it records.
+    pub entry: ObjectId,
+    pub entry_on: ObjectId,
+    pub event: &'a Event,
+}
+
+/// Publish the start (see the module docs). `Err(PLAN_HAS_EXECUTOR)` when
+/// another machine's lane of the plan was published first: the lane and
+/// plan refs are put back here, and the caller removes the worktree and
+/// branch it made.
+pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
+    let Some(remote) = ctx.remote() else {
+        return Ok(Outcome::Offline);
+    };
+    let store = &ctx.store;
+    let plan_refname = plan_ref(w.plan);
+    let lane_refname = model::lane_ref(w.feature);
+    let fetch = [plan_refname.as_str(), LANES];
+    let (mut entry, mut entry_on) = (w.entry, w.entry_on);
+    let looped = publish_loop(
+        store,
+        Some(remote),
+        Fetch::Refs(&fetch),
+        ATTEMPTS,
+        |round| {
+            let rival = known_lanes(ctx)?.into_iter().find(|l| {
+                l.feature != w.feature && l.record.is_active() && l.record.plan == w.plan
+            });
+            if let Some(rival) = rival {
+                undo(ctx, w, entry, entry_on);
+                let refused = check_start(std::slice::from_ref(&rival), w.feature, w.plan, false)
+                    .err()
+                    .unwrap_or_else(|| {
+                        Error::new(Code::PlanHasExecutor, "the plan has an executor")
+                    });
+                return Err(refused.hint(
+                "this start was undone: its worktree, branch, lane record and plan entry are gone",
+            ));
+            }
+            let local = |why: &str| Ok(Step::Done(Some(why.to_string())));
+            let tip = round.tip(&plan_refname)?;
+            if tip.local != Some(entry) {
+                return local("the plan changed here while the lane was starting");
+            }
+            if let Some(published) = tip.remote.filter(|p| *p != entry) {
+                if !store.is_ancestor(published, entry)? {
+                    // The plan moved on the remote after the head this entry
+                    // was written on (a report, a save): write it again on top.
+                    if !store.is_ancestor(entry_on, published)? {
+                        return local("the plan changed both here and on the remote");
+                    }
+                    let tree = store.commit_tree(published)?;
+                    let again = store.commit(tree, &[published], w.event)?;
+                    let why = "lane start written again on the published plan";
+                    store.cas(&plan_refname, Some(entry), Some(again), &w.event.actor, why)?;
+                    (entry, entry_on) = (again, published);
+                }
+            }
+            let lane_published = store.ref_target(&mirror_ref(remote, &lane_refname))?;
+            if let Some(p) = lane_published {
+                if !store.is_ancestor(p, w.lane)? {
+                    return local("the lane record changed on the remote too");
+                }
+            }
+            let companion = PushUpdate {
+                refname: lane_refname.clone(),
+                new: Some(w.lane.to_string()),
+                expected: lane_published.map(|e| e.to_string()),
+            };
+            let tip = round.tip(&plan_refname)?;
+            Ok(Step::Publish(
+                Next::new(
+                    &plan_refname,
+                    tip,
+                    entry,
+                    &w.event.actor,
+                    "lane started",
+                    None,
+                )
+                .companions(vec![companion])
+                .point("lane"),
+            ))
+        },
+    );
+    match looped {
+        Ok(Looped::Published(_)) => Ok(Outcome::Published),
+        Ok(Looped::Done(why)) => Ok(Outcome::Local(why.unwrap_or_default())),
+        Ok(Looped::Exhausted(lost)) => Ok(Outcome::Local(format!(
+            "the remote kept changing ({})",
+            lost.lines.join("; ")
+        ))),
+        Err(e) if e.code == Code::PlanHasExecutor => Err(e),
+        // The remote could not be reached, or refused for another reason:
+        // the lane is started here and `sync` publishes it.
+        Err(e) => Ok(Outcome::Local(e.message)),
+    }
+}
+
+/// Put the lane record and the plan back where they were before the start.
+fn undo(ctx: &Ctx, w: &Written<'_>, entry: ObjectId, entry_on: ObjectId) {
+    let store = &ctx.store;
+    let actor = &w.event.actor;
+    let why = "lane start undone: another lane of the plan was published first";
+    let _ = store.cas(
+        &model::lane_ref(w.feature),
+        Some(w.lane),
+        w.lane_before,
+        actor,
+        why,
+    );
+    let _ = store.cas(&plan_ref(w.plan), Some(entry), Some(entry_on), actor, why);
+}

@@ -506,6 +506,12 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
         ],
     );
     env.swarm(bob, &["sync"]).ok();
+    // The guard fails closed, and says how to get out.
+    let wt = bob.join("x.txt");
+    env.write(&wt, "x\n");
+    env.git(bob, &["add", "x.txt"]);
+    let hook = env.swarm(bob, &["check", "--staged"]).code(4);
+    hook.expect_stderr("reservations --repair --reason");
 
     let refused = env.swarm(bob, &["reservations"]).code(2);
     refused.expect_stderr("reservations --repair --reason");

@@ -96,7 +96,11 @@ impl Cache {
 /// reader of the record does.
 fn read_objects(repo: &gix::Repository, tip: ObjectId) -> Result<Version> {
     let what = || format!("{LEDGER_REF}:{RECORD_FILE}");
-    let fail = |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, what(), e);
+    let fail = |e: &dyn std::fmt::Display| {
+        unreadable(RESERVATIONS, what(), e).hint(
+            "a ledger nobody can read stops this guard in every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version",
+        )
+    };
     let commit = repo.find_commit(tip).map_err(|e| fail(&e))?;
     let tree = commit.tree().map_err(|e| fail(&e))?;
     let entry = tree

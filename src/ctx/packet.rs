@@ -11,10 +11,7 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::packet::{
-    missing_packet_file, PacketKey, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX,
-    WITHDRAWAL_FILE,
-};
+use crate::model::packet::{missing_packet_file, PacketKey, PacketVersion, PACKET_FILE, PREFIX};
 use crate::names;
 use crate::store::kind::Records;
 use crate::store::record::Unreadable;
@@ -144,27 +141,16 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     let remote = ctx.settings.remote.as_deref();
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
-    for refname in known_refs(ctx, remote, PREFIX, false)? {
-        let tip = remote::tip(&ctx.store, remote, &refname)?;
+    // Every live packet through the record cache: warm, reading a packet
+    // costs less than looking into its tree for an acceptance.
+    for (below, tip) in remote::tips_under(&ctx.store, remote, PREFIX)? {
+        let refname = format!("{PREFIX}{below}");
         let Some(base) = tip.base else { continue };
-        // Most live packets are accepted: tell by the tree, not by parsing.
-        let closed = ctx
-            .store
-            .tree_has(base, ACCEPTANCE_FILE)
-            .and_then(|a| Ok(a || ctx.store.tree_has(base, WITHDRAWAL_FILE)?));
-        let read = closed.and_then(|closed| {
-            if closed {
-                Ok(None)
-            } else {
-                read_at(&ctx.store, &refname, base).map(Some)
-            }
-        });
-        let p = match read {
-            Ok(Some(v)) => v.packet,
-            Ok(None) => continue,
+        let p = match read_at(&ctx.store, &refname, base) {
+            Ok(v) if v.is_open() => v.packet,
+            Ok(_) => continue,
             Err(e) => {
-                let name = refname.trim_start_matches(PREFIX);
-                unreadable.push(Unreadable::new("packet", name, &refname, &e));
+                unreadable.push(Unreadable::new("packet", &below, &refname, &e));
                 continue;
             }
         };

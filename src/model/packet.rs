@@ -243,7 +243,7 @@ impl RecordKey for PacketKey {
 
 /// One version of a packet record: the packet, and its acceptance or
 /// withdrawal once there is one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PacketVersion {
     pub packet: Packet,
     pub acceptance: Option<Acceptance>,
@@ -374,6 +374,12 @@ impl Record for PacketVersion {
     type Key = PacketKey;
     const FINISHED_WITH_FILE: Option<&'static str> = Some(ACCEPTANCE_FILE);
 
+    fn to_cache(&self) -> Option<Vec<u8>> {
+        crate::store::cache::encode(self)
+    }
+    fn from_cache(bytes: &[u8]) -> Option<Self> {
+        crate::store::cache::decode(bytes)
+    }
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
         files.insert(PACKET_FILE.to_string(), record::to_yaml(&self.packet)?);

@@ -182,6 +182,18 @@ pub trait Record: Sized + Clone {
         false
     }
 
+    /// The value as the record cache keeps it (see `store::cache`); None
+    /// (the default) keeps this kind, or this value, out of the cache, so
+    /// every read parses its files. A serde type returns
+    /// `cache::encode(self)`.
+    fn to_cache(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// The value [`Record::to_cache`] kept; None reads the files instead.
+    fn from_cache(_bytes: &[u8]) -> Option<Self> {
+        None
+    }
+
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
         format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
@@ -227,10 +239,27 @@ impl<'s, R: Record> Records<'s, R> {
         R::refname(key)
     }
 
-    /// The version at `commit` (e.g. the mirror's, or an archived one).
+    /// The version at `commit` (e.g. the mirror's, or an archived one),
+    /// through the record cache: a version read cleanly once is kept by
+    /// commit id and key, and not parsed again (an unreadable one is read,
+    /// and fails, every time).
     pub fn at(&self, key: &R::Key, commit: ObjectId) -> Result<Versioned<R>> {
+        let cache = &self.store.cache;
+        let path = key.to_path();
+        if let Some(value) = cache.lookup(R::NAMESPACE, commit, &path, R::from_cache) {
+            return Ok(Versioned {
+                key: key.clone(),
+                value,
+                commit,
+            });
+        }
         let rec = self.store.read_commit(commit)?;
         let value = R::from_files(&rec.files, key, &Self::what(key))?;
+        if cache.enabled() {
+            if let Some(bytes) = value.to_cache() {
+                cache.insert(R::NAMESPACE, commit, &path, bytes);
+            }
+        }
         Ok(Versioned {
             key: key.clone(),
             value,
@@ -284,6 +313,7 @@ impl<'s, R: Record> Records<'s, R> {
             }
         }
         good.sort_by(|a, b| a.key.cmp(&b.key));
+        self.store.cache.flush();
         Ok((good, bad))
     }
 

@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::plan::{self, Plan, Status};
+use crate::model::plan::{self, Plan, PlanDoc, Status};
+use crate::store::kind::Records;
 use crate::store::record::Unreadable;
 use crate::store::Store;
 
@@ -121,21 +122,10 @@ fn newest(
     remote: Option<&str>,
     prefix: &str,
 ) -> Result<Vec<(String, gix::ObjectId)>> {
-    let mut names = names_under(store, prefix)?;
-    if let Some(r) = remote {
-        names.extend(names_under(
-            store,
-            &crate::store::mirror::mirror_ref(r, prefix),
-        )?);
-    }
-    let mut out = Vec::new();
-    for name in names {
-        let tip = crate::store::remote::tip(store, remote, &format!("{prefix}{name}"))?;
-        if let Some(base) = tip.base {
-            out.push((name, base));
-        }
-    }
-    Ok(out)
+    Ok(crate::store::remote::tips_under(store, remote, prefix)?
+        .into_iter()
+        .filter_map(|(name, tip)| tip.base.map(|base| (name, base)))
+        .collect())
 }
 
 /// The ref names under `prefix`, without it.
@@ -155,11 +145,8 @@ fn read_plans(
 ) -> Result<Vec<Plan>> {
     let mut plans = Vec::new();
     for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
-        match store
-            .read_commit(id)
-            .and_then(|rec| plan::from_record(&name, rec))
-        {
-            Ok(p) => plans.push(p),
+        match Records::<PlanDoc>::new(store).at(&name, id) {
+            Ok(v) => plans.push(Plan::from(v)),
             Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
         }
     }
@@ -422,7 +409,7 @@ fn live_reservations(
         return Ok(Vec::new());
     };
     let key = LEDGER.to_string();
-    match crate::store::kind::Records::<Ledger>::new(store).at(&key, base) {
+    match Records::<Ledger>::new(store).at(&key, base) {
         Ok(v) => {
             let now = store.clock.now();
             Ok(v.value

@@ -1,0 +1,469 @@
+//! The record cache: parsed record values kept on disk, keyed by the commit
+//! that holds them.
+//!
+//! A record at a given commit never changes, so a value read once is good
+//! for as long as the commit exists: the cache is never stale by
+//! construction and never invalidated, only bounded. It lives under
+//! `<common dir>/swarm/cache/records/<namespace>/<xx>`, where `xx` is the
+//! first byte of the commit id: 256 small shards per kind, so one record
+//! read touches one small file and a whole listing at most 256. An entry is
+//! keyed by the commit id *and* the record's key (a forged ref may hold one
+//! commit under two keys) and holds the kind's own encoding of the parsed
+//! value ([`Record::to_cache`](super::kind::Record::to_cache)), so a warm
+//! listing neither inflates objects nor parses YAML. Only values that read
+//! cleanly are kept; an unreadable record is read (and reported) every time.
+//!
+//! Safety: a shard is written whole to a temporary file and renamed into
+//! place, so a reader sees the old file or the new one; two writers at
+//! once leave one of the two, each valid (the loser's new entries are only
+//! read again next time). Every shard ends with a SHA-256 of its bytes and
+//! names the build that wrote it: a torn, truncated or edited shard, or one
+//! from another build, is ignored and rewritten, never trusted. Temporary
+//! files a killed process left behind are removed by a later write.
+//!
+//! Bound: each kind keeps at most `swarm.recordCacheLimit` bytes of values
+//! (default 64 MiB), a 256th of it per shard; when a shard is rewritten the
+//! entries read in this run come first and the rest are kept while they fit.
+//! `GIT_SWARM_NO_CACHE=1` (or `--no-cache`) bypasses it: the same output.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use gix::ObjectId;
+use sha2::{Digest, Sha256};
+
+/// Bumped whenever the layout of a shard changes.
+const FORMAT: &[u8] = b"git-swarm record cache 1\n";
+/// The default bound of one kind's cache, in bytes of values.
+pub const DEFAULT_LIMIT: u64 = 64 * 1024 * 1024;
+/// Shards per kind.
+const SHARDS: u64 = 256;
+/// A temporary file older than this was left by a killed writer.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(600);
+const SUM: usize = 32;
+
+/// One cached value: the record version (commit, key path) and its bytes.
+#[derive(Debug, Clone)]
+struct Entry {
+    commit: ObjectId,
+    path: String,
+    value: Vec<u8>,
+}
+
+impl Entry {
+    fn size(&self) -> u64 {
+        (self.value.len() + self.path.len() + self.commit.as_bytes().len() + 7) as u64
+    }
+}
+
+/// One shard as read from disk, plus what this run added to it.
+#[derive(Default)]
+struct Shard {
+    entries: Vec<Entry>,
+    index: HashMap<(ObjectId, String), usize>,
+    used: Vec<bool>,
+    added: Vec<Entry>,
+}
+
+impl Shard {
+    fn insert_index(&mut self, at: usize) {
+        let e = &self.entries[at];
+        self.index.insert((e.commit, e.path.clone()), at);
+    }
+}
+
+/// The record cache of one repository (see the module docs); `Store` holds one.
+pub struct RecordCache {
+    /// `<common dir>/swarm/cache/records`; None when bypassed.
+    root: Option<PathBuf>,
+    /// Bytes of values per shard.
+    shard_limit: u64,
+    shards: Mutex<HashMap<(&'static str, u8), Shard>>,
+}
+
+impl RecordCache {
+    /// The cache under `common_dir`, bounded to `limit` bytes per kind;
+    /// bypassed when `GIT_SWARM_NO_CACHE` is set to anything but `0`.
+    pub fn new(common_dir: &Path, limit: u64) -> RecordCache {
+        let bypassed =
+            std::env::var_os("GIT_SWARM_NO_CACHE").is_some_and(|v| v != "0" && !v.is_empty());
+        RecordCache {
+            root: (!bypassed).then(|| common_dir.join("swarm").join("cache").join("records")),
+            shard_limit: limit / SHARDS,
+            shards: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Read and write nothing from now on (`--no-cache`).
+    pub fn bypass(&mut self) {
+        self.root = None;
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.root.is_some()
+    }
+
+    /// The value cached for the record at `commit` under `path` of kind
+    /// `namespace`, through `decode`; None when absent or undecodable.
+    pub fn lookup<T>(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        path: &str,
+        decode: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        let root = self.root.as_ref()?;
+        let mut shards = self.shards.lock().ok()?;
+        let shard = shards
+            .entry((namespace, commit.as_bytes()[0]))
+            .or_insert_with(|| read_shard(&shard_path(root, namespace, commit)));
+        if let Some(e) = shard
+            .added
+            .iter()
+            .find(|e| e.commit == commit && e.path == path)
+        {
+            return decode(&e.value);
+        }
+        let at = *shard.index.get(&(commit, path.to_string()))?;
+        let value = decode(&shard.entries[at].value);
+        if value.is_some() {
+            shard.used[at] = true;
+        }
+        value
+    }
+
+    /// Keep `value` for the record at `commit` under `path`; written by
+    /// [`RecordCache::flush`].
+    pub fn insert(&self, namespace: &'static str, commit: ObjectId, path: &str, value: Vec<u8>) {
+        let Some(root) = self.root.as_ref() else {
+            return;
+        };
+        let Ok(mut shards) = self.shards.lock() else {
+            return;
+        };
+        let shard = shards
+            .entry((namespace, commit.as_bytes()[0]))
+            .or_insert_with(|| read_shard(&shard_path(root, namespace, commit)));
+        if let Some(at) = shard.index.remove(&(commit, path.to_string())) {
+            // Present but undecodable (e.g. a build that encodes otherwise):
+            // replaced by the new value.
+            shard.used[at] = false;
+        }
+        shard.added.push(Entry {
+            commit,
+            path: path.to_string(),
+            value,
+        });
+    }
+
+    /// Write every shard this run added to. Errors are ignored: a cache
+    /// that cannot be written only makes the next run read the records.
+    pub fn flush(&self) {
+        let Some(root) = self.root.as_ref() else {
+            return;
+        };
+        let Ok(mut shards) = self.shards.lock() else {
+            return;
+        };
+        let mut dirs = Vec::new();
+        for ((namespace, byte), shard) in shards.iter_mut() {
+            if shard.added.is_empty() {
+                continue;
+            }
+            let dir = root.join(namespace);
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let kept = bounded(shard, self.shard_limit);
+            let _ = write_shard(&dir, *byte, &kept);
+            // Written: what was added is now on disk (a second flush in the
+            // same run writes only what comes after).
+            let added = std::mem::take(&mut shard.added);
+            for e in added {
+                shard.entries.push(e);
+                shard.used.push(true);
+                let at = shard.entries.len() - 1;
+                shard.insert_index(at);
+            }
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in dirs {
+            remove_stale_tmp(&dir);
+        }
+    }
+}
+
+impl Drop for RecordCache {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+fn shard_path(root: &Path, namespace: &str, commit: ObjectId) -> PathBuf {
+    root.join(namespace)
+        .join(format!("{:02x}", commit.as_bytes()[0]))
+}
+
+/// What identifies the build that writes a shard: the format, the version,
+/// and the executable's size and modification time, so that a build whose
+/// record types differ never reads another's values.
+fn build_id() -> &'static [u8; 16] {
+    static ID: OnceLock<[u8; 16]> = OnceLock::new();
+    ID.get_or_init(|| {
+        let mut h = Sha256::new();
+        h.update(FORMAT);
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        if let Some(meta) = std::env::current_exe()
+            .ok()
+            .and_then(|p| std::fs::metadata(p).ok())
+        {
+            h.update(meta.len().to_le_bytes());
+            if let Ok(t) = meta.modified() {
+                let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                h.update(since.as_nanos().to_le_bytes());
+            }
+        }
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&h.finalize()[..16]);
+        id
+    })
+}
+
+/// The entries to write: those read or added in this run first, then the
+/// others while the shard stays within `limit` bytes.
+fn bounded(shard: &Shard, limit: u64) -> Vec<&Entry> {
+    let live = shard
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| shard.used[*i] && shard.index.contains_key(&(e.commit, e.path.clone())))
+        .map(|(_, e)| e);
+    let rest = shard
+        .entries
+        .iter()
+        .enumerate()
+        .filter(|(i, e)| !shard.used[*i] && shard.index.contains_key(&(e.commit, e.path.clone())))
+        .map(|(_, e)| e);
+    let mut out = Vec::new();
+    let mut size = 0u64;
+    for e in shard.added.iter().chain(live).chain(rest) {
+        if size + e.size() > limit {
+            continue;
+        }
+        size += e.size();
+        out.push(e);
+    }
+    out
+}
+
+/// A shard file, or an empty shard when it is absent, torn, edited or
+/// written by another build.
+fn read_shard(path: &Path) -> Shard {
+    let mut shard = Shard::default();
+    let Ok(bytes) = std::fs::read(path) else {
+        return shard;
+    };
+    let Some(entries) = parse_shard(&bytes) else {
+        return shard;
+    };
+    shard.used = vec![false; entries.len()];
+    shard.entries = entries;
+    for at in 0..shard.entries.len() {
+        shard.insert_index(at);
+    }
+    shard
+}
+
+fn parse_shard(bytes: &[u8]) -> Option<Vec<Entry>> {
+    let body_len = bytes.len().checked_sub(SUM)?;
+    let (body, sum) = bytes.split_at(body_len);
+    if Sha256::digest(body).as_slice() != sum {
+        return None;
+    }
+    let mut r = Reader { bytes: body, at: 0 };
+    if r.take(FORMAT.len())? != FORMAT || r.take(16)? != build_id() {
+        return None;
+    }
+    let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+    let mut entries = Vec::with_capacity(count.min(body.len() / 8));
+    for _ in 0..count {
+        let id_len = r.take(1)?[0] as usize;
+        let commit = ObjectId::try_from(r.take(id_len)?).ok()?;
+        let path_len = u16::from_le_bytes(r.take(2)?.try_into().ok()?) as usize;
+        let path = std::str::from_utf8(r.take(path_len)?).ok()?.to_string();
+        let value_len = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+        let value = r.take(value_len)?.to_vec();
+        entries.push(Entry {
+            commit,
+            path,
+            value,
+        });
+    }
+    (r.at == body.len()).then_some(entries)
+}
+
+struct Reader<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl<'b> Reader<'b> {
+    fn take(&mut self, n: usize) -> Option<&'b [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+}
+
+fn encode_shard(entries: &[&Entry]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
+    out.extend_from_slice(FORMAT);
+    out.extend_from_slice(build_id());
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for e in entries {
+        let id = e.commit.as_bytes();
+        out.push(id.len() as u8);
+        out.extend_from_slice(id);
+        out.extend_from_slice(&(e.path.len() as u16).to_le_bytes());
+        out.extend_from_slice(e.path.as_bytes());
+        out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
+        out.extend_from_slice(&e.value);
+    }
+    let sum = Sha256::digest(&out);
+    out.extend_from_slice(&sum);
+    out
+}
+
+/// Write a shard whole to a temporary file, then rename it into place.
+fn write_shard(dir: &Path, byte: u8, entries: &[&Entry]) -> std::io::Result<()> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let entries: Vec<&Entry> = entries
+        .iter()
+        .copied()
+        .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
+        .collect();
+    let bytes = encode_shard(&entries);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!("{byte:02x}.tmp-{}-{seq}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let half = bytes.len() / 2;
+        file.write_all(&bytes[..half])?;
+        // Crash tests kill a writer here, with half a shard written.
+        crate::failpoint::point("cache:write");
+        file.write_all(&bytes[half..])?;
+        drop(file);
+        std::fs::rename(&tmp, dir.join(format!("{byte:02x}")))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Remove the temporary files killed writers left in `dir`.
+fn remove_stale_tmp(dir: &Path) {
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in list.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().contains(".tmp-") {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TMP);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The cache encoding of a kind whose value is a serde type: JSON, kept
+/// only when it gives the value back exactly (JSON has no tagged values,
+/// non-finite numbers or non-string keys, which unknown YAML fields may
+/// hold); compared as YAML values, the form records are written in.
+pub fn encode<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
+    let bytes = serde_json::to_vec(value).ok()?;
+    let back: T = serde_json::from_slice(&bytes).ok()?;
+    let same = serde_yaml_ng::to_value(value).ok()? == serde_yaml_ng::to_value(&back).ok()?;
+    same.then_some(bytes)
+}
+
+/// The value [`encode`] kept.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    serde_json::from_slice(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: u8, path: &str, value: &[u8]) -> Entry {
+        let mut id = [0u8; 20];
+        id[0] = 7;
+        id[19] = n;
+        Entry {
+            commit: ObjectId::try_from(&id[..]).unwrap(),
+            path: path.into(),
+            value: value.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_shard_reads_back_and_any_damage_is_refused() {
+        let a = entry(1, "p", b"{\"x\":1}");
+        let b = entry(2, "p/q", b"[]");
+        let bytes = encode_shard(&[&a, &b]);
+        let back = parse_shard(&bytes).expect("reads back");
+        assert_eq!(back.len(), 2);
+        assert_eq!(
+            (back[1].path.as_str(), &back[1].value[..]),
+            ("p/q", &b"[]"[..])
+        );
+        for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+            assert!(parse_shard(&bytes[..cut]).is_none(), "truncated at {cut}");
+        }
+        for at in [0, FORMAT.len() + 3, bytes.len() / 2, bytes.len() - 1] {
+            let mut edited = bytes.clone();
+            edited[at] ^= 1;
+            assert!(parse_shard(&edited).is_none(), "edited at {at}");
+        }
+    }
+
+    #[test]
+    fn the_bound_keeps_what_this_run_read_first() {
+        let mut shard = Shard::default();
+        for n in 0..4 {
+            shard.entries.push(entry(n, "p", &[b'x'; 100]));
+            shard.used.push(n == 3);
+            shard.insert_index(n as usize);
+        }
+        shard.added.push(entry(9, "p", &[b'y'; 100]));
+        let kept = bounded(&shard, 3 * 135);
+        let ids: Vec<u8> = kept.iter().map(|e| e.commit.as_bytes()[19]).collect();
+        assert_eq!(ids, [9, 3, 0]);
+    }
+
+    #[test]
+    fn values_json_cannot_give_back_are_not_cached() {
+        let plain: serde_yaml_ng::Value = serde_yaml_ng::from_str("a: 1\nb: [x, 2.5]\n").unwrap();
+        assert!(encode(&plain).is_some());
+        for lossy in ["a: .nan\n", "1: one\n", "a: !tag x\n"] {
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(lossy).unwrap();
+            assert!(encode(&v).is_none(), "{lossy}");
+        }
+    }
+}

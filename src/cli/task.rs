@@ -297,6 +297,10 @@ fn listed(l: &Listed) -> Output {
     } else {
         text.push_str(&format!("{}\n", count(l.tasks.len(), "task", "tasks")));
     }
+    // As every listing: a line for each record that could not be read.
+    for u in &l.unreadable {
+        text.push_str(&u.row());
+    }
     let mut out = Output::new(l, text);
     for u in &l.unreadable {
         out = out.warn(u.warning());

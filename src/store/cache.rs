@@ -118,7 +118,7 @@ impl RecordCache {
         let mut shards = self.shards.lock().ok()?;
         let shard = shards
             .entry((namespace, commit.as_bytes()[0]))
-            .or_insert_with(|| read_shard(&shard_path(root, namespace, commit)));
+            .or_insert_with(|| read_shard(root, namespace, commit.as_bytes()[0]));
         if let Some(e) = shard
             .added
             .iter()
@@ -145,7 +145,7 @@ impl RecordCache {
         };
         let shard = shards
             .entry((namespace, commit.as_bytes()[0]))
-            .or_insert_with(|| read_shard(&shard_path(root, namespace, commit)));
+            .or_insert_with(|| read_shard(root, namespace, commit.as_bytes()[0]));
         if let Some(at) = shard.index.remove(&(commit, path.to_string())) {
             // Present but undecodable (e.g. a build that encodes otherwise):
             // replaced by the new value.
@@ -177,7 +177,7 @@ impl RecordCache {
                 continue;
             }
             let kept = bounded(shard, self.shard_limit);
-            let _ = write_shard(&dir, *byte, &kept);
+            let _ = write_shard(&dir, namespace, *byte, &kept);
             // Written: what was added is now on disk (a second flush in the
             // same run writes only what comes after).
             let added = std::mem::take(&mut shard.added);
@@ -201,11 +201,6 @@ impl Drop for RecordCache {
     fn drop(&mut self) {
         self.flush();
     }
-}
-
-fn shard_path(root: &Path, namespace: &str, commit: ObjectId) -> PathBuf {
-    root.join(namespace)
-        .join(format!("{:02x}", commit.as_bytes()[0]))
 }
 
 /// What identifies the build that writes a shard: the format, the version,
@@ -262,12 +257,13 @@ fn bounded(shard: &Shard, limit: u64) -> Vec<&Entry> {
 
 /// A shard file, or an empty shard when it is absent, torn, edited or
 /// written by another build.
-fn read_shard(path: &Path) -> Shard {
+fn read_shard(root: &Path, namespace: &str, byte: u8) -> Shard {
+    let path = root.join(namespace).join(format!("{byte:02x}"));
     let mut shard = Shard::default();
     let Ok(bytes) = std::fs::read(path) else {
         return shard;
     };
-    let Some(entries) = parse_shard(&bytes) else {
+    let Some(entries) = parse_shard(&bytes, namespace, byte) else {
         return shard;
     };
     shard.used = vec![false; entries.len()];
@@ -278,14 +274,26 @@ fn read_shard(path: &Path) -> Shard {
     shard
 }
 
-fn parse_shard(bytes: &[u8]) -> Option<Vec<Entry>> {
+/// The header of shard `byte` of kind `namespace`: a shard copied to
+/// another name is as foreign as one from another build.
+fn header(namespace: &str, byte: u8) -> Vec<u8> {
+    let mut out = FORMAT.to_vec();
+    out.extend_from_slice(build_id());
+    out.push(namespace.len() as u8);
+    out.extend_from_slice(namespace.as_bytes());
+    out.push(byte);
+    out
+}
+
+fn parse_shard(bytes: &[u8], namespace: &str, byte: u8) -> Option<Vec<Entry>> {
     let body_len = bytes.len().checked_sub(SUM)?;
     let (body, sum) = bytes.split_at(body_len);
     if Sha256::digest(body).as_slice() != sum {
         return None;
     }
     let mut r = Reader { bytes: body, at: 0 };
-    if r.take(FORMAT.len())? != FORMAT || r.take(16)? != build_id() {
+    let head = header(namespace, byte);
+    if r.take(head.len())? != head {
         return None;
     }
     let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
@@ -297,6 +305,9 @@ fn parse_shard(bytes: &[u8]) -> Option<Vec<Entry>> {
         let path = std::str::from_utf8(r.take(path_len)?).ok()?.to_string();
         let value_len = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
         let value = r.take(value_len)?.to_vec();
+        if commit.as_bytes()[0] != byte {
+            return None;
+        }
         entries.push(Entry {
             commit,
             path,
@@ -320,10 +331,9 @@ impl<'b> Reader<'b> {
     }
 }
 
-fn encode_shard(entries: &[&Entry]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(64 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
-    out.extend_from_slice(FORMAT);
-    out.extend_from_slice(build_id());
+fn encode_shard(namespace: &str, byte: u8, entries: &[&Entry]) -> Vec<u8> {
+    let mut out = header(namespace, byte);
+    out.reserve(SUM + 4 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
     for e in entries {
         let id = e.commit.as_bytes();
@@ -340,14 +350,14 @@ fn encode_shard(entries: &[&Entry]) -> Vec<u8> {
 }
 
 /// Write a shard whole to a temporary file, then rename it into place.
-fn write_shard(dir: &Path, byte: u8, entries: &[&Entry]) -> std::io::Result<()> {
+fn write_shard(dir: &Path, namespace: &str, byte: u8, entries: &[&Entry]) -> std::io::Result<()> {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let entries: Vec<&Entry> = entries
         .iter()
         .copied()
         .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
         .collect();
-    let bytes = encode_shard(&entries);
+    let bytes = encode_shard(namespace, byte, &entries);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!("{byte:02x}.tmp-{}-{seq}", std::process::id()));
     let result = (|| {
@@ -426,20 +436,25 @@ mod tests {
     fn a_shard_reads_back_and_any_damage_is_refused() {
         let a = entry(1, "p", b"{\"x\":1}");
         let b = entry(2, "p/q", b"[]");
-        let bytes = encode_shard(&[&a, &b]);
-        let back = parse_shard(&bytes).expect("reads back");
+        let bytes = encode_shard("plans", 7, &[&a, &b]);
+        let back = parse_shard(&bytes, "plans", 7).expect("reads back");
+        assert!(parse_shard(&bytes, "lanes", 7).is_none(), "another kind's");
+        assert!(parse_shard(&bytes, "plans", 8).is_none(), "another shard's");
         assert_eq!(back.len(), 2);
         assert_eq!(
             (back[1].path.as_str(), &back[1].value[..]),
             ("p/q", &b"[]"[..])
         );
         for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
-            assert!(parse_shard(&bytes[..cut]).is_none(), "truncated at {cut}");
+            assert!(
+                parse_shard(&bytes[..cut], "plans", 7).is_none(),
+                "truncated at {cut}"
+            );
         }
         for at in [0, FORMAT.len() + 3, bytes.len() / 2, bytes.len() - 1] {
             let mut edited = bytes.clone();
             edited[at] ^= 1;
-            assert!(parse_shard(&edited).is_none(), "edited at {at}");
+            assert!(parse_shard(&edited, "plans", 7).is_none(), "edited at {at}");
         }
     }
 

@@ -301,7 +301,7 @@ fn listed(l: &Listed) -> Output {
     for u in &l.unreadable {
         text.push_str(&u.row());
     }
-    let mut out = Output::new(l, text);
+    let mut out = Output::listing(l, text);
     for u in &l.unreadable {
         out = out.warn(u.warning());
     }

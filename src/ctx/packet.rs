@@ -11,7 +11,9 @@ use serde::Serialize;
 
 use super::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::packet::{missing_packet_file, PacketKey, PacketVersion, PACKET_FILE, PREFIX};
+use crate::model::packet::{
+    missing_packet_file, PacketKey, PacketVersion, PACKET_FILE, PREFIX, TAG_ACCEPTED, TAG_WITHDRAWN,
+};
 use crate::names;
 use crate::store::kind::Records;
 use crate::store::record::Unreadable;
@@ -141,11 +143,17 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     let remote = ctx.settings.remote.as_deref();
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
-    // Every live packet through the record cache: warm, reading a packet
-    // costs less than looking into its tree for an acceptance.
+    // Every live packet through the record cache, where the tags of a
+    // cached one tell it is closed without decoding it (most live packets
+    // are accepted).
+    let records = Records::<PacketVersion>::new(&ctx.store);
     for (below, tip) in remote::tips_under(&ctx.store, remote, PREFIX)? {
         let refname = format!("{PREFIX}{below}");
         let Some(base) = tip.base else { continue };
+        let tags = PacketKey::from_refname(&refname).and_then(|k| records.cached_tags(&k, base));
+        if tags.is_some_and(|t| t & (TAG_ACCEPTED | TAG_WITHDRAWN) != 0) {
+            continue;
+        }
         let p = match read_at(&ctx.store, &refname, base) {
             Ok(v) if v.is_open() => v.packet,
             Ok(_) => continue,

@@ -44,33 +44,71 @@ const SHARDS: u64 = 256;
 const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(600);
 const SUM: usize = 32;
 
-/// One cached value: the record version (commit, key path) and its bytes.
+/// One cached value: the record version (commit, key path), the kind's
+/// tags for it, and the encoded value.
 #[derive(Debug, Clone)]
 struct Entry {
     commit: ObjectId,
     path: String,
+    tags: u8,
     value: Vec<u8>,
 }
 
 impl Entry {
     fn size(&self) -> u64 {
-        (self.value.len() + self.path.len() + self.commit.as_bytes().len() + 7) as u64
+        (self.value.len() + self.path.len() + self.commit.as_bytes().len() + 8) as u64
     }
 }
 
-/// One shard as read from disk, plus what this run added to it.
+/// Where one entry of a shard file lies in its bytes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    commit: ObjectId,
+    path: (usize, usize),
+    tags: u8,
+    value: (usize, usize),
+    /// Read in this run (kept first when the shard is rewritten).
+    used: bool,
+    /// Replaced by a value added in this run (undecodable here).
+    dropped: bool,
+}
+
+/// One shard as read from disk (its bytes, not copied per entry), plus
+/// what this run added to it.
 #[derive(Default)]
 struct Shard {
-    entries: Vec<Entry>,
-    index: HashMap<(ObjectId, String), usize>,
-    used: Vec<bool>,
+    bytes: Vec<u8>,
+    slots: Vec<Slot>,
+    /// The first slot of each commit (a commit under two keys is scanned for).
+    index: gix::hashtable::HashMap<ObjectId, usize>,
     added: Vec<Entry>,
 }
 
 impl Shard {
-    fn insert_index(&mut self, at: usize) {
-        let e = &self.entries[at];
-        self.index.insert((e.commit, e.path.clone()), at);
+    fn path(&self, slot: &Slot) -> &str {
+        std::str::from_utf8(&self.bytes[slot.path.0..slot.path.1]).unwrap_or("")
+    }
+    fn value(&self, slot: &Slot) -> &[u8] {
+        &self.bytes[slot.value.0..slot.value.1]
+    }
+    /// The slot of the record at `commit` under `path`.
+    fn find(&self, commit: ObjectId, path: &str) -> Option<usize> {
+        let first = *self.index.get(&commit)?;
+        if self.path(&self.slots[first]) == path {
+            return Some(first).filter(|&at| !self.slots[at].dropped);
+        }
+        (first + 1..self.slots.len()).find(|&at| {
+            let s = &self.slots[at];
+            s.commit == commit && !s.dropped && self.path(s) == path
+        })
+    }
+    fn entry(&self, slot: &Slot) -> Entry {
+        Entry {
+            commit: slot.commit,
+            path: self.path(slot).to_string(),
+            tags: slot.tags,
+            value: self.value(slot).to_vec(),
+        }
     }
 }
 
@@ -114,47 +152,77 @@ impl RecordCache {
         path: &str,
         decode: impl FnOnce(&[u8]) -> Option<T>,
     ) -> Option<T> {
-        let root = self.root.as_ref()?;
-        let mut shards = self.shards.lock().ok()?;
-        let shard = shards
-            .entry((namespace, commit.as_bytes()[0]))
-            .or_insert_with(|| read_shard(root, namespace, commit.as_bytes()[0]));
-        if let Some(e) = shard
-            .added
-            .iter()
-            .find(|e| e.commit == commit && e.path == path)
-        {
-            return decode(&e.value);
-        }
-        let at = *shard.index.get(&(commit, path.to_string()))?;
-        let value = decode(&shard.entries[at].value);
-        if value.is_some() {
-            shard.used[at] = true;
-        }
-        value
+        self.with_shard(namespace, commit, |shard| {
+            if let Some(e) = shard
+                .added
+                .iter()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                return decode(&e.value);
+            }
+            let at = shard.find(commit, path)?;
+            let value = decode(shard.value(&shard.slots[at]));
+            shard.slots[at].used |= value.is_some();
+            value
+        })
     }
 
-    /// Keep `value` for the record at `commit` under `path`; written by
-    /// [`RecordCache::flush`].
-    pub fn insert(&self, namespace: &'static str, commit: ObjectId, path: &str, value: Vec<u8>) {
-        let Some(root) = self.root.as_ref() else {
-            return;
-        };
-        let Ok(mut shards) = self.shards.lock() else {
-            return;
-        };
+    /// The kind's tags of the record at `commit` under `path`
+    /// ([`Record::cache_tags`](super::kind::Record::cache_tags)), when
+    /// cached: what a listing filters on without decoding the value.
+    pub fn tags(&self, namespace: &'static str, commit: ObjectId, path: &str) -> Option<u8> {
+        self.with_shard(namespace, commit, |shard| {
+            if let Some(e) = shard
+                .added
+                .iter()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                return Some(e.tags);
+            }
+            let at = shard.find(commit, path)?;
+            shard.slots[at].used = true;
+            Some(shard.slots[at].tags)
+        })
+    }
+
+    fn with_shard<T>(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        f: impl FnOnce(&mut Shard) -> Option<T>,
+    ) -> Option<T> {
+        let root = self.root.as_ref()?;
+        let mut shards = self.shards.lock().ok()?;
+        let byte = commit.as_bytes()[0];
         let shard = shards
-            .entry((namespace, commit.as_bytes()[0]))
-            .or_insert_with(|| read_shard(root, namespace, commit.as_bytes()[0]));
-        if let Some(at) = shard.index.remove(&(commit, path.to_string())) {
-            // Present but undecodable (e.g. a build that encodes otherwise):
-            // replaced by the new value.
-            shard.used[at] = false;
-        }
-        shard.added.push(Entry {
-            commit,
-            path: path.to_string(),
-            value,
+            .entry((namespace, byte))
+            .or_insert_with(|| read_shard(root, namespace, byte));
+        f(shard)
+    }
+
+    /// Keep `value` (and the kind's `tags`) for the record at `commit`
+    /// under `path`; written by [`RecordCache::flush`].
+    pub fn insert(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        path: &str,
+        tags: u8,
+        value: Vec<u8>,
+    ) {
+        let _ = self.with_shard(namespace, commit, |shard| {
+            if let Some(at) = shard.find(commit, path) {
+                // Present but undecodable (e.g. by a build that encodes
+                // otherwise): replaced by the new value.
+                shard.slots[at].dropped = true;
+            }
+            shard.added.push(Entry {
+                commit,
+                path: path.to_string(),
+                tags,
+                value,
+            });
+            Some(())
         });
     }
 
@@ -177,15 +245,13 @@ impl RecordCache {
                 continue;
             }
             let kept = bounded(shard, self.shard_limit);
-            let _ = write_shard(&dir, namespace, *byte, &kept);
-            // Written: what was added is now on disk (a second flush in the
-            // same run writes only what comes after).
-            let added = std::mem::take(&mut shard.added);
-            for e in added {
-                shard.entries.push(e);
-                shard.used.push(true);
-                let at = shard.entries.len() - 1;
-                shard.insert_index(at);
+            let bytes = encode_shard(namespace, *byte, &kept);
+            let _ = write_shard(&dir, *byte, &bytes);
+            // Written: the shard in memory is now the one on disk (a second
+            // flush in the same run writes only what comes after).
+            *shard = parse_shard(bytes, namespace, *byte).unwrap_or_default();
+            for slot in &mut shard.slots {
+                slot.used = true;
             }
             if !dirs.contains(&dir) {
                 dirs.push(dir);
@@ -228,24 +294,25 @@ fn build_id() -> &'static [u8; 16] {
     })
 }
 
-/// The entries to write: those read or added in this run first, then the
+/// The entries to write: those added and read in this run first, then the
 /// others while the shard stays within `limit` bytes.
-fn bounded(shard: &Shard, limit: u64) -> Vec<&Entry> {
-    let live = shard
-        .entries
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| shard.used[*i] && shard.index.contains_key(&(e.commit, e.path.clone())))
-        .map(|(_, e)| e);
-    let rest = shard
-        .entries
-        .iter()
-        .enumerate()
-        .filter(|(i, e)| !shard.used[*i] && shard.index.contains_key(&(e.commit, e.path.clone())))
-        .map(|(_, e)| e);
+fn bounded(shard: &Shard, limit: u64) -> Vec<Entry> {
+    let kept = |used: bool| {
+        shard
+            .slots
+            .iter()
+            .filter(move |s| s.used == used && !s.dropped)
+            .map(|s| shard.entry(s))
+    };
     let mut out = Vec::new();
     let mut size = 0u64;
-    for e in shard.added.iter().chain(live).chain(rest) {
+    for e in shard
+        .added
+        .iter()
+        .cloned()
+        .chain(kept(true))
+        .chain(kept(false))
+    {
         if size + e.size() > limit {
             continue;
         }
@@ -259,33 +326,13 @@ fn bounded(shard: &Shard, limit: u64) -> Vec<&Entry> {
 /// written by another build.
 fn read_shard(root: &Path, namespace: &str, byte: u8) -> Shard {
     let path = root.join(namespace).join(format!("{byte:02x}"));
-    let mut shard = Shard::default();
-    let Ok(bytes) = std::fs::read(path) else {
-        return shard;
-    };
-    let Some(entries) = parse_shard(&bytes, namespace, byte) else {
-        return shard;
-    };
-    shard.used = vec![false; entries.len()];
-    shard.entries = entries;
-    for at in 0..shard.entries.len() {
-        shard.insert_index(at);
-    }
-    shard
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| parse_shard(bytes, namespace, byte))
+        .unwrap_or_default()
 }
 
-/// The header of shard `byte` of kind `namespace`: a shard copied to
-/// another name is as foreign as one from another build.
-fn header(namespace: &str, byte: u8) -> Vec<u8> {
-    let mut out = FORMAT.to_vec();
-    out.extend_from_slice(build_id());
-    out.push(namespace.len() as u8);
-    out.extend_from_slice(namespace.as_bytes());
-    out.push(byte);
-    out
-}
-
-fn parse_shard(bytes: &[u8], namespace: &str, byte: u8) -> Option<Vec<Entry>> {
+fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
     let body_len = bytes.len().checked_sub(SUM)?;
     let (body, sum) = bytes.split_at(body_len);
     if Sha256::digest(body).as_slice() != sum {
@@ -297,24 +344,40 @@ fn parse_shard(bytes: &[u8], namespace: &str, byte: u8) -> Option<Vec<Entry>> {
         return None;
     }
     let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-    let mut entries = Vec::with_capacity(count.min(body.len() / 8));
+    let mut slots = Vec::with_capacity(count.min(body.len() / 8));
+    let mut index = gix::hashtable::HashMap::default();
     for _ in 0..count {
         let id_len = r.take(1)?[0] as usize;
         let commit = ObjectId::try_from(r.take(id_len)?).ok()?;
         let path_len = u16::from_le_bytes(r.take(2)?.try_into().ok()?) as usize;
-        let path = std::str::from_utf8(r.take(path_len)?).ok()?.to_string();
+        let path_at = r.at;
+        std::str::from_utf8(r.take(path_len)?).ok()?;
+        let tags = r.take(1)?[0];
         let value_len = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-        let value = r.take(value_len)?.to_vec();
+        let value_at = r.at;
+        r.take(value_len)?;
         if commit.as_bytes()[0] != byte {
             return None;
         }
-        entries.push(Entry {
+        index.entry(commit).or_insert(slots.len());
+        slots.push(Slot {
             commit,
-            path,
-            value,
+            path: (path_at, path_at + path_len),
+            tags,
+            value: (value_at, value_at + value_len),
+            used: false,
+            dropped: false,
         });
     }
-    (r.at == body.len()).then_some(entries)
+    if r.at != body.len() {
+        return None;
+    }
+    Some(Shard {
+        bytes,
+        slots,
+        index,
+        added: Vec::new(),
+    })
 }
 
 struct Reader<'b> {
@@ -331,7 +394,22 @@ impl<'b> Reader<'b> {
     }
 }
 
-fn encode_shard(namespace: &str, byte: u8, entries: &[&Entry]) -> Vec<u8> {
+/// The header of shard `byte` of kind `namespace`: a shard copied to
+/// another name is as foreign as one from another build.
+fn header(namespace: &str, byte: u8) -> Vec<u8> {
+    let mut out = FORMAT.to_vec();
+    out.extend_from_slice(build_id());
+    out.push(namespace.len() as u8);
+    out.extend_from_slice(namespace.as_bytes());
+    out.push(byte);
+    out
+}
+
+fn encode_shard(namespace: &str, byte: u8, entries: &[Entry]) -> Vec<u8> {
+    let entries: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
+        .collect();
     let mut out = header(namespace, byte);
     out.reserve(SUM + 4 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
     out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
@@ -341,6 +419,7 @@ fn encode_shard(namespace: &str, byte: u8, entries: &[&Entry]) -> Vec<u8> {
         out.extend_from_slice(id);
         out.extend_from_slice(&(e.path.len() as u16).to_le_bytes());
         out.extend_from_slice(e.path.as_bytes());
+        out.push(e.tags);
         out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
         out.extend_from_slice(&e.value);
     }
@@ -350,14 +429,8 @@ fn encode_shard(namespace: &str, byte: u8, entries: &[&Entry]) -> Vec<u8> {
 }
 
 /// Write a shard whole to a temporary file, then rename it into place.
-fn write_shard(dir: &Path, namespace: &str, byte: u8, entries: &[&Entry]) -> std::io::Result<()> {
+fn write_shard(dir: &Path, byte: u8, bytes: &[u8]) -> std::io::Result<()> {
     static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let entries: Vec<&Entry> = entries
-        .iter()
-        .copied()
-        .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
-        .collect();
-    let bytes = encode_shard(namespace, byte, &entries);
     let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let tmp = dir.join(format!("{byte:02x}.tmp-{}-{seq}", std::process::id()));
     let result = (|| {
@@ -428,6 +501,7 @@ mod tests {
         Entry {
             commit: ObjectId::try_from(&id[..]).unwrap(),
             path: path.into(),
+            tags: n,
             value: value.to_vec(),
         }
     }
@@ -436,38 +510,44 @@ mod tests {
     fn a_shard_reads_back_and_any_damage_is_refused() {
         let a = entry(1, "p", b"{\"x\":1}");
         let b = entry(2, "p/q", b"[]");
-        let bytes = encode_shard("plans", 7, &[&a, &b]);
-        let back = parse_shard(&bytes, "plans", 7).expect("reads back");
-        assert!(parse_shard(&bytes, "lanes", 7).is_none(), "another kind's");
-        assert!(parse_shard(&bytes, "plans", 8).is_none(), "another shard's");
-        assert_eq!(back.len(), 2);
+        let bytes = encode_shard("plans", 7, &[a.clone(), b.clone()]);
+        let back = parse_shard(bytes.clone(), "plans", 7).expect("reads back");
+        assert_eq!(back.slots.len(), 2);
+        assert_eq!(back.find(b.commit, "p/q"), Some(1));
+        assert_eq!(back.find(b.commit, "p"), None, "keyed by commit and path");
+        let slot = &back.slots[1];
         assert_eq!(
-            (back[1].path.as_str(), &back[1].value[..]),
-            ("p/q", &b"[]"[..])
+            (back.path(slot), back.value(slot), slot.tags),
+            ("p/q", &b"[]"[..], 2)
+        );
+        assert!(
+            parse_shard(bytes.clone(), "lanes", 7).is_none(),
+            "another kind's"
+        );
+        assert!(
+            parse_shard(bytes.clone(), "plans", 8).is_none(),
+            "another shard's"
         );
         for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
             assert!(
-                parse_shard(&bytes[..cut], "plans", 7).is_none(),
-                "truncated at {cut}"
+                parse_shard(bytes[..cut].to_vec(), "plans", 7).is_none(),
+                "cut at {cut}"
             );
         }
         for at in [0, FORMAT.len() + 3, bytes.len() / 2, bytes.len() - 1] {
             let mut edited = bytes.clone();
             edited[at] ^= 1;
-            assert!(parse_shard(&edited, "plans", 7).is_none(), "edited at {at}");
+            assert!(parse_shard(edited, "plans", 7).is_none(), "edited at {at}");
         }
     }
 
     #[test]
-    fn the_bound_keeps_what_this_run_read_first() {
-        let mut shard = Shard::default();
-        for n in 0..4 {
-            shard.entries.push(entry(n, "p", &[b'x'; 100]));
-            shard.used.push(n == 3);
-            shard.insert_index(n as usize);
-        }
+    fn the_bound_keeps_what_this_run_added_and_read_first() {
+        let old: Vec<Entry> = (0..4).map(|n| entry(n, "p", &[b'x'; 100])).collect();
+        let mut shard = parse_shard(encode_shard("plans", 7, &old), "plans", 7).unwrap();
+        shard.slots[3].used = true;
         shard.added.push(entry(9, "p", &[b'y'; 100]));
-        let kept = bounded(&shard, 3 * 135);
+        let kept = bounded(&shard, 3 * 129);
         let ids: Vec<u8> = kept.iter().map(|e| e.commit.as_bytes()[19]).collect();
         assert_eq!(ids, [9, 3, 0]);
     }

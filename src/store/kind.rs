@@ -193,6 +193,12 @@ pub trait Record: Sized + Clone {
     fn from_cache(_bytes: &[u8]) -> Option<Self> {
         None
     }
+    /// A few bits the cache keeps beside the value, so that a listing can
+    /// filter on them without decoding it ([`Records::cached_tags`]); e.g.
+    /// a packet's "accepted" and "withdrawn".
+    fn cache_tags(&self) -> u8 {
+        0
+    }
 
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
@@ -257,7 +263,7 @@ impl<'s, R: Record> Records<'s, R> {
         let value = R::from_files(&rec.files, key, &Self::what(key))?;
         if cache.enabled() {
             if let Some(bytes) = value.to_cache() {
-                cache.insert(R::NAMESPACE, commit, &path, bytes);
+                cache.insert(R::NAMESPACE, commit, &path, value.cache_tags(), bytes);
             }
         }
         Ok(Versioned {
@@ -265,6 +271,12 @@ impl<'s, R: Record> Records<'s, R> {
             value,
             commit,
         })
+    }
+
+    /// The kind's [`Record::cache_tags`] of the version at `commit`, when
+    /// the cache holds it (None: read it with [`Records::at`]).
+    pub fn cached_tags(&self, key: &R::Key, commit: ObjectId) -> Option<u8> {
+        self.store.cache.tags(R::NAMESPACE, commit, &key.to_path())
     }
 
     /// The live record, if its ref exists.

@@ -44,25 +44,41 @@ export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 
 cache="" # the record cache of the repository measured
-ms() { # mean milliseconds of RUNS runs of "$@" (output discarded); COLD=1: cache deleted before each
-    local total=0 t0 t1
+now_ns() { date +%s%N; }
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# Median milliseconds of RUNS runs each of the baseline and of "$@", taken
+# in turns (so load that comes and goes hits both alike): prints
+# "<baseline ms> <command ms>". COLD=1: the cache is deleted before each run.
+paired() {
+    local b c t0 t1
+    : >"$work/b.ns"; : >"$work/c.ns"
     for _ in $(seq "$RUNS"); do
+        t0=$(now_ns); git for-each-ref refs/swarm >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/b.ns"
         if [ -n "${COLD:-}" ]; then rm -rf "$cache"; fi
-        t0=$(date +%s%N)
-        "$@" >/dev/null
-        t1=$(date +%s%N)
-        total=$(( total + t1 - t0 ))
+        t0=$(now_ns); "$@" >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/c.ns"
     done
-    awk -v ns="$total" -v n="$RUNS" 'BEGIN { printf "%.1f", ns / n / 1e6 }'
+    b=$(median <"$work/b.ns"); c=$(median <"$work/c.ns")
+    awk -v b="$b" -v c="$c" 'BEGIN { printf "%.1f %.1f", b / 1e6, c / 1e6 }'
 }
 rss() { # max RSS in KB of one run of "$@"; COLD=1: cache deleted first
     if [ -n "${COLD:-}" ]; then rm -rf "$cache"; fi
     /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1
 }
-row() { # label, baseline ms, warm ms, warm rss KB, cold ms, cold rss KB
-    awk -v l="$1" -v b="$2" -v w="$3" -v wm="$4" -v c="$5" -v cm="$6" 'BEGIN {
-        printf "%-30s warm %8.1f ms (%5.2fx, %5.1f MiB)   cold %8.1f ms (%6.2fx, %5.1f MiB)\n",
-            l, w, w / b, wm / 1024, c, c / b, cm / 1024 }'
+# Instructions of one run (valgrind callgrind, children included): steady
+# where wall time is noisy on a loaded machine. CALLGRIND=1 to enable.
+instructions() {
+    rm -f "$work"/cg.out.*
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" "$@" >/dev/null 2>&1
+    cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
+}
+row() { # label, "warm baseline, warm ms", warm rss KB, "cold baseline, cold ms", cold rss KB, instructions ratio
+    awk -v l="$1" -v w="$2" -v wm="$3" -v c="$4" -v cm="$5" -v ir="$6" 'BEGIN {
+        split(w, W, " "); split(c, C, " ")
+        printf "%-36s warm %7.1f ms / %6.1f ms = %5.2fx (%5.1f MiB)   cold %7.1f ms / %6.1f ms = %6.2fx (%5.1f MiB)%s\n",
+            l, W[2], W[1], W[2] / W[1], wm / 1024, C[2], C[1], C[2] / C[1], cm / 1024,
+            (ir == "" ? "" : "   instructions " ir) }'
 }
 
 # -- 1. reads at scale ---------------------------------------------------------
@@ -80,17 +96,28 @@ python3 "$here/benches/gen_records.py" 1 0 0 big 150 0 0 | git fast-import --qui
 git pack-refs --all
 
 reads() { # phase
-    local base
-    base=$(ms git for-each-ref refs/swarm)
-    echo "$1: git for-each-ref refs/swarm: $base ms ($(git for-each-ref refs/swarm | wc -l) refs)"
+    echo "$1: $(git for-each-ref refs/swarm | wc -l) refs; each row: git-swarm / git for-each-ref refs/swarm (medians of $RUNS, in turns)"
+    local cmd warm cold ir
     for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000"; do
         # shellcheck disable=SC2086
         git-swarm $cmd >/dev/null # fills the cache: the warm runs find it
         # shellcheck disable=SC2086
-        row "$1: $cmd" "$base" "$(ms git-swarm $cmd)" "$(rss git-swarm $cmd)" \
-            "$(COLD=1 ms git-swarm $cmd)" "$(COLD=1 rss git-swarm $cmd)"
+        warm=$(paired git-swarm $cmd)
+        ir=""
+        if [ -n "${CALLGRIND:-}" ]; then
+            # shellcheck disable=SC2086
+            ir=$(awk -v c="$(instructions git-swarm $cmd)" -v b="$(instructions git for-each-ref refs/swarm)" \
+                'BEGIN { printf "%.1fM / %.1fM = %.2fx", c / 1e6, b / 1e6, c / b }')
+        fi
+        # shellcheck disable=SC2086
+        row "$1: $cmd" "$warm" "$(rss git-swarm $cmd)" "$(COLD=1 paired git-swarm $cmd)" \
+            "$(COLD=1 rss git-swarm $cmd)" "$ir"
     done
-    echo "$1: record cache $(du -sk "$cache" | cut -f1) KiB in $(find "$cache" -type f | wc -l) files"
+    for cmd in "status" "plan list" "lane list" "packets" "task list"; do
+        # shellcheck disable=SC2086
+        git-swarm $cmd >/dev/null
+    done
+    echo "$1: record cache after these listings: $(du -sk "$cache" | cut -f1) KiB in $(find "$cache" -type f | wc -l) files"
 }
 echo "== reads (refs: $(git for-each-ref refs/swarm | wc -l))"
 reads "before gc"

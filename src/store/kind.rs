@@ -250,6 +250,11 @@ impl<'s, R: Record> Records<'s, R> {
     /// commit id and key, and not parsed again (an unreadable one is read,
     /// and fails, every time).
     pub fn at(&self, key: &R::Key, commit: ObjectId) -> Result<Versioned<R>> {
+        self.at_named(key, commit, &Self::what(key))
+    }
+
+    /// [`Records::at`], naming the version `what` in errors.
+    pub fn at_named(&self, key: &R::Key, commit: ObjectId, what: &str) -> Result<Versioned<R>> {
         let cache = &self.store.cache;
         let path = key.to_path();
         if let Some(value) = cache.lookup(R::NAMESPACE, commit, &path, R::from_cache) {
@@ -260,7 +265,7 @@ impl<'s, R: Record> Records<'s, R> {
             });
         }
         let rec = self.store.read_commit(commit)?;
-        let value = R::from_files(&rec.files, key, &Self::what(key))?;
+        let value = R::from_files(&rec.files, key, what)?;
         if cache.enabled() {
             if let Some(bytes) = value.to_cache() {
                 cache.insert(R::NAMESPACE, commit, &path, value.cache_tags(), bytes);

@@ -12,7 +12,8 @@ use serde::Serialize;
 use super::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::{
-    missing_packet_file, PacketKey, PacketVersion, PACKET_FILE, PREFIX, TAG_ACCEPTED, TAG_WITHDRAWN,
+    missing_packet_file, PacketKey, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX,
+    TAG_ACCEPTED, TAG_WITHDRAWN, WITHDRAWAL_FILE,
 };
 use crate::names;
 use crate::store::kind::Records;
@@ -143,19 +144,23 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     let remote = ctx.settings.remote.as_deref();
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
-    // Every live packet through the record cache, where the tags of a
-    // cached one tell it is closed without decoding it (most live packets
-    // are accepted).
+    // Most live packets are closed (accepted): tell them by the tags the
+    // record cache keeps, else by the files of their tree (then kept as
+    // tags), and parse only the open ones.
     let records = Records::<PacketVersion>::new(&ctx.store);
     for (below, tip) in remote::tips_under(&ctx.store, remote, PREFIX)? {
         let refname = format!("{PREFIX}{below}");
         let Some(base) = tip.base else { continue };
-        let tags = PacketKey::from_refname(&refname).and_then(|k| records.cached_tags(&k, base));
-        if tags.is_some_and(|t| t & (TAG_ACCEPTED | TAG_WITHDRAWN) != 0) {
-            continue;
-        }
-        let p = match read_at(&ctx.store, &refname, base) {
-            Ok(v) if v.is_open() => v.packet,
+        let closed = match PacketKey::from_refname(&refname) {
+            Some(key) => closed_tags(&ctx.store, &records, &key, base),
+            None => Ok(0),
+        };
+        let read = closed.and_then(|closed| match closed {
+            0 => read_at(&ctx.store, &refname, base).map(Some),
+            _ => Ok(None),
+        });
+        let p = match read {
+            Ok(Some(v)) if v.is_open() => v.packet,
             Ok(_) => continue,
             Err(e) => {
                 unreadable.push(Unreadable::new("packet", &below, &refname, &e));
@@ -173,6 +178,28 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     }
     out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     Ok((out, unreadable))
+}
+
+/// A packet version's accepted/withdrawn tags: from the record cache, else
+/// from the files its tree has (remembered in the cache).
+fn closed_tags(
+    store: &Store,
+    records: &Records<'_, PacketVersion>,
+    key: &PacketKey,
+    commit: ObjectId,
+) -> Result<u8> {
+    if let Some(tags) = records.cached_tags(key, commit) {
+        return Ok(tags & (TAG_ACCEPTED | TAG_WITHDRAWN));
+    }
+    let tags = if store.tree_has(commit, ACCEPTANCE_FILE)? {
+        TAG_ACCEPTED
+    } else if store.tree_has(commit, WITHDRAWAL_FILE)? {
+        TAG_WITHDRAWN
+    } else {
+        0
+    };
+    records.remember_tags(key, commit, tags);
+    Ok(tags)
 }
 
 /// The content of each path in the checkout, as git would store it: the

@@ -212,16 +212,24 @@ impl RecordCache {
     ) {
         let _ = self.with_shard(namespace, commit, |shard| {
             if let Some(at) = shard.find(commit, path) {
-                // Present but undecodable (e.g. by a build that encodes
-                // otherwise): replaced by the new value.
+                // Present but without a value this build decodes (tags
+                // only, or another encoding): replaced by the new one.
                 shard.slots[at].dropped = true;
             }
-            shard.added.push(Entry {
+            let entry = Entry {
                 commit,
                 path: path.to_string(),
                 tags,
                 value,
-            });
+            };
+            match shard
+                .added
+                .iter_mut()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                Some(e) => *e = entry,
+                None => shard.added.push(entry),
+            }
             Some(())
         });
     }

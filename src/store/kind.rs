@@ -284,6 +284,16 @@ impl<'s, R: Record> Records<'s, R> {
         self.store.cache.tags(R::NAMESPACE, commit, &key.to_path())
     }
 
+    /// Keep only `tags` for the version at `commit`, learnt without
+    /// parsing it (a packet's acceptance file in its tree):
+    /// [`Records::cached_tags`] finds them, [`Records::at`] still reads
+    /// and keeps the value.
+    pub fn remember_tags(&self, key: &R::Key, commit: ObjectId, tags: u8) {
+        self.store
+            .cache
+            .insert(R::NAMESPACE, commit, &key.to_path(), tags, Vec::new());
+    }
+
     /// The live record, if its ref exists.
     pub fn load(&self, key: &R::Key) -> Result<Option<Versioned<R>>> {
         match self.store.ref_target(&R::refname(key))? {

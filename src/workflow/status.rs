@@ -235,7 +235,7 @@ pub fn collect(
     store: &Store,
     remote: Option<&str>,
     only: Option<&str>,
-    mut packets: Vec<OpenPacket>,
+    packets: Vec<OpenPacket>,
 ) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
     let mut unreadable = Vec::new();
     let plans = read_plans(store, remote, &mut unreadable)?;
@@ -247,11 +247,15 @@ pub fn collect(
             &crate::store::mirror::mirror_ref(r, "refs/swarm/lead/"),
         )?);
     }
+    // Each plan's packets in one pass (a partition per plan was quadratic).
+    let mut packets_by_plan: BTreeMap<String, Vec<OpenPacket>> = BTreeMap::new();
+    for k in packets {
+        packets_by_plan.entry(k.plan.clone()).or_default().push(k);
+    }
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
         let lanes = lanes_by_plan.remove(&p.record.plan).unwrap_or_default();
-        let (mine, rest) = packets.into_iter().partition(|k| k.plan == p.record.plan);
-        packets = rest;
+        let mine = packets_by_plan.remove(&p.record.plan).unwrap_or_default();
         let n = node(store, remote, p, &led, lanes, mine, &mut unreadable);
         flat.insert(p.record.plan.clone(), n);
     }

@@ -361,20 +361,7 @@ fn the_size_bound_holds_when_filled_past_it() {
             text.len()
         ));
     }
-    let mut child = env
-        .command("git", &a)
-        .args(["fast-import", "--quiet"])
-        .stdin(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
+    env.git_stdin(&a, &["fast-import", "--quiet"], stream.as_bytes());
     let expected = env
         .swarm(&a, &["--no-cache", "plan", "list", "--json"])
         .ok();
@@ -421,21 +408,8 @@ fn an_unreadable_record_is_listed_as_such_every_time_and_never_cached() {
     std::fs::write(a.join("plan.yaml"), bad).unwrap();
     let blob = env.git(&a, &["hash-object", "-w", "plan.yaml"]);
     std::fs::remove_file(a.join("plan.yaml")).unwrap();
-    let mut mk = env
-        .command("git", &a)
-        .arg("mktree")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::Write;
-    mk.stdin
-        .take()
-        .unwrap()
-        .write_all(format!("100644 blob {blob}\tplan.yaml\n").as_bytes())
-        .unwrap();
-    let out = mk.wait_with_output().unwrap();
-    let tree = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let entry = format!("100644 blob {blob}\tplan.yaml\n");
+    let tree = env.git_stdin(&a, &["mktree"], entry.as_bytes());
     let commit = env.git(&a, &["commit-tree", &tree, "-m", "forged"]);
     env.git(&a, &["update-ref", "refs/swarm/plans/x", &commit]);
     for _ in 0..3 {

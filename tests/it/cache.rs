@@ -371,9 +371,9 @@ fn the_size_bound_holds_when_filled_past_it() {
     env.swarm(&a, &["plan", "list", "--json"]).ok();
     let unbounded: usize = cache_files(&a).values().map(Vec::len).sum();
     std::fs::remove_dir_all(cache_dir(&a)).unwrap();
-    // 256 shards of 1 KiB of values each: about two plans a shard.
-    let limit: usize = 256 * 1024;
-    env.git(&a, &["config", "swarm.recordCacheLimit", "256k"]);
+    // 16 shards of 1 KiB of values each: one plan a shard (of about 19).
+    let limit: usize = 16 * 1024;
+    env.git(&a, &["config", "swarm.recordCacheLimit", "16k"]);
     for _ in 0..3 {
         let got = env.swarm(&a, &["plan", "list", "--json"]).ok();
         assert_eq!(got.stdout, expected.stdout);

@@ -2,19 +2,28 @@
 # Benchmark: git-swarm at months-of-swarm scale, as ratios to plain git
 # measured in the same run.
 #
-#   1. `status`, `plan list`, `packets` vs `git for-each-ref refs/swarm`, with
-#      PLANS plans and PLANS*PACKETS_PER_PLAN packets, before and after gc;
-#   2. `sync` of SYNC_RECORDS changed records: git processes spawned, pushes
+#   1. `status`, `plan list`, `lane list`, `packets`, `task list` vs
+#      `git for-each-ref refs/swarm`, with PLANS plans and, per plan,
+#      PACKETS_PER_PLAN packets (90% accepted), TASKS_PER_PLAN tasks,
+#      MESSAGES_PER_PLAN messages and LANES_PER_PLAN lanes, before and after
+#      gc: warm (the record cache filled by an earlier run) and cold (the
+#      cache deleted before every run, so each run also writes it);
+#   2. "read 150 records": `task list --plan` of a plan with 150 tasks;
+#   3. `sync` of SYNC_RECORDS changed records: git processes spawned, pushes
 #      made, and time vs a plain `git push --atomic` of the same refs;
-#   3. peak memory (max RSS) of each git-swarm command.
+#   4. peak memory (max RSS) of every git-swarm row.
 #
 #   benches/scale.sh
-#   PLANS=1000 PACKETS_PER_PLAN=10 SYNC_RECORDS=1000 RUNS=10 benches/scale.sh
+#   PLANS=1000 PACKETS_PER_PLAN=10 TASKS_PER_PLAN=10 MESSAGES_PER_PLAN=10 \
+#     LANES_PER_PLAN=1 SYNC_RECORDS=1000 RUNS=10 benches/scale.sh
 #   GIT_SWARM_BIN=path/to/git-swarm KEEP=1 benches/scale.sh
 set -euo pipefail
 
 PLANS=${PLANS:-1000}
 PACKETS_PER_PLAN=${PACKETS_PER_PLAN:-10}
+TASKS_PER_PLAN=${TASKS_PER_PLAN:-10}
+MESSAGES_PER_PLAN=${MESSAGES_PER_PLAN:-10}
+LANES_PER_PLAN=${LANES_PER_PLAN:-1}
 SYNC_RECORDS=${SYNC_RECORDS:-1000}
 RUNS=${RUNS:-10}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,16 +43,42 @@ export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
 export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
 export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
 
-ms() { # mean milliseconds of RUNS runs of "$@" (output discarded)
-    local t0 t1
-    t0=$(date +%s%N)
-    for _ in $(seq "$RUNS"); do "$@" >/dev/null; done
-    t1=$(date +%s%N)
-    awk -v ns=$(( t1 - t0 )) -v n="$RUNS" 'BEGIN { printf "%.1f", ns / n / 1e6 }'
+cache="" # the record cache of the repository measured
+now_ns() { date +%s%N; }
+median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
+# Median milliseconds of RUNS runs each of the baseline and of "$@", taken
+# in turns (so load that comes and goes hits both alike): prints
+# "<baseline ms> <command ms>". COLD=1: the cache is deleted before each run.
+paired() {
+    local b c t0 t1
+    : >"$work/b.ns"; : >"$work/c.ns"
+    for _ in $(seq "$RUNS"); do
+        t0=$(now_ns); git for-each-ref refs/swarm >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/b.ns"
+        if [ -n "${COLD:-}" ]; then rm -rf "$cache"; fi
+        t0=$(now_ns); "$@" >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/c.ns"
+    done
+    b=$(median <"$work/b.ns"); c=$(median <"$work/c.ns")
+    awk -v b="$b" -v c="$c" 'BEGIN { printf "%.1f %.1f", b / 1e6, c / 1e6 }'
 }
-rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
-row() { # label, baseline ms, command ms, rss KB
-    awk -v l="$1" -v b="$2" -v c="$3" -v m="$4" 'BEGIN { printf "%-34s %9.1f ms  (for-each-ref %6.1f ms)  ratio %6.2f   max RSS %6.1f MiB\n", l, c, b, c / b, m / 1024 }'
+rss() { # max RSS in KB of one run of "$@"; COLD=1: cache deleted first
+    if [ -n "${COLD:-}" ]; then rm -rf "$cache"; fi
+    /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1
+}
+# Instructions of one run (valgrind callgrind, children included): steady
+# where wall time is noisy on a loaded machine. CALLGRIND=1 to enable.
+instructions() {
+    rm -f "$work"/cg.out.*
+    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" "$@" >/dev/null 2>&1
+    cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
+}
+row() { # label, "warm baseline, warm ms", warm rss KB, "cold baseline, cold ms", cold rss KB, instructions ratio
+    awk -v l="$1" -v w="$2" -v wm="$3" -v c="$4" -v cm="$5" -v ir="$6" 'BEGIN {
+        split(w, W, " "); split(c, C, " ")
+        printf "%-36s warm %7.1f ms / %6.1f ms = %5.2fx (%5.1f MiB)   cold %7.1f ms / %6.1f ms = %6.2fx (%5.1f MiB)%s\n",
+            l, W[2], W[1], W[2] / W[1], wm / 1024, C[2], C[1], C[2] / C[1], cm / 1024,
+            (ir == "" ? "" : "   instructions " ir) }'
 }
 
 # -- 1. reads at scale ---------------------------------------------------------
@@ -52,18 +87,37 @@ git init --quiet -b main "$repo"
 cd "$repo"
 git commit --quiet --allow-empty -m init
 git config swarm.as bench
-echo "generating $PLANS plans and $(( PLANS * PACKETS_PER_PLAN )) packets (90% accepted)" >&2
-python3 "$here/benches/gen_records.py" "$PLANS" "$PACKETS_PER_PLAN" 90 | git fast-import --quiet
+cache="$(git rev-parse --git-common-dir)/swarm/cache/records"
+echo "generating $PLANS plans with $PACKETS_PER_PLAN packets (90% accepted), $TASKS_PER_PLAN tasks, $MESSAGES_PER_PLAN messages and $LANES_PER_PLAN lanes each" >&2
+python3 "$here/benches/gen_records.py" "$PLANS" "$PACKETS_PER_PLAN" 90 p \
+    "$TASKS_PER_PLAN" "$MESSAGES_PER_PLAN" "$LANES_PER_PLAN" | git fast-import --quiet
+# One more plan with 150 tasks: "read 150 records".
+python3 "$here/benches/gen_records.py" 1 0 0 big 150 0 0 | git fast-import --quiet
 git pack-refs --all
-echo "live swarm refs: $(git for-each-ref refs/swarm | wc -l)" >&2
 
 reads() { # phase
-    local base
-    base=$(ms git for-each-ref refs/swarm)
-    for cmd in "status" "plan list" "packets"; do
+    echo "$1: $(git for-each-ref refs/swarm | wc -l) refs; each row: git-swarm / git for-each-ref refs/swarm (medians of $RUNS, in turns)"
+    local cmd warm cold ir
+    for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000"; do
         # shellcheck disable=SC2086
-        row "$1: git swarm $cmd" "$base" "$(ms git-swarm $cmd)" "$(rss git-swarm $cmd)"
+        git-swarm $cmd >/dev/null # fills the cache: the warm runs find it
+        # shellcheck disable=SC2086
+        warm=$(paired git-swarm $cmd)
+        ir=""
+        if [ -n "${CALLGRIND:-}" ]; then
+            # shellcheck disable=SC2086
+            ir=$(awk -v c="$(instructions git-swarm $cmd)" -v b="$(instructions git for-each-ref refs/swarm)" \
+                'BEGIN { printf "%.1fM / %.1fM = %.2fx", c / 1e6, b / 1e6, c / b }')
+        fi
+        # shellcheck disable=SC2086
+        row "$1: $cmd" "$warm" "$(rss git-swarm $cmd)" "$(COLD=1 paired git-swarm $cmd)" \
+            "$(COLD=1 rss git-swarm $cmd)" "$ir"
     done
+    for cmd in "status" "plan list" "lane list" "packets" "task list"; do
+        # shellcheck disable=SC2086
+        git-swarm $cmd >/dev/null
+    done
+    echo "$1: record cache after these listings: $(du -sk "$cache" | cut -f1) KiB in $(find "$cache" -type f | wc -l) files"
 }
 echo "== reads (refs: $(git for-each-ref refs/swarm | wc -l))"
 reads "before gc"

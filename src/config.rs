@@ -104,6 +104,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "2h",
         "default lease of git swarm reserve",
     ),
+    (
+        "swarm.recordCacheLimit",
+        "64m",
+        "the most bytes of parsed records the record cache keeps per record kind (k, m, g suffixes)",
+    ),
 ];
 
 #[derive(Debug, Clone)]

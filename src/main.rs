@@ -51,6 +51,9 @@ fn main() -> ExitCode {
         }
     };
     let json = parsed.json;
+    if !json {
+        git_swarm::output::text_only();
+    }
     match cli::run(parsed) {
         Ok(out) => {
             for warning in &out.warnings {

@@ -2,6 +2,8 @@
 //! human text, plus the exit code when the command ran but its verdict does
 //! not hold (exit 1 without an error, e.g. `lead check`, `verify`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::Serialize;
 
 #[derive(Debug, Clone)]
@@ -14,7 +16,26 @@ pub struct Output {
     pub warnings: Vec<String>,
 }
 
+/// Whether this process prints the JSON document (`--json`); main clears it
+/// for a text run, so that [`Output::listing`] skips building a document of
+/// 10,000 rows nobody reads.
+static JSON_WANTED: AtomicBool = AtomicBool::new(true);
+
+/// This run prints text: listings need not build their JSON document.
+pub fn text_only() {
+    JSON_WANTED.store(false, Ordering::Relaxed);
+}
+
 impl Output {
+    /// The output of a listing: as [`Output::new`], except that in a text
+    /// run ([`text_only`]) the JSON document is left an empty object.
+    pub fn listing(json: impl Serialize, text: impl Into<String>) -> Self {
+        if JSON_WANTED.load(Ordering::Relaxed) {
+            return Output::new(json, text);
+        }
+        Output::new(serde_json::Value::Object(Default::default()), text)
+    }
+
     pub fn new(json: impl Serialize, text: impl Into<String>) -> Self {
         Output {
             json: serde_json::to_value(json).expect("output structs always serialise"),

@@ -342,13 +342,16 @@ fn render_listing(l: &Listing) -> Output {
     if let Some(m) = &l.mirror {
         text.push_str(&m.text(l.now));
     }
-    report_unreadable(
-        Output::new(
-            serde_json::json!({ "packets": l.rows, "mirror": l.mirror }),
-            text,
-        ),
-        &l.unreadable,
-    )
+    #[derive(serde::Serialize)]
+    struct Json<'l> {
+        packets: &'l [packets::Row],
+        mirror: &'l Option<git_swarm::store::mirror::MirrorView>,
+    }
+    let json = Json {
+        packets: &l.rows,
+        mirror: &l.mirror,
+    };
+    report_unreadable(Output::listing(json, text), &l.unreadable)
 }
 
 fn render_shown(s: &Shown) -> Output {

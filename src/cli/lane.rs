@@ -313,7 +313,7 @@ fn listed(l: LaneList) -> Output {
             count(l.removed_hidden, "removed lane", "removed lanes")
         ));
     }
-    report_unreadable(Output::new(&l, text), &l.unreadable)
+    report_unreadable(Output::listing(&l, text), &l.unreadable)
 }
 
 /// `lane rm`

@@ -119,7 +119,7 @@ fn status_output(view: StatusView) -> Output {
     if let Some(m) = &view.mirror {
         text.push_str(&m.text(view.now));
     }
-    report_unreadable(Output::new(&view, text), &view.unreadable)
+    report_unreadable(Output::listing(&view, text), &view.unreadable)
 }
 
 /// A plan's last forecast: its count, age, and whether lanes moved since.

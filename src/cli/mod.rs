@@ -42,6 +42,9 @@ pub struct Cli {
     /// Do not fetch from or push to the shared remote.
     #[arg(long, global = true)]
     pub offline: bool,
+    /// Read every record from its objects, neither reading nor writing the record cache (as GIT_SWARM_NO_CACHE=1 does); the output is the same.
+    #[arg(long, global = true)]
+    pub no_cache: bool,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -169,6 +172,7 @@ pub struct Global {
     pub json: bool,
     pub as_: Option<String>,
     pub offline: bool,
+    pub no_cache: bool,
     pub access: Access,
 }
 
@@ -185,7 +189,7 @@ impl Global {
                 format!("cannot read the current directory: {e}"),
             )
         })?;
-        let ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
+        let mut ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
             // A mistyped swarm.remote must not hide the local records.
             Err(e) if e.code == Code::RemoteMissing && self.access == Access::Read => {
                 let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
@@ -200,6 +204,9 @@ impl Global {
             }
             other => other?,
         };
+        if self.no_cache {
+            ctx.store.cache.bypass();
+        }
         if self.access == Access::Write && ctx.store.workdir().is_none() {
             return Err(bare_repo());
         }
@@ -227,6 +234,7 @@ pub fn parse_hook_pre_commit(args: &[String]) -> Option<Cli> {
         json: false,
         as_: None,
         offline: false,
+        no_cache: false,
         command: Command::Hook(guard::HookArgs {
             hook: "pre-commit".into(),
             args: Vec::new(),
@@ -245,6 +253,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
+        no_cache: cli.no_cache,
         access: cli.command.access(),
     };
     match cli.command {

@@ -173,7 +173,7 @@ fn listed(l: Listed) -> Output {
             parent
         ));
     }
-    report_unreadable(Output::new(&l, text), &l.unreadable)
+    report_unreadable(Output::listing(&l, text), &l.unreadable)
 }
 
 fn saved(s: Saved) -> Output {

@@ -297,9 +297,15 @@ fn listed(l: &Listed) -> Output {
     } else {
         text.push_str(&format!("{}\n", count(l.tasks.len(), "task", "tasks")));
     }
-    // Unreadable ones as every listing shows them: a row, a warning, JSON.
-    let unreadable = l.unreadable.clone();
-    git_swarm::store::record::report_unreadable(Output::new(l, text), &unreadable)
+    // As every listing: a line for each record that could not be read.
+    for u in &l.unreadable {
+        text.push_str(&u.row());
+    }
+    let mut out = Output::listing(l, text);
+    for u in &l.unreadable {
+        out = out.warn(u.warning());
+    }
+    out
 }
 
 fn shown(s: &Shown) -> Output {

@@ -7,15 +7,16 @@ use jiff::SignedDuration;
 use super::Ctx;
 use crate::error::Result;
 use crate::model::lead::{lead_ref, parse_duration, LeadRecord, DEFAULT_LEASE};
-use crate::store::kind::Record;
+use crate::store::kind::Records;
 use crate::store::remote;
 use crate::store::{short, Store};
 
 /// The leader record at commit `id` (a version of `refs/swarm/lead/<plan>`).
 pub fn read_at(store: &Store, plan: &str, id: ObjectId) -> Result<LeadRecord> {
-    let rec = store.read_commit(id)?;
     let what = format!("{} at {}", lead_ref(plan), short(id));
-    LeadRecord::from_files(&rec.files, &plan.to_string(), &what)
+    Records::<LeadRecord>::new(store)
+        .at_named(&plan.to_string(), id, &what)
+        .map(|v| v.value)
 }
 
 /// The current leader and epoch of a plan as this repository knows it (the

@@ -13,7 +13,7 @@ use super::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::{
     missing_packet_file, PacketKey, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX,
-    WITHDRAWAL_FILE,
+    TAG_ACCEPTED, TAG_WITHDRAWN, WITHDRAWAL_FILE,
 };
 use crate::names;
 use crate::store::kind::Records;
@@ -144,27 +144,26 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     let remote = ctx.settings.remote.as_deref();
     let mut out = Vec::new();
     let mut unreadable = Vec::new();
-    for refname in known_refs(ctx, remote, PREFIX, false)? {
-        let tip = remote::tip(&ctx.store, remote, &refname)?;
+    // Most live packets are closed (accepted): tell them by the tags the
+    // record cache keeps, else by the files of their tree (then kept as
+    // tags), and parse only the open ones.
+    let records = Records::<PacketVersion>::new(&ctx.store);
+    for (below, tip) in remote::tips_under(&ctx.store, remote, PREFIX)? {
+        let refname = format!("{PREFIX}{below}");
         let Some(base) = tip.base else { continue };
-        // Most live packets are accepted: tell by the tree, not by parsing.
-        let closed = ctx
-            .store
-            .tree_has(base, ACCEPTANCE_FILE)
-            .and_then(|a| Ok(a || ctx.store.tree_has(base, WITHDRAWAL_FILE)?));
-        let read = closed.and_then(|closed| {
-            if closed {
-                Ok(None)
-            } else {
-                read_at(&ctx.store, &refname, base).map(Some)
-            }
+        let closed = match PacketKey::from_refname(&refname) {
+            Some(key) => closed_tags(&ctx.store, &records, &key, base),
+            None => Ok(0),
+        };
+        let read = closed.and_then(|closed| match closed {
+            0 => read_at(&ctx.store, &refname, base).map(Some),
+            _ => Ok(None),
         });
         let p = match read {
-            Ok(Some(v)) => v.packet,
-            Ok(None) => continue,
+            Ok(Some(v)) if v.is_open() => v.packet,
+            Ok(_) => continue,
             Err(e) => {
-                let name = refname.trim_start_matches(PREFIX);
-                unreadable.push(Unreadable::new("packet", name, &refname, &e));
+                unreadable.push(Unreadable::new("packet", &below, &refname, &e));
                 continue;
             }
         };
@@ -179,6 +178,28 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     }
     out.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     Ok((out, unreadable))
+}
+
+/// A packet version's accepted/withdrawn tags: from the record cache, else
+/// from the files its tree has (remembered in the cache).
+fn closed_tags(
+    store: &Store,
+    records: &Records<'_, PacketVersion>,
+    key: &PacketKey,
+    commit: ObjectId,
+) -> Result<u8> {
+    if let Some(tags) = records.cached_tags(key, commit) {
+        return Ok(tags & (TAG_ACCEPTED | TAG_WITHDRAWN));
+    }
+    let tags = if store.tree_has(commit, ACCEPTANCE_FILE)? {
+        TAG_ACCEPTED
+    } else if store.tree_has(commit, WITHDRAWAL_FILE)? {
+        TAG_WITHDRAWN
+    } else {
+        0
+    };
+    records.remember_tags(key, commit, tags);
+    Ok(tags)
 }
 
 /// The content of each path in the checkout, as git would store it: the

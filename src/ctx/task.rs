@@ -2,8 +2,6 @@
 //! of the local ref and the remote's mirror), the configured task lease,
 //! and whether a task's branch is merged.
 
-use std::collections::BTreeMap;
-
 use gix::ObjectId;
 use jiff::SignedDuration;
 
@@ -11,7 +9,6 @@ use super::Ctx;
 use crate::error::Result;
 use crate::model::task::{parse_lease, task_ref, TaskKey, TaskRecord, DEFAULT_LEASE};
 use crate::store::kind::{RecordKey, Records};
-use crate::store::mirror::mirror_ref;
 use crate::store::record::Unreadable;
 use crate::store::{remote, Store};
 
@@ -34,35 +31,24 @@ pub fn all(
     remote_name: Option<&str>,
     plan: Option<&str>,
 ) -> Result<(Vec<Known>, Vec<Unreadable>)> {
-    let local_prefix = match plan {
+    let prefix = match plan {
         Some(p) => format!("refs/swarm/tasks/{p}/"),
         None => "refs/swarm/tasks/".to_string(),
     };
-    let mut paths = BTreeMap::new();
-    for (refname, _) in store.list_refs(&local_prefix)? {
-        paths.insert(refname["refs/swarm/tasks/".len()..].to_string(), ());
-    }
-    if let Some(r) = remote_name {
-        let prefix = mirror_ref(r, &local_prefix);
-        let base = mirror_ref(r, "refs/swarm/tasks/");
-        for (refname, _) in store.list_refs(&prefix)? {
-            paths.insert(refname[base.len()..].to_string(), ());
-        }
-    }
     let records = Records::<TaskRecord>::new(store);
     let (mut good, mut bad) = (Vec::new(), Vec::new());
-    for path in paths.into_keys() {
-        let refname = format!("refs/swarm/tasks/{path}");
-        let Some(key) = TaskKey::from_path(&path) else {
+    for (below, tip) in remote::tips_under(store, remote_name, &prefix)? {
+        let refname = format!("{prefix}{below}");
+        let path = &refname["refs/swarm/tasks/".len()..];
+        let Some(key) = TaskKey::from_path(path) else {
             let e = crate::error::Error::new(
                 crate::error::Code::RecordInvalid,
                 format!("{refname} is not a valid task ref name"),
             );
-            bad.push(Unreadable::new("task", &path, &refname, &e));
+            bad.push(Unreadable::new("task", path, &refname, &e));
             continue;
         };
-        let tip = remote::tip(store, remote_name, &refname)?;
-        let Some(base) = tip.base.filter(|_| !tip.archived) else {
+        let Some(base) = tip.base else {
             continue;
         };
         match records.at(&key, base) {
@@ -73,7 +59,7 @@ pub fn all(
                 local: tip.local,
                 published: tip.remote,
             }),
-            Err(e) => bad.push(Unreadable::new("task", &path, &refname, &e)),
+            Err(e) => bad.push(Unreadable::new("task", path, &refname, &e)),
         }
     }
     Ok((good, bad))

@@ -243,7 +243,7 @@ impl RecordKey for PacketKey {
 
 /// One version of a packet record: the packet, and its acceptance or
 /// withdrawal once there is one.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PacketVersion {
     pub packet: Packet,
     pub acceptance: Option<Acceptance>,
@@ -367,6 +367,11 @@ pub fn withdrawn_error(packet: &Packet, w: &Withdrawal) -> Error {
     .with_detail(serde_json::json!({ "withdrawal": w }))
 }
 
+/// [`Record::cache_tags`] of a packet: accepted, withdrawn (a closed
+/// packet is told without decoding it).
+pub const TAG_ACCEPTED: u8 = 1;
+pub const TAG_WITHDRAWN: u8 = 2;
+
 impl Record for PacketVersion {
     const NAMESPACE: &'static str = "packets";
     const KIND: &'static str = "packet";
@@ -374,6 +379,25 @@ impl Record for PacketVersion {
     type Key = PacketKey;
     const FINISHED_WITH_FILE: Option<&'static str> = Some(ACCEPTANCE_FILE);
 
+    fn to_cache(&self) -> Option<Vec<u8>> {
+        crate::store::cache::encode(self)
+    }
+    fn from_cache(bytes: &[u8]) -> Option<Self> {
+        crate::store::cache::decode(bytes)
+    }
+    fn cache_tags(&self) -> u8 {
+        let accepted = if self.acceptance.is_some() {
+            TAG_ACCEPTED
+        } else {
+            0
+        };
+        accepted
+            | if self.withdrawal.is_some() {
+                TAG_WITHDRAWN
+            } else {
+                0
+            }
+    }
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
         files.insert(PACKET_FILE.to_string(), record::to_yaml(&self.packet)?);

@@ -150,7 +150,7 @@ pub fn template(title: &str, plan: &str) -> String {
 }
 
 /// A plan as one record version holds it: `plan.yaml` and `PLAN.md`.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct PlanDoc {
     pub record: PlanRecord,
     pub text: Option<String>,
@@ -163,6 +163,12 @@ impl Record for PlanDoc {
     type Key = String;
     const MULTILINE_FIELDS: &'static [&'static str] = MULTILINE_FIELDS;
 
+    fn to_cache(&self) -> Option<Vec<u8>> {
+        crate::store::cache::encode(self)
+    }
+    fn from_cache(bytes: &[u8]) -> Option<Self> {
+        crate::store::cache::decode(bytes)
+    }
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
         files.insert(RECORD_FILE.to_string(), record::to_yaml(&self.record)?);

@@ -192,6 +192,24 @@ pub trait Record: Sized + Clone {
         false
     }
 
+    /// The value as the record cache keeps it (see `store::cache`); None
+    /// (the default) keeps this kind, or this value, out of the cache, so
+    /// every read parses its files. A serde type returns
+    /// `cache::encode(self)`.
+    fn to_cache(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// The value [`Record::to_cache`] kept; None reads the files instead.
+    fn from_cache(_bytes: &[u8]) -> Option<Self> {
+        None
+    }
+    /// A few bits the cache keeps beside the value, so that a listing can
+    /// filter on them without decoding it ([`Records::cached_tags`]); e.g.
+    /// a packet's "accepted" and "withdrawn".
+    fn cache_tags(&self) -> u8 {
+        0
+    }
+
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
         format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
@@ -237,15 +255,53 @@ impl<'s, R: Record> Records<'s, R> {
         R::refname(key)
     }
 
-    /// The version at `commit` (e.g. the mirror's, or an archived one).
+    /// The version at `commit` (e.g. the mirror's, or an archived one),
+    /// through the record cache: a version read cleanly once is kept by
+    /// commit id and key, and not parsed again (an unreadable one is read,
+    /// and fails, every time).
     pub fn at(&self, key: &R::Key, commit: ObjectId) -> Result<Versioned<R>> {
+        self.at_named(key, commit, &Self::what(key))
+    }
+
+    /// [`Records::at`], naming the version `what` in errors.
+    pub fn at_named(&self, key: &R::Key, commit: ObjectId, what: &str) -> Result<Versioned<R>> {
+        let cache = &self.store.cache;
+        let path = key.to_path();
+        if let Some(value) = cache.lookup(R::NAMESPACE, commit, &path, R::from_cache) {
+            return Ok(Versioned {
+                key: key.clone(),
+                value,
+                commit,
+            });
+        }
         let rec = self.store.read_commit(commit)?;
-        let value = R::from_files(&rec.files, key, &Self::what(key))?;
+        let value = R::from_files(&rec.files, key, what)?;
+        if cache.enabled() {
+            if let Some(bytes) = value.to_cache() {
+                cache.insert(R::NAMESPACE, commit, &path, value.cache_tags(), bytes);
+            }
+        }
         Ok(Versioned {
             key: key.clone(),
             value,
             commit,
         })
+    }
+
+    /// The kind's [`Record::cache_tags`] of the version at `commit`, when
+    /// the cache holds it (None: read it with [`Records::at`]).
+    pub fn cached_tags(&self, key: &R::Key, commit: ObjectId) -> Option<u8> {
+        self.store.cache.tags(R::NAMESPACE, commit, &key.to_path())
+    }
+
+    /// Keep only `tags` for the version at `commit`, learnt without
+    /// parsing it (a packet's acceptance file in its tree):
+    /// [`Records::cached_tags`] finds them, [`Records::at`] still reads
+    /// and keeps the value.
+    pub fn remember_tags(&self, key: &R::Key, commit: ObjectId, tags: u8) {
+        self.store
+            .cache
+            .insert(R::NAMESPACE, commit, &key.to_path(), tags, Vec::new());
     }
 
     /// The live record, if its ref exists.
@@ -294,6 +350,7 @@ impl<'s, R: Record> Records<'s, R> {
             }
         }
         good.sort_by(|a, b| a.key.cmp(&b.key));
+        self.store.cache.flush();
         Ok((good, bad))
     }
 

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::notes::NOTES_REF;
-use super::remote::live_tip;
+use super::remote::{live_tip, tips_under};
 use super::Store;
 use crate::error::Result;
 
@@ -78,6 +78,15 @@ impl MirrorView {
         for prefix in prefixes {
             // A prefix ends in `/`; anything else names one ref exactly.
             let exact = !prefix.ends_with('/');
+            if !exact {
+                // Both sides listed once, not two ref lookups per record.
+                for (path, tip) in tips_under(store, Some(remote), prefix)? {
+                    if tip.remote.is_some() && tip.local_behind(store)? {
+                        ahead.push(format!("{prefix}{path}"));
+                    }
+                }
+                continue;
+            }
             for (mirrored, _) in store.list_refs(&mirror_ref(remote, prefix))? {
                 let local = format!("refs/swarm/{}", &mirrored[root.len()..]);
                 if exact && local != *prefix {

@@ -19,9 +19,12 @@
 //!   leases, and the one fetch → decide → publish loop;
 //! - [`reconcile`]: joining diverged refs as each kind says (`sync`);
 //! - [`archive`]: folding finished records into archive refs (`gc`);
-//! - [`record`]: YAML parsing with schema and size checks.
+//! - [`record`]: YAML parsing with schema and size checks;
+//! - [`cache`]: parsed record values on disk, keyed by commit id, which
+//!   `Records::at` reads through.
 
 pub mod archive;
+pub mod cache;
 pub mod error;
 pub mod kind;
 pub mod mirror;
@@ -49,6 +52,8 @@ pub struct Store {
     pub repo: gix::Repository,
     pub git: Git,
     pub clock: Clock,
+    /// Parsed records by commit id (`Records::at` reads through it).
+    pub cache: cache::RecordCache,
 }
 
 /// Put `git -c` settings (`GIT_CONFIG_PARAMETERS`) on top of the config gix
@@ -106,7 +111,13 @@ impl Store {
             .hint("run git swarm inside a git repository, or `git init` one first")
         })?;
         apply_command_line_config(&mut repo)?;
+        let limit = repo
+            .config_snapshot()
+            .integer("swarm.recordCacheLimit")
+            .and_then(|n| u64::try_from(n).ok())
+            .unwrap_or(cache::DEFAULT_LIMIT);
         let store = Store {
+            cache: cache::RecordCache::new(repo.common_dir(), limit),
             repo,
             git: Git::new(cwd),
             clock: Clock::from_env()?,

@@ -187,16 +187,49 @@ pub fn known_tips(
 
 pub(crate) fn live_tip(store: &Store, remote: Option<&str>, refname: &str) -> Result<Tip> {
     let local = store.ref_target(refname)?;
-    let Some(remote_name) = remote else {
-        return Ok(Tip {
-            local,
-            remote: None,
-            base: local,
-            online: false,
-            archived: false,
-        });
+    let published = match remote {
+        Some(r) => store.ref_target(&mirror_ref(r, refname))?,
+        None => None,
     };
-    let published = store.ref_target(&mirror_ref(remote_name, refname))?;
+    tip_of(store, remote.is_some(), local, published)
+}
+
+/// Every live record under `prefix` (e.g. `refs/swarm/tasks/`) known here,
+/// local or in `remote`'s mirror, with its [`Tip`] (what read-only views
+/// show: the newer of the two), by ref path below `prefix`, sorted. One
+/// listing of each side, not two ref lookups per record.
+pub fn tips_under(store: &Store, remote: Option<&str>, prefix: &str) -> Result<Vec<(String, Tip)>> {
+    let mut both: std::collections::BTreeMap<String, (Option<ObjectId>, Option<ObjectId>)> =
+        std::collections::BTreeMap::new();
+    for (name, id) in store.list_refs(prefix)? {
+        both.entry(name[prefix.len()..].to_string()).or_default().0 = Some(id);
+    }
+    if let Some(r) = remote {
+        let mirrored = mirror_ref(r, prefix);
+        for (name, id) in store.list_refs(&mirrored)? {
+            both.entry(name[mirrored.len()..].to_string())
+                .or_default()
+                .1 = Some(id);
+        }
+    }
+    both.into_iter()
+        .map(|(path, (local, published))| {
+            Ok((path, tip_of(store, remote.is_some(), local, published)?))
+        })
+        .collect()
+}
+
+/// The tip of a record whose local ref holds `local` and whose mirror
+/// (when `online`) holds `published`.
+fn tip_of(
+    store: &Store,
+    online: bool,
+    local: Option<ObjectId>,
+    published: Option<ObjectId>,
+) -> Result<Tip> {
+    if !online {
+        return Ok(Tip::local(local));
+    }
     let base = match (local, published) {
         (l, None) => l,
         (None, r) => r,

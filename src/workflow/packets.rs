@@ -5,7 +5,7 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::ctx::packet::{fetch, known_refs, locate_in, read_at};
+use crate::ctx::packet::{fetch, locate_in, read_at};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::packet::{PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE};
@@ -79,8 +79,8 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Listing>
     let remote = ctx.settings.remote.as_deref();
     let mut rows = Vec::new();
     let mut unreadable = Vec::new();
-    for refname in known_refs(ctx, remote, &prefix, false)? {
-        let tip = remote::tip(&ctx.store, remote, &refname)?;
+    for (below, tip) in remote::tips_under(&ctx.store, remote, &prefix)? {
+        let refname = format!("{prefix}{below}");
         let Some(base) = tip.base else { continue };
         match read_at(&ctx.store, &refname, base) {
             Ok(v) if open && !v.is_open() => {}

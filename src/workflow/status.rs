@@ -9,7 +9,8 @@ use serde::Serialize;
 use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::plan::{self, Plan, Status};
+use crate::model::plan::{self, Plan, PlanDoc, Status};
+use crate::store::kind::Records;
 use crate::store::record::Unreadable;
 use crate::store::Store;
 
@@ -125,21 +126,10 @@ fn newest(
     remote: Option<&str>,
     prefix: &str,
 ) -> Result<Vec<(String, gix::ObjectId)>> {
-    let mut names = names_under(store, prefix)?;
-    if let Some(r) = remote {
-        names.extend(names_under(
-            store,
-            &crate::store::mirror::mirror_ref(r, prefix),
-        )?);
-    }
-    let mut out = Vec::new();
-    for name in names {
-        let tip = crate::store::remote::tip(store, remote, &format!("{prefix}{name}"))?;
-        if let Some(base) = tip.base {
-            out.push((name, base));
-        }
-    }
-    Ok(out)
+    Ok(crate::store::remote::tips_under(store, remote, prefix)?
+        .into_iter()
+        .filter_map(|(name, tip)| tip.base.map(|base| (name, base)))
+        .collect())
 }
 
 /// The ref names under `prefix`, without it.
@@ -159,11 +149,8 @@ fn read_plans(
 ) -> Result<Vec<Plan>> {
     let mut plans = Vec::new();
     for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
-        match store
-            .read_commit(id)
-            .and_then(|rec| plan::from_record(&name, rec))
-        {
-            Ok(p) => plans.push(p),
+        match Records::<PlanDoc>::new(store).at(&name, id) {
+            Ok(v) => plans.push(Plan::from(v)),
             Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
         }
     }
@@ -253,7 +240,7 @@ pub fn collect(
     store: &Store,
     remote: Option<&str>,
     only: Option<&str>,
-    mut packets: Vec<OpenPacket>,
+    packets: Vec<OpenPacket>,
 ) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
     let mut unreadable = Vec::new();
     let plans = read_plans(store, remote, &mut unreadable)?;
@@ -265,11 +252,15 @@ pub fn collect(
             &crate::store::mirror::mirror_ref(r, "refs/swarm/lead/"),
         )?);
     }
+    // Each plan's packets in one pass (a partition per plan was quadratic).
+    let mut packets_by_plan: BTreeMap<String, Vec<OpenPacket>> = BTreeMap::new();
+    for k in packets {
+        packets_by_plan.entry(k.plan.clone()).or_default().push(k);
+    }
     let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
     for p in &plans {
         let lanes = lanes_by_plan.remove(&p.record.plan).unwrap_or_default();
-        let (mine, rest) = packets.into_iter().partition(|k| k.plan == p.record.plan);
-        packets = rest;
+        let mine = packets_by_plan.remove(&p.record.plan).unwrap_or_default();
         let n = node(store, remote, p, &led, lanes, mine, &mut unreadable);
         flat.insert(p.record.plan.clone(), n);
     }
@@ -428,7 +419,7 @@ fn live_reservations(
         return Ok(Vec::new());
     };
     let key = LEDGER.to_string();
-    match crate::store::kind::Records::<Ledger>::new(store).at(&key, base) {
+    match Records::<Ledger>::new(store).at(&key, base) {
         Ok(v) => {
             let now = store.clock.now();
             Ok(v.value

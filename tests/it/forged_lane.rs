@@ -3,9 +3,7 @@
 //! neither lend its owner to whoever works in the named path nor make
 //! `lane prune` delete the worktree it moved away from.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
 use crate::harness::TestEnv;
 
@@ -27,22 +25,8 @@ fn forge(env: &TestEnv, remote: &Path, feature: &str, fields: &[(&str, &str)]) {
     let file = env.root().join(format!("forged-{feature}.yaml"));
     std::fs::write(&file, serde_yaml_ng::to_string(&v).unwrap()).unwrap();
     let blob = env.git(remote, &["hash-object", "-w", file.to_str().unwrap()]);
-    let mut child = env
-        .command("git", remote)
-        .arg("mktree")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("100644 blob {blob}\tlane.yaml\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let tree = String::from_utf8(out.stdout).unwrap().trim().to_string();
+    let entry = format!("100644 blob {blob}\tlane.yaml\n");
+    let tree = env.git_stdin(remote, &["mktree"], entry.as_bytes());
     let commit = env.git(
         remote,
         &[

@@ -185,6 +185,30 @@ impl TestEnv {
         self.git_run(dir, args).ok().stdout.trim_end().to_string()
     }
 
+    /// Run `git <args>` in `dir` with `input` on its stdin; it must
+    /// succeed; returns trimmed stdout (`mktree`, `fast-import`).
+    #[track_caller]
+    pub fn git_stdin(&self, dir: &Path, args: &[&str], input: &[u8]) -> String {
+        use std::io::Write;
+        let mut child = self
+            .command("git", dir)
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run git");
+        child.stdin.take().unwrap().write_all(input).unwrap();
+        let out = child.wait_with_output().expect("wait for git");
+        assert!(
+            out.status.success(),
+            "git {}: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim_end().to_string()
+    }
+
     /// Run `git swarm <args>` in `dir` (through git, as a user would).
     pub fn swarm(&self, dir: &Path, args: &[&str]) -> Run {
         let out = self

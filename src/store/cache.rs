@@ -1,0 +1,624 @@
+//! The record cache: parsed record values kept on disk, keyed by the commit
+//! that holds them.
+//!
+//! A record at a given commit never changes, so a value read once is good
+//! for as long as the commit exists: the cache is never stale by
+//! construction and never invalidated, only bounded. It lives under
+//! `<common dir>/swarm/cache/records/<namespace>/<x>`, where `x` is the
+//! first hex digit of the commit id: 16 shards per kind, so one record
+//! read touches a sixteenth of its kind and a whole listing 16 files (on
+//! this machine's file system creating a file costs ~0.15 ms: 256 shards
+//! made a cold listing pay ~80 ms for files alone). An entry is
+//! keyed by the commit id *and* the record's key (a forged ref may hold one
+//! commit under two keys) and holds the kind's own encoding of the parsed
+//! value ([`Record::to_cache`](super::kind::Record::to_cache)), so a warm
+//! listing neither inflates objects nor parses YAML. Only values that read
+//! cleanly are kept; an unreadable record is read (and reported) every time.
+//!
+//! Safety: a shard is written whole to a temporary file and renamed into
+//! place, so a reader sees the old file or the new one; two writers at
+//! once leave one of the two, each valid (the loser's new entries are only
+//! read again next time). Every shard ends with a checksum of its bytes and
+//! names the build that wrote it: a torn, truncated or edited shard, or one
+//! from another build, is ignored and rewritten, never trusted. Temporary
+//! files a killed process left behind are removed by a later write.
+//!
+//! Bound: each kind keeps at most `swarm.recordCacheLimit` bytes of values
+//! (default 64 MiB), a sixteenth of it per shard; when a shard is rewritten the
+//! entries read in this run come first and the rest are kept while they fit.
+//! `GIT_SWARM_NO_CACHE=1` (or `--no-cache`) bypasses it: the same output.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
+
+use gix::ObjectId;
+use sha2::{Digest, Sha256};
+
+/// Bumped whenever the layout of a shard changes.
+const FORMAT: &[u8] = b"git-swarm record cache 1\n";
+/// The default bound of one kind's cache, in bytes of values.
+pub const DEFAULT_LIMIT: u64 = 64 * 1024 * 1024;
+/// Shards per kind.
+const SHARDS: u64 = 16;
+/// A temporary file older than this was left by a killed writer.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(600);
+const SUM: usize = 8;
+
+/// One cached value: the record version (commit, key path), the kind's
+/// tags for it, and the encoded value.
+#[derive(Debug, Clone)]
+struct Entry {
+    commit: ObjectId,
+    path: String,
+    tags: u8,
+    value: Vec<u8>,
+}
+
+impl Entry {
+    fn size(&self) -> u64 {
+        (self.value.len() + self.path.len() + self.commit.as_bytes().len() + 8) as u64
+    }
+}
+
+/// Where one entry of a shard file lies in its bytes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    commit: ObjectId,
+    path: (usize, usize),
+    tags: u8,
+    value: (usize, usize),
+    /// Read in this run (kept first when the shard is rewritten).
+    used: bool,
+    /// Replaced by a value added in this run (undecodable here).
+    dropped: bool,
+}
+
+/// One shard as read from disk (its bytes, not copied per entry), plus
+/// what this run added to it.
+#[derive(Default)]
+struct Shard {
+    bytes: Vec<u8>,
+    slots: Vec<Slot>,
+    /// The first slot of each commit (a commit under two keys is scanned for).
+    index: gix::hashtable::HashMap<ObjectId, usize>,
+    added: Vec<Entry>,
+}
+
+impl Shard {
+    fn path(&self, slot: &Slot) -> &str {
+        std::str::from_utf8(&self.bytes[slot.path.0..slot.path.1]).unwrap_or("")
+    }
+    fn value(&self, slot: &Slot) -> &[u8] {
+        &self.bytes[slot.value.0..slot.value.1]
+    }
+    /// The slot of the record at `commit` under `path`.
+    fn find(&self, commit: ObjectId, path: &str) -> Option<usize> {
+        let first = *self.index.get(&commit)?;
+        if self.path(&self.slots[first]) == path {
+            return Some(first).filter(|&at| !self.slots[at].dropped);
+        }
+        (first + 1..self.slots.len()).find(|&at| {
+            let s = &self.slots[at];
+            s.commit == commit && !s.dropped && self.path(s) == path
+        })
+    }
+    fn entry(&self, slot: &Slot) -> Entry {
+        Entry {
+            commit: slot.commit,
+            path: self.path(slot).to_string(),
+            tags: slot.tags,
+            value: self.value(slot).to_vec(),
+        }
+    }
+}
+
+/// The record cache of one repository (see the module docs); `Store` holds one.
+pub struct RecordCache {
+    /// `<common dir>/swarm/cache/records`; None when bypassed.
+    root: Option<PathBuf>,
+    /// Bytes of values per shard.
+    shard_limit: u64,
+    shards: Mutex<HashMap<(&'static str, u8), Shard>>,
+}
+
+impl RecordCache {
+    /// The cache under `common_dir`, bounded to `limit` bytes per kind;
+    /// bypassed when `GIT_SWARM_NO_CACHE` is set to anything but `0`.
+    pub fn new(common_dir: &Path, limit: u64) -> RecordCache {
+        let bypassed =
+            std::env::var_os("GIT_SWARM_NO_CACHE").is_some_and(|v| v != "0" && !v.is_empty());
+        RecordCache {
+            root: (!bypassed).then(|| common_dir.join("swarm").join("cache").join("records")),
+            shard_limit: limit / SHARDS,
+            shards: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Read and write nothing from now on (`--no-cache`).
+    pub fn bypass(&mut self) {
+        self.root = None;
+    }
+
+    pub fn enabled(&self) -> bool {
+        self.root.is_some()
+    }
+
+    /// The value cached for the record at `commit` under `path` of kind
+    /// `namespace`, through `decode`; None when absent or undecodable.
+    pub fn lookup<T>(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        path: &str,
+        decode: impl FnOnce(&[u8]) -> Option<T>,
+    ) -> Option<T> {
+        self.with_shard(namespace, commit, |shard| {
+            if let Some(e) = shard
+                .added
+                .iter()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                return decode(&e.value);
+            }
+            let at = shard.find(commit, path)?;
+            let value = decode(shard.value(&shard.slots[at]));
+            shard.slots[at].used |= value.is_some();
+            value
+        })
+    }
+
+    /// The kind's tags of the record at `commit` under `path`
+    /// ([`Record::cache_tags`](super::kind::Record::cache_tags)), when
+    /// cached: what a listing filters on without decoding the value.
+    pub fn tags(&self, namespace: &'static str, commit: ObjectId, path: &str) -> Option<u8> {
+        self.with_shard(namespace, commit, |shard| {
+            if let Some(e) = shard
+                .added
+                .iter()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                return Some(e.tags);
+            }
+            let at = shard.find(commit, path)?;
+            shard.slots[at].used = true;
+            Some(shard.slots[at].tags)
+        })
+    }
+
+    fn with_shard<T>(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        f: impl FnOnce(&mut Shard) -> Option<T>,
+    ) -> Option<T> {
+        let root = self.root.as_ref()?;
+        let mut shards = self.shards.lock().ok()?;
+        let byte = shard_of(commit);
+        let shard = shards
+            .entry((namespace, byte))
+            .or_insert_with(|| read_shard(root, namespace, byte));
+        f(shard)
+    }
+
+    /// Keep `value` (and the kind's `tags`) for the record at `commit`
+    /// under `path`; written by [`RecordCache::flush`].
+    pub fn insert(
+        &self,
+        namespace: &'static str,
+        commit: ObjectId,
+        path: &str,
+        tags: u8,
+        value: Vec<u8>,
+    ) {
+        let _ = self.with_shard(namespace, commit, |shard| {
+            if let Some(at) = shard.find(commit, path) {
+                // Present but without a value this build decodes (tags
+                // only, or another encoding): replaced by the new one.
+                shard.slots[at].dropped = true;
+            }
+            let entry = Entry {
+                commit,
+                path: path.to_string(),
+                tags,
+                value,
+            };
+            match shard
+                .added
+                .iter_mut()
+                .find(|e| e.commit == commit && e.path == path)
+            {
+                Some(e) => *e = entry,
+                None => shard.added.push(entry),
+            }
+            Some(())
+        });
+    }
+
+    /// Write every shard this run added to. Errors are ignored: a cache
+    /// that cannot be written only makes the next run read the records.
+    pub fn flush(&self) {
+        let Some(root) = self.root.as_ref() else {
+            return;
+        };
+        let Ok(mut shards) = self.shards.lock() else {
+            return;
+        };
+        let mut dirs = Vec::new();
+        for ((namespace, byte), shard) in shards.iter_mut() {
+            if shard.added.is_empty() {
+                continue;
+            }
+            let dir = root.join(namespace);
+            if std::fs::create_dir_all(&dir).is_err() {
+                continue;
+            }
+            let kept = bounded(shard, self.shard_limit);
+            let bytes = encode_shard(namespace, *byte, &kept);
+            let _ = write_shard(&dir, *byte, &bytes);
+            // Written: the shard in memory is now the one on disk (a second
+            // flush in the same run writes only what comes after).
+            *shard = parse_shard(bytes, namespace, *byte).unwrap_or_default();
+            for slot in &mut shard.slots {
+                slot.used = true;
+            }
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in dirs {
+            remove_stale_tmp(&dir);
+        }
+    }
+}
+
+impl Drop for RecordCache {
+    fn drop(&mut self) {
+        self.flush();
+    }
+}
+
+/// The shard of a commit: the first hex digit of its id.
+fn shard_of(commit: ObjectId) -> u8 {
+    commit.as_bytes()[0] >> 4
+}
+
+/// What identifies the build that writes a shard: the format, the version,
+/// and the executable's size and modification time, so that a build whose
+/// record types differ never reads another's values.
+fn build_id() -> &'static [u8; 16] {
+    static ID: OnceLock<[u8; 16]> = OnceLock::new();
+    ID.get_or_init(|| {
+        let mut h = Sha256::new();
+        h.update(FORMAT);
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        if let Some(meta) = std::env::current_exe()
+            .ok()
+            .and_then(|p| std::fs::metadata(p).ok())
+        {
+            h.update(meta.len().to_le_bytes());
+            if let Ok(t) = meta.modified() {
+                let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+                h.update(since.as_nanos().to_le_bytes());
+            }
+        }
+        let mut id = [0u8; 16];
+        id.copy_from_slice(&h.finalize()[..16]);
+        id
+    })
+}
+
+/// The entries to write: those added and read in this run first, then the
+/// others while the shard stays within `limit` bytes.
+fn bounded(shard: &Shard, limit: u64) -> Vec<Entry> {
+    let kept = |used: bool| {
+        shard
+            .slots
+            .iter()
+            .filter(move |s| s.used == used && !s.dropped)
+            .map(|s| shard.entry(s))
+    };
+    let mut out = Vec::new();
+    let mut size = 0u64;
+    for e in shard
+        .added
+        .iter()
+        .cloned()
+        .chain(kept(true))
+        .chain(kept(false))
+    {
+        if size + e.size() > limit {
+            continue;
+        }
+        size += e.size();
+        out.push(e);
+    }
+    out
+}
+
+/// A shard file, or an empty shard when it is absent, torn, edited or
+/// written by another build.
+fn read_shard(root: &Path, namespace: &str, byte: u8) -> Shard {
+    let path = root.join(namespace).join(format!("{byte:x}"));
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| parse_shard(bytes, namespace, byte))
+        .unwrap_or_default()
+}
+
+fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
+    let body_len = bytes.len().checked_sub(SUM)?;
+    let (body, sum) = bytes.split_at(body_len);
+    if checksum(body).to_le_bytes() != sum {
+        return None;
+    }
+    let mut r = Reader { bytes: body, at: 0 };
+    let head = header(namespace, byte);
+    if r.take(head.len())? != head {
+        return None;
+    }
+    let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+    let mut slots = Vec::with_capacity(count.min(body.len() / 8));
+    let mut index = gix::hashtable::HashMap::default();
+    for _ in 0..count {
+        let id_len = r.take(1)?[0] as usize;
+        let commit = ObjectId::try_from(r.take(id_len)?).ok()?;
+        let path_len = u16::from_le_bytes(r.take(2)?.try_into().ok()?) as usize;
+        let path_at = r.at;
+        std::str::from_utf8(r.take(path_len)?).ok()?;
+        let tags = r.take(1)?[0];
+        let value_len = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
+        let value_at = r.at;
+        r.take(value_len)?;
+        if shard_of(commit) != byte {
+            return None;
+        }
+        index.entry(commit).or_insert(slots.len());
+        slots.push(Slot {
+            commit,
+            path: (path_at, path_at + path_len),
+            tags,
+            value: (value_at, value_at + value_len),
+            used: false,
+            dropped: false,
+        });
+    }
+    if r.at != body.len() {
+        return None;
+    }
+    Some(Shard {
+        bytes,
+        slots,
+        index,
+        added: Vec::new(),
+    })
+}
+
+struct Reader<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl<'b> Reader<'b> {
+    fn take(&mut self, n: usize) -> Option<&'b [u8]> {
+        let end = self.at.checked_add(n)?;
+        let out = self.bytes.get(self.at..end)?;
+        self.at = end;
+        Some(out)
+    }
+}
+
+/// The checksum that ends a shard: a 64-bit hash of its bytes, four
+/// lanes of eight bytes at a time (xxHash64's round and merge), so a
+/// warm listing spends well under a millisecond on megabytes of shards
+/// even where the CPU has no SHA instructions. It guards against torn and
+/// edited files, not against an adversary: whoever can write the git
+/// directory can write its refs and objects too.
+fn checksum(bytes: &[u8]) -> u64 {
+    const P1: u64 = 0x9E37_79B1_85EB_CA87;
+    const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
+    const P3: u64 = 0x1656_67B1_9E37_79F9;
+    const P4: u64 = 0x85EB_CA77_C2B2_AE63;
+    let round = |acc: u64, word: u64| {
+        acc.wrapping_add(word.wrapping_mul(P2))
+            .rotate_left(31)
+            .wrapping_mul(P1)
+    };
+    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
+    let mut lanes = [P1.wrapping_add(P2), P2, 0, 0u64.wrapping_sub(P1)];
+    let mut blocks = bytes.chunks_exact(32);
+    for block in &mut blocks {
+        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
+            *lane = round(*lane, word(w));
+        }
+    }
+    let mut h = lanes[0]
+        .rotate_left(1)
+        .wrapping_add(lanes[1].rotate_left(7))
+        .wrapping_add(lanes[2].rotate_left(12))
+        .wrapping_add(lanes[3].rotate_left(18));
+    for lane in lanes {
+        h = (h ^ round(0, lane)).wrapping_mul(P1).wrapping_add(P4);
+    }
+    h = h.wrapping_add(bytes.len() as u64);
+    for b in blocks.remainder() {
+        h = (h ^ u64::from(*b).wrapping_mul(P3))
+            .rotate_left(11)
+            .wrapping_mul(P1);
+    }
+    h ^= h >> 33;
+    h = h.wrapping_mul(P2);
+    h ^= h >> 29;
+    h = h.wrapping_mul(P3);
+    h ^ (h >> 32)
+}
+
+/// The header of shard `byte` of kind `namespace`: a shard copied to
+/// another name is as foreign as one from another build.
+fn header(namespace: &str, byte: u8) -> Vec<u8> {
+    let mut out = FORMAT.to_vec();
+    out.extend_from_slice(build_id());
+    out.push(namespace.len() as u8);
+    out.extend_from_slice(namespace.as_bytes());
+    out.push(byte);
+    out
+}
+
+fn encode_shard(namespace: &str, byte: u8, entries: &[Entry]) -> Vec<u8> {
+    let entries: Vec<&Entry> = entries
+        .iter()
+        .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
+        .collect();
+    let mut out = header(namespace, byte);
+    out.reserve(SUM + 4 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
+    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    for e in entries {
+        let id = e.commit.as_bytes();
+        out.push(id.len() as u8);
+        out.extend_from_slice(id);
+        out.extend_from_slice(&(e.path.len() as u16).to_le_bytes());
+        out.extend_from_slice(e.path.as_bytes());
+        out.push(e.tags);
+        out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
+        out.extend_from_slice(&e.value);
+    }
+    let sum = checksum(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    out
+}
+
+/// Write a shard whole to a temporary file, then rename it into place.
+fn write_shard(dir: &Path, byte: u8, bytes: &[u8]) -> std::io::Result<()> {
+    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let tmp = dir.join(format!("{byte:x}.tmp-{}-{seq}", std::process::id()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)?;
+        let half = bytes.len() / 2;
+        file.write_all(&bytes[..half])?;
+        // Crash tests kill a writer here, with half a shard written.
+        crate::failpoint::point("cache:write");
+        file.write_all(&bytes[half..])?;
+        drop(file);
+        std::fs::rename(&tmp, dir.join(format!("{byte:x}")))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Remove the temporary files killed writers left in `dir`.
+fn remove_stale_tmp(dir: &Path) {
+    let Ok(list) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in list.flatten() {
+        let name = entry.file_name();
+        if !name.to_string_lossy().contains(".tmp-") {
+            continue;
+        }
+        let old = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age >= STALE_TMP);
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// The cache encoding of a kind whose value is a serde type: JSON, kept
+/// only when it gives the value back exactly (JSON has no tagged values,
+/// non-finite numbers or non-string keys, which unknown YAML fields may
+/// hold); compared as YAML values, the form records are written in.
+pub fn encode<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> Option<Vec<u8>> {
+    let bytes = serde_json::to_vec(value).ok()?;
+    let back: T = serde_json::from_slice(&bytes).ok()?;
+    let same = serde_yaml_ng::to_value(value).ok()? == serde_yaml_ng::to_value(&back).ok()?;
+    same.then_some(bytes)
+}
+
+/// The value [`encode`] kept.
+pub fn decode<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> Option<T> {
+    serde_json::from_slice(bytes).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: u8, path: &str, value: &[u8]) -> Entry {
+        let mut id = [0u8; 20];
+        id[0] = 0x7a;
+        id[19] = n;
+        Entry {
+            commit: ObjectId::try_from(&id[..]).unwrap(),
+            path: path.into(),
+            tags: n,
+            value: value.to_vec(),
+        }
+    }
+
+    #[test]
+    fn a_shard_reads_back_and_any_damage_is_refused() {
+        let a = entry(1, "p", b"{\"x\":1}");
+        let b = entry(2, "p/q", b"[]");
+        let bytes = encode_shard("plans", 7, &[a.clone(), b.clone()]);
+        let back = parse_shard(bytes.clone(), "plans", 7).expect("reads back");
+        assert_eq!(back.slots.len(), 2);
+        assert_eq!(back.find(b.commit, "p/q"), Some(1));
+        assert_eq!(back.find(b.commit, "p"), None, "keyed by commit and path");
+        let slot = &back.slots[1];
+        assert_eq!(
+            (back.path(slot), back.value(slot), slot.tags),
+            ("p/q", &b"[]"[..], 2)
+        );
+        assert!(
+            parse_shard(bytes.clone(), "lanes", 7).is_none(),
+            "another kind's"
+        );
+        assert!(
+            parse_shard(bytes.clone(), "plans", 8).is_none(),
+            "another shard's"
+        );
+        for cut in [0, 1, bytes.len() / 2, bytes.len() - 1] {
+            assert!(
+                parse_shard(bytes[..cut].to_vec(), "plans", 7).is_none(),
+                "cut at {cut}"
+            );
+        }
+        for at in [0, FORMAT.len() + 3, bytes.len() / 2, bytes.len() - 1] {
+            let mut edited = bytes.clone();
+            edited[at] ^= 1;
+            assert!(parse_shard(edited, "plans", 7).is_none(), "edited at {at}");
+        }
+    }
+
+    #[test]
+    fn the_bound_keeps_what_this_run_added_and_read_first() {
+        let old: Vec<Entry> = (0..4).map(|n| entry(n, "p", &[b'x'; 100])).collect();
+        let mut shard = parse_shard(encode_shard("plans", 7, &old), "plans", 7).unwrap();
+        shard.slots[3].used = true;
+        shard.added.push(entry(9, "p", &[b'y'; 100]));
+        let kept = bounded(&shard, 3 * 129);
+        let ids: Vec<u8> = kept.iter().map(|e| e.commit.as_bytes()[19]).collect();
+        assert_eq!(ids, [9, 3, 0]);
+    }
+
+    #[test]
+    fn values_json_cannot_give_back_are_not_cached() {
+        let plain: serde_yaml_ng::Value = serde_yaml_ng::from_str("a: 1\nb: [x, 2.5]\n").unwrap();
+        assert!(encode(&plain).is_some());
+        for lossy in ["a: .nan\n", "1: one\n", "a: !tag x\n"] {
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(lossy).unwrap();
+            assert!(encode(&v).is_none(), "{lossy}");
+        }
+    }
+}

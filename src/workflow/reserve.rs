@@ -243,14 +243,7 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
     })?;
     match looped {
         Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(Error::new(
-            Code::CasFailed,
-            format!(
-                "the reservation ledger kept changing; nothing was written ({})",
-                lost.lines.join("; ")
-            ),
-        )
-        .hint("run the command again")),
+        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
     }
 }
 
@@ -285,15 +278,20 @@ fn write<T: Clone>(
     })?;
     match looped {
         Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(Error::new(
-            Code::CasFailed,
-            format!(
-                "the reservation ledger kept changing under {ATTEMPTS} attempts; nothing was written ({})",
-                lost.lines.join("; ")
-            ),
-        )
-        .hint("run the command again")),
+        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
     }
+}
+
+/// Every attempt of a ledger write lost a race (`CAS_FAILED`).
+fn kept_changing(lines: &[String]) -> Error {
+    Error::new(
+        Code::CasFailed,
+        format!(
+            "the reservation ledger kept changing under {ATTEMPTS} attempts; nothing was written ({})",
+            lines.join("; ")
+        ),
+    )
+    .hint("run the command again")
 }
 
 /// Control characters and credentials in what the ledger would publish

@@ -480,20 +480,10 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     env.swarm(ann, &["reserve", "src/", "--task", "T1"]).ok();
     let good = env.git(&remote, &["rev-parse", LEDGER]);
     // Someone pushes a version nobody can read, on top of the good one.
-    let path = env.root().join("bad.yaml");
-    std::fs::write(&path, "schema: swarm-reservations/v1\nentries: [unclosed\n").unwrap();
-    let blob = env.git(ann, &["hash-object", "-w", path.to_str().unwrap()]);
-    let tree_in = env.root().join("tree.txt");
-    std::fs::write(&tree_in, format!("100644 blob {blob}\treservations.yaml\n")).unwrap();
-    let tree = {
-        let out = env
-            .command("git", ann)
-            .args(["mktree"])
-            .stdin(std::fs::File::open(&tree_in).unwrap())
-            .output()
-            .unwrap();
-        String::from_utf8(out.stdout).unwrap().trim().to_string()
-    };
+    let bad_yaml = b"schema: swarm-reservations/v1\nentries: [unclosed\n";
+    let blob = env.git_stdin(ann, &["hash-object", "-w", "--stdin"], bad_yaml);
+    let line = format!("100644 blob {blob}\treservations.yaml\n");
+    let tree = env.git_stdin(ann, &["mktree"], line.as_bytes());
     let bad = env.git(ann, &["commit-tree", &tree, "-p", &good, "-m", "forged"]);
     env.git(
         ann,

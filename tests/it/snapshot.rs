@@ -479,27 +479,15 @@ fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[String]) -> Stri
 }
 
 fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
-    use std::io::Write;
-    let mut cmd = env.command("git", dir);
-    cmd.args(["mktree", "--missing"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped());
-    let mut child = cmd.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(format!("{lines}\n").as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "mktree of {lines:?}");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    env.git_stdin(
+        dir,
+        &["mktree", "--missing"],
+        format!("{lines}\n").as_bytes(),
+    )
 }
 
 fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
-    let path = env.root().join(format!("blob-{}", bytes.len()));
-    std::fs::write(&path, bytes).unwrap();
-    env.git(dir, &["hash-object", "-w", path.to_str().unwrap()])
+    env.git_stdin(dir, &["hash-object", "-w", "--stdin"], bytes)
 }
 
 #[test]

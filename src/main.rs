@@ -4,8 +4,18 @@ mod cli;
 
 use std::process::ExitCode;
 
+/// The arguments as text: an argument that is not UTF-8 is read lossily
+/// here (`std::env::args` would panic); clap, reading the real ones, then
+/// refuses it as a usage error.
+fn args_text() -> Vec<String> {
+    std::env::args_os()
+        .skip(1)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = args_text();
     if args.first().map(String::as_str) == Some("__complete") {
         let words = match args.get(1).map(String::as_str) {
             Some("--") => &args[2..],
@@ -14,7 +24,7 @@ fn main() -> ExitCode {
         cli::emit(&mut std::io::stdout().lock(), &cli::misc::complete(words));
         return ExitCode::SUCCESS;
     }
-    let wants_json = std::env::args().any(|a| a == "--json");
+    let wants_json = args.iter().any(|a| a == "--json");
     let parsed = match cli::parse_hook_pre_commit(&args).map_or_else(cli::parse, Ok) {
         Ok(c) => c,
         Err(e) => {
@@ -86,7 +96,7 @@ fn main() -> ExitCode {
 /// false, so that the text help is printed, when no page could be shown.
 /// (`git swarm --help` never gets here: git turns it into `man git-swarm`.)
 fn open_man_page() -> bool {
-    let args: Vec<String> = std::env::args().skip(1).collect();
+    let args = args_text();
     let mut words = Vec::new();
     let mut long_help = false;
     let mut skip = false;

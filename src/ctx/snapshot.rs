@@ -349,8 +349,35 @@ pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
         }
     }
     refuse_unsafe(git, workdir, commit, &changes)?;
+    // Deletions first (deepest first: a directory that became a file or
+    // link is emptied before it is replaced), then files, symlinks last, so
+    // no write can go through a link this restore made; and every parent is
+    // checked again just before each step, as the checkout is then.
+    changes.sort_by_key(|(mode, _, status, path)| {
+        let rank = match (*status, *mode) {
+            ("D", _) => 0,
+            (_, "120000") => 2,
+            _ => 1,
+        };
+        (
+            rank,
+            std::cmp::Reverse(if rank == 0 { path.len() } else { 0 }),
+            *path,
+        )
+    });
     for (mode, blob, status, path) in changes {
         let full = workdir.join(path);
+        if let Some(bad) = link_on_the_way(workdir, path) {
+            return Err(Error::new(
+                Code::SnapshotUnsafe,
+                format!(
+                    "the snapshot {} would write {path:?} through {}, not a directory; stopped before writing it",
+                    &commit[..commit.len().min(12)],
+                    bad.display()
+                ),
+            )
+            .hint("nothing was recorded; `git status` shows what was restored before this: discard it with `git checkout -- . && git clean -fd`"));
+        }
         if status == "D" {
             match std::fs::remove_file(&full) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
@@ -370,6 +397,22 @@ pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
     // Refresh the stat data, so that `status` compares by content.
     let _ = git.output(["update-index", "-q", "--refresh"])?;
     Ok(())
+}
+
+/// The first directory on the way to `path` under `workdir` that exists as
+/// something other than a directory (a symlink, a file), if any.
+fn link_on_the_way(workdir: &Path, path: &str) -> Option<PathBuf> {
+    let mut dir = workdir.to_path_buf();
+    let parts: Vec<&str> = path.split('/').collect();
+    for part in &parts[..parts.len().saturating_sub(1)] {
+        dir.push(part);
+        match std::fs::symlink_metadata(&dir) {
+            Ok(m) if !m.is_dir() => return Some(dir),
+            Ok(_) => {}
+            Err(_) => return None,
+        }
+    }
+    None
 }
 
 fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
@@ -430,6 +473,8 @@ fn refuse_unsafe(
                 .map(|(p, w)| (p.to_string(), w)),
         );
     }
+    let deleted: std::collections::BTreeSet<&str> =
+        changes.iter().filter(|c| c.2 == "D").map(|c| c.3).collect();
     for (mode, _, status, path) in changes {
         // A deletion has no new mode; its path must be safe all the same.
         let mode = if *status == "D" { "100644" } else { mode };
@@ -437,20 +482,19 @@ fn refuse_unsafe(
             found.push((path.to_string(), why));
             continue;
         }
-        let mut dir = workdir.to_path_buf();
-        let parts: Vec<&str> = path.split('/').collect();
-        for part in &parts[..parts.len() - 1] {
-            dir.push(part);
-            match std::fs::symlink_metadata(&dir) {
-                Ok(m) if !m.is_dir() => {
-                    found.push((
-                        path.to_string(),
-                        "a directory on its way is a symlink or a file here",
-                    ));
-                    break;
-                }
-                _ => {}
-            }
+        // A link or file on the way that the snapshot itself deletes first
+        // is no danger (a directory that replaced it); `restore` checks
+        // every parent again just before each write.
+        let on_the_way = link_on_the_way(workdir, path).and_then(|bad| {
+            bad.strip_prefix(workdir)
+                .ok()
+                .map(|r| r.to_string_lossy().into_owned())
+        });
+        if on_the_way.is_some_and(|rel| !deleted.contains(rel.as_str())) {
+            found.push((
+                path.to_string(),
+                "a directory on its way is a symlink or a file here",
+            ));
         }
     }
     if found.is_empty() {

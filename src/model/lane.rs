@@ -291,6 +291,34 @@ fn parse(feature: &str, bytes: &[u8]) -> Result<LaneRecord> {
         &[("feature", &rec.feature), ("plan", &rec.plan)],
         &[("owner", &rec.owner)],
     )?;
+    // What a lane is, checked on every read: a forged record naming another
+    // lane's branch (or `main`, or an option) would otherwise take over that
+    // lane's handoffs and forecasts.
+    let invalid = |why: String| {
+        Err(Error::new(
+            Code::RecordInvalid,
+            format!("{what}: {why}; it was not read"),
+        )
+        .hint(
+            "git-swarm never writes such a record: find who published it with `git log` on its ref",
+        ))
+    };
+    if rec.feature != feature {
+        return invalid(format!(
+            "it holds lane '{}' under the name '{feature}'",
+            rec.feature
+        ));
+    }
+    if rec.branch != branch_of(feature) {
+        return invalid(format!(
+            "it names the branch '{}'; lane {feature}'s branch is {}",
+            rec.branch,
+            branch_of(feature)
+        ));
+    }
+    if rec.base.starts_with('-') || rec.base_commit.starts_with('-') {
+        return invalid("its base starts with '-'".to_string());
+    }
     Ok(rec)
 }
 

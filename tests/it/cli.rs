@@ -286,3 +286,24 @@ fn a_closed_stderr_loses_the_message_not_the_exit_code() {
         assert_eq!(out.status.code(), Some(code), "{args:?}: {out:?}");
     }
 }
+
+#[test]
+fn an_argument_that_is_not_utf8_is_a_usage_error_not_a_panic() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    let bad = std::ffi::OsStr::from_bytes(b"\xff");
+    for args in [vec!["reserve"], vec!["--json", "lane", "new"]] {
+        let out = env
+            .command("git-swarm", &repo)
+            .args(&args)
+            .arg(bad)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("error[USAGE]"),
+            "{out:?}"
+        );
+    }
+}

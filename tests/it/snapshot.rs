@@ -647,3 +647,34 @@ fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
         "{out}"
     );
 }
+
+#[test]
+fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
+    let env = TestEnv::new();
+    let (_remote, _a, wt, b) = lane_with_history(&env);
+    std::os::unix::fs::symlink("keep.txt", wt.join("docs")).unwrap();
+    env.git(&wt, &["add", "docs"]);
+    env.git(
+        &wt,
+        &["commit", "--quiet", "--no-verify", "-m", "docs link"],
+    );
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/login"],
+    );
+    // Mid-edit: the link is gone, a real directory stands in its place.
+    env.git(&wt, &["rm", "--quiet", "docs"]);
+    env.write(&wt.join("docs/guide.md"), "# guide\n");
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    assert!(std::fs::symlink_metadata(succ.join("docs"))
+        .unwrap()
+        .is_dir());
+    assert_eq!(
+        file(&succ, "docs/guide.md").map(|f| f.0),
+        Some(b"# guide\n".to_vec())
+    );
+    assert_eq!(state(&env, &succ).0, state(&env, &wt).0);
+}

@@ -132,10 +132,22 @@ pub fn unsafe_entry(path: &str, mode: &str) -> Option<&'static str> {
         if part.is_empty() || part == "." || part == ".." {
             return Some("an empty, `.` or `..` path component");
         }
+        if part.contains('\\') {
+            return Some("a backslash in the path (a separator on Windows)");
+        }
         // `.git`, and the names NTFS and HFS+ read as `.git` (`.git.`,
-        // `.git ` and `git~1`), in any case.
-        let lower = part.to_ascii_lowercase();
-        let trimmed = lower.trim_end_matches(['.', ' ']);
+        // `.git `, `.git::$INDEX_ALLOCATION`, `git~1`, `.g\u{200c}it`), in
+        // any case.
+        let lower: String = part
+            .to_lowercase()
+            .chars()
+            .filter(|c| !hfs_ignorable(*c))
+            .collect();
+        let trimmed = lower
+            .split(':')
+            .next()
+            .unwrap_or("")
+            .trim_end_matches(['.', ' ']);
         if trimmed == ".git" || lower == "git~1" {
             return Some("a path inside .git");
         }
@@ -146,21 +158,30 @@ pub fn unsafe_entry(path: &str, mode: &str) -> Option<&'static str> {
     None
 }
 
+/// The code points HFS+ ignores in names (git's `is_hfs_dotgit` list).
+fn hfs_ignorable(c: char) -> bool {
+    matches!(c as u32, 0x200c..=0x200f | 0x202a..=0x202e | 0x206a..=0x206f | 0xfeff)
+}
+
 /// The entries of a snapshot tree (path, mode) that must not be written:
 /// [`unsafe_entry`], a path given twice, and a path under an entry that is
 /// not a directory (a symlink `l` and `l/x` would write through the link).
 pub fn unsafe_entries<'a>(entries: &[(&'a str, &str)]) -> Vec<(&'a str, &'static str)> {
     let mut out = Vec::new();
     let mut seen = std::collections::BTreeSet::new();
-    let leaves: std::collections::BTreeSet<&str> = entries.iter().map(|(p, _)| *p).collect();
+    // Compared case-folded: on a case-insensitive file system a symlink `A`
+    // is the directory `a/` of another entry.
+    let leaves: std::collections::BTreeSet<String> =
+        entries.iter().map(|(p, _)| p.to_lowercase()).collect();
     for (path, mode) in entries {
+        let folded = path.to_lowercase();
         if let Some(why) = unsafe_entry(path, mode) {
             out.push((*path, why));
-        } else if !seen.insert(*path) {
+        } else if !seen.insert(folded.clone()) {
             out.push((*path, "the path is in the tree twice"));
-        } else if path
+        } else if folded
             .match_indices('/')
-            .any(|(i, _)| leaves.contains(&path[..i]))
+            .any(|(i, _)| leaves.contains(&folded[..i]))
         {
             out.push((*path, "a path under a file or symlink of the snapshot"));
         }
@@ -220,6 +241,15 @@ mod tests {
             assert!(unsafe_entry(bad, "100644").is_some(), "{bad:?}");
         }
         assert!(unsafe_entry("a", "040000").is_some());
+        for bad in [
+            ".git::$INDEX_ALLOCATION/hooks/x",
+            ".git\\hooks\\x",
+            ".g\u{200c}it/hooks/x",
+            ".GIT:/x",
+        ] {
+            assert!(unsafe_entry(bad, "100644").is_some(), "{bad:?}");
+        }
+        assert!(!unsafe_entries(&[("A", "120000"), ("a/x", "100644")]).is_empty());
         let entries = [
             ("lnk", "120000"),
             ("lnk/pwn.txt", "100644"),

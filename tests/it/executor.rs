@@ -24,6 +24,16 @@ fn left_by(env: &TestEnv, dir: &Path, feature: &str) -> (bool, bool, bool) {
 }
 
 fn race(env: &TestEnv, clones: &[PathBuf], round: usize, plan: &str) -> Vec<Run> {
+    race_named(env, clones, round, plan, |i| format!("r{round}-c{i}"))
+}
+
+fn race_named(
+    env: &TestEnv,
+    clones: &[PathBuf],
+    round: usize,
+    plan: &str,
+    feature_of: impl Fn(usize) -> String,
+) -> Vec<Run> {
     let gate = env.root().join(format!("lane-gate-{round}"));
     let pause = format!("lane:record={}", gate.display());
     let vars: Vec<(&str, &str)> = vec![("GIT_SWARM_PAUSE", &pause)];
@@ -31,7 +41,7 @@ fn race(env: &TestEnv, clones: &[PathBuf], round: usize, plan: &str) -> Vec<Run>
         .iter()
         .enumerate()
         .map(|(i, dir)| {
-            let feature = format!("r{round}-c{i}");
+            let feature = feature_of(i);
             spawn(env, dir, &vars, &["lane", "new", &feature, "--plan", plan])
         })
         .collect();
@@ -238,4 +248,27 @@ fn offline_or_with_the_remote_down_the_start_stays_local_and_sync_publishes_it()
     let on_remote = env.refs(&remote, "refs/swarm/lanes/");
     assert!(on_remote.contains_key("refs/swarm/lanes/login"));
     assert!(on_remote.contains_key("refs/swarm/lanes/shell"));
+}
+
+#[test]
+fn the_same_lane_started_at_once_on_two_clones_is_kept_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
+    env.swarm(&clones[0], &["plan", "new", "auth"]).ok();
+    env.swarm(&clones[0], &["sync"]).ok();
+    env.swarm(&clones[1], &["sync"]).ok();
+    let runs = race_named(&env, &clones, 0, "auth", |_| "login".to_string());
+    let winners: Vec<usize> = (0..2).filter(|&i| runs[i].code == 0).collect();
+    assert_eq!(winners.len(), 1, "{runs:#?}");
+    let loser = 1 - winners[0];
+    let lost = &runs[loser];
+    assert_eq!(lost.code, 2, "{lost:#?}");
+    assert!(lost.stderr.contains("error[LANE_EXISTS]"), "{lost:#?}");
+    assert_eq!(
+        left_by(&env, &clones[loser], "login"),
+        (false, false, false)
+    );
+    // One lane-started entry on the remote's plan.
+    let log = env.git(&remote, &["log", "--format=%B", "refs/swarm/plans/auth"]);
+    assert_eq!(log.matches("Swarm-Event: lane-started").count(), 1, "{log}");
 }

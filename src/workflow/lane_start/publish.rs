@@ -102,19 +102,36 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
         Fetch::Refs(&fetch),
         ATTEMPTS,
         |round| {
-            let rival = known_lanes(ctx)?.into_iter().find(|l| {
-                l.feature != w.feature && l.record.is_active() && l.record.plan == w.plan
-            });
+            // Another lane of the plan, or this very feature started on
+            // another machine (a published record this one does not descend
+            // from): the remote has an executor; this start is undone.
+            let lane_published = store.ref_target(&mirror_ref(remote, &lane_refname))?;
+            let mut same = None;
+            if let Some(p) = lane_published.filter(|p| *p != w.lane) {
+                if !store.is_ancestor(p, w.lane)? {
+                    same = crate::ctx::lane::at(store, w.feature, p)
+                        .ok()
+                        .filter(|l| l.record.is_active());
+                }
+            }
+            let rival = match same {
+                Some(l) => Some(l),
+                None => known_lanes(ctx)?.into_iter().find(|l| {
+                    l.feature != w.feature && l.record.is_active() && l.record.plan == w.plan
+                }),
+            };
             if let Some(rival) = rival {
-                undo(ctx, w, entry, entry_on);
+                let undone = undo(ctx, w, entry, entry_on);
                 let refused = check_start(std::slice::from_ref(&rival), w.feature, w.plan, false)
                     .err()
                     .unwrap_or_else(|| {
                         Error::new(Code::PlanHasExecutor, "the plan has an executor")
                     });
-                return Err(refused.hint(
-                "this start was undone: its worktree, branch, lane record and plan entry are gone",
-            ));
+                return Err(refused.hint(if undone {
+                    "this start was undone: its worktree, branch, lane record and plan entry are gone"
+                } else {
+                    "this start was undone, but another command moved the lane or plan ref meanwhile: its entry may stay in the plan's journal until `git swarm sync` (the lane itself is gone)"
+                }));
             }
             let local = |why: &str| Ok(Step::Done(Some(why.to_string())));
             let tip = round.tip(&plan_refname)?;
@@ -135,7 +152,6 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                     (entry, entry_on) = (again, published);
                 }
             }
-            let lane_published = store.ref_target(&mirror_ref(remote, &lane_refname))?;
             if let Some(p) = lane_published {
                 if !store.is_ancestor(p, w.lane)? {
                     return local("the lane record changed on the remote too");
@@ -168,24 +184,21 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             "the remote kept changing ({})",
             lost.lines.join("; ")
         ))),
-        Err(e) if e.code == Code::PlanHasExecutor => Err(e),
+        Err(e) if matches!(e.code, Code::PlanHasExecutor | Code::LaneExists) => Err(e),
         // The remote could not be reached, or refused for another reason:
         // the lane is started here and `sync` publishes it.
         Err(e) => Ok(Outcome::Local(e.message)),
     }
 }
 
-/// Put the lane record and the plan back where they were before the start.
-fn undo(ctx: &Ctx, w: &Written<'_>, entry: ObjectId, entry_on: ObjectId) {
+/// Put the lane record and the plan back where they were before the start;
+/// false when another local command moved either ref meanwhile.
+fn undo(ctx: &Ctx, w: &Written<'_>, entry: ObjectId, entry_on: ObjectId) -> bool {
     let store = &ctx.store;
     let actor = &w.event.actor;
     let why = "lane start undone: another lane of the plan was published first";
-    let _ = store.cas(
-        &model::lane_ref(w.feature),
-        Some(w.lane),
-        w.lane_before,
-        actor,
-        why,
-    );
-    let _ = store.cas(&plan_ref(w.plan), Some(entry), Some(entry_on), actor, why);
+    let lane_ref = model::lane_ref(w.feature);
+    let lane = store.cas(&lane_ref, Some(w.lane), w.lane_before, actor, why);
+    let plan = store.cas(&plan_ref(w.plan), Some(entry), Some(entry_on), actor, why);
+    lane.is_ok() && plan.is_ok()
 }

@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use git_swarm::error::Result;
+use git_swarm::error::{Code, Result};
 use git_swarm::output::Output;
 
 use git_swarm::model::packet::HandoffInput;
@@ -149,7 +149,9 @@ pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
         .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
     match accepted {
         Ok(acc) => Ok(render_accepted(&acc)),
-        Err(e) if made => {
+        // Only a refusal before anything was published: after the
+        // acceptance went out, the worktree is where the successor works.
+        Err(e) if made && nothing_recorded(e.code) => {
             accept::remove_made(&ctx, &dir);
             Err(e.hint(format!(
                 "the worktree {} made for this accept was removed again",
@@ -158,6 +160,21 @@ pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// The codes with which `accept` refuses before it publishes anything.
+fn nothing_recorded(code: Code) -> bool {
+    matches!(
+        code,
+        Code::PacketMismatch
+            | Code::PacketAlreadyAccepted
+            | Code::PacketWithdrawn
+            | Code::SnapshotUnsafe
+            | Code::SnapshotMissing
+            | Code::PacketLaneMissing
+            | Code::NotFound
+            | Code::Usage
+    )
 }
 
 fn plural(n: usize) -> &'static str {

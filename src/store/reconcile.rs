@@ -98,6 +98,24 @@ pub fn reconcile(
     let mut out = Reconciled::default();
     for name in names {
         let sides = (local.get(name).copied(), theirs.get(name).copied());
+        // A ref holding anything but a commit (a blob pushed by hand) is no
+        // record: said and left alone, so that every other ref still syncs.
+        if let Some(bad) = [sides.0, sides.1]
+            .into_iter()
+            .flatten()
+            .find(|id| !is_commit(store, *id))
+        {
+            let side = if Some(bad) == sides.0 {
+                "local"
+            } else {
+                "published"
+            };
+            out.warnings.push(format!(
+                "{name}: the {side} value {} is not a commit, so not a record; left as it is (find who pushed it with `git reflog` or the remote's logs, then delete it)",
+                super::short(bad)
+            ));
+            continue;
+        }
         one(
             store,
             kinds,
@@ -109,6 +127,13 @@ pub fn reconcile(
         )?;
     }
     Ok(out)
+}
+
+fn is_commit(store: &Store, id: ObjectId) -> bool {
+    store
+        .repo
+        .find_header(id)
+        .is_ok_and(|h| h.kind() == gix::object::Kind::Commit)
 }
 
 /// The mirror of `remote`, by local ref name.

@@ -494,3 +494,42 @@ fn a_packed_refs_lock_left_by_a_killed_fetch_does_not_block_sync() {
         env.refs(&remote, "refs/swarm/plans/")
     );
 }
+
+#[test]
+fn a_ref_that_holds_no_commit_is_reported_and_every_other_ref_still_syncs() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    // Someone pushes a blob where a record lives, and one where none does.
+    let blob = env.git_stdin(b, &["hash-object", "-w", "--stdin"], b"x\n");
+    env.git(
+        b,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "--force",
+            "origin",
+            &format!("{blob}:refs/swarm/plans/auth"),
+            &format!("{blob}:refs/swarm/wip/ghost"),
+        ],
+    );
+    env.swarm(a, &["plan", "new", "ui"]).ok();
+    let out = env.swarm(a, &["sync", "--json"]).ok();
+    out.expect_stderr("refs/swarm/plans/auth: the published value");
+    out.expect_stderr("is not a commit");
+    assert!(env
+        .refs(&remote, "refs/swarm/plans/")
+        .contains_key("refs/swarm/plans/ui"));
+    // The local record is untouched; nothing was pulled from the blob.
+    assert_ne!(
+        env.refs(a, "refs/swarm/plans/")["refs/swarm/plans/auth"],
+        blob
+    );
+    assert!(!env
+        .refs(a, "refs/swarm/")
+        .contains_key("refs/swarm/wip/ghost"));
+}

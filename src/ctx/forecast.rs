@@ -59,7 +59,7 @@ impl Summary {
 }
 
 pub fn read(store: &Store) -> Summary {
-    std::fs::read(dir(store).join(FILE))
+    crate::fsutil::read_limited(&dir(store).join(FILE), crate::fsutil::Follow::No, 16 << 20)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
         .unwrap_or_default()

@@ -304,7 +304,8 @@ fn read_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>, (String,
 pub fn lane_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>, (String, String)> {
     let common = repo.common_dir();
     let path = cache_path(repo);
-    if let Ok(text) = std::fs::read_to_string(&path) {
+    let read = crate::fsutil::read_limited(&path, crate::fsutil::Follow::No, 64 << 20);
+    if let Some(text) = read.ok().and_then(|b| String::from_utf8(b).ok()) {
         if let Some(snapshot) = Snapshot::parse(&text) {
             if snapshot.still_valid(common) {
                 return Ok(snapshot.refs);

@@ -6,7 +6,6 @@
 //! replaced whole (written beside it, then renamed over it), best effort: a
 //! cache that cannot be written is rebuilt next time.
 
-use std::io::Read;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -97,10 +96,9 @@ impl<'a> Reader<'a> {
 
 /// The bytes of the file at `path`, if it is there and at most `limit` long.
 pub fn read(path: &Path, limit: u64) -> Option<Vec<u8>> {
-    let file = std::fs::File::open(path).ok()?;
-    let mut bytes = Vec::new();
-    file.take(limit + 1).read_to_end(&mut bytes).ok()?;
-    (bytes.len() as u64 <= limit).then_some(bytes)
+    // A regular file only, opened non-blocking: a FIFO put here must not
+    // stall every commit.
+    crate::fsutil::read_limited(path, crate::fsutil::Follow::No, limit).ok()
 }
 
 /// Replace the file at `path` with `bytes`, best effort.

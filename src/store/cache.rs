@@ -337,11 +337,16 @@ fn bounded(shard: &Shard, limit: u64) -> Vec<Entry> {
     out
 }
 
+/// The most a shard file is read (far above any bound a cache keeps).
+const SHARD_READ_LIMIT: u64 = 1 << 30;
+
 /// A shard file, or an empty shard when it is absent, torn, edited or
 /// written by another build.
 fn read_shard(root: &Path, namespace: &str, byte: u8) -> Shard {
     let path = root.join(namespace).join(format!("{byte:x}"));
-    std::fs::read(path)
+    // A regular file of bounded size only: a FIFO or `/dev/zero` put here
+    // must not stall or exhaust a listing.
+    crate::fsutil::read_limited(&path, crate::fsutil::Follow::No, SHARD_READ_LIMIT)
         .ok()
         .and_then(|bytes| parse_shard(bytes, namespace, byte))
         .unwrap_or_default()

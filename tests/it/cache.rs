@@ -439,3 +439,66 @@ fn gix_hex(hex: &str) -> Vec<u8> {
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
         .collect()
 }
+
+#[test]
+fn fifos_and_devices_in_place_of_cache_files_stall_nothing_and_change_no_answer() {
+    let (env, a, packet) = swarm();
+    let expected = run_all(&env, &a, &[("GIT_SWARM_NO_CACHE", "1")], &packet);
+    run_all(&env, &a, &[], &packet); // fill the caches
+    let git = a.join(".git/swarm");
+    let mut planted = Vec::new();
+    for kind in std::fs::read_dir(cache_dir(&a)).unwrap().flatten() {
+        for x in 0..16 {
+            planted.push(kind.path().join(format!("{x:x}")));
+        }
+    }
+    planted.push(git.join("cache/forecast/summary.json"));
+    for hook_cache in [
+        "lane-refs.cache",
+        "changeset-names.cache",
+        "reservations.cache",
+    ] {
+        planted.push(git.join(hook_cache));
+    }
+    for (i, path) in planted.iter().enumerate() {
+        let _ = std::fs::remove_file(path);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        if i % 2 == 0 {
+            let made = std::process::Command::new("mkfifo")
+                .arg(path)
+                .status()
+                .unwrap();
+            assert!(made.success());
+        } else {
+            std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+        }
+    }
+    // Each listing under `timeout`: a read that blocks would be killed (124).
+    for args in listings(&packet) {
+        let out = env
+            .command("timeout", &a)
+            .args(["60", "git", "swarm"])
+            .args(&args)
+            .output()
+            .unwrap();
+        let want = expected
+            .iter()
+            .find(|r| r.shown.ends_with(&args.join(" ")))
+            .unwrap();
+        assert_eq!(out.status.code(), Some(want.code), "{args:?}: {out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout),
+            want.stdout,
+            "{args:?}"
+        );
+    }
+    // The pre-commit hook too.
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(&a, &["add", "x.txt"]);
+    let out = env
+        .command("timeout", &a)
+        .args(["60", "git", "commit", "-q", "-m", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+}

@@ -24,7 +24,8 @@ pub fn key(base: Option<ObjectId>, ours: ObjectId, theirs: ObjectId) -> String {
 }
 
 pub fn get(dir: &Path, key: &str) -> Option<Outcome> {
-    let bytes = std::fs::read(dir.join(key)).ok()?;
+    let path = dir.join(key);
+    let bytes = crate::fsutil::read_limited(&path, crate::fsutil::Follow::No, 16 << 20).ok()?;
     serde_json::from_slice(&bytes).ok()
 }
 

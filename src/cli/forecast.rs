@@ -27,7 +27,7 @@ pub fn forecast(g: &Global, a: ForecastArgs) -> Result<Output> {
     }
     if a.exit_code && f.conflicts > 0 {
         for w in &out.warnings {
-            eprintln!("warning: {}", git_swarm::text::clean_block(w));
+            say!("warning: {}", git_swarm::text::clean_block(w));
         }
         if !g.json {
             super::emit(
@@ -176,7 +176,7 @@ pub fn warn_pre_push(ctx: &git_swarm::ctx::Ctx, input: &str) {
     match result {
         Ok(found) => {
             for c in found {
-                eprintln!(
+                say!(
                     "git swarm: warning: {} is forecast to conflict with lane {} in {} (`git swarm forecast` shows the hunks; the push goes on)",
                     c.lane,
                     c.with,
@@ -184,7 +184,7 @@ pub fn warn_pre_push(ctx: &git_swarm::ctx::Ctx, input: &str) {
                 );
             }
         }
-        Err(e) => eprintln!(
+        Err(e) => say!(
             "git swarm: warning: no conflict forecast for this push ({}); the push goes on",
             git_swarm::text::clean(&e.message)
         ),

@@ -59,7 +59,7 @@ pub fn hook(g: &Global, a: HookArgs) -> Result<Output> {
                         .iter()
                         .any(|p| !p.trim().is_empty())
                     {
-                        eprintln!("git swarm: warning: {FRAMEWORK_WARNING}");
+                        say!("git swarm: warning: {FRAMEWORK_WARNING}");
                     }
                     input
                 }
@@ -116,7 +116,7 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
 /// warning does (also under `--json`, which carries them too).
 fn print_notes(findings: &Findings) {
     for note in &findings.notes {
-        eprintln!("git swarm: {note}");
+        say!("git swarm: {note}");
     }
 }
 

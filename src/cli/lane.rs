@@ -188,7 +188,7 @@ pub fn report(g: &Global, a: ReportArgs) -> Result<Output> {
     };
     let out = lane_report::report(&ctx, a.lane.as_deref(), kind, a.capacity.as_deref())?;
     for w in &out.warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     Ok(reported(out))
 }
@@ -373,7 +373,7 @@ fn removed(r: LaneRemoved) -> Output {
 /// `lane prune`
 fn pruned(p: Pruned) -> Output {
     for w in &p.warnings {
-        eprintln!("warning: {w}");
+        say!("warning: {w}");
     }
     let verb = if p.dry_run { "would remove" } else { "removed" };
     let mut text = String::new();

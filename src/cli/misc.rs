@@ -237,7 +237,7 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
     let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
     let mut progress = |step: &str| {
         if tty {
-            eprintln!("sync: {step}");
+            say!("sync: {step}");
         }
     };
     let report = git_swarm::workflow::sync::sync(&ctx, &actor, &mut progress)?;

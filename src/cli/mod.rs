@@ -2,6 +2,15 @@
 //! text), one module per command group, and the rendering of results and
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
+/// A line on stderr, its control characters made visible (it may quote a
+/// path or record from anyone's push), never a panic when stderr is gone.
+/// Every command's stderr goes through it.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::cli::error::say(&git_swarm::text::clean_block(&format!($($arg)*)))
+    };
+}
+
 pub mod error;
 pub mod forecast;
 pub mod gc;
@@ -193,12 +202,12 @@ impl Global {
             // A mistyped swarm.remote must not hide the local records.
             Err(e) if e.code == Code::RemoteMissing && self.access == Access::Read => {
                 let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
-                eprintln!(
+                say!(
                     "warning: {}; showing this repository's records only (nothing fetched or published)",
                     e.message
                 );
                 for h in &e.hints {
-                    eprintln!("hint: {h}");
+                    say!("hint: {h}");
                 }
                 ctx
             }
@@ -295,7 +304,7 @@ pub fn run(cli: Cli) -> Result<Output> {
 pub fn emit(out: &mut impl Write, text: &str) {
     if let Err(e) = out.write_all(text.as_bytes()).and_then(|_| out.flush()) {
         if e.kind() != std::io::ErrorKind::BrokenPipe {
-            eprintln!("error[IO_FAILED]: cannot write output: {e}");
+            say!("error[IO_FAILED]: cannot write output: {e}");
         }
     }
 }

@@ -62,11 +62,11 @@ struct Stderr {
 
 impl Report for Stderr {
     fn warn(&mut self, message: &str) {
-        eprintln!("warning: {message}");
+        say!("warning: {message}");
     }
     fn progress(&mut self, message: &str) {
         if self.tty {
-            eprintln!("{message}");
+            say!("{message}");
         }
     }
 }

@@ -121,3 +121,14 @@ mod tests {
         assert!(super::parse_duration("-5m").is_err());
     }
 }
+
+/// A commit time (Unix seconds) as a claim to be the newer of two versions:
+/// one more than five minutes ahead of `now` counts as the oldest, so that a
+/// version dated in the future cannot win every comparison for good.
+pub fn claimed_time(seconds: i64, now: i64) -> i64 {
+    if seconds > now.saturating_add(300) {
+        i64::MIN
+    } else {
+        seconds
+    }
+}

@@ -253,7 +253,11 @@ fn diverged(
             }
         }
         Join::Kind(Diverged::NewestWins) => {
-            let seconds = |id| super::archive::commit_seconds(store, id);
+            let now = store.clock.now().as_second();
+            let seconds = |id| {
+                super::archive::commit_seconds(store, id)
+                    .map(|t| crate::clock::claimed_time(t, now))
+            };
             if seconds(l)? > seconds(r)? {
                 out.updates.push(push_update(name, l, Some(r)));
             } else {

@@ -454,3 +454,51 @@ fn a_lane_that_never_pushed_its_branch_is_forecast_from_its_snapshot() {
         serde_json::json!(["two from delta"])
     );
 }
+
+#[test]
+fn a_snapshot_dated_in_the_future_never_counts_as_the_newer() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    let beta = lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    edit_uncommitted(&env, &beta, 2, "the owner's");
+    let mine = env
+        .swarm(&beta, &["lane", "snapshot", "--json"])
+        .ok()
+        .json()["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Someone else pushes a snapshot commit dated 2030 over it.
+    let tree = env.git(&m1, &["rev-parse", "origin/main^{tree}"]);
+    let forged = {
+        let mut cmd = env.command("git", &m1);
+        cmd.args(["commit-tree", &tree, "-p", "origin/main", "-m", "forged"])
+            .env("GIT_COMMITTER_DATE", "2030-01-01T00:00:00Z")
+            .env("GIT_AUTHOR_DATE", "2030-01-01T00:00:00Z");
+        String::from_utf8(cmd.output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    env.git(
+        &m1,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "--force",
+            "origin",
+            &format!("{forged}:refs/swarm/wip/beta"),
+        ],
+    );
+    // The owner's sync keeps the owner's and publishes it again.
+    env.swarm(&m2, &["sync"]).ok();
+    assert_eq!(
+        env.refs(&m2, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        mine
+    );
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        mine
+    );
+}

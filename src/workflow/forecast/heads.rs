@@ -304,7 +304,8 @@ fn read_wip(ctx: &Ctx, id: ObjectId) -> Option<Wip> {
     let c = ctx.store.repo.find_commit(id).ok()?;
     let on = c.parent_ids().next()?.detach();
     let tree = c.tree_id().ok()?.detach();
-    let seconds = c.time().ok()?.seconds;
+    let now = ctx.store.clock.now().as_second();
+    let seconds = crate::clock::claimed_time(c.time().ok()?.seconds, now);
     Some(Wip {
         id,
         on,

@@ -103,6 +103,17 @@ pub fn parse_duration(text: &str) -> crate::error::Result<jiff::SignedDuration> 
     Ok(d)
 }
 
+/// A commit time (Unix seconds) as a claim to be the newer of two versions:
+/// one more than five minutes ahead of `now` counts as the oldest, so that a
+/// version dated in the future cannot win every comparison for good.
+pub fn claimed_time(seconds: i64, now: i64) -> i64 {
+    if seconds > now.saturating_add(300) {
+        i64::MIN
+    } else {
+        seconds
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -120,15 +131,11 @@ mod tests {
         assert!(super::parse_duration("soon").is_err());
         assert!(super::parse_duration("-5m").is_err());
     }
-}
 
-/// A commit time (Unix seconds) as a claim to be the newer of two versions:
-/// one more than five minutes ahead of `now` counts as the oldest, so that a
-/// version dated in the future cannot win every comparison for good.
-pub fn claimed_time(seconds: i64, now: i64) -> i64 {
-    if seconds > now.saturating_add(300) {
-        i64::MIN
-    } else {
-        seconds
+    #[test]
+    fn a_time_far_ahead_of_now_claims_nothing() {
+        assert_eq!(super::claimed_time(1_000, 1_000), 1_000);
+        assert_eq!(super::claimed_time(1_300, 1_000), 1_300);
+        assert_eq!(super::claimed_time(1_301, 1_000), i64::MIN);
     }
 }

@@ -135,11 +135,25 @@ fn scan(
 ) -> Result<()> {
     let mut findings = Vec::new();
     let mut sizes = Vec::new();
-    for e in entries {
+    for (i, e) in entries.iter().enumerate() {
+        // The name travels too (the snapshot's tree), as does a symlink's
+        // target (its blob). A name is not echoed: it is the secret.
+        let name = format!("the name of uncommitted path #{} (`git status`)", i + 1);
+        findings.extend(secret::scan_lines(&name, &e.path));
         let full = workdir.join(&e.path);
         let Ok(meta) = std::fs::symlink_metadata(&full) else {
             continue;
         };
+        if meta.file_type().is_symlink() {
+            if let Ok(target) = std::fs::read_link(&full) {
+                let target = target.to_string_lossy().into_owned();
+                findings.extend(secret::scan_lines(
+                    &format!("{} (symlink target)", e.path),
+                    &target,
+                ));
+            }
+            continue;
+        }
         if !meta.is_file() {
             continue;
         }

@@ -264,8 +264,31 @@ fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot
     assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
     assert_eq!(env.all_refs(&a), local);
     assert_eq!(env.all_refs(&remote), published);
-    // Unstaged again, the work hands off.
+    // A symlink's target and a file's name travel in the snapshot too.
     env.git(&wt, &["reset", "--quiet", "staged.txt"]);
+    let token = format!("ghp_{}", "aB3dE5gH7jK9mN2pQ4sT6vW8yZ0cF1aB3dE5g");
+    std::os::unix::fs::symlink(&token, wt.join("lnk")).unwrap();
+    for args in [
+        &["handoff", "--reason", "usage_limit"][..],
+        &["lane", "snapshot"],
+    ] {
+        let run = env.swarm(&wt, args).code(2);
+        run.expect_stderr("lnk (symlink target)");
+        assert!(!run.stderr.contains(&token), "{}", run.stderr);
+    }
+    std::fs::remove_file(wt.join("lnk")).unwrap();
+    env.write(&wt.join("AKIAIOSFODNN7EXAMPLE"), "x\n");
+    let run = env.swarm(&wt, &["lane", "snapshot"]).code(2);
+    run.expect_stderr("the name of uncommitted path #");
+    assert!(
+        !run.stderr.contains("AKIAIOSFODNN7EXAMPLE"),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_file(wt.join("AKIAIOSFODNN7EXAMPLE")).unwrap();
+    assert_eq!(env.all_refs(&a), local);
+    assert_eq!(env.all_refs(&remote), published);
+    // Unstaged again, the work hands off.
     env.swarm(&wt, &["handoff", "--reason", "usage_limit"]).ok();
 }
 

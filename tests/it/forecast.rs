@@ -252,7 +252,7 @@ fn a_repeated_forecast_merges_only_the_pairs_that_changed() {
         "one cache entry per merge in {}: {names:?}",
         cache.display()
     );
-    assert!(names.iter().all(|n| n.starts_with("v1-")), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("v2-")), "{names:?}");
 
     let warm = env.swarm(&m1, &["forecast", "--json"]).ok().json();
     assert_eq!(count(&warm), (0, 3, 3));
@@ -287,6 +287,30 @@ fn a_repeated_forecast_merges_only_the_pairs_that_changed() {
             ("beta×gamma".to_string(), "merged".to_string()),
         ]
     );
+    // `--no-cache` reads and writes none of it: the same answer, merged.
+    let bypassed = env
+        .swarm(&m1, &["--no-cache", "forecast", "--json"])
+        .ok()
+        .json();
+    assert_eq!(count(&bypassed), (3, 0, 3));
+    // Entries edited to say "clean" (or another answer) are not trusted:
+    // every pair is merged again.
+    for (i, e) in std::fs::read_dir(&cache).unwrap().flatten().enumerate() {
+        if e.file_name() == "summary.json" {
+            continue;
+        }
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let edited = if i % 2 == 0 {
+            text.replace("\"same_files\":[\"f\"]", "\"same_files\":[]")
+        } else {
+            "{\"conflicts\":[],\"same_files\":[]}".to_string()
+        };
+        assert_ne!(edited, text);
+        std::fs::write(e.path(), edited).unwrap();
+    }
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(count(&out), (3, 0, 3), "{out}");
+    assert_eq!(out["same_files"].as_u64(), Some(3), "{out}");
     // A deleted cache only costs merges again.
     std::fs::remove_dir_all(&cache).unwrap();
     let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();

@@ -69,6 +69,8 @@ pub fn run(
 ) -> Result<Vec<(Job, Outcome, Via)>> {
     let store = &ctx.store;
     let dir = cache::dir(store);
+    // `--no-cache` (or GIT_SWARM_NO_CACHE) neither reads nor writes it.
+    let use_cache = store.cache.enabled();
     let mut out: Vec<Option<(Job, Outcome, Via)>> = Vec::new();
     let mut pending: Vec<(usize, String)> = Vec::new();
     let mut jobs_kept = Vec::new();
@@ -95,7 +97,12 @@ pub fn run(
             Ok(t)
         };
         let key = cache::key(base, tree(job.ours)?, tree(job.theirs)?);
-        match cache::get(&dir, &key) {
+        let cached = if use_cache {
+            cache::get(&dir, &key)
+        } else {
+            None
+        };
+        match cached {
             Some(outcome) => out.push(Some((job, outcome, Via::Cached))),
             None => {
                 out.push(None);
@@ -107,7 +114,7 @@ pub fn run(
     let mut unwritable = false;
     for ((i, key), report) in pending.into_iter().zip(reports) {
         let outcome = outcome_of(ctx, &report);
-        if cache::put(&dir, &key, &outcome).is_err() {
+        if use_cache && cache::put(&dir, &key, &outcome).is_err() {
             unwritable = true;
         }
         out[i] = Some((jobs_kept[i].clone(), outcome, Via::Merged));

@@ -173,7 +173,22 @@ pub fn covers(p: &Pattern, path: &str, ignore_case: bool) -> bool {
 /// A glob and a file name overlap where the glob matches the file, or
 /// reaches under a directory of that name (see [`under_file`]).
 fn glob_over_file(glob: &str, file: &str) -> bool {
-    glob_match(glob, file) || literal_prefix(glob).starts_with(&format!("{file}/"))
+    if glob_match(glob, file) {
+        return true;
+    }
+    // Could the glob match something under `file/`? Segment by segment:
+    // each of the file's segments must be matched by the glob's segment
+    // there, and the glob must reach deeper; a `**` on the way can match
+    // anything (conservative).
+    let (g, f): (Vec<&str>, Vec<&str>) = (glob.split('/').collect(), file.split('/').collect());
+    for (i, fs) in f.iter().enumerate() {
+        match g.get(i) {
+            Some(&"**") => return true,
+            Some(gs) if glob_match(gs, fs) => {}
+            _ => return false,
+        }
+    }
+    g.len() > f.len()
 }
 
 /// Whether `path` is the file `file` or lies under a directory of that

@@ -292,4 +292,10 @@ fn a_name_reserved_as_a_file_also_covers_a_directory_of_that_name() {
     assert!(!overlap(&p("a"), &p("ab/"), false));
     assert!(!overlap(&p("a"), &p("ab"), false));
     assert!(!overlap(&p("a"), &p("b/*.rs"), false));
+    assert!(overlap(&p("src"), &p("src*/y"), false));
+    assert!(overlap(&p("src"), &p("s*/x"), false));
+    assert!(overlap(&p("src/a"), &p("**/b"), false));
+    assert!(!overlap(&p("docs"), &p("*.md"), false));
+    assert!(overlap(&p("docs"), &p("d*s/x"), false));
+    assert!(!overlap(&p("docs"), &p("e*/x"), false));
 }

@@ -128,7 +128,8 @@ pub fn reserve(g: &Global, a: ReserveCmdArgs) -> Result<Output> {
 fn render(ctx: &git_swarm::ctx::Ctx, done: Written) -> Output {
     let now = ctx.store.clock.now();
     let mut text = match &done.entry {
-        Some(e) => format!("{} {}: {}", done.action, e.id, row(e, now)),
+        // The row starts with the id.
+        Some(e) => format!("{}: {}", done.action, row(e, now)),
         None => format!("released {}\n", done.released.join(" ")),
     };
     if let Some(from) = done.entry.as_ref().and_then(|e| e.recovered_from.as_ref()) {

@@ -211,6 +211,31 @@ fn scan_staged(git: &Git, path: &str, limit: u64) -> Result<Vec<secret::Finding>
     ))
 }
 
+/// Take away the temporary indexes snapshots killed mid-way left beside
+/// `index` (no drop ran), once they are ten minutes old: a live snapshot
+/// takes seconds.
+fn remove_stale_temp_indexes(index: &Path) {
+    let Some(dir) = index.parent() else { return };
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let old = std::time::Duration::from_secs(600);
+    for e in entries.flatten() {
+        let stale = e
+            .file_name()
+            .to_string_lossy()
+            .starts_with("swarm-snapshot-index-")
+            && e.metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > old);
+        if stale {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
+}
+
 /// Removes the temporary index on drop.
 struct TempIndex(PathBuf);
 
@@ -227,6 +252,7 @@ fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(Str
         git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"])?
             .trim(),
     );
+    remove_stale_temp_indexes(&real);
     let temp =
         TempIndex(real.with_file_name(format!("swarm-snapshot-index-{}", std::process::id())));
     if real.exists() {

@@ -701,3 +701,31 @@ fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
     );
     assert_eq!(state(&env, &succ).0, state(&env, &wt).0);
 }
+
+#[test]
+fn temporary_indexes_a_killed_snapshot_left_are_removed_once_old() {
+    let env = TestEnv::new();
+    let (_remote, _a, wt, _b) = lane_with_history(&env);
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let index = env.git(
+        &wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    let dir = Path::new(&index).parent().unwrap().to_path_buf();
+    let old = dir.join("swarm-snapshot-index-99991");
+    let young = dir.join("swarm-snapshot-index-99992");
+    std::fs::write(&old, b"torn").unwrap();
+    std::fs::write(&young, b"in use").unwrap();
+    let touched = std::process::Command::new("touch")
+        .args(["-d", "1 hour ago"])
+        .arg(&old)
+        .status()
+        .unwrap();
+    assert!(touched.success());
+    handoff_id(&env, &wt);
+    assert!(!old.exists(), "an hour-old temporary index stays");
+    assert!(
+        young.exists(),
+        "a fresh one (maybe another run's) was removed"
+    );
+}

@@ -206,14 +206,15 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
             .hint("`git swarm reservations` lists it"));
         }
         let mut good = None;
-        let mut at = store.first_parent(bad)?;
+        // A parent that cannot be read ends the walk (the ledger starts empty).
+        let mut at = store.first_parent(bad).ok().flatten();
         for _ in 0..REPAIR_DEPTH {
             let Some(c) = at else { break };
             if let Ok(l) = read(store, Some(c)) {
                 good = Some((c, l));
                 break;
             }
-            at = store.first_parent(c)?;
+            at = store.first_parent(c).ok().flatten();
         }
         let (from, ledger) = match good {
             Some((c, l)) => (Some(c), l),

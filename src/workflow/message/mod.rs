@@ -239,7 +239,13 @@ fn sent_meanwhile(ctx: &Ctx, key: &MessageKey, mine: gix::ObjectId) -> Result<Op
     if theirs == mine {
         return Ok(None);
     }
-    let sent = Records::<Message>::new(store).at(key, theirs)?.value;
+    // One that cannot be read is not taken: this clone's stays, for `sync`.
+    let Ok(sent) = Records::<Message>::new(store)
+        .at(key, theirs)
+        .map(|v| v.value)
+    else {
+        return Ok(None);
+    };
     store.cas(
         &refname,
         Some(mine),

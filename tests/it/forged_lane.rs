@@ -170,3 +170,45 @@ fn a_lane_record_with_an_invalid_owner_is_record_invalid() {
         .ok()
         .stderr_has("RECORD_INVALID");
 }
+
+#[test]
+fn a_forged_lane_naming_another_lanes_branch_takes_nothing_over() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let b = clones[0].clone();
+    env.swarm(&b, &["plan", "new", "auth"]).ok();
+    env.swarm(&b, &["plan", "new", "ops"]).ok();
+    env.swarm(&b, &["lane", "new", "signup", "--plan", "auth"])
+        .ok();
+    env.swarm(&b, &["lane", "new", "h4", "--plan", "ops"]).ok();
+    env.swarm(&b, &["sync"]).ok();
+    // mallory rewrites lane h4 to claim bob's branch, and another to name
+    // an option as its base.
+    forge(
+        &env,
+        &remote,
+        "h4",
+        &[("branch", "feat/signup"), ("owner", "mallory")],
+    );
+    env.swarm(&b, &["sync"]).ok();
+    let listed = env.swarm(&b, &["lane", "list", "--json"]).ok();
+    listed.expect_stderr("RECORD_INVALID");
+    listed.expect_stderr("lane h4's branch is feat/h4");
+    // bob's genuine handoff in the signup worktree names signup, not h4.
+    let wt = worktree(&b, "signup");
+    let packet = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    assert_eq!(packet["lane"], "signup", "{packet}");
+    // And the forecast does not see a lane h4 on feat/signup.
+    let out = env.swarm(&b, &["forecast", "--json"]).ok().json();
+    let lanes: Vec<&str> = out["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|l| l["feature"].as_str().unwrap())
+        .collect();
+    assert!(!lanes.contains(&"h4"), "{out}");
+    let _ = canon(&wt);
+}

@@ -120,21 +120,9 @@ fn looks_like_id(s: &str) -> bool {
 /// Every active lane record known here, local or mirrored (the newer of
 /// the two), sorted by feature; plus a note per unreadable record.
 fn active(ctx: &Ctx, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<String>)> {
-    let prefix = "refs/swarm/lanes/";
-    let mut names: BTreeSet<String> = BTreeSet::new();
-    for (r, _) in ctx.store.list_refs(prefix)? {
-        names.insert(r[prefix.len()..].to_string());
-    }
-    if let Some(r) = remote {
-        let mirror = crate::store::mirror::mirror_ref(r, prefix);
-        for (m, _) in ctx.store.list_refs(&mirror)? {
-            names.insert(m[mirror.len()..].to_string());
-        }
-    }
     let mut lanes = Vec::new();
     let mut notes = Vec::new();
-    for name in names {
-        let tip = crate::store::remote::live_tip(&ctx.store, remote, &format!("{prefix}{name}"))?;
+    for (name, tip) in crate::store::remote::tips_under(&ctx.store, remote, "refs/swarm/lanes/")? {
         let Some(id) = tip.base else { continue };
         match crate::ctx::lane::at(&ctx.store, &name, id) {
             Ok(l) if l.record.is_active() => lanes.push(l),

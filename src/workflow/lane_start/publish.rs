@@ -21,7 +21,7 @@ use crate::git::PushUpdate;
 use crate::model::lane::{self as model, check_start, Lane};
 use crate::model::plan::plan_ref;
 use crate::store::mirror::mirror_ref;
-use crate::store::remote::{known_tips, publish_loop, Fetch, Looped, Next, Step};
+use crate::store::remote::{publish_loop, tips_under, Fetch, Looped, Next, Step};
 use crate::store::Event;
 
 const LANES: &str = "refs/swarm/lanes/";
@@ -51,7 +51,8 @@ pub fn fetch_first(ctx: &Ctx, plan: &str, warnings: &mut Vec<String>) {
 /// them.
 pub fn known_lanes(ctx: &Ctx) -> Result<Vec<Lane>> {
     let mut lanes = Vec::new();
-    for (feature, id) in known_tips(&ctx.store, ctx.remote(), LANES)? {
+    for (feature, tip) in tips_under(&ctx.store, ctx.remote(), LANES)? {
+        let Some(id) = tip.base else { continue };
         if let Ok(lane) = crate::ctx::lane::at(&ctx.store, &feature, id) {
             lanes.push(lane);
         }

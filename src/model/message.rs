@@ -257,12 +257,7 @@ impl Record for Message {
     const MULTILINE_FIELDS: &'static [&'static str] = &["body", "reason", "undo"];
     type Key = MessageKey;
 
-    fn to_cache(&self) -> Option<Vec<u8>> {
-        crate::store::cache::encode(self)
-    }
-    fn from_cache(bytes: &[u8]) -> Option<Self> {
-        crate::store::cache::decode(bytes)
-    }
+    crate::store::cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         Ok(Files::from([(FILE.to_string(), record::to_yaml(self)?)]))
     }

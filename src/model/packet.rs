@@ -379,12 +379,7 @@ impl Record for PacketVersion {
     type Key = PacketKey;
     const FINISHED_WITH_FILE: Option<&'static str> = Some(ACCEPTANCE_FILE);
 
-    fn to_cache(&self) -> Option<Vec<u8>> {
-        crate::store::cache::encode(self)
-    }
-    fn from_cache(bytes: &[u8]) -> Option<Self> {
-        crate::store::cache::decode(bytes)
-    }
+    crate::store::cache::json_cache!();
     fn cache_tags(&self) -> u8 {
         let accepted = if self.acceptance.is_some() {
             TAG_ACCEPTED

@@ -163,12 +163,7 @@ impl Record for PlanDoc {
     type Key = String;
     const MULTILINE_FIELDS: &'static [&'static str] = MULTILINE_FIELDS;
 
-    fn to_cache(&self) -> Option<Vec<u8>> {
-        crate::store::cache::encode(self)
-    }
-    fn from_cache(bytes: &[u8]) -> Option<Self> {
-        crate::store::cache::decode(bytes)
-    }
+    crate::store::cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
         files.insert(RECORD_FILE.to_string(), record::to_yaml(&self.record)?);

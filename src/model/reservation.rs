@@ -187,12 +187,7 @@ impl Record for Ledger {
     const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
     type Key = String;
 
-    fn to_cache(&self) -> Option<Vec<u8>> {
-        crate::store::cache::encode(self)
-    }
-    fn from_cache(bytes: &[u8]) -> Option<Self> {
-        crate::store::cache::decode(bytes)
-    }
+    crate::store::cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         record::yaml_file(RECORD_FILE, self)
     }

@@ -539,6 +539,20 @@ fn remove_stale_tmp(dir: &Path) {
     }
 }
 
+/// `to_cache` and `from_cache` of a kind whose serde form is its whole
+/// value: write `crate::store::cache::json_cache!();` in its `impl Record`.
+macro_rules! json_cache {
+    () => {
+        fn to_cache(&self) -> Option<Vec<u8>> {
+            $crate::store::cache::encode(self)
+        }
+        fn from_cache(bytes: &[u8]) -> Option<Self> {
+            $crate::store::cache::decode(bytes)
+        }
+    };
+}
+pub(crate) use json_cache;
+
 /// The cache encoding of a kind whose value is a serde type: JSON, kept
 /// only when it gives the value back exactly (JSON has no tagged values,
 /// non-finite numbers or non-string keys, which unknown YAML fields may

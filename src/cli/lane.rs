@@ -16,7 +16,7 @@ use super::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum LaneCmd {
-    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>. Run it again to finish a start that was interrupted.
+    /// Create a lane: worktree <swarm.worktreeRoot>/<feature> on new branch feat/<feature>. One executor per plan: with a remote, the remote's lanes are checked first and the start is published at once, so of two machines starting a lane of one plan only one keeps it. Run it again to finish a start that was interrupted.
     New {
         /// Feature name: [a-z0-9][a-z0-9._-]{0,62}.
         feature: String,

@@ -100,9 +100,14 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let looped = publish_loop(
         store,
         Some(remote),
-        Fetch::Refs(&fetch),
+        // The first round decides on what `fetch_first` read a moment ago
+        // (the push's lease still arbitrates); a lost round fetches again.
+        Fetch::Nothing,
         ATTEMPTS,
         |round| {
+            if round.rejected.is_some() {
+                round.fetch(&fetch)?;
+            }
             // Another lane of the plan, or this very feature started on
             // another machine (a published record this one does not descend
             // from): the remote has an executor; this start is undone.

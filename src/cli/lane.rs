@@ -10,7 +10,6 @@ use git_swarm::workflow::lane_report::{self, Reported};
 use git_swarm::workflow::lane_snapshot::{self, Snapshotted};
 use git_swarm::workflow::lane_start::{self, LaneStarted, NewLane};
 use git_swarm::workflow::lanes::{self, LaneList};
-use git_swarm::workflow::task;
 
 use super::Global;
 
@@ -29,9 +28,12 @@ pub enum LaneCmd {
         /// Who works in this lane (default: you).
         #[arg(long, value_name = "ADDR")]
         owner: Option<String>,
-        /// Claim this task for the lane's owner first (published at once;
-        /// exit 3 and no lane if someone else holds it) and tie it to the lane.
-        #[arg(long, value_name = "TASK")]
+        /// Take task T (of --plan P, else of the one plan here or on the
+        /// remote that has it): the lane starts on a child plan of P named
+        /// after the feature and titled after the task, T is claimed for the
+        /// lane's owner and tied to feat/<feature>, all in one atomic push
+        /// (exit 3 and nothing made when someone else holds T).
+        #[arg(long, value_name = "T")]
         task: Option<String>,
     },
     /// List lanes with branch, head, ahead/behind, dirty paths and last report.
@@ -113,53 +115,14 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             owner,
             task,
         } => {
-            let claimed = match &task {
-                Some(t) => {
-                    let who = match &owner {
-                        Some(o) => o.clone(),
-                        None => ctx.actor()?,
-                    };
-                    Some(task::claim_for_lane(
-                        &ctx,
-                        plan.as_deref(),
-                        t,
-                        &who,
-                        &feature,
-                    )?)
-                }
-                None => None,
-            };
             let args = NewLane {
                 feature: &feature,
                 plan: plan.as_deref(),
                 base: base.as_deref(),
                 owner: owner.as_deref(),
+                task: task.as_deref(),
             };
-            let out = lane_start::new(&ctx, args).map_err(|e| match &claimed {
-                Some(c) => e.hint(format!(
-                    "task {}/{} stays claimed for the lane: `git swarm task release {} --plan {}` gives it back",
-                    c.plan, c.id, c.id, c.plan
-                )),
-                None => e,
-            })?;
-            let mut out = started(out);
-            if let Some(c) = &claimed {
-                let until = c
-                    .record
-                    .claim
-                    .as_ref()
-                    .map_or("-", |c| c.lease_until.as_str());
-                out.text.push_str(&format!(
-                    "task {}/{} claimed by {} until {until}, tied to feat/{feature}\n",
-                    c.plan,
-                    c.id,
-                    c.record.owner.as_deref().unwrap_or("-")
-                ));
-                if let Some(obj) = out.json.as_object_mut() {
-                    obj.insert("task".into(), serde_json::to_value(c).unwrap_or_default());
-                }
-            }
-            Ok(out)
+            lane_start::new(&ctx, args).map(started)
         }
         LaneCmd::List { all } => lanes::list(&ctx, all).map(listed),
         LaneCmd::Rm {
@@ -232,8 +195,27 @@ fn started(s: LaneStarted) -> Output {
                     n.plan_file_setting
                 ));
             }
+            if let Some(t) = &n.task {
+                text.push_str(&format!(
+                    "task {}/{} claimed by {} until {}, tied to {} (lane plan {}, child of {})\n",
+                    t.plan,
+                    t.id,
+                    t.holder,
+                    t.lease_until.as_deref().unwrap_or("-"),
+                    t.branch,
+                    t.lane_plan,
+                    t.plan
+                ));
+            }
             if n.published {
-                text.push_str("published: the remote has the lane and its plan entry (one executor per plan, across machines)\n");
+                let what = if n.task.is_some() {
+                    "the lane, its plan and the task's claim"
+                } else {
+                    "the lane and its plan entry"
+                };
+                text.push_str(&format!(
+                    "published: the remote has {what} (one executor per plan, across machines)\n"
+                ));
             }
             text.push_str(&format!("cd {}\n", l.path));
         }

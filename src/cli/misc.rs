@@ -481,7 +481,10 @@ fn render_tasks(t: &git_swarm::workflow::status::PlanTasks, pad: &str, out: &mut
         .in_progress
         .iter()
         .map(|c| {
-            let holder = c.holder.as_deref().unwrap_or("-");
+            let mut holder = c.holder.as_deref().unwrap_or("-").to_string();
+            if let Some(l) = &c.lane {
+                holder.push_str(&format!(", lane {l}"));
+            }
             if c.expired {
                 format!("{} ({holder}, lease EXPIRED)", c.id)
             } else {

@@ -105,6 +105,10 @@ pub struct LaneRecord {
     pub branch_kept: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_report: Option<LastReport>,
+    /// The task the lane took (`lane new --task`), as `<plan>/<id>`: task
+    /// commands run in the lane's worktree default to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -176,6 +180,7 @@ impl LaneRecord {
             removed_by: None,
             branch_kept: false,
             last_report,
+            task: None,
             extra,
         }
     }

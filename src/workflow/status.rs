@@ -57,6 +57,8 @@ pub struct PlanTasks {
 pub struct TaskClaim {
     pub id: String,
     pub holder: Option<String>,
+    /// The lane working on it (`lane new --task`).
+    pub lane: Option<String>,
     pub lease_left_secs: i64,
     pub expired: bool,
 }
@@ -87,6 +89,7 @@ fn plan_tasks(
             T::InProgress => entry.in_progress.push(TaskClaim {
                 id,
                 holder: r.claim.as_ref().map(|c| c.holder.clone()),
+                lane: r.lane.clone(),
                 lease_left_secs: r.claim.as_ref().map_or(0, |c| c.left(now).as_secs()),
                 expired: r.claim.as_ref().is_none_or(|c| !c.live(now)),
             }),

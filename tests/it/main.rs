@@ -21,6 +21,7 @@ mod hook_cache;
 mod init;
 mod issue14;
 mod lane;
+mod lane_task;
 mod lead;
 mod message;
 mod openapi;

@@ -7,6 +7,7 @@
 //! start that was interrupted.
 
 mod publish;
+mod task;
 
 use std::path::PathBuf;
 
@@ -30,6 +31,21 @@ pub struct NewLane<'a> {
     pub plan: Option<&'a str>,
     pub base: Option<&'a str>,
     pub owner: Option<&'a str>,
+    /// `--task T`: take task T (of `plan` when given, else of the one plan
+    /// that has it); the lane then starts on a child plan named `feature`.
+    pub task: Option<&'a str>,
+}
+
+/// The task a lane took, as `lane new --task` reports it.
+#[derive(Debug, Serialize)]
+pub struct TaskTaken {
+    pub plan: String,
+    pub id: String,
+    pub holder: String,
+    pub lease_until: Option<String>,
+    pub branch: String,
+    /// The child plan the lane runs on (parent: `plan`).
+    pub lane_plan: String,
 }
 
 /// What `lane new` did.
@@ -81,6 +97,9 @@ pub struct Started {
     pub published: bool,
     #[serde(skip)]
     pub warnings: Vec<String>,
+    /// `--task`: the task taken.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<TaskTaken>,
 }
 
 /// `lane new`
@@ -88,20 +107,45 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     names::validate_name("feature", args.feature)?;
     // `--base` is recorded as given (`lane.yaml: base`).
     crate::secret::check_fields("the lane", &[("--base", args.base.unwrap_or(""))])?;
-    let feature = args.feature;
-    let plan_name = match args.plan {
-        Some(p) => p.to_string(),
-        None => crate::ctx::plan::infer(ctx)?,
-    };
-    // Read the plan head before scanning lanes: the CAS on it at the end is
-    // what makes "one executor per plan" hold against a concurrent lane new.
-    let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
     let actor = ctx.actor()?;
     let owner = args
         .owner
         .map(str::to_string)
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
+    let mut warnings = Vec::new();
+    let Some(t) = args.task else {
+        return start(ctx, &args, None, &actor, &owner, warnings);
+    };
+    // The task is found and its claim checked before anything is made.
+    let taking = task::resolve(ctx, args.plan, t, &owner, args.feature, &mut warnings)?;
+    let made = task::child_plan(ctx, &taking, &actor)?;
+    start(ctx, &args, Some(&taking), &actor, &owner, warnings).inspect_err(|_| {
+        if made {
+            task::drop_child_plan(ctx, args.feature, &actor);
+        }
+    })
+}
+
+fn start(
+    ctx: &Ctx,
+    args: &NewLane<'_>,
+    taking: Option<&task::Taking>,
+    actor: &str,
+    owner: &str,
+    mut warnings: Vec<String>,
+) -> Result<LaneStarted> {
+    let actor = actor.to_string();
+    let owner = owner.to_string();
+    let feature = args.feature;
+    let plan_name = match (taking, args.plan) {
+        (Some(_), _) => feature.to_string(),
+        (None, Some(p)) => p.to_string(),
+        (None, None) => crate::ctx::plan::infer(ctx)?,
+    };
+    // Read the plan head before scanning lanes: the CAS on it at the end is
+    // what makes "one executor per plan" hold against a concurrent lane new.
+    let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
 
     let resuming = start_marker(&ctx.store, feature).exists();
     // A re-run finishing an interrupted start is let through.
@@ -111,7 +155,6 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
     session::load(&ctx.store, feature)?;
-    let mut warnings = Vec::new();
     publish::fetch_first(ctx, &plan_name, &mut warnings);
     let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
@@ -146,7 +189,8 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         actor: &actor,
         now: &now,
     };
-    let record = LaneRecord::started(&new, previous.map(|p| &p.record));
+    let mut record = LaneRecord::started(&new, previous.map(|p| &p.record));
+    record.task = taking.map(task::Taking::key);
     // The local record is what the write replaces (`previous` may be the
     // remote's newer version of a lane removed there).
     let expected = ctx.store.ref_target(&model::lane_ref(feature))?;
@@ -159,11 +203,20 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         entry: claim.0,
         entry_on: plan.head.commit,
         event: &claim.1,
+        task: taking,
     };
     let published = match making.or_rollback(publish::publish(ctx, &written))? {
         publish::Outcome::Published => true,
-        publish::Outcome::Offline => false,
+        publish::Outcome::Offline => {
+            if let Some(t) = taking {
+                making.or_rollback(task::claim_locally(ctx, t, &actor))?;
+            }
+            false
+        }
         publish::Outcome::Local(why) => {
+            if let Some(t) = taking {
+                making.or_rollback(task::claim_locally(ctx, t, &actor))?;
+            }
             warnings.push(format!(
                 "lane {feature} is started here but not published ({why}): `git swarm sync` publishes it; until then the remote cannot refuse another machine's lane of plan {plan_name}"
             ));
@@ -180,7 +233,26 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         hooks_installed: crate::ctx::init::hooks_installed(&ctx.store),
         published,
         warnings,
+        task: taking.map(|t| taken(ctx, t)),
     }))
+}
+
+/// The task as the start left it here.
+fn taken(ctx: &Ctx, t: &task::Taking) -> TaskTaken {
+    let rec = crate::ctx::task::find(&ctx.store, ctx.remote(), &t.plan, &t.id)
+        .ok()
+        .flatten();
+    let claim = rec.as_ref().and_then(|k| k.record.claim.clone());
+    TaskTaken {
+        plan: t.plan.clone(),
+        id: t.id.clone(),
+        holder: claim
+            .as_ref()
+            .map_or_else(|| t.owner.clone(), |c| c.holder.clone()),
+        lease_until: claim.map(|c| c.lease_until),
+        branch: crate::model::lane::branch_of(&t.feature),
+        lane_plan: t.feature.clone(),
+    }
 }
 
 fn fields(feature: &str, r: &LaneRecord, record: ObjectId) -> LaneFields {

@@ -82,6 +82,8 @@ pub struct Written<'a> {
     pub entry: ObjectId,
     pub entry_on: ObjectId,
     pub event: &'a Event,
+    /// `--task`: the claim travels in the same push.
+    pub task: Option<&'a super::task::Taking>,
 }
 
 /// Publish the start (see the module docs). `Err(PLAN_HAS_EXECUTOR)` when
@@ -95,8 +97,13 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let store = &ctx.store;
     let plan_refname = plan_ref(w.plan);
     let lane_refname = model::lane_ref(w.feature);
-    let fetch = [plan_refname.as_str(), LANES];
+    let task_refname = w.task.map(super::task::Taking::refname);
+    let mut fetch = vec![plan_refname.as_str(), LANES];
+    fetch.extend(task_refname.as_deref());
     let (mut entry, mut entry_on) = (w.entry, w.entry_on);
+    // A task the remote will not let this owner claim (someone else's
+    // live claim won meanwhile): the start is undone with that error.
+    let mut task_refused: Option<Error> = None;
     let looped = publish_loop(
         store,
         Some(remote),
@@ -163,11 +170,25 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                     return local("the lane record changed on the remote too");
                 }
             }
-            let companion = PushUpdate {
+            let mut companions = vec![PushUpdate {
                 refname: lane_refname.clone(),
                 new: Some(w.lane.to_string()),
                 expected: lane_published.map(|e| e.to_string()),
-            };
+            }];
+            if let (Some(t), Some(r)) = (w.task, task_refname.as_deref()) {
+                match super::task::companion(ctx, t, &round.tip(r)?) {
+                    Ok(c) => companions.extend(c),
+                    Err(e) => {
+                        let undone = undo(ctx, w, entry, entry_on);
+                        task_refused = Some(e.clone());
+                        return Err(e.hint(if undone {
+                            "this start was undone: its worktree, branch, lane record and plan are gone"
+                        } else {
+                            "this start was undone, but another command moved the lane or plan ref meanwhile"
+                        }));
+                    }
+                }
+            }
             let tip = round.tip(&plan_refname)?;
             Ok(Step::Publish(
                 Next::new(
@@ -178,7 +199,7 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                     "lane started",
                     None,
                 )
-                .companions(vec![companion])
+                .companions(companions)
                 .point("lane"),
             ))
         },
@@ -191,6 +212,7 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             lost.lines.join("; ")
         ))),
         Err(e) if matches!(e.code, Code::PlanHasExecutor | Code::LaneExists) => Err(e),
+        Err(e) if task_refused.is_some() => Err(e),
         // The remote could not be reached, or refused for another reason:
         // the lane is started here and `sync` publishes it.
         Err(e) => Ok(Outcome::Local(e.message)),

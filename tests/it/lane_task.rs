@@ -1,0 +1,125 @@
+//! `lane new --task`: a lane takes a task of its coordinator's plan. The
+//! lane starts on a child plan made for it, the task is claimed for the
+//! lane's owner and tied to the branch, and all of it reaches the remote in
+//! one atomic push, or none of it does.
+
+use std::path::Path;
+
+use crate::harness::TestEnv;
+use crate::process::{finish, ref_of, spawn};
+
+fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")])).expect("YAML")
+}
+
+/// A remote; clones; the coordinator (first clone) makes plan p and tasks.
+fn coordinator_with_tasks(
+    env: &TestEnv,
+    names: &[&str],
+    tasks: &[&str],
+) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let (remote, clones) = env.remote_with_clones(names);
+    let lead = &clones[0];
+    env.swarm(lead, &["plan", "new", "p", "--title", "the release"])
+        .ok();
+    env.swarm(lead, &["sync"]).ok();
+    for t in tasks {
+        let title = format!("do {t}");
+        env.swarm(lead, &["task", "new", t, "--plan", "p", "--title", &title])
+            .ok();
+    }
+    (remote, clones)
+}
+
+#[test]
+fn lane_new_task_on_a_clone_that_never_synced_the_plan_starts_everything_in_one_push() {
+    let env = TestEnv::new();
+    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "bob"], &["t2"]);
+    let b = &clones[1];
+    // bob never ran `sync`: plan p and its tasks are only on the remote.
+    assert!(ref_of(&env, b, "refs/swarm/plans/p").is_none());
+    let out = env.swarm(b, &["lane", "new", "f2", "--task", "t2"]).ok();
+    out.expect_stdout("task p/t2 claimed by bob");
+    // The child plan f2 of p, titled after the task, has the lane.
+    let plan = ref_of(&env, &remote, "refs/swarm/plans/f2").expect("child plan published");
+    let rec = yaml(&env, &remote, &plan, "plan.yaml");
+    assert_eq!(rec["parent"].as_str(), Some("p"));
+    assert_eq!(rec["title"].as_str(), Some("do t2"));
+    let lane = ref_of(&env, &remote, "refs/swarm/lanes/f2").expect("lane published");
+    let lane = yaml(&env, &remote, &lane, "lane.yaml");
+    assert_eq!(lane["plan"].as_str(), Some("f2"));
+    assert_eq!(lane["task"].as_str(), Some("p/t2"));
+    let task = ref_of(&env, &remote, "refs/swarm/tasks/p/t2").unwrap();
+    let task = yaml(&env, &remote, &task, "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("bob"));
+    assert_eq!(task["lane"].as_str(), Some("f2"));
+    assert_eq!(task["branch"].as_str(), Some("feat/f2"));
+    // The three refs moved in one push: the remote's reflog is not needed,
+    // every one is there and the local ones equal them.
+    for r in [
+        "refs/swarm/plans/f2",
+        "refs/swarm/lanes/f2",
+        "refs/swarm/tasks/p/t2",
+    ] {
+        assert_eq!(ref_of(&env, b, r), ref_of(&env, &remote, r), "{r}");
+    }
+}
+
+#[test]
+fn lane_new_task_that_cannot_start_publishes_nothing() {
+    let env = TestEnv::new();
+    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "bob"], &["t2"]);
+    let b = &clones[1];
+    // Something in the way of the lane on bob's clone: its branch exists.
+    env.git(b, &["branch", "feat/f2"]);
+    env.git(b, &["commit", "--quiet", "--allow-empty", "-m", "own work"]);
+    env.git(b, &["branch", "-f", "feat/f2", "HEAD"]);
+    let before = env.all_refs(&remote);
+    env.swarm(b, &["lane", "new", "f2", "--task", "t2"])
+        .err(2, "LANE_EXISTS");
+    assert_eq!(env.all_refs(&remote), before, "nothing was published");
+    assert!(ref_of(&env, b, "refs/swarm/lanes/f2").is_none());
+    assert!(ref_of(&env, b, "refs/swarm/plans/f2").is_none());
+}
+
+#[test]
+fn two_agents_on_two_clones_take_two_tasks_of_one_plan_at_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann", "bob"], &["api", "docs"]);
+    let (lead, a, b) = (&clones[0], &clones[1], &clones[2]);
+    // No sync, no extra step: each agent names a task and starts.
+    let one = spawn(&env, a, &[], &["lane", "new", "api", "--task", "api"]);
+    let two = spawn(&env, b, &[], &["lane", "new", "docs", "--task", "docs"]);
+    let one = finish(one, "ann: lane new api --task api").ok();
+    let two = finish(two, "bob: lane new docs --task docs").ok();
+    one.expect_stdout("task p/api claimed by ann");
+    two.expect_stdout("task p/docs claimed by bob");
+    for (lane, who) in [("api", "ann"), ("docs", "bob")] {
+        let tip = ref_of(&env, &remote, &format!("refs/swarm/tasks/p/{lane}")).unwrap();
+        let task = yaml(&env, &remote, &tip, "task.yaml");
+        assert_eq!(task["claim"]["holder"].as_str(), Some(who));
+        assert_eq!(task["lane"].as_str(), Some(lane));
+        let plan = ref_of(&env, &remote, &format!("refs/swarm/plans/{lane}")).unwrap();
+        assert_eq!(
+            yaml(&env, &remote, &plan, "plan.yaml")["parent"].as_str(),
+            Some("p")
+        );
+    }
+    // The coordinator's status shows p's tasks with the lanes on them
+    // (status reads what the clone last fetched: sync fetches).
+    env.swarm(lead, &["sync"]).ok();
+    let status = env.swarm(lead, &["status"]).ok();
+    status.expect_stdout("api (ann, lane api, ");
+    status.expect_stdout("docs (bob, lane docs, ");
+    // One executor per plan still holds, for the child plan.
+    env.swarm(a, &["lane", "new", "api2", "--plan", "api"])
+        .err(1, "PLAN_HAS_EXECUTOR");
+    // A taken task refuses a second lane, with nothing made or published.
+    let before = env.all_refs(&remote);
+    env.swarm(a, &["lane", "new", "docs2", "--task", "docs"])
+        .err(3, "LEASE_HELD")
+        .stderr_has("bob");
+    assert_eq!(env.all_refs(&remote), before);
+    assert!(ref_of(&env, a, "refs/swarm/plans/docs2").is_none());
+    assert!(ref_of(&env, a, "refs/heads/feat/docs2").is_none());
+}

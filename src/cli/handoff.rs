@@ -254,6 +254,22 @@ fn render_accepted(a: &Accepted) -> Output {
             a.acceptance.checkout
         ));
     }
+    let moved = &a.acceptance.moved;
+    if let Some(c) = &moved.claim {
+        text.push_str(&format!(
+            "moved to you: the claim on task {c} (renew it with `git swarm task renew`)\n"
+        ));
+    }
+    if !moved.reservations.is_empty() {
+        text.push_str(&format!(
+            "moved to you: reservation{} {}\n",
+            plural(moved.reservations.len()),
+            moved.reservations.join(", ")
+        ));
+    }
+    for n in &moved.not_moved {
+        text.push_str(&format!("NOT moved: {n}\n"));
+    }
     text.push_str("\nnext steps, in order:\n");
     if packet.next.is_empty() {
         text.push_str("  (none given: re-derive the next action from the plan)\n");
@@ -301,6 +317,7 @@ fn render_accepted(a: &Accepted) -> Output {
         "restored": a.restored,
         "published": a.published,
         "acceptance": acc,
+        "moved": acc.moved,
     });
     let mut out = Output::new(json, text);
     out.warnings = a.warnings.clone();

@@ -73,7 +73,8 @@ pub enum TaskCmd {
     },
     /// Show one task and its journal (its audit trail).
     Show {
-        id: String,
+        /// The task (default: the task of the lane whose worktree you are in).
+        id: Option<String>,
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
@@ -107,7 +108,8 @@ pub enum TaskCmd {
     },
     /// Extend your claim's lease (one push; renew at about half the lease).
     Renew {
-        id: String,
+        /// The task (default: the task of the lane whose worktree you are in).
+        id: Option<String>,
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Lease length from now (default swarm.taskLease, else 30m).
@@ -116,13 +118,15 @@ pub enum TaskCmd {
     },
     /// Give your claim up; the task is open again.
     Release {
-        id: String,
+        /// The task (default: the task of the lane whose worktree you are in).
+        id: Option<String>,
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
     /// Mark a task blocked (the holder, or anyone for an unclaimed task).
     Block {
-        id: String,
+        /// The task (default: the task of the lane whose worktree you are in).
+        id: Option<String>,
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         #[arg(long, value_name = "TEXT")]
@@ -130,7 +134,8 @@ pub enum TaskCmd {
     },
     /// Complete your task: refused unless its branch is merged (or --unverified --reason).
     Done {
-        id: String,
+        /// The task (default: the task of the lane whose worktree you are in).
+        id: Option<String>,
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Record it done although the merge cannot be verified (needs --reason).
@@ -184,7 +189,8 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
         }
         TaskCmd::Ready { plan } => return task::ready(&ctx, plan.as_deref()).map(|l| listed(&l)),
         TaskCmd::Show { id, plan } => {
-            return task::show(&ctx, plan.as_deref(), &id).map(|s| shown(&s))
+            let (plan, id) = task::named(&ctx, id, plan)?;
+            return task::show(&ctx, plan.as_deref(), &id).map(|s| shown(&s));
         }
         TaskCmd::Update {
             id,
@@ -197,9 +203,18 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r));
         }
         TaskCmd::Claim { id, plan, lease } => (plan, id, OpArgs::Claim { lease }),
-        TaskCmd::Renew { id, plan, lease } => (plan, id, OpArgs::Renew { lease }),
-        TaskCmd::Release { id, plan } => (plan, id, OpArgs::Release),
-        TaskCmd::Block { id, plan, reason } => (plan, id, OpArgs::Block { reason }),
+        TaskCmd::Renew { id, plan, lease } => {
+            let (plan, id) = task::named(&ctx, id, plan)?;
+            (plan, id, OpArgs::Renew { lease })
+        }
+        TaskCmd::Release { id, plan } => {
+            let (plan, id) = task::named(&ctx, id, plan)?;
+            (plan, id, OpArgs::Release)
+        }
+        TaskCmd::Block { id, plan, reason } => {
+            let (plan, id) = task::named(&ctx, id, plan)?;
+            (plan, id, OpArgs::Block { reason })
+        }
         TaskCmd::Done {
             id,
             plan,
@@ -208,6 +223,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             base,
         } => {
             let unverified = if unverified { reason } else { None };
+            let (plan, id) = task::named(&ctx, id, plan)?;
             (plan, id, OpArgs::Done { unverified, base })
         }
         TaskCmd::Cancel { id, plan } => (plan, id, OpArgs::Cancel),

@@ -99,6 +99,14 @@ pub struct Packet {
     /// to this packet; None when there was none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<snapshot::Snapshot>,
+    /// The claim the author holds on the lane's task: `accept` moves it
+    /// to the successor in the same atomic push as the acceptance.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<PacketClaim>,
+    /// The live reservations the author holds for this work: `accept`
+    /// moves them to the successor in the same push.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<PacketReservation>,
     #[serde(default)]
     pub leader: Option<String>,
     #[serde(default)]
@@ -117,6 +125,49 @@ pub struct Packet {
     pub decisions: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The claim a packet carries: task `id` of `plan`, held by the author at
+/// claim counter `epoch` until `lease_until`.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PacketClaim {
+    pub plan: String,
+    pub task: String,
+    pub holder: String,
+    pub epoch: u64,
+    pub lease_until: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// A reservation a packet carries (its ledger id, paths and lease).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct PacketReservation {
+    pub id: String,
+    pub paths: Vec<String>,
+    pub lease_until: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+/// What `accept` moved to the successor with the acceptance, and what it
+/// could not move (and why).
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Moved {
+    /// `<plan>/<task>` whose claim is the successor's now.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reservations: Vec<String>,
+    /// One line per claim or reservation left behind, saying why.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_moved: Vec<String>,
+}
+
+impl Moved {
+    pub fn is_empty(&self) -> bool {
+        self.claim.is_none() && self.reservations.is_empty() && self.not_moved.is_empty()
+    }
 }
 
 /// The acceptance (`acceptance.yaml`), appended to the packet ref once.
@@ -144,6 +195,9 @@ pub struct Acceptance {
     pub must_rerun: Vec<String>,
     #[serde(default)]
     pub next: Vec<String>,
+    /// The claim and reservations moved to the successor with it.
+    #[serde(default, skip_serializing_if = "Moved::is_empty")]
+    pub moved: Moved,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -174,6 +228,7 @@ impl Acceptance {
             epoch,
             must_rerun: packet.unverified.clone(),
             next: packet.next.clone(),
+            moved: Moved::default(),
             extra: Extra::new(),
         }
     }

@@ -20,6 +20,9 @@ pub const MULTILINE_FIELDS: &[&str] = &["contract"];
 pub const TEMPLATE: &str = include_str!("../../templates/PLAN.md");
 const PR_BODY: &str = include_str!("../../templates/pr-body.md");
 
+/// Where every plan ref lives.
+pub const PREFIX: &str = "refs/swarm/plans/";
+
 pub fn plan_ref(plan: &str) -> String {
     format!("refs/swarm/plans/{plan}")
 }

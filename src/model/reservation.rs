@@ -463,3 +463,49 @@ pub fn judge<'l>(
     }
     expired.map_or(Verdict::Free, Verdict::Expired)
 }
+
+/// Hand the entries `ids` held by `from` over to `to` (an accepted
+/// handoff): each keeps its id and paths, gets `to` as holder and a lease
+/// until at least `lease_until`. Returns the ids now `to`'s and one line
+/// per entry that could not move (released, or held by someone else now,
+/// e.g. recovered after it expired).
+pub fn hand_over(
+    ledger: &mut Ledger,
+    ids: &[String],
+    from: &str,
+    to: &str,
+    lease_until: &str,
+) -> (Vec<String>, Vec<String>) {
+    let (mut moved, mut not_moved) = (Vec::new(), Vec::new());
+    for id in ids {
+        let Some(e) = ledger
+            .entries
+            .iter_mut()
+            .find(|e| e.id == *id && e.released_at.is_none())
+        else {
+            not_moved.push(format!(
+                "reservation {id}: released or gone from the ledger"
+            ));
+            continue;
+        };
+        if e.holder == to {
+            moved.push(id.clone());
+        } else if e.holder != from {
+            not_moved.push(format!(
+                "reservation {id}: held by {} now, not {from}",
+                e.holder
+            ));
+        } else {
+            e.holder = to.to_string();
+            let later = match (e.until(), lease_until.parse::<Timestamp>().ok()) {
+                (Some(a), Some(b)) => a >= b,
+                _ => false,
+            };
+            if !later {
+                e.lease_until = lease_until.to_string();
+            }
+            moved.push(id.clone());
+        }
+    }
+    (moved, not_moved)
+}

@@ -24,12 +24,15 @@ mod rule;
 #[cfg(test)]
 mod tests;
 
-pub use rule::{decide, Decision, Op, Work};
+pub use rule::{decide, hand_over, Decision, HandOver, Op, Work};
 
 pub const SCHEMA: &str = "swarm-task/v1";
 pub const RECORD_FILE: &str = "task.yaml";
 /// The lease when neither `--lease` nor `git config swarm.taskLease` sets one.
 pub const DEFAULT_LEASE: &str = "30m";
+
+/// Where every task ref lives.
+pub const PREFIX: &str = "refs/swarm/tasks/";
 
 /// `refs/swarm/tasks/<plan>/<id>`.
 pub fn task_ref(plan: &str, id: &str) -> String {

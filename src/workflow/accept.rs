@@ -28,6 +28,7 @@ use crate::store::remote;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 use crate::store::Event;
 
+mod carry;
 mod lane;
 mod restore;
 
@@ -54,6 +55,8 @@ const WANTED: &[&str] = &[
     "refs/swarm/lead/",
     "refs/swarm/plans/",
     "refs/swarm/lanes/",
+    crate::model::task::PREFIX,
+    crate::model::reservation::LEDGER_REF,
 ];
 
 /// What one round of the publish loop decided.
@@ -65,6 +68,8 @@ struct Decided {
     commit: ObjectId,
     resumed: bool,
     restored: bool,
+    /// The claim and reservations moved with it.
+    moves: carry::Moves,
 }
 
 /// `git swarm accept <packet-id>`
@@ -83,15 +88,22 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         &ctx.store,
         ctx.remote(),
         Fetch::Refs(WANTED),
-        2,
+        4,
         |round| match (&round.rejected, &tried) {
-            (Some(lost), Some(packet)) => Err(lost_race(ctx, round, packet, lost)),
+            (Some(lost), Some(packet)) => match lost_race(ctx, round, packet, lost) {
+                // Not an acceptance: the task or the ledger moved meanwhile.
+                None => decide(ctx, arg, &actor, restore, &mut tried),
+                Some(e) => Err(e),
+            },
             _ => decide(ctx, arg, &actor, restore, &mut tried),
         },
     )?;
     let d = match looped {
         Looped::Published(d) => {
             failpoint::point("accept:ref");
+            if ctx.remote().is_none() {
+                carry::write_locally(ctx, &d.moves, &actor)?;
+            }
             d
         }
         Looped::Done(d) => d,
@@ -149,6 +161,7 @@ fn decide(
             commit: base,
             resumed: true,
             restored: false,
+            moves: carry::Moves::default(),
         }));
     }
     let restored = restore && restore::restore(ctx, &packet)?;
@@ -157,8 +170,11 @@ fn decide(
         return Err(mismatch_error(&packet, &found));
     }
     let workdir = store.workdir_or_err()?;
-    let acc = acceptance(ctx, &packet, actor, &workdir)?;
-    let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    let mut acc = acceptance(ctx, &packet, actor, &workdir)?;
+    let mut lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    let moves = carry::decide(ctx, &packet, actor)?;
+    acc.moved = moves.moved.clone();
+    lane_move.extend(moves.updates.iter().cloned());
     // The packet's own bytes stay as they are: the acceptance is added.
     let mut files = store.read_commit(base)?.files;
     files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
@@ -174,6 +190,7 @@ fn decide(
         commit,
         resumed: false,
         restored,
+        moves,
     };
     Ok(Step::Publish(
         Next::new(&refname, tip, commit, actor, &event.summary, decided)
@@ -204,14 +221,15 @@ fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result
 }
 
 /// Why the arbiter refused the acceptance, read after a fresh fetch:
-/// someone else's acceptance won, or the remote refused for another reason.
-fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Error {
+/// someone else's acceptance won (an error), or a record that travels with
+/// it moved (None: decide again on what was fetched).
+fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Option<Error> {
     let refname = lost.refname.as_deref().unwrap_or_default();
     let won = round.tip(refname).and_then(|after| match after.base {
         Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
         None => Ok(None),
     });
-    match won {
+    Some(match won {
         Err(e) => e,
         Ok(Some(won)) => Error::new(
             Code::PacketAlreadyAccepted,
@@ -221,8 +239,8 @@ fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) ->
             ),
         )
         .hint("nothing of yours was recorded; the first published acceptance wins"),
-        Ok(None) => refused(packet, &lost.lines),
-    }
+        Ok(None) => return None,
+    })
 }
 
 fn refused(packet: &Packet, lines: &[String]) -> Error {

@@ -22,6 +22,7 @@ use crate::model::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, 
 use crate::store::record;
 use crate::store::{Event, Store};
 
+mod carry;
 mod export;
 mod publish;
 
@@ -49,11 +50,15 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
         Some(p) => p.clone(),
         None => crate::ctx::plan::infer(ctx)?,
     };
-    let derived = derive(ctx, &input, &actor, &plan_name)?;
+    let mut derived = derive(ctx, &input, &actor, &plan_name)?;
+    // The branch head travels with the packet when the remote lacks it.
+    let branch =
+        publish::branch_companion(ctx, derived.branch.as_deref(), &derived.head, derived.pushed)?;
+    derived.pushed |= branch.is_some();
     let mut packet = Packet::build(&input, verified, derived)?;
     packet.snapshot = snapshot(ctx, &packet)?;
     failpoint::point("handoff:snapshot");
-    let (refname, resumed) = publish::publish(ctx, &mut packet, &actor)?;
+    let (refname, resumed) = publish::publish(ctx, &mut packet, &actor, branch)?;
     publish::snapshot_local(ctx, &packet, &actor)?;
     failpoint::point("handoff:ref");
     record_written(ctx, &packet, &actor)?;
@@ -90,9 +95,14 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let lane_ref = lane
         .as_ref()
         .map(|l| crate::model::lane::lane_ref(&l.feature));
+    let lane_task = lane.as_ref().and_then(|l| l.record.task.clone());
+    let carried = carry::wanted(lane_task.as_deref());
     let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
     wanted.extend(lane_ref.as_deref());
+    wanted.extend(carried.iter().map(String::as_str));
     fetch(ctx, &wanted)?;
+    let claim = carry::claim(ctx, lane_task.as_deref(), actor)?;
+    let reservations = carry::reservations(ctx, lane_task.as_deref(), actor)?;
 
     let head = head_commit(store)?;
     let export = input
@@ -128,6 +138,9 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         uncommitted_content,
         export,
         lane: lane.as_ref().map(|l| l.feature.clone()),
+        task: lane_task,
+        claim,
+        reservations,
         leader: leader
             .as_ref()
             .and_then(|l| l.current_leader())

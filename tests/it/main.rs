@@ -16,6 +16,7 @@ mod forged_lane;
 mod gc;
 mod github_server;
 mod guard;
+mod handoff_carry;
 mod hardening;
 mod hook_cache;
 mod init;

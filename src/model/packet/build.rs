@@ -45,6 +45,10 @@ pub struct Derived {
     pub uncommitted_content: BTreeMap<String, String>,
     pub export: Option<String>,
     pub lane: Option<String>,
+    /// The lane's task (`<plan>/<id>`), when the lane took one.
+    pub task: Option<String>,
+    pub claim: Option<super::PacketClaim>,
+    pub reservations: Vec<super::PacketReservation>,
     pub leader: Option<String>,
     pub epoch: Option<u64>,
 }
@@ -153,7 +157,7 @@ impl Packet {
             author: d.author,
             created_at: String::new(),
             reason: input.reason.clone(),
-            task: input.task.clone(),
+            task: input.task.clone().or(d.task),
             step: input.step.clone(),
             repo: d.repo,
             checkout: d.checkout,
@@ -165,6 +169,8 @@ impl Packet {
             export: d.export,
             lane: d.lane,
             snapshot: None,
+            claim: d.claim,
+            reservations: d.reservations,
             leader: d.leader,
             epoch: d.epoch,
             done: input.done.clone(),

@@ -427,3 +427,68 @@ fn lease_expired(t: &TaskRecord, c: &Claim) -> Error {
     ))
     .with_detail(claim_detail(t))
 }
+
+/// What `accept` does with the claim a handoff packet carries.
+#[derive(Debug, Clone)]
+pub enum HandOver {
+    /// The claim moves to the successor: the next version.
+    Move(Box<TaskRecord>, Event),
+    /// The successor holds it already (a re-run).
+    Already,
+    /// It cannot move, and why (recovered by someone else, released, done).
+    Lost(String),
+}
+
+/// Move the claim `from` holds on `task` to `to`, as an accepted handoff
+/// (`packet`) does: the claim counter increases, `to` holds it with a
+/// fresh lease, `from` is recorded as the previous owner. A claim that is
+/// someone else's now (its lease expired and was recovered) is `Lost`.
+pub fn hand_over(
+    task: &TaskRecord,
+    from: &str,
+    to: &str,
+    packet: &str,
+    lease: SignedDuration,
+    now: Timestamp,
+) -> Result<HandOver> {
+    let key = format!("{}/{}", task.plan, task.id);
+    let Some(c) = &task.claim else {
+        return Ok(HandOver::Lost(format!(
+            "task {key}: nobody holds a claim on it now ({})",
+            task.status
+        )));
+    };
+    if c.holder == to {
+        return Ok(HandOver::Already);
+    }
+    if c.holder != from {
+        return Ok(HandOver::Lost(format!(
+            "task {key}: claimed by {} now (claim {}), not {from}",
+            c.holder, c.epoch
+        )));
+    }
+    if task.status.terminal() {
+        return Ok(HandOver::Lost(format!("task {key}: {}", task.status)));
+    }
+    let d = Decider {
+        task,
+        actor: to,
+        now,
+    };
+    let mut rec = d.next();
+    rec.previous_owner = Some(from.to_string());
+    rec.previous_lease_until = Some(c.lease_until.clone());
+    rec.recovery_reason = Some(format!("handed over by packet {packet}"));
+    d.new_claim(&mut rec, to, lease)?;
+    let until = rec
+        .claim
+        .as_ref()
+        .map(|c| c.lease_until.clone())
+        .unwrap_or_default();
+    let summary = format!(
+        "task {}: handed over from {from} to {to} (packet {packet}), claimed until {until}",
+        task.id
+    );
+    let ev = event("task-handed-over", to, &rec, summary).trailer("Swarm-Packet", packet);
+    Ok(HandOver::Move(Box::new(rec), ev))
+}

@@ -41,7 +41,13 @@ pub fn publish(
                     .new
                     .as_deref()
                     .and_then(|n| ObjectId::from_hex(n.as_bytes()).ok());
-                (mirror_ref(remote, &u.refname), new)
+                // A branch that travels with records (a handoff's) is
+                // mirrored where git keeps it: the remote-tracking branch.
+                let mirror = match u.refname.strip_prefix("refs/heads/") {
+                    Some(b) => format!("refs/remotes/{remote}/{b}"),
+                    None => mirror_ref(remote, &u.refname),
+                };
+                (mirror, new)
             })
             .collect();
         let _ = store.force_many(&mirrors, "git-swarm", "mirror of a published push");

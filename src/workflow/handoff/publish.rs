@@ -18,10 +18,16 @@ use crate::store::{mirror, remote};
 
 /// Publish `packet` (completing an interrupted run's when there is one):
 /// its ref, and whether it was resumed. The packet gets its id and time.
-pub fn publish(ctx: &Ctx, packet: &mut Packet, actor: &str) -> Result<(String, bool)> {
+pub fn publish(
+    ctx: &Ctx,
+    packet: &mut Packet,
+    actor: &str,
+    branch: Option<PushUpdate>,
+) -> Result<(String, bool)> {
     let lane_ref = packet.lane.as_deref().map(crate::model::lane::lane_ref);
     let now = ctx.store.clock.now();
-    let companions = lane_companion(ctx, lane_ref.as_deref())?;
+    let mut companions = lane_companion(ctx, lane_ref.as_deref())?;
+    companions.extend(branch);
     match find_resumable(ctx, &packet.plan, packet)? {
         Some(refname) => {
             *packet = resume(ctx, &refname, actor, &companions)?;
@@ -106,6 +112,38 @@ pub fn snapshot_local(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
         remote::adopt(&ctx.store, &refname, id, actor, "handoff: snapshot")?;
     }
     Ok(())
+}
+
+/// The branch at the packet's head, to publish in the same push as the
+/// packet when the remote lacks that head: so a successor on another
+/// machine checks it out without the author pushing by hand. Only a new
+/// branch or a fast-forward, leased at the value just fetched; a branch
+/// that diverged on the remote is left (the handoff warns).
+pub fn branch_companion(
+    ctx: &Ctx,
+    branch: Option<&str>,
+    head: &str,
+    pushed: bool,
+) -> Result<Option<PushUpdate>> {
+    let (Some(remote), Some(branch), false) = (ctx.remote(), branch, pushed) else {
+        return Ok(None);
+    };
+    let git = &ctx.store.git;
+    let published = if git.fetch_branch(remote, branch)? {
+        git.rev_parse(&format!("refs/remotes/{remote}/{branch}"))?
+    } else {
+        None
+    };
+    if let Some(p) = &published {
+        if !git.is_ancestor(p, head)? {
+            return Ok(None);
+        }
+    }
+    Ok(Some(PushUpdate {
+        refname: format!("refs/heads/{branch}"),
+        new: Some(head.to_string()),
+        expected: published,
+    }))
 }
 
 /// The lane record to publish in the same push as the packet, so that a

@@ -58,7 +58,7 @@ pub fn resolve(
         names::validate_name("plan", p)?;
     }
     if let Some(r) = ctx.remote() {
-        let wanted = ["refs/swarm/tasks/", "refs/swarm/plans/"];
+        let wanted = [model::PREFIX, crate::model::plan::PREFIX];
         if let Err(e) = crate::store::mirror::fetch_refs(&ctx.store, r, &wanted) {
             warnings.push(format!(
                 "could not read the tasks on '{r}' ({}): the task was looked up in this clone only",

@@ -89,6 +89,28 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     }
 }
 
+/// The task a command names: `id` (with `plan`) as given; with no id, the
+/// task the lane whose worktree this is took (`lane new --task`), in its
+/// plan. A given id without a plan that is the lane's task takes the
+/// lane's plan too.
+pub fn named(
+    ctx: &Ctx,
+    id: Option<String>,
+    plan: Option<String>,
+) -> Result<(Option<String>, String)> {
+    let lane_task = ctx.lane_here().and_then(|l| l.record.task).and_then(|t| {
+        t.split_once('/')
+            .map(|(p, i)| (p.to_string(), i.to_string()))
+    });
+    match (id, plan, lane_task) {
+        (Some(id), None, Some((p, i))) if i == id => Ok((Some(p), id)),
+        (Some(id), plan, _) => Ok((plan, id)),
+        (None, plan, Some((p, i))) if plan.as_deref().is_none_or(|x| x == p) => Ok((Some(p), i)),
+        (None, _, _) => Err(Error::new(Code::Usage, "name the task")
+            .hint("e.g. `git swarm task renew <id> --plan <plan>`; in the worktree of a lane started with `lane new --task`, the lane's task is the default")),
+    }
+}
+
 pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     if let Some(r) = ctx.remote() {
         crate::store::mirror::fetch_refs(&ctx.store, r, refs)?;

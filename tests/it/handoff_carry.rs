@@ -1,0 +1,185 @@
+//! A handoff carries everything the successor needs: the branch head goes
+//! out with the packet (the predecessor never pushes by hand), and the
+//! claim on the lane's task and the reservations the predecessor holds move
+//! to the successor in the same atomic push as the acceptance.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+use crate::process::ref_of;
+
+fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")])).expect("YAML")
+}
+
+/// Coordinator `lead` with plan p and task t; `ann` takes t in lane f1
+/// (not pushed), reserves src/, commits one file, leaves one uncommitted,
+/// and hands off. Returns (remote, clones, ann's lane worktree, packet id).
+fn handed_off(env: &TestEnv) -> (PathBuf, Vec<PathBuf>, PathBuf, String) {
+    let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob"]);
+    let (lead, ann) = (&clones[0], &clones[1]);
+    env.swarm(lead, &["plan", "new", "p"]).ok();
+    env.swarm(lead, &["sync"]).ok();
+    env.swarm(
+        lead,
+        &["task", "new", "t", "--plan", "p", "--title", "the parser"],
+    )
+    .ok();
+    let out = env
+        .swarm(ann, &["lane", "new", "f1", "--task", "t", "--json"])
+        .ok();
+    let wt = PathBuf::from(out.json()["path"].as_str().unwrap());
+    env.swarm(&wt, &["reserve", "src/"]).ok();
+    env.write(&wt.join("src/a.txt"), "committed\n");
+    env.git(&wt, &["add", "src/a.txt"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "parser: first half"]);
+    env.write(&wt.join("src/b.txt"), "half done\n");
+    let out = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "finish b",
+                "--json",
+            ],
+        )
+        .ok();
+    let id = out.json()["id"].as_str().unwrap().to_string();
+    (remote, clones, wt, id)
+}
+
+#[test]
+fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_machine() {
+    let env = TestEnv::new();
+    let (remote, clones, wt, id) = handed_off(&env);
+    let bob = &clones[2];
+    // The branch went out with the packet, at the packet's head.
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        ref_of(&env, &remote, "refs/heads/feat/f1"),
+        Some(head.clone())
+    );
+    let succ = bob.join("succ");
+    env.swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok()
+        .stdout_has("restored the uncommitted work");
+    assert_eq!(env.git(&succ, &["rev-parse", "HEAD"]), head);
+    assert_eq!(env.read(&succ.join("src/b.txt")), "half done\n");
+}
+
+#[test]
+fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
+    let env = TestEnv::new();
+    let (remote, clones, wt, id) = handed_off(&env);
+    let bob = &clones[2];
+    let packet = yaml(
+        &env,
+        &remote,
+        &format!("refs/swarm/packets/f1/{id}"),
+        "packet.yaml",
+    );
+    assert_eq!(packet["claim"]["task"].as_str(), Some("t"));
+    assert_eq!(packet["claim"]["holder"].as_str(), Some("ann"));
+    assert_eq!(packet["reservations"][0]["paths"][0].as_str(), Some("src/"));
+    let succ = bob.join("succ");
+    let out = env
+        .swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    out.expect_stdout("moved to you: the claim on task p/t");
+    out.expect_stdout("moved to you: reservation r1");
+    // One push: the task and the ledger at the remote name bob.
+    let task = yaml(&env, &remote, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("bob"));
+    assert_eq!(
+        task["epoch"].as_u64(),
+        Some(2),
+        "the claim counter increased"
+    );
+    assert_eq!(task["previous_owner"].as_str(), Some("ann"));
+    let ledger = yaml(
+        &env,
+        &remote,
+        "refs/swarm/reservations/ledger",
+        "reservations.yaml",
+    );
+    assert_eq!(ledger["entries"][0]["holder"].as_str(), Some("bob"));
+    // bob renews with no id (the lane's task), commits to the reserved
+    // paths (the guard passes) and pushes.
+    env.swarm(&succ, &["task", "renew"])
+        .ok()
+        .stdout_has("task p/t is claimed by bob");
+    env.git(&succ, &["add", "src/b.txt"]);
+    env.git(&succ, &["commit", "--quiet", "-m", "parser: second half"]);
+    env.git(&succ, &["push", "--quiet", "origin", "feat/f1"]);
+    // ann's renew and release are refused, naming bob.
+    env.swarm(&wt, &["task", "renew"])
+        .err(3, "LEASE_NOT_HOLDER")
+        .stderr_has("bob holds the claim");
+    env.swarm(&wt, &["task", "release", "t", "--plan", "p"])
+        .err(3, "LEASE_NOT_HOLDER")
+        .stderr_has("bob");
+}
+
+#[test]
+fn a_claim_recovered_by_someone_else_is_named_as_not_moved() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
+    let (remote, clones, _wt, id) = handed_off(&env);
+    let (lead, bob) = (&clones[0], &clones[2]);
+    // ann's lease ran out; the coordinator recovered the task meanwhile.
+    env.set_env("GIT_SWARM_NOW", "2026-03-01T11:00:00Z");
+    env.swarm(
+        lead,
+        &[
+            "task",
+            "recover",
+            "t",
+            "--plan",
+            "p",
+            "--reason",
+            "ann is gone",
+        ],
+    )
+    .ok();
+    let succ = bob.join("succ");
+    let out = env
+        .swarm(
+            bob,
+            &[
+                "accept",
+                &id,
+                "--worktree",
+                succ.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .ok();
+    let json = out.json();
+    let not_moved = json["moved"]["not_moved"].as_array().unwrap();
+    assert!(
+        not_moved
+            .iter()
+            .any(|l| l.as_str().unwrap().contains("claimed by lead")),
+        "{json}"
+    );
+    assert_eq!(json["moved"]["reservations"][0].as_str(), Some("r1"));
+    let task = yaml(&env, &remote, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(
+        task["claim"]["holder"].as_str(),
+        Some("lead"),
+        "left as it was"
+    );
+    let acc = yaml(
+        &env,
+        &remote,
+        &format!("refs/swarm/packets/f1/{id}"),
+        "acceptance.yaml",
+    );
+    assert!(acc["moved"]["not_moved"][0]
+        .as_str()
+        .unwrap()
+        .contains("lead"));
+}

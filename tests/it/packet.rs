@@ -1022,23 +1022,30 @@ fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
 }
 
 #[test]
-fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
+fn a_handoff_publishes_an_unpushed_branch_and_says_how_when_it_cannot() {
     let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
     let a = &clones[0];
     env.swarm(a, &["plan", "new", "api"]).ok();
     env.swarm(a, &["lane", "new", "orders", "--plan", "api"])
         .ok();
     let wt = a.join("_swarm-worktrees/orders");
-    // No commits yet: the head is on origin/main, but the branch is not on origin.
+    // The branch is not on origin: it goes out with the packet, at its head.
     let run = env
         .swarm(&wt, &["handoff", "--reason", "capacity_low"])
         .ok();
-    run.expect_stdout("feat/orders at");
-    run.expect_stdout("(not on the remote)");
-    // The warning goes to stderr, never stdout (also under --json).
-    run.expect_stderr("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)");
-    assert!(!run.stdout.contains("warning"), "{}", run.stdout);
+    run.expect_stdout("(pushed)");
+    assert!(!run.stderr.contains("warning:"), "{}", run.stderr);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    assert_eq!(
+        env.git(&remote, &["rev-parse", "refs/heads/feat/orders"]),
+        head
+    );
+    // Someone else moved the branch on origin to another line of work: the
+    // handoff does not overwrite it, and says how to publish this head.
+    env.git(a, &["commit", "--quiet", "--allow-empty", "-m", "other"]);
+    env.git(a, &["push", "--quiet", "-f", "origin", "HEAD:feat/orders"]);
+    env.git(&wt, &["commit", "--quiet", "--allow-empty", "-m", "mine"]);
     let json = env
         .swarm(
             &wt,
@@ -1052,23 +1059,16 @@ fn a_handoff_of_an_unpushed_branch_says_how_to_publish_it() {
             ],
         )
         .ok();
-    json.expect_stderr("warning: feat/orders is not on origin");
+    // The warning goes to stderr, never stdout (also under --json).
+    json.expect_stderr("warning: feat/orders is not on origin at this head: push it (`git push -u origin feat/orders`)");
     let doc = json.json();
     assert!(doc["warnings"][0]
         .as_str()
         .unwrap()
         .contains("feat/orders is not on origin"));
-    env.git(&wt, &["push", "--quiet", "-u", "origin", "feat/orders"]);
-    let run = env
-        .swarm(
-            &wt,
-            &["handoff", "--reason", "capacity_low", "--next", "again"],
-        )
-        .ok();
-    assert!(
-        run.stdout.contains("(pushed)") && !run.stderr.contains("warning:"),
-        "{}",
-        run.stderr
+    assert_ne!(
+        env.git(&remote, &["rev-parse", "refs/heads/feat/orders"]),
+        env.git(&wt, &["rev-parse", "HEAD"])
     );
 }
 

@@ -52,8 +52,12 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
     };
     let mut derived = derive(ctx, &input, &actor, &plan_name)?;
     // The branch head travels with the packet when the remote lacks it.
-    let branch =
-        publish::branch_companion(ctx, derived.branch.as_deref(), &derived.head, derived.pushed)?;
+    let branch = publish::branch_companion(
+        ctx,
+        derived.branch.as_deref(),
+        &derived.head,
+        derived.pushed,
+    )?;
     derived.pushed |= branch.is_some();
     let mut packet = Packet::build(&input, verified, derived)?;
     packet.snapshot = snapshot(ctx, &packet)?;

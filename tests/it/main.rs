@@ -8,6 +8,7 @@ mod cache;
 mod cli;
 mod controls;
 mod crash;
+mod day;
 mod docs;
 mod executor;
 mod forecast;

@@ -84,7 +84,12 @@ pub enum PacketCmd {
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
-    pub packet_id: String,
+    /// The packet (`<packet-id>` or `<plan>/<packet-id>`).
+    #[arg(required_unless_present = "lane")]
+    pub packet_id: Option<String>,
+    /// Instead of an id: the one open packet that hands over lane F.
+    #[arg(long, value_name = "F", conflicts_with = "packet_id")]
+    pub lane: Option<String>,
     /// Do not restore the packet's snapshot of the uncommitted work: the
     /// checkout must already hold it (the behaviour before snapshots).
     #[arg(long)]
@@ -135,18 +140,28 @@ pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
     }
 }
 
-pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
+pub fn accept(g: &Global, mut a: AcceptArgs) -> Result<Output> {
     let ctx = g.ctx()?;
+    let id = match (a.packet_id.take(), &a.lane) {
+        (Some(id), _) => id,
+        (None, Some(lane)) => accept::open_packet_of(&ctx, lane)?,
+        (None, None) => unreachable!("clap requires a packet id or --lane"),
+    };
+    let a = AcceptArgs {
+        packet_id: Some(id),
+        ..a
+    };
+    let packet_id = a.packet_id.clone().unwrap_or_default();
     let Some(path) = &a.worktree else {
         return Ok(render_accepted(&accept::accept_with(
             &ctx,
-            &a.packet_id,
+            &packet_id,
             !a.no_restore,
         )?));
     };
-    let (dir, made) = accept::worktree(&ctx, &a.packet_id, path)?;
+    let (dir, made) = accept::worktree(&ctx, &packet_id, path)?;
     let accepted = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)
-        .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
+        .and_then(|there| accept::accept_with(&there, &packet_id, !a.no_restore));
     match accepted {
         Ok(acc) => Ok(render_accepted(&acc)),
         // Only a refusal before anything was published: after the

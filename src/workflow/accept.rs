@@ -32,6 +32,7 @@ mod carry;
 mod lane;
 mod restore;
 
+pub use lane::open_packet_of;
 pub use restore::{remove_made, worktree};
 
 /// What `accept` did.

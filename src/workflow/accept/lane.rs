@@ -89,3 +89,33 @@ fn lane_missing(packet: &Packet, feature: &str) -> Error {
     ))
     .hint("offline: `git swarm sync` first, to fetch it")
 }
+
+/// `accept --lane F`: the one open packet that hands over lane F (the
+/// packets fetched first), as `<plan>/<id>`.
+pub fn open_packet_of(ctx: &Ctx, feature: &str) -> Result<String> {
+    names::validate_name("feature", feature)?;
+    crate::ctx::packet::fetch(ctx, &[crate::model::packet::PREFIX])?;
+    let branch = crate::model::lane::branch_of(feature);
+    let (open, _) = crate::ctx::packet::open_packets(ctx)?;
+    let found: Vec<String> = open
+        .into_iter()
+        .filter(|p| p.branch.as_deref() == Some(branch.as_str()))
+        .map(|p| format!("{}/{}", p.plan, p.id))
+        .collect();
+    match found.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(Error::new(
+            Code::NotFound,
+            format!("no open packet hands over lane {feature}"),
+        )
+        .hint("`git swarm packets --open` lists the open packets")),
+        many => Err(Error::new(
+            Code::Usage,
+            format!(
+                "several open packets hand over lane {feature}: {}",
+                many.join(", ")
+            ),
+        )
+        .hint("name one: `git swarm accept <plan>/<packet-id>`")),
+    }
+}

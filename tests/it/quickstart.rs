@@ -1,0 +1,97 @@
+//! The README's quick start, run verbatim: each shell block opens with
+//! `# machine: <name>` and runs with `bash -e` in that machine's clone of
+//! one bare remote (plain clones made here, nothing else set up). Every
+//! block must exit 0, and the day must end as the quick start says: both
+//! tasks done, both branches merged into main by the leader, the handoff
+//! accepted by ann with bob's claim and reservation moved to her.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use crate::harness::TestEnv;
+
+/// The quick start's shell blocks, in order: (machine, script).
+fn blocks() -> Vec<(String, String)> {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme
+        .find("\n## Quick start")
+        .expect("README has a quick start");
+    let rest = &readme[start + 1..];
+    let end = rest[3..].find("\n## ").map_or(rest.len(), |i| i + 3);
+    let section = &rest[..end];
+    let mut out = Vec::new();
+    let mut parts = section.split("```sh\n").skip(1);
+    for part in parts.by_ref() {
+        let script = part.split("```").next().unwrap();
+        let first = script.lines().next().unwrap_or("");
+        let machine = first
+            .strip_prefix("# machine: ")
+            .unwrap_or_else(|| {
+                panic!("a quick-start block must open with `# machine: <name>`: {first}")
+            })
+            .trim()
+            .to_string();
+        out.push((machine, script.to_string()));
+    }
+    out
+}
+
+#[test]
+fn the_readme_quick_start_runs_verbatim() {
+    let env = TestEnv::new();
+    let blocks = blocks();
+    assert!(blocks.len() >= 5, "{blocks:?}");
+    let section_lines: usize = blocks.iter().map(|(_, s)| s.lines().count()).sum();
+    assert!(section_lines <= 45, "the quick start's commands stay short");
+    // One bare remote with a first commit on main; a plain clone per machine.
+    let remote = env.root().join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "remote.git"]);
+    let seed = env.root().join("seed");
+    env.git(
+        env.root(),
+        &["clone", "--quiet", remote.to_str().unwrap(), "seed"],
+    );
+    env.write(&seed.join("README.md"), "hello\n");
+    env.git(&seed, &["add", "README.md"]);
+    env.git(&seed, &["commit", "--quiet", "-m", "initial"]);
+    env.git(&seed, &["push", "--quiet", "origin", "HEAD:main"]);
+    let mut machines: BTreeMap<String, PathBuf> = BTreeMap::new();
+    for (machine, script) in &blocks {
+        let dir = machines.entry(machine.clone()).or_insert_with(|| {
+            env.git(
+                env.root(),
+                &["clone", "--quiet", remote.to_str().unwrap(), machine],
+            );
+            env.root().join(machine)
+        });
+        let out = env
+            .command("bash", dir)
+            .args(["-e", "-c", script])
+            .output()
+            .expect("run bash");
+        assert!(
+            out.status.success(),
+            "the quick-start block on {machine} failed ({:?}):\n{script}\n--- stdout\n{}\n--- stderr\n{}",
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // The end state at the remote.
+    for id in ["api", "docs"] {
+        let task = env.git(
+            &remote,
+            &["show", &format!("refs/swarm/tasks/rel/{id}:task.yaml")],
+        );
+        assert!(task.contains("status: done"), "{task}");
+    }
+    let docs = env.git(&remote, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
+    assert!(docs.contains("previous_owner: bob"), "{docs}");
+    for b in ["feat/api", "feat/docs"] {
+        env.git_run(&remote, &["merge-base", "--is-ancestor", b, "main"])
+            .ok();
+    }
+    let guide = env.git(&remote, &["show", "main:docs/guide.md"]);
+    assert_eq!(guide, "# The API");
+}

@@ -156,6 +156,20 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
         3,
         "stale leader fenced"
     );
+    // Lanes take tasks on two machines; a handoff carries the claim.
+    assert_eq!(find("--as agent-m lane new catalog-model --task model"), 0);
+    assert_eq!(find("--as agent-i lane new images --task images"), 0);
+    assert_eq!(find("accept --lane images --worktree"), 0);
+    run.expect_stderr("moved to you: the claim on task catalog/images");
+    run.expect_stderr("moved to you: reservation r");
+    assert_eq!(find("--as agent-i2 task renew"), 0);
+    assert_eq!(
+        find("--as agent-i task renew"),
+        3,
+        "the predecessor's renew is refused"
+    );
+    run.expect_stderr("agent-i2 holds the claim on task 'images'");
+    run.expect_stderr("images (agent-i2, lane images, ");
     run.expect_stderr("[fenced-publish]");
     run.expect_stderr("[plan-untracked]");
     run.expect_stderr("[changeset-unique]");

@@ -192,7 +192,11 @@ pub(super) fn tasks(d: &mut Demo<'_>) -> Result<()> {
             .map(|s| s.to_string())
             .collect()
     };
-    for (id, title) in [("model", "Product model"), ("reviews", "Review widget")] {
+    for (id, title) in [
+        ("model", "Product model"),
+        ("images", "Product images"),
+        ("reviews", "Review widget"),
+    ] {
         let args = new(id, title);
         d.swarm(
             "alice",
@@ -208,19 +212,27 @@ pub(super) fn tasks(d: &mut Demo<'_>) -> Result<()> {
     d.swarm("alice", &["sync"])?;
     d.say("The queue an idle agent takes from: open, unclaimed, dependencies done");
     d.swarm("bob", &["task", "ready", "--plan", "catalog"])?;
-    d.say("A lane takes `model` from the queue: the claim is published before the lane exists");
+    d.say("Lanes take tasks: on each machine an agent starts a lane from a ready task. One push each: a child plan of catalog made for the lane, the lane, the claim");
     d.swarm(
         "alice",
         &[
+            "--as",
+            "agent-m",
             "lane",
             "new",
             "catalog-model",
-            "--plan",
-            "catalog",
             "--task",
             "model",
         ],
     )?;
+    d.swarm(
+        "bob",
+        &[
+            "--as", "agent-i", "lane", "new", "images", "--task", "images",
+        ],
+    )?;
+    d.swarm("alice", &["status", "--plan", "catalog"])?;
+    handoff_with_claim(d)?;
     d.say("Two agents claim `reviews`; the remote takes one claim, the other exits 3 naming the holder");
     d.swarm(
         "bob",
@@ -262,14 +274,10 @@ pub(super) fn tasks(d: &mut Demo<'_>) -> Result<()> {
     )?;
     d.swarm("bob", &["task", "show", "reviews", "--plan", "catalog"])?;
     d.say("`task done` is never trusted: refused until the lane's branch is merged");
+    d.run("alice", "git", &["fetch", "--quiet", "origin"], 0)?;
     let lane = "alice/_swarm-worktrees/catalog-model";
     d.run(lane, "sh", &["-c", "echo 'product' > product.txt && git add product.txt && git commit --quiet --no-verify -m 'Product model'"], 0)?;
-    d.run(
-        "alice",
-        "git-swarm",
-        &["task", "done", "model", "--plan", "catalog"],
-        1,
-    )?;
+    d.run(lane, "git-swarm", &["--as", "agent-m", "task", "done"], 1)?;
     d.swarm(
         "alice",
         &[
@@ -281,9 +289,64 @@ pub(super) fn tasks(d: &mut Demo<'_>) -> Result<()> {
         ],
     )?;
     d.run("alice", "git", &["fetch", "--quiet", "origin"], 0)?;
-    d.swarm("alice", &["task", "done", "model", "--plan", "catalog"])?;
+    d.swarm(lane, &["--as", "agent-m", "task", "done"])?;
     d.say("`search` is ready now; status shows each plan's tasks");
     d.swarm("bob", &["task", "ready", "--plan", "catalog"])?;
+    d.swarm("bob", &["sync"])?;
     d.swarm("bob", &["status", "--plan", "catalog"])?;
+    Ok(())
+}
+
+/// A lane of a claimed task hands off mid-edit on machine B; a successor on
+/// machine A accepts: the branch, the uncommitted work, the claim and the
+/// reservation move in one push; the predecessor's renew is refused.
+fn handoff_with_claim(d: &mut Demo<'_>) -> Result<()> {
+    let images = "bob/_swarm-worktrees/images";
+    d.say("agent-i reserves images/ and stops mid-edit: the packet carries the branch head (never pushed), the uncommitted work, the claim and the reservation");
+    d.swarm(images, &["--as", "agent-i", "reserve", "images/"])?;
+    d.run(
+        images,
+        "sh",
+        &[
+            "-c",
+            "mkdir -p images && echo 'thumbnails: half done' > images/README.md",
+        ],
+        0,
+    )?;
+    d.swarm(
+        images,
+        &[
+            "--as",
+            "agent-i",
+            "handoff",
+            "--reason",
+            "usage_limit",
+            "--next",
+            "finish the thumbnails",
+        ],
+    )?;
+    d.say("On machine A a successor accepts it by lane: the claim (counter +1) and the reservation are hers now");
+    d.swarm(
+        "alice",
+        &[
+            "--as",
+            "agent-i2",
+            "accept",
+            "--lane",
+            "images",
+            "--worktree",
+            "_swarm-worktrees/images",
+        ],
+    )?;
+    let succ = "alice/_swarm-worktrees/images";
+    d.swarm(succ, &["--as", "agent-i2", "task", "renew"])?;
+    d.run(succ, "sh", &["-c", "echo 'thumbnails: done' > images/README.md && git add images && git commit --quiet -m 'Product images' && git push --quiet origin feat/images"], 0)?;
+    d.say("The predecessor's renew is refused, naming the successor");
+    d.run(
+        images,
+        "git-swarm",
+        &["--as", "agent-i", "task", "renew"],
+        3,
+    )?;
     Ok(())
 }

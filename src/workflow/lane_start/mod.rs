@@ -52,7 +52,7 @@ pub struct TaskTaken {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum LaneStarted {
-    New(Started),
+    New(Box<Started>),
     /// An interrupted start had written the record: its journal entry was
     /// written (`journalled`) or found.
     Finished {
@@ -224,7 +224,7 @@ fn start(
         }
     };
     let _ = std::fs::remove_file(&making.marker);
-    Ok(LaneStarted::New(Started {
+    Ok(LaneStarted::New(Box::new(Started {
         lane: fields(feature, &record, lane_commit),
         plan_file: wrote_plan.then(|| plan_file.display().to_string()),
         resumed: making.resume,
@@ -234,7 +234,7 @@ fn start(
         published,
         warnings,
         task: taking.map(|t| taken(ctx, t)),
-    }))
+    })))
 }
 
 /// The task as the start left it here.

@@ -123,3 +123,37 @@ fn two_agents_on_two_clones_take_two_tasks_of_one_plan_at_once() {
     assert!(ref_of(&env, a, "refs/swarm/plans/docs2").is_none());
     assert!(ref_of(&env, a, "refs/heads/feat/docs2").is_none());
 }
+
+#[test]
+fn lane_new_task_without_a_remote_starts_and_claims_here() {
+    let env = TestEnv::new();
+    let repo = env.repo("solo");
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    env.swarm(
+        &repo,
+        &["task", "new", "t", "--plan", "p", "--title", "the t"],
+    )
+    .ok();
+    let out = env
+        .swarm(&repo, &["lane", "new", "f", "--task", "t", "--json"])
+        .ok();
+    let json = out.json();
+    assert_eq!(json["plan"], "f");
+    assert_eq!(json["published"], false);
+    assert_eq!(json["task"]["holder"], "solo");
+    let task = yaml(&env, &repo, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("solo"));
+    assert_eq!(task["lane"].as_str(), Some("f"));
+    let plan = yaml(&env, &repo, "refs/swarm/plans/f", "plan.yaml");
+    assert_eq!(plan["parent"].as_str(), Some("p"));
+    assert_eq!(plan["title"].as_str(), Some("the t"));
+    // In the lane's worktree the task commands default to the lane's task.
+    let wt = std::path::PathBuf::from(json["path"].as_str().unwrap());
+    env.swarm(&wt, &["task", "show"]).ok().stdout_has("p/t");
+    env.swarm(&wt, &["task", "release"])
+        .ok()
+        .stdout_has("task p/t is open");
+    // Outside a lane, a task command without an id says what to do.
+    env.swarm(&repo, &["task", "renew"]).err(2, "USAGE");
+}

@@ -299,3 +299,30 @@ fn a_name_reserved_as_a_file_also_covers_a_directory_of_that_name() {
     assert!(overlap(&p("docs"), &p("d*s/x"), false));
     assert!(!overlap(&p("docs"), &p("e*/x"), false));
 }
+
+#[test]
+fn a_handover_moves_the_predecessors_entries_and_names_the_rest() {
+    let now = t(NOW);
+    let mut l = Ledger::default();
+    reserve(&mut l, &req("ann", &["src/"], false), now, false).unwrap();
+    reserve(&mut l, &req("ann", &["docs/"], false), now, false).unwrap();
+    reserve(&mut l, &req("cy", &["lib/"], false), now, false).unwrap();
+    let ids: Vec<String> = ["r1", "r3", "r9"].iter().map(|s| s.to_string()).collect();
+    let later = "2026-01-01T05:00:00Z";
+    let (moved, not_moved) = hand_over(&mut l, &ids, "ann", "bob", later);
+    assert_eq!(moved, ["r1"]);
+    assert_eq!(not_moved.len(), 2, "{not_moved:?}");
+    assert!(not_moved[0].contains("held by cy"), "{not_moved:?}");
+    assert!(not_moved[1].contains("r9"), "{not_moved:?}");
+    let r1 = l.entries.iter().find(|e| e.id == "r1").unwrap();
+    assert_eq!(
+        (r1.holder.as_str(), r1.lease_until.as_str()),
+        ("bob", later)
+    );
+    assert_eq!(l.entries[1].holder, "ann", "r2 was not handed over");
+    // Again: already bob's, nothing changes.
+    let before = l.clone();
+    let (moved, _) = hand_over(&mut l, &ids[..1], "ann", "bob", later);
+    assert_eq!(moved, ["r1"]);
+    assert_eq!(l, before);
+}

@@ -324,3 +324,40 @@ fn leases_and_records() {
     assert!(t.is_finished(&key, &closed));
     assert!(!t.is_finished(&key, &|_: &str, _: &str| false));
 }
+
+#[test]
+fn a_handover_moves_the_claim_and_raises_its_counter() {
+    let t = task("t", &[]);
+    let claimed = run(&t, "ann", &Op::Claim { lease: mins(30) }, t0()).unwrap();
+    let at = t0() + mins(10);
+    let HandOver::Move(rec, ev) = hand_over(&claimed, "ann", "bob", "pk1", mins(30), at).unwrap()
+    else {
+        panic!("the claim moves")
+    };
+    assert_eq!(ev.kind, "task-handed-over");
+    let c = rec.claim.as_ref().unwrap();
+    assert_eq!((c.holder.as_str(), c.epoch, rec.epoch), ("bob", 2, 2));
+    assert_eq!(rec.previous_owner.as_deref(), Some("ann"));
+    assert!(matches!(
+        hand_over(&rec, "ann", "bob", "pk1", mins(30), at).unwrap(),
+        HandOver::Already
+    ));
+    // Recovered by someone else after it expired: it cannot move.
+    let late = t0() + mins(40);
+    let recovered = run(
+        &claimed,
+        "cy",
+        &Op::Recover {
+            owner: "cy".into(),
+            reason: "gone".into(),
+            lease: mins(30),
+        },
+        late,
+    )
+    .unwrap();
+    let HandOver::Lost(why) = hand_over(&recovered, "ann", "bob", "pk1", mins(30), late).unwrap()
+    else {
+        panic!("not movable")
+    };
+    assert!(why.contains("claimed by cy"), "{why}");
+}

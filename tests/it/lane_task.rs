@@ -157,3 +157,52 @@ fn lane_new_task_without_a_remote_starts_and_claims_here() {
     // Outside a lane, a task command without an id says what to do.
     env.swarm(&repo, &["task", "renew"]).err(2, "USAGE");
 }
+
+#[test]
+fn two_lanes_racing_for_one_task_leave_one_lane_and_nothing_of_the_other() {
+    let env = TestEnv::new();
+    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann", "bob"], &["t"]);
+    let (a, b) = (&clones[1], &clones[2]);
+    // Both decide on the open task, then push at once.
+    let gate = env.root().join("gate");
+    let pause = format!("lane:worktree={}", gate.display());
+    let one = spawn(
+        &env,
+        a,
+        &[("GIT_SWARM_PAUSE", &pause)],
+        &["lane", "new", "x", "--task", "t"],
+    );
+    let two = spawn(
+        &env,
+        b,
+        &[("GIT_SWARM_PAUSE", &pause)],
+        &["lane", "new", "y", "--task", "t"],
+    );
+    crate::process::wait_arrivals(&gate, 2);
+    std::fs::write(gate.join("go"), "").unwrap();
+    let runs = [finish(one, "ann"), finish(two, "bob")];
+    let won: Vec<&crate::harness::Run> = runs.iter().filter(|r| r.code == 0).collect();
+    assert_eq!(won.len(), 1, "{runs:#?}");
+    let lost = runs.iter().find(|r| r.code != 0).unwrap();
+    assert_eq!(lost.code, 3, "{lost:#?}");
+    assert!(lost.stderr.contains("error[LEASE_HELD]"), "{lost:#?}");
+    let (winner, loser, wdir, ldir) = if runs[0].code == 0 {
+        ("x", "y", a, b)
+    } else {
+        ("y", "x", b, a)
+    };
+    let task = yaml(&env, &remote, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["lane"].as_str(), Some(winner));
+    assert!(ref_of(&env, wdir, &format!("refs/swarm/lanes/{winner}")).is_some());
+    for r in [
+        format!("refs/swarm/plans/{loser}"),
+        format!("refs/swarm/lanes/{loser}"),
+        format!("refs/heads/feat/{loser}"),
+    ] {
+        assert!(ref_of(&env, &remote, &r).is_none(), "{r} at the remote");
+        assert!(
+            ref_of(&env, ldir, &r).is_none(),
+            "{r} left on the loser's clone"
+        );
+    }
+}

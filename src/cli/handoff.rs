@@ -220,6 +220,20 @@ fn render_handoff(h: &Handoff) -> Output {
         packet.uncommitted.len(),
         plural(packet.uncommitted.len())
     ));
+    if let Some(c) = &packet.claim {
+        text.push_str(&format!(
+            "  claim: task {}/{} (claim {}, until {}): accept moves it to the successor\n",
+            c.plan, c.task, c.epoch, c.lease_until
+        ));
+    }
+    for r in &packet.reservations {
+        text.push_str(&format!(
+            "  reservation {}: {} (until {}): accept moves it to the successor\n",
+            r.id,
+            r.paths.join(", "),
+            r.lease_until
+        ));
+    }
     if let Some(remote) = &h.published_to {
         text.push_str(&format!("  published to {remote}\n"));
     }
@@ -230,6 +244,11 @@ fn render_handoff(h: &Handoff) -> Output {
         "a successor takes over with: git swarm accept {}\n",
         packet.id
     ));
+    if let Some(lane) = &packet.lane {
+        text.push_str(&format!(
+            "  (or, as the one open packet of the lane: git swarm accept --lane {lane})\n"
+        ));
+    }
     let mut json = serde_json::to_value(packet).expect("a packet serialises");
     json["ref"] = serde_json::json!(h.refname);
     json["resumed"] = serde_json::json!(h.resumed);

@@ -160,6 +160,8 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     assert_eq!(find("--as agent-m lane new catalog-model --task model"), 0);
     assert_eq!(find("--as agent-i lane new images --task images"), 0);
     assert_eq!(find("accept --lane images --worktree"), 0);
+    run.expect_stderr("  claim: task catalog/images (claim 1, until ");
+    run.expect_stderr("  reservation r2: images/ (until ");
     run.expect_stderr("moved to you: the claim on task catalog/images");
     run.expect_stderr("moved to you: reservation r");
     assert_eq!(find("--as agent-i2 task renew"), 0);

@@ -26,6 +26,7 @@ fn one_agents_day_end_to_end_in_four_clones() {
     let env = TestEnv::new();
     let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob", "carol"]);
     let (lead, ann, bob, carol) = (&clones[0], &clones[1], &clones[2], &clones[3]);
+    let log = crate::lane_task::count_pushes(&remote);
 
     // Morning: the coordinator's plan and tasks.
     env.swarm(lead, &["plan", "new", "rel", "--title", "release 1.1"])
@@ -183,4 +184,6 @@ fn one_agents_day_end_to_end_in_four_clones() {
         );
     }
     assert!(states[0].contains("rel"), "{}", states[0]);
+    let pushed = crate::lane_task::pushes(&log);
+    eprintln!("the day took {} pushes:\n{}", pushed.len(), pushed.join("\n"));
 }

@@ -85,9 +85,21 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
     assert_eq!(packet["claim"]["holder"].as_str(), Some("ann"));
     assert_eq!(packet["reservations"][0]["paths"][0].as_str(), Some("src/"));
     let succ = bob.join("succ");
+    let log = crate::lane_task::count_pushes(&remote);
     let out = env
         .swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
         .ok();
+    // One push: the acceptance, the lane, the claim and the ledger.
+    let pushed = crate::lane_task::pushes(&log);
+    assert_eq!(pushed.len(), 1, "{pushed:?}");
+    for r in [
+        "refs/swarm/packets/f1/",
+        "refs/swarm/lanes/f1",
+        "refs/swarm/tasks/p/t",
+        "refs/swarm/reservations/ledger",
+    ] {
+        assert!(pushed[0].contains(r), "{r} not in {pushed:?}");
+    }
     out.expect_stdout("moved to you: the claim on task p/t");
     out.expect_stdout("moved to you: reservation r1");
     // One push: the task and the ledger at the remote name bob.

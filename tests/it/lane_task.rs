@@ -8,6 +8,33 @@ use std::path::Path;
 use crate::harness::TestEnv;
 use crate::process::{finish, ref_of, spawn};
 
+/// Count the pushes the remote receives: a `pre-receive` hook writes one
+/// line per push, listing the refs it updates.
+pub(crate) fn count_pushes(remote: &Path) -> std::path::PathBuf {
+    let log = remote.join("pushes.log");
+    let hook = remote.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nrefs=$(awk '{{print $3}}' | tr '\\n' ' ')\necho \"$refs\" >> '{}'\n",
+            log.display()
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    log
+}
+
+/// The pushes logged since [`count_pushes`], one line each.
+pub(crate) fn pushes(log: &Path) -> Vec<String> {
+    std::fs::read_to_string(log)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| l.trim().to_string())
+        .collect()
+}
+
 fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")])).expect("YAML")
 }
@@ -38,7 +65,18 @@ fn lane_new_task_on_a_clone_that_never_synced_the_plan_starts_everything_in_one_
     let b = &clones[1];
     // bob never ran `sync`: plan p and its tasks are only on the remote.
     assert!(ref_of(&env, b, "refs/swarm/plans/p").is_none());
+    let log = count_pushes(&remote);
     let out = env.swarm(b, &["lane", "new", "f2", "--task", "t2"]).ok();
+    // One push carried the child plan, the lane record and the claim.
+    let pushed = pushes(&log);
+    assert_eq!(pushed.len(), 1, "{pushed:?}");
+    for r in [
+        "refs/swarm/plans/f2",
+        "refs/swarm/lanes/f2",
+        "refs/swarm/tasks/p/t2",
+    ] {
+        assert!(pushed[0].contains(r), "{r} not in {pushed:?}");
+    }
     out.expect_stdout("task p/t2 claimed by bob");
     // The child plan f2 of p, titled after the task, has the lane.
     let plan = ref_of(&env, &remote, "refs/swarm/plans/f2").expect("child plan published");

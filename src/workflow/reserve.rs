@@ -312,11 +312,17 @@ pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
     let actor = ctx.actor()?;
     let paths = patterns(ctx, &args.paths)?;
     check_text(args.task.as_deref(), args.reason.as_deref(), &args.paths)?;
+    // In the worktree of a lane that took a task, the reservation is for
+    // that task: a handoff from the lane carries it.
+    let task = args
+        .task
+        .clone()
+        .or_else(|| ctx.lane_here().and_then(|l| l.record.task));
     let req = Request {
         holder: actor.clone(),
         paths,
         shared: args.shared,
-        task: args.task.clone(),
+        task,
         reason: args.reason.clone(),
         lease: lease(ctx, args.lease.as_deref())?,
     };

@@ -185,5 +185,9 @@ fn one_agents_day_end_to_end_in_four_clones() {
     }
     assert!(states[0].contains("rel"), "{}", states[0]);
     let pushed = crate::lane_task::pushes(&log);
-    eprintln!("the day took {} pushes:\n{}", pushed.len(), pushed.join("\n"));
+    eprintln!(
+        "the day took {} pushes:\n{}",
+        pushed.len(),
+        pushed.join("\n")
+    );
 }

@@ -118,6 +118,11 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
         "reservations.yaml",
     );
     assert_eq!(ledger["entries"][0]["holder"].as_str(), Some("bob"));
+    assert_eq!(
+        ledger["entries"][0]["task"].as_str(),
+        Some("p/t"),
+        "reserved in the lane: for the lane's task"
+    );
     // bob renews with no id (the lane's task), commits to the reserved
     // paths (the guard passes) and pushes.
     env.swarm(&succ, &["task", "renew"])

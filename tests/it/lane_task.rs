@@ -244,3 +244,32 @@ fn two_lanes_racing_for_one_task_leave_one_lane_and_nothing_of_the_other() {
         );
     }
 }
+
+#[test]
+fn an_interrupted_lane_new_task_finished_by_a_rerun_keeps_the_claim_with_the_lane() {
+    let env = TestEnv::new();
+    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann"], &["t"]);
+    let a = &clones[1];
+    let killed = env.swarm_env(
+        a,
+        &[("GIT_SWARM_FAILPOINT", "lane:record")],
+        &["lane", "new", "f", "--task", "t"],
+    );
+    crate::process::assert_aborted(&killed, "lane:record");
+    assert!(
+        ref_of(&env, &remote, "refs/swarm/lanes/f").is_none(),
+        "nothing published"
+    );
+    env.swarm(a, &["lane", "new", "f", "--task", "t"]).ok();
+    let task = yaml(&env, a, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("ann"));
+    assert_eq!(task["lane"].as_str(), Some("f"));
+    env.swarm(a, &["sync"]).ok();
+    for r in [
+        "refs/swarm/plans/f",
+        "refs/swarm/lanes/f",
+        "refs/swarm/tasks/p/t",
+    ] {
+        assert_eq!(ref_of(&env, a, r), ref_of(&env, &remote, r), "{r}");
+    }
+}

@@ -158,7 +158,15 @@ fn start(
     publish::fetch_first(ctx, &plan_name, &mut warnings);
     let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
-        Start::FinishRecorded(lane) => return finish_after_record(ctx, lane, &actor),
+        Start::FinishRecorded(lane) => {
+            let finished = finish_after_record(ctx, lane, &actor)?;
+            // The claim the interrupted start did not get to: written here,
+            // as the rest of the finished start is (`sync` publishes it).
+            if let Some(t) = taking {
+                task::claim_locally(ctx, t, &actor)?;
+            }
+            return Ok(finished);
+        }
         Start::New { previous } => previous,
     };
     let mut making = prepare(ctx, feature, args.base, previous.is_some())?;

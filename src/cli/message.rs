@@ -157,7 +157,7 @@ fn render(p: Posted) -> Output {
     let where_ = if published {
         "published"
     } else {
-        "local until `git swarm sync`"
+        "kept in this clone"
     };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(

@@ -26,6 +26,14 @@ fn records(store: &Store) -> Records<'_, LaneRecord> {
     Records::new(store)
 }
 
+/// Every lane known here (local, or `remote`'s mirror as last fetched),
+/// each at its newer version: what `status`, `lane list` and `lane prune`
+/// all show, so they never disagree on a lane's owner.
+pub fn known(store: &Store, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
+    let (good, bad) = records(store).known(remote)?;
+    Ok((good.into_iter().map(Lane::from).collect(), bad))
+}
+
 /// The lane record of `feature`, if it exists.
 pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     Ok(records(store).load(&feature.to_string())?.map(Lane::from))
@@ -54,6 +62,19 @@ pub fn require(store: &Store, feature: &str) -> Result<Lane> {
             "list lanes with `git swarm lane list`",
         )
         .map(Lane::from)
+}
+
+/// [`require`] at the newer of the local and the mirrored version (as last
+/// fetched through `remote`): what `status` and `lane list` show.
+pub fn require_newest(store: &Store, remote: Option<&str>, feature: &str) -> Result<Lane> {
+    let local = require(store, feature);
+    let refname = LaneRecord::refname(&feature.to_string());
+    let tip = crate::store::remote::tip(store, remote, &refname)?;
+    match (local, tip.base) {
+        (Ok(l), Some(b)) if b != l.commit && !tip.archived => at(store, feature, b),
+        (Err(e), Some(b)) if e.code == Code::NotFound && !tip.archived => at(store, feature, b),
+        (other, _) => other,
+    }
 }
 
 /// An accepted handoff of lane `feature` to `owner` working at `path`

@@ -165,7 +165,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         publish::Outcome::Offline => false,
         publish::Outcome::Local(why) => {
             warnings.push(format!(
-                "lane {feature} is started here but not published ({why}): `git swarm sync` publishes it; until then the remote cannot refuse another machine's lane of plan {plan_name}"
+                "lane {feature} is started here, {}; until then the remote cannot refuse another machine's lane of plan {plan_name}", crate::store::remote::not_published(&why)
             ));
             false
         }

@@ -79,15 +79,39 @@ pub fn require_newest(store: &Store, remote: Option<&str>, feature: &str) -> Res
 
 /// An accepted handoff of lane `feature` to `owner` working at `path`
 /// backs the lane's record naming them there.
-pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
-    let (packets, _) = Records::<crate::model::packet::PacketVersion>::new(store).all()?;
-    Ok(packets.iter().any(|v| {
-        v.value.acceptance.as_ref().is_some_and(|acc| {
-            v.value.packet.lane.as_deref() == Some(feature)
+pub fn handoff_accepted(
+    store: &Store,
+    remote: Option<&str>,
+    feature: &str,
+    owner: &str,
+    path: &str,
+) -> Result<bool> {
+    use crate::model::packet::{PacketKey, PacketVersion};
+    let backs = |v: &PacketVersion| {
+        v.acceptance.as_ref().is_some_and(|acc| {
+            v.packet.lane.as_deref() == Some(feature)
                 && acc.accepted_by == owner
                 && same_path(Path::new(&acc.checkout), Path::new(path))
         })
-    }))
+    };
+    let packets = Records::<PacketVersion>::new(store);
+    // Local and mirror (newest wins): the acceptance may be known here
+    // only from the last fetch.
+    if packets.known(remote)?.0.iter().any(|v| backs(&v.value)) {
+        return Ok(true);
+    }
+    // An accepted packet `gc` archived still backs the move: read the
+    // archive only when no live packet does (rare: a warning is at stake).
+    let ns = <PacketVersion as Record>::NAMESPACE;
+    for (refname, tip) in crate::store::archive::archived(store, ns)? {
+        let Some(key) = PacketKey::from_refname(&refname) else {
+            continue;
+        };
+        if packets.at(&key, tip).is_ok_and(|v| backs(&v.value)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Two paths naming one directory (by their canonical forms when both exist).
@@ -239,6 +263,7 @@ impl Ctx {
                 && (!in_main
                     || handoff_accepted(
                         &self.store,
+                        None,
                         &lane.feature,
                         &lane.record.owner,
                         &lane.record.path,
@@ -309,7 +334,7 @@ pub fn unbacked_moves(store: &Store, before: &BTreeMap<String, (String, String)>
         if *old_owner == owner && same_path(Path::new(old_path), Path::new(&path)) {
             continue;
         }
-        if handoff_accepted(store, &feature, &owner, &path).unwrap_or(false) {
+        if handoff_accepted(store, None, &feature, &owner, &path).unwrap_or(false) {
             continue;
         }
         out.push(format!(

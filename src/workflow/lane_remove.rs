@@ -410,7 +410,13 @@ fn prune_left_behind(ctx: &Ctx, lane: &Lane, old: &Path, out: &mut Pruned) -> Re
         Some("you are inside it".to_string())
     } else if Git::new(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
         Some(format!("it is not on the lane's branch {}", r.branch))
-    } else if !session::handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)? {
+    } else if !session::handoff_accepted(
+        &ctx.store,
+        ctx.settings.remote.as_deref(),
+        &lane.feature,
+        &r.owner,
+        &r.path,
+    )? {
         Some(format!(
             "no accepted handoff of lane {} by {} backs the move",
             lane.feature, r.owner

@@ -6,6 +6,7 @@
 //! one wording everywhere (`store::remote::not_published`).
 
 use git_swarm::output::Output;
+use git_swarm::store::kind::OFFLINE;
 use git_swarm::store::mirror::is_unreachable;
 use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
 
@@ -35,7 +36,7 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     };
     if ctx.offline {
         return match pending(&ctx.store, &remote) {
-            Ok(p) if p.count() > 0 => keep(out, "--offline"),
+            Ok(p) if p.count() > 0 => keep(out, OFFLINE),
             _ => out,
         };
     }

@@ -140,7 +140,7 @@ fn render(ctx: &git_swarm::ctx::Ctx, done: Written) -> Output {
     }
     if !done.published {
         let out = Output::new(&done, text);
-        return out.warn(git_swarm::store::remote::not_published("offline (--offline, or no remote)"));
+        return out.warn(git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE));
     }
     Output::new(&done, text)
 }
@@ -169,7 +169,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         };
         let out = Output::new(&done, text);
         if !done.published {
-            return Ok(out.warn(git_swarm::store::remote::not_published("offline (--offline, or no remote)")));
+            return Ok(out.warn(git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)));
         }
         return Ok(out);
     }

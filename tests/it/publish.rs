@@ -37,11 +37,14 @@ fn plan_new_publishes_at_once_and_a_second_clones_plan_new_is_refused_at_once() 
     env.swarm(b, &["status"]).ok().stdout_has("auth [active]");
     // Bob's own `plan new auth` fetches first and refuses: never a later
     // PLAN_CONFLICT at sync.
-    let before = env.refs(b, "refs/swarm/plans/");
     env.swarm(b, &["plan", "new", "auth"])
         .err(2, "PLAN_EXISTS")
         .stderr_has("published by alice");
-    assert_eq!(env.refs(b, "refs/swarm/plans/"), before);
+    // Nothing of bob's was written: his clone only caught up with alice's plan.
+    assert_eq!(
+        env.refs(b, "refs/swarm/plans/").get("refs/swarm/plans/auth"),
+        published.as_ref()
+    );
     assert_eq!(remote_has(&env, &remote, "refs/swarm/plans/auth"), published);
     env.swarm(a, &["sync"]).ok().stdout_has("up to date");
 }
@@ -208,9 +211,17 @@ fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_wa
 /// Alice starts lane `login` of plan `auth`, commits, pushes its branch and
 /// hands it over; bob accepts it in his clone. Returns the packet id.
 fn handed_to_bob(env: &TestEnv, a: &Path, b: &Path) -> String {
+    started_by_alice(env, a);
+    handed_over(env, a, b)
+}
+
+fn started_by_alice(env: &TestEnv, a: &Path) {
     env.swarm(a, &["plan", "new", "auth"]).ok();
     env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
         .ok();
+}
+
+fn handed_over(env: &TestEnv, a: &Path, b: &Path) -> String {
     let wt = worktree(a, "login");
     env.write(&wt.join("login.rs"), "fn login() {}\n");
     env.git(&wt, &["add", "login.rs"]);
@@ -260,16 +271,17 @@ fn sync_after_gc_archived_an_accepted_packet_does_not_call_the_handoff_unbacked(
     let env = TestEnv::new();
     let (_remote, clones) = env.remote_with_clones(&["alice", "bob", "carol"]);
     let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
-    env.swarm(c, &["sync"]).ok();
-    let id = handed_to_bob(&env, a, b);
+    started_by_alice(&env, a);
     // Carol knows the lane as alice's.
-    env.swarm(c, &["--offline", "lane", "list"]).ok();
+    env.swarm(c, &["sync"]).ok();
+    let id = handed_over(&env, a, b);
     let gc = env
         .swarm(b, &["gc", "--older-than", "0s", "--json"])
         .ok()
         .json();
     let packet = format!("refs/swarm/packets/auth/{id}");
     assert_eq!(gc["archived"]["packets"], serde_json::json!([packet]));
+    env.swarm(b, &["sync"]).ok();
     let run = env.swarm(c, &["sync"]).ok();
     assert!(
         !run.stderr.contains("without an accepted handoff"),

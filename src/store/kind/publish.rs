@@ -158,6 +158,15 @@ impl<R: Record> Records<'_, R> {
             let mut writes: Vec<(String, Tip, ObjectId, String, String)> = Vec::new();
             for (key, refname) in keys.iter().zip(&refnames) {
                 let tip = remote::tip(store, remote, refname)?;
+                if let (true, Some(published)) = (tip.local_behind(store)?, tip.base) {
+                    // The local ref is missing or behind what the remote
+                    // has (e.g. a run killed between its push and its local
+                    // update): catch it up, as `sync` would.
+                    match adopt(store, refname, published, "git-swarm", "catch up with the remote") {
+                        Err(e) if e.code == Code::CasFailed => {}
+                        other => other?,
+                    }
+                }
                 let current = match tip.base {
                     Some(base) if !tip.archived => Some(self.at(key, base)?),
                     _ => None,

@@ -115,13 +115,27 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     );
     // Fetched first: a plan another clone published is refused here, at
     // once, never joined later as a PLAN_CONFLICT by `sync`.
+    let mut decided_absent = false;
     let written = records(ctx).publish(ctx.remote(), &args.name.to_string(), |current| {
         match current {
+            // A lost race: this command decided on an absent plan and
+            // another writer created it first.
+            Some(_) if decided_absent => Err(Error::new(
+                Code::CasFailed,
+                format!(
+                    "plan '{}' was created by someone else at the same time",
+                    args.name
+                ),
+            )
+            .hint(format!("see it with `git swarm plan show {}`", args.name))),
             Some(other) => Err(exists(&format!(
                 " (published by {}; this clone had not fetched it)",
                 other.value.record.created_by
             ))),
-            None => Ok(Update::Write(doc.clone(), event.clone())),
+            None => {
+                decided_absent = true;
+                Ok(Update::Write(doc.clone(), event.clone()))
+            }
         }
     })?;
     let plan = require(&ctx.store, args.name)?;

@@ -348,7 +348,7 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
         ceiling,
         peek: a.peek,
     };
-    let woke = wait::wait(&ctx, &watch)?;
+    let woke = wait::wait(&ctx, &watch, &mut |line| say!("warning: {line}"))?;
     let mut text = lines(&woke.messages);
     for r in &woke.refs {
         text.push_str(&format!("{r}\n"));

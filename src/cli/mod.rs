@@ -155,7 +155,6 @@ impl Command {
             | Command::Packets(_)
             | Command::Packet(handoff::PacketCmd::Show { .. })
             | Command::Inbox(_)
-            | Command::Wait(_)
             | Command::State(_)
             | Command::Forecast(_) => true,
             Command::Plan(
@@ -182,7 +181,11 @@ impl Command {
             && !self.listing()
             && !matches!(
                 self,
-                Command::Sync(_) | Command::Init(_) | Command::Demo(_) | Command::Hook(_)
+                Command::Sync(_)
+                    | Command::Init(_)
+                    | Command::Demo(_)
+                    | Command::Hook(_)
+                    | Command::Wait(_)
             )
     }
 

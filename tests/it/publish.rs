@@ -313,3 +313,31 @@ fn lane_list_status_and_prune_see_the_same_owner_of_a_lane() {
     assert_eq!(dry["old_worktrees"][0]["feature"], "login", "{dry}");
     assert!(worktree(a, "login").exists());
 }
+
+#[test]
+fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let run = env
+        .swarm(
+            a,
+            &["wait", "--plan", "auth", "--timeout", "1s", "--interval", "200ms"],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("could not be reached"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once per streak\n{}", run.stderr);
+    assert!(
+        said[0].starts_with("warning: remote 'origin' could not be reached (last reached ")
+            && said[0].ends_with("; still waiting"),
+        "{}",
+        said[0]
+    );
+    run.expect_stderr("questions to the remote failed");
+}

@@ -335,7 +335,9 @@ fn snapshotted(s: Snapshotted) -> Output {
         ),
         (None, false) => format!(
             "snapshot of lane {} kept at {} ({}): {what}, taken on {head}\n",
-            s.lane, s.refname, git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+            s.lane,
+            s.refname,
+            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
         ),
     };
     if !s.clean {

@@ -14,8 +14,7 @@ use super::Global;
 
 /// Whether the command already said that something is not published.
 fn said(out: &Output) -> bool {
-    out.warnings.iter().any(|w| w.contains("not published"))
-        || out.text.contains("not published")
+    out.warnings.iter().any(|w| w.contains("not published")) || out.text.contains("not published")
 }
 
 /// Publish what is pending after a command that wrote; say it once.
@@ -55,10 +54,8 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
 }
 
 fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
-    out.text.push_str(&format!(
-        "published to {remote}: {}\n",
-        refs.join(", ")
-    ));
+    out.text
+        .push_str(&format!("published to {remote}: {}\n", refs.join(", ")));
     if let Some(doc) = out.json.as_object_mut() {
         doc.insert("published_pending".into(), serde_json::json!(refs));
     }

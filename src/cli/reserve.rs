@@ -140,7 +140,9 @@ fn render(ctx: &git_swarm::ctx::Ctx, done: Written) -> Output {
     }
     if !done.published {
         let out = Output::new(&done, text);
-        return out.warn(git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE));
+        return out.warn(git_swarm::store::remote::not_published(
+            git_swarm::store::kind::OFFLINE,
+        ));
     }
     Output::new(&done, text)
 }
@@ -169,7 +171,9 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         };
         let out = Output::new(&done, text);
         if !done.published {
-            return Ok(out.warn(git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)));
+            return Ok(out.warn(git_swarm::store::remote::not_published(
+                git_swarm::store::kind::OFFLINE,
+            )));
         }
         return Ok(out);
     }

@@ -42,10 +42,14 @@ fn plan_new_publishes_at_once_and_a_second_clones_plan_new_is_refused_at_once() 
         .stderr_has("published by alice");
     // Nothing of bob's was written: his clone only caught up with alice's plan.
     assert_eq!(
-        env.refs(b, "refs/swarm/plans/").get("refs/swarm/plans/auth"),
+        env.refs(b, "refs/swarm/plans/")
+            .get("refs/swarm/plans/auth"),
         published.as_ref()
     );
-    assert_eq!(remote_has(&env, &remote, "refs/swarm/plans/auth"), published);
+    assert_eq!(
+        remote_has(&env, &remote, "refs/swarm/plans/auth"),
+        published
+    );
     env.swarm(a, &["sync"]).ok().stdout_has("up to date");
 }
 
@@ -90,7 +94,16 @@ fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
     env.write(&wt.join("m.rs"), "fn m() {}\n");
     env.git(&wt, &["add", "m.rs"]);
     env.git(&wt, &["commit", "--quiet", "-m", "m"]);
-    env.git(&wt, &["push", "--quiet", "--no-verify", "origin", "feat/merged:main"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            "feat/merged:main",
+        ],
+    );
     env.git(a, &["fetch", "--quiet", "origin"]);
     env.swarm(a, &["lane", "prune"])
         .ok()
@@ -111,9 +124,10 @@ fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
             .cloned()
     );
     env.swarm(a, &["sync"]).ok().stdout_has("up to date");
-    env.swarm(a, &["status", "--json"]).ok().json()["unpublished"]
-        .as_u64()
-        .map(|n| assert_eq!(n, 0));
+    assert_eq!(
+        env.swarm(a, &["status", "--json"]).ok().json()["unpublished"],
+        0
+    );
 }
 
 #[test]
@@ -123,7 +137,9 @@ fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_th
     let a = &clones[0];
     env.swarm(a, &["--offline", "plan", "new", "auth"])
         .ok()
-        .stderr_has(&format!("warning: not published: offline (--offline, or no remote){KEPT}"));
+        .stderr_has(&format!(
+            "warning: not published: offline (--offline, or no remote){KEPT}"
+        ));
     // The remote cannot be reached: the same words.
     let gone = env.root().join("remote.gone");
     std::fs::rename(&remote, &gone).unwrap();
@@ -132,7 +148,8 @@ fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_th
         .stderr_has(&format!(
             "warning: not published: remote 'origin' could not be reached{KEPT}"
         ));
-    env.swarm(a, &["--offline", "plan", "checkout", "auth"]).ok();
+    env.swarm(a, &["--offline", "plan", "checkout", "auth"])
+        .ok();
     let text = format!("{}- [x] offline edit\n", env.read(&a.join("PLAN.md")));
     env.write(&a.join("PLAN.md"), &text);
     env.swarm(a, &["plan", "save", "auth", "-m", "offline edit"])
@@ -158,7 +175,10 @@ fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_th
             "{plan}"
         );
     }
-    assert_eq!(env.swarm(a, &["status", "--json"]).ok().json()["unpublished"], 0);
+    assert_eq!(
+        env.swarm(a, &["status", "--json"]).ok().json()["unpublished"],
+        0
+    );
 }
 
 #[test]
@@ -167,8 +187,11 @@ fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_wa
     let (remote, clones) = env.remote_with_clones(&["alice"]);
     let a = &clones[0];
     env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["task", "new", "t1", "--plan", "auth", "--title", "first"])
-        .ok();
+    env.swarm(
+        a,
+        &["task", "new", "t1", "--plan", "auth", "--title", "first"],
+    )
+    .ok();
     env.swarm(a, &["status"]).ok();
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
     let listings: &[&[&str]] = &[
@@ -202,7 +225,12 @@ fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_wa
         assert!(!run.stderr.contains("fatal:"), "{args:?}: {}", run.stderr);
     }
     // Those that do not reach the remote still read what the clone knows.
-    for args in [&["reservations"][..], &["state"], &["lane", "list"], &["plan", "list"]] {
+    for args in [
+        &["reservations"][..],
+        &["state"],
+        &["lane", "list"],
+        &["plan", "list"],
+    ] {
         let run = env.swarm(a, args).ok();
         assert!(!run.stderr.contains("fatal:"), "{args:?}: {}", run.stderr);
     }
@@ -228,7 +256,14 @@ fn handed_over(env: &TestEnv, a: &Path, b: &Path) -> String {
     env.git(&wt, &["commit", "--quiet", "-m", "login"]);
     env.git(
         &wt,
-        &["push", "--quiet", "--no-verify", "-u", "origin", "feat/login"],
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/login",
+        ],
     );
     let id = env
         .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
@@ -308,7 +343,10 @@ fn lane_list_status_and_prune_see_the_same_owner_of_a_lane() {
     assert_eq!(list["lanes"][0]["owner"], "bob");
     // prune acts on the same version: the lane is bob's, elsewhere; only
     // alice's old worktree is for her to remove.
-    let dry = env.swarm(a, &["lane", "prune", "--dry-run", "--json"]).ok().json();
+    let dry = env
+        .swarm(a, &["lane", "prune", "--dry-run", "--json"])
+        .ok()
+        .json();
     assert_eq!(dry["removed"], serde_json::json!([]), "{dry}");
     assert_eq!(dry["old_worktrees"][0]["feature"], "login", "{dry}");
     assert!(worktree(a, "login").exists());
@@ -324,7 +362,15 @@ fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
     let run = env
         .swarm(
             a,
-            &["wait", "--plan", "auth", "--timeout", "1s", "--interval", "200ms"],
+            &[
+                "wait",
+                "--plan",
+                "auth",
+                "--timeout",
+                "1s",
+                "--interval",
+                "200ms",
+            ],
         )
         .err(1, "WAIT_TIMEOUT");
     let said: Vec<&str> = run

@@ -11,8 +11,11 @@ fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
     env.write(&a.join("PLAN.md"), &text);
-    env.swarm(a, &["--offline", "plan", "save", "auth", "-m", "design agreed"])
-        .ok();
+    env.swarm(
+        a,
+        &["--offline", "plan", "save", "auth", "-m", "design agreed"],
+    )
+    .ok();
     let out = env.swarm(a, &["sync", "--json"]).ok().json();
     assert_eq!(out["pushed"], serde_json::json!(["refs/swarm/plans/auth"]));
     assert_eq!(out["pushes"], 1);
@@ -45,8 +48,11 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
     let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
     let (a, b) = (&clones[0], &clones[1]);
     // Both created offline (online, the second `plan new` is refused).
-    env.swarm(a, &["--offline", "plan", "new", "auth", "--title", "alice's"])
-        .ok();
+    env.swarm(
+        a,
+        &["--offline", "plan", "new", "auth", "--title", "alice's"],
+    )
+    .ok();
     env.swarm(b, &["--offline", "plan", "new", "auth", "--title", "bob's"])
         .ok();
     // bob also has an unrelated plan that must still be published.

@@ -99,7 +99,10 @@ impl<R: Record> Records<'_, R> {
             match read {
                 Ok(v) => good.push(v),
                 Err(e) => bad.push(crate::store::record::Unreadable::new(
-                    R::KIND, &path, &refname, &e,
+                    R::KIND,
+                    &path,
+                    &refname,
+                    &e,
                 )),
             }
         }
@@ -162,7 +165,13 @@ impl<R: Record> Records<'_, R> {
                     // The local ref is missing or behind what the remote
                     // has (e.g. a run killed between its push and its local
                     // update): catch it up, as `sync` would.
-                    match adopt(store, refname, published, "git-swarm", "catch up with the remote") {
+                    match adopt(
+                        store,
+                        refname,
+                        published,
+                        "git-swarm",
+                        "catch up with the remote",
+                    ) {
                         Err(e) if e.code == Code::CasFailed => {}
                         other => other?,
                     }

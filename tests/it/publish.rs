@@ -387,3 +387,19 @@ fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
     );
     run.expect_stderr("questions to the remote failed");
 }
+
+#[test]
+fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "carol"]);
+    let (a, c) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "docs"]).ok();
+    env.swarm(c, &["lane", "new", "readme", "--plan", "docs"])
+        .ok()
+        .stdout_has("published");
+    let lane = "refs/swarm/lanes/readme";
+    assert_eq!(
+        remote_has(&env, &remote, lane),
+        env.refs(c, lane).get(lane).cloned()
+    );
+}

@@ -265,3 +265,131 @@ impl<R: Record> Records<'_, R> {
         .hint("run the command again: it starts from the new value"))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::store::kind::Files;
+    use crate::store::{Event, Store};
+
+    #[derive(Debug, Clone)]
+    struct Counter(u64);
+
+    impl Record for Counter {
+        const NAMESPACE: &'static str = "counters";
+        const KIND: &'static str = "counter";
+        const DIVERGED: super::super::Diverged = super::super::Diverged::MergeJournals;
+        type Key = String;
+        fn to_files(&self) -> Result<Files> {
+            Ok(Files::from([(
+                "n".to_string(),
+                self.0.to_string().into_bytes(),
+            )]))
+        }
+        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+            let n = files
+                .get("n")
+                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
+            n.map(Counter)
+                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no count")))
+        }
+    }
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn bump(by: &str) -> impl FnMut(Option<&Versioned<Counter>>) -> Result<Update<Counter>> + '_ {
+        move |current| {
+            let n = current.map_or(0, |c| c.value.0) + 1;
+            Ok(Update::Write(
+                Counter(n),
+                Event::new("count", by, format!("count {n}")),
+            ))
+        }
+    }
+
+    #[test]
+    fn publish_decides_on_the_fresh_version_retries_a_lost_race_and_batches_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
+        let a = Store::open(&tmp.path().join("a")).unwrap();
+        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let key = "c".to_string();
+        let remote_value = |store: &Store| {
+            crate::store::mirror::fetch(store, "origin").unwrap();
+            let r = store
+                .ref_target(&crate::store::mirror::mirror_ref(
+                    "origin",
+                    &Counter::refname(&key),
+                ))
+                .unwrap()
+                .unwrap();
+            Records::<Counter>::new(store).at(&key, r).unwrap().value.0
+        };
+
+        // a publishes 1; b, which never fetched, decides on it: 2.
+        let w = Records::<Counter>::new(&a)
+            .publish(Some("origin"), &key, bump("a"))
+            .unwrap();
+        assert!(w.publication.is_published());
+        Records::<Counter>::new(&b)
+            .publish(Some("origin"), &key, bump("b"))
+            .unwrap();
+        assert_eq!(remote_value(&a), 2);
+
+        // A lost race: while b decides, a publishes 3; b's push is refused,
+        // b fetches again and decides on 3.
+        let mut rounds = 0;
+        let w = Records::<Counter>::new(&b)
+            .publish(Some("origin"), &key, |current| {
+                rounds += 1;
+                if rounds == 1 {
+                    Records::<Counter>::new(&a)
+                        .publish(Some("origin"), &key, bump("a"))
+                        .unwrap();
+                }
+                bump("b")(current)
+            })
+            .unwrap();
+        assert_eq!(rounds, 2);
+        assert!(w.publication.is_published());
+        assert_eq!(remote_value(&a), 4);
+
+        // Several records in one push.
+        let keys = ["x".to_string(), "y".to_string()];
+        let w = Records::<Counter>::new(&a)
+            .publish_each(Some("origin"), &keys, |_, current| bump("a")(current))
+            .unwrap();
+        assert_eq!(w.commits.len(), 2);
+
+        // Offline: written here, said why.
+        let w = Records::<Counter>::new(&a)
+            .publish(None, &key, bump("a"))
+            .unwrap();
+        assert_eq!(
+            w.publication.warning().unwrap(),
+            format!("not published: {OFFLINE}; `git swarm sync` publishes it")
+        );
+        // a's local ref was at 3 (b published 4 since): both moved, a
+        // local change only `sync` can join.
+        let pending = crate::store::remote::pending(&a, "origin").unwrap();
+        assert_eq!(pending.count(), 1);
+        assert_eq!(pending.diverged, [Counter::refname(&key)]);
+    }
+}

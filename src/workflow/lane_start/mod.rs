@@ -95,6 +95,8 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     };
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
+    // A plan another clone published is found without a `sync` first.
+    crate::ctx::plan::catch_up(ctx, &plan_name)?;
     let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
     let actor = ctx.actor()?;
     let owner = args

@@ -202,6 +202,7 @@ fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_wa
         &["packets"],
         &["inbox"],
         &["lead", "status", "--plan", "auth"],
+        &["reservations"],
         &["forecast"],
     ];
     for args in listings {

@@ -31,6 +31,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod publish;
 mod quickstart;
 mod reserve;
 mod reserve_guard;

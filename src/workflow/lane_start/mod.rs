@@ -145,6 +145,8 @@ fn start(
     };
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
+    // A plan another clone published is found without a `sync` first.
+    crate::ctx::plan::catch_up(ctx, &plan_name)?;
     let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
 
     let resuming = start_marker(&ctx.store, feature).exists();
@@ -226,7 +228,7 @@ fn start(
                 making.or_rollback(task::claim_locally(ctx, t, &actor))?;
             }
             warnings.push(format!(
-                "lane {feature} is started here but not published ({why}): `git swarm sync` publishes it; until then the remote cannot refuse another machine's lane of plan {plan_name}"
+                "lane {feature} is started here, {}; until then the remote cannot refuse another machine's lane of plan {plan_name}", crate::store::remote::not_published(&why)
             ));
             false
         }

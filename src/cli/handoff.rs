@@ -239,6 +239,12 @@ fn render_accepted(a: &Accepted) -> Output {
             ""
         }
     );
+    if a.already {
+        text = format!(
+            "packet {} was already accepted by you ({}) at {}: nothing to do\n",
+            packet.id, a.acceptance.accepted_by, a.acceptance.accepted_at
+        );
+    }
     if let Some(t) = &packet.task {
         text.push_str(&format!("task: {t}\n"));
     }
@@ -298,6 +304,7 @@ fn render_accepted(a: &Accepted) -> Output {
         "task": packet.task,
         "step": packet.step,
         "resumed": a.resumed,
+        "already": a.already,
         "restored": a.restored,
         "published": a.published,
         "acceptance": acc,

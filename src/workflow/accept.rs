@@ -20,7 +20,7 @@ use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
-    already_accepted, content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
+    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
     ACCEPTANCE_FILE, PREFIX,
 };
 use crate::store::record;
@@ -41,6 +41,9 @@ pub struct Accepted {
     pub acceptance: Acceptance,
     /// This run completed an interrupted acceptance.
     pub resumed: bool,
+    /// The acceptor had accepted the packet already and nothing was left
+    /// to do: a re-run after a completed acceptance (a no-op, exit 0).
+    pub already: bool,
     /// The packet's snapshot was restored into this checkout.
     pub restored: bool,
     /// A remote arbitrated.
@@ -101,9 +104,9 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         }
     };
     let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
-    if d.resumed && !completed {
-        return Err(already_accepted(&d.packet, &d.acc));
-    }
+    // The acceptor's own acceptance with nothing left to do: a re-run after
+    // a run that completed (perhaps killed after its last step) is a no-op.
+    let already = d.resumed && !completed;
     let mut warnings = Vec::new();
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
@@ -117,7 +120,8 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         refname: d.refname,
         packet: d.packet,
         acceptance: d.acc,
-        resumed: d.resumed,
+        resumed: d.resumed && completed,
+        already,
         restored: d.restored,
         published: ctx.remote().is_some(),
         warnings,

@@ -33,6 +33,7 @@ mod reserve_guard;
 mod rough;
 mod secrets;
 mod snapshot;
+mod attack;
 mod soak;
 mod sync;
 mod task;

@@ -726,8 +726,12 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
         assert_eq!(again["resumed"], point != "accept:objects", "{point}");
         assert_eq!(again["must_rerun"], serde_json::json!(GATES), "{point}");
         assert_accepted_once(&env, &remote, &b, &id, &head);
-        env.swarm(&b, &["accept", &id])
-            .err(3, "PACKET_ALREADY_ACCEPTED");
+        // A re-run by the same acceptor after the acceptance completed
+        // is a no-op (issue 24, issue 30 item 11).
+        let noop = env.swarm(&b, &["accept", &id, "--json"]).ok().json();
+        assert_eq!(noop["already"], true, "{point}");
+        assert_eq!(noop["resumed"], false, "{point}");
+        assert_accepted_once(&env, &remote, &b, &id, &head);
     }
 }
 

@@ -155,14 +155,31 @@ fn decide(
             restored: false,
         }));
     }
-    let restored = restore && restore::restore(ctx, &packet)?;
-    let found = rederive(ctx, &packet)?;
-    if !found.is_empty() {
-        return Err(mismatch_error(&packet, &found));
-    }
-    let workdir = store.workdir_or_err()?;
-    let acc = acceptance(ctx, &packet, actor, &workdir)?;
-    let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    let restored = if restore {
+        restore::restore(ctx, &packet)?
+    } else {
+        None
+    };
+    // A refusal after the restore puts the checkout back as it was.
+    let checked = (|| {
+        let found = rederive(ctx, &packet)?;
+        if !found.is_empty() {
+            return Err(mismatch_error(&packet, &found));
+        }
+        let workdir = store.workdir_or_err()?;
+        let acc = acceptance(ctx, &packet, actor, &workdir)?;
+        let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+        Ok((acc, lane_move))
+    })();
+    let (acc, lane_move) = match (checked, &restored) {
+        (Ok(c), _) => c,
+        (Err(e), Some(v)) => {
+            let _ = restore::undo(ctx, v);
+            return Err(e.hint("the files restored from the snapshot were taken away again"));
+        }
+        (Err(e), None) => return Err(e),
+    };
+    let restored = restored.is_some();
     // The packet's own bytes stay as they are: the acceptance is added.
     let mut files = store.read_commit(base)?.files;
     files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);

@@ -21,7 +21,7 @@ fn release_takes_a_directory_by_the_name_it_was_reserved_with() {
     env.swarm(ann, &["reserve", "other/"]).ok();
     env.swarm(ann, &["release", "other"]).ok();
     let left = env.swarm(ann, &["reservations", "--json"]).ok().json();
-    assert_eq!(left["entries"].as_array().map(Vec::len), Some(0), "{left:#}");
+    assert_eq!(left["reservations"].as_array().map(Vec::len), Some(0), "{left:#}");
 }
 
 #[test]
@@ -86,7 +86,8 @@ fn files(dir: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
         for e in std::fs::read_dir(&d).unwrap().flatten() {
             let p = e.path();
             let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
-            if rel == ".git" {
+            // The lane's plan file is never part of the work.
+            if rel == ".git" || rel == "PLAN.md" {
                 continue;
             }
             let meta = std::fs::symlink_metadata(&p).unwrap();
@@ -257,7 +258,7 @@ fn handoff_refuses_what_its_reader_would_refuse_before_publishing() {
         std::fs::write(wt.join(name), "x\n").unwrap();
         let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
         assert_eq!(run.code, 1, "{name:?}: {run:#?}");
-        run.expect_stderr("error[HANDOFF_UNSUPPORTED]");
+        run.expect_stderr("error[SNAPSHOT_UNSUPPORTED]");
         assert_eq!(env.all_refs(&remote), published, "{name:?}: published");
         std::fs::remove_file(wt.join(name)).unwrap();
     }
@@ -274,7 +275,7 @@ fn handoff_refuses_a_staged_submodule_by_name() {
     env.git(&wt, &["update-index", "--add", "--cacheinfo", &format!("160000,{head},sm")]);
     let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
     assert_eq!(run.code, 1, "{run:#?}");
-    run.expect_stderr("error[HANDOFF_UNSUPPORTED]");
+    run.expect_stderr("error[SNAPSHOT_UNSUPPORTED]");
     run.expect_stderr("sm");
     assert_eq!(env.all_refs(&remote), published);
 }

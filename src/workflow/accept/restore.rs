@@ -9,22 +9,29 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
 use crate::model::packet::Packet;
+use crate::ctx::snapshot::Verified;
 use crate::store::remote;
 
-/// Restore the packet's snapshot when this checkout is clean on the
-/// packet's branch at its head; returns whether it did. A checkout with
-/// changes of its own is left untouched: the re-derived facts then compare
-/// them with the packet (by path and content) and refuse any difference.
-pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
+/// Restore the packet's snapshot when this checkout is on the packet's
+/// branch at its head and clean — or holds what a killed restore of the
+/// same snapshot began, which is put back first; returns what was
+/// restored, so that a refusal after it can [`undo`] it. The whole
+/// snapshot is verified before a byte is written. A checkout with changes
+/// of its own is left untouched: the re-derived facts then compare them
+/// with the packet (by path and content) and refuse any difference.
+pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
     let Some(snap) = &packet.snapshot else {
-        return Ok(false);
+        return Ok(None);
     };
     let git = &ctx.store.git;
     if git.current_branch()? != packet.branch
         || git.rev_parse("HEAD")?.as_deref() != Some(packet.head.as_str())
-        || !git.dirty_paths()?.is_empty()
     {
-        return Ok(false);
+        return Ok(None);
+    }
+    let resume = crate::ctx::snapshot::restore::interrupted(git, &snap.commit)?;
+    if !resume && !git.dirty_paths()?.is_empty() {
+        return Ok(None);
     }
     if !crate::ctx::snapshot::present(git, snap)? {
         fetch(ctx, &[&snapshot_ref(&packet.plan, &packet.id)])?;
@@ -40,8 +47,23 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
         .hint("run `git swarm sync` to fetch it, then accept again")
         .hint("or `git swarm accept --no-restore` to take the packet over without the files"));
     }
-    crate::ctx::snapshot::restore(git, &ctx.store.workdir_or_err()?, snap)?;
-    Ok(true)
+    let workdir = ctx.store.workdir_or_err()?;
+    let verified = crate::ctx::snapshot::verify(&ctx.store, &workdir, packet, snap)?;
+    if resume {
+        // A killed run wrote part of it: back to the head, then again.
+        crate::ctx::snapshot::undo(git, &workdir, &verified)?;
+    }
+    if let Err(e) = crate::ctx::snapshot::restore(git, &workdir, &verified) {
+        let _ = crate::ctx::snapshot::undo(git, &workdir, &verified);
+        return Err(e);
+    }
+    Ok(Some(verified))
+}
+
+/// Put the checkout back as it was before [`restore`] (a refusal came
+/// after the files were written).
+pub fn undo(ctx: &Ctx, verified: &Verified) -> Result<()> {
+    crate::ctx::snapshot::undo(&ctx.store.git, &ctx.store.workdir_or_err()?, verified)
 }
 
 /// The successor worktree for `accept --worktree <path>`: `path` as it is

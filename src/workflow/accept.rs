@@ -31,7 +31,7 @@ use crate::store::Event;
 mod lane;
 mod restore;
 
-pub use restore::{remove_made, worktree};
+pub use restore::{remove_made, worktree, worktree_noted};
 
 /// What `accept` did.
 #[derive(Debug, Clone)]
@@ -49,6 +49,8 @@ pub struct Accepted {
     /// A remote arbitrated.
     pub published: bool,
     pub warnings: Vec<String>,
+    /// What was cleared away first (a half-made worktree, a stale lock).
+    pub notes: Vec<String>,
 }
 
 /// What the refs this command reads are fetched as, each round.
@@ -125,6 +127,7 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         restored: d.restored,
         published: ctx.remote().is_some(),
         warnings,
+        notes: Vec::new(),
     })
 }
 

@@ -404,8 +404,21 @@ fn accept_worktree_clears_what_a_killed_worktree_add_left() {
         .ok()
         .stdout_has("stale lock");
     assert!(!lock.exists());
-    // Now the half-made worktree: locked as git's own add leaves it.
-    env.swarm(&carol, &["--offline", "lane", "list"]).ok();
+    env.git(&succ, &["add", "-A"]);
+    env.git(&succ, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
+}
+
+#[test]
+fn accept_worktree_clears_a_worktree_a_killed_add_left_locked() {
+    let env = TestEnv::new();
+    let (remote, _a, wt, _b) = lane_with_history(&env);
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let age = |p: &Path| {
+        std::fs::File::options().write(true).open(p).unwrap().set_modified(old).unwrap();
+    };
+    // The half-made worktree: locked as git's own add leaves it.
     let carol2 = env.clone_remote(&remote, "carol2");
     env.git(&carol2, &["fetch", "--quiet", "origin"]);
     let succ2 = carol2.join("succ");
@@ -415,8 +428,10 @@ fn accept_worktree_clears_what_a_killed_worktree_add_left() {
     env.write(&admin.join("HEAD.lock"), "");
     age(&admin.join("HEAD.lock"));
     env.swarm(&carol2, &["accept", &id, "--worktree", succ2.to_str().unwrap()])
-        .ok();
+        .ok()
+        .stdout_has("half-made");
     assert!(!admin.join("locked").exists());
     assert!(!admin.join("HEAD.lock").exists());
-    env.git(&succ2, &["commit", "--quiet", "--no-verify", "-am", "go on"]);
+    env.git(&succ2, &["add", "-A"]);
+    env.git(&succ2, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
 }

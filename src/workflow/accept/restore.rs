@@ -72,6 +72,29 @@ pub fn undo(ctx: &Ctx, verified: &Verified) -> Result<()> {
 /// first, as `accept` itself does: the packet may have just been written
 /// on another machine. Returns the directory and whether it was made here.
 pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
+    let mut notes = Vec::new();
+    worktree_noted(ctx, arg, path, &mut notes)
+}
+
+/// [`worktree`], saying in `notes` what it cleared away first: a worktree
+/// whose `git worktree add` was killed half-way (git leaves it locked
+/// "initializing"; it holds nothing of anyone's yet) is removed and made
+/// again, and a stale lock on the branch is taken away, as `lane new` does.
+pub fn worktree_noted(
+    ctx: &Ctx,
+    arg: &str,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(PathBuf, bool)> {
+    if path.exists() && half_made(&ctx.store.git, path)? {
+        let shown = path.to_string_lossy().into_owned();
+        ctx.store
+            .git
+            .run(["worktree", "remove", "--force", "--force", shown.as_str()])?;
+        notes.push(format!(
+            "removed the worktree {shown} a killed `git worktree add` had left half-made"
+        ));
+    }
     if path.exists() {
         return Ok((path.to_path_buf(), false));
     }
@@ -99,6 +122,14 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
         .hint(format!(
             "accept there: `cd {there} && git swarm accept {arg}`"
         )));
+    }
+    if ctx
+        .store
+        .clear_stale_branch_lock(&format!("refs/heads/{branch}"))
+    {
+        notes.push(format!(
+            "removed a stale lock on refs/heads/{branch} left by a killed process"
+        ));
     }
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
@@ -129,6 +160,22 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         true,
     ))
+}
+
+/// Whether `path` is a worktree of this repository that git left locked
+/// "initializing": its `git worktree add` never finished.
+fn half_made(git: &crate::git::Git, path: &Path) -> Result<bool> {
+    let listed = git.run(["worktree", "list", "--porcelain", "-z"])?;
+    let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut here = false;
+    for field in listed.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            here = std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)) == want;
+        } else if here && field.starts_with("locked") {
+            return Ok(field.trim_end() == "locked initializing");
+        }
+    }
+    Ok(false)
 }
 
 /// The worktree that has `branch` checked out, if one does.

@@ -435,3 +435,70 @@ fn accept_worktree_clears_a_worktree_a_killed_add_left_locked() {
     env.git(&succ2, &["add", "-A"]);
     env.git(&succ2, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
 }
+
+/// A name for a file of the lane: plain, or with one character some
+/// reader may mind.
+fn lane_name() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    (
+        "[a-z]{1,4}",
+        proptest::option::of(prop_oneof![
+            Just('\n'),
+            Just('\t'),
+            Just('\\'),
+            Just('\u{1b}'),
+            Just('\u{202e}'),
+            Just(' '),
+            Just('é'),
+            Just(':'),
+        ]),
+        "[a-z]{0,3}",
+    )
+        .prop_map(|(a, c, b)| format!("{a}{}{b}", c.map(String::from).unwrap_or_default()))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: crate::process::soak_rounds(4) as u32,
+        ..proptest::test_runner::Config::default()
+    })]
+    /// Every packet `handoff` publishes is accepted by `accept` on another
+    /// clone, its work restored exactly; what it refuses publishes nothing.
+    #[test]
+    fn every_packet_handoff_publishes_is_accepted_by_accept(
+        changes in proptest::collection::vec((lane_name(), 0..5u8), 1..5)
+    ) {
+        let env = TestEnv::new();
+        let (remote, _a, wt, b) = lane_with_history(&env);
+        for (i, (name, kind)) in changes.iter().enumerate() {
+            let name = format!("{name}{i}");
+            match kind {
+                0 => std::fs::write(wt.join(&name), format!("untracked {i}\n")).unwrap(),
+                1 => std::fs::write(wt.join("keep.txt"), format!("edited {i}\n")).unwrap(),
+                2 => {
+                    std::fs::write(wt.join(&name), format!("staged {i}\r\n")).unwrap();
+                    env.git(&wt, &["add", "--", &name]);
+                }
+                3 => std::os::unix::fs::symlink("keep.txt", wt.join(&name)).unwrap(),
+                _ => {
+                    std::fs::create_dir_all(wt.join(&name)).unwrap();
+                    std::fs::write(wt.join(&name).join("inner"), b"\x00\xffbin").unwrap();
+                }
+            }
+        }
+        let before = env.all_refs(&remote);
+        let handoff = env.swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"]);
+        if handoff.code != 0 {
+            proptest::prop_assert_eq!(handoff.code, 1, "{:#?}", handoff);
+            proptest::prop_assert!(handoff.stderr.contains("error[SNAPSHOT_UNSUPPORTED]"), "{:#?}", handoff);
+            proptest::prop_assert_eq!(env.all_refs(&remote), before);
+            return Ok(());
+        }
+        let id = handoff.json()["id"].as_str().unwrap().to_string();
+        let succ = b.join("succ");
+        let accepted = env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()]);
+        proptest::prop_assert_eq!(accepted.code, 0, "{:?}: {:#?}", changes, accepted);
+        proptest::prop_assert_eq!(state(&env, &succ), state(&env, &wt));
+        proptest::prop_assert_eq!(files(&succ), files(&wt));
+    }
+}

@@ -502,3 +502,60 @@ proptest::proptest! {
         proptest::prop_assert_eq!(files(&succ), files(&wt));
     }
 }
+
+/// Two clones change dependencies at the same moment, each decided on the
+/// same graph (lined up after deciding, released together): A makes wx
+/// depend on wy, B wy on wx. Never both: the loser decides again on the
+/// winner's graph and is refused as a cycle. `task list` names a cycle
+/// that is there anyway.
+#[test]
+fn racing_dependency_updates_never_leave_a_cycle() {
+    use crate::process::{finish, spawn, wait_arrivals};
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "p"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    for round in 0..4 {
+        let (x, y) = (format!("x{round}"), format!("y{round}"));
+        for t in [&x, &y] {
+            env.swarm(a, &["task", "new", t, "--plan", "p", "--title", "t"]).ok();
+        }
+        env.swarm(b, &["sync"]).ok();
+        let gate = env.root().join(format!("deps-gate-{round}"));
+        let pause = format!("task:objects={}", gate.display());
+        let vars = [("GIT_SWARM_PAUSE", pause.as_str())];
+        let one = spawn(&env, a, &vars, &["task", "update", &x, "--plan", "p", "--depends-on", &y]);
+        let two = spawn(&env, b, &vars, &["task", "update", &y, "--plan", "p", "--depends-on", &x]);
+        wait_arrivals(&gate, 2);
+        std::fs::write(gate.join("go"), "").unwrap();
+        let runs = [finish(one, "ann"), finish(two, "bob")];
+        let won: Vec<&crate::harness::Run> = runs.iter().filter(|r| r.code == 0).collect();
+        assert_eq!(won.len(), 1, "round {round}: {runs:#?}");
+        let lost = runs.iter().find(|r| r.code != 0).unwrap();
+        assert!(lost.stderr.contains("error[TASK_DEPENDENCY_CYCLE]"), "round {round}: {lost:#?}");
+        let deps = |t: &str| {
+            let yaml = env.git(&remote, &["show", &format!("refs/swarm/tasks/p/{t}:task.yaml")]);
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+            v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0)
+        };
+        assert_eq!(deps(&x) + deps(&y), 1, "round {round}: one edge, no cycle");
+    }
+    // A cycle that is there anyway (written by hand): `task list` names it.
+    env.swarm(a, &["sync"]).ok();
+    let yaml = env.git(a, &["show", "refs/swarm/tasks/p/x0:task.yaml"]);
+    let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    let has = v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0) > 0;
+    let (from, to) = if has { ("y0", "x0") } else { ("x0", "y0") };
+    let yaml = env.git(a, &["show", &format!("refs/swarm/tasks/p/{from}:task.yaml")]);
+    v = serde_yaml_ng::from_str(&yaml).unwrap();
+    v["depends_on"] = serde_yaml_ng::to_value(vec![to]).unwrap();
+    let blob = hash_object(&env, a, serde_yaml_ng::to_string(&v).unwrap().as_bytes());
+    let tree = mktree(&env, a, &format!("100644 blob {blob}\ttask.yaml"));
+    let parent = env.git(a, &["rev-parse", &format!("refs/swarm/tasks/p/{from}")]);
+    let forged = env.git(a, &["commit-tree", &tree, "-p", &parent, "-m", "by hand"]);
+    env.git(a, &["update-ref", &format!("refs/swarm/tasks/p/{from}"), &forged]);
+    env.swarm(a, &["--offline", "task", "list", "--plan", "p"])
+        .ok()
+        .stderr_has("form a cycle (");
+}

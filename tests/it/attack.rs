@@ -559,3 +559,34 @@ fn racing_dependency_updates_never_leave_a_cycle() {
         .ok()
         .stderr_has("form a cycle (");
 }
+
+/// `wait --for packet` asks the remote only for the packets' refs (and
+/// the plan's): the remote never lists the unrelated message refs to it,
+/// so a wait's cost does not grow with them (benches/wait.sh measures it).
+#[test]
+fn wait_asks_the_remote_only_for_the_refs_it_watches() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    env.swarm(ann, &["notify", "bob", "one message"]).ok();
+    let head = env.git(&remote, &["rev-parse", "HEAD"]);
+    let many: String = (0..200)
+        .map(|i| format!("create refs/swarm/messages/_/unrelated-{i} {head}\n"))
+        .collect();
+    env.git_stdin(&remote, &["update-ref", "--stdin"], many.as_bytes());
+    let trace = env.root().join("trace.txt");
+    let trace_s = trace.to_str().unwrap().to_string();
+    let run = env.swarm_env(
+        ann,
+        &[("GIT_SWARM_VIRTUAL_WAITS", "1"), ("GIT_TRACE_PACKET", &trace_s)],
+        &["wait", "--for", "packet", "--plan", "p", "--timeout", "30s", "--json"],
+    );
+    run.err(1, "WAIT_TIMEOUT");
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        !traced.contains("refs/swarm/messages/"),
+        "the remote listed message refs to a wait for packets"
+    );
+    assert!(traced.contains("refs/swarm/packets/p"), "asked for the packets");
+}

@@ -130,7 +130,12 @@ impl Git {
     }
 
     /// Run git with `env` set and `input` on stdin.
-    pub fn run_env_input<I, S>(&self, args: I, env: &[(&str, &OsStr)], input: &[u8]) -> Result<String>
+    pub fn run_env_input<I, S>(
+        &self,
+        args: I,
+        env: &[(&str, &OsStr)],
+        input: &[u8],
+    ) -> Result<String>
     where
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,

@@ -296,8 +296,15 @@ fn write(
         .to_string();
     let (removed, info) = working_entries(git, workdir, entries)?;
     if !removed.is_empty() {
-        let input: Vec<u8> = removed.iter().flat_map(|p| [p.as_bytes(), b"\0"].concat()).collect();
-        git.run_env_input(["update-index", "--force-remove", "-z", "--stdin"], &env, &input)?;
+        let input: Vec<u8> = removed
+            .iter()
+            .flat_map(|p| [p.as_bytes(), b"\0"].concat())
+            .collect();
+        git.run_env_input(
+            ["update-index", "--force-remove", "-z", "--stdin"],
+            &env,
+            &input,
+        )?;
     }
     if !info.is_empty() {
         git.run_env_input(
@@ -388,7 +395,11 @@ fn gone(e: &std::io::Error) -> bool {
 /// not get back exactly: a path a reader of the packet refuses
 /// ([`path_refusal`], the rule `accept` applies), a staged submodule, a
 /// nested repository (`SNAPSHOT_UNSUPPORTED`, every path named).
-fn refuse_unsupported(git: &Git, workdir: &Path, entries: &[crate::git::StatusEntry]) -> Result<()> {
+fn refuse_unsupported(
+    git: &Git,
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+) -> Result<()> {
     let mut found: Vec<(String, &'static str)> = Vec::new();
     for e in entries {
         for p in std::iter::once(&e.path).chain(e.from.as_ref()) {
@@ -410,7 +421,9 @@ fn refuse_unsupported(git: &Git, workdir: &Path, entries: &[crate::git::StatusEn
     let staged = git.run(["ls-files", "--stage", "-z"])?;
     let dirty: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
     for line in staged.split('\0') {
-        let Some((meta, path)) = line.split_once('\t') else { continue };
+        let Some((meta, path)) = line.split_once('\t') else {
+            continue;
+        };
         let mode = meta.split(' ').next().unwrap_or("");
         if dirty.contains(path) {
             if let Some(why) = mode_refusal(mode) {

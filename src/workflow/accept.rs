@@ -20,8 +20,8 @@ use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
-    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
-    ACCEPTANCE_FILE, PREFIX,
+    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet, ACCEPTANCE_FILE,
+    PREFIX,
 };
 use crate::store::record;
 use crate::store::remote;

@@ -21,7 +21,11 @@ fn release_takes_a_directory_by_the_name_it_was_reserved_with() {
     env.swarm(ann, &["reserve", "other/"]).ok();
     env.swarm(ann, &["release", "other"]).ok();
     let left = env.swarm(ann, &["reservations", "--json"]).ok().json();
-    assert_eq!(left["reservations"].as_array().map(Vec::len), Some(0), "{left:#}");
+    assert_eq!(
+        left["reservations"].as_array().map(Vec::len),
+        Some(0),
+        "{left:#}"
+    );
 }
 
 #[test]
@@ -92,7 +96,10 @@ fn files(dir: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
             }
             let meta = std::fs::symlink_metadata(&p).unwrap();
             let bytes = if meta.file_type().is_symlink() {
-                std::fs::read_link(&p).unwrap().into_os_string().into_encoded_bytes()
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
             } else if meta.is_dir() {
                 stack.push(p.clone());
                 Vec::new()
@@ -107,14 +114,20 @@ fn files(dir: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
 
 /// What a refused `accept` must leave as it was: `git status
 /// --porcelain=v2`, the index, and every file's bytes and mode.
-type Checkout = (String, String, std::collections::BTreeMap<String, (Vec<u8>, u32)>);
+type Checkout = (
+    String,
+    String,
+    std::collections::BTreeMap<String, (Vec<u8>, u32)>,
+);
 
 fn checkout(env: &TestEnv, dir: &Path) -> Checkout {
     (
         env.git(dir, &["status", "--porcelain=v2", "--untracked-files=all"]),
         env.git(dir, &["ls-files", "--stage", "--debug"])
             .lines()
-            .filter(|l| !l.trim_start().starts_with("ctime") && !l.trim_start().starts_with("mtime"))
+            .filter(|l| {
+                !l.trim_start().starts_with("ctime") && !l.trim_start().starts_with("mtime")
+            })
             .collect::<Vec<_>>()
             .join("\n"),
         files(dir),
@@ -156,7 +169,14 @@ fn forge(env: &TestEnv, dir: &Path, id: &str, work: &[String], staged: &[String]
     let staged_tree = with(&format!("{snap}^2"), staged);
     let staged_commit = env.git(
         dir,
-        &["commit-tree", &staged_tree, "-p", &format!("{snap}^1"), "-m", "staged"],
+        &[
+            "commit-tree",
+            &staged_tree,
+            "-p",
+            &format!("{snap}^1"),
+            "-m",
+            "staged",
+        ],
     );
     let tree = with(&snap, work);
     let forged = env.git(
@@ -221,15 +241,35 @@ fn a_forged_snapshot_refused_by_accept_changes_nothing_in_the_checkout() {
             "",
         ),
         // Modes outside git's set.
-        (vec![format!("100600 blob {payload}\todd.txt")], vec![], "SNAPSHOT_UNSAFE"),
-        (vec![format!("120755 blob {target}\todd-link")], vec![], "SNAPSHOT_UNSAFE"),
-        (vec![format!("100600 blob {payload}\tnote.txt")], vec![], "SNAPSHOT_UNSAFE"),
+        (
+            vec![format!("100600 blob {payload}\todd.txt")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
+        (
+            vec![format!("120755 blob {target}\todd-link")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
+        (
+            vec![format!("100600 blob {payload}\tnote.txt")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
         // A file the packet does not list: fails the final comparison.
         (vec![format!("100644 blob {payload}\twork.txt")], vec![], ""),
         // A gitlink.
-        (vec![format!("160000 commit {head}\tsm")], vec![format!("160000 commit {head}\tsm")], ""),
+        (
+            vec![format!("160000 commit {head}\tsm")],
+            vec![format!("160000 commit {head}\tsm")],
+            "",
+        ),
         // Staged only: a path the packet does not list.
-        (vec![], vec![format!("100644 blob {payload}\tstaged-only.txt")], ""),
+        (
+            vec![],
+            vec![format!("100644 blob {payload}\tstaged-only.txt")],
+            "",
+        ),
     ];
     for (i, (work, staged, code)) in variants.iter().enumerate() {
         forge(&env, &a, &id, work, staged);
@@ -240,9 +280,17 @@ fn a_forged_snapshot_refused_by_accept_changes_nothing_in_the_checkout() {
         if !code.is_empty() {
             run.expect_stderr(&format!("error[{code}]"));
         }
-        assert_eq!(checkout(&env, &b), before, "variant {i}: the checkout changed: {run:#?}");
+        assert_eq!(
+            checkout(&env, &b),
+            before,
+            "variant {i}: the checkout changed: {run:#?}"
+        );
         assert!(!outside.join("PWNED").exists(), "variant {i}");
-        assert_eq!(env.git(&remote, &["rev-parse", &packet_ref]), published, "variant {i}");
+        assert_eq!(
+            env.git(&remote, &["rev-parse", &packet_ref]),
+            published,
+            "variant {i}"
+        );
     }
 }
 
@@ -254,7 +302,14 @@ fn handoff_refuses_what_its_reader_would_refuse_before_publishing() {
     let env = TestEnv::new();
     let (remote, _a, wt, _b) = lane_with_history(&env);
     let published = env.all_refs(&remote);
-    for name in ["new\nline.txt", "cr\rx", "esc\u{1b}[2J", "rlo\u{202e}txt", "tab\tx", "back\\slash"] {
+    for name in [
+        "new\nline.txt",
+        "cr\rx",
+        "esc\u{1b}[2J",
+        "rlo\u{202e}txt",
+        "tab\tx",
+        "back\\slash",
+    ] {
         std::fs::write(wt.join(name), "x\n").unwrap();
         let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
         assert_eq!(run.code, 1, "{name:?}: {run:#?}");
@@ -272,7 +327,15 @@ fn handoff_refuses_a_staged_submodule_by_name() {
     let (remote, _a, wt, _b) = lane_with_history(&env);
     let published = env.all_refs(&remote);
     let head = env.git(&wt, &["rev-parse", "HEAD"]);
-    env.git(&wt, &["update-index", "--add", "--cacheinfo", &format!("160000,{head},sm")]);
+    env.git(
+        &wt,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},sm"),
+        ],
+    );
     let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
     assert_eq!(run.code, 1, "{run:#?}");
     run.expect_stderr("error[SNAPSHOT_UNSUPPORTED]");
@@ -291,7 +354,10 @@ fn typechanges_are_handed_off_and_restored_exactly() {
     env.write(&wt.join("l"), "l\n");
     env.git(&wt, &["add", "d", "f", "l"]);
     env.git(&wt, &["commit", "--quiet", "--no-verify", "-m", "shapes"]);
-    env.git(&wt, &["push", "--quiet", "--no-verify", "origin", "feat/login"]);
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/login"],
+    );
     std::fs::remove_dir_all(wt.join("d")).unwrap();
     env.write(&wt.join("d"), "file\n");
     std::fs::remove_file(wt.join("f")).unwrap();
@@ -326,12 +392,18 @@ fn an_intent_to_add_entry_is_restored_as_one() {
 fn eol_attributes_do_not_make_accept_impossible() {
     let env = TestEnv::new();
     let (_remote, _a, wt, b) = lane_with_history(&env);
-    env.write(&wt.join(".gitattributes"), "crlf.txt text eol=crlf\nmixed.txt text\n");
+    env.write(
+        &wt.join(".gitattributes"),
+        "crlf.txt text eol=crlf\nmixed.txt text\n",
+    );
     env.write(&wt.join("crlf.txt"), "one\r\ntwo\r\n");
     env.write(&wt.join("mixed.txt"), "one\r\ntwo\n");
     env.git(&wt, &["add", "."]);
     env.git(&wt, &["commit", "--quiet", "--no-verify", "-m", "attrs"]);
-    env.git(&wt, &["push", "--quiet", "--no-verify", "origin", "feat/login"]);
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/login"],
+    );
     std::fs::write(wt.join("crlf.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
     std::fs::write(wt.join("mixed.txt"), "a\r\nb\nc\r\n").unwrap();
     std::fs::write(wt.join("staged.txt"), "staged\r\nv2\n").unwrap();
@@ -362,7 +434,11 @@ fn a_killed_accept_worktree_rerun_converges() {
         let succ = b.join(format!("succ-{round}"));
         let shown = succ.to_str().unwrap().to_string();
         let args = ["--as", "dave", "accept", &id, "--worktree", &shown];
-        let kill = if round == 0 { Kill::AtPoint } else { Kill::After(rng.below(40)) };
+        let kill = if round == 0 {
+            Kill::AtPoint
+        } else {
+            Kill::After(rng.below(40))
+        };
         run_and_kill(&env, &b, "accept:restore", &args, kill);
         let run = env.swarm(&b, &args);
         if round == 0 {
@@ -394,15 +470,23 @@ fn accept_worktree_clears_what_a_killed_worktree_add_left() {
     let carol = env.clone_remote(&remote, "carol");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     let age = |p: &Path| {
-        std::fs::File::options().write(true).open(p).unwrap().set_modified(old).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
     };
     let lock = carol.join(".git/refs/heads/feat/login.lock");
     env.write(&lock, "");
     age(&lock);
     let succ = carol.join("succ");
-    env.swarm(&carol, &["accept", &id, "--worktree", succ.to_str().unwrap()])
-        .ok()
-        .stdout_has("stale lock");
+    env.swarm(
+        &carol,
+        &["accept", &id, "--worktree", succ.to_str().unwrap()],
+    )
+    .ok()
+    .stdout_has("stale lock");
     assert!(!lock.exists());
     env.git(&succ, &["add", "-A"]);
     env.git(&succ, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
@@ -416,20 +500,39 @@ fn accept_worktree_clears_a_worktree_a_killed_add_left_locked() {
     let id = handoff_id(&env, &wt);
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
     let age = |p: &Path| {
-        std::fs::File::options().write(true).open(p).unwrap().set_modified(old).unwrap();
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
     };
     // The half-made worktree: locked as git's own add leaves it.
     let carol2 = env.clone_remote(&remote, "carol2");
     env.git(&carol2, &["fetch", "--quiet", "origin"]);
     let succ2 = carol2.join("succ");
-    env.git(&carol2, &["worktree", "add", "--quiet", succ2.to_str().unwrap(), "-b", "feat/login", "origin/feat/login"]);
+    env.git(
+        &carol2,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            succ2.to_str().unwrap(),
+            "-b",
+            "feat/login",
+            "origin/feat/login",
+        ],
+    );
     let admin = carol2.join(".git/worktrees/succ");
     env.write(&admin.join("locked"), "initializing");
     env.write(&admin.join("HEAD.lock"), "");
     age(&admin.join("HEAD.lock"));
-    env.swarm(&carol2, &["accept", &id, "--worktree", succ2.to_str().unwrap()])
-        .ok()
-        .stdout_has("half-made");
+    env.swarm(
+        &carol2,
+        &["accept", &id, "--worktree", succ2.to_str().unwrap()],
+    )
+    .ok()
+    .stdout_has("half-made");
     assert!(!admin.join("locked").exists());
     assert!(!admin.join("HEAD.lock").exists());
     env.git(&succ2, &["add", "-A"]);
@@ -519,23 +622,40 @@ fn racing_dependency_updates_never_leave_a_cycle() {
     for round in 0..4 {
         let (x, y) = (format!("x{round}"), format!("y{round}"));
         for t in [&x, &y] {
-            env.swarm(a, &["task", "new", t, "--plan", "p", "--title", "t"]).ok();
+            env.swarm(a, &["task", "new", t, "--plan", "p", "--title", "t"])
+                .ok();
         }
         env.swarm(b, &["sync"]).ok();
         let gate = env.root().join(format!("deps-gate-{round}"));
         let pause = format!("task:objects={}", gate.display());
         let vars = [("GIT_SWARM_PAUSE", pause.as_str())];
-        let one = spawn(&env, a, &vars, &["task", "update", &x, "--plan", "p", "--depends-on", &y]);
-        let two = spawn(&env, b, &vars, &["task", "update", &y, "--plan", "p", "--depends-on", &x]);
+        let one = spawn(
+            &env,
+            a,
+            &vars,
+            &["task", "update", &x, "--plan", "p", "--depends-on", &y],
+        );
+        let two = spawn(
+            &env,
+            b,
+            &vars,
+            &["task", "update", &y, "--plan", "p", "--depends-on", &x],
+        );
         wait_arrivals(&gate, 2);
         std::fs::write(gate.join("go"), "").unwrap();
         let runs = [finish(one, "ann"), finish(two, "bob")];
         let won: Vec<&crate::harness::Run> = runs.iter().filter(|r| r.code == 0).collect();
         assert_eq!(won.len(), 1, "round {round}: {runs:#?}");
         let lost = runs.iter().find(|r| r.code != 0).unwrap();
-        assert!(lost.stderr.contains("error[TASK_DEPENDENCY_CYCLE]"), "round {round}: {lost:#?}");
+        assert!(
+            lost.stderr.contains("error[TASK_DEPENDENCY_CYCLE]"),
+            "round {round}: {lost:#?}"
+        );
         let deps = |t: &str| {
-            let yaml = env.git(&remote, &["show", &format!("refs/swarm/tasks/p/{t}:task.yaml")]);
+            let yaml = env.git(
+                &remote,
+                &["show", &format!("refs/swarm/tasks/p/{t}:task.yaml")],
+            );
             let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
             v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0)
         };
@@ -547,14 +667,20 @@ fn racing_dependency_updates_never_leave_a_cycle() {
     let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
     let has = v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0) > 0;
     let (from, to) = if has { ("y0", "x0") } else { ("x0", "y0") };
-    let yaml = env.git(a, &["show", &format!("refs/swarm/tasks/p/{from}:task.yaml")]);
+    let yaml = env.git(
+        a,
+        &["show", &format!("refs/swarm/tasks/p/{from}:task.yaml")],
+    );
     v = serde_yaml_ng::from_str(&yaml).unwrap();
     v["depends_on"] = serde_yaml_ng::to_value(vec![to]).unwrap();
     let blob = hash_object(&env, a, serde_yaml_ng::to_string(&v).unwrap().as_bytes());
     let tree = mktree(&env, a, &format!("100644 blob {blob}\ttask.yaml"));
     let parent = env.git(a, &["rev-parse", &format!("refs/swarm/tasks/p/{from}")]);
     let forged = env.git(a, &["commit-tree", &tree, "-p", &parent, "-m", "by hand"]);
-    env.git(a, &["update-ref", &format!("refs/swarm/tasks/p/{from}"), &forged]);
+    env.git(
+        a,
+        &["update-ref", &format!("refs/swarm/tasks/p/{from}"), &forged],
+    );
     env.swarm(a, &["--offline", "task", "list", "--plan", "p"])
         .ok()
         .stderr_has("form a cycle (");
@@ -579,8 +705,20 @@ fn wait_asks_the_remote_only_for_the_refs_it_watches() {
     let trace_s = trace.to_str().unwrap().to_string();
     let run = env.swarm_env(
         ann,
-        &[("GIT_SWARM_VIRTUAL_WAITS", "1"), ("GIT_TRACE_PACKET", &trace_s)],
-        &["wait", "--for", "packet", "--plan", "p", "--timeout", "30s", "--json"],
+        &[
+            ("GIT_SWARM_VIRTUAL_WAITS", "1"),
+            ("GIT_TRACE_PACKET", &trace_s),
+        ],
+        &[
+            "wait",
+            "--for",
+            "packet",
+            "--plan",
+            "p",
+            "--timeout",
+            "30s",
+            "--json",
+        ],
     );
     run.err(1, "WAIT_TIMEOUT");
     let traced = std::fs::read_to_string(&trace).unwrap();
@@ -588,5 +726,8 @@ fn wait_asks_the_remote_only_for_the_refs_it_watches() {
         !traced.contains("refs/swarm/messages/"),
         "the remote listed message refs to a wait for packets"
     );
-    assert!(traced.contains("refs/swarm/packets/p"), "asked for the packets");
+    assert!(
+        traced.contains("refs/swarm/packets/p"),
+        "asked for the packets"
+    );
 }

@@ -4,6 +4,7 @@
 mod harness;
 
 mod architecture;
+mod attack;
 mod cache;
 mod cli;
 mod controls;
@@ -33,7 +34,6 @@ mod reserve_guard;
 mod rough;
 mod secrets;
 mod snapshot;
-mod attack;
 mod soak;
 mod sync;
 mod task;

@@ -94,19 +94,39 @@ pub fn verify(store: &Store, workdir: &Path, packet: &Packet, snap: &Snapshot) -
     ])?;
     let revs: Vec<&str> = revs.lines().collect();
     let [parent, work_tree, head_tree, staged_tree] = revs[..] else {
-        return Err(unsafe_error(commit, &mut vec![(commit.to_string(), "not a snapshot commit")]));
+        return Err(unsafe_error(
+            commit,
+            &mut vec![(commit.to_string(), "not a snapshot commit")],
+        ));
     };
     if parent != packet.head {
         return Err(unsafe_error(
             commit,
-            &mut vec![(commit.to_string(), "its first parent is not the packet's head")],
+            &mut vec![(
+                commit.to_string(),
+                "its first parent is not the packet's head",
+            )],
         ));
     }
     let mut bad = Vec::new();
     let mut read = |id: &str| read_tree(store, id);
     let (mut work, mut staged) = (Vec::new(), Vec::new());
-    tree::diff(&mut read, Some(head_tree), Some(work_tree), "", &mut work, &mut bad)?;
-    tree::diff(&mut read, Some(head_tree), Some(staged_tree), "", &mut staged, &mut bad)?;
+    tree::diff(
+        &mut read,
+        Some(head_tree),
+        Some(work_tree),
+        "",
+        &mut work,
+        &mut bad,
+    )?;
+    tree::diff(
+        &mut read,
+        Some(head_tree),
+        Some(staged_tree),
+        "",
+        &mut staged,
+        &mut bad,
+    )?;
     for c in work.iter().chain(&staged) {
         if let Some(why) = path_refusal(&c.path) {
             bad.push((c.path.clone(), why));
@@ -193,16 +213,35 @@ fn predicted(
     packet: &Packet,
 ) -> (Vec<String>, BTreeMap<String, String>) {
     type Side = Option<(String, String)>;
-    let w: BTreeMap<&str, (&Side, &Side)> =
-        work.iter().map(|c| (c.path.as_str(), (&c.old, &c.new))).collect();
-    let s: BTreeMap<&str, (&Side, &Side)> =
-        staged.iter().map(|c| (c.path.as_str(), (&c.old, &c.new))).collect();
-    let sources: BTreeSet<&str> = snap.paths.values().filter_map(|p| p.from.as_deref()).collect();
+    let w: BTreeMap<&str, (&Side, &Side)> = work
+        .iter()
+        .map(|c| (c.path.as_str(), (&c.old, &c.new)))
+        .collect();
+    let s: BTreeMap<&str, (&Side, &Side)> = staged
+        .iter()
+        .map(|c| (c.path.as_str(), (&c.old, &c.new)))
+        .collect();
+    let sources: BTreeSet<&str> = snap
+        .paths
+        .values()
+        .filter_map(|p| p.from.as_deref())
+        .collect();
     let mut dirty = Vec::new();
     for path in w.keys().chain(s.keys()).collect::<BTreeSet<_>>() {
-        let head = w.get(path).or_else(|| s.get(path)).map(|c| c.0).cloned().flatten();
-        let in_work = w.get(path).map(|c| c.1.clone()).unwrap_or_else(|| head.clone());
-        let in_index = s.get(path).map(|c| c.1.clone()).unwrap_or_else(|| head.clone());
+        let head = w
+            .get(path)
+            .or_else(|| s.get(path))
+            .map(|c| c.0)
+            .cloned()
+            .flatten();
+        let in_work = w
+            .get(path)
+            .map(|c| c.1.clone())
+            .unwrap_or_else(|| head.clone());
+        let in_index = s
+            .get(path)
+            .map(|c| c.1.clone())
+            .unwrap_or_else(|| head.clone());
         let listed = in_index != head || in_work != in_index;
         if listed && !(sources.contains(path) && !packet.uncommitted.iter().any(|u| u == path)) {
             dirty.push(path.to_string());
@@ -338,7 +377,10 @@ pub fn undo(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
     }
     git.run(["read-tree", &v.head_tree])?;
     if !in_head.is_empty() {
-        let input: Vec<u8> = in_head.iter().flat_map(|p| [p.as_bytes(), b"\0"].concat()).collect();
+        let input: Vec<u8> = in_head
+            .iter()
+            .flat_map(|p| [p.as_bytes(), b"\0"].concat())
+            .collect();
         git.run_env_input(
             [
                 "checkout",

@@ -323,7 +323,12 @@ fn any_path() -> impl proptest::strategy::Strategy<Value = String> {
         "[a-zA-Z0-9._ -]{0,6}",
         proptest::option::of(odd),
         "[a-zA-Z0-9._-]{0,6}",
-        proptest::option::of(prop_oneof![Just(".git/"), Just("../"), Just("d/"), Just("/")]),
+        proptest::option::of(prop_oneof![
+            Just(".git/"),
+            Just("../"),
+            Just("d/"),
+            Just("/")
+        ]),
     )
         .prop_map(|(a, c, b, pre)| {
             let mut p = pre.unwrap_or("").to_string();

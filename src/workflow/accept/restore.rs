@@ -5,11 +5,11 @@
 use std::path::{Path, PathBuf};
 
 use crate::ctx::packet::{fetch, locate, read_at};
+use crate::ctx::snapshot::Verified;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
 use crate::model::packet::Packet;
-use crate::ctx::snapshot::Verified;
 use crate::store::remote;
 
 /// Restore the packet's snapshot when this checkout is on the packet's

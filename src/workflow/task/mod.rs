@@ -18,10 +18,10 @@ use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
+use crate::git::PushUpdate;
 use crate::model::task::{self as model, task_ref, Decision, Op, Status, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::Record;
-use crate::git::PushUpdate;
 use crate::store::remote::{self, publish_loop, Fetch, Looped, Step};
 use crate::store::Event;
 
@@ -171,7 +171,10 @@ pub(crate) fn publish(
             // graph just fetched: it publishes only if that graph is still
             // current, by moving the plan's ref in the same push (a plan-wide
             // version two racing updates cannot both swap).
-            let deps_before = current.as_ref().map(|c| c.record.depends_on.clone()).unwrap_or_default();
+            let deps_before = current
+                .as_ref()
+                .map(|c| c.record.depends_on.clone())
+                .unwrap_or_default();
             let graph = if record.depends_on != deps_before && !record.depends_on.is_empty() {
                 graph_version(ctx, round, &plan_ref, &event)?
             } else {

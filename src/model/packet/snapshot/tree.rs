@@ -42,7 +42,10 @@ pub fn parse(bytes: &[u8], hash_len: usize) -> Option<Vec<RawEntry>> {
         if rest.len() < hash_len {
             return None;
         }
-        let id: String = rest[..hash_len].iter().map(|b| format!("{b:02x}")).collect();
+        let id: String = rest[..hash_len]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
         rest = &rest[hash_len..];
         out.push(RawEntry { mode, name, id });
     }
@@ -132,7 +135,10 @@ mod tests {
     #[test]
     fn raw_modes_are_kept_and_only_differing_subtrees_are_read() {
         let trees: BTreeMap<String, Vec<u8>> = [
-            ("01".repeat(20), raw(&[("100644", "a", 1), ("40000", "d", 2)])),
+            (
+                "01".repeat(20),
+                raw(&[("100644", "a", 1), ("40000", "d", 2)]),
+            ),
             ("02".repeat(20), raw(&[("100644", "x", 3)])),
             (
                 "09".repeat(20),
@@ -147,8 +153,15 @@ mod tests {
             Ok(parse(&trees[id], 20).unwrap())
         };
         let (mut out, mut bad) = (Vec::new(), Vec::new());
-        diff(&mut read, Some(&"01".repeat(20)), Some(&"09".repeat(20)), "", &mut out, &mut bad)
-            .unwrap();
+        diff(
+            &mut read,
+            Some(&"01".repeat(20)),
+            Some(&"09".repeat(20)),
+            "",
+            &mut out,
+            &mut bad,
+        )
+        .unwrap();
         assert!(bad.is_empty());
         assert_eq!(reads.len(), 2, "d is the same tree: not read");
         let got: Vec<(&str, Option<&str>)> = out
@@ -162,16 +175,33 @@ mod tests {
     fn a_directory_replaced_by_a_file_is_deletions_and_a_write() {
         let trees: BTreeMap<String, Vec<u8>> = [
             ("01".repeat(20), raw(&[("40000", "d", 2)])),
-            ("02".repeat(20), raw(&[("100644", "x", 3), ("100644", "y", 3)])),
-            ("09".repeat(20), raw(&[("100644", "d", 5), ("100644", "d", 6)])),
+            (
+                "02".repeat(20),
+                raw(&[("100644", "x", 3), ("100644", "y", 3)]),
+            ),
+            (
+                "09".repeat(20),
+                raw(&[("100644", "d", 5), ("100644", "d", 6)]),
+            ),
         ]
         .into_iter()
         .collect();
-        let mut read = |id: &str| -> Result<Vec<RawEntry>, ()> { Ok(parse(&trees[id], 20).unwrap()) };
+        let mut read =
+            |id: &str| -> Result<Vec<RawEntry>, ()> { Ok(parse(&trees[id], 20).unwrap()) };
         let (mut out, mut bad) = (Vec::new(), Vec::new());
-        diff(&mut read, Some(&"01".repeat(20)), Some(&"09".repeat(20)), "", &mut out, &mut bad)
-            .unwrap();
-        let paths: Vec<(&str, bool)> = out.iter().map(|c| (c.path.as_str(), c.new.is_some())).collect();
+        diff(
+            &mut read,
+            Some(&"01".repeat(20)),
+            Some(&"09".repeat(20)),
+            "",
+            &mut out,
+            &mut bad,
+        )
+        .unwrap();
+        let paths: Vec<(&str, bool)> = out
+            .iter()
+            .map(|c| (c.path.as_str(), c.new.is_some()))
+            .collect();
         assert_eq!(paths, [("d/x", false), ("d/y", false), ("d", true)]);
         assert_eq!(bad, [("d".to_string(), "the path is in the tree twice")]);
         assert!(parse(b"100644 a\0short", 20).is_none());

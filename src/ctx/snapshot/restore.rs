@@ -243,7 +243,9 @@ fn predicted(
             .map(|c| c.1.clone())
             .unwrap_or_else(|| head.clone());
         let listed = in_index != head || in_work != in_index;
-        if listed && !(sources.contains(path) && !packet.uncommitted.iter().any(|u| u == path)) {
+        // A rename's source is folded into the rename by `git status`.
+        let folded = sources.contains(path) && !packet.uncommitted.iter().any(|u| u == path);
+        if listed && !folded {
             dirty.push(path.to_string());
         }
     }

@@ -661,8 +661,17 @@ fn racing_dependency_updates_never_leave_a_cycle() {
         };
         assert_eq!(deps(&x) + deps(&y), 1, "round {round}: one edge, no cycle");
     }
-    // A cycle that is there anyway (written by hand): `task list` names it.
+    // The plan's journal says what moved it; both clones converge.
     env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(a, &["plan", "log", "p"])
+        .ok()
+        .stdout_has("dependencies changed");
+    assert_eq!(
+        env.git(a, &["rev-parse", "refs/swarm/plans/p"]),
+        env.git(b, &["rev-parse", "refs/swarm/plans/p"])
+    );
+    // A cycle that is there anyway (written by hand): `task list` names it.
     let yaml = env.git(a, &["show", "refs/swarm/tasks/p/x0:task.yaml"]);
     let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
     let has = v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0) > 0;

@@ -289,16 +289,11 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
         let err = |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, format!("commit {c}"), e);
         let commit = repo.find_commit(c).map_err(|e| err(&e))?;
         let tree = commit.tree_id().map_err(|e| err(&e))?.detach();
-        let parent = match commit.parent_ids().next() {
-            Some(p) => Some(
-                repo.find_commit(p.detach())
-                    .map_err(|e| err(&e))?
-                    .tree_id()
-                    .map_err(|e| err(&e))?
-                    .detach(),
-            ),
-            None => None,
-        };
+        let mut parents = Vec::new();
+        for p in commit.parent_ids() {
+            let parent = repo.find_commit(p.detach()).map_err(|e| err(&e))?;
+            parents.push(parent.tree_id().map_err(|e| err(&e))?.detach());
+        }
         let author = commit.author().map_err(|e| err(&e))?;
         let (name, email) = (author.name.to_string(), author.email.to_string());
         let local = email.split('@').next().unwrap_or("").to_string();
@@ -308,14 +303,37 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
             }
             for p in &e.paths {
                 let after = tree_files(repo, Some(tree), p, l.ignore_case)?;
-                let before = tree_files(repo, parent, p, l.ignore_case)?;
-                for touched in differing(&after, &before) {
+                for touched in merged_changes(repo, &after, &parents, p, l.ignore_case)? {
                     report(&l, e, &touched, when, Some(c), f);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The paths under `p` a commit with tree files `after` changes against
+/// its first parent, less those a merge took as they were on another
+/// parent: a merge brings in work its own commits carry (judged by their
+/// own authors, when they are pushed), so only what differs from every
+/// parent (a conflict resolved, an evil merge) is the merge author's.
+fn merged_changes(
+    repo: &gix::Repository,
+    after: &Files,
+    parents: &[ObjectId],
+    p: &Pattern,
+    ic: bool,
+) -> Result<Vec<String>> {
+    let first = tree_files(repo, parents.first().copied(), p, ic)?;
+    let mut touched = differing(after, &first);
+    for &other in parents.iter().skip(1) {
+        if touched.is_empty() {
+            break;
+        }
+        let theirs = tree_files(repo, Some(other), p, ic)?;
+        touched.retain(|path| after.get(path) != theirs.get(path));
+    }
+    Ok(touched)
 }
 
 /// Pre-push: the commits each pushed ref brings that the remote's
@@ -357,5 +375,29 @@ pub fn check_push(ctx: &Ctx, remote: &str, input: &str, f: &mut Findings) -> Res
             }
         }
     }
-    check_commits(ctx, &commits, f)
+    let mut judged = Findings::default();
+    check_commits(ctx, &commits, &mut judged)?;
+    if !judged.violations.is_empty() {
+        if let Some(coordination) = ctx.settings.remote.as_deref() {
+            // The ledger here may be older than the remote's: a holder
+            // who released since would still block. Before refusing, look
+            // at the remote's ledger (this push talks to a remote anyway).
+            match crate::store::mirror::fetch_refs(&ctx.store, coordination, &[LEDGER_REF]) {
+                Ok(()) => {
+                    judged = Findings::default();
+                    check_commits(ctx, &commits, &mut judged)?;
+                }
+                Err(e) => judged.notes.push(format!(
+                    "warning: could not fetch the reservations from '{coordination}' ({}); judged on the copy this clone has",
+                    e.message.lines().next().unwrap_or_default()
+                )),
+            }
+        }
+    }
+    for g in judged.guards {
+        f.ran(g);
+    }
+    f.violations.extend(judged.violations);
+    f.notes.extend(judged.notes);
+    Ok(())
 }

@@ -260,3 +260,48 @@ fn the_push_forecast_blames_a_lane_only_for_conflicts_in_its_own_changes() {
         .ok()
         .stderr_has("warning: docs is forecast to conflict with lane divfix in f");
 }
+
+#[test]
+fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "other"]).ok();
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "auth", "--succession", "alice"],
+    )
+    .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(b, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let login = worktree(b, "login");
+
+    let out = env
+        .swarm(&login, &["ask", "lead", "which", "hash?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "auth");
+    let inbox = env.swarm(a, &["inbox", "--json"]).ok();
+    inbox.expect_stdout("which hash?");
+
+    // A lane on a child plan with no leader of its own asks the parent's.
+    env.swarm(b, &["plan", "new", "signup", "--parent", "auth"])
+        .ok();
+    env.swarm(b, &["lane", "new", "signup", "--plan", "signup"])
+        .ok();
+    let out = env
+        .swarm(&worktree(b, "signup"), &["ask", "lead", "ok?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "signup");
+
+    // Outside a lane the plan must still be named, and the hint says so.
+    env.swarm(b, &["ask", "lead", "hello"])
+        .err(2, "MESSAGE_INVALID")
+        .stderr_has("--plan");
+}

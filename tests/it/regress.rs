@@ -305,3 +305,83 @@ fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
         .err(2, "MESSAGE_INVALID")
         .stderr_has("--plan");
 }
+
+#[test]
+fn task_done_fetches_the_base_before_judging_the_merge() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "p"]).ok();
+    env.swarm(
+        a,
+        &[
+            "task", "new", "x", "--plan", "p", "--title", "x", "--branch", "feat/x",
+        ],
+    )
+    .ok();
+    env.swarm(a, &["task", "claim", "x", "--plan", "p"]).ok();
+    env.git(a, &["switch", "--quiet", "-c", "feat/x"]);
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(a, &["add", "."]);
+    env.git(a, &["commit", "--quiet", "-m", "x"]);
+    env.git(a, &["push", "--quiet", "origin", "feat/x"]);
+
+    // bob merges it on his machine and publishes main.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(
+        b,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            "merge x",
+            "origin/feat/x",
+        ],
+    );
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let merged = env.git(&remote, &["rev-parse", "main"]);
+
+    // ann has not fetched: task done fetches the base itself.
+    assert_ne!(env.git(a, &["rev-parse", "origin/main"]), merged);
+    let done = env
+        .swarm(a, &["task", "done", "x", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(done["task"]["status"], "done");
+    assert_eq!(env.git(a, &["rev-parse", "origin/main"]), merged);
+}
+
+#[test]
+fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "one"]).ok();
+    env.swarm(a, &["plan", "new", "two"]).ok();
+    // bob moves main; ann has not fetched.
+    env.write(&b.join("new.txt"), "new\n");
+    env.git(b, &["add", "."]);
+    env.git(b, &["commit", "--quiet", "-m", "new"]);
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let tip = env.git(&remote, &["rev-parse", "main"]);
+
+    let out = env
+        .swarm(a, &["lane", "new", "one", "--plan", "one", "--json"])
+        .ok();
+    assert_eq!(out.json()["base_commit"], tip.as_str());
+    assert!(worktree(a, "one").join("new.txt").exists());
+
+    // The remote gone: the lane starts from the local copy, and says so.
+    std::fs::rename(&remote, env.root().join("elsewhere.git")).unwrap();
+    let run = env.swarm(a, &["lane", "new", "two", "--plan", "two"]).ok();
+    run.expect_stderr("could not fetch main from origin");
+    run.expect_stderr("started from this clone's copy of origin/main as of 20");
+    run.expect_stdout(&format!("from origin/main ({})", &tip[..12]));
+}

@@ -331,14 +331,29 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         (None, None) => crate::ctx::lane::default_base(ctx),
     };
     let base_commit = lane.map(|l| l.record.base_commit).unwrap_or_default();
-    let base = crate::ctx::lane::resolve(&store.git, &base_name)?;
+    // The merge happened at the remote (a PR, the leader's push): judge
+    // on the base as the remote has it now, not as last fetched.
+    let refreshed = crate::ctx::base::refresh(ctx, &base_name);
+    let mut bases: Vec<ObjectId> = crate::ctx::lane::resolve(&store.git, &base_name)?
+        .into_iter()
+        .collect();
+    if let Some(tracking) = refreshed.tracking() {
+        bases.extend(crate::ctx::lane::resolve(&store.git, tracking)?);
+    }
+    let stale = refreshed
+        .warning(&base_name, "judged on")
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
     let Some(h) = head else {
         return Ok(Work::NotMerged {
             why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
         });
     };
     let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
-    let in_base = !verdict && base.is_some_and(|b| store.is_ancestor(h, b).unwrap_or(false));
+    let in_base = !verdict
+        && bases
+            .iter()
+            .any(|&b| store.is_ancestor(h, b).unwrap_or(false));
     use crate::model::lane::Merged;
     Ok(
         match crate::model::lane::merged_state(head, verdict, in_base, &base_commit) {
@@ -349,7 +364,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
             },
             _ => Work::NotMerged {
                 why: format!(
-                    "its branch {branch} is not merged into {base_name} and has no merged verdict note"
+                    "its branch {branch} is not merged into {base_name} and has no merged verdict note{stale}"
                 ),
             },
         },

@@ -13,6 +13,7 @@
 //! it. A set of ids rather than a position, because a message posted offline
 //! earlier can arrive after later ones were read.
 
+mod address;
 pub mod wait;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -94,6 +95,12 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     } else if p.to != "all" {
         crate::names::validate_address(&p.to)?;
     }
+    // A reply goes to whoever wrote; `lead` and `all` are resolved above.
+    let unknown_to = if p.reply_to.is_none() && !lead_of && p.to != "all" {
+        address::unknown(ctx, &from, &p.to)?
+    } else {
+        None
+    };
     let now = store.clock.now();
     let mut msg = Message::new(
         &p.kind,
@@ -144,6 +151,9 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         }
     }
     if let Some(w) = journal(ctx, &msg) {
+        warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+    }
+    if let Some(w) = unknown_to {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
     }
     if let Some(plan) = msg.plan.as_deref() {

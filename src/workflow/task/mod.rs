@@ -65,9 +65,9 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".
     let mut plans: Vec<String> = all
-        .into_iter()
+        .iter()
         .filter(|k| k.key.id == id)
-        .map(|k| k.key.plan)
+        .map(|k| k.key.plan.clone())
         .collect();
     plans.extend(
         unreadable
@@ -80,7 +80,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     plans.dedup();
     match plans.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(not_found(None, id)),
+        [] => Err(not_found(None, id, &all)),
         many => Err(Error::new(
             Code::PlanAmbiguous,
             format!("several plans have a task '{id}': {}", many.join(", ")),
@@ -96,9 +96,12 @@ pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn not_found(plan: Option<&str>, id: &str) -> Error {
+/// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'
+/// ids is a likely typo of `id`.
+pub(crate) fn not_found(plan: Option<&str>, id: &str, known: &[Known]) -> Error {
     let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
-    Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"))
+    let err = Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"));
+    names::did_you_mean(err, id, known.iter().map(|k| k.key.id.as_str()))
         .hint("`git swarm task list` shows the tasks; `git swarm sync` fetches new ones")
 }
 
@@ -151,7 +154,7 @@ pub(crate) fn publish(
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
-                let cur = current.ok_or_else(|| not_found(Some(plan), id))?;
+                let cur = current.ok_or_else(|| not_found(Some(plan), id, &tasks))?;
                 if tip.local_behind(store)? {
                     remote::adopt(
                         store,
@@ -205,7 +208,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let now = ctx.store.clock.now();
     let command = op.name();
     publish(ctx, &plan, id, command, |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {
             OpArgs::Claim { .. } => Op::Claim { lease },
@@ -387,7 +390,7 @@ pub fn claim_for_lane(
     let now = ctx.store.clock.now();
     let branch = format!("feat/{feature}");
     publish(ctx, &plan, id, "claim", |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let st = statuses(tasks);
         let dep = |d: &str| st.get(d).copied();
         let (mut rec, mut ev) =

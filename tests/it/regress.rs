@@ -430,3 +430,23 @@ fn a_typo_of_a_known_name_or_address_gets_a_did_you_mean() {
         .expect_stderr("list lanes");
     assert_eq!(env.all_refs(a), before);
 }
+
+#[test]
+fn task_claim_help_describes_its_id_and_plan() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    let run = env.swarm(&repo, &["task", "claim", "-h"]).ok();
+    let line = |start: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} line\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(line("<ID>").contains("The task id"), "{}", run.stdout);
+    assert!(
+        line("--plan <P>").contains("The task's plan"),
+        "{}",
+        run.stdout
+    );
+}

@@ -198,7 +198,8 @@ impl Others {
             let entry = self
                 .repo
                 .find_commit(base)
-                .and_then(|c| Ok(c.tree()?))
+                .map_err(|e| unreadable_history(e.to_string()))?
+                .tree()
                 .map_err(|e| unreadable_history(e.to_string()))?
                 .lookup_entry_by_path(path)
                 .map_err(|e| unreadable_history(e.to_string()))?;

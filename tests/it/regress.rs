@@ -450,3 +450,25 @@ fn task_claim_help_describes_its_id_and_plan() {
         run.stdout
     );
 }
+
+#[test]
+fn a_commit_is_not_refused_for_a_reservation_released_on_another_machine() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(b, &["reserve", "README.md"]).ok();
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    env.write(&a.join("README.md"), "alice's words\n");
+    env.git(a, &["add", "."]);
+    let head = env.git(a, &["rev-parse", "HEAD"]);
+    env.git_run(a, &["commit", "--quiet", "-m", "readme"])
+        .code(1)
+        .stderr_has("reserved exclusively by bob");
+    assert_eq!(env.git(a, &["rev-parse", "HEAD"]), head);
+
+    // bob releases; alice's clone has not fetched: her commit passes.
+    env.swarm(b, &["release", "README.md"]).ok();
+    env.git_run(a, &["commit", "--quiet", "-m", "readme"]).ok();
+    assert_ne!(env.git(a, &["rev-parse", "HEAD"]), head);
+}

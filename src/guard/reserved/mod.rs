@@ -17,7 +17,9 @@
 //! can reach and not where the index's cache tree equals HEAD's tree; each
 //! pattern then looks at those under its literal directory. No process is
 //! spawned (pre-push and `check --range` list commits with git, as their
-//! other guards do).
+//! other guards do) — except before a hook refuses: then the remote's
+//! ledger is fetched and the change judged again, so a reservation released
+//! on another machine does not block a clone that has not fetched since.
 
 mod changed;
 mod ledger;
@@ -242,6 +244,10 @@ fn judging(ctx: &Ctx, f: &mut Findings) -> Result<Option<(Ledgered, String)>> {
 /// once, only in the directories the patterns name (see `changed`); each
 /// pattern then looks only at those under its literal directory.
 pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
+    judged_on_fresh_ledger(ctx, f, |judged| judge_staged(ctx, staged, judged))
+}
+
+fn judge_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
     let Some((l, actor)) = judging(ctx, f)? else {
         return Ok(());
     };
@@ -375,17 +381,27 @@ pub fn check_push(ctx: &Ctx, remote: &str, input: &str, f: &mut Findings) -> Res
             }
         }
     }
+    judged_on_fresh_ledger(ctx, f, |judged| check_commits(ctx, &commits, judged))
+}
+
+/// Judge with `judge`; when that would refuse and there is a shared
+/// remote, fetch the remote's ledger and judge again before refusing: the
+/// ledger here may be older than the remote's, and a holder who released
+/// since must not block. Only a refusal pays for the fetch; a failed fetch
+/// is a warning and the refusal stands on this clone's copy.
+fn judged_on_fresh_ledger(
+    ctx: &Ctx,
+    f: &mut Findings,
+    judge: impl Fn(&mut Findings) -> Result<()>,
+) -> Result<()> {
     let mut judged = Findings::default();
-    check_commits(ctx, &commits, &mut judged)?;
+    judge(&mut judged)?;
     if !judged.violations.is_empty() {
         if let Some(coordination) = ctx.settings.remote.as_deref() {
-            // The ledger here may be older than the remote's: a holder
-            // who released since would still block. Before refusing, look
-            // at the remote's ledger (this push talks to a remote anyway).
             match crate::store::mirror::fetch_refs(&ctx.store, coordination, &[LEDGER_REF]) {
                 Ok(()) => {
                     judged = Findings::default();
-                    check_commits(ctx, &commits, &mut judged)?;
+                    judge(&mut judged)?;
                 }
                 Err(e) => judged.notes.push(format!(
                     "warning: could not fetch the reservations from '{coordination}' ({}); judged on the copy this clone has",

@@ -70,11 +70,15 @@ pub struct PacketsArgs {
 #[derive(Debug, Subcommand)]
 pub enum PacketCmd {
     /// Show one packet (and its acceptance, if any).
-    Show { packet_id: String },
+    Show {
+        /// The packet id (`git swarm packets` lists them), or <plan>/<id>.
+        packet_id: String,
+    },
     /// Withdraw a packet you wrote, before anyone accepted it (e.g. one
     /// written to the wrong plan): recorded on the packet ref, never
     /// deleted; a withdrawn packet refuses `accept`.
     Withdraw {
+        /// The packet id (`git swarm packets` lists them), or <plan>/<id>.
         packet_id: String,
         /// Why it is withdrawn (kept with the packet).
         #[arg(long, value_name = "R", allow_hyphen_values = true)]
@@ -84,7 +88,7 @@ pub enum PacketCmd {
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
-    /// The packet (`<packet-id>` or `<plan>/<packet-id>`).
+    /// The packet id (`git swarm packets --open` lists them), or <plan>/<id>.
     #[arg(required_unless_present = "lane")]
     pub packet_id: Option<String>,
     /// Instead of an id: the one open packet that hands over lane F.

@@ -18,7 +18,7 @@ use super::Global;
 
 #[derive(Debug, Args)]
 pub struct BodyArgs {
-    /// The plan the message is about (`lead` needs it).
+    /// The plan the message is about (`lead` needs it; default: the lane's, in a lane worktree).
     #[arg(long, value_name = "P")]
     pub plan: Option<String>,
     /// Read the text from this file instead of the arguments.

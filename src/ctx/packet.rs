@@ -107,17 +107,21 @@ pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
         Some(p) => format!("{PREFIX}{p}/"),
         None => PREFIX.to_string(),
     };
-    let found: Vec<String> = known_refs(ctx, remote, &prefix, true)?
-        .into_iter()
+    let known = known_refs(ctx, remote, &prefix, true)?;
+    let found: Vec<String> = known
+        .iter()
         .filter(|r| r.rsplit('/').next() == Some(id))
+        .cloned()
         .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(
-            Error::new(Code::NotFound, format!("packet '{arg}' does not exist")).hint(
+        [] => {
+            let err = Error::new(Code::NotFound, format!("packet '{arg}' does not exist"));
+            let ids = known.iter().filter_map(|r| r.rsplit('/').next());
+            Err(crate::names::did_you_mean(err, id, ids).hint(
                 "list packets with `git swarm packets`; `git swarm sync` fetches the shared ones",
-            ),
-        ),
+            ))
+        }
         many => Err(Error::new(
             Code::Usage,
             format!("packet id '{id}' is ambiguous: {}", many.join(", ")),

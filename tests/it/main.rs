@@ -34,6 +34,7 @@ mod process;
 mod props;
 mod publish;
 mod quickstart;
+mod regress;
 mod reserve;
 mod reserve_guard;
 mod rough;

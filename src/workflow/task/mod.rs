@@ -66,9 +66,9 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".
     let mut plans: Vec<String> = all
-        .into_iter()
+        .iter()
         .filter(|k| k.key.id == id)
-        .map(|k| k.key.plan)
+        .map(|k| k.key.plan.clone())
         .collect();
     plans.extend(
         unreadable
@@ -81,7 +81,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     plans.dedup();
     match plans.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(not_found(None, id)),
+        [] => Err(not_found(None, id, &all)),
         many => Err(Error::new(
             Code::PlanAmbiguous,
             format!("several plans have a task '{id}': {}", many.join(", ")),
@@ -119,9 +119,12 @@ pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn not_found(plan: Option<&str>, id: &str) -> Error {
+/// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'
+/// ids is a likely typo of `id`.
+pub(crate) fn not_found(plan: Option<&str>, id: &str, known: &[Known]) -> Error {
     let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
-    Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"))
+    let err = Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"));
+    names::did_you_mean(err, id, known.iter().map(|k| k.key.id.as_str()))
         .hint("`git swarm task list` shows the tasks; `git swarm sync` fetches new ones")
 }
 
@@ -174,7 +177,7 @@ pub(crate) fn publish(
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
-                let cur = current.ok_or_else(|| not_found(Some(plan), id))?;
+                let cur = current.ok_or_else(|| not_found(Some(plan), id, &tasks))?;
                 if tip.local_behind(store)? {
                     remote::adopt(
                         store,
@@ -276,7 +279,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let now = ctx.store.clock.now();
     let command = op.name();
     publish(ctx, &plan, id, command, |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {
             OpArgs::Claim { .. } => Op::Claim { lease },
@@ -402,14 +405,29 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         (None, None) => crate::ctx::lane::default_base(ctx),
     };
     let base_commit = lane.map(|l| l.record.base_commit).unwrap_or_default();
-    let base = crate::ctx::lane::resolve(&store.git, &base_name)?;
+    // The merge happened at the remote (a PR, the leader's push): judge
+    // on the base as the remote has it now, not as last fetched.
+    let refreshed = crate::ctx::base::refresh(ctx, &base_name);
+    let mut bases: Vec<ObjectId> = crate::ctx::lane::resolve(&store.git, &base_name)?
+        .into_iter()
+        .collect();
+    if let Some(tracking) = refreshed.tracking() {
+        bases.extend(crate::ctx::lane::resolve(&store.git, tracking)?);
+    }
+    let stale = refreshed
+        .warning(&base_name, "judged on")
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
     let Some(h) = head else {
         return Ok(Work::NotMerged {
             why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
         });
     };
     let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
-    let in_base = !verdict && base.is_some_and(|b| store.is_ancestor(h, b).unwrap_or(false));
+    let in_base = !verdict
+        && bases
+            .iter()
+            .any(|&b| store.is_ancestor(h, b).unwrap_or(false));
     use crate::model::lane::Merged;
     Ok(
         match crate::model::lane::merged_state(head, verdict, in_base, &base_commit) {
@@ -420,7 +438,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
             },
             _ => Work::NotMerged {
                 why: format!(
-                    "its branch {branch} is not merged into {base_name} and has no merged verdict note"
+                    "its branch {branch} is not merged into {base_name} and has no merged verdict note{stale}"
                 ),
             },
         },

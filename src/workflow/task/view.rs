@@ -160,7 +160,7 @@ pub fn show(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<Shown> {
     let Some(k) = tasks.iter().find(|k| k.key.id == id) else {
         // Unreadable: its own error; absent: not found.
         known::find(&ctx.store, ctx.remote(), &plan, id)?;
-        return Err(not_found(Some(&plan), id));
+        return Err(not_found(Some(&plan), id, &tasks));
     };
     let row = rows(std::slice::from_ref(k), now).remove(0);
     let st = statuses(&tasks);

@@ -108,6 +108,16 @@ pub fn is_unreachable(e: &crate::error::Error) -> bool {
         && !BUSY.iter().any(|s| m.contains(s))
 }
 
+/// Whether `e` is a fetch that failed, whatever the reason (what a listing
+/// tolerates).
+fn did_not_answer(e: &crate::error::Error) -> bool {
+    e.code == crate::error::Code::GitFailed && e.message.starts_with("could not fetch from remote")
+}
+
+fn keeps_writes() -> bool {
+    KEEP_WRITES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Writes that keep what they wrote when the remote cannot be reached (see
 /// [`keep_writes_when_unreachable`]).
 static KEEP_WRITES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -126,7 +136,7 @@ pub fn keep_writes_when_unreachable() {
 /// Whether this process keeps its writes because `remote` could not be
 /// reached (see [`keep_writes_when_unreachable`]).
 pub fn gone(remote: &str) -> bool {
-    KEEP_WRITES.load(std::sync::atomic::Ordering::Relaxed) && unreached().as_deref() == Some(remote)
+    keeps_writes() && unreached().as_deref() == Some(remote)
 }
 
 /// Note that a push found `remote` unreachable (`e`, see
@@ -143,7 +153,7 @@ pub fn note_unreachable(store: &Store, remote: &str, e: &crate::error::Error) ->
 /// be reached, or `--offline` (or no remote at all).
 pub fn kept_why() -> String {
     match unreached() {
-        Some(r) if KEEP_WRITES.load(std::sync::atomic::Ordering::Relaxed) => {
+        Some(r) if keeps_writes() => {
             format!("remote '{r}' could not be reached")
         }
         _ => crate::store::kind::OFFLINE.to_string(),
@@ -312,7 +322,10 @@ fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()
             stamp_reached(store, remote);
             Ok(())
         }
-        Err(e) if tolerate && is_unreachable(&e) => {
+        // A listing shows what the clone knows whatever kept the fetch from
+        // answering; a write goes offline only for a remote that cannot be
+        // reached (a busy one stays an error).
+        Err(e) if tolerate && (is_unreachable(&e) || (!keeps_writes() && did_not_answer(&e))) => {
             mark_unreached(store, remote);
             Ok(())
         }

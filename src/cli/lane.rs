@@ -341,16 +341,23 @@ fn snapshotted(s: Snapshotted) -> Output {
             s.lane, s.refname
         ),
         (None, false) => format!(
-            "snapshot of lane {} kept at {} ({}): {what}, taken on {head}\n",
-            s.lane,
-            s.refname,
-            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+            "snapshot of lane {} kept at {}: {what}, taken on {head}\n",
+            s.lane, s.refname
         ),
     };
     if !s.clean {
         text.push_str("`git swarm forecast` now counts this work for the lane\n");
     }
-    Output::new(&s, text)
+    let kept = s.published_to.is_none() && !s.unchanged;
+    let out = Output::new(&s, text);
+    if kept {
+        // The one wording, on stderr like every other write's.
+        out.warn(git_swarm::store::remote::not_published(
+            &git_swarm::store::mirror::kept_why(),
+        ))
+    } else {
+        out
+    }
 }
 
 fn removed(r: LaneRemoved) -> Output {

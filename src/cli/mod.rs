@@ -189,6 +189,27 @@ impl Command {
             )
     }
 
+    /// A write that, when the remote cannot be reached (it could not
+    /// connect, or there is no such repository), goes on as with
+    /// `--offline`: kept here, said in the one wording, published by the
+    /// next command that reaches the remote. Not the arbitrations whose
+    /// point is the remote's verdict (`accept`, `lead claim`, `lead
+    /// takeover`: offline two machines could each be told they won; these
+    /// keep exit 4 and name `--offline`), nor `lead push` and `sync`, whose
+    /// point is to reach it.
+    fn keeps_when_unreachable(&self) -> bool {
+        self.publishes_after()
+            && !matches!(
+                self,
+                Command::Accept(_)
+                    | Command::Lead(
+                        lead::LeadCmd::Claim { .. }
+                            | lead::LeadCmd::Takeover { .. }
+                            | lead::LeadCmd::Push { .. }
+                    )
+            )
+    }
+
     pub fn access(&self) -> Access {
         match self {
             Command::Status(_)
@@ -312,6 +333,9 @@ pub fn run(cli: Cli) -> Result<Output> {
     let listing = cli.command.listing();
     if listing {
         git_swarm::store::mirror::tolerate_unreachable();
+    }
+    if cli.command.keeps_when_unreachable() {
+        git_swarm::store::mirror::keep_writes_when_unreachable();
     }
     let publishes_after = cli.command.publishes_after();
     let mut out = dispatch(&g, cli.command)?;

@@ -31,7 +31,13 @@ pub fn publish(
     updates: &[PushUpdate],
     extra: &[String],
 ) -> Result<PushOutcome> {
-    let outcome = store.git.push_atomic(remote, updates, extra)?;
+    let outcome = match store.git.push_atomic(remote, updates, extra) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            super::mirror::note_unreachable(store, remote, &e);
+            return Err(e);
+        }
+    };
     super::mirror::stamp_reached(store, remote);
     if outcome == PushOutcome::Ok {
         crate::failpoint::point("publish:pushed");

@@ -225,6 +225,7 @@ fn publish_one(
                 lines.join("; ")
             ))),
         ),
+        Err(_) if mirror::gone(r) => (false, Some(remote::not_published(&mirror::kept_why()))),
         Err(e) => (
             false,
             Some(remote::not_published(&format!(

@@ -345,7 +345,14 @@ impl Making {
                 &self.branch,
                 &self.base_commit.to_string(),
             ) {
-                Ok(()) => return Ok(()),
+                Ok(()) => {
+                    // The agent hooks installed in this clone, in the new checkout.
+                    self.notes
+                        .extend(crate::workflow::agent::install::into_worktree(
+                            ctx, &self.path,
+                        ));
+                    return Ok(());
+                }
                 Err(_)
                     if attempt < 3
                         && !self.path.exists()

@@ -3,6 +3,7 @@
 
 mod harness;
 
+mod agents;
 mod agents_live;
 mod architecture;
 mod cache;

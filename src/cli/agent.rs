@@ -1,12 +1,17 @@
 //! `git swarm agent guide|hook|install`
 
+use std::collections::BTreeSet;
 use std::io::Read;
 
 use clap::{Args, Subcommand};
+use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
+use git_swarm::guard::reserved::Held;
 use git_swarm::model::agent::{self, Event, Host, Input};
+use git_swarm::model::message::Message;
 use git_swarm::output::Output;
 use git_swarm::workflow::agent::{guide, hook, install};
+use git_swarm::workflow::{message, reserve, task};
 
 use super::{Cli, Command, Global};
 
@@ -101,7 +106,7 @@ fn run_hook(g: &Global, a: HookArgs) -> Result<Output> {
         .take(4 << 20)
         .read_to_string(&mut text);
     let input = Input::parse(&text);
-    let hooked = hook::run(event, &input, g.as_.clone());
+    let hooked = hook::run(event, &input, g.as_.clone(), &Ops);
     let out = agent::render(host, event, &hooked.answer);
     if let Some(w) = hooked.warning {
         // Gemini CLI reads stdout as JSON only: warnings go to stderr.
@@ -111,6 +116,34 @@ fn run_hook(g: &Global, a: HookArgs) -> Result<Output> {
     // document.
     let json = serde_json::from_str(&out).unwrap_or(serde_json::Value::Object(Default::default()));
     Ok(Output::new(json, out))
+}
+
+/// The operations the hooks use, from their own workflows.
+struct Ops;
+
+impl git_swarm::workflow::agent::Swarm for Ops {
+    fn messages(&self, ctx: &Ctx) -> Result<Vec<Message>> {
+        message::all(ctx)
+    }
+
+    fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>> {
+        Ok(message::Cursor::load(&ctx.store, reader)?.read)
+    }
+
+    fn renew_task(&self, ctx: &Ctx, plan: &str, id: &str) -> Result<()> {
+        task::act(ctx, Some(plan), id, task::OpArgs::Renew { lease: None }).map(|_| ())
+    }
+
+    fn renew_reservation(&self, ctx: &Ctx, e: &Held) -> Result<()> {
+        let args = reserve::ReserveArgs {
+            paths: e.paths.iter().map(|p| p.as_str().to_string()).collect(),
+            lease: None,
+            shared: e.shared,
+            task: e.task.clone(),
+            reason: None,
+        };
+        reserve::reserve(ctx, &args).map(|_| ())
+    }
 }
 
 fn run_install(g: &Global, a: InstallArgs) -> Result<Output> {

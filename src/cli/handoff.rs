@@ -148,7 +148,13 @@ pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
     let accepted = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)
         .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
     match accepted {
-        Ok(acc) => Ok(render_accepted(&acc)),
+        Ok(acc) => {
+            // The agent hooks installed in this clone, in the new checkout.
+            let hooks = git_swarm::workflow::agent::install::into_worktree(&ctx, &dir);
+            let mut out = render_accepted(&acc);
+            out.warnings.extend(hooks);
+            Ok(out)
+        }
         // Only a refusal before anything was published: after the
         // acceptance went out, the worktree is where the successor works.
         Err(e) if made && nothing_recorded(e.code) => {

@@ -29,8 +29,8 @@ use gix::ObjectId;
 use jiff::Timestamp;
 
 use self::changed::{staged_changes, Wanted};
-pub use self::ledger::Held;
-use self::ledger::{Cache, Version};
+use self::ledger::Cache;
+pub use self::ledger::{Held, Version};
 use super::findings::{unreadable, Findings, Violation};
 use super::staged::Staged;
 use crate::ctx::Ctx;

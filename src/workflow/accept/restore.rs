@@ -103,9 +103,6 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
             &format!("refs/remotes/{remote}/{branch}"),
         )?;
     }
-    // The agent hooks installed in this clone, in the new checkout (best
-    // effort, never the acceptance's failure: `agent install` again fixes it).
-    let _ = crate::workflow::agent::install::into_worktree(ctx, path);
     Ok((
         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         true,

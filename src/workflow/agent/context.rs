@@ -8,6 +8,8 @@ use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::task::{Status, TaskRecord};
 
+use super::Swarm;
+
 /// The context's budget (the hosts add it to every request of the session).
 pub const MAX_BYTES: usize = 2048;
 
@@ -30,7 +32,7 @@ pub fn plan_of(ctx: &Ctx, lane: Option<&crate::model::lane::Lane>) -> Option<Str
         .or_else(|| crate::ctx::plan::infer(ctx).ok())
 }
 
-pub fn session_start(ctx: &Ctx) -> Result<String> {
+pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
     let me = ctx.actor_opt()?;
     let lane = ctx.lane_here();
     let plan = plan_of(ctx, lane.as_ref());
@@ -77,7 +79,7 @@ pub fn session_start(ctx: &Ctx) -> Result<String> {
             out.push_str(&format!("  acceptance: {a}\n"));
         }
     }
-    let (entries, _) = crate::workflow::reserve::list(ctx, false)?;
+    let entries = super::live_reservations(ctx)?;
     let mine: Vec<String> = entries
         .iter()
         .filter(|e| e.holder == me)
@@ -98,10 +100,11 @@ pub fn session_start(ctx: &Ctx) -> Result<String> {
             "{others} reservations of others (`git swarm reservations`): writing their paths is refused.\n"
         ));
     }
-    let cursor = crate::workflow::message::Cursor::load(&ctx.store, &me)?;
-    let unread: Vec<_> = crate::workflow::message::all(ctx)?
+    let read = ops.inbox_read(ctx, &me)?;
+    let unread: Vec<_> = ops
+        .messages(ctx)?
         .into_iter()
-        .filter(|m| m.is_for(&me) && !cursor.read.contains(&m.id))
+        .filter(|m| m.is_for(&me) && !read.contains(&m.id))
         .collect();
     if !unread.is_empty() {
         out.push_str(&format!(

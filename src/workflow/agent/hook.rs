@@ -21,6 +21,7 @@ use crate::model::agent::{Answer, Event, Input};
 use crate::model::message::Message;
 
 use super::state::Shown;
+use super::Swarm;
 
 /// A hook's answer and the warning to print (stderr) when something failed.
 pub struct Hooked {
@@ -29,7 +30,7 @@ pub struct Hooked {
 }
 
 /// Run one hook (the answer is host-neutral: [`crate::model::agent::render`] words it). `as_flag` is the global `--as`.
-pub fn run(event: Event, input: &Input, as_flag: Option<String>) -> Hooked {
+pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm) -> Hooked {
     let cwd = input
         .cwd
         .as_deref()
@@ -54,11 +55,11 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>) -> Hooked {
         return quiet();
     }
     let result = match event {
-        Event::SessionStart => super::context::session_start(&ctx).map(Answer::Context),
+        Event::SessionStart => super::context::session_start(&ctx, ops).map(Answer::Context),
         Event::PreToolUse => pre_tool_use(&ctx, &cwd, input),
-        Event::UserPromptSubmit => user_prompt(&ctx),
-        Event::Stop => super::stop::stop(&ctx, input),
-        Event::PostToolUse => super::renew::post_tool_use(&ctx).map(|_| Answer::Nothing),
+        Event::UserPromptSubmit => user_prompt(&ctx, ops),
+        Event::Stop => super::stop::stop(&ctx, input, ops),
+        Event::PostToolUse => super::renew::post_tool_use(&ctx, ops).map(|_| Answer::Nothing),
     };
     match result {
         Ok(Answer::Context(t)) if t.trim().is_empty() => quiet(),
@@ -193,9 +194,10 @@ pub fn for_agent(m: &Message, reader: &str) -> bool {
 
 /// The messages a hook should show `reader` now (not shown before), oldest
 /// first, marked shown.
-pub fn unshown(ctx: &Ctx, reader: &str) -> Result<Vec<Message>> {
+pub fn unshown(ctx: &Ctx, reader: &str, ops: &dyn Swarm) -> Result<Vec<Message>> {
     let mut shown = Shown::load(&ctx.store, reader);
-    let fresh: Vec<Message> = crate::workflow::message::all(ctx)?
+    let fresh: Vec<Message> = ops
+        .messages(ctx)?
         .into_iter()
         .filter(|m| for_agent(m, reader) && !shown.ids.contains(&m.id))
         .collect();
@@ -230,11 +232,11 @@ pub fn message_lines(messages: &[Message]) -> String {
 }
 
 /// New messages for this agent, each once, as context for its prompt.
-fn user_prompt(ctx: &Ctx) -> Result<Answer> {
+fn user_prompt(ctx: &Ctx, ops: &dyn Swarm) -> Result<Answer> {
     let Some(me) = ctx.actor_opt()? else {
         return Ok(Answer::Nothing);
     };
-    let fresh = unshown(ctx, &me)?;
+    let fresh = unshown(ctx, &me, ops)?;
     if fresh.is_empty() {
         return Ok(Answer::Nothing);
     }

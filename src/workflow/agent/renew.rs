@@ -11,6 +11,7 @@ use crate::error::Result;
 use crate::model::task::Status;
 
 use super::context::claimed;
+use super::Swarm;
 
 /// What was renewed: task ids and reservation ids.
 #[derive(Debug, Default)]
@@ -26,7 +27,7 @@ fn due(until: &str, now: Timestamp, lease: SignedDuration) -> bool {
     }
 }
 
-pub fn post_tool_use(ctx: &Ctx) -> Result<Renewed> {
+pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
     let mut done = Renewed::default();
     let Some(me) = ctx.actor_opt()? else {
         return Ok(done);
@@ -39,12 +40,7 @@ pub fn post_tool_use(ctx: &Ctx) -> Result<Renewed> {
         }
         let Some(c) = &t.claim else { continue };
         if due(&c.lease_until, now, task_lease) {
-            crate::workflow::task::act(
-                ctx,
-                Some(&t.plan),
-                &t.id,
-                crate::workflow::task::OpArgs::Renew { lease: None },
-            )?;
+            ops.renew_task(ctx, &t.plan, &t.id)?;
             done.tasks.push(t.id.clone());
         }
     }
@@ -54,19 +50,12 @@ pub fn post_tool_use(ctx: &Ctx) -> Result<Renewed> {
         crate::model::reservation::DEFAULT_LEASE,
         |text, _| crate::clock::parse_duration(text),
     )?;
-    let (entries, _) = crate::workflow::reserve::list(ctx, false)?;
-    for e in entries.iter().filter(|e| e.holder == me) {
+    for e in super::live_reservations(ctx)?
+        .iter()
+        .filter(|e| e.holder == me)
+    {
         if due(&e.lease_until, now, res_lease) {
-            crate::workflow::reserve::reserve(
-                ctx,
-                &crate::workflow::reserve::ReserveArgs {
-                    paths: e.paths.iter().map(|p| p.as_str().to_string()).collect(),
-                    lease: None,
-                    shared: e.shared,
-                    task: e.task.clone(),
-                    reason: e.reason.clone(),
-                },
-            )?;
+            ops.renew_reservation(ctx, e)?;
             done.reservations.push(e.id.clone());
         }
     }

@@ -32,6 +32,7 @@ use crate::model::task::Status;
 use super::context::{claimed, plan_of};
 use super::hook::{message_lines, unshown};
 use super::state::Session;
+use super::Swarm;
 
 /// Blocks for unfinished work in one session, at most.
 pub const MAX_BLOCKS: u32 = 3;
@@ -57,7 +58,7 @@ pub fn idle_wait(ctx: &Ctx) -> Result<Option<Duration>> {
     .filter(|d| !d.is_zero()))
 }
 
-pub fn stop(ctx: &Ctx, input: &Input) -> Result<Answer> {
+pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
     let Some(me) = ctx.actor_opt()? else {
         return Ok(Answer::Nothing);
     };
@@ -75,7 +76,7 @@ pub fn stop(ctx: &Ctx, input: &Input) -> Result<Answer> {
     if session.wakes >= MAX_WAKES {
         return Ok(Answer::Nothing);
     }
-    match idle(ctx, &me, timeout)? {
+    match idle(ctx, &me, timeout, ops)? {
         Some(reason) => {
             session.wakes += 1;
             session.save();
@@ -173,16 +174,9 @@ fn held(ctx: &Ctx, git: &Git, lane: &crate::model::lane::Lane, me: &str, plan_fi
 }
 
 /// Wait for something for `me` to do; its description, or None at the timeout.
-pub fn idle(ctx: &Ctx, me: &str, timeout: Duration) -> Result<Option<String>> {
+pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<Option<String>> {
     let plan = plan_of(ctx, ctx.lane_here().as_ref());
-    let ready = |ctx: &Ctx| -> Result<Vec<(String, String)>> {
-        Ok(crate::workflow::task::ready(ctx, plan.as_deref())?
-            .tasks
-            .into_iter()
-            .filter(|r| r.holder.is_none())
-            .map(|r| (format!("{}/{}", r.plan, r.id), r.title))
-            .collect())
-    };
+    let ready = |ctx: &Ctx| -> Result<Vec<(String, String)>> { ready_tasks(ctx, plan.as_deref()) };
     let packets = |ctx: &Ctx| -> Result<Vec<(String, String)>> {
         Ok(crate::ctx::packet::open_packets(ctx)?
             .0
@@ -196,9 +190,8 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration) -> Result<Option<String>> {
     let deadline = clock::now() + timeout;
     let mut interval = Duration::from_secs(1);
     let mut last_remote = None;
-    let mut cost = crate::workflow::message::wait::Cost::default();
     loop {
-        let fresh = unshown(ctx, me)?;
+        let fresh = unshown(ctx, me, ops)?;
         if !fresh.is_empty() {
             return Ok(Some(format!(
                 "git swarm: while you waited, new for {me}:\n{}Act on it now (this is your next instruction), then stop again to wait for more.\n",
@@ -220,7 +213,7 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration) -> Result<Option<String>> {
             )));
         }
         if let Some(r) = ctx.remote() {
-            if crate::workflow::message::wait::remote_round(ctx, r, &mut last_remote, &mut cost)? {
+            if remote_round(ctx, r, &mut last_remote) {
                 continue;
             }
         }
@@ -231,4 +224,60 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration) -> Result<Option<String>> {
         clock::sleep(interval.min(deadline - now), "agent idle");
         interval = (interval * 2).min(CEILING);
     }
+}
+
+/// Open, unclaimed tasks whose dependencies are done (of `plan`), as
+/// ("plan/id", title).
+fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
+    let (tasks, _) = crate::ctx::task::all(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
+    let now = ctx.store.clock.now();
+    let status: std::collections::BTreeMap<(String, String), Status> = tasks
+        .iter()
+        .map(|k| ((k.key.plan.clone(), k.key.id.clone()), k.record.status))
+        .collect();
+    Ok(tasks
+        .iter()
+        .filter(|k| k.record.claim.is_none())
+        .filter(|k| {
+            k.record.ready(now, |d| {
+                status.get(&(k.key.plan.clone(), d.to_string())) == Some(&Status::Done)
+            })
+        })
+        .map(|k| {
+            (
+                format!("{}/{}", k.key.plan, k.key.id),
+                k.record.title.clone(),
+            )
+        })
+        .collect())
+}
+
+/// One round of `wait`'s remote check: `git ls-remote` of the swarm refs
+/// and notes, and a fetch when the answer changed since the last round
+/// (or differs from the mirror, the first time). True when it fetched. An
+/// unreachable remote is a round without news.
+fn remote_round(ctx: &Ctx, r: &str, last: &mut Option<Vec<(String, String)>>) -> bool {
+    let Ok(seen) = ctx
+        .store
+        .git
+        .ls_remote(r, &["refs/swarm/", crate::store::notes::NOTES_REF])
+    else {
+        return false;
+    };
+    if last.as_ref() == Some(&seen) {
+        return false;
+    }
+    let differs = last.is_some()
+        || seen.iter().any(|(name, id)| {
+            let mirrored = crate::store::mirror::mirror_ref(r, name);
+            ctx.store
+                .ref_target(&mirrored)
+                .ok()
+                .flatten()
+                .map(|t| t.to_string())
+                .as_deref()
+                != Some(id.as_str())
+        });
+    *last = Some(seen);
+    differs && crate::store::mirror::fetch(&ctx.store, r).is_ok()
 }

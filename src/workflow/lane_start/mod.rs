@@ -345,14 +345,7 @@ impl Making {
                 &self.branch,
                 &self.base_commit.to_string(),
             ) {
-                Ok(()) => {
-                    // The agent hooks installed in this clone, in the new checkout.
-                    self.notes
-                        .extend(crate::workflow::agent::install::into_worktree(
-                            ctx, &self.path,
-                        ));
-                    return Ok(());
-                }
+                Ok(()) => return Ok(()),
                 Err(_)
                     if attempt < 3
                         && !self.path.exists()

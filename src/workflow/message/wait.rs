@@ -174,7 +174,7 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
 /// One question to the remote (`git ls-remote` of its swarm refs and
 /// notes), and a fetch when the answer changed; true when it fetched. An
 /// unreachable remote is a round without news, not the end of the wait.
-pub fn remote_round(
+fn remote_round(
     ctx: &Ctx,
     r: &str,
     last: &mut Option<Vec<(String, String)>>,

@@ -191,6 +191,18 @@ fn run_claude(
     model: &Model,
     prompt: &str,
 ) -> crate::harness::Run {
+    run_claude_with(env, claude, dir, model, prompt, &[])
+}
+
+/// [`run_claude`] with more arguments.
+fn run_claude_with(
+    env: &TestEnv,
+    claude: &Path,
+    dir: &Path,
+    model: &Model,
+    prompt: &str,
+    extra: &[&str],
+) -> crate::harness::Run {
     let home = env.root().join("claude-home");
     std::fs::create_dir_all(&home).unwrap();
     let mut cmd: Command = env.command(claude.to_str().unwrap(), dir);
@@ -202,6 +214,7 @@ fn run_claude(
         "--output-format",
         "json",
     ])
+    .args(extra)
     .env("HOME", &home)
     .env("ANTHROPIC_BASE_URL", &model.url)
     .env("ANTHROPIC_API_KEY", "sk-ant-dummy-key-for-tests")
@@ -410,4 +423,26 @@ fn claude_install_keeps_user_hooks_and_uninstall_restores_the_bytes() {
     assert_eq!(env.read(&a.join(".claude/settings.local.json")), original);
     assert!(!a.join(".claude/skills").exists());
     assert!(!a.join("AGENTS.md").exists());
+}
+
+/// The repository as a Claude Code plugin (`--plugin-dir`): its hooks run
+/// where nothing was installed.
+#[test]
+fn claude_loads_the_repository_as_a_plugin() {
+    let Some(claude) = claude() else { return };
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let model = serve(Arc::new(|_, _| Reply::Text("ok".into())));
+    let plugin = env!("CARGO_MANIFEST_DIR");
+    let run = run_claude_with(
+        &env,
+        &claude,
+        &clones[0],
+        &model,
+        "hello",
+        &["--plugin-dir", plugin],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let text = all_text(&model.requests.lock().unwrap());
+    assert!(text.contains("You are ann"), "{text}");
 }

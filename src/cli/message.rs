@@ -141,7 +141,7 @@ fn body(text: &[String], args: &BodyArgs) -> Result<String> {
         )),
         (Some(path), true) => {
             let bytes = git_swarm::fsutil::read_input(path, MAX_BODY as u64)?;
-            Ok(String::from_utf8_lossy(&bytes).into_owned())
+            git_swarm::text::utf8(&format!("--body-file {}", path.display()), bytes)
         }
         (None, _) => Ok(text.join(" ")),
     }
@@ -162,7 +162,7 @@ fn render(p: Posted) -> Output {
     let where_ = if published {
         "published"
     } else {
-        "local until `git swarm sync`"
+        "kept in this clone"
     };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(
@@ -355,7 +355,7 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
         ceiling,
         peek: a.peek,
     };
-    let woke = wait::wait(&ctx, &watch)?;
+    let woke = wait::wait(&ctx, &watch, &mut |line| say!("warning: {line}"))?;
     let mut text = lines(&woke.messages);
     for r in &woke.refs {
         text.push_str(&format!("{r}\n"));

@@ -259,7 +259,10 @@ fn ran(r: &Ran) -> Output {
     text.push('\n');
     let mut out = Output::new(r, text);
     if !r.published && !r.already {
-        out = out.warn("not published: no remote (or --offline); `git swarm sync` publishes it, and the remote may then prefer another clone's version");
+        out = out.warn(format!(
+            "{}, and the remote may then prefer another clone's version",
+            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+        ));
     }
     out
 }
@@ -304,6 +307,15 @@ fn listed(l: &Listed) -> Output {
     let mut out = Output::listing(l, text);
     for u in &l.unreadable {
         out = out.warn(u.warning());
+    }
+    // A cycle is never made by one clone (refused at the write); one that
+    // is there anyway (an older version raced, a forged record) is named.
+    for (plan, cycle) in &l.cycles {
+        out = out.warn(format!(
+            "plan {plan}: the dependencies form a cycle ({}); none of these tasks can be ready: break it with `git swarm task update {} --depends-on …`",
+            cycle.join(" → "),
+            cycle[0]
+        ));
     }
     out
 }

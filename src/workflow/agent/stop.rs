@@ -7,8 +7,9 @@
 //!
 //! Idle mode (`swarm.agentIdleWait`, off by default): an agent with nothing
 //! left waits instead, at zero model tokens, with the `wait` mechanics
-//! (cheap local checks, one `ls-remote` a round, a fetch only when it
-//! changed, sleeps doubling from 1 s to [`CEILING`]), for a message
+//! (cheap local checks, one `git fetch --dry-run` of the watched prefixes a
+//! round, a fetch only when it would change something, sleeps doubling from
+//! 1 s to [`CEILING`]), for a message
 //! addressed to it (or urgent to `all`), a task of its plan that becomes
 //! ready, or a handoff packet opened in its plan. When one arrives the stop
 //! is blocked with it as the reason: the agent wakes with its next
@@ -189,7 +190,6 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
     let packets0: BTreeSet<String> = packets(ctx)?.into_iter().map(|(k, _)| k).collect();
     let deadline = clock::now() + timeout;
     let mut interval = Duration::from_secs(1);
-    let mut last_remote = None;
     loop {
         let fresh = unshown(ctx, me, ops)?;
         if !fresh.is_empty() {
@@ -213,7 +213,7 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
             )));
         }
         if let Some(r) = ctx.remote() {
-            if remote_round(ctx, r, &mut last_remote) {
+            if remote_round(ctx, r, plan.as_deref()) {
                 continue;
             }
         }
@@ -252,32 +252,27 @@ fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
         .collect())
 }
 
-/// One round of `wait`'s remote check: `git ls-remote` of the swarm refs
-/// and notes, and a fetch when the answer changed since the last round
-/// (or differs from the mirror, the first time). True when it fetched. An
-/// unreachable remote is a round without news.
-fn remote_round(ctx: &Ctx, r: &str, last: &mut Option<Vec<(String, String)>>) -> bool {
-    let Ok(seen) = ctx
-        .store
-        .git
-        .ls_remote(r, &["refs/swarm/", crate::store::notes::NOTES_REF])
-    else {
-        return false;
+/// One round of `wait`'s remote question, for what idle mode watches (the
+/// messages, and the tasks and packets of the plan): would a fetch of
+/// those prefixes change anything here? Then that fetch. True when it
+/// fetched; an unreachable remote is a round without news.
+fn remote_round(ctx: &Ctx, r: &str, plan: Option<&str>) -> bool {
+    let of = |ns: &str| match plan {
+        Some(p) => format!("refs/swarm/{ns}/{p}/"),
+        None => format!("refs/swarm/{ns}/"),
     };
-    if last.as_ref() == Some(&seen) {
+    let prefixes = [
+        crate::model::message::PREFIX.to_string(),
+        of("tasks"),
+        of("packets"),
+    ];
+    let specs: Vec<String> = prefixes
+        .iter()
+        .map(|p| format!("+{p}*:{}*", crate::store::mirror::mirror_ref(r, p)))
+        .collect();
+    if !matches!(ctx.store.git.fetch_would_change(r, &specs), Ok(true)) {
         return false;
     }
-    let differs = last.is_some()
-        || seen.iter().any(|(name, id)| {
-            let mirrored = crate::store::mirror::mirror_ref(r, name);
-            ctx.store
-                .ref_target(&mirrored)
-                .ok()
-                .flatten()
-                .map(|t| t.to_string())
-                .as_deref()
-                != Some(id.as_str())
-        });
-    *last = Some(seen);
-    differs && crate::store::mirror::fetch(&ctx.store, r).is_ok()
+    let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    crate::store::mirror::fetch_refs(&ctx.store, r, &refs).is_ok()
 }

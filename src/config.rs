@@ -85,6 +85,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides)",
     ),
     (
+        "swarm.agentIdleWait",
+        "off",
+        "how long an agent's stop hook waits, at zero tokens, for a message, a ready task or a packet before the agent stops (e.g. 10m; `agent install` sizes the hook timeout to it)",
+    ),
+    (
+        "swarm.agentHosts",
+        "(none)",
+        "the agent hosts whose hooks `agent install` put in this clone's checkouts (claude, codex, gemini); lane new and accept write them into new worktrees",
+    ),
+    (
         "swarm.taskLease",
         "30m",
         "default lease of a task claim for task claim/renew/recover",

@@ -25,7 +25,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let wants_json = args.iter().any(|a| a == "--json");
-    let parsed = match cli::parse_hook_pre_commit(&args).map_or_else(cli::parse, Ok) {
+    let parsed = match cli::parse_hook_pre_commit(&args)
+        .or_else(|| cli::agent::parse_fast(&args))
+        .map_or_else(cli::parse, Ok)
+    {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;

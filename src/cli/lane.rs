@@ -149,7 +149,17 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
                 )),
                 None => e,
             })?;
+            // The agent hooks installed in this clone, in the new checkout.
+            let path = match &out {
+                LaneStarted::New(n) => n.lane.path.clone(),
+                LaneStarted::Finished { lane, .. } => lane.path.clone(),
+            };
+            let hooks = git_swarm::workflow::agent::install::into_worktree(
+                &ctx,
+                std::path::Path::new(&path),
+            );
             let mut out = started(out);
+            out.warnings.extend(hooks);
             if let Some(c) = &claimed {
                 let until = c
                     .record

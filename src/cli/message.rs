@@ -35,6 +35,11 @@ pub struct NotifyArgs {
     pub to: String,
     /// The text (words are joined by spaces).
     pub text: Vec<String>,
+    /// Mark it urgent: agents hooked into a host are shown an urgent
+    /// message to `all` at their next prompt (other broadcasts wait for
+    /// `inbox`).
+    #[arg(long)]
+    pub urgent: bool,
     #[command(flatten)]
     pub body: BodyArgs,
 }
@@ -183,7 +188,9 @@ fn post_of(kind: &str, to: String, text: String, b: BodyArgs) -> Post {
 
 pub fn notify(g: &Global, a: NotifyArgs, kind: &str) -> Result<Output> {
     let text = body(&a.text, &a.body)?;
-    posted(g, post_of(kind, a.to, text, a.body))
+    let mut p = post_of(kind, a.to, text, a.body);
+    p.urgent = a.urgent;
+    posted(g, p)
 }
 
 pub fn reply(g: &Global, a: ReplyArgs) -> Result<Output> {

@@ -11,6 +11,7 @@ macro_rules! say {
     };
 }
 
+pub mod agent;
 pub mod error;
 pub mod forecast;
 pub mod gc;
@@ -123,6 +124,9 @@ pub enum Command {
     Task(task::TaskCmd),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
+    /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
+    #[command(subcommand)]
+    Agent(agent::AgentCmd),
     /// Reserve paths (files, dir/, globs) for yourself, arbitrated by the remote; --check, --recover.
     Reserve(reserve::ReserveCmdArgs),
     /// Release reservations by id or path.
@@ -227,7 +231,8 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_)
-            | Command::Forecast(_) => Access::Read,
+            | Command::Forecast(_)
+            | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_)) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -380,6 +385,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::State(a) => message::state(g, a),
         Command::Task(c) => task::run(g, c),
         Command::Forecast(a) => forecast::forecast(g, a),
+        Command::Agent(c) => agent::run(g, c),
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),

@@ -5,6 +5,7 @@
 //! other.
 
 pub mod accept;
+pub mod agent;
 pub mod demo;
 pub mod forecast;
 pub mod gc;

@@ -3,6 +3,8 @@
 
 mod harness;
 
+mod agents;
+mod agents_live;
 mod architecture;
 mod attack;
 mod cache;

@@ -22,6 +22,7 @@ pub mod message;
 pub mod misc;
 pub mod plan;
 pub mod reserve;
+pub mod serve;
 pub mod sync;
 pub mod task;
 pub mod verify;
@@ -128,6 +129,8 @@ pub enum Command {
     Release(reserve::ReleaseArgs),
     /// List live reservations: holder, paths, lease left, task.
     Reservations(reserve::ReservationsArgs),
+    /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
+    Serve(serve::ServeArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -162,7 +165,8 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_)
-            | Command::Forecast(_) => Access::Read,
+            | Command::Forecast(_)
+            | Command::Serve(_) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -297,6 +301,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         Command::Reserve(a) => reserve::reserve(&g, a),
         Command::Release(a) => reserve::release(&g, a),
         Command::Reservations(a) => reserve::reservations(&g, a),
+        Command::Serve(a) => serve::serve(&g, a),
     }
 }
 

@@ -5,6 +5,7 @@
 //! other.
 
 pub mod accept;
+pub mod dashboard;
 pub mod demo;
 pub mod forecast;
 pub mod gc;

@@ -12,7 +12,7 @@
 # turns, so a loaded machine slows them alike), the ratio of the medians,
 # and each command's peak memory (max RSS, /usr/bin/time -f %M).
 # CALLGRIND=1 adds instruction counts (valgrind, children included): a
-# ratio that load does not move. MARKDOWN=1 prints the rows as the README's
+# ratio that load does not move. MARKDOWN=1 prints the rows as docs/benchmarks.md's
 # table rows. Builds target/release/git-swarm if needed.
 set -euo pipefail
 

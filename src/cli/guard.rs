@@ -132,7 +132,7 @@ fn into_output(findings: Findings, refused: &str, text_ok: String) -> Result<Out
     }
     Err(
         Error::new(Code::GuardFailed, violations_text(&findings, refused))
-            .hint("the guards are described in the README, section \"Hooks and guards\"")
+            .hint("the guards are described in docs/hooks.md (\"Hooks and guards\")")
             .with_detail(serde_json::json!({
                 "guards": findings.guards,
                 "violations": findings.violations,

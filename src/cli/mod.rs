@@ -40,7 +40,7 @@ use git_swarm::output::Output;
 #[derive(Debug, Parser)]
 #[command(name = "git-swarm", version, propagate_version = true)]
 #[command(
-    after_help = "Exit codes: 0 ok, 1 check failed, 2 bad input, 3 lost a race or fenced, 4 environment failed.\nDocs: README.md; `git swarm man --install` makes `git help swarm` work."
+    after_help = "Exit codes: 0 ok, 1 check failed, 2 bad input, 3 lost a race or fenced, 4 environment failed.\nDocs: README.md and docs/*.md; `git swarm man --install` makes `git help swarm` work."
 )]
 pub struct Cli {
     /// Print one JSON document on stdout instead of human text.

@@ -1,11 +1,20 @@
 //! The README documents every error code and every config key — and only
 //! those — from the same lists the code uses; and every code the source
 //! raises is in the list, with the class (exit code) the list gives it.
+//! docs/security.md lists every secret kind the detector knows, and only those.
 
 use std::collections::BTreeMap;
 
 fn readme() -> String {
     std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap()
+}
+
+/// A reference page under docs/.
+fn doc(page: &str) -> String {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs")
+        .join(page);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 /// Rows of the README table that follows `marker`: first cell (unquoted) -> whole row.
@@ -159,21 +168,22 @@ fn every_error_raised_in_the_source_is_listed_with_its_class() {
     );
 }
 
-/// The README's secrets section names every kind the detector reports, and
-/// no kind it does not know.
+/// The secrets section of docs/security.md names every kind the detector
+/// reports, and no kind it does not know.
 #[test]
-fn readme_lists_every_secret_kind() {
-    let readme = readme();
-    let start = readme
-        .find("### Secrets: refused")
-        .expect("README has a secrets section");
-    let section = &readme[start..];
-    let section = &section[..section[4..].find("\n### ").map_or(section.len(), |e| e + 4)];
+fn docs_list_every_secret_kind() {
+    let page = doc("security.md");
+    let start = page
+        .find("\n## Secrets: refused")
+        .expect("docs/security.md has a secrets section")
+        + 1;
+    let section = &page[start..];
+    let section = &section[..section[3..].find("\n## ").map_or(section.len(), |e| e + 3)];
     let kinds = git_swarm::secret::kinds();
     for (kind, _) in &kinds {
         assert!(
             section.contains(&format!("`{kind}`")),
-            "README does not list {kind}"
+            "docs/security.md does not list {kind}"
         );
     }
     let table = table_after(section, "<!-- secret-kinds -->");
@@ -191,8 +201,87 @@ fn readme_lists_every_secret_kind() {
     for k in &listed {
         assert!(
             kinds.iter().any(|(known, _)| known == k),
-            "README lists {k}, which the detector does not know"
+            "docs/security.md lists {k}, which the detector does not know"
         );
     }
     assert_eq!(listed.len(), kinds.len());
+}
+
+/// A heading's anchor as GitHub makes it: lower case, punctuation dropped
+/// (but `-` and `_`), spaces to `-`.
+fn anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            ' ' => Some('-'),
+            c if c.is_alphanumeric() || c == '-' || c == '_' => Some(c),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The anchors of a Markdown page: its headings, outside code blocks.
+fn anchors(text: &str) -> Vec<String> {
+    let mut fenced = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced && line.starts_with('#') {
+            out.push(anchor(line.trim_start_matches('#')));
+        }
+    }
+    out
+}
+
+/// The README links every page under docs/ (its "Documentation" list), and
+/// every relative link in the README and the docs/ pages reaches a file
+/// that exists and, with a `#fragment`, a heading of that file.
+#[test]
+fn readme_links_every_docs_page_and_every_relative_link_resolves() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let docs = crate::harness::project_docs();
+    let readme = readme();
+    let index = &readme[readme
+        .find("\n## Documentation\n")
+        .expect("README has a Documentation section")..];
+    for (path, _) in &docs[1..] {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            index.contains(&format!("](docs/{name})")),
+            "README's Documentation list does not link docs/{name}"
+        );
+    }
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut checked = 0;
+    for (path, text) in &docs {
+        let dir = path.parent().unwrap();
+        for cap in link.captures_iter(text) {
+            let target = &cap[1];
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            let (file, fragment) = target.split_once('#').unwrap_or((target, ""));
+            let file = if file.is_empty() {
+                path.clone()
+            } else {
+                dir.join(file)
+            };
+            let page = std::fs::read_to_string(&file).unwrap_or_else(|e| {
+                panic!("{}: link {target}: {}: {e}", path.display(), file.display())
+            });
+            if !fragment.is_empty() {
+                assert!(
+                    anchors(&page).iter().any(|a| a == fragment),
+                    "{}: link {target}: no heading #{fragment} in {}",
+                    path.display(),
+                    file.strip_prefix(root).unwrap_or(&file).display()
+                );
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "only {checked} relative links checked");
 }

@@ -454,12 +454,18 @@ proptest! {
 }
 
 /// The project's own prose and code, line by line, is no credential: the
-/// README (which names every kind and prefix) and every source file but the
-/// detector's own (whose tests build fakes on purpose).
+/// README and the docs/ pages (docs/security.md names every kind and prefix)
+/// and every source file but the detector's own (whose tests build fakes on
+/// purpose).
 #[test]
 fn the_readme_and_the_sources_have_no_finding() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files = vec![root.join("README.md"), root.join("templates/PLAN.md")];
+    let mut files: Vec<_> = crate::harness::project_docs()
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect();
+    assert!(files.len() > 10, "README and the docs/ pages: {files:?}");
+    files.push(root.join("templates/PLAN.md"));
     let mut stack = vec![root.join("src")];
     while let Some(dir) = stack.pop() {
         for entry in std::fs::read_dir(&dir).unwrap() {

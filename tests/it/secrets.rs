@@ -1,7 +1,7 @@
 //! Credentials in free text: every field git-swarm publishes (plan text and
 //! record, journal messages, reports, reasons, refspecs, packets) refuses a
 //! credential of each kind, naming the field and the kind, never the value,
-//! and writes nothing; and ordinary text (this project's own README as a
+//! and writes nothing; and ordinary text (this project's own docs as a
 //! plan) passes. Fakes are built from parts at run time.
 
 use std::path::Path;
@@ -300,14 +300,19 @@ fn every_free_text_field_refuses_each_kind_and_writes_nothing() {
     assert_eq!(env.all_refs(&remote), published);
 }
 
-/// Ordinary documents and messages pass: this project's README saved as a
-/// plan (it names every kind, prefix and placeholder), commit ids and UUIDs
-/// in reasons and reports.
+/// Ordinary documents and messages pass: this project's README and docs/
+/// pages saved as a plan (docs/security.md names every kind, prefix and
+/// placeholder), commit ids and UUIDs in reasons and reports.
 #[test]
 fn ordinary_text_is_published_without_a_finding() {
     let env = TestEnv::new();
     let repo = env.repo("alice");
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md");
+    let docs = crate::harness::project_docs();
+    assert!(docs.len() > 10, "README and the docs/ pages");
+    let text: String = docs.iter().map(|(_, text)| text.as_str()).collect();
+    assert!(text.contains("<!-- secret-kinds -->"));
+    let readme = env.root().join("docs-all.md");
+    env.write(&readme, &text);
     env.swarm(
         &repo,
         &["plan", "new", "docs", "--from", readme.to_str().unwrap()],

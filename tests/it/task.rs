@@ -482,7 +482,7 @@ fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
     }
 }
 
-/// The push budget of the README: 20 agents, each holding one task with the
+/// The push budget of docs/tasks.md: 20 agents, each holding one task with the
 /// default 30m lease and renewing at half of it, on a virtual clock for one
 /// hour; every renewal is one real push to the bare remote. Counts the
 /// renewal commits the remote received in the hour.

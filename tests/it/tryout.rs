@@ -124,15 +124,21 @@ fn init_in_a_clone_of_an_empty_remote_protects_the_lanes_base() {
 }
 
 #[test]
-fn readme_says_the_pre_push_fence_is_local_and_it_is() {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+fn the_docs_say_the_pre_push_fence_is_local_and_it_is() {
+    for (path, text) in crate::harness::project_docs() {
+        assert!(
+            !text.contains("blocks every other way"),
+            "{} overstates the fence",
+            path.display()
+        );
+    }
+    let lead =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/lead.md")).unwrap();
     assert!(
-        !readme.contains("blocks every other way"),
-        "README overstates the fence"
+        lead.contains("--no-verify"),
+        "docs/lead.md names the bypass"
     );
-    assert!(readme.contains("--no-verify"), "README names the bypass");
-    // What the README now says: the hook stops a plain push, not a bypass.
+    // What the docs now say: the hook stops a plain push, not a bypass.
     let env = TestEnv::new();
     let (_remote, clones) = env.remote_with_clones(&["a"]);
     let a = &clones[0];

@@ -1615,7 +1615,8 @@ fn the_composite_action_runs_check_and_verify() {
     assert!(script("Guards on the PR's commits")
         .contains(r#"git swarm check --range "$SWARM_BASE..$SWARM_HEAD""#));
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/verify.md"))
+            .unwrap();
     for input in [
         "base",
         "head",
@@ -1632,7 +1633,7 @@ fn the_composite_action_runs_check_and_verify() {
         );
         assert!(
             readme.contains(&format!("`{input}`")),
-            "README does not document input {input}"
+            "docs/verify.md does not document input {input}"
         );
     }
 

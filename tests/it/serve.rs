@@ -747,7 +747,11 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
     );
 
     // Screenshots for the CI artifacts: desktop and phone width.
-    for (name, size) in [("serve.png", "1280,800"), ("serve-phone.png", "390,844")] {
+    for (name, size) in [
+        ("serve.png", "1280,800"),
+        ("serve-phone.png", "390,844"),
+        ("serve-full.png", "1280,2300"),
+    ] {
         let shot = artifacts.join(name);
         let _ = std::fs::remove_file(&shot);
         let profile = env.root().join(format!("chromium-{name}"));

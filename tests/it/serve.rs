@@ -710,9 +710,8 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
     assert_eq!(col("ready"), 1, "t07, after t06 (done unverified)");
     assert_eq!(count(&dom, "lanes", "data-count"), 6);
     assert_eq!(count(&dom, "reservations", "data-count"), 2);
-    assert_eq!(
+    assert!(
         dom.matches("<meter").count() >= 4,
-        true,
         "lease bars for claims and reservations"
     );
     assert_eq!(
@@ -750,7 +749,7 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
     for (name, size) in [
         ("serve.png", "1280,800"),
         ("serve-phone.png", "390,844"),
-        ("serve-full.png", "1280,2300"),
+        ("serve-full.png", "1280,1350"),
     ] {
         let shot = artifacts.join(name);
         let _ = std::fs::remove_file(&shot);

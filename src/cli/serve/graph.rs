@@ -108,7 +108,7 @@ pub fn svg(plan: &str, tasks: &[&TaskView]) -> Markup {
         if id.chars().count() > 16 {
             format!("{}…", id.chars().take(15).collect::<String>())
         } else {
-            id
+            id.into_owned()
         }
     };
     html! {

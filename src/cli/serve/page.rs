@@ -265,6 +265,10 @@ fn reservations(d: &Dashboard) -> Markup {
     }
 }
 
+/// Per plan, every open thread and this many of the newest others: a
+/// swarm keeps thousands of messages, a page shows what wants reading.
+const CLOSED_THREADS_SHOWN: usize = 20;
+
 fn messages(d: &Dashboard) -> Markup {
     let mut by_plan: BTreeMap<&str, Vec<&Thread>> = BTreeMap::new();
     for t in &d.threads {
@@ -278,7 +282,9 @@ fn messages(d: &Dashboard) -> Markup {
             @if d.threads.is_empty() { p.empty { "no messages" } }
             @for (plan, threads) in &by_plan {
                 h3 { @if *plan == "_" { "Outside any plan" } @else { "Plan " (shown(plan)) } }
-                @for t in threads {
+                @let open_here = threads.iter().filter(|t| t.open).count();
+                @let shown_n = open_here + CLOSED_THREADS_SHOWN;
+                @for t in threads.iter().take(shown_n) {
                     div class=(if t.open { "thread open" } else { "thread" }) {
                         @for (i, m) in t.messages.iter().enumerate() {
                             div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(&m.kind)) {
@@ -290,6 +296,9 @@ fn messages(d: &Dashboard) -> Markup {
                             }
                         }
                     }
+                }
+                @if threads.len() > shown_n {
+                    p.n { (threads.len() - shown_n) " older thread(s) with nothing open not shown" }
                 }
             }
         }

@@ -15,6 +15,9 @@ pub fn hidden(c: char) -> bool {
 
 /// `s` as isolated text, its hidden characters shown.
 pub fn shown(s: &str) -> Markup {
+    if !s.chars().any(hidden) {
+        return html! { bdi { (s) } };
+    }
     html! {
         bdi {
             @for part in split(s) {
@@ -52,7 +55,10 @@ fn split(s: &str) -> Vec<Part<'_>> {
 
 /// `s` with its hidden characters as marks, as plain text (attributes,
 /// SVG titles), for maud to escape.
-pub fn plain(s: &str) -> String {
+pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(s);
+    }
     s.chars()
         .map(|c| {
             if hidden(c) {
@@ -61,7 +67,8 @@ pub fn plain(s: &str) -> String {
                 c.to_string()
             }
         })
-        .collect()
+        .collect::<String>()
+        .into()
 }
 
 /// A fragment id made of a name: letters, digits, `-`, `_`, `.` kept,

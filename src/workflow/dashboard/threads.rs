@@ -20,60 +20,56 @@ pub struct Thread {
     pub last_at: String,
 }
 
-/// Group messages into threads, in the order shown.
+/// Group messages into threads, in the order shown. By index, not by
+/// cloned ids: a swarm keeps thousands of messages.
 pub fn threads(mut all: Vec<Message>) -> Vec<Thread> {
     message::sort(&mut all);
-    let ids: BTreeSet<String> = all.iter().map(|m| m.id.clone()).collect();
-    let parent: BTreeMap<String, String> = all
+    let index: BTreeMap<&str, usize> = all
         .iter()
-        .filter_map(|m| {
-            m.reply_to
-                .as_ref()
-                .filter(|r| ids.contains(*r))
-                .map(|r| (m.id.clone(), r.clone()))
+        .enumerate()
+        .map(|(i, m)| (m.id.as_str(), i))
+        .collect();
+    let parent: Vec<Option<usize>> = all
+        .iter()
+        .map(|m| m.reply_to.as_deref().and_then(|r| index.get(r).copied()))
+        .collect();
+    let answered: BTreeSet<usize> = parent.iter().flatten().copied().collect();
+    let open_here: Vec<bool> = all
+        .iter()
+        .enumerate()
+        .map(|(i, m)| m.kind == "escalation" || (m.kind == "ask" && !answered.contains(&i)))
+        .collect();
+    // Each message's root, bounded: a forged reply cycle ends the walk.
+    let root: Vec<usize> = (0..all.len())
+        .map(|i| {
+            let mut cur = i;
+            for _ in 0..all.len() {
+                match parent[cur] {
+                    Some(p) if p != i => cur = p,
+                    _ => break,
+                }
+            }
+            cur
         })
         .collect();
-    let root_of = |id: &str| {
-        let mut cur = id.to_string();
-        // Bounded: a forged reply cycle ends the walk.
-        for _ in 0..=parent.len() {
-            match parent.get(&cur) {
-                Some(p) if *p != id => cur = p.clone(),
-                _ => break,
-            }
-        }
-        cur
-    };
-    let answered: BTreeSet<&str> = all.iter().filter_map(|m| m.reply_to.as_deref()).collect();
-    let mut by_root: BTreeMap<String, Vec<Message>> = BTreeMap::new();
-    let mut order = Vec::new();
-    for m in &all {
-        let root = root_of(&m.id);
-        if !by_root.contains_key(&root) {
-            order.push(root.clone());
-        }
-        by_root.entry(root).or_default().push(m.clone());
-    }
-    let mut out: Vec<Thread> = order
-        .into_iter()
-        .map(|root| {
-            let messages = by_root.remove(&root).unwrap_or_default();
-            let open = messages.iter().any(|m| {
-                m.kind == "escalation" || (m.kind == "ask" && !answered.contains(m.id.as_str()))
+    drop(index);
+    let mut slot: BTreeMap<usize, usize> = BTreeMap::new();
+    let mut out: Vec<Thread> = Vec::new();
+    for (i, m) in all.into_iter().enumerate() {
+        let t = *slot.entry(root[i]).or_insert_with(|| {
+            out.push(Thread {
+                plan: m.plan.clone().unwrap_or_else(|| NO_PLAN.to_string()),
+                messages: Vec::new(),
+                open: false,
+                last_at: String::new(),
             });
-            let last_at = messages.last().map(|m| m.at.clone()).unwrap_or_default();
-            let plan = messages
-                .first()
-                .and_then(|m| m.plan.clone())
-                .unwrap_or_else(|| NO_PLAN.to_string());
-            Thread {
-                plan,
-                messages,
-                open,
-                last_at,
-            }
-        })
-        .collect();
+            out.len() - 1
+        });
+        let thread = &mut out[t];
+        thread.open |= open_here[i];
+        thread.last_at.clone_from(&m.at);
+        thread.messages.push(m);
+    }
     out.sort_by(|a, b| {
         a.plan
             .cmp(&b.plan)

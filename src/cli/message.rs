@@ -160,7 +160,7 @@ fn render(p: Posted) -> Output {
     let where_ = if published {
         "published"
     } else {
-        "local until `git swarm sync`"
+        "kept in this clone"
     };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(
@@ -351,7 +351,7 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
         ceiling,
         peek: a.peek,
     };
-    let woke = wait::wait(&ctx, &watch)?;
+    let woke = wait::wait(&ctx, &watch, &mut |line| say!("warning: {line}"))?;
     let mut text = lines(&woke.messages);
     for r in &woke.refs {
         text.push_str(&format!("{r}\n"));

@@ -165,14 +165,18 @@ fn same(a: &str, b: &str) -> bool {
 
 fn query_token(req: &Request) -> Option<String> {
     req.uri().query()?.split('&').find_map(|kv| {
-        kv.strip_prefix("token=").map(|v| {
+        let (key, v) = kv.split_once('=')?;
+        (key == "token").then(|| {
             // A token is printable ASCII; only %XX escapes are undone.
             let mut out = Vec::new();
             let b = v.as_bytes();
             let mut i = 0;
             while i < b.len() {
                 if b[i] == b'%' && i + 2 < b.len() {
-                    if let Ok(x) = u8::from_str_radix(&v[i + 1..i + 3], 16) {
+                    if let Some(x) = v
+                        .get(i + 1..i + 3)
+                        .and_then(|h| u8::from_str_radix(h, 16).ok())
+                    {
                         out.push(x);
                         i += 3;
                         continue;

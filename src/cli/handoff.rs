@@ -144,11 +144,15 @@ pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
             !a.no_restore,
         )?));
     };
-    let (dir, made) = accept::worktree(&ctx, &a.packet_id, path)?;
+    let mut notes = Vec::new();
+    let (dir, made) = accept::worktree_noted(&ctx, &a.packet_id, path, &mut notes)?;
     let accepted = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)
         .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
     match accepted {
-        Ok(acc) => Ok(render_accepted(&acc)),
+        Ok(mut acc) => {
+            acc.notes = notes;
+            Ok(render_accepted(&acc))
+        }
         // Only a refusal before anything was published: after the
         // acceptance went out, the worktree is where the successor works.
         Err(e) if made && nothing_recorded(e.code) => {
@@ -239,6 +243,15 @@ fn render_accepted(a: &Accepted) -> Output {
             ""
         }
     );
+    if a.already {
+        text = format!(
+            "packet {} was already accepted by you ({}) at {}: nothing to do\n",
+            packet.id, a.acceptance.accepted_by, a.acceptance.accepted_at
+        );
+    }
+    for n in &a.notes {
+        text.push_str(&format!("{n}\n"));
+    }
     if let Some(t) = &packet.task {
         text.push_str(&format!("task: {t}\n"));
     }
@@ -298,6 +311,8 @@ fn render_accepted(a: &Accepted) -> Output {
         "task": packet.task,
         "step": packet.step,
         "resumed": a.resumed,
+        "already": a.already,
+        "notes": a.notes,
         "restored": a.restored,
         "published": a.published,
         "acceptance": acc,

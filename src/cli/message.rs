@@ -139,7 +139,7 @@ fn body(text: &[String], args: &BodyArgs) -> Result<String> {
         )),
         (Some(path), true) => {
             let bytes = git_swarm::fsutil::read_input(path, MAX_BODY as u64)?;
-            Ok(String::from_utf8_lossy(&bytes).into_owned())
+            git_swarm::text::utf8(&format!("--body-file {}", path.display()), bytes)
         }
         (None, _) => Ok(text.join(" ")),
     }

@@ -308,6 +308,15 @@ fn listed(l: &Listed) -> Output {
     for u in &l.unreadable {
         out = out.warn(u.warning());
     }
+    // A cycle is never made by one clone (refused at the write); one that
+    // is there anyway (an older version raced, a forged record) is named.
+    for (plan, cycle) in &l.cycles {
+        out = out.warn(format!(
+            "plan {plan}: the dependencies form a cycle ({}); none of these tasks can be ready: break it with `git swarm task update {} --depends-on …`",
+            cycle.join(" → "),
+            cycle[0]
+        ));
+    }
     out
 }
 

@@ -215,7 +215,13 @@ pub fn content_ids(
     for p in paths {
         let full = workdir.join(p);
         let bytes = match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A file where a directory on the way was: the path is gone.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 out.insert(p.clone(), "deleted".to_string());
                 continue;
             }

@@ -56,6 +56,27 @@ impl Git {
         }
     }
 
+    /// Whether fetching `refspecs` from `remote` would change a ref here
+    /// (`git fetch --dry-run --porcelain`): one question whose ref
+    /// advertisement the remote limits to the refspecs' prefixes (protocol
+    /// v2 `ref-prefix`), so its cost does not grow with unrelated refs, as
+    /// that of `git ls-remote <pattern>` does (which lists every ref and
+    /// filters them here).
+    pub fn fetch_would_change(&self, remote: &str, refspecs: &[String]) -> Result<bool> {
+        let mut args: Vec<String> = vec![
+            "fetch".into(),
+            "--dry-run".into(),
+            "--porcelain".into(),
+            "--prune".into(),
+            "--no-tags".into(),
+            "--no-write-fetch-head".into(),
+            remote.into(),
+        ];
+        args.extend(refspecs.iter().cloned());
+        let out = self.run(&args)?;
+        Ok(out.lines().any(|l| !l.trim().is_empty()))
+    }
+
     /// One atomic push; every ref carries an explicit lease so that the
     /// remote itself checks the expected value (compare-and-swap).
     pub fn push_atomic(

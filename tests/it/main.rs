@@ -4,6 +4,7 @@
 mod harness;
 
 mod architecture;
+mod attack;
 mod cache;
 mod cli;
 mod controls;

@@ -18,6 +18,7 @@ use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
+use crate::git::PushUpdate;
 use crate::model::task::{self as model, task_ref, Decision, Op, Status, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::Record;
@@ -166,11 +167,26 @@ pub(crate) fn publish(
             let tree = store.write_tree(&record.to_files()?)?;
             let parents: Vec<ObjectId> = tip.base.into_iter().collect();
             let commit = store.commit(tree, &parents, &event)?;
+            // A change of dependencies was checked for cycles against the
+            // graph just fetched: it publishes only if that graph is still
+            // current, by moving the plan's ref in the same push (a plan-wide
+            // version two racing updates cannot both swap).
+            let deps_before = current
+                .as_ref()
+                .map(|c| c.record.depends_on.clone())
+                .unwrap_or_default();
+            let graph = if record.depends_on != deps_before && !record.depends_on.is_empty() {
+                graph_version(ctx, round, &plan_ref, &event)?
+            } else {
+                Vec::new()
+            };
             failpoint::point("task:objects");
             let summary = event.summary.clone();
             let out = ran(record, Some(commit), false, Some(event.kind.clone()));
             Ok(Step::Publish(
-                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out).point("task"),
+                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out)
+                    .companions(graph)
+                    .point("task"),
             ))
         },
     )?;
@@ -185,6 +201,39 @@ pub(crate) fn publish(
         )
         .hint("run the command again")),
     }
+}
+
+/// The plan's next version on the one just fetched (its tree as it is, a
+/// journal entry saying the dependencies changed), as a companion of the
+/// task's push: the remote takes it only if nobody else moved the plan
+/// since — so two dependency changes decided on the same graph never both
+/// publish. Offline, or with a plan not published yet, none: the local
+/// CAS of the task arbitrates alone there.
+fn graph_version(
+    ctx: &Ctx,
+    round: &remote::Round<'_>,
+    plan_ref: &str,
+    event: &Event,
+) -> Result<Vec<PushUpdate>> {
+    let Some(published) = round.tip(plan_ref)?.remote else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.store;
+    let mut entry = Event::new(
+        "task-dependencies",
+        &event.actor,
+        format!("dependencies changed: {}", event.summary),
+    );
+    for (k, v) in &event.trailers {
+        entry = entry.trailer(k, v.clone());
+    }
+    let tree = store.commit_tree(published)?;
+    let commit = store.commit(tree, &[published], &entry)?;
+    Ok(vec![PushUpdate {
+        refname: plan_ref.to_string(),
+        new: Some(commit.to_string()),
+        expected: Some(published.to_string()),
+    }])
 }
 
 fn event_actor(ctx: &Ctx) -> String {

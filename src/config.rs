@@ -82,7 +82,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.waitCeiling",
         "60s",
-        "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides)",
+        "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides); `serve` reaches the remote at most this often",
     ),
     (
         "swarm.agentIdleWait",

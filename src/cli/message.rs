@@ -131,6 +131,9 @@ pub struct StateArgs {
     /// Also write state.md at the top of the working tree (untracked, excluded).
     #[arg(long)]
     pub write: bool,
+    /// Write the dashboard (`git swarm serve`'s page) to FILE instead: one self-contained HTML file, no script, no network.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["write", "plan"])]
+    pub html: Option<String>,
 }
 
 fn body(text: &[String], args: &BodyArgs) -> Result<String> {
@@ -364,6 +367,9 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
 }
 
 pub fn state(g: &Global, a: StateArgs) -> Result<Output> {
+    if let Some(file) = &a.html {
+        return super::serve::write_html(g, file);
+    }
     let ctx = g.ctx()?;
     let s = state::state(&ctx, a.plan.as_deref(), a.write)?;
     let text = match &s.written {

@@ -24,6 +24,7 @@ pub mod misc;
 pub mod plan;
 mod publish;
 pub mod reserve;
+pub mod serve;
 pub mod sync;
 pub mod task;
 pub mod verify;
@@ -133,6 +134,8 @@ pub enum Command {
     Release(reserve::ReleaseArgs),
     /// List live reservations: holder, paths, lease left, task.
     Reservations(reserve::ReservationsArgs),
+    /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
+    Serve(serve::ServeArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -232,7 +235,8 @@ impl Command {
             | Command::Completions(_)
             | Command::Man(_)
             | Command::Forecast(_)
-            | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_)) => Access::Read,
+            | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
+            | Command::Serve(_) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -389,6 +393,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),
+        Command::Serve(a) => serve::serve(g, a),
     }
 }
 

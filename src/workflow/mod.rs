@@ -6,6 +6,7 @@
 
 pub mod accept;
 pub mod agent;
+pub mod dashboard;
 pub mod demo;
 pub mod forecast;
 pub mod gc;

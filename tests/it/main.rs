@@ -37,6 +37,7 @@ mod reserve;
 mod reserve_guard;
 mod rough;
 mod secrets;
+mod serve;
 mod snapshot;
 mod soak;
 mod sync;

@@ -34,6 +34,7 @@ mod rough;
 mod secrets;
 mod snapshot;
 mod soak;
+mod swarm_scale;
 mod sync;
 mod task;
 mod tryout;

@@ -1,0 +1,139 @@
+//! A swarm through one remote (issue 26): a server that answers "cannot lock
+//! ref" or drops the connection is retried, never taken for a lost race; a
+//! push of many independent records goes in batches the server accepts;
+//! every command's `--json` counts the remote operations it made.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+
+/// A remote, clones named `names`, plan p created and published by the first.
+fn setup(env: &TestEnv, names: &[&str]) -> (PathBuf, Vec<PathBuf>) {
+    let (remote, clones) = env.remote_with_clones(names);
+    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
+    env.swarm(&clones[0], &["sync"]).ok();
+    (remote, clones)
+}
+
+/// Every ref of a repository (`TestEnv::all_refs` asks for-each-ref for the
+/// pattern "", which matches nothing).
+fn every_ref(env: &TestEnv, dir: &Path) -> std::collections::BTreeMap<String, String> {
+    env.refs(dir, "refs/")
+}
+
+fn hook(remote: &Path, name: &str, body: &str) {
+    let path = remote.join("hooks").join(name);
+    std::fs::write(&path, format!("#!/bin/sh\n{body}")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+/// A `pre-receive` hook that answers the next `n` pushes as a server whose
+/// ref is locked (as GitHub does under concurrent pushes), then accepts.
+fn lock_the_next_pushes(remote: &Path, n: usize) {
+    std::fs::write(remote.join("locked-pushes"), n.to_string()).unwrap();
+    hook(
+        remote,
+        "pre-receive",
+        r#"cat >/dev/null
+n=$(cat locked-pushes)
+if [ "$n" -gt 0 ]; then
+  echo $((n - 1)) > locked-pushes
+  echo "error: cannot lock ref 'refs/swarm/x': Unable to create 'refs/swarm/x.lock': File exists." >&2
+  exit 1
+fi
+"#,
+    );
+}
+
+#[test]
+fn a_locked_ref_is_retried_and_the_claim_lands() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann"]);
+    env.swarm(
+        &clones[0],
+        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
+    )
+    .ok();
+    lock_the_next_pushes(&remote, 2);
+    let run = env
+        .swarm(
+            &clones[0],
+            &["task", "claim", "t1", "--plan", "p", "--json"],
+        )
+        .ok();
+    assert_eq!(env.read(&remote.join("locked-pushes")).trim(), "0");
+    let claimed = env.refs(&remote, "refs/swarm/tasks/p/t1");
+    let local = env.refs(&clones[0], "refs/swarm/tasks/p/t1");
+    assert_eq!(
+        claimed.values().collect::<Vec<_>>(),
+        local.values().collect::<Vec<_>>()
+    );
+    let tip = claimed.values().next().unwrap();
+    let yaml = env.git(&remote, &["show", &format!("{tip}:task.yaml")]);
+    assert!(yaml.contains("ann"), "{yaml}");
+    let _ = run;
+}
+
+#[test]
+fn a_ref_locked_through_every_retry_is_the_environment_not_a_lost_race() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann"]);
+    env.swarm(
+        &clones[0],
+        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
+    )
+    .ok();
+    let remote_before = every_ref(&env, &remote);
+    let local_before = env.refs(&clones[0], "refs/swarm/tasks/");
+    lock_the_next_pushes(&remote, 1000);
+    env.swarm(&clones[0], &["task", "claim", "t1", "--plan", "p"])
+        .err(4, "REMOTE_BUSY")
+        .stderr_has("not a lost race");
+    assert_eq!(env.read(&remote.join("locked-pushes")).trim(), "995");
+    assert_eq!(every_ref(&env, &remote), remote_before);
+    assert_eq!(env.refs(&clones[0], "refs/swarm/tasks/"), local_before);
+}
+
+#[test]
+fn a_transaction_the_server_aborts_is_retried_then_reported_as_the_environment() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann"]);
+    env.swarm(
+        &clones[0],
+        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
+    )
+    .ok();
+    let remote_before = every_ref(&env, &remote);
+    // The server dies mid-push on the first two attempts (the client sees
+    // a dropped connection), then lets the third through.
+    std::fs::write(remote.join("aborts"), "2").unwrap();
+    hook(
+        &remote,
+        "reference-transaction",
+        r#"cat >/dev/null
+[ "$1" = prepared ] || exit 0
+n=$(cat aborts)
+[ "$n" -gt 0 ] || exit 0
+echo $((n - 1)) > aborts
+exit 1
+"#,
+    );
+    env.swarm(&clones[0], &["task", "claim", "t1", "--plan", "p"])
+        .ok();
+    assert_eq!(env.read(&remote.join("aborts")).trim(), "0");
+    let claimed = every_ref(&env, &remote);
+    assert_ne!(claimed, remote_before);
+    assert_eq!(
+        claimed.get("refs/swarm/tasks/p/t1"),
+        env.refs(&clones[0], "refs/swarm/tasks/")
+            .get("refs/swarm/tasks/p/t1")
+    );
+    // Aborted every time: exit 4, and the release is nowhere.
+    let local_before = env.refs(&clones[0], "refs/swarm/tasks/");
+    std::fs::write(remote.join("aborts"), "1000").unwrap();
+    env.swarm(&clones[0], &["task", "release", "t1", "--plan", "p"])
+        .err(4, "REMOTE_BUSY");
+    assert_eq!(every_ref(&env, &remote), claimed);
+    assert_eq!(env.refs(&clones[0], "refs/swarm/tasks/"), local_before);
+}

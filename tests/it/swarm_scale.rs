@@ -137,3 +137,67 @@ exit 1
     assert_eq!(every_ref(&env, &remote), claimed);
     assert_eq!(env.refs(&clones[0], "refs/swarm/tasks/"), local_before);
 }
+
+/// `n` plan records written straight into `dir`'s refs (fast-import).
+fn import_plans(env: &TestEnv, dir: &Path, n: usize) {
+    let mut stream = String::new();
+    for i in 0..n {
+        let yaml = format!(
+            "schema: swarm-plan/v1\nplan: q{i:04}\ntitle: Plan {i}\ncontract: v1\nstatus: active\ncreated_at: 2026-01-01T00:00:00Z\ncreated_by: ann\nupdated_at: 2026-01-01T00:00:00Z\n"
+        );
+        let text = format!("# Plan {i}\n");
+        stream.push_str(&format!(
+            "commit refs/swarm/plans/q{i:04}\ncommitter ann <ann@git-swarm.invalid> 1767225600 +0000\ndata 5\nplan\n\nM 100644 inline plan.yaml\ndata {}\n{yaml}\nM 100644 inline PLAN.md\ndata {}\n{text}\n\n",
+            yaml.len(),
+            text.len()
+        ));
+    }
+    env.git_stdin(dir, &["fast-import", "--quiet"], stream.as_bytes());
+}
+
+/// A `pre-receive` hook that refuses a push of more than 25 refs (as
+/// GitHub answers large pushes with HTTP 500) and logs each push's size.
+fn refuse_more_than_25_refs(remote: &Path) {
+    hook(
+        remote,
+        "pre-receive",
+        r#"n=$(wc -l)
+echo "$n" >> push-sizes
+if [ "$n" -gt 25 ]; then
+  echo "refusing a push of $n refs (at most 25)" >&2
+  exit 1
+fi
+"#,
+    );
+}
+
+#[test]
+fn a_first_sync_of_1000_records_goes_in_batches_the_server_accepts() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    import_plans(&env, ann, 1000);
+    refuse_more_than_25_refs(&remote);
+    // In one push (a batch of 1000) the server refuses it all.
+    env.git(ann, &["config", "swarm.pushBatch", "1000"]);
+    env.swarm(ann, &["sync"]).err(4, "PUSH_DENIED");
+    assert!(env.refs(&remote, "refs/swarm/plans/").is_empty());
+    // By default, in batches of 25: all of it.
+    env.git(ann, &["config", "--unset", "swarm.pushBatch"]);
+    std::fs::remove_file(remote.join("push-sizes")).unwrap();
+    let run = env.swarm(ann, &["sync", "--json"]).ok();
+    assert_eq!(run.json()["pushed"].as_array().unwrap().len(), 1000);
+    assert_eq!(run.json()["pushes"], 40);
+    let local = env.refs(ann, "refs/swarm/plans/");
+    assert_eq!(local.len(), 1000);
+    assert_eq!(env.refs(&remote, "refs/swarm/plans/"), local);
+    let sizes: Vec<usize> = env
+        .read(&remote.join("push-sizes"))
+        .lines()
+        .map(|l| l.trim().parse().unwrap())
+        .collect();
+    assert_eq!(sizes, vec![25; 40]);
+    // In step: a second sync pushes nothing.
+    let again = env.swarm(ann, &["sync", "--json"]).ok();
+    assert!(again.json()["pushed"].as_array().unwrap().is_empty());
+}

@@ -5,8 +5,10 @@
 //! loop every command that publishes at once is written with is
 //! [`publish_loop`] (its own module, re-exported here).
 
+mod batch;
 mod publish_loop;
 
+pub use batch::publish_batched;
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 
 use gix::ObjectId;

@@ -72,7 +72,11 @@ fn a_locked_ref_is_retried_and_the_claim_lands() {
     let tip = claimed.values().next().unwrap();
     let yaml = env.git(&remote, &["show", &format!("{tip}:task.yaml")]);
     assert!(yaml.contains("ann"), "{yaml}");
-    let _ = run;
+    // Three pushes made it: two answered "locked", the third landed.
+    let ops = &run.json()["remote_ops"];
+    assert_eq!(ops["pushes"], 3, "{ops}");
+    assert_eq!(ops["retries"], 2, "{ops}");
+    assert_eq!(ops["refs_pushed"], 3, "{ops}");
 }
 
 #[test]
@@ -188,6 +192,10 @@ fn a_first_sync_of_1000_records_goes_in_batches_the_server_accepts() {
     let run = env.swarm(ann, &["sync", "--json"]).ok();
     assert_eq!(run.json()["pushed"].as_array().unwrap().len(), 1000);
     assert_eq!(run.json()["pushes"], 40);
+    let ops = &run.json()["remote_ops"];
+    assert_eq!(ops["pushes"], 40, "{ops}");
+    assert_eq!(ops["refs_pushed"], 1000, "{ops}");
+    assert_eq!(ops["retries"], 0, "{ops}");
     let local = env.refs(ann, "refs/swarm/plans/");
     assert_eq!(local.len(), 1000);
     assert_eq!(env.refs(&remote, "refs/swarm/plans/"), local);
@@ -200,4 +208,47 @@ fn a_first_sync_of_1000_records_goes_in_batches_the_server_accepts() {
     // In step: a second sync pushes nothing.
     let again = env.swarm(ann, &["sync", "--json"]).ok();
     assert!(again.json()["pushed"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn every_json_document_counts_the_remote_operations_of_its_command() {
+    let env = TestEnv::new();
+    let (remote, clones) = setup(&env, &["ann"]);
+    let ann = &clones[0];
+    let ops = |run: &crate::harness::Run| run.json()["remote_ops"].clone();
+    // Read offline: nothing at the remote.
+    let listed = env
+        .swarm(ann, &["--offline", "plan", "list", "--json"])
+        .ok();
+    assert_eq!(
+        ops(&listed),
+        serde_json::json!({"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0})
+    );
+    // A claim: it fetches what it decides on and pushes one ref.
+    env.swarm(
+        ann,
+        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
+    )
+    .ok();
+    let claimed = env
+        .swarm(ann, &["task", "claim", "t1", "--plan", "p", "--json"])
+        .ok();
+    let o = ops(&claimed);
+    assert_eq!(
+        (o["pushes"].clone(), o["refs_pushed"].clone()),
+        (1.into(), 1.into()),
+        "{o}"
+    );
+    assert!(o["fetches"].as_u64().unwrap() >= 1, "{o}");
+    // A refusal says what it cost too.
+    lock_the_next_pushes(&remote, 1000);
+    let refused = env.swarm(ann, &["task", "release", "t1", "--plan", "p", "--json"]);
+    let refused = refused.err(4, "REMOTE_BUSY");
+    assert_eq!(refused.json()["error"]["code"], "REMOTE_BUSY");
+    let o = ops(&refused);
+    assert_eq!(
+        (o["pushes"].clone(), o["retries"].clone()),
+        (5.into(), 4.into()),
+        "{o}"
+    );
 }

@@ -83,6 +83,14 @@ pub fn transient(stdout: &str, stderr: &str) -> Option<&'static str> {
     {
         return Some("the server could not lock a ref");
     }
+    // The porcelain output already names a definitive answer (the lease
+    // check's "stale info", a hook's refusal): the connection git closes
+    // after it ("the remote end hung up") is not a dropped one.
+    let answered =
+        stdout.lines().any(|l| l.starts_with('!')) || stderr.contains("atomic push failed for ref");
+    if answered {
+        return None;
+    }
     const HTTP: &[&str] = &[
         "The requested URL returned error: 5",
         "RPC failed; HTTP 5",
@@ -130,6 +138,10 @@ mod tests {
         assert_eq!(transient("", raced), None);
         let stale = "!\tabc:refs/swarm/x\t[rejected] (stale info)";
         assert_eq!(transient(stale, "error: failed to push some refs"), None);
+        // git hangs up itself after the lease check refused an atomic push.
+        let hung_up = "error: atomic push failed for ref refs/swarm/x. status: 7\nfatal: the remote end hung up unexpectedly\n";
+        assert_eq!(transient(stale, hung_up), None);
+        assert_eq!(transient("", hung_up), None);
         assert!(transient(
             "!\tabc:refs/swarm/x\t[remote rejected] (failed to lock)",
             ""

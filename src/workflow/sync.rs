@@ -110,12 +110,17 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
             return Ok(Step::Done(Vec::new()));
         }
         crate::failpoint::point("sync:reconciled");
+        let batch = crate::config::push_batch(store);
+        let pushes = updates.len().div_ceil(batch);
+        let how = match pushes {
+            1 => "one atomic push".to_string(),
+            n => format!("{n} atomic pushes of at most {batch} refs"),
+        };
         progress(&format!(
-            "publishing {} to {remote} in atomic pushes of at most {}…",
-            crate::output::count(updates.len(), "ref", "refs"),
-            crate::config::push_batch(store)
+            "publishing {} to {remote} in {how}…",
+            crate::output::count(updates.len(), "ref", "refs")
         ));
-        report.pushes += updates.len().div_ceil(crate::config::push_batch(store));
+        report.pushes += pushes;
         // Deletions (records gc archived) are reported as `archived`.
         let pushed: Vec<String> = updates
             .iter()

@@ -334,8 +334,10 @@ fn snapshotted(s: Snapshotted) -> Output {
             s.lane, s.refname
         ),
         (None, false) => format!(
-            "snapshot of lane {} kept at {} (not published: offline; `git swarm sync` publishes it): {what}, taken on {head}\n",
-            s.lane, s.refname
+            "snapshot of lane {} kept at {} ({}): {what}, taken on {head}\n",
+            s.lane,
+            s.refname,
+            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
         ),
     };
     if !s.clean {
@@ -367,7 +369,12 @@ fn removed(r: LaneRemoved) -> Output {
         "\nthe record stays in {} (state: removed)\n",
         git_swarm::model::lane::lane_ref(feature)
     ));
-    Output::new(&r, text)
+    let warning = r.not_published.clone();
+    let out = Output::new(&r, text);
+    match warning {
+        Some(w) => out.warn(w),
+        None => out,
+    }
 }
 
 /// `lane prune`

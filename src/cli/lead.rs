@@ -289,7 +289,7 @@ fn status_fields(s: &Status) -> String {
         rec.updated_at,
         &commit[..commit.len().min(12)],
         if s.online && s.published != Some(true) {
-            " (not published yet: `git swarm sync`)"
+            " (not published: `git swarm sync` publishes it)"
         } else {
             ""
         }

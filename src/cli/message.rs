@@ -157,7 +157,7 @@ fn render(p: Posted) -> Output {
     let where_ = if published {
         "published"
     } else {
-        "local until `git swarm sync`"
+        "kept in this clone"
     };
     let text = format!("{}\n{} ({where_})\n", message.line(), refname);
     let mut out = Output::new(
@@ -348,7 +348,7 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
         ceiling,
         peek: a.peek,
     };
-    let woke = wait::wait(&ctx, &watch)?;
+    let woke = wait::wait(&ctx, &watch, &mut |line| say!("warning: {line}"))?;
     let mut text = lines(&woke.messages);
     for r in &woke.refs {
         text.push_str(&format!("{r}\n"));

@@ -119,6 +119,13 @@ fn status_output(view: StatusView) -> Output {
     if let Some(m) = &view.mirror {
         text.push_str(&m.text(view.now));
     }
+    if view.unpublished > 0 {
+        text.push_str(&format!(
+            "{} not published: `git swarm sync` publishes {}\n",
+            git_swarm::output::count(view.unpublished, "local change", "local changes"),
+            if view.unpublished == 1 { "it" } else { "them" }
+        ));
+    }
     report_unreadable(Output::listing(&view, text), &view.unreadable)
 }
 

@@ -21,6 +21,7 @@ pub mod lead;
 pub mod message;
 pub mod misc;
 pub mod plan;
+mod publish;
 pub mod reserve;
 pub mod sync;
 pub mod task;
@@ -145,6 +146,49 @@ pub enum Access {
 }
 
 impl Command {
+    /// A listing: it works from what the clone knows when the remote cannot
+    /// be reached (exit 0, one warning line naming the remote and when it
+    /// was last reached), instead of failing on the fetch.
+    pub fn listing(&self) -> bool {
+        match self {
+            Command::Status(_)
+            | Command::Packets(_)
+            | Command::Packet(handoff::PacketCmd::Show { .. })
+            | Command::Inbox(_)
+            | Command::State(_)
+            | Command::Forecast(_) => true,
+            Command::Plan(
+                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
+            ) => true,
+            Command::Lane(lane::LaneCmd::List { .. }) => true,
+            Command::Lead(lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. }) => true,
+            Command::Task(
+                task::TaskCmd::List { .. }
+                | task::TaskCmd::Show { .. }
+                | task::TaskCmd::Ready { .. },
+            ) => true,
+            Command::Reservations(a) => !a.repair,
+            _ => false,
+        }
+    }
+
+    /// A command that writes records: once it succeeded, whatever this
+    /// clone has not published yet goes out with it (see [`publish_after`]).
+    /// `sync` publishes everything itself; `init`, `demo` and the hooks
+    /// write no shared record of their own.
+    fn publishes_after(&self) -> bool {
+        self.access() == Access::Write
+            && !self.listing()
+            && !matches!(
+                self,
+                Command::Sync(_)
+                    | Command::Init(_)
+                    | Command::Demo(_)
+                    | Command::Hook(_)
+                    | Command::Wait(_)
+            )
+    }
+
     pub fn access(&self) -> Access {
         match self {
             Command::Status(_)
@@ -265,38 +309,56 @@ pub fn run(cli: Cli) -> Result<Output> {
         no_cache: cli.no_cache,
         access: cli.command.access(),
     };
-    match cli.command {
-        Command::Init(a) => misc::init(&g, a),
-        Command::Status(a) => misc::status(&g, a),
-        Command::Demo(a) => misc::demo(&g, a),
-        Command::Plan(c) => plan::run(&g, c),
-        Command::Lane(c) => lane::run(&g, c),
-        Command::Report(a) => lane::report(&g, a),
-        Command::Handoff(a) => handoff::handoff(&g, a),
-        Command::Packets(a) => handoff::packets(&g, a),
-        Command::Packet(c) => handoff::packet(&g, c),
-        Command::Accept(a) => handoff::accept(&g, a),
-        Command::Lead(c) => lead::run(&g, c),
-        Command::Sync(a) => misc::sync(&g, a),
-        Command::Gc(a) => misc::gc(&g, a),
-        Command::Hook(a) => guard::hook(&g, a),
-        Command::Check(a) => guard::check(&g, a),
-        Command::Verify(c) => verify::run(&g, c),
+    let listing = cli.command.listing();
+    if listing {
+        git_swarm::store::mirror::tolerate_unreachable();
+    }
+    let publishes_after = cli.command.publishes_after();
+    let mut out = dispatch(&g, cli.command)?;
+    if listing {
+        if let Some(warning) = git_swarm::store::mirror::unreached_warning() {
+            out = out.warn(warning);
+        }
+    }
+    if publishes_after {
+        out = publish::publish_after(&g, out);
+    }
+    Ok(out)
+}
+
+fn dispatch(g: &Global, command: Command) -> Result<Output> {
+    match command {
+        Command::Init(a) => misc::init(g, a),
+        Command::Status(a) => misc::status(g, a),
+        Command::Demo(a) => misc::demo(g, a),
+        Command::Plan(c) => plan::run(g, c),
+        Command::Lane(c) => lane::run(g, c),
+        Command::Report(a) => lane::report(g, a),
+        Command::Handoff(a) => handoff::handoff(g, a),
+        Command::Packets(a) => handoff::packets(g, a),
+        Command::Packet(c) => handoff::packet(g, c),
+        Command::Accept(a) => handoff::accept(g, a),
+        Command::Lead(c) => lead::run(g, c),
+        Command::Sync(a) => misc::sync(g, a),
+        Command::Gc(a) => misc::gc(g, a),
+        Command::Hook(a) => guard::hook(g, a),
+        Command::Check(a) => guard::check(g, a),
+        Command::Verify(c) => verify::run(g, c),
         Command::Completions(a) => misc::completions(a),
-        Command::Man(a) => misc::man(&g, a),
-        Command::Notify(a) => message::notify(&g, a, "notify"),
-        Command::Ask(a) => message::notify(&g, a, "ask"),
-        Command::Reply(a) => message::reply(&g, a),
-        Command::Inbox(a) => message::inbox(&g, a),
-        Command::Wait(a) => message::wait_for(&g, a),
-        Command::Decide(a) => message::decide(&g, a),
-        Command::Escalate(a) => message::escalate(&g, a),
-        Command::State(a) => message::state(&g, a),
-        Command::Task(c) => task::run(&g, c),
-        Command::Forecast(a) => forecast::forecast(&g, a),
-        Command::Reserve(a) => reserve::reserve(&g, a),
-        Command::Release(a) => reserve::release(&g, a),
-        Command::Reservations(a) => reserve::reservations(&g, a),
+        Command::Man(a) => misc::man(g, a),
+        Command::Notify(a) => message::notify(g, a, "notify"),
+        Command::Ask(a) => message::notify(g, a, "ask"),
+        Command::Reply(a) => message::reply(g, a),
+        Command::Inbox(a) => message::inbox(g, a),
+        Command::Wait(a) => message::wait_for(g, a),
+        Command::Decide(a) => message::decide(g, a),
+        Command::Escalate(a) => message::escalate(g, a),
+        Command::State(a) => message::state(g, a),
+        Command::Task(c) => task::run(g, c),
+        Command::Forecast(a) => forecast::forecast(g, a),
+        Command::Reserve(a) => reserve::reserve(g, a),
+        Command::Release(a) => reserve::release(g, a),
+        Command::Reservations(a) => reserve::reservations(g, a),
     }
 }
 

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 use git_swarm::error::Result;
 use git_swarm::output::Output;
+use git_swarm::store::kind::Publication;
 use git_swarm::store::record::report_unreadable;
 use git_swarm::store::short;
 use git_swarm::workflow::plan::{
@@ -127,11 +128,20 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
 
 fn created(c: Created) -> Output {
     let name = &c.plan.plan;
+    let published = match &c.publication {
+        Publication::Published { remote } => format!(", published to {remote}"),
+        Publication::Kept { .. } => String::new(),
+    };
     let text = format!(
-        "created plan {name} ({})\nedit it with `git swarm plan checkout {name}`, then `git swarm plan save {name}`\n",
+        "created plan {name} ({}){published}\nedit it with `git swarm plan checkout {name}`, then `git swarm plan save {name}`\n",
         c.refname
     );
-    Output::new(&c, text)
+    let warning = c.publication.warning();
+    let out = Output::new(&c, text);
+    match warning {
+        Some(w) => out.warn(w),
+        None => out,
+    }
 }
 
 fn shown(s: Shown) -> Output {

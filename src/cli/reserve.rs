@@ -139,7 +139,10 @@ fn render(ctx: &git_swarm::ctx::Ctx, done: Written) -> Output {
         ));
     }
     if !done.published {
-        text.push_str("(offline: recorded locally; `git swarm sync` publishes it)\n");
+        let out = Output::new(&done, text);
+        return out.warn(git_swarm::store::remote::not_published(
+            git_swarm::store::kind::OFFLINE,
+        ));
     }
     Output::new(&done, text)
 }
@@ -154,7 +157,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
     let ctx = g.ctx()?;
     if a.repair {
         let done = reserve::repair(&ctx, a.reason.as_deref().unwrap_or(""))?;
-        let mut text = match &done.restored_from {
+        let text = match &done.restored_from {
             Some(c) => format!(
                 "repaired the reservation ledger: restored {} ({}) on top of the unreadable {}\n",
                 &c[..12],
@@ -166,10 +169,13 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
                 &done.unreadable[..12]
             ),
         };
+        let out = Output::new(&done, text);
         if !done.published {
-            text.push_str("(offline: recorded locally; `git swarm sync` publishes it)\n");
+            return Ok(out.warn(git_swarm::store::remote::not_published(
+                git_swarm::store::kind::OFFLINE,
+            )));
         }
-        return Ok(Output::new(&done, text));
+        return Ok(out);
     }
     let (entries, now) = reserve::list(&ctx, a.all)?;
     let mut text = String::new();

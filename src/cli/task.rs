@@ -259,7 +259,10 @@ fn ran(r: &Ran) -> Output {
     text.push('\n');
     let mut out = Output::new(r, text);
     if !r.published && !r.already {
-        out = out.warn("not published: no remote (or --offline); `git swarm sync` publishes it, and the remote may then prefer another clone's version");
+        out = out.warn(format!(
+            "{}, and the remote may then prefer another clone's version",
+            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+        ));
     }
     out
 }

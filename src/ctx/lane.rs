@@ -26,6 +26,14 @@ fn records(store: &Store) -> Records<'_, LaneRecord> {
     Records::new(store)
 }
 
+/// Every lane known here (local, or `remote`'s mirror as last fetched),
+/// each at its newer version: what `status`, `lane list` and `lane prune`
+/// all show, so they never disagree on a lane's owner.
+pub fn known(store: &Store, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<Unreadable>)> {
+    let (good, bad) = records(store).known(remote)?;
+    Ok((good.into_iter().map(Lane::from).collect(), bad))
+}
+
 /// The lane record of `feature`, if it exists.
 pub fn load(store: &Store, feature: &str) -> Result<Option<Lane>> {
     Ok(records(store).load(&feature.to_string())?.map(Lane::from))
@@ -56,17 +64,54 @@ pub fn require(store: &Store, feature: &str) -> Result<Lane> {
         .map(Lane::from)
 }
 
+/// [`require`] at the newer of the local and the mirrored version (as last
+/// fetched through `remote`): what `status` and `lane list` show.
+pub fn require_newest(store: &Store, remote: Option<&str>, feature: &str) -> Result<Lane> {
+    let local = require(store, feature);
+    let refname = LaneRecord::refname(&feature.to_string());
+    let tip = crate::store::remote::tip(store, remote, &refname)?;
+    match (local, tip.base) {
+        (Ok(l), Some(b)) if b != l.commit && !tip.archived => at(store, feature, b),
+        (Err(e), Some(b)) if e.code == Code::NotFound && !tip.archived => at(store, feature, b),
+        (other, _) => other,
+    }
+}
+
 /// An accepted handoff of lane `feature` to `owner` working at `path`
 /// backs the lane's record naming them there.
-pub fn handoff_accepted(store: &Store, feature: &str, owner: &str, path: &str) -> Result<bool> {
-    let (packets, _) = Records::<crate::model::packet::PacketVersion>::new(store).all()?;
-    Ok(packets.iter().any(|v| {
-        v.value.acceptance.as_ref().is_some_and(|acc| {
-            v.value.packet.lane.as_deref() == Some(feature)
+pub fn handoff_accepted(
+    store: &Store,
+    remote: Option<&str>,
+    feature: &str,
+    owner: &str,
+    path: &str,
+) -> Result<bool> {
+    use crate::model::packet::{PacketKey, PacketVersion};
+    let backs = |v: &PacketVersion| {
+        v.acceptance.as_ref().is_some_and(|acc| {
+            v.packet.lane.as_deref() == Some(feature)
                 && acc.accepted_by == owner
                 && same_path(Path::new(&acc.checkout), Path::new(path))
         })
-    }))
+    };
+    let packets = Records::<PacketVersion>::new(store);
+    // Local and mirror (newest wins): the acceptance may be known here
+    // only from the last fetch.
+    if packets.known(remote)?.0.iter().any(|v| backs(&v.value)) {
+        return Ok(true);
+    }
+    // An accepted packet `gc` archived still backs the move: read the
+    // archive only when no live packet does (rare: a warning is at stake).
+    let ns = <PacketVersion as Record>::NAMESPACE;
+    for (refname, tip) in crate::store::archive::archived(store, ns)? {
+        let Some(key) = PacketKey::from_refname(&refname) else {
+            continue;
+        };
+        if packets.at(&key, tip).is_ok_and(|v| backs(&v.value)) {
+            return Ok(true);
+        }
+    }
+    Ok(false)
 }
 
 /// Two paths naming one directory (by their canonical forms when both exist).
@@ -218,6 +263,7 @@ impl Ctx {
                 && (!in_main
                     || handoff_accepted(
                         &self.store,
+                        None,
                         &lane.feature,
                         &lane.record.owner,
                         &lane.record.path,
@@ -288,7 +334,7 @@ pub fn unbacked_moves(store: &Store, before: &BTreeMap<String, (String, String)>
         if *old_owner == owner && same_path(Path::new(old_path), Path::new(&path)) {
             continue;
         }
-        if handoff_accepted(store, &feature, &owner, &path).unwrap_or(false) {
+        if handoff_accepted(store, None, &feature, &owner, &path).unwrap_or(false) {
             continue;
         }
         out.push(format!(

@@ -288,6 +288,35 @@ pub fn newest_head(ctx: &Ctx, plan: &str) -> Result<(Option<ObjectId>, Option<Ob
     Ok((local, base))
 }
 
+/// A plan another clone published and this one has not taken yet: fetch
+/// it and catch the local ref up (as `sync` would), so that a command
+/// naming it works without a `sync` first. Offline, or when the remote
+/// cannot be reached, nothing changes (the command then says what is
+/// missing).
+pub fn catch_up(ctx: &Ctx, plan: &str) -> Result<()> {
+    let refname = plan_ref(plan);
+    let Some(remote) = ctx.remote() else {
+        return Ok(());
+    };
+    if ctx.store.ref_target(&refname)?.is_some() {
+        return Ok(());
+    }
+    if crate::store::mirror::fetch_refs(&ctx.store, remote, &[&refname]).is_err() {
+        return Ok(());
+    }
+    let mirrored = crate::store::mirror::mirror_ref(remote, &refname);
+    if let Some(published) = ctx.store.ref_target(&mirrored)? {
+        crate::store::remote::adopt(
+            &ctx.store,
+            &refname,
+            published,
+            "git-swarm",
+            "take the published plan",
+        )?;
+    }
+    Ok(())
+}
+
 /// How many times [`journal`] re-reads a plan that another writer moved.
 const JOURNAL_ATTEMPTS: usize = 20;
 

@@ -96,6 +96,10 @@
 //! assert!(archive::find_record(&b, "refs/swarm/counters/c").unwrap().is_some());
 //! ```
 
+mod publish;
+
+pub use publish::{Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
+
 use std::collections::BTreeMap;
 use std::marker::PhantomData;
 

@@ -32,8 +32,92 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 /// Fetch the remote's swarm refs and notes into the mirror namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
-    stamp_fetch(store, remote);
+    if unreached().as_deref() != Some(remote) {
+        stamp_fetch(store, remote);
+    }
     Ok(())
+}
+
+/// Reads that tolerate a remote that cannot be reached (see
+/// [`tolerate_unreachable`]), and the remote that could not be.
+static TOLERATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static UNREACHED: std::sync::Mutex<Option<(String, String)>> = std::sync::Mutex::new(None);
+
+/// From now on in this process, a fetch that fails (the remote cannot be
+/// reached) is not an error: the command works from what the clone knows,
+/// and [`unreached`] names the remote for its one warning line. For
+/// listings; a write keeps its error. After one failure the same remote is
+/// not tried again in this process (one timeout, not one per fetch).
+pub fn tolerate_unreachable() {
+    TOLERATE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The remote a tolerated fetch could not reach in this process, if any.
+pub fn unreached() -> Option<String> {
+    UNREACHED
+        .lock()
+        .ok()
+        .and_then(|g| g.as_ref().map(|(r, _)| r.clone()))
+}
+
+/// The one warning line for [`unreached`] ([`unreachable_warning`], worded
+/// when the fetch failed).
+pub fn unreached_warning() -> Option<String> {
+    UNREACHED
+        .lock()
+        .ok()
+        .and_then(|g| g.as_ref().map(|(_, w)| w.clone()))
+}
+
+fn mark_unreached(store: &Store, remote: &str) {
+    let warning = unreachable_warning(store, remote);
+    if let Ok(mut g) = UNREACHED.lock() {
+        *g = Some((remote.to_string(), warning));
+    }
+}
+
+/// Whether `e` is a fetch that failed: the remote could not be reached
+/// (or answer), as opposed to a refusal.
+pub fn is_unreachable(e: &crate::error::Error) -> bool {
+    e.code == crate::error::Code::GitFailed && e.message.starts_with("could not fetch from remote")
+}
+
+/// Where the time this clone last reached the remote (a fetch or a push
+/// that it answered) is kept: a cache, like the fetch stamp.
+fn reach_stamp(store: &Store, remote: &str) -> std::path::PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join(format!("remote-reached-{remote}"))
+}
+
+/// Note that `remote` answered just now.
+pub fn stamp_reached(store: &Store, remote: &str) {
+    let path = reach_stamp(store, remote);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, crate::clock::rfc3339(store.clock.now()));
+}
+
+/// When this clone last reached `remote` (RFC 3339), if it ever did.
+pub fn last_reached(store: &Store, remote: &str) -> Option<String> {
+    std::fs::read_to_string(reach_stamp(store, remote))
+        .ok()
+        .map(|s| s.trim().to_string())
+        .filter(|s| !s.is_empty())
+}
+
+/// The one warning line of a read that could not reach `remote`.
+pub fn unreachable_warning(store: &Store, remote: &str) -> String {
+    let when = match last_reached(store, remote) {
+        Some(t) => match t.parse::<jiff::Timestamp>() {
+            Ok(at) => format!("last reached {} ago, at {t}", ago(store.clock.now(), at)),
+            Err(_) => format!("last reached at {t}"),
+        },
+        None => "never reached from this clone".to_string(),
+    };
+    format!("remote '{remote}' could not be reached ({when}); showing what this clone knows")
 }
 
 /// Where the time of the last whole-mirror fetch is kept: a cache (a
@@ -151,6 +235,24 @@ pub fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
 /// leaves `<ref>.lock` behind and every later fetch fails on it: such a lock
 /// is waited for and, once stale, removed (the mirror is only a cache).
 fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()> {
+    let tolerate = TOLERATE.load(std::sync::atomic::Ordering::Relaxed);
+    if tolerate && unreached().as_deref() == Some(remote) {
+        return Ok(());
+    }
+    match fetch_into_mirror_once(store, remote, specs) {
+        Ok(()) => {
+            stamp_reached(store, remote);
+            Ok(())
+        }
+        Err(e) if tolerate && is_unreachable(&e) => {
+            mark_unreached(store, remote);
+            Ok(())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+fn fetch_into_mirror_once(store: &Store, remote: &str, specs: &[String]) -> Result<()> {
     let mut cleared = 0;
     loop {
         match store.git.fetch(remote, specs) {

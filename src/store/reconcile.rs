@@ -137,7 +137,7 @@ fn is_commit(store: &Store, id: ObjectId) -> bool {
 }
 
 /// The mirror of `remote`, by local ref name.
-fn mirrored(store: &Store, remote: &str) -> Result<BTreeMap<String, ObjectId>> {
+pub(crate) fn mirrored(store: &Store, remote: &str) -> Result<BTreeMap<String, ObjectId>> {
     let mirror_prefix = format!("refs/swarm-remotes/{remote}/");
     let mut theirs: BTreeMap<String, ObjectId> = BTreeMap::new();
     for (name, id) in store.list_refs(&mirror_prefix)? {
@@ -295,7 +295,7 @@ fn diverged(
 }
 
 /// Record name -> archived tip, from the local and the remote's archives.
-fn archived_on_either_side(
+pub(crate) fn archived_on_either_side(
     store: &Store,
     local: &BTreeMap<String, ObjectId>,
     theirs: &BTreeMap<String, ObjectId>,

@@ -19,7 +19,7 @@ use crate::model::lane::{
     has_leftovers, keep_reason, removed_event, rm_check, Keep, Lane, LaneRecord, LaneState,
     Worktree,
 };
-use crate::store::kind::Records;
+use crate::store::kind::{Records, Update};
 use crate::store::record::Unreadable;
 
 /// What `lane rm` did.
@@ -40,6 +40,9 @@ pub struct LaneRemoved {
     /// The lane's worktree is (or was) in this clone.
     #[serde(skip)]
     pub local: bool,
+    /// Why the removal stays in this clone (None: published).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_published: Option<String>,
 }
 
 /// `lane rm`. Run again after an interruption, it completes the removal.
@@ -90,11 +93,12 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<La
         path: st.path.clone(),
         branch: st.branch.clone(),
         local: st.is_local(),
+        not_published: done.kept,
     })
 }
 
 fn require(ctx: &Ctx, feature: &str) -> Result<Lane> {
-    session::require(&ctx.store, feature).map_err(|e| {
+    session::require_newest(&ctx.store, ctx.remote(), feature).map_err(|e| {
         if e.code == Code::NotFound && start_marker(&ctx.store, feature).exists() {
             // The generic "list lanes" hint would not show this lane: the
             // one useful next step is to finish the start.
@@ -138,6 +142,8 @@ struct Removal {
     worktree_removed: bool,
     branch_deleted: bool,
     record: ObjectId,
+    /// Why the removal is not published, when it is not.
+    kept: Option<String>,
 }
 
 /// Remove a lane: first the record (`removed`, a compare-and-swap: a lost
@@ -155,16 +161,35 @@ fn remove(
     why: &str,
 ) -> Result<Removal> {
     let feature = lane.feature.as_str();
+    let mut kept = None;
     let (record, id) = if lane.record.is_active() {
         let now = rfc3339(ctx.store.clock.now());
         let record = lane.record.removed(actor, &now, keep_branch);
         let event = removed_event(actor, feature, why);
-        let id = Records::<LaneRecord>::new(&ctx.store).write(
+        // Published at once (fetched first): decided on the version the
+        // checks saw; a lane that moved since (another clone wrote it) is
+        // a lost race and nothing on disk is touched.
+        let written = Records::<LaneRecord>::new(&ctx.store).publish(
+            ctx.remote(),
             &lane.feature,
-            Some(lane.commit),
-            &record,
-            &event,
+            |current| match current {
+                Some(c) if c.commit == lane.commit => {
+                    Ok(Update::Write(record.clone(), event.clone()))
+                }
+                Some(c) if !c.value.is_active() => Err(Error::new(
+                    Code::CasFailed,
+                    format!("lane '{feature}' was removed meanwhile (by {}); nothing here was touched", c.value.owner),
+                )
+                .hint("run the command again: it finishes what is left here")),
+                _ => Err(Error::new(
+                    Code::CasFailed,
+                    format!("lane '{feature}' changed meanwhile (another clone wrote it); nothing was removed"),
+                )
+                .hint("run the command again: it starts from the new version")),
+            },
         )?;
+        kept = written.publication.warning();
+        let id = written.commit().expect("the removal was written");
         (record, id)
     } else {
         (lane.record.clone(), lane.commit)
@@ -196,6 +221,7 @@ fn remove(
         worktree_removed,
         branch_deleted,
         record: id,
+        kept,
     })
 }
 
@@ -317,7 +343,8 @@ impl Pruned {
 pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let actor = if dry_run { String::new() } else { ctx.actor()? };
-    let (lanes, unreadable) = session::all(&ctx.store)?;
+    // Local and mirror, newest wins: the lanes `status` and `lane list` show.
+    let (lanes, unreadable) = session::known(&ctx.store, ctx.remote())?;
     let mut out = Pruned {
         dry_run,
         removed: Vec::new(),
@@ -356,7 +383,12 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
             continue;
         }
         if !dry_run {
-            remove(ctx, &lane, &st, false, false, &actor, how)?;
+            let done = remove(ctx, &lane, &st, false, false, &actor, how)?;
+            if let Some(w) = done.kept {
+                if !out.warnings.contains(&w) {
+                    out.warnings.push(w);
+                }
+            }
         }
         out.order.push(PruneLine::Removed(out.removed.len()));
         out.removed.push(PrunedLane {
@@ -378,7 +410,13 @@ fn prune_left_behind(ctx: &Ctx, lane: &Lane, old: &Path, out: &mut Pruned) -> Re
         Some("you are inside it".to_string())
     } else if Git::new(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
         Some(format!("it is not on the lane's branch {}", r.branch))
-    } else if !session::handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)? {
+    } else if !session::handoff_accepted(
+        &ctx.store,
+        ctx.settings.remote.as_deref(),
+        &lane.feature,
+        &r.owner,
+        &r.path,
+    )? {
         Some(format!(
             "no accepted handoff of lane {} by {} backs the move",
             lane.feature, r.owner

@@ -24,7 +24,8 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<LaneList> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let mut lanes = Vec::new();
     let mut removed_hidden = 0;
-    let (all, unreadable) = session::all(&ctx.store)?;
+    // Local and mirror, newest wins: the read `status` shows.
+    let (all, unreadable) = session::known(&ctx.store, ctx.settings.remote.as_deref())?;
     for lane in all {
         if !lane.record.is_active() && !include_removed {
             removed_hidden += 1;

@@ -451,6 +451,11 @@ pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
 /// `git swarm reservations [--all]`: live entries (with `--all`, expired
 /// ones too), and the time it is now.
 pub fn list(ctx: &Ctx, all: bool) -> Result<(Vec<Entry>, Timestamp)> {
+    // The ledger as the remote has it now (a listing: a remote that cannot
+    // be reached leaves what was fetched before, with one warning).
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+    }
     let ledger = known(ctx)?;
     let now = ctx.store.clock.now();
     let entries = ledger

@@ -344,6 +344,10 @@ pub struct StatusView {
     pub remote: Option<String>,
     pub plans: Vec<PlanStatus>,
     pub mirror: Option<crate::store::mirror::MirrorView>,
+    /// Local changes (records, archive moves, notes) the remote does not
+    /// have yet, as last fetched: the next command that reaches it, or
+    /// `sync`, publishes them.
+    pub unpublished: usize,
     /// Live path reservations in the whole repository.
     #[serde(skip_serializing_if = "is_zero")]
     pub reservations: usize,
@@ -372,7 +376,13 @@ impl StatusView {
 
 /// `git swarm status [--plan P]`
 pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
-    // Read-only: the mirror as last fetched counts, `--offline` or not.
+    // The whole mirror first (one fetch; a remote that cannot be reached
+    // leaves what was fetched before, with one warning), so that what
+    // another clone published shows here without `sync`. Read-only: the
+    // mirror as last fetched counts, `--offline` or not.
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch(&ctx.store, r)?;
+    }
     let remote = ctx.settings.remote.as_deref();
     let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
@@ -397,10 +407,15 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
             )
         })
         .transpose()?;
+    let unpublished = match remote {
+        Some(r) => crate::store::remote::pending(&ctx.store, r)?.count(),
+        None => 0,
+    };
     Ok(StatusView {
         remote: ctx.settings.remote.clone(),
         plans: roots,
         mirror,
+        unpublished,
         reservations: holders.len(),
         unreadable,
         now: ctx.store.clock.now(),

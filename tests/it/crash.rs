@@ -80,9 +80,16 @@ fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
                 a,
                 vec!["plan".into(), "new".into(), format!("done-{round}")],
             ),
+            // Offline, so that `sync` has something to publish (online,
+            // every write publishes at once).
             (
                 a,
-                vec!["plan".into(), "close".into(), format!("done-{round}")],
+                vec![
+                    "--offline".into(),
+                    "plan".into(),
+                    "close".into(),
+                    format!("done-{round}"),
+                ],
             ),
             (a, vec!["sync".into()]),
             (a, vec!["gc".into(), "--older-than".into(), "0s".into()]),

@@ -753,14 +753,15 @@ fn read_only_views_show_local_plus_the_fetched_mirror_say_how_old_and_point_to_s
         .to_string();
 
     // A fresh clone that only fetched: every view shows the plan, its
-    // leader and the packet, says where from, and points to sync.
+    // leader and the packet, says where from, and points to sync (status
+    // fetches the mirror itself).
     let c = env.clone_remote(&remote, "carol");
     env.git(&c, &["fetch", "--quiet", "origin"]);
     assert!(env.refs(&c, "refs/swarm/plans/").is_empty());
     env.swarm(&c, &["status"])
         .ok()
         .stdout_has("auth [active] — auth — lead alice (epoch 1)")
-        .stdout_has("never fetched by `git swarm sync`")
+        .stdout_has("the mirror of origin (fetched ")
         .stdout_has("the mirror has 2 records your local refs lack")
         .stdout_has("`git swarm sync` brings them in");
     env.swarm(&c, &["packets", "--offline"])

@@ -722,12 +722,10 @@ fn sync_lets_the_published_leader_record_win_and_reports_the_local_one_fenced() 
     );
     env.swarm(a, &["lead", "status", "--plan", "auth"])
         .ok()
-        .stdout_has("not published yet");
+        .stdout_has("not published: `git swarm sync` publishes it");
+    // The plan was published by `plan new` already: only the renew is left.
     let out = env.swarm(a, &["sync", "--json"]).ok().json();
-    assert_eq!(
-        out["pushed"],
-        serde_json::json!([LEAD, "refs/swarm/plans/auth"])
-    );
+    assert_eq!(out["pushed"], serde_json::json!([LEAD]));
     assert_eq!(
         ref_of(&env, &remote, LEAD).as_deref(),
         Some(renewed.as_str())

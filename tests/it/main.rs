@@ -28,6 +28,7 @@ mod packet;
 mod plan;
 mod process;
 mod props;
+mod publish;
 mod reserve;
 mod reserve_guard;
 mod rough;

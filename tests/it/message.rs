@@ -53,7 +53,9 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
             &["notify", "all", "--offline", &format!("offline from {n}")],
         )
         .ok()
-        .stdout_has("local until `git swarm sync`");
+        .stderr_has(
+            "not published: offline (--offline, or no remote); `git swarm sync` publishes it",
+        );
     }
     for dir in &clones {
         env.swarm(dir, &["sync"]).ok();

@@ -11,8 +11,11 @@ fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
     env.write(&a.join("PLAN.md"), &text);
-    env.swarm(a, &["plan", "save", "auth", "-m", "design agreed"])
-        .ok();
+    env.swarm(
+        a,
+        &["--offline", "plan", "save", "auth", "-m", "design agreed"],
+    )
+    .ok();
     let out = env.swarm(a, &["sync", "--json"]).ok().json();
     assert_eq!(out["pushed"], serde_json::json!(["refs/swarm/plans/auth"]));
     assert_eq!(out["pushes"], 1);
@@ -44,12 +47,16 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
     let env = TestEnv::new();
     let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth", "--title", "alice's"])
-        .ok();
-    env.swarm(b, &["plan", "new", "auth", "--title", "bob's"])
+    // Both created offline (online, the second `plan new` is refused).
+    env.swarm(
+        a,
+        &["--offline", "plan", "new", "auth", "--title", "alice's"],
+    )
+    .ok();
+    env.swarm(b, &["--offline", "plan", "new", "auth", "--title", "bob's"])
         .ok();
     // bob also has an unrelated plan that must still be published.
-    env.swarm(b, &["plan", "new", "billing"]).ok();
+    env.swarm(b, &["--offline", "plan", "new", "billing"]).ok();
     let b_before = env.refs(b, "refs/swarm/plans");
 
     // Both fetch and decide to publish their auth (the remote has none),
@@ -238,7 +245,7 @@ fn a_remote_refusing_on_policy_is_not_a_race_and_is_not_retried() {
     let env = TestEnv::new();
     let (remote, clones) = env.remote_with_clones(&["alice"]);
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["--offline", "plan", "new", "auth"]).ok();
     let hook = remote.join("hooks/pre-receive");
     env.write(
         &hook,
@@ -442,7 +449,7 @@ fn sync_shows_its_steps_on_a_terminal_only() {
     let piped = env.swarm(a, &["sync"]).ok();
     assert!(!piped.stderr.contains("sync:"), "{}", piped.stderr);
     // On a terminal (a pseudo-terminal from `script`), each step is shown.
-    env.swarm(a, &["plan", "new", "ui"]).ok();
+    env.swarm(a, &["--offline", "plan", "new", "ui"]).ok();
     let out = env
         .command("script", a)
         .args(["-qec", "git swarm sync", "/dev/null"])

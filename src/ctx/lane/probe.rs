@@ -52,7 +52,13 @@ fn worktree_of(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -
     // lane: a forged record may name any directory.
     let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path))
         || (worktrees.first().is_some_and(|w| same_path(w, &path))
-            && handoff_accepted(&ctx.store, &lane.feature, &r.owner, &r.path)?);
+            && handoff_accepted(
+                &ctx.store,
+                ctx.settings.remote.as_deref(),
+                &lane.feature,
+                &r.owner,
+                &r.path,
+            )?);
     Ok(if !r.is_active() && !leftovers {
         Worktree::Removed
     } else if registered && path.is_dir() {

@@ -6,9 +6,11 @@
 //! [`publish_loop`] (its own module, re-exported here).
 
 mod batch;
+mod pending;
 mod publish_loop;
 
 pub use batch::publish_batched;
+pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 
 use gix::ObjectId;
@@ -32,6 +34,7 @@ pub fn publish(
     extra: &[String],
 ) -> Result<PushOutcome> {
     let outcome = store.git.push_atomic(remote, updates, extra)?;
+    super::mirror::stamp_reached(store, remote);
     if outcome == PushOutcome::Ok {
         crate::failpoint::point("publish:pushed");
         // The mirror is a cache of the remote: if another process holds its

@@ -157,7 +157,7 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     let remote = ctx.settings.remote.clone();
     let fetched = match (&remote, ctx.offline) {
         (Some(r), false) => match heads::fetch(ctx, r) {
-            Ok(()) => true,
+            Ok(()) => crate::store::mirror::unreached().as_deref() != Some(r.as_str()),
             Err(e) => {
                 warnings.push(format!(
                     "could not fetch from {r} ({}); forecasting over what was fetched before",

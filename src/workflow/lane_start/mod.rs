@@ -95,6 +95,8 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
     };
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
+    // A plan another clone published is found without a `sync` first.
+    crate::ctx::plan::catch_up(ctx, &plan_name)?;
     let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
     let actor = ctx.actor()?;
     let owner = args
@@ -165,7 +167,7 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         publish::Outcome::Offline => false,
         publish::Outcome::Local(why) => {
             warnings.push(format!(
-                "lane {feature} is started here but not published ({why}): `git swarm sync` publishes it; until then the remote cannot refuse another machine's lane of plan {plan_name}"
+                "lane {feature} is started here, {}; until then the remote cannot refuse another machine's lane of plan {plan_name}", crate::store::remote::not_published(&why)
             ));
             false
         }

@@ -202,22 +202,21 @@ fn publish_one(
         new: Some(commit.to_string()),
         expected: None,
     };
-    let later = "it stays in this clone; `git swarm sync` publishes it";
     match remote::publish(store, r, &[update], &[]) {
         Ok(PushOutcome::Ok) => (true, None),
         Ok(PushOutcome::Rejected(lines)) => (
             false,
-            Some(format!(
-                "the remote refused the message ({}); {later}",
+            Some(remote::not_published(&format!(
+                "the remote refused the message ({})",
                 lines.join("; ")
-            )),
+            ))),
         ),
         Err(e) => (
             false,
-            Some(format!(
-                "could not publish the message ({}); {later}",
+            Some(remote::not_published(&format!(
+                "could not publish the message ({})",
                 e.message
-            )),
+            ))),
         ),
     }
 }

@@ -126,7 +126,9 @@ fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> 
 }
 
 /// Block until something arrives; `WAIT_TIMEOUT` (exit 1) at the timeout.
-pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
+/// `notice` hears, once per streak, that the remote stopped answering (the
+/// wait goes on over what this clone knows) and that it answers again.
+pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Woke> {
     if !KINDS.contains(&watch.kind.as_str()) {
         return Err(
             Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
@@ -140,13 +142,26 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
     let mut interval = watch.interval.max(Duration::from_millis(10));
     let mut cost = Cost::default();
     let mut last_remote: Option<Vec<(String, String)>> = None;
+    let mut unreachable = false;
     loop {
         cost.checks += 1;
         if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
             return Ok(woke);
         }
         if let Some(r) = ctx.remote() {
-            if remote_round(ctx, r, &mut last_remote, &mut cost)? {
+            let errors_before = cost.remote_errors;
+            let fetched = remote_round(ctx, r, &mut last_remote, &mut cost)?;
+            let failing = cost.remote_errors > errors_before;
+            if failing && !unreachable {
+                notice(&format!(
+                    "{}; still waiting",
+                    mirror::unreachable_warning(&ctx.store, r)
+                ));
+            } else if !failing && unreachable {
+                notice(&format!("remote '{r}' answers again"));
+            }
+            unreachable = failing;
+            if fetched {
                 if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
                     return Ok(woke);
                 }
@@ -154,10 +169,18 @@ pub fn wait(ctx: &Ctx, watch: &Watch) -> Result<Woke> {
         }
         let now = clock::now();
         if now >= deadline {
+            let unanswered = if cost.remote_errors > 0 {
+                format!(
+                    " ({} of {} questions to the remote failed: nothing it holds could be seen then)",
+                    cost.remote_errors, cost.remote_queries
+                )
+            } else {
+                String::new()
+            };
             return Err(Error::new(
                 Code::WaitTimeout,
                 format!(
-                    "nothing of kind '{}' arrived for {reader} before the timeout",
+                    "nothing of kind '{}' arrived for {reader} before the timeout{unanswered}",
                     watch.kind
                 ),
             )

@@ -18,7 +18,7 @@ use crate::model::plan::{
     self as model, all, plan_ref, refuse_secrets, require, Plan, PlanDoc, PlanRecord, Status,
 };
 use crate::names;
-use crate::store::kind::Records;
+use crate::store::kind::{Publication, Records, Update};
 use crate::store::record::{self, Unreadable};
 use crate::store::{Event, JournalEntry};
 
@@ -65,6 +65,7 @@ pub struct Created {
     pub plan: Summary,
     #[serde(skip)]
     pub refname: String,
+    pub publication: Publication,
 }
 
 /// `plan new`: create the plan ref; never touches an existing one.
@@ -75,15 +76,18 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     }
     let actor = ctx.actor()?;
     let refname = plan_ref(args.name);
-    if ctx.store.ref_target(&refname)?.is_some() {
-        return Err(Error::new(
+    let exists = |by: &str| {
+        Error::new(
             Code::PlanExists,
-            format!("plan '{}' already exists", args.name),
+            format!("plan '{}' already exists{by}", args.name),
         )
         .hint(format!(
             "see it with `git swarm plan show {}`, or pick another name",
             args.name
-        )));
+        ))
+    };
+    if ctx.store.ref_target(&refname)?.is_some() {
+        return Err(exists(""));
     }
     let now = rfc3339(ctx.store.clock.now());
     let mut record = PlanRecord::new(args.name, args.title, args.parent, &actor, &now);
@@ -109,26 +113,36 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
         &actor,
         format!("plan {}: created", args.name),
     );
-    records(ctx)
-        .create(&args.name.to_string(), &doc, &event)
-        .map_err(|e| {
-            if e.code == Code::CasFailed {
-                Error::new(
-                    Code::CasFailed,
-                    format!(
-                        "plan '{}' was created by someone else at the same time",
-                        args.name
-                    ),
-                )
-                .hint(format!("see it with `git swarm plan show {}`", args.name))
-            } else {
-                e
+    // Fetched first: a plan another clone published is refused here, at
+    // once, never joined later as a PLAN_CONFLICT by `sync`.
+    let mut decided_absent = false;
+    let written = records(ctx).publish(ctx.remote(), &args.name.to_string(), |current| {
+        match current {
+            // A lost race: this command decided on an absent plan and
+            // another writer created it first.
+            Some(_) if decided_absent => Err(Error::new(
+                Code::CasFailed,
+                format!(
+                    "plan '{}' was created by someone else at the same time",
+                    args.name
+                ),
+            )
+            .hint(format!("see it with `git swarm plan show {}`", args.name))),
+            Some(other) => Err(exists(&format!(
+                " (published by {}; this clone had not fetched it)",
+                other.value.record.created_by
+            ))),
+            None => {
+                decided_absent = true;
+                Ok(Update::Write(doc.clone(), event.clone()))
             }
-        })?;
+        }
+    })?;
     let plan = require(&ctx.store, args.name)?;
     Ok(Created {
         plan: Summary::from(&plan),
         refname,
+        publication: written.publication,
     })
 }
 

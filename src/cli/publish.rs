@@ -1,0 +1,63 @@
+//! The one publish rule, at the edge: after a command that writes records
+//! succeeded, what this clone has not published yet (what the command kept
+//! locally, and what earlier commands kept while the remote could not be
+//! reached or with `--offline`) goes out in one atomic push with leases
+//! (`store::remote::publish_pending`). A write that stays local is said in
+//! one wording everywhere (`store::remote::not_published`).
+
+use git_swarm::output::Output;
+use git_swarm::store::kind::OFFLINE;
+use git_swarm::store::mirror::is_unreachable;
+use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
+
+use super::Global;
+
+/// Whether the command already said that something is not published.
+fn said(out: &Output) -> bool {
+    out.warnings.iter().any(|w| w.contains("not published")) || out.text.contains("not published")
+}
+
+/// Publish what is pending after a command that wrote; say it once.
+pub fn publish_after(g: &Global, out: Output) -> Output {
+    let Ok(ctx) = g.ctx() else {
+        return out;
+    };
+    // No remote at all: a clone of nothing has nothing to publish to.
+    let Some(remote) = ctx.settings.remote.clone() else {
+        return out;
+    };
+    let keep = |out: Output, why: &str| {
+        if said(&out) {
+            out
+        } else {
+            out.warn(not_published(why))
+        }
+    };
+    if ctx.offline {
+        return match pending(&ctx.store, &remote) {
+            Ok(p) if p.count() > 0 => keep(out, OFFLINE),
+            _ => out,
+        };
+    }
+    match publish_pending(&ctx.store, &remote) {
+        Ok(Flushed::Nothing) => out,
+        Ok(Flushed::Published(refs)) => published(out, &remote, refs),
+        Ok(Flushed::Refused(_)) => keep(
+            out,
+            &format!("remote '{remote}' moved meanwhile and refused the push"),
+        ),
+        Err(e) if is_unreachable(&e) => {
+            keep(out, &format!("remote '{remote}' could not be reached"))
+        }
+        Err(e) => keep(out, &e.message),
+    }
+}
+
+fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
+    out.text
+        .push_str(&format!("published to {remote}: {}\n", refs.join(", ")));
+    if let Some(doc) = out.json.as_object_mut() {
+        doc.insert("published_pending".into(), serde_json::json!(refs));
+    }
+    out
+}

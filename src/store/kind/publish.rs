@@ -1,0 +1,395 @@
+//! THE publish path of every kind: [`Records::publish`] (one record) and
+//! [`Records::publish_each`] (several of one kind in one atomic push).
+//!
+//! One round: fetch the records' refs into the mirror; read each where it
+//! stands now (the published version, or the local one when it descends
+//! from it: unpublished local changes are kept and travel along); let the
+//! caller decide the next version from it; write it; publish every version
+//! of the round in ONE atomic push whose leases are the values just
+//! fetched, then move the local refs. A lease that no longer holds (another
+//! clone won the race) starts the next round from a fresh fetch, so the
+//! caller decides again on what the winner wrote. Without a remote (none,
+//! or `--offline`), or when it cannot be reached, the local
+//! compare-and-swap arbitrates and the result says why it is not published
+//! ([`Publication::Kept`], worded by [`not_published`]); the next command
+//! that reaches the remote publishes it (`remote::publish_pending`).
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use super::{Record, RecordKey, Records, Update, Versioned};
+use crate::error::{Code, Error, Result};
+use crate::git::{PushOutcome, PushUpdate};
+use crate::store::mirror::{fetch_refs, is_unreachable};
+use crate::store::remote::{self, adopt, not_published, Tip};
+
+/// How many rounds [`Records::publish`] runs before giving up on a remote
+/// (or a local ref) that keeps changing.
+pub const PUBLISH_ATTEMPTS: usize = 5;
+
+/// Where a written record went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Publication {
+    /// Published at this remote in one atomic push.
+    Published { remote: String },
+    /// Written in this clone only, for this reason.
+    Kept { why: String },
+}
+
+impl Publication {
+    /// The one warning of a write kept in this clone (None: published).
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Publication::Published { .. } => None,
+            Publication::Kept { why } => Some(not_published(why)),
+        }
+    }
+    pub fn is_published(&self) -> bool {
+        matches!(self, Publication::Published { .. })
+    }
+}
+
+/// Why a record is kept in this clone when there is no remote to publish
+/// to: `--offline`, or none configured.
+pub const OFFLINE: &str = "offline (--offline, or no remote)";
+
+/// What [`Records::publish`] wrote.
+#[derive(Debug, Clone)]
+pub struct Written {
+    /// The new version of each record written, by ref name (empty: the
+    /// caller kept every record as it was).
+    pub commits: Vec<(String, ObjectId)>,
+    /// Where they went (for nothing written: where it would have gone).
+    pub publication: Publication,
+}
+
+impl Written {
+    /// The one new commit of [`Records::publish`], if it wrote.
+    pub fn commit(&self) -> Option<ObjectId> {
+        self.commits.first().map(|(_, c)| *c)
+    }
+}
+
+impl<R: Record> Records<'_, R> {
+    /// Every record of the kind known here — local, or in `remote`'s
+    /// mirror as last fetched — each at the newer of its two versions (the
+    /// local one when it descends from the published one, else the
+    /// published one), sorted by key; those that cannot be read are listed,
+    /// never hidden. The one read every view of several records uses, so
+    /// that two commands of one clone never show two owners of one lane.
+    pub fn known(
+        &self,
+        remote: Option<&str>,
+    ) -> Result<(Vec<Versioned<R>>, Vec<crate::store::record::Unreadable>)> {
+        let prefix = format!("refs/swarm/{}/", R::NAMESPACE);
+        let mut good = Vec::new();
+        let mut bad = Vec::new();
+        for (path, tip) in remote::tips_under(self.store, remote, &prefix)? {
+            let Some(base) = tip.base else { continue };
+            let refname = format!("{prefix}{path}");
+            let read = R::Key::from_path(&path)
+                .ok_or_else(|| {
+                    Error::new(
+                        Code::RecordInvalid,
+                        format!("{refname} is not a valid {} ref name", R::KIND),
+                    )
+                })
+                .and_then(|key| self.at(&key, base));
+            match read {
+                Ok(v) => good.push(v),
+                Err(e) => bad.push(crate::store::record::Unreadable::new(
+                    R::KIND,
+                    &path,
+                    &refname,
+                    &e,
+                )),
+            }
+        }
+        good.sort_by(|a, b| a.key.cmp(&b.key));
+        self.store.cache.flush();
+        Ok((good, bad))
+    }
+
+    /// Fetch the record, let `decide` see its freshest version (None:
+    /// absent), write what it decides and publish it with the lease,
+    /// retried from a fresh fetch on a lost race (see the module docs).
+    /// `remote` None: offline, the local CAS arbitrates.
+    pub fn publish(
+        &self,
+        remote: Option<&str>,
+        key: &R::Key,
+        mut decide: impl FnMut(Option<&Versioned<R>>) -> Result<Update<R>>,
+    ) -> Result<Written> {
+        self.publish_each(remote, std::slice::from_ref(key), |_, current| {
+            decide(current)
+        })
+    }
+
+    /// [`Records::publish`] for several records of the kind, decided one by
+    /// one in each round and published together in one atomic push: the
+    /// remote takes all of them or none.
+    pub fn publish_each(
+        &self,
+        remote: Option<&str>,
+        keys: &[R::Key],
+        mut decide: impl FnMut(&R::Key, Option<&Versioned<R>>) -> Result<Update<R>>,
+    ) -> Result<Written> {
+        let store = self.store;
+        let refnames: Vec<String> = keys.iter().map(R::refname).collect();
+        let refs: Vec<&str> = refnames.iter().map(String::as_str).collect();
+        let mut remote = remote;
+        let mut why = OFFLINE.to_string();
+        let mut lost: Vec<String> = Vec::new();
+        for _ in 0..PUBLISH_ATTEMPTS {
+            if let Some(r) = remote {
+                match fetch_refs(store, r, &refs) {
+                    Ok(()) => {}
+                    Err(e) if is_unreachable(&e) => {
+                        why = format!("remote '{r}' could not be reached");
+                        remote = None;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let publication = match remote {
+                Some(r) => Publication::Published {
+                    remote: r.to_string(),
+                },
+                None => Publication::Kept { why: why.clone() },
+            };
+            let mut writes: Vec<(String, Tip, ObjectId, String, String)> = Vec::new();
+            for (key, refname) in keys.iter().zip(&refnames) {
+                let tip = remote::tip(store, remote, refname)?;
+                if let (true, Some(published)) = (tip.local_behind(store)?, tip.base) {
+                    // The local ref is missing or behind what the remote
+                    // has (e.g. a run killed between its push and its local
+                    // update): catch it up, as `sync` would.
+                    match adopt(
+                        store,
+                        refname,
+                        published,
+                        "git-swarm",
+                        "catch up with the remote",
+                    ) {
+                        Err(e) if e.code == Code::CasFailed => {}
+                        other => other?,
+                    }
+                }
+                let current = match tip.base {
+                    Some(base) if !tip.archived => Some(self.at(key, base)?),
+                    _ => None,
+                };
+                let (value, event) = match decide(key, current.as_ref())? {
+                    Update::Keep => continue,
+                    Update::Write(value, event) => (value, event),
+                };
+                let tree = store.write_tree(&value.to_files()?)?;
+                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+                let new = store.commit(tree, &parents, &event)?;
+                writes.push((refname.clone(), tip, new, event.actor, event.summary));
+            }
+            if writes.is_empty() {
+                return Ok(Written {
+                    commits: Vec::new(),
+                    publication,
+                });
+            }
+            let commits: Vec<(String, ObjectId)> =
+                writes.iter().map(|w| (w.0.clone(), w.2)).collect();
+            match remote {
+                Some(r) => {
+                    let updates: Vec<PushUpdate> = writes
+                        .iter()
+                        .map(|(refname, tip, new, _, _)| PushUpdate {
+                            refname: refname.clone(),
+                            new: Some(new.to_string()),
+                            expected: tip.remote.map(|e| e.to_string()),
+                        })
+                        .collect();
+                    match remote::publish(store, r, &updates, &[])? {
+                        PushOutcome::Ok => {}
+                        PushOutcome::Rejected(lines) => {
+                            lost = lines;
+                            continue;
+                        }
+                    }
+                    crate::failpoint::point("record:pushed");
+                    for (refname, _, new, actor, reason) in &writes {
+                        // Published already; a local ref holding a change
+                        // the pushed version lacks is `sync`'s to join.
+                        match adopt(store, refname, *new, actor, reason) {
+                            Err(e) if e.code == Code::CasFailed => {}
+                            other => other?,
+                        }
+                    }
+                    return Ok(Written {
+                        commits,
+                        publication,
+                    });
+                }
+                None => {
+                    let mut raced = false;
+                    for (refname, tip, new, actor, reason) in &writes {
+                        match store.try_cas(refname, tip.local, Some(*new), actor, reason) {
+                            Ok(()) => {}
+                            Err(e) if e.is_lost_race() => {
+                                lost = vec![Error::from(e).message];
+                                raced = true;
+                                break;
+                            }
+                            Err(e) => return Err(e.into()),
+                        }
+                    }
+                    if !raced {
+                        return Ok(Written {
+                            commits,
+                            publication,
+                        });
+                    }
+                }
+            }
+        }
+        Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "{} kept changing under {PUBLISH_ATTEMPTS} attempts to write it; nothing was overwritten{}",
+                refnames.join(", "),
+                if lost.is_empty() {
+                    String::new()
+                } else {
+                    format!(" ({})", lost.join("; "))
+                }
+            ),
+        )
+        .hint("run the command again: it starts from the new value"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::store::kind::Files;
+    use crate::store::{Event, Store};
+
+    #[derive(Debug, Clone)]
+    struct Counter(u64);
+
+    impl Record for Counter {
+        const NAMESPACE: &'static str = "counters";
+        const KIND: &'static str = "counter";
+        const DIVERGED: super::super::Diverged = super::super::Diverged::MergeJournals;
+        type Key = String;
+        fn to_files(&self) -> Result<Files> {
+            Ok(Files::from([(
+                "n".to_string(),
+                self.0.to_string().into_bytes(),
+            )]))
+        }
+        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+            let n = files
+                .get("n")
+                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
+            n.map(Counter)
+                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no count")))
+        }
+    }
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn bump(by: &str) -> impl FnMut(Option<&Versioned<Counter>>) -> Result<Update<Counter>> + '_ {
+        move |current| {
+            let n = current.map_or(0, |c| c.value.0) + 1;
+            Ok(Update::Write(
+                Counter(n),
+                Event::new("count", by, format!("count {n}")),
+            ))
+        }
+    }
+
+    #[test]
+    fn publish_decides_on_the_fresh_version_retries_a_lost_race_and_batches_keys() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
+        let a = Store::open(&tmp.path().join("a")).unwrap();
+        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let key = "c".to_string();
+        let remote_value = |store: &Store| {
+            crate::store::mirror::fetch(store, "origin").unwrap();
+            let r = store
+                .ref_target(&crate::store::mirror::mirror_ref(
+                    "origin",
+                    &Counter::refname(&key),
+                ))
+                .unwrap()
+                .unwrap();
+            Records::<Counter>::new(store).at(&key, r).unwrap().value.0
+        };
+
+        // a publishes 1; b, which never fetched, decides on it: 2.
+        let w = Records::<Counter>::new(&a)
+            .publish(Some("origin"), &key, bump("a"))
+            .unwrap();
+        assert!(w.publication.is_published());
+        Records::<Counter>::new(&b)
+            .publish(Some("origin"), &key, bump("b"))
+            .unwrap();
+        assert_eq!(remote_value(&a), 2);
+
+        // A lost race: while b decides, a publishes 3; b's push is refused,
+        // b fetches again and decides on 3.
+        let mut rounds = 0;
+        let w = Records::<Counter>::new(&b)
+            .publish(Some("origin"), &key, |current| {
+                rounds += 1;
+                if rounds == 1 {
+                    Records::<Counter>::new(&a)
+                        .publish(Some("origin"), &key, bump("a"))
+                        .unwrap();
+                }
+                bump("b")(current)
+            })
+            .unwrap();
+        assert_eq!(rounds, 2);
+        assert!(w.publication.is_published());
+        assert_eq!(remote_value(&a), 4);
+
+        // Several records in one push.
+        let keys = ["x".to_string(), "y".to_string()];
+        let w = Records::<Counter>::new(&a)
+            .publish_each(Some("origin"), &keys, |_, current| bump("a")(current))
+            .unwrap();
+        assert_eq!(w.commits.len(), 2);
+
+        // Offline: written here, said why.
+        let w = Records::<Counter>::new(&a)
+            .publish(None, &key, bump("a"))
+            .unwrap();
+        assert_eq!(
+            w.publication.warning().unwrap(),
+            format!("not published: {OFFLINE}; `git swarm sync` publishes it")
+        );
+        // a's local ref was at 3 (b published 4 since): both moved, a
+        // local change only `sync` can join.
+        let pending = crate::store::remote::pending(&a, "origin").unwrap();
+        assert_eq!(pending.count(), 1);
+        assert_eq!(pending.diverged, [Counter::refname(&key)]);
+    }
+}

@@ -1,0 +1,406 @@
+//! The one publish rule: every command that writes a record publishes it
+//! at once when the remote answers; offline it is kept, said in one
+//! wording, counted by `status`, and published by the next command that
+//! reaches the remote. Listings work from what the clone knows when the
+//! remote cannot be reached, with one warning line.
+
+use std::path::{Path, PathBuf};
+
+use crate::harness::TestEnv;
+
+const KEPT: &str = "; `git swarm sync` publishes it";
+
+fn remote_has(env: &TestEnv, remote: &Path, refname: &str) -> Option<String> {
+    env.refs(remote, refname).get(refname).cloned()
+}
+
+fn worktree(dir: &Path, feature: &str) -> PathBuf {
+    dir.join("_swarm-worktrees").join(feature)
+}
+
+#[test]
+fn plan_new_publishes_at_once_and_a_second_clones_plan_new_is_refused_at_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"])
+        .ok()
+        .stdout_has("published to origin");
+    let published = remote_has(&env, &remote, "refs/swarm/plans/auth");
+    assert_eq!(
+        published,
+        env.refs(a, "refs/swarm/plans/auth")
+            .get("refs/swarm/plans/auth")
+            .cloned()
+    );
+    // Bob's status fetches: the plan shows without `sync`.
+    env.swarm(b, &["status"]).ok().stdout_has("auth [active]");
+    // Bob's own `plan new auth` fetches first and refuses: never a later
+    // PLAN_CONFLICT at sync.
+    env.swarm(b, &["plan", "new", "auth"])
+        .err(2, "PLAN_EXISTS")
+        .stderr_has("published by alice");
+    // Nothing of bob's was written: his clone only caught up with alice's plan.
+    assert_eq!(
+        env.refs(b, "refs/swarm/plans/")
+            .get("refs/swarm/plans/auth"),
+        published.as_ref()
+    );
+    assert_eq!(
+        remote_has(&env, &remote, "refs/swarm/plans/auth"),
+        published
+    );
+    env.swarm(a, &["sync"]).ok().stdout_has("up to date");
+}
+
+#[test]
+fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    // plan save
+    env.swarm(a, &["plan", "checkout", "auth"]).ok();
+    let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
+    env.write(&a.join("PLAN.md"), &text);
+    env.swarm(a, &["plan", "save", "auth", "-m", "design agreed"])
+        .ok()
+        .stdout_has("published to origin: refs/swarm/plans/auth");
+    assert_eq!(
+        remote_has(&env, &remote, "refs/swarm/plans/auth"),
+        env.refs(a, "refs/swarm/plans/auth")
+            .get("refs/swarm/plans/auth")
+            .cloned()
+    );
+    // report (a lane's record)
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = worktree(a, "login");
+    let lane_ref = "refs/swarm/lanes/login";
+    env.swarm(&wt, &["report", "blocked", "approval", "need", "access"])
+        .ok();
+    let local = env.refs(a, lane_ref).get(lane_ref).cloned();
+    assert_eq!(remote_has(&env, &remote, lane_ref), local);
+    // lane rm
+    env.swarm(a, &["lane", "rm", "login", "--force"]).ok();
+    let local = env.refs(a, lane_ref).get(lane_ref).cloned();
+    assert_eq!(remote_has(&env, &remote, lane_ref), local);
+    let removed = env.git(&remote, &["show", &format!("{lane_ref}:lane.yaml")]);
+    assert!(removed.contains("removed"), "{removed}");
+    // lane prune: a merged lane
+    env.swarm(a, &["lane", "new", "merged", "--plan", "auth"])
+        .ok();
+    let wt = worktree(a, "merged");
+    env.write(&wt.join("m.rs"), "fn m() {}\n");
+    env.git(&wt, &["add", "m.rs"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "m"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            "feat/merged:main",
+        ],
+    );
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    env.swarm(a, &["lane", "prune"])
+        .ok()
+        .stdout_has("removed")
+        .stdout_has("merged");
+    let merged_ref = "refs/swarm/lanes/merged";
+    let local = env.refs(a, merged_ref).get(merged_ref).cloned();
+    assert!(local.is_some());
+    assert_eq!(remote_has(&env, &remote, merged_ref), local);
+    // gc: the removed lanes are archived and their live refs deleted, there too.
+    env.swarm(a, &["gc", "--older-than", "0s"]).ok();
+    assert_eq!(remote_has(&env, &remote, lane_ref), None);
+    assert_eq!(remote_has(&env, &remote, merged_ref), None);
+    assert_eq!(
+        remote_has(&env, &remote, "refs/swarm/archive/lanes"),
+        env.refs(a, "refs/swarm/archive/lanes")
+            .get("refs/swarm/archive/lanes")
+            .cloned()
+    );
+    env.swarm(a, &["sync"]).ok().stdout_has("up to date");
+    assert_eq!(
+        env.swarm(a, &["status", "--json"]).ok().json()["unpublished"],
+        0
+    );
+}
+
+#[test]
+fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_the_next_command() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["--offline", "plan", "new", "auth"])
+        .ok()
+        .stderr_has(&format!(
+            "warning: not published: offline (--offline, or no remote){KEPT}"
+        ));
+    // The remote cannot be reached: the same words.
+    let gone = env.root().join("remote.gone");
+    std::fs::rename(&remote, &gone).unwrap();
+    env.swarm(a, &["plan", "new", "ops"])
+        .ok()
+        .stderr_has(&format!(
+            "warning: not published: remote 'origin' could not be reached{KEPT}"
+        ));
+    env.swarm(a, &["--offline", "plan", "checkout", "auth"])
+        .ok();
+    let text = format!("{}- [x] offline edit\n", env.read(&a.join("PLAN.md")));
+    env.write(&a.join("PLAN.md"), &text);
+    env.swarm(a, &["plan", "save", "auth", "-m", "offline edit"])
+        .ok()
+        .stderr_has(&format!(
+            "warning: not published: remote 'origin' could not be reached{KEPT}"
+        ));
+    let status = env.swarm(a, &["status"]).ok();
+    status.expect_stdout("2 local changes not published: `git swarm sync` publishes them");
+    let json = env.swarm(a, &["status", "--json"]).ok().json();
+    assert_eq!(json["unpublished"], 2);
+    std::fs::rename(&gone, &remote).unwrap();
+    assert_eq!(remote_has(&env, &remote, "refs/swarm/plans/auth"), None);
+    // The next command that reaches the remote publishes them.
+    env.swarm(a, &["plan", "new", "ui"])
+        .ok()
+        .stdout_has("published to origin: refs/swarm/plans/auth, refs/swarm/plans/ops");
+    for plan in ["auth", "ops", "ui"] {
+        let r = format!("refs/swarm/plans/{plan}");
+        assert_eq!(
+            remote_has(&env, &remote, &r),
+            env.refs(a, &r).get(&r).cloned(),
+            "{plan}"
+        );
+    }
+    assert_eq!(
+        env.swarm(a, &["status", "--json"]).ok().json()["unpublished"],
+        0
+    );
+}
+
+#[test]
+fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_was_reached() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &["task", "new", "t1", "--plan", "auth", "--title", "first"],
+    )
+    .ok();
+    env.swarm(a, &["status"]).ok();
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let listings: &[&[&str]] = &[
+        &["status"],
+        &["task", "list"],
+        &["task", "ready"],
+        &["task", "show", "t1"],
+        &["packets"],
+        &["inbox"],
+        &["lead", "status", "--plan", "auth"],
+        &["reservations"],
+        &["forecast"],
+    ];
+    for args in listings {
+        let run = env.swarm(a, args).ok();
+        let warnings: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.starts_with("warning:"))
+            .collect();
+        assert_eq!(
+            warnings.len(),
+            1,
+            "{args:?}: one warning line\n{}",
+            run.stderr
+        );
+        assert!(
+            warnings[0].starts_with("warning: remote 'origin' could not be reached (last reached "),
+            "{args:?}: {}",
+            warnings[0]
+        );
+        assert!(!run.stderr.contains("fatal:"), "{args:?}: {}", run.stderr);
+    }
+    // Those that do not reach the remote still read what the clone knows.
+    for args in [
+        &["reservations"][..],
+        &["state"],
+        &["lane", "list"],
+        &["plan", "list"],
+    ] {
+        let run = env.swarm(a, args).ok();
+        assert!(!run.stderr.contains("fatal:"), "{args:?}: {}", run.stderr);
+    }
+}
+
+/// Alice starts lane `login` of plan `auth`, commits, pushes its branch and
+/// hands it over; bob accepts it in his clone. Returns the packet id.
+fn handed_to_bob(env: &TestEnv, a: &Path, b: &Path) -> String {
+    started_by_alice(env, a);
+    handed_over(env, a, b)
+}
+
+fn started_by_alice(env: &TestEnv, a: &Path) {
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+}
+
+fn handed_over(env: &TestEnv, a: &Path, b: &Path) -> String {
+    let wt = worktree(a, "login");
+    env.write(&wt.join("login.rs"), "fn login() {}\n");
+    env.git(&wt, &["add", "login.rs"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
+    env.git(
+        &wt,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/login",
+        ],
+    );
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(b, &["switch", "--quiet", "feat/login"]);
+    env.swarm(b, &["accept", &id]).ok();
+    id
+}
+
+#[test]
+fn an_interrupted_lane_new_finished_by_a_rerun_publishes_its_lane() {
+    let mut env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "fp2"]).ok();
+    env.set_env("GIT_SWARM_FAILPOINT", "lane:record");
+    let killed = env.swarm(a, &["lane", "new", "fp2", "--plan", "fp2"]);
+    assert_ne!(killed.code, 0, "the failpoint stops it");
+    env.set_env("GIT_SWARM_FAILPOINT", "");
+    env.swarm(a, &["lane", "new", "fp2", "--plan", "fp2"])
+        .ok()
+        .stdout_has("published to origin");
+    let lane = "refs/swarm/lanes/fp2";
+    let published = remote_has(&env, &remote, lane);
+    assert!(published.is_some(), "the remote has the lane record");
+    assert_eq!(published, env.refs(a, lane).get(lane).cloned());
+    // Another clone cannot start a second lane on the plan.
+    let run = env.swarm(b, &["lane", "new", "other", "--plan", "fp2"]);
+    assert_ne!(run.code, 0, "{}", run.stderr);
+    assert_eq!(remote_has(&env, &remote, "refs/swarm/lanes/other"), None);
+}
+
+#[test]
+fn sync_after_gc_archived_an_accepted_packet_does_not_call_the_handoff_unbacked() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob", "carol"]);
+    let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
+    started_by_alice(&env, a);
+    // Carol knows the lane as alice's.
+    env.swarm(c, &["sync"]).ok();
+    let id = handed_over(&env, a, b);
+    let gc = env
+        .swarm(b, &["gc", "--older-than", "0s", "--json"])
+        .ok()
+        .json();
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    assert_eq!(gc["archived"]["packets"], serde_json::json!([packet]));
+    env.swarm(b, &["sync"]).ok();
+    let run = env.swarm(c, &["sync"]).ok();
+    assert!(
+        !run.stderr.contains("without an accepted handoff"),
+        "{}",
+        run.stderr
+    );
+    let lane = env.swarm(c, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(lane["lanes"][0]["owner"], "bob");
+}
+
+#[test]
+fn lane_list_status_and_prune_see_the_same_owner_of_a_lane() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    handed_to_bob(&env, a, b);
+    // Alice's status fetches the mirror: bob holds the lane now; her
+    // local lane ref still names her.
+    let status = env.swarm(a, &["status", "--json"]).ok().json();
+    assert_eq!(status["plans"][0]["lanes"][0]["owner"], "bob");
+    let local = env.git(a, &["show", "refs/swarm/lanes/login:lane.yaml"]);
+    assert!(local.contains("owner: alice"), "{local}");
+    let list = env.swarm(a, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(list["lanes"][0]["owner"], "bob");
+    // prune acts on the same version: the lane is bob's, elsewhere; only
+    // alice's old worktree is for her to remove.
+    let dry = env
+        .swarm(a, &["lane", "prune", "--dry-run", "--json"])
+        .ok()
+        .json();
+    assert_eq!(dry["removed"], serde_json::json!([]), "{dry}");
+    assert_eq!(dry["old_worktrees"][0]["feature"], "login", "{dry}");
+    assert!(worktree(a, "login").exists());
+}
+
+#[test]
+fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let run = env
+        .swarm(
+            a,
+            &[
+                "wait",
+                "--plan",
+                "auth",
+                "--timeout",
+                "1s",
+                "--interval",
+                "200ms",
+            ],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let said: Vec<&str> = run
+        .stderr
+        .lines()
+        .filter(|l| l.contains("could not be reached"))
+        .collect();
+    assert_eq!(said.len(), 1, "said once per streak\n{}", run.stderr);
+    assert!(
+        said[0].starts_with("warning: remote 'origin' could not be reached (last reached ")
+            && said[0].ends_with("; still waiting"),
+        "{}",
+        said[0]
+    );
+    run.expect_stderr("questions to the remote failed");
+}
+
+#[test]
+fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "carol"]);
+    let (a, c) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "docs"]).ok();
+    env.swarm(c, &["lane", "new", "readme", "--plan", "docs"])
+        .ok()
+        .stdout_has("published");
+    let lane = "refs/swarm/lanes/readme";
+    assert_eq!(
+        remote_has(&env, &remote, lane),
+        env.refs(c, lane).get(lane).cloned()
+    );
+}

@@ -164,7 +164,8 @@ codes! {
     LeaseInvalidDuration("LEASE_INVALID_DURATION", Usage): "task: --lease or swarm.taskLease is not a positive duration (45s, 30m, 2h, 1d)",
     TaskNotMerged("TASK_NOT_MERGED", Check): "task done: the task's branch is not merged into its base and has no merged verdict note (--unverified --reason records it anyway)",
     SnapshotTooLarge("SNAPSHOT_TOO_LARGE", Usage): "handoff, lane snapshot: the uncommitted work is larger than swarm.snapshotLimit (bytes, default 10 MiB); nothing was written",
-    SnapshotUnsafe("SNAPSHOT_UNSAFE", Check): "accept: the packet's snapshot would write into .git, outside the worktree or through a symlink (a path given twice, `..`, `.git`, a path under a file); nothing was written or recorded",
+    SnapshotUnsafe("SNAPSHOT_UNSAFE", Check): "accept: the packet's snapshot would write into .git, outside the worktree or through a symlink (a path given twice, `..`, `.git`, a path under a file, a mode outside git's set, a submodule); checked in memory before writing: nothing was written or recorded",
+    SnapshotUnsupported("SNAPSHOT_UNSUPPORTED", Check): "handoff, lane snapshot: the uncommitted work holds what a successor could not get back exactly (a path with a control character, TAB, backslash or bidi control, a staged submodule, a nested repository), every path named; the rule `accept` applies; nothing was written or published",
     SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
     // forecast
     ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",

@@ -128,11 +128,26 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
+        self.run_env_input(args, &[], input)
+    }
+
+    /// Run git with `env` set and `input` on stdin.
+    pub fn run_env_input<I, S>(
+        &self,
+        args: I,
+        env: &[(&str, &OsStr)],
+        input: &[u8],
+    ) -> Result<String>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
         use std::io::Write;
         let args: Vec<std::ffi::OsString> =
             args.into_iter().map(|a| a.as_ref().to_owned()).collect();
         let mut child = self
             .command(&args)
+            .envs(env.iter().map(|(k, v)| (*k, *v)))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())

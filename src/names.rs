@@ -50,9 +50,72 @@ pub fn validate_name(kind: &str, name: &str) -> Result<()> {
         format!("'{}' is not a valid {kind} name", name.escape_debug()),
     );
     if let Some(s) = sanitize(name) {
-        err = err.hint(format!("did you mean '{s}'?"));
+        err = err.hint(mean(&s));
     }
     Err(err.hint("names use lowercase letters, digits, '.', '_' and '-', start with a letter or digit, are at most 63 characters, and contain no '..' nor end in '.lock' or '.'"))
+}
+
+/// The one wording of every "did you mean" hint.
+pub fn mean(nearest: &str) -> String {
+    format!("did you mean '{nearest}'?")
+}
+
+/// The known name nearest to `name`, a likely typo of it: at most one edit
+/// (two from five characters on) away, ignoring case, an adjacent swap
+/// counting as one edit (`tokenzier` → `tokenizer`). Not `name` itself;
+/// of several as near, the first in `known`'s order.
+pub fn closest<'a>(name: &str, known: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let target: Vec<char> = name.to_lowercase().chars().collect();
+    let most = if target.len() >= 5 { 2 } else { 1 };
+    let mut best: Option<(usize, &str)> = None;
+    for k in known {
+        if k == name {
+            continue;
+        }
+        let cand: Vec<char> = k.to_lowercase().chars().collect();
+        let d = edits(&target, &cand);
+        if d <= most && best.is_none_or(|(b, _)| d < b) {
+            best = Some((d, k));
+        }
+    }
+    best.map(|(_, k)| k)
+}
+
+/// Add the "did you mean" hint to a `NOT_FOUND` of `name` when one of
+/// `known` is its likely typo (see [`closest`]).
+pub fn did_you_mean<'a>(err: Error, name: &str, known: impl IntoIterator<Item = &'a str>) -> Error {
+    match closest(name, known) {
+        Some(k) => err.hint(mean(k)),
+        None => err,
+    }
+}
+
+/// Edits from `a` to `b`: insertions, deletions, substitutions and swaps
+/// of adjacent characters (optimal string alignment distance).
+fn edits(a: &[char], b: &[char]) -> usize {
+    if a.len().abs_diff(b.len()) > 2 {
+        return usize::MAX;
+    }
+    let mut d = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for (i, row) in d.iter_mut().enumerate() {
+        row[0] = i;
+    }
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
+    }
+    for i in 1..=a.len() {
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
+            if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
+                v = v.min(d[i - 2][j - 2] + 1);
+            }
+            d[i][j] = v;
+        }
+    }
+    d[a.len()][b.len()]
 }
 
 /// The nearest valid name: lower case, any other character a '-', no
@@ -128,7 +191,7 @@ pub fn validate_address(addr: &str) -> Result<()> {
         format!("'{}' is not a valid address", addr.escape_debug()),
     );
     if let Some(s) = sanitize_address(addr) {
-        err = err.hint(format!("did you mean '{s}'?"));
+        err = err.hint(mean(&s));
     }
     Err(err.hint("addresses use letters, digits, '.', '_', '@' and '-', start with a letter or digit, are at most 64 characters, and contain no '..' nor end in '.lock' or '.' (they end packet ids, which are git ref names; e.g. claude@work1)"))
 }
@@ -136,6 +199,21 @@ pub fn validate_address(addr: &str) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_likely_typo_finds_the_known_name() {
+        let known = ["bob", "alice", "tokenizer", "search"];
+        assert_eq!(closest("bobb", known), Some("bob"));
+        assert_eq!(closest("tokenzier", known), Some("tokenizer"));
+        assert_eq!(closest("Alice", known), Some("alice"));
+        assert_eq!(closest("serch", known), Some("search"));
+        // Too far, or the name itself: nothing.
+        assert_eq!(closest("carol", known), None);
+        assert_eq!(closest("bo", ["bobby"]), None);
+        assert_eq!(closest("bob", known), None);
+        assert_eq!(closest("x", Vec::<&str>::new()), None);
+        assert_eq!(edits(&['a', 'b'], &['b', 'a']), 1);
+    }
 
     #[test]
     fn names() {

@@ -52,6 +52,24 @@ fn refusal(subject: &str, bad: &[String]) -> Error {
     .hint("this text is published to every clone and printed on terminals: keep it to one line of printable text")
 }
 
+/// `bytes` as UTF-8 text, or `TEXT_INVALID` naming the byte offset of the
+/// first byte that is not: text read from a file is never replaced
+/// (`\u{fffd}`) silently, as records are text and carry it as given.
+pub fn utf8(subject: &str, bytes: Vec<u8>) -> Result<String> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        Error::new(
+            Code::TextInvalid,
+            format!(
+                "{subject} is not UTF-8 text: the byte at offset {at} (0x{:02x}) does not start a UTF-8 character; nothing was written",
+                e.as_bytes()[at]
+            ),
+        )
+        .with_detail(serde_json::json!({ "offset": at }))
+        .hint("convert it to UTF-8 first, e.g. `iconv -f latin1 -t utf-8 FILE > FILE.utf8`")
+    })
+}
+
 /// Refuse a YAML value (a packet or plan record about to be written) with a
 /// string holding a forbidden character; `multiline` says which keys may
 /// hold newlines.
@@ -196,6 +214,14 @@ mod tests {
         assert_eq!(c, '\u{1b}');
         let v: serde_yaml_ng::Value = serde_yaml_ng::from_str("owner: \"a\\nb\"\n").unwrap();
         assert_eq!(find_in_value(&v, "", &["contract"]).unwrap().0, "owner");
+    }
+
+    #[test]
+    fn invalid_utf8_is_refused_at_its_offset() {
+        assert_eq!(utf8("b", b"ok \xc3\xa9".to_vec()).unwrap(), "ok \u{e9}");
+        let e = utf8("the body", b"abc \xff\xfe \xc3(".to_vec()).unwrap_err();
+        assert_eq!(e.code, Code::TextInvalid);
+        assert!(e.message.contains("offset 4 (0xff)"), "{}", e.message);
     }
 
     #[test]

@@ -70,11 +70,15 @@ pub struct PacketsArgs {
 #[derive(Debug, Subcommand)]
 pub enum PacketCmd {
     /// Show one packet (and its acceptance, if any).
-    Show { packet_id: String },
+    Show {
+        /// The packet id (`git swarm packets` lists them), or <plan>/<id>.
+        packet_id: String,
+    },
     /// Withdraw a packet you wrote, before anyone accepted it (e.g. one
     /// written to the wrong plan): recorded on the packet ref, never
     /// deleted; a withdrawn packet refuses `accept`.
     Withdraw {
+        /// The packet id (`git swarm packets` lists them), or <plan>/<id>.
         packet_id: String,
         /// Why it is withdrawn (kept with the packet).
         #[arg(long, value_name = "R", allow_hyphen_values = true)]
@@ -84,6 +88,7 @@ pub enum PacketCmd {
 
 #[derive(Debug, Args)]
 pub struct AcceptArgs {
+    /// The packet id (`git swarm packets --open` lists them), or <plan>/<id>.
     pub packet_id: String,
     /// Do not restore the packet's snapshot of the uncommitted work: the
     /// checkout must already hold it (the behaviour before snapshots).
@@ -144,11 +149,15 @@ pub fn accept(g: &Global, a: AcceptArgs) -> Result<Output> {
             !a.no_restore,
         )?));
     };
-    let (dir, made) = accept::worktree(&ctx, &a.packet_id, path)?;
+    let mut notes = Vec::new();
+    let (dir, made) = accept::worktree_noted(&ctx, &a.packet_id, path, &mut notes)?;
     let accepted = git_swarm::ctx::Ctx::open(&dir, g.as_.clone(), g.offline, None)
         .and_then(|there| accept::accept_with(&there, &a.packet_id, !a.no_restore));
     match accepted {
-        Ok(acc) => Ok(render_accepted(&acc)),
+        Ok(mut acc) => {
+            acc.notes = notes;
+            Ok(render_accepted(&acc))
+        }
         // Only a refusal before anything was published: after the
         // acceptance went out, the worktree is where the successor works.
         Err(e) if made && nothing_recorded(e.code) => {
@@ -239,6 +248,15 @@ fn render_accepted(a: &Accepted) -> Output {
             ""
         }
     );
+    if a.already {
+        text = format!(
+            "packet {} was already accepted by you ({}) at {}: nothing to do\n",
+            packet.id, a.acceptance.accepted_by, a.acceptance.accepted_at
+        );
+    }
+    for n in &a.notes {
+        text.push_str(&format!("{n}\n"));
+    }
     if let Some(t) = &packet.task {
         text.push_str(&format!("task: {t}\n"));
     }
@@ -298,6 +316,8 @@ fn render_accepted(a: &Accepted) -> Output {
         "task": packet.task,
         "step": packet.step,
         "resumed": a.resumed,
+        "already": a.already,
+        "notes": a.notes,
         "restored": a.restored,
         "published": a.published,
         "acceptance": acc,

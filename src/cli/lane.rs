@@ -42,6 +42,7 @@ pub enum LaneCmd {
     },
     /// Remove a lane's worktree, branch and record.
     Rm {
+        /// The lane's feature name (`git swarm lane list` shows them).
         feature: String,
         /// Remove even with uncommitted changes or an unmerged branch.
         #[arg(long)]
@@ -88,7 +89,10 @@ pub enum ReportWhat {
     /// The lane's plan is written and ready.
     PlanReady,
     /// A pull request is open.
-    PrOpen { url: String },
+    PrOpen {
+        /// The pull request's URL.
+        url: String,
+    },
     /// Blocked: the escalation class and what it needs.
     Blocked {
         /// The escalation class (one word).
@@ -98,7 +102,10 @@ pub enum ReportWhat {
         what: Vec<String>,
     },
     /// The lane wrote a handoff packet.
-    Handoff { packet: String },
+    Handoff {
+        /// The packet id `git swarm handoff` printed.
+        packet: String,
+    },
     /// The lane's work is done.
     Done,
 }

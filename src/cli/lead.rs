@@ -39,6 +39,7 @@ pub enum LeadCmd {
     },
     /// Hand leadership to ADDR (leader only; epoch+1).
     Handover {
+        /// The new leader's address.
         addr: String,
         /// The plan.
         #[arg(long, value_name = "P")]
@@ -55,6 +56,7 @@ pub enum LeadCmd {
         /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
+        /// Why you take over (recorded in the lead record's journal).
         #[arg(long, value_name = "R")]
         reason: String,
         /// Take over although the lease is still live.
@@ -102,6 +104,7 @@ pub enum LeadCmd {
         /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
+        /// What to publish, as for `git push` (e.g. HEAD:main, v1.2); in one atomic push with the lead ref.
         #[arg(required = true, value_name = "REFSPEC")]
         refspecs: Vec<String>,
     },

@@ -18,7 +18,7 @@ use super::Global;
 
 #[derive(Debug, Args)]
 pub struct BodyArgs {
-    /// The plan the message is about (`lead` needs it).
+    /// The plan the message is about (`lead` needs it; default: the lane's, in a lane worktree).
     #[arg(long, value_name = "P")]
     pub plan: Option<String>,
     /// Read the text from this file instead of the arguments.
@@ -136,7 +136,7 @@ fn body(text: &[String], args: &BodyArgs) -> Result<String> {
         )),
         (Some(path), true) => {
             let bytes = git_swarm::fsutil::read_input(path, MAX_BODY as u64)?;
-            Ok(String::from_utf8_lossy(&bytes).into_owned())
+            git_swarm::text::utf8(&format!("--body-file {}", path.display()), bytes)
         }
         (None, _) => Ok(text.join(" ")),
     }

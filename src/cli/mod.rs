@@ -377,6 +377,44 @@ mod tests {
 
     use super::*;
 
+    /// Every argument of every subcommand, as `-h` shows it, has help
+    /// text: (command path, argument id) of those that have none.
+    fn undescribed(cmd: &clap::Command, path: &str, out: &mut Vec<String>) {
+        for arg in cmd.get_arguments() {
+            let id = arg.get_id().as_str();
+            if arg.is_hide_set() || id == "help" || id == "version" {
+                continue;
+            }
+            let text = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+            if text.trim().is_empty() {
+                out.push(format!("{path}: {id}"));
+            }
+        }
+        for sub in cmd.get_subcommands() {
+            if sub.is_hide_set() {
+                continue;
+            }
+            if sub.get_about().is_none() {
+                out.push(format!("{path} {}: (no about)", sub.get_name()));
+            }
+            undescribed(sub, &format!("{path} {}", sub.get_name()), out);
+        }
+    }
+
+    #[test]
+    fn every_argument_of_every_subcommand_is_described_in_its_help() {
+        use clap::CommandFactory;
+        let mut cmd = Cli::command();
+        cmd.build();
+        let mut missing = Vec::new();
+        undescribed(&cmd, "git swarm", &mut missing);
+        assert!(
+            missing.is_empty(),
+            "arguments without help text:\n  {}",
+            missing.join("\n  ")
+        );
+    }
+
     #[test]
     fn the_hook_shortcut_parses_what_clap_parses() {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();

@@ -32,6 +32,7 @@ pub enum PlanCmd {
     },
     /// Show a plan's record and text.
     Show {
+        /// The plan's name.
         plan: String,
         /// Print a pull-request body that folds the plan in (instead of committing PLAN.md).
         #[arg(long)]
@@ -66,16 +67,23 @@ pub enum PlanCmd {
         force: bool,
     },
     /// Print the plan's journal, newest first.
-    Log { plan: String },
+    Log {
+        /// The plan's name.
+        plan: String,
+    },
     /// Mark the plan finished (gc may archive it later).
     Close {
+        /// The plan's name.
         plan: String,
         /// Close it even with active lanes or open child plans.
         #[arg(long)]
         force: bool,
     },
     /// Reopen a closed plan (the inverse of close; also brings back a plan gc archived).
-    Reopen { plan: String },
+    Reopen {
+        /// The plan's name.
+        plan: String,
+    },
 }
 
 pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {

@@ -57,7 +57,9 @@ fn non_empty(list: Vec<String>) -> Vec<String> {
 pub enum TaskCmd {
     /// Create a task in a plan (published at once).
     New {
+        /// The new task's id, unique in its plan ([a-z0-9][a-z0-9._-]*, e.g. t1 or login-form).
         id: String,
+        /// The plan the task belongs to.
         #[arg(long, value_name = "P")]
         plan: String,
         #[command(flatten)]
@@ -65,6 +67,7 @@ pub enum TaskCmd {
     },
     /// List tasks (of a plan; filtered by status).
     List {
+        /// Only this plan's tasks (default: every plan's).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// open, in_progress, blocked, done, cancelled (repeat or comma-separate).
@@ -73,13 +76,17 @@ pub enum TaskCmd {
     },
     /// Show one task and its journal (its audit trail).
     Show {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
     /// Change a task's fields (never its claim or status).
     Update {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         #[command(flatten)]
@@ -93,12 +100,15 @@ pub enum TaskCmd {
     },
     /// Open, unclaimed tasks whose dependencies are done: what to take next.
     Ready {
+        /// Only this plan's tasks (default: every plan's).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
     /// Claim a task for yourself (published at once; exit 3 if someone else has it).
     Claim {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Lease length, e.g. 30m, 2h (default swarm.taskLease, else 30m).
@@ -107,7 +117,9 @@ pub enum TaskCmd {
     },
     /// Extend your claim's lease (one push; renew at about half the lease).
     Renew {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Lease length from now (default swarm.taskLease, else 30m).
@@ -116,26 +128,34 @@ pub enum TaskCmd {
     },
     /// Give your claim up; the task is open again.
     Release {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
     /// Mark a task blocked (the holder, or anyone for an unclaimed task).
     Block {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
+        /// Why it is blocked (shown in `task show` and the journal).
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
     /// Complete your task: refused unless its branch is merged (or --unverified --reason).
     Done {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
         /// Record it done although the merge cannot be verified (needs --reason).
         #[arg(long, requires = "reason")]
         unverified: bool,
+        /// Why it is done without a verified merge (with --unverified), or how it was done (no branch).
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
         /// The branch the work must be merged into (default: the lane's base, else swarm.base/the remote's default).
@@ -144,20 +164,26 @@ pub enum TaskCmd {
     },
     /// Cancel a task (terminal).
     Cancel {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
     /// Take over an expired claim, recording the previous owner and why.
     Recover {
+        /// The task id (as `task new` named it, e.g. T1).
         id: String,
+        /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
+        /// Why the claim is taken over (recorded with the previous holder).
         #[arg(long, value_name = "TEXT", required = true)]
         reason: String,
         /// The new holder (default: you).
         #[arg(long, value_name = "ADDRESS")]
         owner: Option<String>,
+        /// The new claim's lease length (default swarm.taskLease, else 30m).
         #[arg(long, value_name = "DURATION")]
         lease: Option<String>,
     },
@@ -307,6 +333,15 @@ fn listed(l: &Listed) -> Output {
     let mut out = Output::listing(l, text);
     for u in &l.unreadable {
         out = out.warn(u.warning());
+    }
+    // A cycle is never made by one clone (refused at the write); one that
+    // is there anyway (an older version raced, a forged record) is named.
+    for (plan, cycle) in &l.cycles {
+        out = out.warn(format!(
+            "plan {plan}: the dependencies form a cycle ({}); none of these tasks can be ready: break it with `git swarm task update {} --depends-on …`",
+            cycle.join(" → "),
+            cycle[0]
+        ));
     }
     out
 }

@@ -1,6 +1,7 @@
 //! The session (L2.5): the per-command context: the open store, resolved settings, and the
 //! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
 
+pub mod base;
 pub mod forecast;
 mod guard;
 pub mod init;

@@ -107,17 +107,21 @@ pub fn locate_in(ctx: &Ctx, remote: Option<&str>, arg: &str) -> Result<String> {
         Some(p) => format!("{PREFIX}{p}/"),
         None => PREFIX.to_string(),
     };
-    let found: Vec<String> = known_refs(ctx, remote, &prefix, true)?
-        .into_iter()
+    let known = known_refs(ctx, remote, &prefix, true)?;
+    let found: Vec<String> = known
+        .iter()
         .filter(|r| r.rsplit('/').next() == Some(id))
+        .cloned()
         .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(
-            Error::new(Code::NotFound, format!("packet '{arg}' does not exist")).hint(
+        [] => {
+            let err = Error::new(Code::NotFound, format!("packet '{arg}' does not exist"));
+            let ids = known.iter().filter_map(|r| r.rsplit('/').next());
+            Err(crate::names::did_you_mean(err, id, ids).hint(
                 "list packets with `git swarm packets`; `git swarm sync` fetches the shared ones",
-            ),
-        ),
+            ))
+        }
         many => Err(Error::new(
             Code::Usage,
             format!("packet id '{id}' is ambiguous: {}", many.join(", ")),
@@ -215,7 +219,13 @@ pub fn content_ids(
     for p in paths {
         let full = workdir.join(p);
         let bytes = match std::fs::symlink_metadata(&full) {
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            // A file where a directory on the way was: the path is gone.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 out.insert(p.clone(), "deleted".to_string());
                 continue;
             }

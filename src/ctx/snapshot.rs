@@ -3,7 +3,14 @@
 //! plus the untracked files, without touching the checkout: the work is
 //! staged in a temporary copy of the index (`GIT_INDEX_FILE`), never the
 //! real one, and no file of the working tree is written. `handoff` takes
-//! one; `accept` restores one into a clean successor checkout.
+//! one; `accept` restores one into a clean successor checkout
+//! ([`restore`]).
+//!
+//! The snapshot holds the working tree's bytes as they are (hashed without
+//! filters, so `eol`/`text`/filter attributes change nothing) and the
+//! index's blobs as they are; what a successor could not get back exactly
+//! (a name a reader refuses, a submodule, a nested repository) is refused
+//! before anything is written ([`SNAPSHOT_UNSUPPORTED`](Code::SnapshotUnsupported)).
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
@@ -12,10 +19,13 @@ use std::path::{Path, PathBuf};
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
 use crate::model::packet::snapshot::{
-    check_size, state_of, unsafe_entries, unsafe_entry, Snapshot, SnapshotPath, DEFAULT_LIMIT,
+    check_size, mode_refusal, path_refusal, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT,
 };
 use crate::secret;
 use crate::store::Store;
+
+pub mod restore;
+pub use restore::{restore, undo, verify, Verified};
 
 /// A fixed date for the snapshot's commits, so that the same work on the
 /// same head by the same author is the same commit (a re-run of an
@@ -78,14 +88,13 @@ pub fn take_at(
         .status_entries()?
         .into_iter()
         .partition(|e| !exclude.contains(&e.path));
+    let _ = excluded;
     if entries.is_empty() {
         return Ok(None);
     }
+    refuse_unsupported(git, workdir, &entries)?;
     scan(git, workdir, &entries, limit, secret)?;
-    // Only a path git would add is left out by name (naming an ignored
-    // one makes `git add` fail).
-    let excluded: Vec<String> = excluded.into_iter().map(|e| e.path).collect();
-    let (tree, commit) = write(git, &excluded, author, date)?;
+    let (tree, commit) = write(git, workdir, &entries, author, date)?;
     let listed = ls_tree(git, &tree)?;
     let mut paths = BTreeMap::new();
     let mut size = 0;
@@ -246,8 +255,17 @@ impl Drop for TempIndex {
 }
 
 /// Write the snapshot's objects: the working tree's tree and the commit
-/// (parents: the head, and a commit of the staged tree).
-fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(String, String)> {
+/// (parents: the head, and a commit of the staged tree). The staged tree
+/// is the index as it is; the working tree's is the index with each of
+/// `entries` set to the file's bytes as they are on disk (no clean
+/// filter, no eol conversion), its symlink target, or removed.
+fn write(
+    git: &Git,
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+    author: &str,
+    date: &str,
+) -> Result<(String, String)> {
     let real = PathBuf::from(
         git.run(["rev-parse", "--path-format=absolute", "--git-path", "index"])?
             .trim(),
@@ -276,9 +294,25 @@ fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(Str
         )?
         .trim()
         .to_string();
-    let mut add: Vec<String> = vec!["add".into(), "-A".into(), "--".into(), ":/".into()];
-    add.extend(exclude.iter().map(|p| format!(":(top,exclude,literal){p}")));
-    git.run_env(&add, &env)?;
+    let (removed, info) = working_entries(git, workdir, entries)?;
+    if !removed.is_empty() {
+        let input: Vec<u8> = removed
+            .iter()
+            .flat_map(|p| [p.as_bytes(), b"\0"].concat())
+            .collect();
+        git.run_env_input(
+            ["update-index", "--force-remove", "-z", "--stdin"],
+            &env,
+            &input,
+        )?;
+    }
+    if !info.is_empty() {
+        git.run_env_input(
+            ["update-index", "--add", "--replace", "-z", "--index-info"],
+            &env,
+            &info,
+        )?;
+    }
     let tree = git.run_env(["write-tree"], &env)?.trim().to_string();
     let commit = git
         .run_env(
@@ -297,6 +331,127 @@ fn write(git: &Git, exclude: &[String], author: &str, date: &str) -> Result<(Str
         .trim()
         .to_string();
     Ok((tree, commit))
+}
+
+/// The paths of `entries` gone from the working tree, and the
+/// `--index-info` lines (`mode id\tpath\0`) of the others, their blobs
+/// written from the bytes on disk.
+fn working_entries(
+    git: &Git,
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+) -> Result<(Vec<String>, Vec<u8>)> {
+    let mut removed = Vec::new();
+    let mut files = Vec::new();
+    let mut info = Vec::new();
+    for e in entries {
+        let full = workdir.join(&e.path);
+        match std::fs::symlink_metadata(&full) {
+            Err(err) if gone(&err) => removed.push(e.path.clone()),
+            Err(err) => return Err(crate::ctx::plan::io_error(&full, err)),
+            Ok(m) if m.file_type().is_symlink() => {
+                let target = std::fs::read_link(&full)
+                    .map_err(|err| crate::ctx::plan::io_error(&full, err))?
+                    .into_os_string()
+                    .into_encoded_bytes();
+                let id = git.run_with_input(["hash-object", "-w", "--stdin"], &target)?;
+                info.extend_from_slice(format!("120000 {}\t{}\0", id.trim(), e.path).as_bytes());
+            }
+            Ok(m) if m.is_file() => {
+                #[cfg(unix)]
+                let exec = std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o111 != 0;
+                #[cfg(not(unix))]
+                let exec = false;
+                files.push((e.path.clone(), exec));
+            }
+            // A directory is refused before (a nested repository).
+            Ok(_) => removed.push(e.path.clone()),
+        }
+    }
+    if !files.is_empty() {
+        let input: String = files.iter().map(|(p, _)| format!("{p}\n")).collect();
+        let ids = git.run_with_input(
+            ["hash-object", "-w", "--no-filters", "--stdin-paths"],
+            input.as_bytes(),
+        )?;
+        for ((path, exec), id) in files.iter().zip(ids.lines()) {
+            let mode = if *exec { "100755" } else { "100644" };
+            info.extend_from_slice(format!("{mode} {id}\t{path}\0").as_bytes());
+        }
+    }
+    Ok((removed, info))
+}
+
+/// A path that is not there: absent, or a file stands where a directory
+/// on its way was.
+fn gone(e: &std::io::Error) -> bool {
+    matches!(
+        e.kind(),
+        std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+    )
+}
+
+/// Refuse, before anything is written, uncommitted work a successor could
+/// not get back exactly: a path a reader of the packet refuses
+/// ([`path_refusal`], the rule `accept` applies), a staged submodule, a
+/// nested repository (`SNAPSHOT_UNSUPPORTED`, every path named).
+fn refuse_unsupported(
+    git: &Git,
+    workdir: &Path,
+    entries: &[crate::git::StatusEntry],
+) -> Result<()> {
+    let mut found: Vec<(String, &'static str)> = Vec::new();
+    for e in entries {
+        for p in std::iter::once(&e.path).chain(e.from.as_ref()) {
+            if let Some(why) = path_refusal(p) {
+                found.push((p.clone(), why));
+            }
+        }
+        // With `--untracked-files=all` only a nested repository is listed
+        // as an untracked directory (a tracked path that is a directory
+        // now is a deletion: its files are listed on their own).
+        match std::fs::symlink_metadata(workdir.join(&e.path)) {
+            Ok(m) if m.is_dir() && e.xy == "??" => found.push((
+                e.path.clone(),
+                "a nested repository or submodule: a snapshot does not carry one",
+            )),
+            _ => {}
+        }
+    }
+    let staged = git.run(["ls-files", "--stage", "-z"])?;
+    let dirty: std::collections::BTreeSet<&str> = entries.iter().map(|e| e.path.as_str()).collect();
+    for line in staged.split('\0') {
+        let Some((meta, path)) = line.split_once('\t') else {
+            continue;
+        };
+        let mode = meta.split(' ').next().unwrap_or("");
+        if dirty.contains(path) {
+            if let Some(why) = mode_refusal(mode) {
+                found.push((path.to_string(), why));
+            }
+        }
+    }
+    if found.is_empty() {
+        return Ok(());
+    }
+    found.sort();
+    found.dedup();
+    let shown: Vec<String> = found
+        .iter()
+        .take(10)
+        .map(|(p, why)| format!("{}: {why}", crate::text::clean(&format!("{p:?}"))))
+        .collect();
+    Err(Error::new(
+        Code::SnapshotUnsupported,
+        format!(
+            "the uncommitted work holds what a successor could not get back exactly ({}); nothing was written or published",
+            shown.join("; ")
+        ),
+    )
+    .hint("rename the path, or commit it (a submodule: commit or unstage it), then hand off again")
+    .with_detail(serde_json::json!({
+        "paths": found.iter().map(|(p, why)| serde_json::json!({"path": p, "reason": why})).collect::<Vec<_>>(),
+    })))
 }
 
 /// The snapshot commit's author and committer: `author`, at `date`.
@@ -363,203 +518,6 @@ fn ls_tree(git: &Git, tree: &str) -> Result<BTreeMap<String, (String, String, u6
         );
     }
     Ok(map)
-}
-
-/// Restore `snap` into the clean checkout of `git` at `workdir`, whose
-/// head is the snapshot's first parent: write every file the snapshot
-/// changed (content and mode), remove the ones it deleted, and set the
-/// index to the snapshot's staged tree. The caller checked the checkout
-/// is clean, so nothing is overwritten.
-pub fn restore(git: &Git, workdir: &Path, snap: &Snapshot) -> Result<()> {
-    let commit = &snap.commit;
-    let out = git.run([
-        "diff-tree",
-        "-r",
-        "-z",
-        "--no-renames",
-        &format!("{commit}^1"),
-        commit,
-    ])?;
-    let mut fields = out.split('\0').filter(|f| !f.is_empty());
-    let mut changes = Vec::new();
-    while let (Some(meta), Some(path)) = (fields.next(), fields.next()) {
-        let f: Vec<&str> = meta.trim_start_matches(':').split_whitespace().collect();
-        if f.len() >= 5 {
-            changes.push((f[1], f[3], f[4], path));
-        }
-    }
-    refuse_unsafe(git, workdir, commit, &changes)?;
-    // Deletions first (deepest first: a directory that became a file or
-    // link is emptied before it is replaced), then files, symlinks last, so
-    // no write can go through a link this restore made; and every parent is
-    // checked again just before each step, as the checkout is then.
-    changes.sort_by_key(|(mode, _, status, path)| {
-        let rank = match (*status, *mode) {
-            ("D", _) => 0,
-            (_, "120000") => 2,
-            _ => 1,
-        };
-        (
-            rank,
-            std::cmp::Reverse(if rank == 0 { path.len() } else { 0 }),
-            *path,
-        )
-    });
-    for (mode, blob, status, path) in changes {
-        let full = workdir.join(path);
-        if let Some(bad) = link_on_the_way(workdir, path) {
-            return Err(Error::new(
-                Code::SnapshotUnsafe,
-                format!(
-                    "the snapshot {} would write {path:?} through {}, not a directory; stopped before writing it",
-                    &commit[..commit.len().min(12)],
-                    bad.display()
-                ),
-            )
-            .hint("nothing was recorded; `git status` shows what was restored before this: discard it with `git checkout -- . && git clean -fd`"));
-        }
-        if status == "D" {
-            match std::fs::remove_file(&full) {
-                Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(crate::ctx::plan::io_error(&full, e))
-                }
-                _ => {}
-            }
-            continue;
-        }
-        write_file(git, &full, mode, blob)?;
-    }
-    let staged = git.run(["rev-parse", &format!("{commit}^2^{{tree}}")])?;
-    let head_tree = git.run(["rev-parse", &format!("{commit}^1^{{tree}}")])?;
-    if staged != head_tree {
-        git.run(["read-tree", staged.trim()])?;
-    }
-    // Refresh the stat data, so that `status` compares by content.
-    let _ = git.output(["update-index", "-q", "--refresh"])?;
-    Ok(())
-}
-
-/// The first directory on the way to `path` under `workdir` that exists as
-/// something other than a directory (a symlink, a file), if any.
-fn link_on_the_way(workdir: &Path, path: &str) -> Option<PathBuf> {
-    let mut dir = workdir.to_path_buf();
-    let parts: Vec<&str> = path.split('/').collect();
-    for part in &parts[..parts.len().saturating_sub(1)] {
-        dir.push(part);
-        match std::fs::symlink_metadata(&dir) {
-            Ok(m) if !m.is_dir() => return Some(dir),
-            Ok(_) => {}
-            Err(_) => return None,
-        }
-    }
-    None
-}
-
-fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
-    let io = |e| crate::ctx::plan::io_error(full, e);
-    if mode == "160000" {
-        return Ok(()); // a submodule: not ours to restore
-    }
-    let bytes = git.run_bytes(["cat-file", "blob", blob])?;
-    if let Some(dir) = full.parent() {
-        std::fs::create_dir_all(dir).map_err(io)?;
-    }
-    if std::fs::symlink_metadata(full).is_ok() {
-        std::fs::remove_file(full).map_err(io)?;
-    }
-    if mode == "120000" {
-        #[cfg(unix)]
-        {
-            use std::os::unix::ffi::OsStrExt;
-            std::os::unix::fs::symlink(OsStr::from_bytes(&bytes), full).map_err(io)?;
-        }
-        return Ok(());
-    }
-    std::fs::write(full, &bytes).map_err(io)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let perm = if mode == "100755" { 0o755 } else { 0o644 };
-        std::fs::set_permissions(full, std::fs::Permissions::from_mode(perm)).map_err(io)?;
-    }
-    Ok(())
-}
-
-/// Refuse, before anything is written, a snapshot that would write into
-/// `.git`, out of the worktree or through a symlink: every entry of its
-/// tree and of its staged tree by [`unsafe_entries`], and every path to
-/// write against the checkout as it is (no directory on the way may be a
-/// symlink or a file). A snapshot comes from the remote: whoever can push
-/// there must not be able to plant a hook through `accept`.
-fn refuse_unsafe(
-    git: &Git,
-    workdir: &Path,
-    commit: &str,
-    changes: &[(&str, &str, &str, &str)],
-) -> Result<()> {
-    let mut found: Vec<(String, &'static str)> = Vec::new();
-    for tree in [commit.to_string(), format!("{commit}^2")] {
-        let listed = git.run(["ls-tree", "-r", "-z", "--full-tree", &tree])?;
-        let entries: Vec<(&str, &str)> = listed
-            .split('\0')
-            .filter_map(|line| {
-                let (meta, path) = line.split_once('\t')?;
-                Some((path, meta.split(' ').next()?))
-            })
-            .collect();
-        found.extend(
-            unsafe_entries(&entries)
-                .into_iter()
-                .map(|(p, w)| (p.to_string(), w)),
-        );
-    }
-    let deleted: std::collections::BTreeSet<&str> =
-        changes.iter().filter(|c| c.2 == "D").map(|c| c.3).collect();
-    for (mode, _, status, path) in changes {
-        // A deletion has no new mode; its path must be safe all the same.
-        let mode = if *status == "D" { "100644" } else { mode };
-        if let Some(why) = unsafe_entry(path, mode) {
-            found.push((path.to_string(), why));
-            continue;
-        }
-        // A link or file on the way that the snapshot itself deletes first
-        // is no danger (a directory that replaced it); `restore` checks
-        // every parent again just before each write.
-        let on_the_way = link_on_the_way(workdir, path).and_then(|bad| {
-            bad.strip_prefix(workdir)
-                .ok()
-                .map(|r| r.to_string_lossy().into_owned())
-        });
-        if on_the_way.is_some_and(|rel| !deleted.contains(rel.as_str())) {
-            found.push((
-                path.to_string(),
-                "a directory on its way is a symlink or a file here",
-            ));
-        }
-    }
-    if found.is_empty() {
-        return Ok(());
-    }
-    found.sort();
-    found.dedup();
-    let shown: Vec<String> = found
-        .iter()
-        .take(10)
-        .map(|(p, why)| format!("{p:?}: {why}"))
-        .collect();
-    Err(Error::new(
-        Code::SnapshotUnsafe,
-        format!(
-            "the snapshot {} would write outside the checkout's files ({}); nothing was written or recorded",
-            &commit[..commit.len().min(12)],
-            shown.join("; ")
-        ),
-    )
-    .hint("a snapshot only ever holds worktree paths: this one was made or changed by hand; ask its author to hand off again")
-    .hint("or `git swarm accept --no-restore` to take the packet over without its files")
-    .with_detail(serde_json::json!({
-        "paths": found.iter().map(|(p, why)| serde_json::json!({"path": p, "reason": why})).collect::<Vec<_>>(),
-    })))
 }
 
 /// Whether the snapshot's commit is in this repository.

@@ -66,6 +66,27 @@ impl Git {
         }
     }
 
+    /// Whether fetching `refspecs` from `remote` would change a ref here
+    /// (`git fetch --dry-run --porcelain`): one question whose ref
+    /// advertisement the remote limits to the refspecs' prefixes (protocol
+    /// v2 `ref-prefix`), so its cost does not grow with unrelated refs, as
+    /// that of `git ls-remote <pattern>` does (which lists every ref and
+    /// filters them here).
+    pub fn fetch_would_change(&self, remote: &str, refspecs: &[String]) -> Result<bool> {
+        let mut args: Vec<String> = vec![
+            "fetch".into(),
+            "--dry-run".into(),
+            "--porcelain".into(),
+            "--prune".into(),
+            "--no-tags".into(),
+            "--no-write-fetch-head".into(),
+            remote.into(),
+        ];
+        args.extend(refspecs.iter().cloned());
+        let out = self.run(&args)?;
+        Ok(out.lines().any(|l| !l.trim().is_empty()))
+    }
+
     /// One atomic push; every ref carries an explicit lease so that the
     /// remote itself checks the expected value (compare-and-swap).
     pub fn push_atomic(
@@ -166,6 +187,17 @@ impl Git {
     }
 }
 
+/// The pre-push hook's report inside git's stderr, one line each (its
+/// violation and fix lines keep their indentation; its own `hint: ` prefix
+/// is dropped, the caller's hint says it), without git's closing error.
+fn hook_lines(stderr: &str) -> Vec<String> {
+    stderr
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with("error: failed to push"))
+        .map(|l| l.strip_prefix("hint: ").unwrap_or(l).trim_end().to_string())
+        .collect()
+}
+
 /// git's words for "another process holds or just moved this ref".
 fn is_lock_contention(stderr: &str) -> bool {
     stderr.contains("cannot lock ref")
@@ -230,19 +262,15 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         );
     }
     if stderr.contains("failed to push some refs") && !stderr.contains("fatal:") {
-        return Err(Error::new(
+        let mut err = Error::new(
             Code::GuardFailed,
             format!("the pre-push hook refused the push to '{remote}'; nothing was published"),
         )
-        .hint(format!(
-            "what it said: {}",
-            stderr
-                .lines()
-                .filter(|l| !l.starts_with("error: failed to push"))
-                .collect::<Vec<_>>()
-                .join(" / ")
-        ))
-        .hint("fix what the guard names, then run the command again"));
+        .hint("what it said:");
+        for line in hook_lines(stderr) {
+            err = err.hint(line);
+        }
+        return Err(err.hint("fix what the guard names, then run the command again"));
     }
     Err(Error::new(
         Code::GitFailed,

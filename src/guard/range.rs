@@ -218,6 +218,7 @@ fn check_changesets(
             present: &present,
             commit_of: &commit_of,
             blob_of: &blob_of,
+            sources: &|| vec![ends.head_id],
             staged: false,
         },
         f,

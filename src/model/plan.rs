@@ -250,11 +250,22 @@ pub fn from_record(plan: &str, head: crate::store::Record) -> Result<Plan> {
 /// A plan that must exist (live or archived); `NOT_FOUND` (exit 2) otherwise.
 pub fn require(store: &Store, plan: &str) -> Result<Plan> {
     names::validate_name("plan", plan)?;
-    load(store, plan)?.ok_or_else(|| {
-        Error::new(Code::NotFound, format!("plan '{plan}' does not exist")).hint(
+    if let Some(found) = load(store, plan)? {
+        return Ok(found);
+    }
+    let prefix = plan_ref("");
+    let known: Vec<String> = store
+        .list_refs(&prefix)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(r, _)| r[prefix.len()..].to_string())
+        .collect();
+    let err = Error::new(Code::NotFound, format!("plan '{plan}' does not exist"));
+    Err(
+        names::did_you_mean(err, plan, known.iter().map(String::as_str)).hint(
             "list plans with `git swarm plan list`, or `git swarm sync` to fetch the shared ones",
-        )
-    })
+        ),
+    )
 }
 
 /// All plans that can be read, sorted by name, and those that cannot

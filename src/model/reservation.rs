@@ -344,9 +344,13 @@ pub fn release(
             .iter()
             .filter(|e| e.holder == holder && e.released_at.is_none())
             .filter(|e| {
-                pattern
-                    .as_ref()
-                    .is_some_and(|p| e.paths.iter().any(|q| fold(q, ic) == fold(p, ic)))
+                // `mydir` names the directory reserved as `mydir/` (the
+                // slash is how it was stored, not how it is typed).
+                pattern.as_ref().is_some_and(|p| {
+                    e.paths
+                        .iter()
+                        .any(|q| as_typed(&fold(q, ic)) == as_typed(&fold(p, ic)))
+                })
             })
             .map(|e| e.id.clone())
             .collect();
@@ -362,6 +366,11 @@ pub fn release(
     prune(ledger, now);
     ids.dedup();
     Ok(ids)
+}
+
+/// A pattern without the trailing `/` that marks a directory.
+fn as_typed(p: &str) -> &str {
+    p.strip_suffix('/').unwrap_or(p)
 }
 
 fn fold(p: &Pattern, ic: bool) -> String {

@@ -367,6 +367,23 @@ pub fn check_graph(id: &str, graph: &BTreeMap<String, Vec<String>>) -> Result<()
     Ok(())
 }
 
+/// Every dependency cycle of a plan's `graph`, each once (starting at its
+/// smallest task), e.g. `[a, b, a]`: none of its tasks can ever be ready.
+pub fn cycles(graph: &BTreeMap<String, Vec<String>>) -> Vec<Vec<String>> {
+    let mut found: Vec<Vec<String>> = Vec::new();
+    let mut on_one = BTreeSet::new();
+    for id in graph.keys() {
+        if on_one.contains(id) {
+            continue;
+        }
+        if let Some(cycle) = find_cycle(id, graph) {
+            on_one.extend(cycle.iter().cloned());
+            found.push(cycle);
+        }
+    }
+    found
+}
+
 /// A path from `id` back to `id`, if its dependencies reach it.
 fn find_cycle(id: &str, graph: &BTreeMap<String, Vec<String>>) -> Option<Vec<String>> {
     let mut seen = BTreeSet::new();

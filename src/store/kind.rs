@@ -316,15 +316,26 @@ impl<'s, R: Record> Records<'s, R> {
         }
     }
 
-    /// The live record; `NOT_FOUND` (exit 2) with `hint` when it is absent.
+    /// The live record; `NOT_FOUND` (exit 2) with `hint` when it is absent,
+    /// and a "did you mean" when another record's key is a likely typo of it.
     pub fn require(&self, key: &R::Key, hint: &str) -> Result<Versioned<R>> {
-        self.load(key)?.ok_or_else(|| {
-            Error::new(
-                Code::NotFound,
-                format!("{} '{key}' does not exist", R::KIND),
-            )
-            .hint(hint)
-        })
+        if let Some(found) = self.load(key)? {
+            return Ok(found);
+        }
+        let prefix = format!("refs/swarm/{}/", R::NAMESPACE);
+        let keys: Vec<String> = self
+            .store
+            .list_refs(&prefix)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(r, _)| r[prefix.len()..].to_string())
+            .collect();
+        let err = Error::new(
+            Code::NotFound,
+            format!("{} '{key}' does not exist", R::KIND),
+        );
+        let path = key.to_path();
+        Err(crate::names::did_you_mean(err, &path, keys.iter().map(String::as_str)).hint(hint))
     }
 
     /// Every live record of the kind that can be read, sorted by key, and

@@ -20,8 +20,8 @@ use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
-    already_accepted, content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet,
-    ACCEPTANCE_FILE, PREFIX,
+    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet, ACCEPTANCE_FILE,
+    PREFIX,
 };
 use crate::store::record;
 use crate::store::remote;
@@ -31,7 +31,7 @@ use crate::store::Event;
 mod lane;
 mod restore;
 
-pub use restore::{remove_made, worktree};
+pub use restore::{remove_made, worktree, worktree_noted};
 
 /// What `accept` did.
 #[derive(Debug, Clone)]
@@ -41,11 +41,16 @@ pub struct Accepted {
     pub acceptance: Acceptance,
     /// This run completed an interrupted acceptance.
     pub resumed: bool,
+    /// The acceptor had accepted the packet already and nothing was left
+    /// to do: a re-run after a completed acceptance (a no-op, exit 0).
+    pub already: bool,
     /// The packet's snapshot was restored into this checkout.
     pub restored: bool,
     /// A remote arbitrated.
     pub published: bool,
     pub warnings: Vec<String>,
+    /// What was cleared away first (a half-made worktree, a stale lock).
+    pub notes: Vec<String>,
 }
 
 /// What the refs this command reads are fetched as, each round.
@@ -101,9 +106,9 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         }
     };
     let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
-    if d.resumed && !completed {
-        return Err(already_accepted(&d.packet, &d.acc));
-    }
+    // The acceptor's own acceptance with nothing left to do: a re-run after
+    // a run that completed (perhaps killed after its last step) is a no-op.
+    let already = d.resumed && !completed;
     let mut warnings = Vec::new();
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
@@ -117,10 +122,12 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         refname: d.refname,
         packet: d.packet,
         acceptance: d.acc,
-        resumed: d.resumed,
+        resumed: d.resumed && completed,
+        already,
         restored: d.restored,
         published: ctx.remote().is_some(),
         warnings,
+        notes: Vec::new(),
     })
 }
 
@@ -151,14 +158,31 @@ fn decide(
             restored: false,
         }));
     }
-    let restored = restore && restore::restore(ctx, &packet)?;
-    let found = rederive(ctx, &packet)?;
-    if !found.is_empty() {
-        return Err(mismatch_error(&packet, &found));
-    }
-    let workdir = store.workdir_or_err()?;
-    let acc = acceptance(ctx, &packet, actor, &workdir)?;
-    let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+    let restored = if restore {
+        restore::restore(ctx, &packet)?
+    } else {
+        None
+    };
+    // A refusal after the restore puts the checkout back as it was.
+    let checked = (|| {
+        let found = rederive(ctx, &packet)?;
+        if !found.is_empty() {
+            return Err(mismatch_error(&packet, &found));
+        }
+        let workdir = store.workdir_or_err()?;
+        let acc = acceptance(ctx, &packet, actor, &workdir)?;
+        let lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+        Ok((acc, lane_move))
+    })();
+    let (acc, lane_move) = match (checked, &restored) {
+        (Ok(c), _) => c,
+        (Err(e), Some(v)) => {
+            let _ = restore::undo(ctx, v);
+            return Err(e.hint("the files restored from the snapshot were taken away again"));
+        }
+        (Err(e), None) => return Err(e),
+    };
+    let restored = restored.is_some();
     // The packet's own bytes stay as they are: the acceptance is added.
     let mut files = store.read_commit(base)?.files;
     files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);

@@ -4,6 +4,7 @@
 mod harness;
 
 mod architecture;
+mod attack;
 mod cache;
 mod cli;
 mod controls;
@@ -29,6 +30,7 @@ mod plan;
 mod process;
 mod props;
 mod publish;
+mod regress;
 mod reserve;
 mod reserve_guard;
 mod rough;

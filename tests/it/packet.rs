@@ -232,12 +232,13 @@ fn a_packet_written_on_one_clone_is_accepted_on_another_once() {
     assert_eq!(notes[0]["by"], "bob");
     assert_eq!(notes[0]["commit"], accepted.as_str());
 
-    // A second accept, by bob or by anyone else, is refused and records nothing.
+    // A second accept records nothing: by bob it is a no-op (exit 0), by
+    // anyone else it is refused.
     let remote_before = env.all_refs(&remote);
     let bob_before = env.all_refs(b);
     env.swarm(b, &["accept", &id])
-        .err(3, "PACKET_ALREADY_ACCEPTED")
-        .stderr_has("already accepted by bob");
+        .ok()
+        .stdout_has("already accepted by you (bob)");
     successor_ready(&env, c);
     let carol_before = env.all_refs(c);
     let json = env.swarm(c, &["accept", &id, "--json"]).code(3).json();
@@ -726,8 +727,12 @@ fn an_accept_stopped_at_any_point_is_completed_by_running_it_again() {
         assert_eq!(again["resumed"], point != "accept:objects", "{point}");
         assert_eq!(again["must_rerun"], serde_json::json!(GATES), "{point}");
         assert_accepted_once(&env, &remote, &b, &id, &head);
-        env.swarm(&b, &["accept", &id])
-            .err(3, "PACKET_ALREADY_ACCEPTED");
+        // A re-run by the same acceptor after the acceptance completed
+        // is a no-op (issue 24, issue 30 item 11).
+        let noop = env.swarm(&b, &["accept", &id, "--json"]).ok().json();
+        assert_eq!(noop["already"], true, "{point}");
+        assert_eq!(noop["resumed"], false, "{point}");
+        assert_accepted_once(&env, &remote, &b, &id, &head);
     }
 }
 

@@ -9,7 +9,7 @@ use crate::harness::TestEnv;
 
 /// Alice's lane `login` (plan auth), its branch pushed with a few committed
 /// files; returns (remote, alice's clone, the lane worktree, bob's clone).
-fn lane_with_history(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
+pub(crate) fn lane_with_history(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
     let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
     let (a, b) = (clones[0].clone(), clones[1].clone());
     env.swarm(&a, &["plan", "new", "auth"]).ok();
@@ -79,7 +79,7 @@ const PATHS: &[&str] = &[
 ];
 
 /// Bytes and executable bit of a path, None when absent.
-fn file(dir: &Path, path: &str) -> Option<(Vec<u8>, bool)> {
+pub(crate) fn file(dir: &Path, path: &str) -> Option<(Vec<u8>, bool)> {
     let full = dir.join(path);
     let meta = std::fs::symlink_metadata(&full).ok()?;
     Some((
@@ -88,7 +88,7 @@ fn file(dir: &Path, path: &str) -> Option<(Vec<u8>, bool)> {
     ))
 }
 
-fn handoff_id(env: &TestEnv, wt: &Path) -> String {
+pub(crate) fn handoff_id(env: &TestEnv, wt: &Path) -> String {
     env.swarm(wt, &["handoff", "--reason", "usage_limit", "--json"])
         .ok()
         .json()["id"]
@@ -98,7 +98,7 @@ fn handoff_id(env: &TestEnv, wt: &Path) -> String {
 }
 
 /// What `git status` and the index say, to compare two checkouts.
-fn state(env: &TestEnv, dir: &Path) -> (String, String) {
+pub(crate) fn state(env: &TestEnv, dir: &Path) -> (String, String) {
     (
         env.git(dir, &["status", "--porcelain=v1", "--untracked-files=all"]),
         env.git(dir, &["ls-files", "--stage"]),
@@ -444,7 +444,7 @@ fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
 /// commit whose tree is the real snapshot's plus `extra` entries (mktree
 /// lines), as someone who can push to the remote could; the packet is
 /// rewritten to name it. Returns the forged snapshot commit.
-fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[String]) -> String {
+pub(crate) fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[String]) -> String {
     let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
     let packet_ref = format!("refs/swarm/packets/auth/{id}");
     env.git(
@@ -501,7 +501,7 @@ fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[String]) -> Stri
     forged
 }
 
-fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
+pub(crate) fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
     env.git_stdin(
         dir,
         &["mktree", "--missing"],
@@ -509,7 +509,7 @@ fn mktree(env: &TestEnv, dir: &Path, lines: &str) -> String {
     )
 }
 
-fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
+pub(crate) fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
     env.git_stdin(dir, &["hash-object", "-w", "--stdin"], bytes)
 }
 

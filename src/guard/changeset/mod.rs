@@ -40,6 +40,10 @@ pub struct Added<'a> {
     pub commit_of: &'a dyn Fn(&str) -> Option<String>,
     /// The content (blob) added under each name, when known.
     pub blob_of: &'a dyn Fn(&str) -> Option<ObjectId>,
+    /// The commits the new state is made from (HEAD and, for a merge or
+    /// cherry-pick in progress, the commits being brought in; the range's
+    /// head): read only when a lane branch holds the very same changeset.
+    pub sources: &'a dyn Fn() -> Vec<ObjectId>,
     /// How to phrase the fix: staged (`git mv`) or committed (new commit).
     pub staged: bool,
 }
@@ -103,38 +107,72 @@ fn hit_problems(name: &str, base: &[&Hit], lanes: &[&Hit]) -> Vec<String> {
     why
 }
 
+/// Is the changeset `spelled` that lane branch `l` holds the very one
+/// being added (same content, and come by git from the same commit), not
+/// a duplicate written again? Into a branch that is no lane (the base),
+/// the same content is enough: that is a lane's changeset squashed or
+/// cherry-picked in, or one the lane inherited from the base. Into a lane
+/// branch it must also have come through history: a merge base of the
+/// lane and one of `sources` holds it (a merge or cherry-pick of that
+/// lane, or both inherited it); a sibling lane that wrote the same text is
+/// a duplicate all the same. Only reached on a name hit, so an ordinary
+/// commit or a new unique name pays nothing for it.
+fn same_changeset(
+    ctx: &Ctx,
+    scope: &Scope<'_>,
+    others: &Others,
+    sources: &mut Option<Vec<ObjectId>>,
+    input: &Added<'_>,
+    added_blob: ObjectId,
+    (l, spelled): (&str, &str),
+) -> Result<bool> {
+    if others.blob_on(ctx, l, spelled) != Some(added_blob) {
+        return Ok(false);
+    }
+    if scope.own_feature.is_none() {
+        return Ok(true);
+    }
+    let sources = sources.get_or_insert_with(|| (input.sources)());
+    let dir = ctx.settings.changeset_dir.trim_matches('/');
+    others.shares_history(l, &format!("{dir}/{spelled}"), added_blob, sources)
+}
+
 /// Every added name that breaks the rule, with why.
 fn problems(
     ctx: &Ctx,
+    scope: &Scope<'_>,
     input: &Added<'_>,
     reserved: &Reserved,
     others: &Others,
     hits: &BTreeMap<String, Vec<Hit>>,
-) -> Vec<(String, Vec<String>)> {
+) -> Result<Vec<(String, Vec<String>)>> {
     let dir = ctx.settings.changeset_dir.trim_matches('/');
     let mut out = Vec::new();
+    let mut sources = None;
     for name in input.added {
         let mut why = own_problems(dir, name, input, reserved);
         if let Some(list) = hits.get(&name.to_ascii_lowercase()) {
             let (base, lanes): (Vec<_>, Vec<_>) = list.iter().partition(|(_, _, b)| *b);
-            // The very same changeset (same name, same content) on a lane
-            // branch is that lane's own, being brought in (squash, merge,
-            // cherry-pick, rebase), or one the lane inherited from the base:
-            // not a duplicate.
-            let added_blob = (input.blob_of)(name);
-            let lanes: Vec<_> = lanes
-                .into_iter()
-                .filter(|(l, spelled, _)| {
-                    added_blob.is_none() || others.blob_on(ctx, l, spelled) != added_blob
-                })
-                .collect();
-            why.extend(hit_problems(name, &base, &lanes));
+            let mut other_lanes = Vec::new();
+            for hit in lanes {
+                let (l, spelled, _) = hit;
+                let same = match (input.blob_of)(name) {
+                    Some(blob) => {
+                        same_changeset(ctx, scope, others, &mut sources, input, blob, (l, spelled))?
+                    }
+                    None => false,
+                };
+                if !same {
+                    other_lanes.push(hit);
+                }
+            }
+            why.extend(hit_problems(name, &base, &other_lanes));
         }
         if !why.is_empty() {
             out.push((name.clone(), why));
         }
     }
-    out
+    Ok(out)
 }
 
 /// The fix line of a refused name renamed to `proposed`.
@@ -157,7 +195,7 @@ pub fn check_added(ctx: &Ctx, scope: &Scope<'_>, input: Added<'_>, f: &mut Findi
     let mut others = Others::collect(ctx, scope)?;
     let targets: Vec<String> = input.added.iter().map(|n| n.to_ascii_lowercase()).collect();
     let hits = others.find(&targets)?;
-    let problems = problems(ctx, &input, &reserved, &others, &hits);
+    let problems = problems(ctx, scope, &input, &reserved, &others, &hits)?;
     if problems.is_empty() {
         return Ok(());
     }
@@ -203,10 +241,38 @@ pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> 
             present: &staged.changesets,
             commit_of: &|_| None,
             blob_of: &|name| staged.changeset_blobs.get(name).copied(),
+            sources: &|| {
+                let mut from: Vec<ObjectId> = staged.head.into_iter().collect();
+                from.extend(incoming_heads(&ctx.store.repo));
+                from
+            },
             staged: true,
         },
         f,
     )
+}
+
+/// The commits a merge, cherry-pick or squash merge in progress brings
+/// into this worktree's next commit: `MERGE_HEAD` (one per line),
+/// `CHERRY_PICK_HEAD`, and the `commit <id>` lines `git merge --squash`
+/// writes into `SQUASH_MSG`. Unreadable files bring nothing.
+fn incoming_heads(repo: &gix::Repository) -> Vec<ObjectId> {
+    let dir = repo.git_dir();
+    let mut out = Vec::new();
+    for (file, prefix) in [
+        ("MERGE_HEAD", ""),
+        ("CHERRY_PICK_HEAD", ""),
+        ("SQUASH_MSG", "commit "),
+    ] {
+        let Ok(text) = std::fs::read_to_string(dir.join(file)) else {
+            continue;
+        };
+        out.extend(text.lines().filter_map(|line| {
+            let hex = line.strip_prefix(prefix)?.trim();
+            ObjectId::from_hex(hex.as_bytes()).ok()
+        }));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -227,6 +293,7 @@ mod tests {
             present: &present,
             commit_of: &|_| None,
             blob_of: &|_| None,
+            sources: &Vec::new,
             staged: true,
         };
         assert_eq!(

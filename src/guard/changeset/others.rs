@@ -54,6 +54,8 @@ pub struct Others {
     /// dir tree id → (is base, ref labels)
     trees: Vec<(ObjectId, bool, Vec<String>)>,
     cache: NameCache,
+    /// lane ref label → its commit, to look at its history on a hit.
+    lane_tips: HashMap<String, ObjectId>,
     pub base_label: Option<String>,
     pub lane_refs: usize,
 }
@@ -91,10 +93,12 @@ impl Others {
             unreadable(CHANGESET_UNIQUE, format!("the refs under {prefix}"), e)
         })?;
         let mut lane_count = 0;
+        let mut lane_tips = HashMap::new();
         for (name, id) in lanes {
             if is_own(scope, lane_branch(&name)) {
                 continue;
             }
+            lane_tips.insert(label(&name), id);
             wanted.push((name, id, false));
             lane_count += 1;
         }
@@ -121,6 +125,7 @@ impl Others {
             repo: owned,
             trees,
             cache,
+            lane_tips,
             base_label,
             lane_refs: lane_count,
         })
@@ -166,6 +171,43 @@ impl Others {
         let tree = ctx.store.repo.find_tree(*tree).ok()?;
         let entry = tree.lookup_entry_by_path(spelled).ok()??;
         entry.mode().is_blob().then(|| entry.object_id())
+    }
+
+    /// Does a merge base of lane `label` and one of `sources` hold `blob`
+    /// at `path`: did the lane's copy come by history that the new state
+    /// shares (a merge or cherry-pick of the lane, or both inherited it)?
+    pub fn shares_history(
+        &self,
+        label: &str,
+        path: &str,
+        blob: ObjectId,
+        sources: &[ObjectId],
+    ) -> Result<bool> {
+        let Some(&tip) = self.lane_tips.get(label) else {
+            return Ok(false);
+        };
+        let unreadable_history =
+            |e: String| unreadable(CHANGESET_UNIQUE, format!("the history of {label}"), e);
+        for &source in sources {
+            let base = match self.repo.merge_base(source, tip) {
+                Ok(Some(base)) => base.detach(),
+                // Unrelated histories share nothing.
+                Ok(None) => continue,
+                Err(e) => return Err(unreadable_history(e.to_string())),
+            };
+            let entry = self
+                .repo
+                .find_commit(base)
+                .map_err(|e| unreadable_history(e.to_string()))?
+                .tree()
+                .map_err(|e| unreadable_history(e.to_string()))?
+                .lookup_entry_by_path(path)
+                .map_err(|e| unreadable_history(e.to_string()))?;
+            if entry.is_some_and(|e| e.mode().is_blob() && e.object_id() == blob) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Every changeset name (lowercase) on every compared ref: only read to propose a slug.

@@ -17,7 +17,9 @@
 //! can reach and not where the index's cache tree equals HEAD's tree; each
 //! pattern then looks at those under its literal directory. No process is
 //! spawned (pre-push and `check --range` list commits with git, as their
-//! other guards do).
+//! other guards do) — except before a hook refuses: then the remote's
+//! ledger is fetched and the change judged again, so a reservation released
+//! on another machine does not block a clone that has not fetched since.
 
 mod changed;
 mod ledger;
@@ -242,6 +244,10 @@ fn judging(ctx: &Ctx, f: &mut Findings) -> Result<Option<(Ledgered, String)>> {
 /// once, only in the directories the patterns name (see `changed`); each
 /// pattern then looks only at those under its literal directory.
 pub fn check_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
+    judged_on_fresh_ledger(ctx, f, |judged| judge_staged(ctx, staged, judged))
+}
+
+fn judge_staged(ctx: &Ctx, staged: &Staged, f: &mut Findings) -> Result<()> {
     let Some((l, actor)) = judging(ctx, f)? else {
         return Ok(());
     };
@@ -289,16 +295,11 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
         let err = |e: &dyn std::fmt::Display| unreadable(RESERVATIONS, format!("commit {c}"), e);
         let commit = repo.find_commit(c).map_err(|e| err(&e))?;
         let tree = commit.tree_id().map_err(|e| err(&e))?.detach();
-        let parent = match commit.parent_ids().next() {
-            Some(p) => Some(
-                repo.find_commit(p.detach())
-                    .map_err(|e| err(&e))?
-                    .tree_id()
-                    .map_err(|e| err(&e))?
-                    .detach(),
-            ),
-            None => None,
-        };
+        let mut parents = Vec::new();
+        for p in commit.parent_ids() {
+            let parent = repo.find_commit(p.detach()).map_err(|e| err(&e))?;
+            parents.push(parent.tree_id().map_err(|e| err(&e))?.detach());
+        }
         let author = commit.author().map_err(|e| err(&e))?;
         let (name, email) = (author.name.to_string(), author.email.to_string());
         let local = email.split('@').next().unwrap_or("").to_string();
@@ -308,14 +309,37 @@ pub fn check_commits(ctx: &Ctx, commits: &[ObjectId], f: &mut Findings) -> Resul
             }
             for p in &e.paths {
                 let after = tree_files(repo, Some(tree), p, l.ignore_case)?;
-                let before = tree_files(repo, parent, p, l.ignore_case)?;
-                for touched in differing(&after, &before) {
+                for touched in merged_changes(repo, &after, &parents, p, l.ignore_case)? {
                     report(&l, e, &touched, when, Some(c), f);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// The paths under `p` a commit with tree files `after` changes against
+/// its first parent, less those a merge took as they were on another
+/// parent: a merge brings in work its own commits carry (judged by their
+/// own authors, when they are pushed), so only what differs from every
+/// parent (a conflict resolved, an evil merge) is the merge author's.
+fn merged_changes(
+    repo: &gix::Repository,
+    after: &Files,
+    parents: &[ObjectId],
+    p: &Pattern,
+    ic: bool,
+) -> Result<Vec<String>> {
+    let first = tree_files(repo, parents.first().copied(), p, ic)?;
+    let mut touched = differing(after, &first);
+    for &other in parents.iter().skip(1) {
+        if touched.is_empty() {
+            break;
+        }
+        let theirs = tree_files(repo, Some(other), p, ic)?;
+        touched.retain(|path| after.get(path) != theirs.get(path));
+    }
+    Ok(touched)
 }
 
 /// Pre-push: the commits each pushed ref brings that the remote's
@@ -357,5 +381,39 @@ pub fn check_push(ctx: &Ctx, remote: &str, input: &str, f: &mut Findings) -> Res
             }
         }
     }
-    check_commits(ctx, &commits, f)
+    judged_on_fresh_ledger(ctx, f, |judged| check_commits(ctx, &commits, judged))
+}
+
+/// Judge with `judge`; when that would refuse and there is a shared
+/// remote, fetch the remote's ledger and judge again before refusing: the
+/// ledger here may be older than the remote's, and a holder who released
+/// since must not block. Only a refusal pays for the fetch; a failed fetch
+/// is a warning and the refusal stands on this clone's copy.
+fn judged_on_fresh_ledger(
+    ctx: &Ctx,
+    f: &mut Findings,
+    judge: impl Fn(&mut Findings) -> Result<()>,
+) -> Result<()> {
+    let mut judged = Findings::default();
+    judge(&mut judged)?;
+    if !judged.violations.is_empty() {
+        if let Some(coordination) = ctx.settings.remote.as_deref() {
+            match crate::store::mirror::fetch_refs(&ctx.store, coordination, &[LEDGER_REF]) {
+                Ok(()) => {
+                    judged = Findings::default();
+                    judge(&mut judged)?;
+                }
+                Err(e) => judged.notes.push(format!(
+                    "warning: could not fetch the reservations from '{coordination}' ({}); judged on the copy this clone has",
+                    e.message.lines().next().unwrap_or_default()
+                )),
+            }
+        }
+    }
+    for g in judged.guards {
+        f.ran(g);
+    }
+    f.violations.extend(judged.violations);
+    f.notes.extend(judged.notes);
+    Ok(())
 }

@@ -15,6 +15,8 @@ use crate::error::{Code, Error};
 use crate::store::kind::{AnyKind, Diverged};
 use crate::store::Store;
 
+pub mod tree;
+
 /// Where every snapshot ref lives.
 pub const SNAPSHOT_PREFIX: &str = "refs/swarm/snapshots/";
 
@@ -40,7 +42,8 @@ pub struct Snapshot {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SnapshotPath {
-    /// `staged`, `unstaged`, `staged+unstaged`, `untracked`, `deleted` or `renamed`.
+    /// `staged`, `unstaged`, `staged+unstaged`, `untracked`, `deleted`,
+    /// `renamed` or `intent-to-add` (`git add -N`: restored as one).
     pub state: String,
     /// The git blob id of the content (`deleted` when absent).
     pub content: String,
@@ -90,6 +93,7 @@ pub fn state_of(xy: &str) -> &'static str {
         ('?', _) => "untracked",
         ('R', _) | ('C', _) => "renamed",
         ('D', _) | (_, 'D') => "deleted",
+        (' ', 'A') => "intent-to-add",
         (' ', _) => "unstaged",
         (_, ' ') => "staged",
         _ => "staged+unstaged",
@@ -151,11 +155,41 @@ pub fn unsafe_entry(path: &str, mode: &str) -> Option<&'static str> {
         if trimmed == ".git" || lower == "git~1" {
             return Some("a path inside .git");
         }
-        if part.chars().any(|c| c.is_control()) {
+        if part
+            .chars()
+            .any(|c| c.is_control() || crate::text::forbidden(c, false))
+        {
             return Some("a control character in the path");
         }
     }
     None
+}
+
+/// Why a path of the uncommitted work cannot travel in a packet, if it
+/// cannot: the ONE rule `handoff` (and `lane snapshot`) apply before
+/// publishing and `accept` applies before writing. It holds every rule a
+/// reader of the packet applies to a path: the record reader's (no
+/// control, bidi or separator character in any text) and the snapshot
+/// restore's ([`unsafe_entry`]: a TAB, a backslash, `.git`, `..`).
+pub fn path_refusal(path: &str) -> Option<&'static str> {
+    if path.contains('\u{fffd}') {
+        // What git printed was not UTF-8: the name cannot be said in a record.
+        return Some("a name that is not UTF-8");
+    }
+    if crate::text::first_forbidden(path, false).is_some() || path.contains('\t') {
+        return Some("a control character, TAB or bidi control in the name");
+    }
+    unsafe_entry(path, "100644")
+}
+
+/// Why an entry of this (raw) mode cannot be restored by a snapshot, if it
+/// cannot: a snapshot writes files, executables and symlinks only.
+pub fn mode_refusal(mode: &str) -> Option<&'static str> {
+    match mode {
+        "100644" | "100755" | "120000" => None,
+        "160000" => Some("a submodule (gitlink): a snapshot does not carry one"),
+        _ => Some("a mode outside git's set (100644, 100755, 120000, 160000, 040000)"),
+    }
 }
 
 /// The code points HFS+ ignores in names (git's `is_hfs_dotgit` list).

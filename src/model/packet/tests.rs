@@ -294,3 +294,97 @@ fn packet_keys_are_plan_and_id() {
     assert!(PacketKey::from_refname("refs/swarm/packets/auth/a/b").is_none());
     assert!(PacketKey::from_refname("refs/swarm/lanes/auth/a").is_none());
 }
+
+/// Paths from every corner a handoff can meet: plain names, directories,
+/// and one character from the sets readers care about (controls, bidi
+/// controls, separators, `.git` look-alikes, non-ASCII letters).
+fn any_path() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let odd = prop_oneof![
+        Just('\n'),
+        Just('\r'),
+        Just('\t'),
+        Just('\\'),
+        Just('\u{1b}'),
+        Just('\u{7f}'),
+        Just('\u{85}'),
+        Just('\u{202e}'),
+        Just('\u{2066}'),
+        Just('\u{2028}'),
+        Just('\u{200c}'),
+        Just('\u{fffd}'),
+        Just(':'),
+        Just(' '),
+        Just('é'),
+        Just('/'),
+        Just('.'),
+    ];
+    (
+        "[a-zA-Z0-9._ -]{0,6}",
+        proptest::option::of(odd),
+        "[a-zA-Z0-9._-]{0,6}",
+        proptest::option::of(prop_oneof![
+            Just(".git/"),
+            Just("../"),
+            Just("d/"),
+            Just("/")
+        ]),
+    )
+        .prop_map(|(a, c, b, pre)| {
+            let mut p = pre.unwrap_or("").to_string();
+            p.push_str(&a);
+            p.extend(c);
+            p.push_str(&b);
+            p
+        })
+}
+
+proptest::proptest! {
+    /// The one rule: a path `handoff` lets through (`path_refusal` None)
+    /// is read back by every reader of the packet — the record reader
+    /// (`PacketVersion::parse`) and the snapshot restore (`unsafe_entries`,
+    /// `unsafe_entry`) — whatever its characters.
+    #[test]
+    fn every_path_handoff_lets_through_is_read_by_accept(paths in proptest::collection::vec(any_path(), 1..4)) {
+        use snapshot::{path_refusal, unsafe_entries, unsafe_entry, SnapshotPath};
+        let mut paths = paths;
+        paths.sort();
+        paths.dedup_by_key(|p| p.to_lowercase());
+        let passed: Vec<String> = paths.iter().filter(|p| path_refusal(p).is_none()).cloned().collect();
+        // Keep a set git itself could hold: no path under another.
+        let passed: Vec<String> = passed
+            .iter()
+            .filter(|p| !passed.iter().any(|q| p.to_lowercase().starts_with(&format!("{}/", q.to_lowercase()))))
+            .cloned()
+            .collect();
+        let mut p = packet();
+        p.uncommitted = passed.clone();
+        p.uncommitted_content = passed.iter().map(|x| (x.clone(), "1111".to_string())).collect();
+        p.snapshot = Some(snapshot::Snapshot {
+            commit: "2222".into(),
+            size: 1,
+            paths: passed
+                .iter()
+                .map(|x| {
+                    (x.clone(), SnapshotPath {
+                        state: "untracked".into(),
+                        content: "1111".into(),
+                        mode: Some("100644".into()),
+                        size: 1,
+                        from: None,
+                    })
+                })
+                .collect(),
+        });
+        let v = PacketVersion { packet: p.clone(), acceptance: None, withdrawal: None };
+        let files = v.to_files().unwrap();
+        let read = PacketVersion::parse(&files, "refs/swarm/packets/auth/x");
+        proptest::prop_assert!(read.is_ok(), "{passed:?}: {:?}", read.err());
+        proptest::prop_assert_eq!(read.unwrap().packet, p);
+        let entries: Vec<(&str, &str)> = passed.iter().map(|x| (x.as_str(), "100644")).collect();
+        proptest::prop_assert!(unsafe_entries(&entries).is_empty(), "{passed:?}");
+        for x in &passed {
+            proptest::prop_assert_eq!(unsafe_entry(x, "120000"), None);
+        }
+    }
+}

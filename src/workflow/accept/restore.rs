@@ -5,26 +5,33 @@
 use std::path::{Path, PathBuf};
 
 use crate::ctx::packet::{fetch, locate, read_at};
+use crate::ctx::snapshot::Verified;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
 use crate::model::packet::Packet;
 use crate::store::remote;
 
-/// Restore the packet's snapshot when this checkout is clean on the
-/// packet's branch at its head; returns whether it did. A checkout with
-/// changes of its own is left untouched: the re-derived facts then compare
-/// them with the packet (by path and content) and refuse any difference.
-pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
+/// Restore the packet's snapshot when this checkout is on the packet's
+/// branch at its head and clean — or holds what a killed restore of the
+/// same snapshot began, which is put back first; returns what was
+/// restored, so that a refusal after it can [`undo`] it. The whole
+/// snapshot is verified before a byte is written. A checkout with changes
+/// of its own is left untouched: the re-derived facts then compare them
+/// with the packet (by path and content) and refuse any difference.
+pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
     let Some(snap) = &packet.snapshot else {
-        return Ok(false);
+        return Ok(None);
     };
     let git = &ctx.store.git;
     if git.current_branch()? != packet.branch
         || git.rev_parse("HEAD")?.as_deref() != Some(packet.head.as_str())
-        || !git.dirty_paths()?.is_empty()
     {
-        return Ok(false);
+        return Ok(None);
+    }
+    let resume = crate::ctx::snapshot::restore::interrupted(git, &snap.commit)?;
+    if !resume && !git.dirty_paths()?.is_empty() {
+        return Ok(None);
     }
     if !crate::ctx::snapshot::present(git, snap)? {
         fetch(ctx, &[&snapshot_ref(&packet.plan, &packet.id)])?;
@@ -40,8 +47,23 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
         .hint("run `git swarm sync` to fetch it, then accept again")
         .hint("or `git swarm accept --no-restore` to take the packet over without the files"));
     }
-    crate::ctx::snapshot::restore(git, &ctx.store.workdir_or_err()?, snap)?;
-    Ok(true)
+    let workdir = ctx.store.workdir_or_err()?;
+    let verified = crate::ctx::snapshot::verify(&ctx.store, &workdir, packet, snap)?;
+    if resume {
+        // A killed run wrote part of it: back to the head, then again.
+        crate::ctx::snapshot::undo(git, &workdir, &verified)?;
+    }
+    if let Err(e) = crate::ctx::snapshot::restore(git, &workdir, &verified) {
+        let _ = crate::ctx::snapshot::undo(git, &workdir, &verified);
+        return Err(e);
+    }
+    Ok(Some(verified))
+}
+
+/// Put the checkout back as it was before [`restore`] (a refusal came
+/// after the files were written).
+pub fn undo(ctx: &Ctx, verified: &Verified) -> Result<()> {
+    crate::ctx::snapshot::undo(&ctx.store.git, &ctx.store.workdir_or_err()?, verified)
 }
 
 /// The successor worktree for `accept --worktree <path>`: `path` as it is
@@ -50,6 +72,29 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<bool> {
 /// first, as `accept` itself does: the packet may have just been written
 /// on another machine. Returns the directory and whether it was made here.
 pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
+    let mut notes = Vec::new();
+    worktree_noted(ctx, arg, path, &mut notes)
+}
+
+/// [`worktree`], saying in `notes` what it cleared away first: a worktree
+/// whose `git worktree add` was killed half-way (git leaves it locked
+/// "initializing"; it holds nothing of anyone's yet) is removed and made
+/// again, and a stale lock on the branch is taken away, as `lane new` does.
+pub fn worktree_noted(
+    ctx: &Ctx,
+    arg: &str,
+    path: &Path,
+    notes: &mut Vec<String>,
+) -> Result<(PathBuf, bool)> {
+    if path.exists() && half_made(&ctx.store.git, path)? {
+        let shown = path.to_string_lossy().into_owned();
+        ctx.store
+            .git
+            .run(["worktree", "remove", "--force", "--force", shown.as_str()])?;
+        notes.push(format!(
+            "removed the worktree {shown} a killed `git worktree add` had left half-made"
+        ));
+    }
     if path.exists() {
         return Ok((path.to_path_buf(), false));
     }
@@ -77,6 +122,14 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
         .hint(format!(
             "accept there: `cd {there} && git swarm accept {arg}`"
         )));
+    }
+    if ctx
+        .store
+        .clear_stale_branch_lock(&format!("refs/heads/{branch}"))
+    {
+        notes.push(format!(
+            "removed a stale lock on refs/heads/{branch} left by a killed process"
+        ));
     }
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
@@ -107,6 +160,22 @@ pub fn worktree(ctx: &Ctx, arg: &str, path: &Path) -> Result<(PathBuf, bool)> {
         std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
         true,
     ))
+}
+
+/// Whether `path` is a worktree of this repository that git left locked
+/// "initializing": its `git worktree add` never finished.
+fn half_made(git: &crate::git::Git, path: &Path) -> Result<bool> {
+    let listed = git.run(["worktree", "list", "--porcelain", "-z"])?;
+    let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let mut here = false;
+    for field in listed.split('\0') {
+        if let Some(p) = field.strip_prefix("worktree ") {
+            here = std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)) == want;
+        } else if here && field.starts_with("locked") {
+            return Ok(field.trim_end() == "locked initializing");
+        }
+    }
+    Ok(false)
 }
 
 /// The worktree that has `branch` checked out, if one does.

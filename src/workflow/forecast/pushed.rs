@@ -3,6 +3,8 @@
 //! remote-tracking branches and snapshots as last fetched: no fetch), the
 //! forecast cache answering what it already knows. The hook only warns.
 
+use std::collections::{HashMap, HashSet};
+
 use gix::ObjectId;
 use serde::Serialize;
 
@@ -73,19 +75,67 @@ pub fn pushed(ctx: &Ctx, input: &str) -> Result<Vec<PushConflict>> {
     }
     let mut warnings = Vec::new();
     let mut out = Vec::new();
+    let mut own: HashMap<ObjectId, Option<HashSet<String>>> = HashMap::new();
     for (job, outcome, _) in run::run(ctx, jobs, &mut warnings)? {
         if outcome.verdict() != Verdict::Conflict {
             continue;
         }
-        if let Kind::Pair { a, b } = job.kind {
+        let Kind::Pair { a, b } = job.kind else {
+            continue;
+        };
+        let lane = all.iter().find(|l| l.feature == a);
+        let own = match own.entry(job.ours) {
+            std::collections::hash_map::Entry::Occupied(o) => o.into_mut(),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(own_changes(ctx, job.ours, lane.and_then(|l| l.base_id))?)
+            }
+        };
+        // A conflict in a path the pushed lane never changed is between its
+        // base and the other lane (the other lane's base check shows it).
+        let paths: Vec<String> = outcome
+            .conflicts
+            .into_iter()
+            .map(|c| c.path)
+            .filter(|p| own.as_ref().is_none_or(|own| own.contains(p)))
+            .collect();
+        if !paths.is_empty() {
             out.push(PushConflict {
                 lane: a,
                 with: b,
-                paths: outcome.conflicts.into_iter().map(|c| c.path).collect(),
+                paths,
             });
         }
     }
     Ok(out)
+}
+
+/// The paths the lane at `head` changed since it last took its base:
+/// `head` against its merge base with the base's tip. None when the base
+/// is not known here (every conflict then counts).
+fn own_changes(
+    ctx: &Ctx,
+    head: ObjectId,
+    base: Option<ObjectId>,
+) -> Result<Option<HashSet<String>>> {
+    let Some(base) = base else { return Ok(None) };
+    let Some(fork) = ctx.store.merge_base(head, base)? else {
+        return Ok(None);
+    };
+    let listed = ctx.store.git.run([
+        "diff",
+        "--name-only",
+        "--no-renames",
+        "-z",
+        &fork.to_string(),
+        &head.to_string(),
+    ])?;
+    Ok(Some(
+        listed
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect(),
+    ))
 }
 
 #[cfg(test)]

@@ -120,7 +120,14 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         Start::FinishRecorded(lane) => return finish_after_record(ctx, lane, &actor),
         Start::New { previous } => previous,
     };
-    let mut making = prepare(ctx, feature, args.base, previous.is_some())?;
+    let base = args
+        .base
+        .map(str::to_string)
+        .unwrap_or_else(|| session::default_base(ctx));
+    // Start from the base as the remote has it now, or say that it is not.
+    let refreshed = crate::ctx::base::refresh(ctx, &base);
+    warnings.extend(refreshed.warning(&base, "started from"));
+    let mut making = prepare(ctx, feature, base, previous.is_some())?;
     // Keep the plan file and the lanes directory out of `git status`.
     crate::ctx::init::ensure_excludes(ctx)?;
     if !making.resume {
@@ -238,11 +245,8 @@ struct Making {
 /// Resolve the base and the worktree path, and look at what a start of
 /// this feature that was interrupted here left (`had_record`: the feature
 /// had a lane before, which an interrupted `lane rm` may have left).
-fn prepare(ctx: &Ctx, feature: &str, base: Option<&str>, had_record: bool) -> Result<Making> {
+fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) -> Result<Making> {
     let branch = branch_of(feature);
-    let base = base
-        .map(str::to_string)
-        .unwrap_or_else(|| session::default_base(ctx));
     let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,

@@ -13,6 +13,7 @@
 //! it. A set of ids rather than a position, because a message posted offline
 //! earlier can arrive after later ones were read.
 
+mod address;
 pub mod wait;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -85,11 +86,21 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         }
     }
     if p.to == "lead" {
+        // As every command given no plan: the plan of the lane we are in.
+        if p.plan.is_none() {
+            p.plan = ctx.lane_here().map(|l| l.record.plan);
+        }
         p.to = leader(ctx, p.plan.as_deref())?;
         lead_of = true;
     } else if p.to != "all" {
         crate::names::validate_address(&p.to)?;
     }
+    // A reply goes to whoever wrote; `lead` and `all` are resolved above.
+    let unknown_to = if p.reply_to.is_none() && !lead_of && p.to != "all" {
+        address::unknown(ctx, &from, &p.to)?
+    } else {
+        None
+    };
     let now = store.clock.now();
     let mut msg = Message::new(
         &p.kind,
@@ -140,6 +151,9 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         }
     }
     if let Some(w) = journal(ctx, &msg) {
+        warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
+    }
+    if let Some(w) = unknown_to {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
     }
     if let Some(plan) = msg.plan.as_deref() {
@@ -268,17 +282,46 @@ fn already_sent(sent: &Message) -> Error {
     .with_detail(serde_json::json!({ "message": sent }))
 }
 
-/// The current leader of `plan`; `NO_LEADER` when there is none.
+/// The current leader of `plan`; a child plan without a leader of its own
+/// (a lane's plan under its coordinator's) is led by its nearest parent's.
+/// `NO_LEADER` when none of them has one.
 fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
     let plan = plan.ok_or_else(|| {
-        Error::new(Code::MessageInvalid, "`lead` needs a plan: whose leader?").hint("add --plan P")
+        Error::new(Code::MessageInvalid, "`lead` needs a plan: whose leader?")
+            .hint("add --plan P (in a lane's worktree the lane's plan is meant)")
     })?;
-    let rec = crate::ctx::lead::known(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
-    rec.and_then(|r| if r.released { None } else { r.leader })
-        .ok_or_else(|| {
-            Error::new(Code::NoLeader, format!("plan {plan} has no leader ({})", lead_ref(plan)))
-                .hint("address someone by name, or `all`; `git swarm lead status --plan P` shows the record")
-        })
+    let remote = ctx.settings.remote.as_deref();
+    let mut seen = vec![plan.to_string()];
+    loop {
+        let at = seen.last().expect("starts with the plan");
+        let rec = crate::ctx::lead::known(&ctx.store, remote, at)?;
+        if let Some(leader) = rec.and_then(|r| if r.released { None } else { r.leader }) {
+            return Ok(leader);
+        }
+        match parent_of(&ctx.store, remote, at)? {
+            Some(parent) if !seen.contains(&parent) => seen.push(parent),
+            _ => break,
+        }
+    }
+    Err(Error::new(
+        Code::NoLeader,
+        format!("plan {plan} has no leader ({})", lead_ref(plan)),
+    )
+    .hint("address someone by name, or `all`; `git swarm lead status --plan P` shows the record"))
+}
+
+/// The parent of `plan`, as the newer of the local and mirrored record names it.
+fn parent_of(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<String>> {
+    let refname = crate::model::plan::plan_ref(plan);
+    let Some(tip) = remote::tip(store, remote, &refname)?.base else {
+        return Ok(None);
+    };
+    // An unreadable plan record names no parent: the leader search stops.
+    Ok(store
+        .read_commit(tip)
+        .and_then(|r| crate::model::plan::from_record(plan, r))
+        .ok()
+        .and_then(|p| p.record.parent))
 }
 
 /// Every message this clone knows: its own refs and the remote's mirror,

@@ -1,8 +1,11 @@
 //! `wait`: block until something of a kind arrives, at (almost) no cost.
 //!
 //! Each round is one cheap local check (reading refs) and, online, one
-//! `git ls-remote` of the remote's swarm refs and notes; only when that
-//! answer differs from the last one is anything fetched. Between rounds the
+//! question to the remote limited to the refs the wait watches (and the
+//! plan's): `git fetch --dry-run` of their prefixes, which the remote
+//! answers by advertising only those refs, so the cost of a round does not
+//! grow with unrelated records (10,000 message refs do not slow a wait for
+//! packets); only when the answer says something moved is anything fetched. Between rounds the
 //! process sleeps, the interval doubling from `--interval` up to the
 //! ceiling `--max-interval`: it never spins. Sleeps go through the verify
 //! wait clock (`GIT_SWARM_VIRTUAL_WAITS=1` makes them virtual, so a test
@@ -141,7 +144,6 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let deadline = clock::now() + watch.timeout;
     let mut interval = watch.interval.max(Duration::from_millis(10));
     let mut cost = Cost::default();
-    let mut last_remote: Option<Vec<(String, String)>> = None;
     let mut unreachable = false;
     loop {
         cost.checks += 1;
@@ -150,7 +152,7 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
         }
         if let Some(r) = ctx.remote() {
             let errors_before = cost.remote_errors;
-            let fetched = remote_round(ctx, r, &mut last_remote, &mut cost)?;
+            let fetched = remote_round(ctx, r, watch, &mut cost)?;
             let failing = cost.remote_errors > errors_before;
             if failing && !unreachable {
                 notice(&format!(
@@ -194,54 +196,49 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     }
 }
 
-/// One question to the remote (`git ls-remote` of its swarm refs and
-/// notes), and a fetch when the answer changed; true when it fetched. An
-/// unreachable remote is a round without news, not the end of the wait.
-fn remote_round(
-    ctx: &Ctx,
-    r: &str,
-    last: &mut Option<Vec<(String, String)>>,
-    cost: &mut Cost,
-) -> Result<bool> {
-    cost.remote_queries += 1;
-    let Ok(seen) = ctx
-        .store
-        .git
-        .ls_remote(r, &["refs/swarm/", "refs/notes/swarm"])
-    else {
-        cost.remote_errors += 1;
-        return Ok(false);
-    };
-    if last.as_ref() == Some(&seen) {
-        return Ok(false);
+/// The remote refs a wait asks about: its kinds' prefixes (the
+/// messages' too, for `message` and `any`) and, with `--plan`, the plan's
+/// record. Never all of `refs/swarm/`.
+fn remote_prefixes(watch: &Watch) -> Vec<String> {
+    let mut out = watch.prefixes();
+    if watch.wants_messages() {
+        out.push(match &watch.plan {
+            Some(p) => format!("{}{p}/", crate::model::message::PREFIX),
+            None => crate::model::message::PREFIX.to_string(),
+        });
     }
-    let fetch = last.is_some() || mirror_differs(ctx, r, &seen)?;
-    if fetch {
-        cost.fetches += 1;
-        if mirror::fetch(&ctx.store, r).is_err() {
-            cost.remote_errors += 1;
-            return Ok(false);
-        }
+    if let Some(p) = &watch.plan {
+        out.push(crate::model::plan::plan_ref(p));
     }
-    *last = Some(seen);
-    Ok(fetch)
+    out
 }
 
-/// Whether the remote's answer differs from the mirror this clone holds.
-fn mirror_differs(ctx: &Ctx, r: &str, seen: &[(String, String)]) -> Result<bool> {
-    for (name, id) in seen {
-        let mirrored = mirror::mirror_ref(r, name);
-        if ctx
-            .store
-            .ref_target(&mirrored)?
-            .map(|t| t.to_string())
-            .as_deref()
-            != Some(id.as_str())
-        {
-            return Ok(true);
+/// One question to the remote (would a fetch of the watched refs change
+/// anything here?), and that fetch when it would; true when it fetched. An
+/// unreachable remote is a round without news, not the end of the wait.
+fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bool> {
+    cost.remote_queries += 1;
+    let prefixes = remote_prefixes(watch);
+    let specs: Vec<String> = prefixes
+        .iter()
+        .map(|p| format!("+{p}*:{}*", mirror::mirror_ref(r, p)))
+        .collect();
+    match ctx.store.git.fetch_would_change(r, &specs) {
+        Err(_) => {
+            cost.remote_errors += 1;
+            Ok(false)
+        }
+        Ok(false) => Ok(false),
+        Ok(true) => {
+            cost.fetches += 1;
+            let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+            if mirror::fetch_refs(&ctx.store, r, &refs).is_err() {
+                cost.remote_errors += 1;
+                return Ok(false);
+            }
+            Ok(true)
         }
     }
-    Ok(false)
 }
 
 fn arrived(

@@ -204,7 +204,7 @@ pub fn update(ctx: &Ctx, plan: Option<&str>, id: &str, fields: Fields) -> Result
     let plan = super::resolve_plan(ctx, plan, id)?;
     let now = ctx.store.clock.now();
     publish(ctx, &plan, id, "update", |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let mut rec = cur.record.clone();
         if !fields.apply(&mut rec) {
             return Ok(None);

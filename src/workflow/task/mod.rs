@@ -18,6 +18,7 @@ use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
+use crate::git::PushUpdate;
 use crate::model::task::{self as model, task_ref, Decision, Op, Status, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::Record;
@@ -65,9 +66,9 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".
     let mut plans: Vec<String> = all
-        .into_iter()
+        .iter()
         .filter(|k| k.key.id == id)
-        .map(|k| k.key.plan)
+        .map(|k| k.key.plan.clone())
         .collect();
     plans.extend(
         unreadable
@@ -80,7 +81,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
     plans.dedup();
     match plans.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(not_found(None, id)),
+        [] => Err(not_found(None, id, &all)),
         many => Err(Error::new(
             Code::PlanAmbiguous,
             format!("several plans have a task '{id}': {}", many.join(", ")),
@@ -96,9 +97,12 @@ pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
     Ok(())
 }
 
-pub(crate) fn not_found(plan: Option<&str>, id: &str) -> Error {
+/// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'
+/// ids is a likely typo of `id`.
+pub(crate) fn not_found(plan: Option<&str>, id: &str, known: &[Known]) -> Error {
     let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
-    Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"))
+    let err = Error::new(Code::TaskNotFound, format!("no task '{id}'{where_}"));
+    names::did_you_mean(err, id, known.iter().map(|k| k.key.id.as_str()))
         .hint("`git swarm task list` shows the tasks; `git swarm sync` fetches new ones")
 }
 
@@ -151,7 +155,7 @@ pub(crate) fn publish(
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
-                let cur = current.ok_or_else(|| not_found(Some(plan), id))?;
+                let cur = current.ok_or_else(|| not_found(Some(plan), id, &tasks))?;
                 if tip.local_behind(store)? {
                     remote::adopt(
                         store,
@@ -166,11 +170,26 @@ pub(crate) fn publish(
             let tree = store.write_tree(&record.to_files()?)?;
             let parents: Vec<ObjectId> = tip.base.into_iter().collect();
             let commit = store.commit(tree, &parents, &event)?;
+            // A change of dependencies was checked for cycles against the
+            // graph just fetched: it publishes only if that graph is still
+            // current, by moving the plan's ref in the same push (a plan-wide
+            // version two racing updates cannot both swap).
+            let deps_before = current
+                .as_ref()
+                .map(|c| c.record.depends_on.clone())
+                .unwrap_or_default();
+            let graph = if record.depends_on != deps_before && !record.depends_on.is_empty() {
+                graph_version(ctx, round, &plan_ref, &event)?
+            } else {
+                Vec::new()
+            };
             failpoint::point("task:objects");
             let summary = event.summary.clone();
             let out = ran(record, Some(commit), false, Some(event.kind.clone()));
             Ok(Step::Publish(
-                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out).point("task"),
+                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out)
+                    .companions(graph)
+                    .point("task"),
             ))
         },
     )?;
@@ -185,6 +204,39 @@ pub(crate) fn publish(
         )
         .hint("run the command again")),
     }
+}
+
+/// The plan's next version on the one just fetched (its tree as it is, a
+/// journal entry saying the dependencies changed), as a companion of the
+/// task's push: the remote takes it only if nobody else moved the plan
+/// since — so two dependency changes decided on the same graph never both
+/// publish. Offline, or with a plan not published yet, none: the local
+/// CAS of the task arbitrates alone there.
+fn graph_version(
+    ctx: &Ctx,
+    round: &remote::Round<'_>,
+    plan_ref: &str,
+    event: &Event,
+) -> Result<Vec<PushUpdate>> {
+    let Some(published) = round.tip(plan_ref)?.remote else {
+        return Ok(Vec::new());
+    };
+    let store = &ctx.store;
+    let mut entry = Event::new(
+        "task-dependencies",
+        &event.actor,
+        format!("dependencies changed: {}", event.summary),
+    );
+    for (k, v) in &event.trailers {
+        entry = entry.trailer(k, v.clone());
+    }
+    let tree = store.commit_tree(published)?;
+    let commit = store.commit(tree, &[published], &entry)?;
+    Ok(vec![PushUpdate {
+        refname: plan_ref.to_string(),
+        new: Some(commit.to_string()),
+        expected: Some(published.to_string()),
+    }])
 }
 
 fn event_actor(ctx: &Ctx) -> String {
@@ -205,7 +257,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let now = ctx.store.clock.now();
     let command = op.name();
     publish(ctx, &plan, id, command, |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {
             OpArgs::Claim { .. } => Op::Claim { lease },
@@ -331,14 +383,29 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         (None, None) => crate::ctx::lane::default_base(ctx),
     };
     let base_commit = lane.map(|l| l.record.base_commit).unwrap_or_default();
-    let base = crate::ctx::lane::resolve(&store.git, &base_name)?;
+    // The merge happened at the remote (a PR, the leader's push): judge
+    // on the base as the remote has it now, not as last fetched.
+    let refreshed = crate::ctx::base::refresh(ctx, &base_name);
+    let mut bases: Vec<ObjectId> = crate::ctx::lane::resolve(&store.git, &base_name)?
+        .into_iter()
+        .collect();
+    if let Some(tracking) = refreshed.tracking() {
+        bases.extend(crate::ctx::lane::resolve(&store.git, tracking)?);
+    }
+    let stale = refreshed
+        .warning(&base_name, "judged on")
+        .map(|w| format!(" ({w})"))
+        .unwrap_or_default();
     let Some(h) = head else {
         return Ok(Work::NotMerged {
             why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
         });
     };
     let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
-    let in_base = !verdict && base.is_some_and(|b| store.is_ancestor(h, b).unwrap_or(false));
+    let in_base = !verdict
+        && bases
+            .iter()
+            .any(|&b| store.is_ancestor(h, b).unwrap_or(false));
     use crate::model::lane::Merged;
     Ok(
         match crate::model::lane::merged_state(head, verdict, in_base, &base_commit) {
@@ -349,7 +416,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
             },
             _ => Work::NotMerged {
                 why: format!(
-                    "its branch {branch} is not merged into {base_name} and has no merged verdict note"
+                    "its branch {branch} is not merged into {base_name} and has no merged verdict note{stale}"
                 ),
             },
         },
@@ -372,7 +439,7 @@ pub fn claim_for_lane(
     let now = ctx.store.clock.now();
     let branch = format!("feat/{feature}");
     publish(ctx, &plan, id, "claim", |current, tasks| {
-        let cur = current.ok_or_else(|| not_found(Some(&plan), id))?;
+        let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let st = statuses(tasks);
         let dep = |d: &str| st.get(d).copied();
         let (mut rec, mut ev) =

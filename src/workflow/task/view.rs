@@ -40,6 +40,9 @@ pub struct Row {
 pub struct Listed {
     pub tasks: Vec<Row>,
     pub unreadable: Vec<Unreadable>,
+    /// Dependency cycles among the tasks (plan, the cycle): their tasks
+    /// can never be ready.
+    pub cycles: Vec<(String, Vec<String>)>,
     #[serde(skip)]
     pub ready_only: bool,
 }
@@ -82,10 +85,30 @@ pub fn list(ctx: &Ctx, plan: Option<&str>, filter: &[Status]) -> Result<Listed> 
         .filter(|r| filter.is_empty() || filter.contains(&r.status))
         .collect();
     Ok(Listed {
+        cycles: cycles(&tasks),
         tasks: rows,
         unreadable,
         ready_only: false,
     })
+}
+
+/// The dependency cycles of each plan among `tasks`.
+fn cycles(tasks: &[Known]) -> Vec<(String, Vec<String>)> {
+    let mut graphs: BTreeMap<&str, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for k in tasks {
+        graphs
+            .entry(k.key.plan.as_str())
+            .or_default()
+            .insert(k.key.id.clone(), k.record.depends_on.clone());
+    }
+    graphs
+        .into_iter()
+        .flat_map(|(plan, g)| {
+            crate::model::task::cycles(&g)
+                .into_iter()
+                .map(move |c| (plan.to_string(), c))
+        })
+        .collect()
 }
 
 fn rows(tasks: &[Known], now: Timestamp) -> Vec<Row> {
@@ -111,6 +134,7 @@ pub fn ready(ctx: &Ctx, plan: Option<&str>) -> Result<Listed> {
     let now = ctx.store.clock.now();
     let (tasks, unreadable) = load(ctx, plan)?;
     Ok(Listed {
+        cycles: cycles(&tasks),
         tasks: rows(&tasks, now).into_iter().filter(|r| r.ready).collect(),
         unreadable,
         ready_only: true,
@@ -136,7 +160,7 @@ pub fn show(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<Shown> {
     let Some(k) = tasks.iter().find(|k| k.key.id == id) else {
         // Unreadable: its own error; absent: not found.
         known::find(&ctx.store, ctx.remote(), &plan, id)?;
-        return Err(not_found(Some(&plan), id));
+        return Err(not_found(Some(&plan), id, &tasks));
     };
     let row = rows(std::slice::from_ref(k), now).remove(0);
     let st = statuses(&tasks);

@@ -117,6 +117,7 @@ codes! {
     NotLeader("NOT_LEADER", Race): "a leader-only command by someone who does not lead the plan",
     NotInSuccession("NOT_IN_SUCCESSION", Race): "lead takeover: you are not in the plan's succession list",
     LeaseLive("LEASE_LIVE", Race): "lead takeover: the leader's lease has not expired (wait, or pass --force with a reason)",
+    RemoteBusy("REMOTE_BUSY", Env): "the remote kept failing a push or fetch on its side (a ref it could not lock, an HTTP 5xx, a dropped connection) through every retry; not a lost race: run the command again later",
     PushDenied("PUSH_DENIED", Env): "the remote refused a push on its own policy (a hook, branch protection); retrying cannot help",
     RemoteMissing("REMOTE_MISSING", Usage): "the configured remote does not exist",
     ReftableUnsupported("REFTABLE_UNSUPPORTED", Env): "the repository uses the reftable ref backend",

@@ -77,7 +77,8 @@ fn main() -> ExitCode {
             }
             let mut stdout = std::io::stdout().lock();
             if json {
-                let text = serde_json::to_string_pretty(&out.json).expect("JSON values serialise");
+                let doc = cli::error::with_remote_ops(out.json);
+                let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
                 cli::emit(&mut stdout, &format!("{text}\n"));
             } else {
                 // Defence in depth: record text that reached the output

@@ -40,6 +40,7 @@ mod secrets;
 mod serve;
 mod snapshot;
 mod soak;
+mod swarm_scale;
 mod sync;
 mod task;
 mod tryout;

@@ -5,9 +5,11 @@
 //! loop every command that publishes at once is written with is
 //! [`publish_loop`] (its own module, re-exported here).
 
+mod batch;
 mod pending;
 mod publish_loop;
 
+pub use batch::publish_batched;
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 

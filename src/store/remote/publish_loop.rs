@@ -62,8 +62,8 @@
 use gix::ObjectId;
 
 use super::{
-    fetch, fetch_refs, publish, publish_records, tip, Publish, Published, PushOutcome, PushUpdate,
-    Tip,
+    fetch, fetch_refs, publish_batched, publish_records, tip, Publish, Published, PushOutcome,
+    PushUpdate, Tip,
 };
 use crate::error::Result;
 use crate::store::mirror::gone;
@@ -132,8 +132,10 @@ impl<T> Next<T> {
 pub enum Step<T> {
     /// Publish one record version; on success the loop returns `then`.
     Publish(Next<T>),
-    /// Push these leased updates in one atomic push (the local refs are
-    /// already where they should be); offline there is nothing to push.
+    /// Push these leased updates of independent records (the local refs
+    /// are already where they should be), in atomic batches of at most
+    /// `swarm.pushBatch` refs ([`publish_batched`]); offline there is
+    /// nothing to push.
     Push { updates: Vec<PushUpdate>, then: T },
     /// Nothing (more) to publish.
     Done(T),
@@ -258,7 +260,7 @@ pub fn publish_loop<T>(
                 let Some(r) = round.remote else {
                     return Ok(Looped::Published(then));
                 };
-                match publish(store, r, &updates, &[]) {
+                match publish_batched(store, r, &updates) {
                     Ok(PushOutcome::Ok) => return Ok(Looped::Published(then)),
                     Ok(PushOutcome::Rejected(lines)) => Rejection {
                         refname: None,

@@ -2,7 +2,8 @@
 # Benchmark: git-swarm at months-of-swarm scale, as ratios to plain git
 # measured in the same run.
 #
-#   1. `status`, `plan list`, `lane list`, `packets`, `task list` vs
+#   1. `status`, `plan list`, `lane list`, `packets`, `task list` and the
+#      dashboard page (`state --html FILE`, what `git swarm serve` renders) vs
 #      `git for-each-ref refs/swarm`, with PLANS plans and, per plan,
 #      PACKETS_PER_PLAN packets (90% accepted), TASKS_PER_PLAN tasks,
 #      MESSAGES_PER_PLAN messages and LANES_PER_PLAN lanes, before and after
@@ -98,7 +99,8 @@ git pack-refs --all
 reads() { # phase
     echo "$1: $(git for-each-ref refs/swarm | wc -l) refs; each row: git-swarm / git for-each-ref refs/swarm (medians of $RUNS, in turns)"
     local cmd warm cold ir
-    for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000"; do
+    for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000" \
+        "state --html $work/dashboard.html"; do
         # shellcheck disable=SC2086
         git-swarm $cmd >/dev/null # fills the cache: the warm runs find it
         # shellcheck disable=SC2086

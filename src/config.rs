@@ -80,9 +80,24 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "sync runs gc first when there are more live swarm refs than this",
     ),
     (
+        "swarm.pushBatch",
+        "25",
+        "the most refs one push of independent records carries (sync, gc): more go in several atomic pushes; one operation's refs always go together",
+    ),
+    (
         "swarm.waitCeiling",
         "60s",
-        "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides)",
+        "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides); `serve` reaches the remote at most this often",
+    ),
+    (
+        "swarm.agentIdleWait",
+        "off",
+        "how long an agent's stop hook waits, at zero tokens, for a message, a ready task or a packet before the agent stops (e.g. 10m; `agent install` sizes the hook timeout to it)",
+    ),
+    (
+        "swarm.agentHosts",
+        "(none)",
+        "the agent hosts whose hooks `agent install` put in this clone's checkouts (claude, codex, gemini); lane new and accept write them into new worktrees",
     ),
     (
         "swarm.taskLease",
@@ -322,6 +337,16 @@ pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
         }
         None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
     }
+}
+
+/// `swarm.pushBatch`: the most refs one push of independent records
+/// carries (a positive number; anything else reads as the default, 25).
+pub fn push_batch(store: &Store) -> usize {
+    store
+        .config("swarm.pushBatch")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or(25)
 }
 
 /// `swarm.gcThreshold`: past this many live swarm refs `sync` runs `gc`

@@ -117,6 +117,7 @@ codes! {
     NotLeader("NOT_LEADER", Race): "a leader-only command by someone who does not lead the plan",
     NotInSuccession("NOT_IN_SUCCESSION", Race): "lead takeover: you are not in the plan's succession list",
     LeaseLive("LEASE_LIVE", Race): "lead takeover: the leader's lease has not expired (wait, or pass --force with a reason)",
+    RemoteBusy("REMOTE_BUSY", Env): "the remote kept failing a push or fetch on its side (a ref it could not lock, an HTTP 5xx, a dropped connection) through every retry; not a lost race: run the command again later",
     PushDenied("PUSH_DENIED", Env): "the remote refused a push on its own policy (a hook, branch protection); retrying cannot help",
     RemoteMissing("REMOTE_MISSING", Usage): "the configured remote does not exist",
     ReftableUnsupported("REFTABLE_UNSUPPORTED", Env): "the repository uses the reftable ref backend",
@@ -169,6 +170,9 @@ codes! {
     // forecast
     ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",
     ForecastGitTooOld("FORECAST_GIT_TOO_OLD", Env): "forecast: the installed git cannot merge in memory (`git merge-tree --write-tree` needs git 2.38 or newer)",
+    // dashboard
+    ServeTokenRequired("SERVE_TOKEN_REQUIRED", Usage): "serve: --bind to an address other than 127.0.0.1 needs --token (or GIT_SWARM_SERVE_TOKEN), which every request must carry",
+    ServeBindFailed("SERVE_BIND_FAILED", Env): "serve: the address or port cannot be listened on (in use, or not an address of this machine)",
     SnapshotSecret("SNAPSHOT_SECRET", Usage): "lane snapshot: a file of the uncommitted work looks like a credential (path and line named, never the value); nothing was written or published",
     SnapshotNotOwner("SNAPSHOT_NOT_OWNER", Race): "lane snapshot: only the lane's owner publishes its snapshot (the owner is named); nothing was written",
     LaneNotHere("LANE_NOT_HERE", Env): "lane snapshot: the lane's worktree is not in this clone, or not on the lane's branch; nothing was written",

@@ -11,8 +11,10 @@ use std::process::{Command, Output, Stdio};
 use crate::error::{Code, Error, Result};
 
 mod merge;
+pub mod net;
 mod push;
 pub use merge::{parse_version, too_old, MergeReport};
+pub use net::{remote_ops, RemoteOps};
 pub use push::{PushOutcome, PushUpdate};
 
 #[derive(Debug, Clone)]
@@ -289,6 +291,7 @@ impl Git {
             remote,
             spec.as_str(),
         ];
+        net::count_fetch();
         let out = self.output(args)?;
         if out.status.success() {
             return Ok(true);
@@ -482,6 +485,7 @@ impl Git {
     pub fn ls_remote(&self, remote: &str, prefixes: &[&str]) -> Result<Vec<(String, String)>> {
         let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
         args.extend(prefixes.iter().map(|p| format!("{p}*")));
+        net::count_query();
         let out = self.run(&args)?;
         let mut refs: Vec<(String, String)> = out
             .lines()

@@ -25,7 +25,10 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     let wants_json = args.iter().any(|a| a == "--json");
-    let parsed = match cli::parse_hook_pre_commit(&args).map_or_else(cli::parse, Ok) {
+    let parsed = match cli::parse_hook_pre_commit(&args)
+        .or_else(|| cli::agent::parse_fast(&args))
+        .map_or_else(cli::parse, Ok)
+    {
         Ok(c) => c,
         Err(e) => {
             use clap::error::ErrorKind;
@@ -74,7 +77,8 @@ fn main() -> ExitCode {
             }
             let mut stdout = std::io::stdout().lock();
             if json {
-                let text = serde_json::to_string_pretty(&out.json).expect("JSON values serialise");
+                let doc = cli::error::with_remote_ops(out.json);
+                let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
                 cli::emit(&mut stdout, &format!("{text}\n"));
             } else {
                 // Defence in depth: record text that reached the output

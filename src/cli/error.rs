@@ -58,10 +58,24 @@ pub fn from_clap(e: &clap::Error) -> Error {
 /// text on stderr (control characters made visible).
 pub fn report(err: &Error, json: bool) {
     if json {
-        let text = serde_json::to_string_pretty(&err.to_json()).expect("JSON values serialise");
+        let doc = with_remote_ops(err.to_json());
+        let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
         super::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
     }
     say(&git_swarm::text::clean_block(&err.to_string()));
+}
+
+/// A command's JSON document with the remote operations this process made
+/// (`remote_ops`: pushes, refs pushed, fetches, queries, retries; see
+/// [`git_swarm::git::remote_ops`]), so that every command says what it
+/// cost the remote, whether it succeeded or not. (`remote` is taken: sync,
+/// init and status name the remote there.)
+pub fn with_remote_ops(mut doc: serde_json::Value) -> serde_json::Value {
+    if let Some(map) = doc.as_object_mut() {
+        let ops = serde_json::to_value(git_swarm::git::remote_ops()).expect("counts serialise");
+        map.insert("remote_ops".into(), ops);
+    }
+    doc
 }
 
 /// One line on stderr. A closed stderr (`2>&1 | head -c 10`) loses the

@@ -170,7 +170,11 @@ pub fn accept(g: &Global, mut a: AcceptArgs) -> Result<Output> {
     match accepted {
         Ok(mut acc) => {
             acc.notes = notes;
-            Ok(render_accepted(&acc))
+            // The agent hooks installed in this clone, in the new checkout.
+            let hooks = git_swarm::workflow::agent::install::into_worktree(&ctx, &dir);
+            let mut out = render_accepted(&acc);
+            out.warnings.extend(hooks);
+            Ok(out)
         }
         // Only a refusal before anything was published: after the
         // acceptance went out, the worktree is where the successor works.

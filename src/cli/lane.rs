@@ -129,7 +129,19 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
                 owner: owner.as_deref(),
                 task: task.as_deref(),
             };
-            lane_start::new(&ctx, args).map(started)
+            let out = lane_start::new(&ctx, args)?;
+            // The agent hooks installed in this clone, in the new checkout.
+            let path = match &out {
+                LaneStarted::New(n) => n.lane.path.clone(),
+                LaneStarted::Finished { lane, .. } => lane.path.clone(),
+            };
+            let hooks = git_swarm::workflow::agent::install::into_worktree(
+                &ctx,
+                std::path::Path::new(&path),
+            );
+            let mut out = started(out);
+            out.warnings.extend(hooks);
+            Ok(out)
         }
         LaneCmd::List { all } => lanes::list(&ctx, all).map(listed),
         LaneCmd::Rm {
@@ -323,16 +335,23 @@ fn snapshotted(s: Snapshotted) -> Output {
             s.lane, s.refname
         ),
         (None, false) => format!(
-            "snapshot of lane {} kept at {} ({}): {what}, taken on {head}\n",
-            s.lane,
-            s.refname,
-            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+            "snapshot of lane {} kept at {}: {what}, taken on {head}\n",
+            s.lane, s.refname
         ),
     };
     if !s.clean {
         text.push_str("`git swarm forecast` now counts this work for the lane\n");
     }
-    Output::new(&s, text)
+    let kept = s.published_to.is_none() && !s.unchanged;
+    let out = Output::new(&s, text);
+    if kept {
+        // The one wording, on stderr like every other write's.
+        out.warn(git_swarm::store::remote::not_published(
+            &git_swarm::store::mirror::kept_why(),
+        ))
+    } else {
+        out
+    }
 }
 
 fn removed(r: LaneRemoved) -> Output {

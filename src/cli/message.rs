@@ -35,6 +35,11 @@ pub struct NotifyArgs {
     pub to: String,
     /// The text (words are joined by spaces).
     pub text: Vec<String>,
+    /// Mark it urgent: agents hooked into a host are shown an urgent
+    /// message to `all` at their next prompt (other broadcasts wait for
+    /// `inbox`).
+    #[arg(long)]
+    pub urgent: bool,
     #[command(flatten)]
     pub body: BodyArgs,
 }
@@ -126,6 +131,9 @@ pub struct StateArgs {
     /// Also write state.md at the top of the working tree (untracked, excluded).
     #[arg(long)]
     pub write: bool,
+    /// Write the dashboard (`git swarm serve`'s page) to FILE instead: one self-contained HTML file, no script, no network.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["write", "plan"])]
+    pub html: Option<String>,
 }
 
 fn body(text: &[String], args: &BodyArgs) -> Result<String> {
@@ -183,7 +191,9 @@ fn post_of(kind: &str, to: String, text: String, b: BodyArgs) -> Post {
 
 pub fn notify(g: &Global, a: NotifyArgs, kind: &str) -> Result<Output> {
     let text = body(&a.text, &a.body)?;
-    posted(g, post_of(kind, a.to, text, a.body))
+    let mut p = post_of(kind, a.to, text, a.body);
+    p.urgent = a.urgent;
+    posted(g, p)
 }
 
 pub fn reply(g: &Global, a: ReplyArgs) -> Result<Output> {
@@ -357,6 +367,9 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
 }
 
 pub fn state(g: &Global, a: StateArgs) -> Result<Output> {
+    if let Some(file) = &a.html {
+        return super::serve::write_html(g, file);
+    }
     let ctx = g.ctx()?;
     let s = state::state(&ctx, a.plan.as_deref(), a.write)?;
     let text = match &s.written {

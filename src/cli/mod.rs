@@ -11,6 +11,7 @@ macro_rules! say {
     };
 }
 
+pub mod agent;
 pub mod error;
 pub mod forecast;
 pub mod gc;
@@ -23,6 +24,7 @@ pub mod misc;
 pub mod plan;
 mod publish;
 pub mod reserve;
+pub mod serve;
 pub mod sync;
 pub mod task;
 pub mod verify;
@@ -123,12 +125,17 @@ pub enum Command {
     Task(task::TaskCmd),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
+    /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
+    #[command(subcommand)]
+    Agent(agent::AgentCmd),
     /// Reserve paths (files, dir/, globs) for yourself, arbitrated by the remote; --check, --recover.
     Reserve(reserve::ReserveCmdArgs),
     /// Release reservations by id or path.
     Release(reserve::ReleaseArgs),
     /// List live reservations: holder, paths, lease left, task.
     Reservations(reserve::ReservationsArgs),
+    /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
+    Serve(serve::ServeArgs),
 }
 
 /// What a command does to the repository, which decides what it needs.
@@ -189,6 +196,27 @@ impl Command {
             )
     }
 
+    /// A write that, when the remote cannot be reached (it could not
+    /// connect, or there is no such repository), goes on as with
+    /// `--offline`: kept here, said in the one wording, published by the
+    /// next command that reaches the remote. Not the arbitrations whose
+    /// point is the remote's verdict (`accept`, `lead claim`, `lead
+    /// takeover`: offline two machines could each be told they won; these
+    /// keep exit 4 and name `--offline`), nor `lead push` and `sync`, whose
+    /// point is to reach it.
+    fn keeps_when_unreachable(&self) -> bool {
+        self.publishes_after()
+            && !matches!(
+                self,
+                Command::Accept(_)
+                    | Command::Lead(
+                        lead::LeadCmd::Claim { .. }
+                            | lead::LeadCmd::Takeover { .. }
+                            | lead::LeadCmd::Push { .. }
+                    )
+            )
+    }
+
     pub fn access(&self) -> Access {
         match self {
             Command::Status(_)
@@ -206,7 +234,9 @@ impl Command {
             | Command::Check(_)
             | Command::Completions(_)
             | Command::Man(_)
-            | Command::Forecast(_) => Access::Read,
+            | Command::Forecast(_)
+            | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
+            | Command::Serve(_) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -313,6 +343,9 @@ pub fn run(cli: Cli) -> Result<Output> {
     if listing {
         git_swarm::store::mirror::tolerate_unreachable();
     }
+    if cli.command.keeps_when_unreachable() {
+        git_swarm::store::mirror::keep_writes_when_unreachable();
+    }
     let publishes_after = cli.command.publishes_after();
     let mut out = dispatch(&g, cli.command)?;
     if listing {
@@ -356,9 +389,11 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::State(a) => message::state(g, a),
         Command::Task(c) => task::run(g, c),
         Command::Forecast(a) => forecast::forecast(g, a),
+        Command::Agent(c) => agent::run(g, c),
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),
+        Command::Serve(a) => serve::serve(g, a),
     }
 }
 

@@ -6,8 +6,7 @@
 //! one wording everywhere (`store::remote::not_published`).
 
 use git_swarm::output::Output;
-use git_swarm::store::kind::OFFLINE;
-use git_swarm::store::mirror::is_unreachable;
+use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
 use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
 
 use super::Global;
@@ -27,15 +26,21 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
         return out;
     };
     let keep = |out: Output, why: &str| {
-        if said(&out) {
+        let mut out = if said(&out) {
             out
         } else {
             out.warn(not_published(why))
+        };
+        if let Some(doc) = out.json.as_object_mut() {
+            doc.insert("not_published".into(), serde_json::json!(why));
         }
+        out
     };
-    if ctx.offline {
+    // `--offline`, or this command found the remote unreachable (it kept
+    // its write as offline): nothing is tried again.
+    if ctx.offline || gone(&remote) {
         return match pending(&ctx.store, &remote) {
-            Ok(p) if p.count() > 0 => keep(out, OFFLINE),
+            Ok(p) if p.count() > 0 => keep(out, &kept_why()),
             _ => out,
         };
     }

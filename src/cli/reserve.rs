@@ -141,7 +141,7 @@ fn render(ctx: &git_swarm::ctx::Ctx, done: Written) -> Output {
     if !done.published {
         let out = Output::new(&done, text);
         return out.warn(git_swarm::store::remote::not_published(
-            git_swarm::store::kind::OFFLINE,
+            &git_swarm::store::mirror::kept_why(),
         ));
     }
     Output::new(&done, text)
@@ -172,7 +172,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         let out = Output::new(&done, text);
         if !done.published {
             return Ok(out.warn(git_swarm::store::remote::not_published(
-                git_swarm::store::kind::OFFLINE,
+                &git_swarm::store::mirror::kept_why(),
             )));
         }
         return Ok(out);

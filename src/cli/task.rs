@@ -298,7 +298,7 @@ fn ran(r: &Ran) -> Output {
     if !r.published && !r.already {
         out = out.warn(format!(
             "{}, and the remote may then prefer another clone's version",
-            git_swarm::store::remote::not_published(git_swarm::store::kind::OFFLINE)
+            git_swarm::store::remote::not_published(&git_swarm::store::mirror::kept_why())
         ));
     }
     out

@@ -91,10 +91,12 @@ impl Ctx {
 
     /// The remote to publish to, unless `--offline`.
     pub fn remote(&self) -> Option<&str> {
-        if self.offline {
-            None
-        } else {
-            self.settings.remote.as_deref()
+        match self.settings.remote.as_deref() {
+            _ if self.offline => None,
+            // A write that found the remote unreachable goes on as with
+            // `--offline` (see `mirror::keep_writes_when_unreachable`).
+            Some(r) if crate::store::mirror::gone(r) => None,
+            r => r,
         }
     }
 }

@@ -2,7 +2,7 @@
 
 use std::process::Stdio;
 
-use super::Git;
+use super::{net, Git};
 use crate::error::{Code, Error, Result};
 
 /// One ref update in an atomic push: `src` is an object id (or empty to
@@ -36,21 +36,31 @@ impl Git {
         args.extend(refspecs.iter().cloned());
         // Another process of this repository may be updating the same
         // mirror refs (a second agent, or the `git push` a killed process
-        // left running): a lost ref lock is retried, not reported.
-        let mut attempt = 0;
+        // left running): a lost ref lock is retried, not reported. So is a
+        // transient answer of the server (an HTTP 5xx, a dropped connection).
+        let mut attempt: u32 = 0;
         loop {
             attempt += 1;
+            net::count_fetch();
             match self.run(&args) {
                 Ok(_) => return Ok(()),
                 Err(e) if attempt < 5 && is_lock_contention(&e.message) => {
-                    std::thread::sleep(std::time::Duration::from_millis(20 * attempt));
+                    std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
+                }
+                Err(e) if attempt < net::ATTEMPTS && net::transient("", &e.message).is_some() => {
+                    net::count_retry();
+                    net::backoff(attempt);
                 }
                 Err(e) => {
+                    let code = match net::transient("", &e.message) {
+                        Some(_) => Code::RemoteBusy,
+                        None => Code::GitFailed,
+                    };
                     return Err(Error::new(
-                        Code::GitFailed,
+                        code,
                         format!("could not fetch from remote '{remote}': {}", e.message),
                     )
-                    .hint("check the remote URL and your network, or pass --offline"))
+                    .hint("check the remote URL and your network, or pass --offline"));
                 }
             }
         }
@@ -108,18 +118,72 @@ impl Git {
             }
         }
         args.extend(extra_refspecs.iter().cloned());
-        // Fenced pushes are our own: the fenced-publish guard lets them through.
-        let mut cmd = self.command(&args);
-        cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
-        let out = cmd
-            .output()
-            .map_err(|e| Error::new(Code::GitFailed, format!("could not run git push: {e}")))?;
-        if out.status.success() {
-            return Ok(PushOutcome::Ok);
+        // A transient answer of the server (a ref it could not lock, a
+        // 5xx, a dropped connection) is tried again with jittered backoff:
+        // every ref carries its lease, so a retry can only land where the
+        // first attempt would have.
+        let mut retried = None;
+        for attempt in 1..=net::ATTEMPTS {
+            // Fenced pushes are our own: the fenced-publish guard lets them through.
+            let mut cmd = self.command(&args);
+            cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
+            net::count_push(updates.len() + extra_refspecs.len());
+            let out = cmd
+                .output()
+                .map_err(|e| Error::new(Code::GitFailed, format!("could not run git push: {e}")))?;
+            if out.status.success() {
+                return Ok(PushOutcome::Ok);
+            }
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            if let Some(why) = net::transient(&stdout, &stderr) {
+                retried = Some((why, stderr.trim().to_string()));
+                if attempt < net::ATTEMPTS {
+                    net::count_retry();
+                    net::backoff(attempt);
+                }
+                continue;
+            }
+            let outcome = classify_push_failure(remote, &stdout, &stderr)?;
+            // A refused retry may only be refused because an earlier
+            // attempt landed before its answer was lost: then every ref
+            // already holds what this push set.
+            if retried.is_some()
+                && outcome != PushOutcome::Ok
+                && self.remote_holds(remote, updates)?
+            {
+                return Ok(PushOutcome::Ok);
+            }
+            return Ok(outcome);
         }
-        let stdout = String::from_utf8_lossy(&out.stdout);
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        classify_push_failure(remote, &stdout, &stderr)
+        let (why, said) = retried.unwrap_or(("", String::new()));
+        Err(Error::new(
+            Code::RemoteBusy,
+            format!(
+                "the push to '{remote}' failed {} times on the server's side ({why}); this is not a lost race: {said}",
+                net::ATTEMPTS
+            ),
+        )
+        .hint("run the command again in a minute; the next `git swarm sync` finds out whether the last attempt landed"))
+    }
+
+    /// Whether `remote` holds exactly what `updates` set (deleted refs absent).
+    fn remote_holds(&self, remote: &str, updates: &[PushUpdate]) -> Result<bool> {
+        if updates.is_empty() {
+            return Ok(false);
+        }
+        let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
+        args.extend(updates.iter().map(|u| u.refname.clone()));
+        net::count_query();
+        let out = self.run(&args)?;
+        let held: std::collections::BTreeMap<&str, &str> = out
+            .lines()
+            .filter_map(|l| l.split_once('\t'))
+            .map(|(id, r)| (r, id))
+            .collect();
+        Ok(updates
+            .iter()
+            .all(|u| held.get(u.refname.as_str()).copied() == u.new.as_deref()))
     }
 }
 

@@ -67,6 +67,9 @@ pub struct Message {
     pub class: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task: Option<String>,
+    /// `notify --urgent`: agent hooks show it at once, even sent to `all`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub urgent: bool,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -98,6 +101,7 @@ impl Message {
             undo: None,
             class: None,
             task: None,
+            urgent: false,
             extra: Extra::new(),
         }
     }

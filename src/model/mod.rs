@@ -5,6 +5,7 @@
 //! Every kind is registered in [`kinds`], which is how `sync` and `gc` learn
 //! each kind's divergence policy and when a record is finished.
 
+pub mod agent;
 pub mod lane;
 pub mod lead;
 pub mod message;

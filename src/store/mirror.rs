@@ -76,10 +76,88 @@ fn mark_unreached(store: &Store, remote: &str) {
     }
 }
 
-/// Whether `e` is a fetch that failed: the remote could not be reached
-/// (or answer), as opposed to a refusal.
+/// Whether `e` is a fetch or a push that could not reach the remote: it
+/// could not connect, or there is no such repository (e.g. a bare remote
+/// renamed away). Not a refusal (a lease, a hook) and not a busy remote (a
+/// server-side lock, a 5xx, a dropped connection): those are not "offline".
 pub fn is_unreachable(e: &crate::error::Error) -> bool {
+    const NO_ANSWER: &[&str] = &[
+        "does not appear to be a git repository",
+        "Could not read from remote repository",
+        "Could not resolve host",
+        "Could not resolve hostname",
+        "Connection refused",
+        "Connection timed out",
+        "No route to host",
+        "Network is unreachable",
+        "Failed to connect",
+        "Repository not found",
+        "repository not found",
+    ];
+    const BUSY: &[&str] = &[
+        "The requested URL returned error: 5",
+        "the remote end hung up unexpectedly",
+        "early EOF",
+        "Connection reset",
+        "RPC failed",
+    ];
+    let m = &e.message;
+    e.code == crate::error::Code::GitFailed
+        && (m.starts_with("could not fetch from remote") || m.starts_with("git push to '"))
+        && NO_ANSWER.iter().any(|s| m.contains(s))
+        && !BUSY.iter().any(|s| m.contains(s))
+}
+
+/// Whether `e` is a fetch that failed, whatever the reason (what a listing
+/// tolerates).
+fn did_not_answer(e: &crate::error::Error) -> bool {
     e.code == crate::error::Code::GitFailed && e.message.starts_with("could not fetch from remote")
+}
+
+fn keeps_writes() -> bool {
+    KEEP_WRITES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Writes that keep what they wrote when the remote cannot be reached (see
+/// [`keep_writes_when_unreachable`]).
+static KEEP_WRITES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// From now on in this process, a write that cannot reach the remote is
+/// kept in this clone as with `--offline`: a fetch that cannot reach it is
+/// not an error ([`tolerate_unreachable`]), and once one fetch or push
+/// could not, [`gone`] says so, `Ctx::remote` is None, and the publish
+/// loop arbitrates with the local compare-and-swap. For every command that
+/// writes, except the arbitrations whose point is the remote's verdict.
+pub fn keep_writes_when_unreachable() {
+    KEEP_WRITES.store(true, std::sync::atomic::Ordering::Relaxed);
+    tolerate_unreachable();
+}
+
+/// Whether this process keeps its writes because `remote` could not be
+/// reached (see [`keep_writes_when_unreachable`]).
+pub fn gone(remote: &str) -> bool {
+    keeps_writes() && unreached().as_deref() == Some(remote)
+}
+
+/// Note that a push found `remote` unreachable (`e`, see
+/// [`is_unreachable`]), as a fetch that could not reach it does; true when
+/// this process keeps its writes then ([`gone`]).
+pub fn note_unreachable(store: &Store, remote: &str, e: &crate::error::Error) -> bool {
+    if TOLERATE.load(std::sync::atomic::Ordering::Relaxed) && is_unreachable(e) {
+        mark_unreached(store, remote);
+    }
+    gone(remote)
+}
+
+/// Why a write of this process is kept in this clone: the remote could not
+/// be reached, or `--offline` (or no remote at all).
+pub fn kept_why() -> String {
+    match unreached() {
+        Some(r) if keeps_writes() => {
+            format!("remote '{r}' could not be reached")
+        }
+        _ => crate::store::kind::OFFLINE.to_string(),
+    }
 }
 
 /// Where the time this clone last reached the remote (a fetch or a push
@@ -244,7 +322,10 @@ fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()
             stamp_reached(store, remote);
             Ok(())
         }
-        Err(e) if tolerate && is_unreachable(&e) => {
+        // A listing shows what the clone knows whatever kept the fetch from
+        // answering; a write goes offline only for a remote that cannot be
+        // reached (a busy one stays an error).
+        Err(e) if tolerate && (is_unreachable(&e) || (!keeps_writes() && did_not_answer(&e))) => {
             mark_unreached(store, remote);
             Ok(())
         }
@@ -306,6 +387,43 @@ mod tests {
             mirror_ref("origin", NOTES_REF),
             "refs/swarm-remotes/origin/notes/swarm"
         );
+    }
+
+    #[test]
+    fn only_no_connection_or_no_repository_is_unreachable_not_a_busy_remote() {
+        use crate::error::{Code, Error};
+        let fetch = |stderr: &str| {
+            Error::new(
+                Code::GitFailed,
+                format!("could not fetch from remote 'origin': {stderr}"),
+            )
+        };
+        let push = |stderr: &str| {
+            Error::new(
+                Code::GitFailed,
+                format!("git push to 'origin' failed: {stderr}"),
+            )
+        };
+        for gone in [
+            "fatal: '/x/r.git' does not appear to be a git repository\nfatal: Could not read from remote repository.",
+            "fatal: unable to access 'https://h/r.git/': Could not resolve host: h",
+            "ssh: connect to host h port 22: Connection refused",
+        ] {
+            assert!(is_unreachable(&fetch(gone)), "{gone}");
+            assert!(is_unreachable(&push(gone)), "{gone}");
+        }
+        for busy in [
+            "fatal: unable to access 'https://h/r.git/': The requested URL returned error: 503",
+            "fatal: the remote end hung up unexpectedly\nfatal: Could not read from remote repository.",
+            "error: RPC failed; curl 56 Connection reset by peer",
+        ] {
+            assert!(!is_unreachable(&fetch(busy)), "{busy}");
+        }
+        // A refusal is not an absence, nor is another error code.
+        assert!(!is_unreachable(&Error::new(
+            Code::PushDenied,
+            "the remote 'origin' refused the push: does not appear to be a git repository"
+        )));
     }
 
     #[test]

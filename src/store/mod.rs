@@ -26,6 +26,7 @@
 pub mod archive;
 pub mod cache;
 pub mod error;
+pub mod fingerprint;
 pub mod kind;
 pub mod mirror;
 pub mod notes;

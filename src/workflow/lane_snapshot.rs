@@ -216,5 +216,7 @@ fn publish(ctx: &Ctx, refname: &str, new: ObjectId, actor: &str) -> Result<(bool
         // it replaces whatever the local ref held.
         store.force_many(&[(refname.to_string(), Some(new))], actor, "lane snapshot")?;
     }
-    Ok((unchanged, remote.map(str::to_string)))
+    // Not `remote`: a remote that could not be reached left the loop
+    // offline (`Ctx::remote` says so from then on).
+    Ok((unchanged, ctx.remote().map(str::to_string)))
 }

@@ -5,6 +5,8 @@
 //! other.
 
 pub mod accept;
+pub mod agent;
+pub mod dashboard;
 pub mod demo;
 pub mod forecast;
 pub mod gc;

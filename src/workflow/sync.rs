@@ -3,8 +3,9 @@
 //! Fetch `refs/swarm/*` and `refs/notes/swarm` into
 //! `refs/swarm-remotes/<remote>/…`, reconcile every ref as its kind says
 //! ([`crate::store::reconcile`], with the kinds of `crate::model::kinds()`),
-//! and publish everything that must go out in ONE atomic push where each ref
-//! carries the value we expect the remote to hold; a lost race is retried
+//! and publish everything that must go out in atomic pushes of at most
+//! `swarm.pushBatch` refs where each ref carries the value we expect the
+//! remote to hold; a lost race is retried
 //! from a fresh fetch a bounded number of times (the
 //! [`crate::store::remote::publish_loop`]).
 
@@ -109,11 +110,17 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
             return Ok(Step::Done(Vec::new()));
         }
         crate::failpoint::point("sync:reconciled");
+        let batch = crate::config::push_batch(store);
+        let pushes = updates.len().div_ceil(batch);
+        let how = match pushes {
+            1 => "one atomic push".to_string(),
+            n => format!("{n} atomic pushes of at most {batch} refs"),
+        };
         progress(&format!(
-            "publishing {} to {remote} in one atomic push…",
+            "publishing {} to {remote} in {how}…",
             crate::output::count(updates.len(), "ref", "refs")
         ));
-        report.pushes += 1;
+        report.pushes += pushes;
         // Deletions (records gc archived) are reported as `archived`.
         let pushed: Vec<String> = updates
             .iter()

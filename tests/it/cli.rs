@@ -176,6 +176,10 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     run.expect_stderr("[plan-untracked]");
     run.expect_stderr("[changeset-unique]");
     run.expect_stderr("[attribution]");
+    // The agent hooks, called with host-shaped input: a denial and a wake.
+    run.expect_stderr("\"permissionDecision\":\"deny\",\"permissionDecisionReason\":\"git swarm: pricing/plans.md is reserved by bob");
+    run.expect_stderr("while you waited, new for alice:\\n- notify from bob");
+    run.expect_stderr("pricing/ is yours after the release: start with its tests\\nAct on it now");
     // Every narrated command reads back, in a shell, as exactly what ran.
     let mut quoted = 0;
     for step in steps {

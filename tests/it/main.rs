@@ -3,6 +3,8 @@
 
 mod harness;
 
+mod agents;
+mod agents_live;
 mod architecture;
 mod attack;
 mod cache;
@@ -39,8 +41,10 @@ mod reserve;
 mod reserve_guard;
 mod rough;
 mod secrets;
+mod serve;
 mod snapshot;
 mod soak;
+mod swarm_scale;
 mod sync;
 mod task;
 mod tryout;

@@ -404,3 +404,168 @@ fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
         env.refs(c, lane).get(lane).cloned()
     );
 }
+
+/// The commands on the publish loop (task, reserve, lead, handoff, lane
+/// snapshot, messages) behave with the remote renamed away as with
+/// `--offline`: the write is kept, said in the one wording, exit 0, the
+/// refs local only; the next command that reaches the remote publishes it.
+#[test]
+fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    for t in ["t1", "t2"] {
+        env.swarm(a, &["task", "new", t, "--plan", "auth", "--title", t])
+            .ok();
+    }
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "auth", "--succession", "alice"],
+    )
+    .ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = worktree(a, "login");
+    let gone = env.root().join("remote.gone");
+    std::fs::rename(&remote, &gone).unwrap();
+    let why = format!("not published: remote 'origin' could not be reached{KEPT}");
+    let runs: &[(&Path, &[&str], &str)] = &[
+        (
+            a,
+            &["task", "claim", "t1", "--plan", "auth"],
+            "refs/swarm/tasks/auth/t1",
+        ),
+        (
+            a,
+            &["task", "new", "t3", "--plan", "auth", "--title", "t3"],
+            "refs/swarm/tasks/auth/t3",
+        ),
+        (
+            a,
+            &["reserve", "src/login.rs"],
+            "refs/swarm/reservations/ledger",
+        ),
+        (
+            a,
+            &["lead", "renew", "--plan", "auth"],
+            "refs/swarm/lead/auth",
+        ),
+        (
+            a,
+            &["notify", "alice", "hello", "--plan", "auth"],
+            "refs/swarm/messages/auth/",
+        ),
+        (&wt, &["lane", "snapshot"], "refs/swarm/wip/login"),
+        (
+            &wt,
+            &["handoff", "--reason", "usage_limit"],
+            "refs/swarm/packets/auth/",
+        ),
+    ];
+    let mut kept = Vec::new();
+    for (dir, args, refname) in runs {
+        let before = env.refs(a, refname);
+        let run = env.swarm(dir, args).ok();
+        run.expect_stderr(&why);
+        assert!(!run.stderr.contains("fatal:"), "{args:?}: {}", run.stderr);
+        assert!(
+            !run.stdout.contains("published to"),
+            "{args:?}: {}",
+            run.stdout
+        );
+        let after = env.refs(a, refname);
+        assert_ne!(before, after, "{args:?}: the write is kept locally");
+        kept.push(after);
+    }
+    // JSON: published false and the reason.
+    let json = env
+        .swarm(a, &["--json", "task", "claim", "t2", "--plan", "auth"])
+        .ok()
+        .json();
+    assert_eq!(json["published"], false, "{json}");
+    assert_eq!(
+        json["not_published"], "remote 'origin' could not be reached",
+        "{json}"
+    );
+    // Refs local only: the remote (renamed back) has none of them.
+    std::fs::rename(&gone, &remote).unwrap();
+    for refs in &kept {
+        for (r, v) in refs {
+            assert_ne!(
+                remote_has(&env, &remote, r).as_ref(),
+                Some(v),
+                "{r} is local only"
+            );
+        }
+    }
+    // The next command that reaches the remote publishes them.
+    env.swarm(a, &["task", "release", "t2", "--plan", "auth"])
+        .ok()
+        .stdout_has("published to origin:");
+    for refs in &kept {
+        for r in refs.keys() {
+            let local = env.refs(a, r).get(r).cloned();
+            assert_eq!(remote_has(&env, &remote, r), local, "{r} published");
+        }
+    }
+}
+
+/// The arbitrations whose point is the remote's verdict do not decide
+/// offline unasked: with the remote renamed away, `accept`, `lead claim`
+/// and `lead takeover` keep exit 4 (naming `--offline`) and write nothing,
+/// so two machines are never both told they won; `--offline` still lets
+/// the local compare-and-swap decide.
+#[test]
+fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_cannot_be_reached() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    started_by_alice(&env, a);
+    let wt = worktree(a, "login");
+    let id = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(b, &["sync"]).ok();
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let before = env.refs(b, "refs/swarm/");
+    for args in [
+        &["accept", id.as_str()][..],
+        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
+        &[
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--reason",
+            "alice is away",
+        ],
+    ] {
+        let run = env.swarm(b, args).err(4, "GIT_FAILED");
+        run.expect_stderr("--offline");
+        assert!(
+            !run.stderr.contains("not published"),
+            "{args:?}: {}",
+            run.stderr
+        );
+        assert_eq!(env.refs(b, "refs/swarm/"), before, "{args:?} wrote nothing");
+    }
+    env.swarm(
+        b,
+        &[
+            "--offline",
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "bob",
+        ],
+    )
+    .ok()
+    .stderr_has("not published: offline (--offline, or no remote)");
+}

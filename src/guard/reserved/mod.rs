@@ -31,7 +31,8 @@ use gix::ObjectId;
 use jiff::Timestamp;
 
 use self::changed::{staged_changes, Wanted};
-use self::ledger::{Cache, Held, Version};
+use self::ledger::Cache;
+pub use self::ledger::{Held, Version};
 use super::findings::{unreadable, Findings, Violation};
 use super::staged::Staged;
 use crate::ctx::Ctx;
@@ -237,6 +238,33 @@ fn judging(ctx: &Ctx, f: &mut Findings) -> Result<Option<(Ledgered, String)>> {
     }
     f.ran(RESERVATIONS);
     Ok(Some((l, actor)))
+}
+
+/// The live exclusive reservations of someone else that cover each of
+/// `paths` (repository-relative), for the agents' pre-tool-use hook: local
+/// state only (the local ledger or the last fetched one, whichever is
+/// further on). Empty when the guard is off or only warns.
+pub fn held_by_others(ctx: &Ctx, paths: &[String]) -> Result<Vec<(String, Held)>> {
+    let Some(l) = load(ctx)? else {
+        return Ok(Vec::new());
+    };
+    if l.mode != Enforce::Enforce {
+        return Ok(Vec::new());
+    }
+    let actor = ctx.actor_opt().ok().flatten().unwrap_or_default();
+    let now = ctx.store.clock.now();
+    let mut out = Vec::new();
+    for e in others(&l.ledger, &actor) {
+        if !lease_running(&e.lease_until, now) {
+            continue;
+        }
+        for path in paths {
+            if e.paths.iter().any(|p| covers(p, path, l.ignore_case)) {
+                out.push((path.clone(), e.clone()));
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// Pre-commit: the staged changes against HEAD, under each reserved path

@@ -20,7 +20,7 @@ use serde::Serialize;
 use super::{Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
-use crate::store::mirror::{fetch_refs, is_unreachable};
+use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
 use crate::store::remote::{self, adopt, not_published, Tip};
 
 /// How many rounds [`Records::publish`] runs before giving up on a remote
@@ -144,7 +144,11 @@ impl<R: Record> Records<'_, R> {
         for _ in 0..PUBLISH_ATTEMPTS {
             if let Some(r) = remote {
                 match fetch_refs(store, r, &refs) {
-                    Ok(()) => {}
+                    Ok(()) if !gone(r) => {}
+                    Ok(()) => {
+                        why = kept_why();
+                        remote = None;
+                    }
                     Err(e) if is_unreachable(&e) => {
                         why = format!("remote '{r}' could not be reached");
                         remote = None;
@@ -207,12 +211,20 @@ impl<R: Record> Records<'_, R> {
                             expected: tip.remote.map(|e| e.to_string()),
                         })
                         .collect();
-                    match remote::publish(store, r, &updates, &[])? {
-                        PushOutcome::Ok => {}
-                        PushOutcome::Rejected(lines) => {
+                    match remote::publish(store, r, &updates, &[]) {
+                        Ok(PushOutcome::Ok) => {}
+                        Ok(PushOutcome::Rejected(lines)) => {
                             lost = lines;
                             continue;
                         }
+                        // It stopped answering since the fetch: kept, as
+                        // offline (the next round arbitrates locally).
+                        Err(e) if gone(r) || is_unreachable(&e) => {
+                            why = format!("remote '{r}' could not be reached");
+                            remote = None;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
                     }
                     crate::failpoint::point("record:pushed");
                     for (refname, _, new, actor, reason) in &writes {

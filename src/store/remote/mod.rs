@@ -5,9 +5,11 @@
 //! loop every command that publishes at once is written with is
 //! [`publish_loop`] (its own module, re-exported here).
 
+mod batch;
 mod pending;
 mod publish_loop;
 
+pub use batch::publish_batched;
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 
@@ -31,7 +33,13 @@ pub fn publish(
     updates: &[PushUpdate],
     extra: &[String],
 ) -> Result<PushOutcome> {
-    let outcome = store.git.push_atomic(remote, updates, extra)?;
+    let outcome = match store.git.push_atomic(remote, updates, extra) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            super::mirror::note_unreachable(store, remote, &e);
+            return Err(e);
+        }
+    };
     super::mirror::stamp_reached(store, remote);
     if outcome == PushOutcome::Ok {
         crate::failpoint::point("publish:pushed");

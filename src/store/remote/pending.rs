@@ -7,9 +7,10 @@
 //! archive), a version that descends from the published one, or a live ref
 //! `gc` archived here (its deletion travels with the archive). A record
 //! both sides moved is pending too, but only `sync` can join it: it is
-//! counted, never pushed from here. Everything pushable goes in ONE atomic
-//! push where each ref carries the mirrored value as its lease, so a remote
-//! that moved meanwhile refuses it all and nothing is overwritten.
+//! counted, never pushed from here. Everything pushable goes in atomic pushes
+//! of at most `swarm.pushBatch` refs where each ref carries the mirrored
+//! value as its lease, so a remote that moved meanwhile refuses the batch
+//! that holds it (and the rest) and nothing is overwritten.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -19,7 +20,7 @@ use serde::Serialize;
 use super::super::mirror::fetch;
 use super::super::notes::NOTES_REF;
 use super::super::reconcile::{archived_on_either_side, mirrored};
-use super::{publish, PushOutcome, PushUpdate};
+use super::{publish_batched, PushOutcome, PushUpdate};
 use crate::error::Result;
 use crate::store::Store;
 
@@ -116,14 +117,16 @@ pub fn pending(store: &Store, remote: &str) -> Result<Pending> {
 pub enum Flushed {
     /// Nothing was pending.
     Nothing,
-    /// These refs were published in one atomic push.
+    /// These refs were published (in atomic pushes of at most
+    /// `swarm.pushBatch` refs).
     Published(Vec<String>),
-    /// The remote moved meanwhile (a lease did not hold): nothing was
-    /// pushed; `sync` joins the two.
+    /// The remote moved meanwhile (a lease did not hold): the batch that
+    /// held it and those after it were not pushed; `sync` joins the two.
     Refused(Vec<String>),
 }
 
-/// Publish every pushable pending change in one atomic push with leases.
+/// Publish every pushable pending change in atomic pushes with leases, in
+/// batches of at most `swarm.pushBatch` refs ([`publish_batched`]).
 /// Only when the mirror says something is pending does it fetch (once, so
 /// that the leases are fresh) and push: a command with nothing pending
 /// costs no network. A remote that cannot be reached is the caller's error.
@@ -136,7 +139,7 @@ pub fn publish_pending(store: &Store, remote: &str) -> Result<Flushed> {
     if fresh.updates.is_empty() {
         return Ok(Flushed::Nothing);
     }
-    match publish(store, remote, &fresh.updates, &[])? {
+    match publish_batched(store, remote, &fresh.updates)? {
         PushOutcome::Ok => Ok(Flushed::Published(fresh.refs)),
         PushOutcome::Rejected(lines) => Ok(Flushed::Refused(lines)),
     }

@@ -62,10 +62,11 @@
 use gix::ObjectId;
 
 use super::{
-    fetch, fetch_refs, publish, publish_records, tip, Publish, Published, PushOutcome, PushUpdate,
-    Tip,
+    fetch, fetch_refs, publish_batched, publish_records, tip, Publish, Published, PushOutcome,
+    PushUpdate, Tip,
 };
 use crate::error::Result;
+use crate::store::mirror::gone;
 use crate::store::Store;
 
 /// What each round of [`publish_loop`] fetches into the mirror first.
@@ -131,8 +132,10 @@ impl<T> Next<T> {
 pub enum Step<T> {
     /// Publish one record version; on success the loop returns `then`.
     Publish(Next<T>),
-    /// Push these leased updates in one atomic push (the local refs are
-    /// already where they should be); offline there is nothing to push.
+    /// Push these leased updates of independent records (the local refs
+    /// are already where they should be), in atomic batches of at most
+    /// `swarm.pushBatch` refs ([`publish_batched`]); offline there is
+    /// nothing to push.
     Push { updates: Vec<PushUpdate>, then: T },
     /// Nothing (more) to publish.
     Done(T),
@@ -206,13 +209,28 @@ pub fn publish_loop<T>(
         attempt: 0,
         rejected: None,
     };
-    for attempt in 1..=attempts {
+    // A remote that cannot be reached, in a process that keeps its writes
+    // then (`mirror::keep_writes_when_unreachable`): from the round that
+    // found out, the loop is offline (the local CAS arbitrates), as with
+    // `--offline`. Going offline does not use up an attempt.
+    let offline_now = |round: &mut Round<'_>| match round.remote {
+        Some(r) if gone(r) => {
+            round.remote = None;
+            true
+        }
+        _ => false,
+    };
+    let mut attempt = 0;
+    while attempt < attempts {
+        attempt += 1;
         round.attempt = attempt;
-        match (remote, fetch_first) {
+        offline_now(&mut round);
+        match (round.remote, fetch_first) {
             (Some(r), Fetch::Refs(refs)) => fetch_refs(store, r, refs)?,
             (Some(r), Fetch::Mirror) => fetch(store, r)?,
             _ => {}
         }
+        offline_now(&mut round);
         let rejection = match decide(&round)? {
             Step::Done(then) => return Ok(Looped::Done(then)),
             Step::Publish(next) => {
@@ -224,26 +242,36 @@ pub fn publish_loop<T>(
                     reason: &next.reason,
                     point: next.point,
                 };
-                match publish_records(store, remote, &record, &next.companions, &next.extra)? {
-                    Published::Ok => return Ok(Looped::Published(next.then)),
-                    Published::Rejected(lines) => Rejection {
+                match publish_records(store, round.remote, &record, &next.companions, &next.extra) {
+                    Ok(Published::Ok) => return Ok(Looped::Published(next.then)),
+                    Ok(Published::Rejected(lines)) => Rejection {
                         refname: Some(next.refname),
                         before: Some(next.tip),
                         lines,
                     },
+                    Err(_) if offline_now(&mut round) => {
+                        attempt -= 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
             }
             Step::Push { updates, then } => {
-                let Some(r) = remote else {
+                let Some(r) = round.remote else {
                     return Ok(Looped::Published(then));
                 };
-                match publish(store, r, &updates, &[])? {
-                    PushOutcome::Ok => return Ok(Looped::Published(then)),
-                    PushOutcome::Rejected(lines) => Rejection {
+                match publish_batched(store, r, &updates) {
+                    Ok(PushOutcome::Ok) => return Ok(Looped::Published(then)),
+                    Ok(PushOutcome::Rejected(lines)) => Rejection {
                         refname: None,
                         before: None,
                         lines,
                     },
+                    Err(_) if offline_now(&mut round) => {
+                        attempt -= 1;
+                        continue;
+                    }
+                    Err(e) => return Err(e),
                 }
             }
         };

@@ -122,6 +122,7 @@ impl Demo<'_> {
     }
 }
 
+mod agents;
 mod forecast;
 mod later;
 mod story;
@@ -180,7 +181,8 @@ fn script(d: &mut Demo<'_>) -> Result<()> {
     story::handoff(d)?;
     later::leadership(d)?;
     later::messages(d)?;
-    later::tasks(d)
+    later::tasks(d)?;
+    agents::agents(d)
 }
 
 #[cfg(test)]

@@ -45,6 +45,8 @@ pub struct Post {
     pub undo: Option<String>,
     pub class: Option<String>,
     pub task: Option<String>,
+    /// Shown at once to agents whose hooks are installed, even to `all`.
+    pub urgent: bool,
 }
 
 /// A posted message and whether it reached the remote.
@@ -118,6 +120,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     msg.undo = p.undo;
     msg.class = p.class;
     msg.task = p.task;
+    msg.urgent = p.urgent;
     let nonce = format!("{}-{}", std::process::id(), nanos());
     let msg = msg.stamp(&now.strftime("%Y%m%dT%H%M%SZ").to_string(), &nonce);
     message::check(&msg)?;
@@ -225,6 +228,7 @@ fn publish_one(
                 lines.join("; ")
             ))),
         ),
+        Err(_) if mirror::gone(r) => (false, Some(remote::not_published(&mirror::kept_why()))),
         Err(e) => (
             false,
             Some(remote::not_published(&format!(

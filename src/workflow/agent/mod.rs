@@ -1,0 +1,56 @@
+//! Agents in their hosts (Claude Code, Codex, Gemini CLI): the guide they
+//! read, the hooks the hosts call, and installing both. The hosts'
+//! contracts are in [`crate::model::agent`].
+//!
+//! - `guide`: the protocol text, the skill, the `AGENTS.md` block;
+//! - `hook`: one event in, one answer out (pre-tool-use, user-prompt-submit);
+//! - `context`: session-start; `stop`: unfinished work and idle mode;
+//!   `renew`: post-tool-use;
+//! - `install`: the hosts' settings files, merged; `backup`: restored;
+//! - `state`: what the hooks remember between calls; `json`: settings
+//!   files read and written in their own key order.
+
+pub mod backup;
+pub mod context;
+pub mod guide;
+pub mod hook;
+pub mod install;
+pub mod json;
+pub mod renew;
+pub mod state;
+pub mod stop;
+
+use std::collections::BTreeSet;
+
+use crate::ctx::Ctx;
+use crate::error::Result;
+use crate::guard::reserved::Held;
+use crate::model::message::Message;
+
+/// What the hooks use of other operations (messages, task claims,
+/// reservations). Workflows do not call each other: the CLI, which
+/// composes them, passes these in.
+pub trait Swarm {
+    /// Every message this clone knows (local and last fetched), oldest first.
+    fn messages(&self, ctx: &Ctx) -> Result<Vec<Message>>;
+    /// The ids `reader` has read with `inbox`.
+    fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>>;
+    /// `task renew <id> --plan <plan>` for the actor.
+    fn renew_task(&self, ctx: &Ctx, plan: &str, id: &str) -> Result<()>;
+    /// Reserve the entry's paths again (its holder renewing it).
+    fn renew_reservation(&self, ctx: &Ctx, entry: &Held) -> Result<()>;
+}
+
+/// The live entries of the reservation ledger this clone knows (local or
+/// last fetched, whichever is further on); empty when the guard is off.
+pub fn live_reservations(ctx: &Ctx) -> Result<Vec<Held>> {
+    let Some(l) = crate::guard::reserved::load(ctx)? else {
+        return Ok(Vec::new());
+    };
+    let now = ctx.store.clock.now();
+    Ok(l.ledger
+        .entries
+        .into_iter()
+        .filter(|e| !e.released && crate::model::reservation::lease_running(&e.lease_until, now))
+        .collect())
+}

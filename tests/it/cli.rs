@@ -327,3 +327,22 @@ fn an_argument_that_is_not_utf8_is_a_usage_error_not_a_panic() {
         );
     }
 }
+
+#[test]
+fn all_refs_sees_every_ref() {
+    // The "nothing changed" assertions all over the suite compare two
+    // all_refs maps: an empty map would make every one of them pass.
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.git(&repo, &["update-ref", "refs/swarm/plans/x", "HEAD"]);
+    let all = env.all_refs(&repo);
+    assert!(all.contains_key("refs/heads/main"), "{all:?}");
+    assert!(all.contains_key("refs/swarm/plans/x"), "{all:?}");
+    env.git(
+        &repo,
+        &["update-ref", "refs/swarm-remotes/origin/plans/x", "HEAD"],
+    );
+    assert!(!env
+        .all_refs(&repo)
+        .contains_key("refs/swarm-remotes/origin/plans/x"));
+}

@@ -293,9 +293,15 @@ impl TestEnv {
         .collect()
     }
 
-    /// Every ref in a repository, for "nothing changed" assertions.
+    /// Every ref a command could write in a repository, for "nothing
+    /// changed" assertions: all of them but HEAD and the mirror of the
+    /// remote's swarm refs (`refs/swarm-remotes/`), which any fetch
+    /// refreshes. `for-each-ref ""` matches no ref at all: this once compared
+    /// two empty maps (see `all_refs_sees_every_ref` in tests/it/cli.rs).
     pub fn all_refs(&self, dir: &Path) -> BTreeMap<String, String> {
-        self.refs(dir, "")
+        let mut all = self.refs(dir, "refs");
+        all.retain(|name, _| !name.starts_with("refs/swarm-remotes/"));
+        all
     }
 
     pub fn write(&self, path: &Path, text: &str) {

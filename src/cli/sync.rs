@@ -34,13 +34,13 @@ pub fn render(report: &SyncReport) -> Output {
     }
     for f in &report.superseded {
         // Packets lose an acceptance; tasks and other kinds a version.
-        let what = if f.r#ref.starts_with("refs/swarm/packets/") {
+        let what = if f.r#ref.starts_with(git_swarm::model::packet::PREFIX) {
             "acceptance"
         } else {
             "version"
         };
         // A lane's snapshot is replaced whole: the newer one wins.
-        let rule = if f.r#ref.starts_with("refs/swarm/wip/") {
+        let rule = if f.r#ref.starts_with(git_swarm::model::lane::wip::WIP_PREFIX) {
             "the newer snapshot wins".to_string()
         } else {
             format!("the {what} published first wins")
@@ -91,6 +91,8 @@ pub fn conflict_error(report: &SyncReport) -> Option<Error> {
 
 #[cfg(test)]
 mod tests {
+    use git_swarm::model::packet::packet_ref;
+    use git_swarm::model::task::task_ref;
     use git_swarm::store::reconcile::Fenced;
 
     use super::*;
@@ -103,15 +105,23 @@ mod tests {
             remote: "b".repeat(40),
         };
         let report = SyncReport {
-            superseded: vec![lost("refs/swarm/packets/p/x"), lost("refs/swarm/tasks/p/t")],
+            superseded: vec![lost(&packet_ref("p", "x")), lost(&task_ref("p", "t"))],
             ..Default::default()
         };
         let text = render(&report).text;
-        assert!(text.contains(
-            "lost     refs/swarm/packets/p/x: the acceptance published first wins (bbbbbbbbbbbb)"
-        ), "{text}");
-        assert!(text.contains(
-            "lost     refs/swarm/tasks/p/t: the version published first wins (bbbbbbbbbbbb); yours was aaaaaaaaaaaa"
-        ), "{text}");
+        assert!(
+            text.contains(&format!(
+                "lost     {}: the acceptance published first wins (bbbbbbbbbbbb)",
+                packet_ref("p", "x")
+            )),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!(
+            "lost     {}: the version published first wins (bbbbbbbbbbbb); yours was aaaaaaaaaaaa",
+            task_ref("p", "t")
+        )),
+            "{text}"
+        );
     }
 }

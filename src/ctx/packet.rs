@@ -16,6 +16,7 @@ use crate::model::packet::{
     TAG_ACCEPTED, TAG_WITHDRAWN, WITHDRAWAL_FILE,
 };
 use crate::names;
+use crate::store::fingerprint::ROOT;
 use crate::store::kind::Records;
 use crate::store::record::Unreadable;
 use crate::store::{mirror, remote};
@@ -61,9 +62,9 @@ pub fn known_refs(
         .map(|(n, _)| n)
         .collect();
     if let Some(remote) = remote {
-        let root = mirror::mirror_ref(remote, "refs/swarm/");
+        let root = mirror::mirror_ref(remote, ROOT);
         for (n, _) in ctx.store.list_refs(&mirror::mirror_ref(remote, prefix))? {
-            names.push(format!("refs/swarm/{}", &n[root.len()..]));
+            names.push(format!("{ROOT}{}", &n[root.len()..]));
         }
     }
     if archived {

@@ -9,7 +9,7 @@ use gix::ObjectId;
 
 use super::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::plan::{plan_ref, Plan, TEXT_FILE};
+use crate::model::plan::{plan_ref, Plan, PREFIX, TEXT_FILE};
 use crate::names;
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::{Event, Store};
@@ -28,9 +28,9 @@ pub fn infer(ctx: &Ctx) -> Result<String> {
     }
     let plans: Vec<String> = ctx
         .store
-        .list_refs("refs/swarm/plans/")?
+        .list_refs(PREFIX)?
         .into_iter()
-        .map(|(r, _)| r.trim_start_matches("refs/swarm/plans/").to_string())
+        .map(|(r, _)| r.trim_start_matches(PREFIX).to_string())
         .collect();
     match plans.as_slice() {
         [only] => Ok(only.clone()),

@@ -7,7 +7,9 @@ use jiff::SignedDuration;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::model::task::{parse_lease, task_ref, TaskKey, TaskRecord, DEFAULT_LEASE};
+use crate::model::task::{
+    parse_lease, plan_prefix, task_ref, TaskKey, TaskRecord, DEFAULT_LEASE, PREFIX,
+};
 use crate::store::kind::{RecordKey, Records};
 use crate::store::record::Unreadable;
 use crate::store::{remote, Store};
@@ -32,14 +34,14 @@ pub fn all(
     plan: Option<&str>,
 ) -> Result<(Vec<Known>, Vec<Unreadable>)> {
     let prefix = match plan {
-        Some(p) => format!("refs/swarm/tasks/{p}/"),
-        None => "refs/swarm/tasks/".to_string(),
+        Some(p) => plan_prefix(p),
+        None => PREFIX.to_string(),
     };
     let records = Records::<TaskRecord>::new(store);
     let (mut good, mut bad) = (Vec::new(), Vec::new());
     for (below, tip) in remote::tips_under(store, remote_name, &prefix)? {
         let refname = format!("{prefix}{below}");
-        let path = &refname["refs/swarm/tasks/".len()..];
+        let path = &refname[PREFIX.len()..];
         let Some(key) = TaskKey::from_path(path) else {
             let e = crate::error::Error::new(
                 crate::error::Code::RecordInvalid,

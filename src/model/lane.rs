@@ -31,8 +31,11 @@ pub const RECORD_FILE: &str = "lane.yaml";
 pub const ACTIVE: &str = "active";
 pub const REMOVED: &str = "removed";
 
+/// Where every lane ref lives.
+pub const PREFIX: &str = "refs/swarm/lanes/";
+
 pub fn lane_ref(feature: &str) -> String {
-    format!("refs/swarm/lanes/{feature}")
+    format!("{PREFIX}{feature}")
 }
 
 pub fn branch_of(feature: &str) -> String {

@@ -37,8 +37,11 @@ pub const RECORD_FILE: &str = "lead.yaml";
 /// The lease when neither `--lease` nor `git config swarm.lease` sets one.
 pub const DEFAULT_LEASE: &str = "30m";
 
+/// Where every leader ref lives.
+pub const PREFIX: &str = "refs/swarm/lead/";
+
 pub fn lead_ref(plan: &str) -> String {
-    format!("refs/swarm/lead/{plan}")
+    format!("{PREFIX}{plan}")
 }
 
 /// The leader record.

@@ -46,6 +46,11 @@ pub fn packet_ref(plan: &str, id: &str) -> String {
     format!("{PREFIX}{plan}/{id}")
 }
 
+/// The refs of every packet of a plan (a prefix).
+pub fn plan_prefix(plan: &str) -> String {
+    format!("{PREFIX}{plan}/")
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Verified {
     pub claim: String,

@@ -58,9 +58,9 @@ pub struct Accepted {
 /// What the refs this command reads are fetched as, each round.
 const WANTED: &[&str] = &[
     PREFIX,
-    "refs/swarm/lead/",
-    "refs/swarm/plans/",
-    "refs/swarm/lanes/",
+    crate::model::lead::PREFIX,
+    crate::model::plan::PREFIX,
+    crate::model::lane::PREFIX,
     crate::model::task::PREFIX,
     crate::model::reservation::LEDGER_REF,
 ];

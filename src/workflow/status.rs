@@ -10,6 +10,7 @@ use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::plan::{self, Plan, PlanDoc, Status};
+use crate::model::{lane, lead};
 use crate::store::kind::Records;
 use crate::store::record::Unreadable;
 use crate::store::Store;
@@ -151,7 +152,7 @@ fn read_plans(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Vec<Plan>> {
     let mut plans = Vec::new();
-    for (name, id) in newest(store, remote, "refs/swarm/plans/")? {
+    for (name, id) in newest(store, remote, plan::PREFIX)? {
         match Records::<PlanDoc>::new(store).at(&name, id) {
             Ok(v) => plans.push(Plan::from(v)),
             Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
@@ -167,12 +168,16 @@ fn read_lanes(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for (feature, id) in newest(store, remote, "refs/swarm/lanes/")? {
+    for (feature, id) in newest(store, remote, lane::PREFIX)? {
         let lane = match crate::ctx::lane::at(store, &feature, id) {
             Ok(l) => l,
             Err(e) => {
-                let refname = format!("refs/swarm/lanes/{feature}");
-                unreadable.push(Unreadable::new("lane", &feature, &refname, &e));
+                unreadable.push(Unreadable::new(
+                    "lane",
+                    &feature,
+                    &lane::lane_ref(&feature),
+                    &e,
+                ));
                 continue;
             }
         };
@@ -208,8 +213,7 @@ fn node(
     let name = &p.record.plan;
     let lead = if led.contains(name) {
         crate::ctx::lead::known(store, remote, name).unwrap_or_else(|e| {
-            let refname = format!("refs/swarm/lead/{name}");
-            unreadable.push(Unreadable::new("lead", name, &refname, &e));
+            unreadable.push(Unreadable::new("lead", name, &lead::lead_ref(name), &e));
             None
         })
     } else {
@@ -248,11 +252,11 @@ pub fn collect(
     let mut unreadable = Vec::new();
     let plans = read_plans(store, remote, &mut unreadable)?;
     let mut lanes_by_plan = read_lanes(store, remote, &mut unreadable)?;
-    let mut led = names_under(store, "refs/swarm/lead/")?;
+    let mut led = names_under(store, lead::PREFIX)?;
     if let Some(r) = remote {
         led.extend(names_under(
             store,
-            &crate::store::mirror::mirror_ref(r, "refs/swarm/lead/"),
+            &crate::store::mirror::mirror_ref(r, lead::PREFIX),
         )?);
     }
     // Each plan's packets in one pass (a partition per plan was quadratic).
@@ -406,7 +410,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
             crate::store::mirror::MirrorView::read(
                 &ctx.store,
                 r,
-                &["refs/swarm/plans/", "refs/swarm/lanes/", "refs/swarm/lead/"],
+                &[plan::PREFIX, lane::PREFIX, lead::PREFIX],
             )
         })
         .transpose()?;

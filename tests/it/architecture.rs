@@ -8,6 +8,10 @@
 //! modules are checked like the rest, except that `super::` inside an
 //! inline module (which names the file's own module) is not followed.
 //!
+//! A swarm ref name is written as a string literal only in `src/store`
+//! and `src/model` (each kind's namespace); elsewhere code uses the kind's
+//! `PREFIX`, ref helper or `Record::refname`.
+//!
 //! [`ALLOWLIST`] is empty: the record-model restructure removed every
 //! violation. A future move in several steps may list violations there
 //! while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
@@ -84,24 +88,39 @@ fn top_of(file: &str) -> String {
     first.strip_suffix(".rs").unwrap_or(first).to_string()
 }
 
+/// What a span of source text is, for [`spans`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Span {
+    Comment,
+    /// A string literal, plain or raw, byte or not (quotes included).
+    Str,
+    Char,
+}
+
 /// The text with comments, string and char literals blanked (lines kept).
 fn code_only(text: &str) -> String {
-    let b = text.as_bytes();
-    let mut out = b.to_vec();
-    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
-        for c in &mut out[from..to.min(b.len())] {
+    let mut out = text.as_bytes().to_vec();
+    for (from, to, _) in spans(text) {
+        for c in &mut out[from..to.min(text.len())] {
             if *c != b'\n' {
                 *c = b' ';
             }
         }
-    };
+    }
+    String::from_utf8(out).expect("blanking keeps UTF-8: only whole literals become spaces")
+}
+
+/// The comments, string and char literals of the text: (start, end, what).
+fn spans(text: &str) -> Vec<(usize, usize, Span)> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
     let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
     let mut i = 0;
     while i < b.len() {
         let prev_ident = i > 0 && ident(b[i - 1]);
         if b[i..].starts_with(b"//") {
             let end = text[i..].find('\n').map_or(b.len(), |e| i + e);
-            blank(&mut out, i, end);
+            out.push((i, end, Span::Comment));
             i = end;
         } else if b[i..].starts_with(b"/*") {
             let (mut depth, mut j) = (1, i + 2);
@@ -116,7 +135,7 @@ fn code_only(text: &str) -> String {
                     j += 1;
                 }
             }
-            blank(&mut out, i, j);
+            out.push((i, j, Span::Comment));
             i = j;
         } else if !prev_ident && (b[i] == b'r' || b[i..].starts_with(b"br")) && {
             let k = i + if b[i] == b'b' { 2 } else { 1 };
@@ -130,14 +149,14 @@ fn code_only(text: &str) -> String {
             let end = text[body..]
                 .find(&close)
                 .map_or(b.len(), |e| body + e + close.len());
-            blank(&mut out, i, end);
+            out.push((i, end, Span::Str));
             i = end;
         } else if b[i] == b'"' {
             let mut j = i + 1;
             while j < b.len() && b[j] != b'"' {
                 j += if b[j] == b'\\' { 2 } else { 1 };
             }
-            blank(&mut out, i, j + 1);
+            out.push((i, j + 1, Span::Str));
             i = j + 1;
         } else if b[i] == b'\'' {
             // A char literal ('a', '\n', '\u{..}', 'é') or a lifetime ('static).
@@ -152,7 +171,7 @@ fn code_only(text: &str) -> String {
             };
             match len {
                 Some(len) => {
-                    blank(&mut out, i, i + 1 + len);
+                    out.push((i, i + 1 + len, Span::Char));
                     i += 1 + len;
                 }
                 None => i += 1,
@@ -161,7 +180,7 @@ fn code_only(text: &str) -> String {
             i += 1;
         }
     }
-    String::from_utf8(out).expect("blanking keeps UTF-8: only whole literals become spaces")
+    out
 }
 
 /// Spans of inline `mod x { … }` bodies, where `super::` is the file's own module.
@@ -599,6 +618,83 @@ fn unlayered_modules_and_the_binary_are_handled() {
         got,
         [("src/lane.rs", "<no layer>"), ("src/store/mod.rs", "lane")],
         "{v:#?}"
+    );
+}
+
+/// Where a ref-name literal may be written: each kind's namespace lives
+/// with the kind (`src/model`) or the store (`src/store`).
+const REF_LITERAL_HOMES: &[&str] = &["src/store/", "src/model/"];
+
+/// The string literals that begin a swarm ref name (`"refs/swarm/…`,
+/// `"refs/swarm-remotes/…`) outside [`REF_LITERAL_HOMES`], as
+/// `file:line: literal`. Comments and doc comments may name refs, and so
+/// may a message that quotes one mid-sentence: only a literal that starts
+/// with the ref is a hand-written ref name.
+fn ref_literals(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        if REF_LITERAL_HOMES.iter().any(|home| file.starts_with(home)) {
+            continue;
+        }
+        for (from, to, what) in spans(text) {
+            if what != Span::Str {
+                continue;
+            }
+            let literal = &text[from..to.min(text.len())];
+            let body = literal.trim_start_matches(['b', 'r', '#']);
+            let Some(body) = body.strip_prefix('"') else {
+                continue;
+            };
+            if body.starts_with("refs/swarm/") || body.starts_with("refs/swarm-remotes/") {
+                let line = text[..from].matches('\n').count() + 1;
+                out.push(format!("{file}:{line}: {literal}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn ref_names_are_written_only_in_store_and_model() {
+    let found = ref_literals(&read_src());
+    assert!(
+        found.is_empty(),
+        "{} ref-name literal(s) outside src/store and src/model; use the kind's namespace (its `PREFIX`, ref helper or `Record::refname`) instead:\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+#[test]
+fn an_injected_ref_literal_fails_and_comments_do_not() {
+    let files: Vec<(String, String)> = [
+        (
+            "src/workflow/x.rs",
+            "//! Reads `refs/swarm/lanes/<feature>`.\n\
+             /// \"refs/swarm/plans/\" in a doc comment\n\
+             /* \"refs/swarm/tasks/\" */\n\
+             fn f() -> String { format!(\"refs/swarm/lanes/{}\", 1) }\n\
+             const M: &str = r#\"refs/swarm-remotes/origin/\"#;\n\
+             const H: &str = \"see `git log refs/swarm/lanes/x`\";\n",
+        ),
+        (
+            "src/model/lane.rs",
+            "pub const PREFIX: &str = \"refs/swarm/lanes/\";\n",
+        ),
+        (
+            "src/store/mirror.rs",
+            "fn m() -> String { format!(\"refs/swarm-remotes/{}/\", 1) }\n",
+        ),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(
+        ref_literals(&files),
+        [
+            "src/workflow/x.rs:4: \"refs/swarm/lanes/{}\"",
+            "src/workflow/x.rs:5: r#\"refs/swarm-remotes/origin/\"#",
+        ]
     );
 }
 

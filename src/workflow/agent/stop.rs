@@ -257,14 +257,11 @@ fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
 /// those prefixes change anything here? Then that fetch. True when it
 /// fetched; an unreachable remote is a round without news.
 fn remote_round(ctx: &Ctx, r: &str, plan: Option<&str>) -> bool {
-    let of = |ns: &str| match plan {
-        Some(p) => format!("refs/swarm/{ns}/{p}/"),
-        None => format!("refs/swarm/{ns}/"),
-    };
+    use crate::model::{packet, task};
     let prefixes = [
         crate::model::message::PREFIX.to_string(),
-        of("tasks"),
-        of("packets"),
+        plan.map_or_else(|| task::PREFIX.to_string(), task::plan_prefix),
+        plan.map_or_else(|| packet::PREFIX.to_string(), packet::plan_prefix),
     ];
     let specs: Vec<String> = prefixes
         .iter()

@@ -79,7 +79,7 @@ pub(super) fn leadership(d: &mut Demo<'_>) -> Result<()> {
             "ls-remote",
             "origin",
             "refs/heads/main",
-            "refs/swarm/lead/shop",
+            &crate::model::lead::lead_ref("shop"),
         ],
         0,
     )?;

@@ -127,7 +127,9 @@ fn looks_like_id(s: &str) -> bool {
 fn active(ctx: &Ctx, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<String>)> {
     let mut lanes = Vec::new();
     let mut notes = Vec::new();
-    for (name, tip) in crate::store::remote::tips_under(&ctx.store, remote, "refs/swarm/lanes/")? {
+    for (name, tip) in
+        crate::store::remote::tips_under(&ctx.store, remote, crate::model::lane::PREFIX)?
+    {
         let Some(id) = tip.base else { continue };
         match crate::ctx::lane::at(&ctx.store, &name, id) {
             Ok(l) if l.record.is_active() => lanes.push(l),

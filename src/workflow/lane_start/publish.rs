@@ -24,7 +24,7 @@ use crate::store::mirror::mirror_ref;
 use crate::store::remote::{publish_loop, tips_under, Fetch, Looped, Next, Step};
 use crate::store::Event;
 
-const LANES: &str = "refs/swarm/lanes/";
+const LANES: &str = model::PREFIX;
 
 /// How many times a start is re-published after the plan moved on the
 /// remote for another reason (a report, a save) while it was pushing.

@@ -27,13 +27,13 @@ fn known_addresses(ctx: &Ctx, actor: &str) -> Result<BTreeSet<String>> {
         out.extend(m.relayed_from);
     }
     let lanes = Records::<LaneRecord>::new(store);
-    for (feature, tip) in remote::tips_under(store, remote_name, "refs/swarm/lanes/")? {
+    for (feature, tip) in remote::tips_under(store, remote_name, crate::model::lane::PREFIX)? {
         if let Some(Ok(v)) = tip.base.map(|b| lanes.at(&feature, b)) {
             out.insert(v.value.owner);
         }
     }
     let leads = Records::<LeadRecord>::new(store);
-    for (plan, tip) in remote::tips_under(store, remote_name, "refs/swarm/lead/")? {
+    for (plan, tip) in remote::tips_under(store, remote_name, crate::model::lead::PREFIX)? {
         if let Some(Ok(v)) = tip.base.map(|b| leads.at(&plan, b)) {
             out.extend(v.value.leader);
             out.extend(v.value.succession);

@@ -341,7 +341,7 @@ pub fn all_and_unreadable(ctx: &Ctx) -> Result<(Vec<Message>, Vec<Unreadable>)> 
     let mut by_key: BTreeMap<MessageKey, Message> = BTreeMap::new();
     let mut bad: BTreeMap<String, Unreadable> = BTreeMap::new();
     if let Some(r) = ctx.settings.remote.as_deref() {
-        let (mirrored, unread) = records.all_under(&format!("refs/swarm-remotes/{r}/messages/"))?;
+        let (mirrored, unread) = records.all_under(&crate::store::mirror::mirror_ref(r, PREFIX))?;
         by_key.extend(mirrored.into_iter().map(|v| (v.key, v.value)));
         bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
     }

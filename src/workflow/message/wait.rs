@@ -69,15 +69,17 @@ impl Watch {
     /// messages, which go by the cursor). Tasks and reservations are added
     /// here as their kinds land (`refs/swarm/tasks/<plan>/`).
     fn prefixes(&self) -> Vec<String> {
-        let plan = |ns: &str| match &self.plan {
-            Some(p) => format!("refs/swarm/{ns}/{p}"),
-            None => format!("refs/swarm/{ns}/"),
+        // The kind's prefix, then the plan's name (no `/` after it: as
+        // before, a plan's name is a prefix).
+        let plan = |prefix: &str| match &self.plan {
+            Some(p) => format!("{prefix}{p}"),
+            None => prefix.to_string(),
         };
         let of = |kind: &str| -> Vec<String> {
             match kind {
-                "packet" => vec![plan("packets")],
-                "lead" => vec![plan("lead")],
-                "task" => vec![plan("tasks")],
+                "packet" => vec![plan(crate::model::packet::PREFIX)],
+                "lead" => vec![plan(crate::model::lead::PREFIX)],
+                "task" => vec![plan(crate::model::task::PREFIX)],
                 "verdict" => vec![crate::store::notes::NOTES_REF.to_string()],
                 _ => vec![],
             }
@@ -100,20 +102,12 @@ impl Watch {
 /// The refs under `prefixes`, local and in the remote's mirror.
 fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> {
     let mut refs = BTreeMap::new();
-    let mirror_root = ctx
-        .settings
-        .remote
-        .as_deref()
-        .map(|r| format!("refs/swarm-remotes/{r}/"));
+    let remote = ctx.settings.remote.as_deref();
     for prefix in prefixes {
         let mut places = vec![(prefix.clone(), prefix.clone())];
-        if let Some(root) = &mirror_root {
-            let mirrored = if let Some(rest) = prefix.strip_prefix("refs/swarm/") {
-                format!("{root}{rest}")
-            } else {
-                format!("{root}notes/swarm")
-            };
-            places.push((mirrored, prefix.clone()));
+        if let Some(r) = remote {
+            // A swarm ref's prefix, or the notes ref.
+            places.push((crate::store::mirror::mirror_ref(r, prefix), prefix.clone()));
         }
         for (place, shown) in places {
             for (name, id) in ctx.store.list_refs(&place)? {

@@ -61,7 +61,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
         names::validate_name("plan", p)?;
         return Ok(p.to_string());
     }
-    fetch(ctx, &["refs/swarm/tasks/"])?;
+    fetch(ctx, &[crate::model::task::PREFIX])?;
     let (all, unreadable) = known::all(&ctx.store, ctx.remote(), None)?;
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".

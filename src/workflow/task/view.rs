@@ -72,7 +72,7 @@ fn load(ctx: &Ctx, plan: Option<&str>) -> Result<(Vec<Known>, Vec<Unreadable>)> 
     if let Some(p) = plan {
         names::validate_name("plan", p)?;
     }
-    fetch(ctx, &["refs/swarm/tasks/"])?;
+    fetch(ctx, &[crate::model::task::PREFIX])?;
     known::all(&ctx.store, ctx.remote(), plan)
 }
 

@@ -7,7 +7,9 @@
 use std::path::Path;
 
 use crate::harness::TestEnv;
-use crate::snapshot::{file, handoff_id, hash_object, lane_with_history, mktree, state};
+use crate::snapshot::{
+    file, handoff_id, hash_object, lane_with_history, mktree, push_forged, state,
+};
 
 #[test]
 fn release_takes_a_directory_by_the_name_it_was_reserved_with() {
@@ -192,28 +194,7 @@ fn forge(env: &TestEnv, dir: &Path, id: &str, work: &[String], staged: &[String]
             "snapshot",
         ],
     );
-    let yaml = env
-        .git(dir, &["show", &format!("{packet_ref}:packet.yaml")])
-        .replace(&snap, &forged);
-    let blob = hash_object(env, dir, yaml.as_bytes());
-    let ptree = mktree(env, dir, &format!("100644 blob {blob}\tpacket.yaml"));
-    let packet = env.git(
-        dir,
-        &["commit-tree", &ptree, "-p", &packet_ref, "-m", "forged"],
-    );
-    env.git(
-        dir,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "--force",
-            "origin",
-            &format!("{packet}:{packet_ref}"),
-            &format!("{forged}:{snap_ref}"),
-        ],
-    );
-    forged
+    push_forged(env, dir, id, &snap, forged)
 }
 
 #[test]

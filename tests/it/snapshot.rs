@@ -477,9 +477,24 @@ pub(crate) fn forge_snapshot(env: &TestEnv, dir: &Path, id: &str, extra: &[Strin
             "snapshot",
         ],
     );
+    push_forged(env, dir, id, &snap, forged)
+}
+
+/// Push `forged` in place of packet `id`'s snapshot `snap` (plan auth) and
+/// a new packet version naming it, as someone who can push to the remote
+/// could; returns `forged`.
+pub(crate) fn push_forged(
+    env: &TestEnv,
+    dir: &Path,
+    id: &str,
+    snap: &str,
+    forged: String,
+) -> String {
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let packet_ref = format!("refs/swarm/packets/auth/{id}");
     let yaml = env
         .git(dir, &["show", &format!("{packet_ref}:packet.yaml")])
-        .replace(&snap, &forged);
+        .replace(snap, &forged);
     let blob = hash_object(env, dir, yaml.as_bytes());
     let ptree = mktree(env, dir, &format!("100644 blob {blob}\tpacket.yaml"));
     let packet = env.git(

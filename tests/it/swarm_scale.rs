@@ -222,7 +222,7 @@ fn every_json_document_counts_the_remote_operations_of_its_command() {
         .ok();
     assert_eq!(
         ops(&listed),
-        serde_json::json!({"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0})
+        serde_json::json!({"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0, "backoff_ms": 0})
     );
     // A claim: it fetches what it decides on and pushes one ref.
     env.swarm(
@@ -250,5 +250,104 @@ fn every_json_document_counts_the_remote_operations_of_its_command() {
         (o["pushes"].clone(), o["retries"].clone()),
         (5.into(), 4.into()),
         "{o}"
+    );
+}
+
+/// A `pre-receive` hook that, for the next `n` pushes, moves the pushed
+/// refs itself first (another writer winning the race at the server: the
+/// push then finds them "at X but expected Y"), then lets pushes through.
+fn race_the_next_pushes(remote: &Path, n: usize) {
+    std::fs::write(remote.join("raced-pushes"), n.to_string()).unwrap();
+    hook(
+        remote,
+        "pre-receive",
+        r#"n=$(cat raced-pushes)
+if [ "$n" -le 0 ]; then cat >/dev/null; exit 0; fi
+echo $((n - 1)) > raced-pushes
+while read old new ref; do
+  [ "$old" = 0000000000000000000000000000000000000000 ] && continue
+  tree=$(git rev-parse "$old^{tree}")
+  moved=$(echo "moved by another writer" | env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git commit-tree "$tree" -p "$old")
+  env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref "$ref" "$moved" "$old"
+done
+"#,
+    );
+}
+
+/// The jittered backoff between attempts, as the process counted it.
+fn slept(run: &crate::harness::Run) -> u64 {
+    run.json()["remote_ops"]["backoff_ms"].as_u64().unwrap()
+}
+
+#[test]
+fn the_retries_pause_with_a_bounded_jittered_backoff_seeded_for_tests() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_JITTER_SEED", "26");
+    let (remote, clones) = setup(&env, &["ann"]);
+    let ann = &clones[0];
+    for t in ["t1", "t2"] {
+        env.swarm(ann, &["task", "new", t, "--plan", "p", "--title", "do it"])
+            .ok();
+    }
+    // A server that answers "locked" twice: two pauses, 50–100 ms then
+    // 100–200 ms.
+    lock_the_next_pushes(&remote, 2);
+    let first = env
+        .swarm(ann, &["task", "claim", "t1", "--plan", "p", "--json"])
+        .ok();
+    let ops = &first.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["retries"].clone()),
+        (3.into(), 2.into()),
+        "{ops}"
+    );
+    let ms = slept(&first);
+    assert!((150..=300).contains(&ms), "{ops}");
+    // The same seed, the same pauses: a test sees the same run every time.
+    lock_the_next_pushes(&remote, 2);
+    let again = env
+        .swarm(ann, &["task", "claim", "t2", "--plan", "p", "--json"])
+        .ok();
+    assert_eq!(slept(&again), ms);
+    // Another seed, other pauses (the jitter is not a constant).
+    lock_the_next_pushes(&remote, 2);
+    let other = env
+        .swarm_env(
+            ann,
+            &[("GIT_SWARM_JITTER_SEED", "27")],
+            &["task", "release", "t2", "--plan", "p", "--json"],
+        )
+        .ok();
+    assert!((150..=300).contains(&slept(&other)));
+    assert_ne!(slept(&other), ms);
+
+    // The publish loop: the first three pushes lose the race at the server
+    // (another writer moved the task just before), each lost round is
+    // followed by a pause (50–100, 100–200, 200–400 ms), and the fourth
+    // round, decided on the fresh task, lands.
+    race_the_next_pushes(&remote, 3);
+    let before = env.refs(&remote, "refs/swarm/tasks/p/t2");
+    let raced = env
+        .swarm(ann, &["task", "claim", "t2", "--plan", "p", "--json"])
+        .ok();
+    assert_eq!(env.read(&remote.join("raced-pushes")).trim(), "0");
+    let ops = &raced.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["retries"].clone()),
+        (4.into(), 0.into()),
+        "{ops}"
+    );
+    let ms = slept(&raced);
+    assert!((350..=700).contains(&ms), "{ops}");
+    let tip = env.refs(&remote, "refs/swarm/tasks/p/t2")["refs/swarm/tasks/p/t2"].clone();
+    assert_ne!(Some(&tip), before.get("refs/swarm/tasks/p/t2"));
+    // Three commits of "another writer" under the claim, which is ann's.
+    let log = env.git(&remote, &["log", "--format=%s", "-4", &tip]);
+    assert_eq!(log.matches("moved by another writer").count(), 3, "{log}");
+    let yaml = env.git(&remote, &["show", &format!("{tip}:task.yaml")]);
+    assert!(yaml.contains("ann"), "{yaml}");
+    assert_eq!(
+        env.refs(ann, "refs/swarm/tasks/p/t2")["refs/swarm/tasks/p/t2"],
+        tip
     );
 }

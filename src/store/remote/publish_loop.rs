@@ -276,6 +276,13 @@ pub fn publish_loop<T>(
             }
         };
         round.rejected = Some(rejection);
+        // Lost at the remote: the winners of this round are still pushing
+        // their next steps, and every loser fetching again at once would
+        // collide again. A jittered pause spreads them (offline, the local
+        // CAS retries at once: the other writer is a process beside it).
+        if round.remote.is_some() && attempt < attempts {
+            crate::git::net::backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
+        }
     }
     Ok(Looped::Exhausted(round.rejected.take().unwrap_or(
         Rejection {

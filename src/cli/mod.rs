@@ -23,6 +23,7 @@ pub mod message;
 pub mod misc;
 pub mod plan;
 mod publish;
+pub mod renew;
 pub mod reserve;
 pub mod serve;
 pub mod sync;
@@ -134,6 +135,8 @@ pub enum Command {
     Release(reserve::ReleaseArgs),
     /// List live reservations: holder, paths, lease left, task.
     Reservations(reserve::ReservationsArgs),
+    /// Renew every task claim and reservation you hold, in one push (the agent hook does this once one is past half its lease).
+    Renew(renew::RenewArgs),
     /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
     Serve(serve::ServeArgs),
 }
@@ -393,6 +396,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),
+        Command::Renew(a) => renew::renew(g, a),
         Command::Serve(a) => serve::serve(g, a),
     }
 }

@@ -351,3 +351,92 @@ fn the_retries_pause_with_a_bounded_jittered_backoff_seeded_for_tests() {
         tip
     );
 }
+
+/// The leases of `who`'s reservations in `dir`'s view of the remote ledger.
+fn ledger_leases(env: &TestEnv, dir: &Path) -> Vec<(String, String, String)> {
+    let run = env.swarm(dir, &["reservations", "--json"]).ok();
+    run.json()["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e["holder"].as_str().unwrap().to_string(),
+                e["lease_until"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn one_push_renews_every_claim_and_reservation_an_agent_holds() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:00:00Z");
+    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    for t in ["t1", "t2", "t3", "t4"] {
+        env.swarm(ann, &["task", "new", t, "--plan", "p", "--title", "work"])
+            .ok();
+    }
+    for t in ["t1", "t2", "t3"] {
+        env.swarm(ann, &["task", "claim", t, "--plan", "p"]).ok();
+    }
+    env.swarm(ann, &["reserve", "src/a/"]).ok();
+    env.swarm(ann, &["reserve", "docs/b.md", "--shared"]).ok();
+    env.swarm(bob, &["task", "claim", "t4", "--plan", "p"]).ok();
+    env.swarm(bob, &["reserve", "src/c/"]).ok();
+    let tasks_before = env.refs(&remote, "refs/swarm/tasks/");
+    let leases_before = ledger_leases(&env, bob);
+    // Twenty minutes on: ann's claims have ten minutes left.
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:20:00Z");
+    let run = env.swarm(ann, &["renew", "--json"]).ok();
+    let doc = run.json();
+    assert_eq!(doc["tasks"], serde_json::json!(["p/t1", "p/t2", "p/t3"]));
+    assert_eq!(doc["reservations"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(doc["task_lease_until"], "2026-01-01T10:50:00Z");
+    assert_eq!(doc["reservation_lease_until"], "2026-01-01T12:20:00Z");
+    // One push for five holdings: three task refs and the ledger.
+    let ops = &doc["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["refs_pushed"].clone()),
+        (1.into(), 4.into()),
+        "{ops}"
+    );
+    // At the remote: ann's three claims moved, bob's did not.
+    let tasks_after = env.refs(&remote, "refs/swarm/tasks/");
+    for t in ["t1", "t2", "t3"] {
+        let r = format!("refs/swarm/tasks/p/{t}");
+        assert_ne!(tasks_after[&r], tasks_before[&r], "{t}");
+        let yaml = env.git(
+            &remote,
+            &["show", &format!("{}:task.yaml", tasks_after[&r])],
+        );
+        assert!(yaml.contains("2026-01-01T10:50:00Z"), "{yaml}");
+        assert_eq!(env.refs(ann, &r)[&r], tasks_after[&r]);
+    }
+    let t4 = "refs/swarm/tasks/p/t4";
+    assert_eq!(tasks_after[t4], tasks_before[t4]);
+    // The ledger: ann's two entries renewed, bob's as it was.
+    let leases_after = ledger_leases(&env, bob);
+    for (before, after) in leases_before.iter().zip(&leases_after) {
+        assert_eq!((&before.0, &before.1), (&after.0, &after.1));
+        if after.1 == "ann" {
+            assert_eq!(after.2, "2026-01-01T12:20:00Z");
+        } else {
+            assert_eq!(after, before);
+        }
+    }
+    // --due with nothing past half its lease: nothing fetched or pushed.
+    let quiet = env.swarm(ann, &["renew", "--due", "--json"]).ok();
+    assert_eq!(quiet.json()["nothing"], true);
+    assert_eq!(quiet.json()["remote_ops"]["pushes"], 0);
+    // Bob holds one claim and one reservation: one push of two refs.
+    let bobs = env.swarm(bob, &["renew", "--json"]).ok();
+    let ops = &bobs.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["refs_pushed"].clone()),
+        (1.into(), 2.into()),
+        "{ops}"
+    );
+}

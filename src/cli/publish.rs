@@ -7,7 +7,7 @@
 
 use git_swarm::output::Output;
 use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
-use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
+use git_swarm::store::remote::{not_published, pending, Flushed};
 
 use super::Global;
 
@@ -25,17 +25,6 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     let Some(remote) = ctx.settings.remote.clone() else {
         return out;
     };
-    let keep = |out: Output, why: &str| {
-        let mut out = if said(&out) {
-            out
-        } else {
-            out.warn(not_published(why))
-        };
-        if let Some(doc) = out.json.as_object_mut() {
-            doc.insert("not_published".into(), serde_json::json!(why));
-        }
-        out
-    };
     // `--offline`, or this command found the remote unreachable (it kept
     // its write as offline): nothing is tried again.
     if ctx.offline || gone(&remote) {
@@ -44,7 +33,7 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
             _ => out,
         };
     }
-    match publish_pending(&ctx.store, &remote) {
+    match super::budget::publish_and_settle(&ctx, &remote) {
         Ok(Flushed::Nothing) => out,
         Ok(Flushed::Published(refs)) => published(out, &remote, refs),
         Ok(Flushed::Refused(_)) => keep(
@@ -58,7 +47,20 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     }
 }
 
-fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
+/// The one wording of what stays in this clone, on the command's output.
+pub fn keep(out: Output, why: &str) -> Output {
+    let mut out = if said(&out) {
+        out
+    } else {
+        out.warn(not_published(why))
+    };
+    if let Some(doc) = out.json.as_object_mut() {
+        doc.insert("not_published".into(), serde_json::json!(why));
+    }
+    out
+}
+
+pub fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
     out.text
         .push_str(&format!("published to {remote}: {}\n", refs.join(", ")));
     if let Some(doc) = out.json.as_object_mut() {

@@ -35,6 +35,7 @@ mod plan;
 mod process;
 mod props;
 mod publish;
+mod push_budget;
 mod quickstart;
 mod regress;
 mod reserve;

@@ -221,6 +221,9 @@ fn remote_prefixes(watch: &Watch) -> Vec<String> {
 /// anything here?), and that fetch when it would; true when it fetched. An
 /// unreachable remote is a round without news, not the end of the wait.
 fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bool> {
+    // A push budget's queue whose window passed goes out now: a wait may be
+    // this clone's only command for a while (no daemon publishes it).
+    let _ = crate::store::remote::budget::flush_if_due(&ctx.store, r);
     cost.remote_queries += 1;
     let prefixes = remote_prefixes(watch);
     let specs: Vec<String> = prefixes

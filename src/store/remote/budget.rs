@@ -103,10 +103,59 @@ pub fn due(store: &Store, remote: &str) -> bool {
 
 /// Publish the queue of `remote` if it is due (one atomic push with
 /// leases, [`publish_pending`]); None when it is not due.
+/// Several agents share a clone: the one that takes this lock publishes
+/// the queue, the others leave it to it (their pushes would carry the same
+/// refs and be refused). A lock whose process is gone (killed), or older
+/// than a minute, is taken over.
+struct FlushLock(std::path::PathBuf);
+
+impl FlushLock {
+    fn take(store: &Store, remote: &str) -> Option<FlushLock> {
+        let path = store
+            .common_dir()
+            .join("swarm")
+            .join(format!("flushing-{remote}"));
+        let open = || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            f.write_all(std::process::id().to_string().as_bytes())
+        };
+        if open().is_ok() {
+            return Some(FlushLock(path));
+        }
+        let holder_gone = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+            .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let old = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(60));
+        if holder_gone || old {
+            let _ = std::fs::remove_file(&path);
+            return open().ok().map(|_| FlushLock(path));
+        }
+        None
+    }
+}
+
+impl Drop for FlushLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
     if !due(store, remote) {
         return Ok(None);
     }
+    let Some(_lock) = FlushLock::take(store, remote) else {
+        return Ok(None);
+    };
     crate::failpoint::point("budget:flush");
     let flushed = publish_pending(store, remote)?;
     settle(store, remote)?;

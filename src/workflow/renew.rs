@@ -25,8 +25,9 @@ use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::Event;
 
 /// How many rounds a renewal re-reads and decides again after the remote
-/// refused its push (someone moved one of the records first).
-const ATTEMPTS: usize = 5;
+/// refused its push (someone moved one of the records first): as many as
+/// a reservation's, since the one ledger is in the push.
+const ATTEMPTS: usize = 12;
 
 /// What `renew` did.
 #[derive(Debug, Clone, Default, Serialize)]

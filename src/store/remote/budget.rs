@@ -163,15 +163,26 @@ pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
 }
 
 /// The queued updates a command that publishes at once carries in its
-/// atomic push, besides `own` (the refs it publishes itself): empty without
-/// a budget or a queue. Each carries the mirrored value as its lease.
-pub fn carry(store: &Store, remote: &str, own: &[&str]) -> Result<Vec<PushUpdate>> {
+/// atomic push, besides `own` (the refs it publishes itself), and the lock
+/// to hold until that push is answered: empty without a budget or a queue,
+/// or while another process of this clone carries or flushes it (two
+/// pushes carrying the same refs: one would be refused and pushed again).
+/// Each carries the mirrored value as its lease.
+pub fn carry(
+    store: &Store,
+    remote: &str,
+    own: &[&str],
+) -> Result<(Vec<PushUpdate>, Option<impl Drop>)> {
     if queued_since(store, remote).is_none() || budget(store)?.is_none() {
-        return Ok(Vec::new());
+        return Ok((Vec::new(), None));
     }
-    Ok(pending(store, remote)?
+    let Some(lock) = FlushLock::take(store, remote) else {
+        return Ok((Vec::new(), None));
+    };
+    let updates = pending(store, remote)?
         .updates
         .into_iter()
         .filter(|u| !own.contains(&u.refname.as_str()))
-        .collect())
+        .collect();
+    Ok((updates, Some(lock)))
 }

@@ -238,14 +238,14 @@ pub fn publish_loop<T>(
                 // (first round only: a refusal may be a carried record's
                 // stale lease, and the command's own write must not pay
                 // for it; what is left goes with the command's end).
-                let carried = match round.remote {
+                let (carried, _carrying_lock) = match round.remote {
                     Some(r) if round.rejected.is_none() => {
                         let own: Vec<&str> = std::iter::once(next.refname.as_str())
                             .chain(next.companions.iter().map(|c| c.refname.as_str()))
                             .collect();
-                        super::budget::carry(store, r, &own).unwrap_or_default()
+                        super::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
                     }
-                    _ => Vec::new(),
+                    _ => (Vec::new(), None),
                 };
                 let carrying = !carried.is_empty();
                 next.companions.extend(carried);

@@ -2,7 +2,7 @@
 
 use clap::Args;
 use git_swarm::error::Result;
-use git_swarm::output::Output;
+use git_swarm::output::{count, Output};
 use git_swarm::store::archive::GcReport;
 
 use super::Global;
@@ -25,7 +25,7 @@ pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
     };
     let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
     let report = git_swarm::workflow::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
-    Ok(super::gc::render(&report))
+    Ok(render(&report))
 }
 
 pub fn render(report: &GcReport) -> Output {
@@ -38,7 +38,7 @@ pub fn render(report: &GcReport) -> Output {
         };
         text.push_str(&format!(
             "{verb} {} into refs/swarm/archive/{kind}\n",
-            git_swarm::output::count(
+            count(
                 names.len(),
                 &format!("{kind} record"),
                 &format!("{kind} records")

@@ -1,7 +1,7 @@
 //! `git swarm init`.
 
 use clap::Args;
-use git_swarm::error::Result;
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::output::Output;
 
 use super::Global;
@@ -32,11 +32,8 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
         .filter(|h| !h.trim().is_empty())
         .map(|h| {
             git_swarm::model::agent::Host::parse(h.trim()).ok_or_else(|| {
-                git_swarm::error::Error::new(
-                    git_swarm::error::Code::Usage,
-                    format!("unknown agent host '{h}'"),
-                )
-                .hint("use claude, codex or gemini")
+                Error::new(Code::Usage, format!("unknown agent host '{h}'"))
+                    .hint("use claude, codex or gemini")
             })
         })
         .collect::<Result<Vec<_>>>()?;

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
+use git_swarm::output::{count, Output};
 
 use super::{Cli, Global};
 
@@ -106,7 +106,7 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
     }
     let text = format!(
         "installed {} in {} (git-swarm.1, git-swarm-plan.1, git-swarm-lead-claim.1, …)\n`git swarm --help`, `git help swarm` and `man git-swarm-plan` now work if {} is on your MANPATH\n",
-        git_swarm::output::count(installed.len(), "man page", "man pages"),
+        count(installed.len(), "man page", "man pages"),
         dir.display(),
         dir.parent().unwrap_or(&dir).display()
     );

@@ -46,7 +46,7 @@ fn status_output(view: StatusView) -> Output {
     if view.unpublished > 0 {
         text.push_str(&format!(
             "{} not published: `git swarm sync` publishes {}\n",
-            git_swarm::output::count(view.unpublished, "local change", "local changes"),
+            count(view.unpublished, "local change", "local changes"),
             if view.unpublished == 1 { "it" } else { "them" }
         ));
     }

@@ -31,17 +31,14 @@ pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
         }
     };
     let report = git_swarm::workflow::sync::sync(&ctx, &actor, &mut progress)?;
-    eprint!("{}", super::sync::warnings_text(&report));
-    if let Some(err) = super::sync::conflict_error(&report) {
+    eprint!("{}", warnings_text(&report));
+    if let Some(err) = conflict_error(&report) {
         if !g.json {
-            super::emit(
-                &mut std::io::stdout().lock(),
-                &super::sync::render(&report).text,
-            );
+            super::emit(&mut std::io::stdout().lock(), &render(&report).text);
         }
         return Err(err);
     }
-    Ok(super::sync::render(&report))
+    Ok(render(&report))
 }
 
 /// The warnings of a sync, one `warning:` line each, for stderr.

@@ -340,7 +340,7 @@ fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["notify", "bob", "hello"]).ok();
     // A message ref someone pushed by hand, holding YAML nobody can read.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         ann,
         "refs/swarm/messages/_/20260101T000000Z-mallory-0bad",

@@ -692,7 +692,7 @@ fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten()
     let (remote, clones) = setup(&env, &["ann", "bob"]);
     let (a, b) = (&clones[0], &clones[1]);
     // From a newer version of git-swarm, or pushed by hand: unreadable here.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         b,
         &task_ref("p", "fut"),

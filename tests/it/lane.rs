@@ -993,3 +993,34 @@ fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
         .stdout_has("stale lock");
     assert!(!lock.exists());
 }
+
+#[test]
+fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "one"]).ok();
+    env.swarm(a, &["plan", "new", "two"]).ok();
+    // bob moves main; ann has not fetched.
+    env.write(&b.join("new.txt"), "new\n");
+    env.git(b, &["add", "."]);
+    env.git(b, &["commit", "--quiet", "-m", "new"]);
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let tip = env.git(&remote, &["rev-parse", "main"]);
+
+    let out = env
+        .swarm(a, &["lane", "new", "one", "--plan", "one", "--json"])
+        .ok();
+    assert_eq!(out.json()["base_commit"], tip.as_str());
+    assert!(worktree(a, "one").join("new.txt").exists());
+
+    // The remote gone: the lane starts from the local copy, and says so.
+    std::fs::rename(&remote, env.root().join("elsewhere.git")).unwrap();
+    let run = env.swarm(a, &["lane", "new", "two", "--plan", "two"]).ok();
+    run.expect_stderr("could not fetch main from origin");
+    run.expect_stderr("started from this clone's copy of origin/main as of 20");
+    run.expect_stdout(&format!("from origin/main ({})", &tip[..12]));
+}

@@ -1,14 +1,15 @@
 //! The common set-up, built in one chain: a bare remote, its clones (each
 //! with `git swarm init`), then plans, a leader, lanes, tasks, pushed lane
 //! branches and handoffs. Every step is the real `git swarm` or `git`
-//! command a user would type, and must succeed; a test then takes the parts
-//! it needs:
+//! command a user would type, and must succeed; a test then takes the
+//! environment, the remote and the clones:
 //!
 //! ```ignore
-//! let Swarm { env, remote, clones, .. } = Swarm::new(&["alice", "bob"])
+//! let (env, remote, clones) = Swarm::new(&["alice", "bob"])
 //!     .plan(0, "auth")
 //!     .sync(0)
-//!     .lane(1, "login");
+//!     .lane(1, "login")
+//!     .parts();
 //! ```
 //!
 //! Steps that name a plan (`leader`, `lane`, `task`) name the last one
@@ -44,6 +45,11 @@ impl Swarm {
             clones,
             plan: None,
         }
+    }
+
+    /// The environment, the remote and the clones, for the test to go on.
+    pub fn parts(self) -> (TestEnv, PathBuf, Vec<PathBuf>) {
+        (self.env, self.remote, self.clones)
     }
 
     /// The plan the plan-scoped steps name.

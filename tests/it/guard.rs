@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 
 fn head(env: &TestEnv, dir: &Path) -> String {
@@ -121,8 +121,7 @@ fn changeset_names(env: &TestEnv, dir: &Path, rev: &str) -> Vec<String> {
 
 #[test]
 fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // main has a changeset and the changeset README.
     env.write(&b.join(".changeset/README.md"), "changesets\n");
@@ -337,8 +336,7 @@ fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commi
 
 #[test]
 fn a_mistyped_swarm_remote_does_not_block_the_guards() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // A lane branch on the remote with a changeset.
     env.git(b, &["checkout", "--quiet", "-b", "feat/x"]);
@@ -537,8 +535,7 @@ fn ai_attribution_is_blocked_stripped_or_allowed() {
 
 #[test]
 fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
     env.write(&a.join("x.txt"), "x\n");
@@ -902,13 +899,12 @@ fn commit_changeset(env: &TestEnv, dir: &Path, name: &str, text: &str) -> crate:
 
 #[test]
 fn a_lanes_own_changeset_merged_into_main_is_no_duplicate_for_the_hook_or_check_range() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .plan(0, "docs")
+        .run(0, &["lane", "new", "login", "--plan", "auth"])
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["plan", "new", "docs"]).ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
     let login = worktree(a, "login");
     commit_changeset(
         &env,

@@ -1,9 +1,10 @@
-//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, and lane
-//! records travelling through `sync`.
+//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, lane
+//! records travelling through `sync`, the lane owner inside its worktree,
+//! and a `lane new` interrupted or killed halfway finished by a rerun.
 
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::{assert_aborted, Paused, WRITING};
 
@@ -478,10 +479,8 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
 
 #[test]
 fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).plan(0, "auth").parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     let out = env
         .swarm(a, &["lane", "new", "login", "--json"])
         .ok()
@@ -996,11 +995,11 @@ fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
 
 #[test]
 fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "one")
+        .plan(0, "two")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "one"]).ok();
-    env.swarm(a, &["plan", "new", "two"]).ok();
     // bob moves main; ann has not fetched.
     env.write(&b.join("new.txt"), "new\n");
     env.git(b, &["add", "."]);

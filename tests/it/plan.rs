@@ -1,6 +1,10 @@
+//! Plans: `plan new|show|list|log|save|checkout|close|reopen`, which plan a
+//! command means when none is named, and plan text saved from a stale
+//! checkout merged instead of dropped.
+
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 use crate::process::{Paused, WRITING};
 
@@ -455,22 +459,21 @@ fn plan_text(env: &TestEnv, dir: &Path, plan: &str) -> String {
 }
 
 /// A coordinator (alice) with plan `auth` and a lane machine (bob) whose
-/// lane `login` has the plan file checked out, both synced.
-fn coordinator_and_lane(env: &TestEnv) -> (PathBuf, PathBuf) {
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&b, &["sync"]).ok();
-    env.swarm(&b, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    (a, b)
+/// lane `login` has the plan file checked out, both synced: (env, alice's
+/// clone, bob's clone).
+fn coordinator_and_lane() -> (TestEnv, PathBuf, PathBuf) {
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .lane(1, "login")
+        .parts();
+    (env, clones[0].clone(), clones[1].clone())
 }
 
 #[test]
 fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_dropping_it() {
-    let env = TestEnv::new();
-    let (a, b) = coordinator_and_lane(&env);
+    let (env, a, b) = coordinator_and_lane();
     let wt = worktree(&b, "login");
     let stale = env.read(&wt.join("PLAN.md"));
 
@@ -510,8 +513,7 @@ fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_droppin
 
 #[test]
 fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_same_lines() {
-    let env = TestEnv::new();
-    let (a, b) = coordinator_and_lane(&env);
+    let (env, a, b) = coordinator_and_lane();
     let wt = worktree(&b, "login");
     let stale = env.read(&wt.join("PLAN.md"));
 
@@ -543,8 +545,7 @@ fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_s
 
 #[test]
 fn without_plan_commands_use_the_lanes_plan_or_the_only_plan_never_the_one_last_checked_out() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     for p in ["auth", "billing", "search"] {
         env.swarm(a, &["plan", "new", p]).ok();

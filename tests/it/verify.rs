@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::fixture::Swarm;
 use crate::github_server::{GitHubServer, Reply, RATE_LIMIT};
 use crate::harness::{Run, TestEnv};
 
@@ -130,8 +131,7 @@ struct World {
 impl World {
     fn new() -> World {
         let gh = GitHubServer::start();
-        let mut env = TestEnv::new();
-        let (remote, clones) = env.remote_with_clones(&["alice", "maint"]);
+        let (mut env, remote, clones) = Swarm::new(&["alice", "maint"]).parts();
         env.set_env("GITHUB_API_URL", &gh.url);
         env.set_env("GITHUB_TOKEN", TOKEN);
         // Every wait (backoff, polls, rate limits) on a virtual clock: the

@@ -559,10 +559,7 @@ fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
 
 #[test]
 fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
-    let env = TestEnv::new();
-    let repo = env.repo("a");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").plan(0, "api").repo_parts();
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");

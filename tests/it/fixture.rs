@@ -47,6 +47,31 @@ impl Swarm {
         }
     }
 
+    /// One repository `name` with one commit on main and no remote
+    /// (swarm.as = its name; `git swarm init` not run: that is `.init(0)`).
+    pub fn repo(name: &str) -> Swarm {
+        let env = TestEnv::new();
+        let repo = env.repo(name);
+        Swarm {
+            env,
+            remote: PathBuf::new(),
+            clones: vec![repo],
+            plan: None,
+        }
+    }
+
+    /// `git swarm init` in clone `i`.
+    pub fn init(self, i: usize) -> Self {
+        self.run(i, &["init"])
+    }
+
+    /// The environment and the one repository of `Swarm::repo`.
+    pub fn repo_parts(self) -> (TestEnv, PathBuf) {
+        assert!(self.remote.as_os_str().is_empty(), "a swarm with a remote");
+        let repo = self.clones.into_iter().next().expect("one repository");
+        (self.env, repo)
+    }
+
     /// The environment, the remote and the clones, for the test to go on.
     pub fn parts(self) -> (TestEnv, PathBuf, Vec<PathBuf>) {
         (self.env, self.remote, self.clones)

@@ -157,15 +157,11 @@ fn two_agents_on_two_clones_take_two_tasks_of_one_plan_at_once() {
 
 #[test]
 fn lane_new_task_without_a_remote_starts_and_claims_here() {
-    let env = TestEnv::new();
-    let repo = env.repo("solo");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "p"]).ok();
-    env.swarm(
-        &repo,
-        &["task", "new", "t", "--plan", "p", "--title", "the t"],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("solo")
+        .init(0)
+        .plan(0, "p")
+        .task(0, "t", "the t")
+        .repo_parts();
     let out = env
         .swarm(&repo, &["lane", "new", "f", "--task", "t", "--json"])
         .ok();

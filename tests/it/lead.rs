@@ -677,14 +677,10 @@ fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun(
 
 #[test]
 fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .repo_parts();
     let lock = repo.join(".git/refs/swarm/lead/auth.lock");
     std::fs::write(&lock, "").unwrap();
     // A lock that has stood for a minute was left by a dead process.
@@ -760,21 +756,10 @@ impl JsonOrText for Run {
 
 #[test]
 fn a_handover_to_an_address_outside_the_succession_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["lead", "handover", "zed", "--plan", "auth"])
         .err(2, "SUCCESSOR_UNKNOWN")
@@ -828,9 +813,7 @@ fn a_handover_to_an_address_outside_the_succession_needs_force() {
 
 #[test]
 fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let claim = |who: &str, succession: &str| {
         env.swarm(
             &repo,

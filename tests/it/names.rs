@@ -31,9 +31,7 @@ fn name_invalid_suggests_the_sanitised_name() {
 
 #[test]
 fn addresses_that_are_not_ref_safe_are_refused_up_front() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     for addr in ["x.lock", "a..b", "a."] {
         env.swarm(

@@ -967,10 +967,7 @@ fn one_packet_id_written_on_two_machines_offline_is_a_conflict_not_a_loss() {
 
 #[test]
 fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
-    let env = TestEnv::new();
-    let repo = env.repo("coord");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    let (env, repo) = Swarm::repo("coord").init(0).plan(0, "api").repo_parts();
     env.swarm(
         &repo,
         &[

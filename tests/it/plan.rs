@@ -80,9 +80,7 @@ fn plan_new_show_list_log_are_readable_by_plain_git() {
 
 #[test]
 fn plan_new_refuses_an_existing_plan_and_bad_names_without_writing() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["plan", "new", "auth"])
         .err(2, "PLAN_EXISTS");
@@ -173,10 +171,7 @@ fn malformed_yaml_and_newer_schemas_change_no_ref() {
 
 #[test]
 fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "auth").repo_parts();
     env.swarm(&repo, &["plan", "checkout", "auth"])
         .ok()
         .stdout_has("stays untracked");
@@ -292,9 +287,7 @@ fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
 
 #[test]
 fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "auth", "--title", "Auth"])
         .ok();
     env.swarm(
@@ -350,10 +343,7 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
 
 #[test]
 fn closing_a_plan_with_work_in_progress_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "shop"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "shop").repo_parts();
     env.swarm(&repo, &["plan", "new", "shop-api", "--parent", "shop"])
         .ok();
     env.swarm(&repo, &["lane", "new", "orders", "--plan", "shop-api"])
@@ -378,9 +368,7 @@ fn closing_a_plan_with_work_in_progress_needs_force() {
 
 #[test]
 fn a_closed_plan_takes_no_lane_and_no_save() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "cz"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "cz").repo_parts();
     env.swarm(&repo, &["plan", "close", "cz"]).ok();
     env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
         .err(1, "PLAN_CLOSED")
@@ -405,9 +393,7 @@ fn a_closed_plan_takes_no_lane_and_no_save() {
 
 #[test]
 fn plan_reopen_is_the_inverse_of_close_even_after_gc() {
-    let env = TestEnv::new();
-    let repo = env.repo("a");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").repo_parts();
     let open = env
         .swarm(&repo, &["plan", "reopen", "auth", "--json"])
         .ok()

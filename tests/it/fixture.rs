@@ -15,8 +15,6 @@
 //! Steps that name a plan (`leader`, `lane`, `task`) name the last one
 //! created with `plan`.
 
-#![allow(dead_code)]
-
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
@@ -191,7 +189,7 @@ impl Swarm {
 
 /// The packet id a `--json` handoff printed.
 #[track_caller]
-pub fn handoff_id(run: &Run) -> String {
+fn handoff_id(run: &Run) -> String {
     run.json()["id"]
         .as_str()
         .expect("a handoff prints its id")
@@ -201,12 +199,6 @@ pub fn handoff_id(run: &Run) -> String {
 /// Lane `feature`'s worktree in the clone `dir`.
 pub fn worktree(dir: &Path, feature: &str) -> PathBuf {
     dir.join("_swarm-worktrees").join(feature)
-}
-
-/// A YAML file of a record at a revision.
-pub fn yaml_at(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
-    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")]))
-        .unwrap_or_else(|e| panic!("{rev}:{file} is not YAML: {e}"))
 }
 
 /// Write a record commit with real git plumbing and push it to the remote

@@ -13,16 +13,17 @@
 //! ```
 //!
 //! Steps that name a plan (`leader`, `lane`, `task`) name the last one
-//! created with `plan`.
+//! created with `plan`. `Swarm::repo` is the same for one repository
+//! without a remote, taken with `repo_parts`.
 
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
 
 pub struct Swarm {
-    pub env: TestEnv,
-    pub remote: PathBuf,
-    pub clones: Vec<PathBuf>,
+    env: TestEnv,
+    remote: PathBuf,
+    clones: Vec<PathBuf>,
     plan: Option<String>,
 }
 

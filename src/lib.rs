@@ -22,3 +22,4 @@ pub mod secret;
 pub mod store;
 pub mod text;
 pub mod workflow;
+pub mod worktree;

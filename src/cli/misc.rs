@@ -167,7 +167,7 @@ fn status_output(view: StatusView) -> Output {
 }
 
 /// A plan's last forecast: its count, age, and whether lanes moved since.
-fn forecast_line(f: &git_swarm::ctx::forecast::Seen, now: jiff::Timestamp) -> String {
+fn forecast_line(f: &git_swarm::model::forecast::Seen, now: jiff::Timestamp) -> String {
     let age =
         f.at.parse::<jiff::Timestamp>()
             .map(|t| git_swarm::store::mirror::ago(now, t))

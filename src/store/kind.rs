@@ -196,7 +196,7 @@ pub trait Record: Sized + Clone {
         false
     }
 
-    /// The value as the record cache keeps it (see `store::cache`); None
+    /// The value as the record cache keeps it (see `store::record_cache`); None
     /// (the default) keeps this kind, or this value, out of the cache, so
     /// every read parses its files. A serde type returns
     /// `cache::encode(self)`.

@@ -24,7 +24,6 @@
 //!   `Records::at` reads through.
 
 pub mod archive;
-pub mod cache;
 pub mod error;
 pub mod fingerprint;
 pub mod kind;
@@ -33,6 +32,7 @@ pub mod notes;
 mod objects;
 pub mod reconcile;
 pub mod record;
+pub mod record_cache;
 mod refs;
 pub mod remote;
 
@@ -54,7 +54,7 @@ pub struct Store {
     pub git: Git,
     pub clock: Clock,
     /// Parsed records by commit id (`Records::at` reads through it).
-    pub cache: cache::RecordCache,
+    pub cache: record_cache::RecordCache,
 }
 
 /// Put `git -c` settings (`GIT_CONFIG_PARAMETERS`) on top of the config gix
@@ -116,9 +116,9 @@ impl Store {
             .config_snapshot()
             .integer("swarm.recordCacheLimit")
             .and_then(|n| u64::try_from(n).ok())
-            .unwrap_or(cache::DEFAULT_LIMIT);
+            .unwrap_or(record_cache::DEFAULT_LIMIT);
         let store = Store {
-            cache: cache::RecordCache::new(repo.common_dir(), limit),
+            cache: record_cache::RecordCache::new(repo.common_dir(), limit),
             repo,
             git: Git::new(cwd),
             clock: Clock::from_env()?,

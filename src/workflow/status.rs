@@ -37,7 +37,7 @@ pub struct PlanStatus {
     /// The last forecast covering this plan (`git swarm forecast`), as kept
     /// in the forecast cache: status itself never merges or fetches.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub forecast: Option<crate::ctx::forecast::Seen>,
+    pub forecast: Option<crate::model::forecast::Seen>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -395,7 +395,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
     count_reservations(&mut roots, &holders);
-    attach_forecast(&mut roots, &mut crate::ctx::forecast::last(&ctx.store));
+    attach_forecast(&mut roots, &mut crate::model::forecast::last(&ctx.store));
     unreadable.extend(unreadable_packets);
     let now = ctx.store.clock.now();
     let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
@@ -460,7 +460,7 @@ fn live_reservations(
 
 fn attach_forecast(
     nodes: &mut [PlanStatus],
-    seen: &mut BTreeMap<String, crate::ctx::forecast::Seen>,
+    seen: &mut BTreeMap<String, crate::model::forecast::Seen>,
 ) {
     for n in nodes {
         n.forecast = seen.remove(&n.plan);

@@ -3,7 +3,7 @@
 //! `refs/swarm/snapshots/<plan>/<id>`, published with the packet in the
 //! same atomic push. The packet records, per path, its state and content;
 //! this module holds those types and the pure rules (a path's state, the
-//! size limit). Taking and restoring a snapshot is `ctx::snapshot`'s.
+//! size limit). Taking and restoring a snapshot is `worktree::snapshot`'s.
 
 use std::collections::BTreeMap;
 

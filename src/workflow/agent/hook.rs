@@ -107,7 +107,7 @@ pub fn is_swarm_repo(ctx: &Ctx) -> bool {
     let common = store.common_dir();
     common.join("swarm").is_dir()
         || std::fs::read_to_string(common.join("hooks").join("pre-commit"))
-            .is_ok_and(|t| t.contains(crate::ctx::init::BEGIN))
+            .is_ok_and(|t| t.contains(crate::worktree::setup::BEGIN))
 }
 
 /// The repository-relative form of a path a tool got (absolute, or

@@ -150,8 +150,8 @@ fn held(ctx: &Ctx, git: &Git, lane: &crate::model::lane::Lane, me: &str, plan_fi
     if known.is_empty() {
         return false;
     }
-    let limit = crate::ctx::snapshot::limit(&ctx.store).unwrap_or(u64::MAX);
-    let Ok(Some(now)) = crate::ctx::snapshot::take_at(
+    let limit = crate::worktree::snapshot::limit(&ctx.store).unwrap_or(u64::MAX);
+    let Ok(Some(now)) = crate::worktree::snapshot::take_at(
         git,
         git.cwd(),
         &[plan_file.to_string()],

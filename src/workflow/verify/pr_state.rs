@@ -35,7 +35,7 @@ pub(super) fn head_sha(pr: &PullRequest) -> Option<String> {
 
 /// Everything GitHub says about the PR, waiting (bounded) while GitHub is
 /// still computing mergeability.
-pub(super) fn snapshot(
+pub(super) fn read(
     gh: &mut dyn GitHub,
     repo: &RepoId,
     number: u64,

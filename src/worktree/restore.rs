@@ -299,7 +299,7 @@ pub fn interrupted(git: &Git, commit: &str) -> Result<bool> {
 pub fn restore(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
     let mark = marker(git)?;
     std::fs::write(&mark, format!("{}\n", v.commit))
-        .map_err(|e| crate::ctx::plan::io_error(&mark, e))?;
+        .map_err(|e| crate::fsutil::io_error(&mark, e))?;
     let mut order: Vec<&Changed> = v.work.iter().collect();
     order.sort_by_key(|c| {
         let rank = match &c.new {
@@ -332,7 +332,7 @@ pub fn restore(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
         match &c.new {
             None => {
                 match std::fs::remove_file(&full) {
-                    Err(e) if !gone(&e) => return Err(crate::ctx::plan::io_error(&full, e)),
+                    Err(e) if !gone(&e) => return Err(crate::fsutil::io_error(&full, e)),
                     _ => {}
                 }
                 remove_empty_parents(workdir, &full);
@@ -369,7 +369,7 @@ pub fn undo(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
                 } else {
                     std::fs::remove_file(&full)
                 };
-                removed.map_err(|e| crate::ctx::plan::io_error(&full, e))?;
+                removed.map_err(|e| crate::fsutil::io_error(&full, e))?;
                 remove_empty_parents(workdir, &full);
             }
         }
@@ -434,7 +434,7 @@ fn link_on_the_way(workdir: &Path, path: &str) -> Option<PathBuf> {
 }
 
 fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
-    let io = |e| crate::ctx::plan::io_error(full, e);
+    let io = |e| crate::fsutil::io_error(full, e);
     let bytes = git.run_bytes(["cat-file", "blob", blob])?;
     if let Some(dir) = full.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;

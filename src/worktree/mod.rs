@@ -4,6 +4,8 @@
 //! for git-swarm: the hook shims and the excludes ([`setup`]). No session
 //! and no record kind: callers hand in the repository and the settings.
 
+pub mod contents;
 pub mod restore;
 pub mod setup;
 pub mod snapshot;
+pub mod tree;

@@ -16,11 +16,11 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Code, Error, Result};
-use crate::git::Git;
-use crate::model::packet::snapshot::{
+use super::contents::{
     check_size, mode_refusal, path_refusal, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT,
 };
+use crate::error::{Code, Error, Result};
+use crate::git::Git;
 use crate::secret;
 use crate::store::Store;
 

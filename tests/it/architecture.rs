@@ -700,7 +700,4 @@ fn an_injected_ref_literal_fails_and_comments_do_not() {
 
 /// Violations tolerated while a restructure is in flight (file, imported
 /// module). Empty: every import goes down the layers.
-const ALLOWLIST: &[(&str, &str)] = &[
-    ("src/worktree/restore.rs", "model::packet"),
-    ("src/worktree/snapshot.rs", "model::packet"),
-];
+const ALLOWLIST: &[(&str, &str)] = &[];

@@ -8,9 +8,9 @@ use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
-use crate::model::packet::Packet;
+use crate::model::packet::{content_mismatch, mismatch_error, mismatches, Facts, Packet};
 use crate::store::remote;
-use crate::worktree::restore::Verified;
+use crate::worktree::restore::{Expected, Predicted, Verified};
 
 /// Restore the packet's snapshot when this checkout is on the packet's
 /// branch at its head and clean — or holds what a killed restore of the
@@ -48,7 +48,18 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
         .hint("or `git swarm accept --no-restore` to take the packet over without the files"));
     }
     let workdir = ctx.store.workdir_or_err()?;
-    let verified = crate::worktree::restore::verify(&ctx.store, &workdir, packet, snap)?;
+    let expected = Expected {
+        head: &packet.head,
+        uncommitted: &packet.uncommitted,
+        content: packet
+            .uncommitted_content
+            .keys()
+            .map(String::as_str)
+            .collect(),
+    };
+    let verified = crate::worktree::restore::verify(&ctx.store, &workdir, &expected, snap, |p| {
+        matches_packet(packet, p)
+    })?;
     if resume {
         // A killed run wrote part of it: back to the head, then again.
         crate::worktree::restore::undo(git, &workdir, &verified)?;
@@ -58,6 +69,30 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
         return Err(e);
     }
     Ok(Some(verified))
+}
+
+/// Whether the checkout a restore would leave is the one the packet
+/// describes: its uncommitted paths, then their content.
+fn matches_packet(packet: &Packet, predicted: &Predicted) -> Result<()> {
+    let facts = Facts {
+        contract: Some(packet.contract.clone()),
+        branch: packet.branch.clone(),
+        head: Some(packet.head.clone()),
+        dirty: predicted.dirty.clone(),
+    };
+    let mut found = mismatches(packet, &facts);
+    if found.is_empty() {
+        found.extend(content_mismatch(
+            &packet.uncommitted_content,
+            &predicted.content,
+        ));
+    }
+    if !found.is_empty() {
+        return Err(mismatch_error(packet, &found).hint(
+            "the snapshot was checked before restoring it: nothing was written into this checkout",
+        ));
+    }
+    Ok(())
 }
 
 /// Put the checkout back as it was before [`restore`] (a refusal came

@@ -1,6 +1,6 @@
 //! Rendering of `git swarm gc`'s report.
 
-use git_swarm::output::Output;
+use crate::cli::output::Output;
 use git_swarm::store::archive::GcReport;
 
 pub fn render(report: &GcReport) -> Output {
@@ -13,7 +13,7 @@ pub fn render(report: &GcReport) -> Output {
         };
         text.push_str(&format!(
             "{verb} {} into refs/swarm/archive/{kind}\n",
-            git_swarm::output::count(
+            crate::cli::output::count(
                 names.len(),
                 &format!("{kind} record"),
                 &format!("{kind} records")

@@ -2,10 +2,10 @@
 
 use std::path::PathBuf;
 
+use crate::cli::output::report_unreadable;
+use crate::cli::output::{count, Output};
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::{count, Output};
-use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
 
 use super::{Cli, Global};
@@ -159,7 +159,7 @@ fn status_output(view: StatusView) -> Output {
     if view.unpublished > 0 {
         text.push_str(&format!(
             "{} not published: `git swarm sync` publishes {}\n",
-            git_swarm::output::count(view.unpublished, "local change", "local changes"),
+            crate::cli::output::count(view.unpublished, "local change", "local changes"),
             if view.unpublished == 1 { "it" } else { "them" }
         ));
     }
@@ -502,7 +502,7 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
     }
     let text = format!(
         "installed {} in {} (git-swarm.1, git-swarm-plan.1, git-swarm-lead-claim.1, …)\n`git swarm --help`, `git help swarm` and `man git-swarm-plan` now work if {} is on your MANPATH\n",
-        git_swarm::output::count(installed.len(), "man page", "man pages"),
+        crate::cli::output::count(installed.len(), "man page", "man pages"),
         dir.display(),
         dir.parent().unwrap_or(&dir).display()
     );

@@ -1,9 +1,9 @@
 //! `git swarm reserve`, `release`, `reservations`.
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::model::reservation::Entry;
-use git_swarm::output::{count, Output};
 use git_swarm::workflow::reserve::{self, Written};
 use jiff::Timestamp;
 

@@ -1,7 +1,7 @@
 //! Rendering of `git swarm sync`'s report, and its conflict error.
 
+use crate::cli::output::Output;
 use git_swarm::error::{Code, Error};
-use git_swarm::output::Output;
 use git_swarm::workflow::sync::SyncReport;
 
 /// The warnings of a sync, one `warning:` line each, for stderr.

@@ -306,7 +306,7 @@ fn chain(
             actor,
             format!(
                 "gc: archive {} {kind}",
-                crate::output::count(chunk.len(), "record", "records")
+                crate::text::count(chunk.len(), "record", "records")
             ),
         );
         prev = Some(store.commit(this_tree, &parents, &event)?);

@@ -177,46 +177,6 @@ impl Unreadable {
             reason: err.message.clone(),
         }
     }
-
-    /// The `warning:` line a listing prints on stderr.
-    pub fn warning(&self) -> String {
-        format!(
-            "skipped unreadable {} '{}' ({}): [{}] {}",
-            self.kind, self.name, self.refname, self.code, self.reason
-        )
-    }
-}
-
-impl Unreadable {
-    /// The line a listing's text shows for it.
-    pub fn row(&self) -> String {
-        format!(
-            "{:<24} UNREADABLE {} ({})\n",
-            self.name, self.refname, self.code
-        )
-    }
-}
-
-/// Add the unreadable records to a listing's output: a warning each on
-/// stderr, an `unreadable` array in the JSON (always present, maybe empty),
-/// and a line each in the text ([`Unreadable::row`]). The exit code stays 0.
-/// (Rendering: it moves to the CLI with the listings that call it; the
-/// store's part is [`Unreadable`] and its `row` and `warning`.)
-pub fn report_unreadable(
-    mut out: crate::output::Output,
-    unreadable: &[Unreadable],
-) -> crate::output::Output {
-    if let Some(map) = out.json.as_object_mut() {
-        map.insert(
-            "unreadable".into(),
-            serde_json::to_value(unreadable).unwrap_or_default(),
-        );
-    }
-    for u in unreadable {
-        out.text.push_str(&u.row());
-        out.warnings.push(u.warning());
-    }
-    out
 }
 
 /// The files of a record kept as one YAML file (`name`).

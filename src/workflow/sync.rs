@@ -118,7 +118,7 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
         };
         progress(&format!(
             "publishing {} to {remote} in {how}…",
-            crate::output::count(updates.len(), "ref", "refs")
+            crate::text::count(updates.len(), "ref", "refs")
         ));
         report.pushes += pushes;
         // Deletions (records gc archived) are reported as `archived`.

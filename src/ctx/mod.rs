@@ -52,7 +52,7 @@ impl Ctx {
         offline: bool,
         remote: Option<&str>,
     ) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let settings = Settings::load(&store, remote)?;
         Ok(Ctx {
             store,
@@ -65,7 +65,7 @@ impl Ctx {
     /// Like [`Ctx::open`], ignoring a configured remote that does not exist
     /// (for read-only commands, which then show local records only).
     pub fn open_without_remote(cwd: &Path, as_flag: Option<String>, offline: bool) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let mut settings = Settings::load_for_guards(&store);
         settings.remote = None;
         Ok(Ctx {
@@ -82,7 +82,7 @@ impl Ctx {
     /// reads only what it needs, and says so when it cannot), and no
     /// network.
     pub fn open_for_guards(cwd: &Path, as_flag: Option<String>) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let settings = Settings::load_for_guards(&store);
         Ok(Ctx {
             store,

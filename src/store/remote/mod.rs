@@ -9,7 +9,7 @@ mod batch;
 mod pending;
 mod publish_loop;
 
-pub use batch::publish_batched;
+pub use batch::{publish_batched, push_batch};
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 

@@ -436,7 +436,7 @@ fn render_listing(l: &Listing) -> Output {
     #[derive(serde::Serialize)]
     struct Json<'l> {
         packets: &'l [packets::Row],
-        mirror: &'l Option<git_swarm::store::mirror::MirrorView>,
+        mirror: &'l Option<git_swarm::store::remote::MirrorView>,
     }
     let json = Json {
         packets: &l.rows,

@@ -188,7 +188,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
     ));
     // What this clone last fetched, as every read-only view says.
     let mirror = match ctx.settings.remote.as_deref() {
-        Some(r) => Some(git_swarm::store::mirror::MirrorView::read(
+        Some(r) => Some(git_swarm::store::remote::MirrorView::read(
             &ctx.store,
             r,
             &[git_swarm::model::reservation::LEDGER_REF],

@@ -100,7 +100,6 @@ mod publish;
 
 pub use publish::{Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
 
-use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use gix::ObjectId;
@@ -110,8 +109,7 @@ use super::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
-/// The files of one record commit, by name.
-pub type Files = BTreeMap<String, Vec<u8>>;
+pub use super::record::Files;
 
 /// What `sync` does when the local and the published version of a record
 /// both moved and neither contains the other.

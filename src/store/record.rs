@@ -2,6 +2,8 @@
 //! refuses a newer major version; every record type keeps unknown fields in
 //! an `extra` map so a rewrite by an older git-swarm loses nothing.
 
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -152,6 +154,9 @@ fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The files of one record commit, by name.
+pub type Files = BTreeMap<String, Vec<u8>>;
+
 /// A record a listing could not read: shown as such (name, ref, why)
 /// instead of failing the whole listing, so one bad record published by
 /// anyone does not stop `status` or `plan list` in every clone.
@@ -180,16 +185,13 @@ impl Unreadable {
 }
 
 /// The files of a record kept as one YAML file (`name`).
-pub fn yaml_file<T: Serialize>(name: &str, record: &T) -> Result<super::kind::Files> {
-    Ok(super::kind::Files::from([(
-        name.to_string(),
-        to_yaml(record)?,
-    )]))
+pub fn yaml_file<T: Serialize>(name: &str, record: &T) -> Result<Files> {
+    Ok(Files::from([(name.to_string(), to_yaml(record)?)]))
 }
 
 /// The bytes of a record's one YAML file (`name`); `YAML_INVALID` naming
 /// the version (`what`) when the commit lacks it.
-pub fn the_file<'f>(files: &'f super::kind::Files, name: &str, what: &str) -> Result<&'f [u8]> {
+pub fn the_file<'f>(files: &'f Files, name: &str, what: &str) -> Result<&'f [u8]> {
     files
         .get(name)
         .map(Vec::as_slice)

@@ -350,7 +350,7 @@ pub fn cut(text: &str, width: usize) -> String {
 pub struct StatusView {
     pub remote: Option<String>,
     pub plans: Vec<PlanStatus>,
-    pub mirror: Option<crate::store::mirror::MirrorView>,
+    pub mirror: Option<crate::store::remote::MirrorView>,
     /// Local changes (records, archive moves, notes) the remote does not
     /// have yet, as last fetched: the next command that reaches it, or
     /// `sync`, publishes them.
@@ -407,7 +407,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     }
     let mirror = remote
         .map(|r| {
-            crate::store::mirror::MirrorView::read(
+            crate::store::remote::MirrorView::read(
                 &ctx.store,
                 r,
                 &[plan::PREFIX, lane::PREFIX, lead::PREFIX],

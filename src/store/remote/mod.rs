@@ -8,10 +8,12 @@
 mod batch;
 mod pending;
 mod publish_loop;
+mod view;
 
 pub use batch::{publish_batched, push_batch};
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
+pub use view::MirrorView;
 
 use gix::ObjectId;
 

@@ -31,7 +31,7 @@ use crate::model::lane::wip::wip_ref;
 use crate::model::task::Status;
 
 use super::context::{claimed, plan_of};
-use super::hook::{message_lines, unshown};
+use super::inbox::{message_lines, unshown};
 use super::state::Session;
 use super::Swarm;
 

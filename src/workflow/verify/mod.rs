@@ -369,7 +369,7 @@ mod tests {
             number: 3,
             hold_pattern: &re,
         };
-        let snap = crate::github::verdict::Snapshot { pr, open: None };
+        let snap = crate::github::verdict::PrFacts { pr, open: None };
         let verdict = judge.verdict(&snap, &Default::default());
         let outcome = Outcome {
             verdict,

@@ -314,20 +314,6 @@ pub fn parse_parameters(text: &str) -> std::result::Result<Vec<(String, Option<S
     }
 }
 
-/// Split `section.sub.section.name` the way git does: the section before the
-/// first dot, the name after the last, the subsection (if any) in between.
-pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
-    let (section, rest) = key.split_once('.')?;
-    let (sub, name) = match rest.rsplit_once('.') {
-        Some((sub, name)) => (Some(sub), name),
-        None => (None, rest),
-    };
-    if section.is_empty() || name.is_empty() {
-        return None;
-    }
-    Some((section, sub, name))
-}
-
 /// `swarm.gcAge`: how old a finished record must be before `gc` archives
 /// it; default 14 days.
 pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
@@ -337,16 +323,6 @@ pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
         }
         None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
     }
-}
-
-/// `swarm.pushBatch`: the most refs one push of independent records
-/// carries (a positive number; anything else reads as the default, 25).
-pub fn push_batch(store: &Store) -> usize {
-    store
-        .config("swarm.pushBatch")
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &usize| *n > 0)
-        .unwrap_or(25)
 }
 
 /// `swarm.gcThreshold`: past this many live swarm refs `sync` runs `gc`
@@ -401,15 +377,5 @@ mod tests {
         assert!(parse_parameters("bare").is_err());
         assert!(parse_parameters("'a.b'=x").is_err());
         assert!(parse_parameters("'a.b''c.d'").is_err());
-    }
-
-    #[test]
-    fn keys_split_like_git() {
-        assert_eq!(super::split_key("swarm.as"), Some(("swarm", None, "as")));
-        assert_eq!(
-            super::split_key("remote.my.origin.url"),
-            Some(("remote", Some("my.origin"), "url"))
-        );
-        assert_eq!(super::split_key("nodot"), None);
     }
 }

@@ -1,8 +1,8 @@
 //! `git swarm init`.
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 
 use super::Global;
 

@@ -1,10 +1,10 @@
-//! The session (L2.5): the per-command context: the open store, resolved settings, and the
-//! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
+//! The session (L2.5): who acts (`--as`, the configured identity), where
+//! (the open store: main checkout or which lane), the resolved settings and
+//! `--offline`. Built once by the CLI ([`Ctx::open`]) or a guard
+//! ([`Ctx::open_for_guards`]), passed down. Worktree work is
+//! [`crate::worktree`]'s, one level below.
 
 pub mod base;
-pub mod forecast;
-mod guard;
-pub mod init;
 pub mod lane;
 pub mod packet;
 pub mod plan;
@@ -16,7 +16,6 @@ use crate::error::Result;
 use crate::store::Store;
 
 pub mod lead;
-pub mod snapshot;
 pub mod task;
 
 pub struct Ctx {
@@ -53,7 +52,7 @@ impl Ctx {
         offline: bool,
         remote: Option<&str>,
     ) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let settings = Settings::load(&store, remote)?;
         Ok(Ctx {
             store,
@@ -66,7 +65,7 @@ impl Ctx {
     /// Like [`Ctx::open`], ignoring a configured remote that does not exist
     /// (for read-only commands, which then show local records only).
     pub fn open_without_remote(cwd: &Path, as_flag: Option<String>, offline: bool) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let mut settings = Settings::load_for_guards(&store);
         settings.remote = None;
         Ok(Ctx {
@@ -74,6 +73,22 @@ impl Ctx {
             settings,
             as_flag,
             offline,
+        })
+    }
+
+    /// The session a guard runs in: the repository git describes to the
+    /// hook (`GIT_DIR` first, like git; every failure there is exit 4, so
+    /// a guard fails closed), settings that never fail to load (a guard
+    /// reads only what it needs, and says so when it cannot), and no
+    /// network.
+    pub fn open_for_guards(cwd: &Path, as_flag: Option<String>) -> Result<Ctx> {
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
+        let settings = Settings::load_for_guards(&store);
+        Ok(Ctx {
+            store,
+            settings,
+            as_flag,
+            offline: true,
         })
     }
 

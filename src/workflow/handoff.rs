@@ -164,8 +164,8 @@ fn snapshot(ctx: &Ctx, packet: &Packet) -> Result<Option<Snapshot>> {
     let workdir = store.workdir_or_err()?;
     let mut exclude = vec![ctx.settings.plan_file.trim_start_matches('/').to_string()];
     exclude.extend(packet.export.clone());
-    let limit = crate::ctx::snapshot::limit(store)?;
-    crate::ctx::snapshot::take(&store.git, &workdir, &exclude, &packet.author, limit)
+    let limit = crate::worktree::snapshot::limit(store)?;
+    crate::worktree::snapshot::take(&store.git, &workdir, &exclude, &packet.author, limit)
 }
 
 fn head_commit(store: &Store) -> Result<String> {

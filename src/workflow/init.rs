@@ -6,11 +6,11 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::store::mirror::mirror_refspecs;
+use crate::worktree::setup::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 
 fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
     let path = dir.join(hook);
@@ -154,7 +154,11 @@ pub fn init(
             hooks.push(dir.join(hook).display().to_string());
         }
     }
-    for line in ensure_excludes(ctx)? {
+    for line in ensure_excludes(
+        &ctx.store,
+        &ctx.settings.plan_file,
+        &ctx.settings.worktree_root,
+    )? {
         actions.push(format!("added '{line}' to .git/info/exclude"));
     }
     if let Some(remote) = ctx.settings.remote.as_deref() {

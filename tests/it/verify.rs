@@ -933,9 +933,9 @@ fn merged_with_no_base_branch_to_check_is_unconfirmed_with_base_unavailable() {
 /// checked: an open PR judged without its checks is never ready.
 #[test]
 fn an_open_pr_judged_without_its_checks_is_pending_with_checks_unknown() {
-    use git_swarm::github::verdict::{Judge, LocalFacts, Snapshot};
+    use git_swarm::github::verdict::{Judge, LocalFacts, PrFacts};
     let pr = subst(fixture("pull.json"), "HEAD_SHA", &"a".repeat(40));
-    let snap = Snapshot {
+    let snap = PrFacts {
         pr: serde_json::from_value(subst(pr, "BASE_SHA", &"b".repeat(40))).unwrap(),
         open: None,
     };

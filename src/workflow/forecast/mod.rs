@@ -11,11 +11,11 @@
 //! a snapshot the branch moved past is ignored and flagged stale. Lanes
 //! whose changes touch someone else's reserved paths are listed
 //! ([`reserved`]). Each run keeps a per-plan summary for `status`
-//! ([`crate::ctx::forecast`]); [`pushed`] is the pre-push hook's check.
+//! ([`crate::model::forecast`]); [`pushed`] is the pre-push hook's check.
 
-mod cache;
 mod heads;
 mod hunks;
+mod merge_cache;
 mod pushed;
 mod reserved;
 mod run;

@@ -1,13 +1,13 @@
 //! Keep a forecast's per-plan summary for `status` (see
-//! [`crate::ctx::forecast`]): a forecast of every plan replaces the whole
+//! [`crate::model::forecast`]): a forecast of every plan replaces the whole
 //! summary; a `--plan P` forecast replaces P's part only (its pairs with
 //! other plans' lanes were forecast, not all of theirs).
 
 use std::collections::BTreeSet;
 
 use super::{Forecast, Verdict};
-use crate::ctx::forecast::{self, PlanForecast};
 use crate::ctx::Ctx;
+use crate::model::forecast::{self, PlanForecast};
 use crate::model::lane::{branch_of, lane_ref, wip::wip_ref};
 
 pub fn keep(ctx: &Ctx, remote: Option<&str>, f: &Forecast) -> std::io::Result<()> {

@@ -1,7 +1,7 @@
 //! What git says about the PR: the merge commit on the remote's base
 //! branch, a local merge of base and head, the head's commit time.
 
-use super::snapshot::{head_sha, is_safe_branch, is_sha};
+use super::pr_state::{head_sha, is_safe_branch, is_sha};
 use super::Report;
 use crate::ctx::Ctx;
 use crate::error::Result;

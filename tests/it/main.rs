@@ -10,6 +10,7 @@ mod attack;
 mod cache;
 mod cli;
 mod controls;
+mod coord_remote;
 mod crash;
 mod day;
 mod docs;

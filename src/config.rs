@@ -17,16 +17,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.remote",
         "origin, when it exists",
-        "the coordination remote: where records (plans, lanes, tasks, reservations, messages, packets, snapshots, notes) are fetched and published",
+        "the coordination remote that records (plans, lanes, tasks, reservations, messages, packets, snapshots, notes) sync through",
     ),
     (
         "swarm.codeRemote",
         "origin when it exists, else swarm.remote",
-        "the code remote: where lane branches are pushed and fetched, the base branch is read, and forecast, task done, verify and the pre-push checks look",
+        "the code remote: lane branches are pushed to and fetched from it, and the base branch, forecast, task done and verify read it; another than swarm.remote keeps records off it (`init --coordination-remote`)",
     ),
     (
         "swarm.base",
-        "the remote's default branch, else main",
+        "the code remote's default branch, else main",
         "base branch for new lanes and for guards",
     ),
     (

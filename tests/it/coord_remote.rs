@@ -364,3 +364,121 @@ fn a_day_with_code_and_records_on_two_remotes() {
         );
     }
 }
+
+#[test]
+fn a_code_remote_that_does_not_exist_is_refused_by_name() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let a = join(&env, &code, &coord, "a");
+    env.git(&a, &["config", "swarm.codeRemote", "nowhere"]);
+    let before = env.all_refs(&a);
+    env.swarm(&a, &["plan", "new", "p"])
+        .err(2, "REMOTE_MISSING")
+        .stderr_has("remote 'nowhere' (swarm.codeRemote) does not exist")
+        .stderr_has("git remote add nowhere");
+    assert_eq!(env.all_refs(&a), before);
+}
+
+/// The handoff's two pushes: the branch to the code remote, then the
+/// packet to the coordination remote. With the coordination remote gone
+/// between the two, the branch is published and the packet kept here; the
+/// next `sync` publishes the packet, and a successor finds both.
+#[test]
+fn a_handoff_whose_packet_cannot_be_published_loses_nothing() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let ann = join(&env, &code, &coord, "ann");
+    let bob = join(&env, &code, &coord, "bob");
+    env.swarm(&ann, &["plan", "new", "rel"]).ok();
+    let wt = lane_path(
+        &env.swarm(&ann, &["lane", "new", "api", "--plan", "rel", "--json"])
+            .ok(),
+    );
+    commit(&env, &wt, "api.rs", "fn api() {}\n", "api: start");
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+
+    let gone = env.root().join("coord.gone");
+    std::fs::rename(&coord, &gone).unwrap();
+    let out = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "go on",
+                "--json",
+            ],
+        )
+        .ok()
+        .stderr_has("not published: remote 'swarm' could not be reached");
+    let packet = out.json();
+    assert_eq!(packet["pushed"], true, "{}", out.stdout);
+    let id = packet["id"].as_str().unwrap().to_string();
+    let on_code = env.git(
+        env.root(),
+        &["ls-remote", code.to_str().unwrap(), "refs/heads/feat/api"],
+    );
+    assert!(
+        on_code.starts_with(&head),
+        "the branch is on the code remote: {on_code}"
+    );
+
+    std::fs::rename(&gone, &coord).unwrap();
+    env.swarm(&ann, &["sync"]).ok();
+    assert!(
+        ls_remote(&env, &coord)
+            .iter()
+            .any(|r| r.starts_with("refs/swarm/packets/rel/") && r.ends_with(&id)),
+        "the packet reached the coordination remote"
+    );
+    let bob_wt = bob.join("api-wt");
+    env.swarm(
+        &bob,
+        &["accept", &id, "--worktree", bob_wt.to_str().unwrap()],
+    )
+    .ok();
+    assert_eq!(env.git(&bob_wt, &["rev-parse", "HEAD"]), head);
+}
+
+/// `lead push` when the code remote refuses the refspecs (the base moved
+/// there): the leader record is published, main is not, and the command
+/// says so with exit 3.
+#[test]
+fn lead_push_refused_by_the_code_remote_exits_3_and_moves_no_branch() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let lead = join(&env, &code, &coord, "lead");
+    let other = join(&env, &code, &coord, "other");
+    env.swarm(&lead, &["plan", "new", "rel"]).ok();
+    env.swarm(
+        &lead,
+        &["lead", "claim", "--plan", "rel", "--succession", "lead"],
+    )
+    .ok();
+    // Someone else moved main on the code remote (with the guard bypassed).
+    commit(&env, &other, "x.txt", "x\n", "elsewhere");
+    env.git(
+        &other,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let moved = env.git(
+        env.root(),
+        &["ls-remote", code.to_str().unwrap(), "refs/heads/main"],
+    );
+    commit(&env, &lead, "y.txt", "y\n", "the lead's change");
+    env.swarm(&lead, &["lead", "push", "--plan", "rel", "main"])
+        .err(3, "PUSH_REJECTED")
+        .stderr_has("the leader record of plan 'rel' is published, but the code remote 'origin' refused the push");
+    assert_eq!(
+        env.git(
+            env.root(),
+            &["ls-remote", code.to_str().unwrap(), "refs/heads/main"]
+        ),
+        moved
+    );
+    assert!(!ls_remote(&env, &coord)
+        .iter()
+        .any(|r| r.starts_with("refs/heads/")));
+}

@@ -198,8 +198,17 @@ fn pushed(ctx: &Ctx, branch: Option<&str>, head: &str) -> Result<bool> {
     };
     match branch {
         Some(b) => {
-            if ctx.code_remote().is_some() && !git.fetch_branch(remote, b)? {
-                return Ok(false);
+            if ctx.code_remote().is_some() {
+                match git.fetch_branch(remote, b) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(false),
+                    // A code remote of its own that does not answer must
+                    // not stop a handoff the coordination remote can take:
+                    // judged on the branch as last fetched (the packet
+                    // says so, and the handoff warns when it is not there).
+                    Err(_) if ctx.split_remotes() => {}
+                    Err(e) => return Err(e),
+                }
             }
             let tracking = format!("refs/remotes/{remote}/{b}");
             if git.rev_parse(&tracking)?.is_none() {

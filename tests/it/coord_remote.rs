@@ -482,3 +482,46 @@ fn lead_push_refused_by_the_code_remote_exits_3_and_moves_no_branch() {
         .iter()
         .any(|r| r.starts_with("refs/heads/")));
 }
+
+/// A code remote that does not answer does not stop a handoff: the packet
+/// goes to the coordination remote saying the branch is not pushed, and
+/// the handoff says how to push it.
+#[test]
+fn a_handoff_goes_out_when_only_the_code_remote_is_unreachable() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let ann = join(&env, &code, &coord, "ann");
+    env.swarm(&ann, &["plan", "new", "rel"]).ok();
+    let wt = lane_path(
+        &env.swarm(&ann, &["lane", "new", "api", "--plan", "rel", "--json"])
+            .ok(),
+    );
+    commit(&env, &wt, "api.rs", "fn api() {}\n", "api: start");
+    let code_before = ls_remote(&env, &code);
+    std::fs::rename(&code, env.root().join("code.gone")).unwrap();
+    let out = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "go on",
+                "--json",
+            ],
+        )
+        .ok();
+    let packet = out.json();
+    assert_eq!(packet["pushed"], false, "{}", out.stdout);
+    out.expect_stderr("feat/api is not on origin at this head: push it");
+    let id = packet["id"].as_str().unwrap();
+    assert!(
+        ls_remote(&env, &coord)
+            .iter()
+            .any(|r| r.starts_with("refs/swarm/packets/rel/") && r.ends_with(id)),
+        "the packet reached the coordination remote"
+    );
+    std::fs::rename(env.root().join("code.gone"), &code).unwrap();
+    assert_eq!(ls_remote(&env, &code), code_before);
+}

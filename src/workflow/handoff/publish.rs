@@ -129,7 +129,14 @@ pub fn branch_companion(
         return Ok(None);
     };
     let git = &ctx.store.git;
-    let published = if git.fetch_branch(remote, branch)? {
+    let fetched = match git.fetch_branch(remote, branch) {
+        Ok(found) => found,
+        // A code remote of its own that does not answer: the branch is not
+        // pushed (the handoff warns); the packet still goes out.
+        Err(_) if ctx.split_remotes() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let published = if fetched {
         git.rev_parse(&format!("refs/remotes/{remote}/{branch}"))?
     } else {
         None

@@ -525,3 +525,37 @@ fn a_handoff_goes_out_when_only_the_code_remote_is_unreachable() {
     std::fs::rename(env.root().join("code.gone"), &code).unwrap();
     assert_eq!(ls_remote(&env, &code), code_before);
 }
+
+/// Which remote is the code remote: swarm.codeRemote, else origin, else
+/// swarm.remote; what `init --json` reports.
+#[test]
+fn the_code_remote_is_origin_unless_set() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    env.git(
+        env.root(),
+        &["clone", "--quiet", code.to_str().unwrap(), "a"],
+    );
+    let a = env.root().join("a");
+    let init = |args: &[&str]| {
+        let mut all = vec!["init", "--json"];
+        all.extend_from_slice(args);
+        let v = env.swarm(&a, &all).ok().json();
+        (v["remote"].clone(), v["code_remote"].clone())
+    };
+    // One remote: it is both.
+    assert_eq!(init(&[]), ("origin".into(), "origin".into()));
+    // swarm.remote names another remote: the code stays on origin.
+    env.git(&a, &["remote", "add", "records", coord.to_str().unwrap()]);
+    assert_eq!(
+        init(&["--remote", "records"]),
+        ("records".into(), "origin".into())
+    );
+    // swarm.codeRemote says otherwise: one remote for everything again.
+    env.git(&a, &["config", "swarm.codeRemote", "records"]);
+    assert_eq!(init(&[]), ("records".into(), "records".into()));
+    // Without origin, the code remote is swarm.remote.
+    env.git(&a, &["config", "--unset", "swarm.codeRemote"]);
+    env.git(&a, &["remote", "rename", "origin", "code"]);
+    assert_eq!(init(&[]), ("records".into(), "records".into()));
+}

@@ -559,3 +559,38 @@ fn the_code_remote_is_origin_unless_set() {
     env.git(&a, &["remote", "rename", "origin", "code"]);
     assert_eq!(init(&[]), ("records".into(), "records".into()));
 }
+
+/// An existing swarm moves over: after `init --coordination-remote`, one
+/// `sync` publishes what the clone has to the new remote; origin keeps its
+/// old copies, read by nothing.
+#[test]
+fn an_existing_swarm_moves_its_records_over_with_one_sync() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let a = env.clone_remote(&code, "a");
+    env.swarm(&a, &["plan", "new", "rel"]).ok();
+    env.swarm(
+        &a,
+        &["task", "new", "api", "--plan", "rel", "--title", "the API"],
+    )
+    .ok();
+    let on_origin = env.refs(&code, "refs/swarm/");
+    assert!(
+        on_origin.contains_key("refs/swarm/tasks/rel/api"),
+        "{on_origin:?}"
+    );
+
+    env.swarm(
+        &a,
+        &["init", "--coordination-remote", coord.to_str().unwrap()],
+    )
+    .ok();
+    env.swarm(&a, &["sync"]).ok();
+    assert_eq!(env.refs(&coord, "refs/swarm/"), on_origin);
+    assert_eq!(env.refs(&code, "refs/swarm/"), on_origin);
+    // A second clone joining sees the plan and its task.
+    let b = join(&env, &code, &coord, "b");
+    env.swarm(&b, &["task", "list", "--plan", "rel"])
+        .ok()
+        .stdout_has("api");
+}

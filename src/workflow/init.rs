@@ -148,6 +148,14 @@ pub fn coordination_remote(store: &Store, url: &str) -> Result<Vec<String>> {
         )
         .hint("e.g. git swarm init --coordination-remote git@host:team/swarm.git"));
     }
+    // A local path is kept absolute: git reads a relative one from the
+    // directory it runs in, and lanes run in their own worktrees.
+    let local = std::path::Path::new(url);
+    let absolute = (!url.contains("://") && local.exists())
+        .then(|| std::fs::canonicalize(local).ok())
+        .flatten()
+        .map(|p| p.display().to_string());
+    let url = absolute.as_deref().unwrap_or(url);
     let mut actions = Vec::new();
     match git.config_get(&format!("remote.{name}.url"))? {
         Some(existing) if existing == url => {}

@@ -94,6 +94,11 @@ fn init_coordination_remote_sets_both_remotes_once() {
     env.swarm(&a, &["init", "--coordination-remote", url])
         .ok()
         .stdout_has("already swarm-ready: nothing to change");
+    // A relative path is the same repository: kept absolute, so that git
+    // finds it from a lane's worktree too.
+    env.swarm(&a, &["init", "--coordination-remote", "../coord.git"])
+        .ok()
+        .stdout_has("already swarm-ready: nothing to change");
     assert_eq!(env.git(&a, &["config", "--list", "--local"]), config_before);
 
     // Another URL under the same name: refused, nothing changed.

@@ -32,7 +32,7 @@ pub struct InitArgs {
 }
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
-    let coordination = match &a.coordination_remote {
+    let (coordination, warnings) = match &a.coordination_remote {
         Some(url) => {
             let cwd = std::env::current_dir().map_err(|e| {
                 Error::new(
@@ -43,7 +43,7 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
             let store = git_swarm::store::Store::open(&cwd)?;
             git_swarm::workflow::init::coordination_remote(&store, url)?
         }
-        None => Vec::new(),
+        None => (Vec::new(), Vec::new()),
     };
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
     let hosts = a
@@ -91,5 +91,7 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
         }
         json["agents"] = serde_json::to_value(ag).expect("serialisable");
     }
-    Ok(Output::new(json, text))
+    Ok(warnings
+        .into_iter()
+        .fold(Output::new(json, text), Output::warn))
 }

@@ -136,7 +136,8 @@ pub const COORDINATION_REMOTE: &str = "swarm";
 /// Idempotent: a second run with the same URL changes nothing; a `swarm`
 /// remote at another URL is refused, nothing changed. Its default fetch
 /// refspec is dropped: a coordination remote holds no branches to track.
-pub fn coordination_remote(store: &Store, url: &str) -> Result<Vec<String>> {
+/// Returns what it changed and what to warn of.
+pub fn coordination_remote(store: &Store, url: &str) -> Result<(Vec<String>, Vec<String>)> {
     refuse_bare(store)?;
     let name = COORDINATION_REMOTE;
     let git = &store.git;
@@ -198,11 +199,13 @@ pub fn coordination_remote(store: &Store, url: &str) -> Result<Vec<String>> {
                 "set swarm.codeRemote = origin (code: lane branches, the base branch)".to_string(),
             );
         }
-        _ => actions.push(format!(
-            "warning: there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
-        )),
+        _ => {
+            return Ok((actions, vec![format!(
+                "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
+            )]))
+        }
     }
-    Ok(actions)
+    Ok((actions, Vec::new()))
 }
 
 /// What `init` did: its `Serialize` is the JSON.

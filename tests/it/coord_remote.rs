@@ -599,3 +599,24 @@ fn an_existing_swarm_moves_its_records_over_with_one_sync() {
         .ok()
         .stdout_has("api");
 }
+
+/// Without origin there is no code remote to pin: init says so (a warning,
+/// every run, never a change) and the code stays with the records.
+#[test]
+fn init_coordination_remote_without_origin_warns_each_time_and_changes_nothing_twice() {
+    let env = TestEnv::new();
+    let (_code, coord) = two_remotes(&env);
+    let a = env.repo("a");
+    let url = coord.to_str().unwrap();
+    env.swarm(&a, &["init", "--coordination-remote", url])
+        .ok()
+        .stdout_has("added remote swarm")
+        .stderr_has("warning: there is no remote 'origin' for the code");
+    let before = env.git(&a, &["config", "--list", "--local"]);
+    env.swarm(&a, &["init", "--coordination-remote", url])
+        .ok()
+        .stdout_has("already swarm-ready: nothing to change")
+        .stderr_has("warning: there is no remote 'origin' for the code");
+    assert_eq!(env.git(&a, &["config", "--list", "--local"]), before);
+    assert!(!before.contains("swarm.coderemote"), "{before}");
+}

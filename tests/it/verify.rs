@@ -2134,3 +2134,39 @@ fn a_token_of_any_shape_is_redacted_by_its_exact_value() {
         assert!(out.contains("you sent Bearer [REDACTED:token]"), "{out}");
     }
 }
+
+/// With the records on a coordination remote of their own, `verify` still
+/// judges on the code remote: the merge commit is looked for on origin's
+/// main (fetched from origin), and the verdict note goes to the
+/// coordination remote with the records.
+#[test]
+fn merged_is_confirmed_on_the_code_remote_when_records_live_elsewhere() {
+    let w = World::new();
+    w.env
+        .git(w.env.root(), &["init", "--quiet", "--bare", "coord.git"]);
+    let coord = w.env.root().join("coord.git");
+    w.env
+        .swarm(
+            &w.alice,
+            &["init", "--coordination-remote", coord.to_str().unwrap()],
+        )
+        .ok();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    let v = w.verify_pr(&["--require", "merged", "--json"]).ok().json();
+    assert_eq!(v["state"], "merged", "{v:#}");
+    assert_eq!(v["confirmed_on_base"], true, "{v:#}");
+    assert_eq!(
+        w.g(&w.alice, &["rev-parse", "refs/remotes/origin/main"]),
+        merge_commit
+    );
+    assert_eq!(w.notes(&w.head).len(), 1);
+    w.env.swarm(&w.alice, &["sync"]).ok();
+    let on = |remote: &Path| w.env.refs(remote, "refs/notes/");
+    assert!(
+        on(&coord).contains_key("refs/notes/swarm"),
+        "{:?}",
+        on(&coord)
+    );
+    assert!(on(&w.remote).is_empty(), "{:?}", on(&w.remote));
+}

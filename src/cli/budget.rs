@@ -4,10 +4,10 @@
 //! said to be queued; any other command first publishes a queue that is
 //! due. No daemon: a queue waits for the next command.
 
+use crate::cli::output::Output;
 use git_swarm::ctx::Ctx;
-use git_swarm::output::Output;
 use git_swarm::store::remote::budget;
-use git_swarm::store::remote::{pending, publish_pending, Flushed};
+use git_swarm::store::remote::{pending, Flushed};
 
 use super::publish::{keep, published};
 use super::Global;
@@ -57,7 +57,7 @@ pub fn queued_after(g: &Global, mut out: Output) -> Output {
     out.text.push_str(&format!(
         "queued (swarm.pushBudget {}): {} since {}; they go with this clone's next push, or with the first git-swarm command from {}\n",
         q.budget,
-        git_swarm::output::count(q.refs.len(), "write", "writes"),
+        crate::cli::output::count(q.refs.len(), "write", "writes"),
         q.since.as_deref().unwrap_or("now"),
         q.publish_by.as_deref().unwrap_or("now"),
     ));
@@ -95,11 +95,4 @@ pub fn said(out: Output, remote: &str, flushed: Flushed) -> Output {
             &format!("remote '{remote}' moved meanwhile and refused the queued push"),
         ),
     }
-}
-
-/// `publish_pending` and the queue's age, for `publish_after`.
-pub fn publish_and_settle(ctx: &Ctx, remote: &str) -> git_swarm::error::Result<Flushed> {
-    let flushed = publish_pending(&ctx.store, remote)?;
-    let _ = budget::settle(&ctx.store, remote);
-    Ok(flushed)
 }

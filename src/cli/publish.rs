@@ -5,9 +5,9 @@
 //! (`store::remote::publish_pending`). A write that stays local is said in
 //! one wording everywhere (`store::remote::not_published`).
 
-use git_swarm::output::Output;
+use crate::cli::output::Output;
 use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
-use git_swarm::store::remote::{not_published, pending, Flushed};
+use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
 
 use super::Global;
 
@@ -33,7 +33,10 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
             _ => out,
         };
     }
-    match super::budget::publish_and_settle(&ctx, &remote) {
+    let flushed = publish_pending(&ctx.store, &remote);
+    // What a push budget queued is out: its age goes.
+    let _ = git_swarm::store::remote::budget::settle(&ctx.store, &remote);
+    match flushed {
         Ok(Flushed::Nothing) => out,
         Ok(Flushed::Published(refs)) => published(out, &remote, refs),
         Ok(Flushed::Refused(_)) => keep(

@@ -1,8 +1,8 @@
 //! `git swarm renew`.
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::error::Result;
-use git_swarm::output::Output;
 use git_swarm::workflow::renew::{self, Renewed};
 
 use super::Global;

@@ -64,6 +64,7 @@ cleanup() {
     [ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 mkdir -p "$work/bin"
 ln -s "$bin" "$work/bin/git-swarm"
 export PATH="$work/bin:$PATH"
@@ -120,6 +121,7 @@ step() { # minute name command...
     done
     # Not a bare `wait`: that would wait for the daemon too.
     wait "${pids[@]}" || true
+    echo "N=${#agents[@]}: step $name (minute $minute) done at $(echo "$EPOCHREALTIME - $start" | bc | cut -d. -f1) s" >&2
 }
 
 do_claim1() { claim "$1" "$2" "$3" 0; }

@@ -55,6 +55,11 @@
 //! - After a lost race, [`Round::rejected`] tells the closure what was
 //!   refused and what the record held before; the closure may return an
 //!   error of its own from there (e.g. "accepted by someone else").
+//! - Between rounds lost at the remote the loop pauses a jittered,
+//!   exponential backoff ([`crate::git::net::backoff`]), so that writers
+//!   that lost together do not come back together.
+//! - Under a push budget the first round's push carries what the clone
+//!   queued ([`super::budget::carry`]).
 //! - Offline (`remote` None) the same loop arbitrates with the local CAS:
 //!   [`Records::update`](super::kind::Records::update), `adopt`, the notes
 //!   append and `gc`'s archive fold are this loop with `Fetch::Nothing`.

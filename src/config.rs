@@ -17,11 +17,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.remote",
         "origin, when it exists",
-        "the shared remote that records sync through",
+        "the coordination remote that records (plans, lanes, tasks, reservations, messages, packets, snapshots, notes) sync through",
+    ),
+    (
+        "swarm.codeRemote",
+        "origin when it exists, else swarm.remote",
+        "the code remote: lane branches are pushed to and fetched from it, and the base branch, forecast, task done and verify read it; another than swarm.remote keeps records off it (`init --coordination-remote`)",
     ),
     (
         "swarm.base",
-        "the remote's default branch, else main",
+        "the code remote's default branch, else main",
         "base branch for new lanes and for guards",
     ),
     (
@@ -128,7 +133,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
 
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The coordination remote (`swarm.remote`): records go through it.
     pub remote: Option<String>,
+    /// The code remote (`swarm.codeRemote`, else origin when it exists,
+    /// else the coordination remote): lane branches and the base live there.
+    pub code_remote: Option<String>,
     pub base: Option<String>,
     pub worktree_root: String,
     /// `swarm.worktreeRootAllowOutside`: lane worktrees may live outside
@@ -145,6 +154,15 @@ impl Settings {
             if store.config(&format!("remote.{r}.url")).is_none() {
                 return Err(Error::new(Code::RemoteMissing, format!("remote '{r}' does not exist"))
                     .hint(format!("add it with `git remote add {r} <url>`, or set swarm.remote to an existing remote")));
+            }
+        }
+        if let Some(r) = store.config("swarm.codeRemote").filter(|r| !r.is_empty()) {
+            if store.config(&format!("remote.{r}.url")).is_none() {
+                return Err(Error::new(
+                    Code::RemoteMissing,
+                    format!("remote '{r}' (swarm.codeRemote) does not exist"),
+                )
+                .hint(format!("add it with `git remote add {r} <url>`, or set swarm.codeRemote to an existing remote (unset, it is origin)")));
             }
         }
         Ok(settings)
@@ -172,8 +190,21 @@ impl Settings {
                 }
             },
         };
+        // The code remote: an explicit one, else origin (where a clone's
+        // code comes from), else the one remote there is. One remote for
+        // everything, as before, unless swarm.remote names another one.
+        let code_remote = store
+            .config("swarm.codeRemote")
+            .filter(|r| !r.is_empty())
+            .or_else(|| {
+                store
+                    .config("remote.origin.url")
+                    .map(|_| "origin".to_string())
+            })
+            .or_else(|| remote.clone());
         Settings {
             remote,
+            code_remote,
             base: store.config("swarm.base"),
             worktree_root: store
                 .config("swarm.worktreeRoot")

@@ -142,7 +142,7 @@ fn rest_client(ctx: &Ctx, target: &Target) -> Result<RestClient> {
         Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),
         _ => None,
     };
-    let remote_host = ctx.settings.remote.as_deref().and_then(|remote| {
+    let remote_host = ctx.settings.code_remote.as_deref().and_then(|remote| {
         ctx.store
             .config(&format!("remote.{remote}.url"))
             .and_then(|url| RepoId::host_of_url(&url))

@@ -68,6 +68,8 @@ impl Ctx {
         let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let mut settings = Settings::load_for_guards(&store);
         settings.remote = None;
+        let exists = |r: &String| store.config(&format!("remote.{r}.url")).is_some();
+        settings.code_remote = settings.code_remote.filter(exists);
         Ok(Ctx {
             store,
             settings,
@@ -112,6 +114,25 @@ impl Ctx {
             // `--offline` (see `mirror::keep_writes_when_unreachable`).
             Some(r) if crate::store::mirror::gone(r) => None,
             r => r,
+        }
+    }
+
+    /// The code remote to fetch branches from and push them to, unless
+    /// `--offline` (or it was found unreachable, as [`Ctx::remote`]).
+    pub fn code_remote(&self) -> Option<&str> {
+        match self.settings.code_remote.as_deref() {
+            _ if self.offline => None,
+            Some(r) if crate::store::mirror::gone(r) => None,
+            r => r,
+        }
+    }
+
+    /// Whether the code lives on a remote other than the records: then a
+    /// branch and a record cannot move in one atomic push.
+    pub fn split_remotes(&self) -> bool {
+        match (&self.settings.remote, &self.settings.code_remote) {
+            (Some(r), Some(c)) => r != c,
+            _ => false,
         }
     }
 }

@@ -169,7 +169,7 @@ pub fn worktree_noted(
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
     } else {
-        let remote = ctx.remote().ok_or_else(|| {
+        let remote = ctx.code_remote().ok_or_else(|| {
             Error::new(
                 Code::NotFound,
                 format!(

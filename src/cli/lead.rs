@@ -262,7 +262,7 @@ pub fn status(s: &Status) -> Output {
         status_fields(s)
     };
     if let Some(view) = &s.mirror {
-        text.push_str(&view.text(s.now));
+        text.push_str(&crate::cli::output::mirror_text(view, s.now));
     }
     Output::new(s, text)
 }

@@ -41,7 +41,7 @@ fn status_output(view: StatusView) -> Output {
         ));
     }
     if let Some(m) = &view.mirror {
-        text.push_str(&m.text(view.now));
+        text.push_str(&crate::cli::output::mirror_text(m, view.now));
     }
     match &view.queued {
         Some(q) if !q.refs.is_empty() => text.push_str(&format!(
@@ -66,7 +66,7 @@ fn status_output(view: StatusView) -> Output {
 fn forecast_line(f: &git_swarm::model::forecast::Seen, now: jiff::Timestamp) -> String {
     let age =
         f.at.parse::<jiff::Timestamp>()
-            .map(|t| git_swarm::store::mirror::ago(now, t))
+            .map(|t| git_swarm::clock::ago(now, t))
             .unwrap_or_else(|_| f.at.clone());
     let mut line = format!("forecast: {}", count(f.conflicts, "conflict", "conflicts"));
     if f.reserved > 0 {

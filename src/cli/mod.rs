@@ -210,9 +210,11 @@ impl Command {
     /// `--offline`: kept here, said in the one wording, published by the
     /// next command that reaches the remote. Not the arbitrations whose
     /// point is the remote's verdict (`accept`, `lead claim`, `lead
-    /// takeover`: offline two machines could each be told they won; these
-    /// keep exit 4 and name `--offline`), nor `lead push` and `sync`, whose
-    /// point is to reach it.
+    /// takeover`, `task claim`/`recover`, `reserve`:
+    /// offline two machines could each be told they won, and an agent told
+    /// exit 0 starts work on a task someone else holds; these keep exit 4
+    /// and name `--offline`), nor `lead push` and `sync`, whose point is to
+    /// reach it.
     fn keeps_when_unreachable(&self) -> bool {
         self.publishes_after()
             && !matches!(
@@ -223,7 +225,9 @@ impl Command {
                             | lead::LeadCmd::Takeover { .. }
                             | lead::LeadCmd::Push { .. }
                     )
+                    | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
             )
+            && !matches!(self, Command::Reserve(a) if !a.check)
     }
 
     /// A write nobody races for, which a push budget queues: messages,

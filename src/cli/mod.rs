@@ -289,6 +289,7 @@ impl Global {
         };
         if self.no_cache {
             ctx.store.cache.bypass();
+            ctx.store.trust.bypass_cache();
         }
         if self.access == Access::Write && ctx.store.workdir().is_none() {
             return Err(bare_repo());
@@ -348,6 +349,9 @@ pub fn run(cli: Cli) -> Result<Output> {
     }
     let publishes_after = cli.command.publishes_after();
     let mut out = dispatch(&g, cli.command)?;
+    for notice in git_swarm::store::trust::take_notices() {
+        out = out.warn(notice);
+    }
     if listing {
         if let Some(warning) = git_swarm::store::mirror::unreached_warning() {
             out = out.warn(warning);

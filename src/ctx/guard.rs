@@ -21,6 +21,7 @@ impl Ctx {
             settings,
             as_flag,
             offline: true,
-        })
+        }
+        .with_trust_base())
     }
 }

@@ -180,6 +180,12 @@ impl Unreadable {
 
     /// The `warning:` line a listing prints on stderr.
     pub fn warning(&self) -> String {
+        if self.code == Code::RecordUntrusted {
+            return format!(
+                "skipped untrusted {} '{}' ({}): {}",
+                self.kind, self.name, self.refname, self.reason
+            );
+        }
         format!(
             "skipped unreadable {} '{}' ({}): [{}] {}",
             self.kind, self.name, self.refname, self.code, self.reason
@@ -190,6 +196,12 @@ impl Unreadable {
 impl Unreadable {
     /// The line a listing's text shows for it.
     pub fn row(&self) -> String {
+        if self.code == Code::RecordUntrusted {
+            return format!(
+                "{:<24} UNTRUSTED {} ({})\n",
+                self.name, self.refname, self.reason
+            );
+        }
         format!(
             "{:<24} UNREADABLE {} ({})\n",
             self.name, self.refname, self.code

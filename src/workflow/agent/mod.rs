@@ -16,6 +16,7 @@ pub mod guide;
 pub mod hook;
 pub mod install;
 pub mod json;
+pub mod keygen;
 pub mod renew;
 pub mod state;
 pub mod stop;

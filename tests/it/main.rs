@@ -47,5 +47,6 @@ mod soak;
 mod swarm_scale;
 mod sync;
 mod task;
+mod trust;
 mod tryout;
 mod verify;

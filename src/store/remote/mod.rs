@@ -170,7 +170,10 @@ fn tip_of(
         (l, None) => l,
         (None, r) => r,
         (Some(l), Some(r)) => {
-            if l != r && store.is_ancestor(r, l)? {
+            // Under swarm.trust=require a published version that is not
+            // trusted is no base: the local one is, and the next write
+            // replaces the untrusted one at the remote (its lease is it).
+            if l != r && (store.is_ancestor(r, l)? || store.refused(r)?.is_some()) {
                 Some(l)
             } else {
                 Some(r)

@@ -180,6 +180,8 @@ fn forged_records_are_shown_and_used_under_warn() {
         .stderr_has("untrusted plan 'evil' used (swarm.trust=warn): unsigned");
     let inbox = env.swarm(&a, &["inbox"]).ok();
     inbox.expect_stdout("approved: merge it");
+    // A relayed approval says the person it relays did not sign it.
+    inbox.expect_stdout("(relayed from carol; carol did not sign it)");
     inbox.expect_stderr("untrusted message");
     // The forged release is used: alice no longer leads.
     env.swarm(&a, &["lead", "check", "--plan", "rel"])
@@ -312,4 +314,60 @@ fn keygen_keeps_an_existing_key_and_git_verify_commit_accepts_a_signed_record() 
         out.stderr.contains("Good \"git\" signature for alice"),
         "{out:?}"
     );
+}
+
+#[test]
+fn a_forged_acceptance_does_not_accept_the_packet_under_require() {
+    let env = TestEnv::new();
+    let (remote, a, m) = two_clones(&env, "require");
+    let lane = env
+        .swarm(&a, &["lane", "new", "api", "--plan", "rel", "--json"])
+        .ok();
+    let wt = PathBuf::from(lane.json()["path"].as_str().unwrap());
+    env.write(&wt.join("api.rs"), "fn api() {}\n");
+    env.git(&wt, &["add", "api.rs"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "api"]);
+    let out = env
+        .swarm(
+            &wt,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "go on",
+                "--json",
+            ],
+        )
+        .ok();
+    let packet = out.json()["id"].as_str().unwrap().to_string();
+    let refname = format!("refs/swarm/packets/rel/{packet}");
+    let handed = env.git(&remote, &["rev-parse", &refname]);
+
+    // mallory accepts it in carol's name, from his clone.
+    env.swarm(&m, &["sync"]).ok();
+    let mwt = m.join("taken");
+    env.swarm(
+        &m,
+        &[
+            "--as",
+            "carol",
+            "accept",
+            &packet,
+            "--worktree",
+            mwt.to_str().unwrap(),
+        ],
+    )
+    .ok();
+    let forged = env.git(&remote, &["rev-parse", &refname]);
+    assert_ne!(forged, handed, "the forged acceptance reached the remote");
+
+    // alice's clone: the packet is still open, the forgery said and kept out.
+    env.swarm(&a, &["sync"])
+        .ok()
+        .stderr_has(&format!("{refname}: the published version"));
+    assert_eq!(env.git(&a, &["rev-parse", &refname]), handed);
+    let packets = env.swarm(&a, &["packets", "--json"]).ok();
+    assert!(packets.stdout.contains(&packet), "{}", packets.stdout);
+    assert!(!packets.stdout.contains("carol"), "{}", packets.stdout);
 }

@@ -177,7 +177,7 @@ fn one(
     // actor would sign it over); it is said, and this clone keeps its own.
     if let (Some(l), Some(r)) = (l, r) {
         if l != r && super::kind::kind_of(kinds, name).is_some() {
-            if let Some(why) = store.refused(r)? {
+            if let Some(why) = store.refused(name, r)? {
                 out.warnings.push(format!(
                     "{name}: the published version {} is not trusted ({why}); kept this clone's {} (swarm.trust=require)",
                     super::short(r),

@@ -22,8 +22,8 @@
 //! judged at the record commit's committer time, as git does.
 //!
 //! A record commit never changes, so a verdict is kept by (trust list blob,
-//! commit) in `<common dir>/swarm/cache/trust/<list>.verdicts`, one line per
-//! commit, appended; a new trust list starts a new file.
+//! commit) in `<common dir>/swarm/cache/trust/<list>/<namespace>.verdicts`,
+//! one line per commit, appended; a new trust list starts new files.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -138,21 +138,43 @@ pub struct Trust {
     /// the session, which knows the base).
     base: Mutex<Option<String>>,
     list: OnceLock<List>,
-    verdicts: Mutex<Option<HashMap<ObjectId, Verdict>>>,
+    /// Verdicts by record namespace, each loaded from its file on first use.
+    verdicts: Mutex<HashMap<String, HashMap<ObjectId, Verdict>>>,
     dir: PathBuf,
     disk: Mutex<bool>,
 }
 
 /// Warnings for untrusted records used under `warn`, for the command's
-/// output (one per commit).
-static NOTICES: Mutex<Vec<String>> = Mutex::new(Vec::new());
+/// output: one per commit, in the order met.
+static NOTICES: Mutex<Vec<(ObjectId, String)>> = Mutex::new(Vec::new());
 
 /// The warnings collected so far (the CLI adds them to its output).
 pub fn take_notices() -> Vec<String> {
-    NOTICES
+    let taken = NOTICES
         .lock()
         .map(|mut n| std::mem::take(&mut *n))
-        .unwrap_or_default()
+        .unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    taken
+        .into_iter()
+        .filter(|(id, _)| seen.insert(*id))
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// The record namespace of a ref (`refs/swarm/<ns>/…`, or a remote's
+/// mirror of it): verdicts are kept per namespace, so that a listing of
+/// one kind loads that kind's only.
+pub fn namespace_of(refname: &str) -> &str {
+    let rest = refname
+        .strip_prefix("refs/swarm/")
+        .or_else(|| {
+            refname
+                .strip_prefix("refs/swarm-remotes/")
+                .and_then(|r| r.split_once('/').map(|(_, rest)| rest))
+        })
+        .unwrap_or(refname);
+    rest.split('/').next().unwrap_or("")
 }
 
 impl Trust {
@@ -161,7 +183,7 @@ impl Trust {
             policy,
             base: Mutex::new(None),
             list: OnceLock::new(),
-            verdicts: Mutex::new(None),
+            verdicts: Mutex::new(HashMap::new()),
             dir: common_dir.join("swarm").join("cache").join("trust"),
             disk: Mutex::new(cache),
         }
@@ -343,36 +365,50 @@ impl Store {
         entry.mode().is_blob().then(|| entry.object_id())
     }
 
-    /// Where verdicts for the current trust list are kept on disk.
-    fn verdict_file(&self) -> Option<PathBuf> {
+    /// Where verdicts of namespace `ns` for the current trust list are
+    /// kept on disk.
+    fn verdict_file(&self, ns: &str) -> Option<PathBuf> {
         let on = self.trust.disk.lock().map(|d| *d).unwrap_or(false);
         let blob = self.trust_list().blob?;
-        on.then(|| self.trust.dir.join(format!("{blob}.verdicts")))
+        let safe = !ns.is_empty()
+            && ns
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        (on && safe).then(|| {
+            self.trust
+                .dir
+                .join(blob.to_string())
+                .join(format!("{ns}.verdicts"))
+        })
     }
 
-    /// The verdict on record commit `id` (cached by commit id).
-    pub fn verdict(&self, id: ObjectId) -> Result<Verdict> {
+    /// The verdict on record commit `id` of namespace `ns` (cached by
+    /// commit id).
+    pub fn verdict(&self, ns: &str, id: ObjectId) -> Result<Verdict> {
         let mut guard = self
             .trust
             .verdicts
             .lock()
             .map_err(|_| Error::new(Code::Internal, "the trust cache lock was poisoned"))?;
-        let known = guard.get_or_insert_with(|| {
+        if !guard.contains_key(ns) {
             let mut map = HashMap::new();
-            if let Some(file) = self.verdict_file() {
+            if let Some(file) = self.verdict_file(ns) {
                 if let Ok(text) = std::fs::read_to_string(file) {
                     map.extend(text.lines().filter_map(Verdict::parse_line));
                 }
             }
-            map
-        });
+            guard.insert(ns.to_string(), map);
+        }
+        let known = guard.get_mut(ns).expect("inserted above");
         if let Some(v) = known.get(&id) {
             return Ok(v.clone());
         }
         let verdict = self.check_signature(id)?;
         known.insert(id, verdict.clone());
-        if let Some(file) = self.verdict_file() {
-            let _ = std::fs::create_dir_all(&self.trust.dir);
+        if let Some(file) = self.verdict_file(ns) {
+            if let Some(dir) = file.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
             if let Ok(mut f) = std::fs::OpenOptions::new()
                 .create(true)
                 .append(true)
@@ -451,22 +487,22 @@ impl Store {
 
     /// Under `require`, why the record version at `commit` may not be
     /// used (None: it may, or trust is not required).
-    pub fn refused(&self, commit: ObjectId) -> Result<Option<String>> {
+    pub fn refused(&self, refname: &str, commit: ObjectId) -> Result<Option<String>> {
         if self.trust.policy != Policy::Require {
             return Ok(None);
         }
-        let verdict = self.verdict(commit)?;
+        let verdict = self.verdict(namespace_of(refname), commit)?;
         Ok((!verdict.trusted).then_some(verdict.reason))
     }
 
     /// The one check point: whether the record version at `commit` may be
     /// used. Off: yes. Require: `RECORD_UNTRUSTED` unless its signature is
     /// good for the actor it names. Warn: yes, with a warning.
-    pub fn trusted(&self, kind: &str, name: &str, commit: ObjectId) -> Result<()> {
+    pub fn trusted(&self, ns: &str, kind: &str, name: &str, commit: ObjectId) -> Result<()> {
         if self.trust.policy == Policy::Off {
             return Ok(());
         }
-        let verdict = self.verdict(commit)?;
+        let verdict = self.verdict(ns, commit)?;
         if verdict.trusted {
             return Ok(());
         }
@@ -485,9 +521,7 @@ impl Store {
                 "untrusted {kind} '{name}' used (swarm.trust=warn): {} (commit {short})",
                 verdict.reason
             );
-            if !n.contains(&line) {
-                n.push(line);
-            }
+            n.push((commit, line));
         }
         Ok(())
     }
@@ -523,6 +557,13 @@ mod tests {
         assert_eq!(Policy::parse(Some("Require")).unwrap(), Policy::Require);
         let e = Policy::parse(Some("yes")).unwrap_err();
         assert_eq!(e.code, Code::ConfigInvalid);
+    }
+
+    #[test]
+    fn namespaces_of_local_and_mirrored_refs() {
+        assert_eq!(namespace_of("refs/swarm/tasks/p/t1"), "tasks");
+        assert_eq!(namespace_of("refs/swarm-remotes/origin/lead/p"), "lead");
+        assert_eq!(namespace_of("refs/swarm/reservations"), "reservations");
     }
 
     #[test]

@@ -75,7 +75,7 @@ pub fn load(ctx: &Ctx) -> Result<Option<Ledgered>> {
     let mut trusted = Vec::with_capacity(tips.len());
     for tip in tips {
         let refused = store
-            .refused(tip)
+            .refused(LEDGER_REF, tip)
             .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
         if refused.is_none() {
             trusted.push(tip);

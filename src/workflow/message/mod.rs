@@ -320,7 +320,11 @@ fn parent_of(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<S
     let Some(tip) = remote::tip(store, remote, &refname)?.base else {
         return Ok(None);
     };
-    // An unreadable plan record names no parent: the leader search stops.
+    // An unreadable (or, under swarm.trust=require, untrusted) plan record
+    // names no parent: the leader search stops.
+    if store.refused(&refname, tip)?.is_some() {
+        return Ok(None);
+    }
     Ok(store
         .read_commit(tip)
         .and_then(|r| crate::model::plan::from_record(plan, r))

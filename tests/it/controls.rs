@@ -2,7 +2,7 @@
 //! refused at input (`TEXT_INVALID`), records holding them published by
 //! anyone are unreadable (`RECORD_INVALID`), and nothing prints them raw.
 
-use crate::hardening::push_raw_record;
+use crate::fixture::push_raw_record;
 use crate::harness::{Run, TestEnv};
 
 #[track_caller]

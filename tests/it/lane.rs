@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::worktree;
 use crate::harness::TestEnv;
 use crate::process::{assert_aborted, Paused, WRITING};
 
@@ -813,4 +814,213 @@ fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
         .err(2, "USAGE")
         .stderr_has("is not an http(s) URL");
     assert_eq!(before, env.all_refs(&repo));
+}
+
+#[test]
+fn lane_rm_after_an_interrupted_lane_new_hints_to_run_it_again() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "fp"]).ok();
+    let run = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "f1", "--plan", "fp"],
+    );
+    assert_ne!(run.code, 0);
+    let run = env.swarm(&repo, &["lane", "rm", "f1"]).err(2, "NOT_FOUND");
+    let first_hint = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        first_hint.contains("run `git swarm lane new f1` again"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("list lanes"), "{}", run.stderr);
+}
+
+#[test]
+fn inside_a_lane_worktree_the_lane_owner_wins_over_the_repository_wide_swarm_as() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice"); // swarm.as = alice, for every worktree
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(&repo, &["lane", "new", "login", "--owner", "bot1"])
+        .ok();
+    let wt = worktree(&repo, "login");
+    let last_actor = || {
+        env.git(
+            &repo,
+            &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+        )
+        .lines()
+        .find_map(|l| l.strip_prefix("Swarm-Actor: ").map(str::to_string))
+        .unwrap()
+    };
+    env.swarm(&wt, &["report", "plan-ready"]).ok();
+    assert_eq!(last_actor(), "bot1");
+    // --as and GIT_SWARM_AS still come first.
+    env.swarm(&wt, &["report", "plan-ready", "--as", "carol"])
+        .ok();
+    assert_eq!(last_actor(), "carol");
+    env.swarm_env(&wt, &[("GIT_SWARM_AS", "dave")], &["report", "plan-ready"])
+        .ok();
+    assert_eq!(last_actor(), "dave");
+    // Outside the lane, swarm.as.
+    env.swarm(&repo, &["plan", "save", "auth", "--file", "README.md"])
+        .ok();
+    assert_eq!(last_actor(), "alice");
+    // The hint for a missing identity no longer leads into the trap.
+    env.git(&repo, &["config", "--unset", "swarm.as"]);
+    env.swarm(&repo, &["plan", "new", "x"])
+        .err(2, "IDENTITY_MISSING")
+        .stderr_has("repository-wide");
+}
+
+#[test]
+fn lane_new_rerun_finishes_an_interrupted_start() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0, "{killed:?}");
+    // Killed after `git worktree add`, before the record.
+    let wt = repo.join("_swarm-worktrees/login");
+    assert!(wt.is_dir());
+    assert!(env
+        .refs(&repo, "refs/heads")
+        .contains_key("refs/heads/feat/login"));
+    assert!(env.refs(&repo, "refs/swarm/lanes").is_empty());
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(2, "NOT_FOUND")
+        .stderr_has("git swarm lane new login");
+
+    let out = env
+        .swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("interrupted");
+    assert!(out.stdout.contains("finishing it"), "{}", out.stdout);
+    assert!(env
+        .refs(&repo, "refs/swarm/lanes")
+        .contains_key("refs/swarm/lanes/login"));
+    let log = env.swarm(&repo, &["plan", "log", "auth"]).ok();
+    log.expect_stdout("lane-started");
+    assert!(wt.join("PLAN.md").is_file());
+    let list = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(list["lanes"][0]["feature"], "login");
+    // And it is an ordinary lane now: removable.
+    env.swarm(&repo, &["lane", "rm", "login"]).ok();
+    assert!(!wt.exists());
+}
+
+#[test]
+fn lane_new_rerun_after_a_kill_after_the_record_writes_the_journal_entry_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:record")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0);
+    assert!(env
+        .refs(&repo, "refs/swarm/lanes")
+        .contains_key("refs/swarm/lanes/login"));
+    let started = |env: &TestEnv| {
+        env.git(&repo, &["log", "--format=%B", "refs/swarm/plans/auth"])
+            .matches("Swarm-Event: lane-started")
+            .count()
+    };
+    assert_eq!(started(&env), 0);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("interrupted after writing its record");
+    assert_eq!(started(&env), 1);
+    // Finished: a third run is the ordinary "already active".
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .err(2, "LANE_EXISTS");
+    assert_eq!(started(&env), 1);
+}
+
+#[test]
+fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0);
+    // As if killed inside `git worktree add`: the branch, no worktree.
+    let wt = repo.join("_swarm-worktrees/login");
+    env.git(
+        &repo,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("removed that branch");
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let lock = repo.join(".git/refs/heads/feat/login.lock");
+    env.write(&lock, "");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("stale lock");
+    assert!(!lock.exists());
+}
+
+#[test]
+fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "one"]).ok();
+    env.swarm(a, &["plan", "new", "two"]).ok();
+    // bob moves main; ann has not fetched.
+    env.write(&b.join("new.txt"), "new\n");
+    env.git(b, &["add", "."]);
+    env.git(b, &["commit", "--quiet", "-m", "new"]);
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let tip = env.git(&remote, &["rev-parse", "main"]);
+
+    let out = env
+        .swarm(a, &["lane", "new", "one", "--plan", "one", "--json"])
+        .ok();
+    assert_eq!(out.json()["base_commit"], tip.as_str());
+    assert!(worktree(a, "one").join("new.txt").exists());
+
+    // The remote gone: the lane starts from the local copy, and says so.
+    std::fs::rename(&remote, env.root().join("elsewhere.git")).unwrap();
+    let run = env.swarm(a, &["lane", "new", "two", "--plan", "two"]).ok();
+    run.expect_stderr("could not fetch main from origin");
+    run.expect_stderr("started from this clone's copy of origin/main as of 20");
+    run.expect_stdout(&format!("from origin/main ({})", &tip[..12]));
 }

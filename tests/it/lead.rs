@@ -942,3 +942,257 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
     assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
     env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
 }
+
+fn lead_yaml(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
+    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:lead.yaml")])).unwrap()
+}
+
+#[test]
+fn a_claim_whose_succession_omits_the_claimant_warns_on_stderr() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                "bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    run.expect_stderr(
+        "warning: the succession of plan 'auth' (bob, carol) does not name you (alice)",
+    );
+    assert_eq!(run.json()["leader"], "alice", "the claim still happened");
+    assert!(ref_of(&env, &remote, LEAD).is_some());
+    // Naming yourself: no warning.
+    env.swarm(a, &["plan", "new", "other"]).ok();
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "other",
+                "--succession",
+                "alice,bob",
+            ],
+        )
+        .ok();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn lead_succession_is_leader_only_fenced_and_published_at_once() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+        ],
+    )
+    .ok();
+    let claimed = ref_of(&env, &remote, LEAD).unwrap();
+
+    // The leader edits it: published at once, epoch unchanged, no re-claim.
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "succession",
+                "--plan",
+                "auth",
+                "alice,bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    let json = run.json();
+    assert_eq!(
+        json["succession"],
+        serde_json::json!(["alice", "bob", "carol"])
+    );
+    assert_eq!(json["epoch"], 1);
+    assert_eq!(json["leader"], "alice");
+    assert_eq!(json["event"], "lead-succession");
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(published, claimed);
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
+    let rec = lead_yaml(&env, a, LEAD);
+    assert_eq!(rec["succession"][2], "carol");
+    let msg = env.git(a, &["log", "-1", "--format=%B", LEAD]);
+    assert!(msg.contains("Swarm-Event: lead-succession"), "{msg}");
+    assert!(
+        msg.contains("Swarm-Previous-Succession: alice,bob"),
+        "{msg}"
+    );
+    assert_eq!(
+        env.git(a, &["rev-parse", &format!("{LEAD}^")]),
+        claimed,
+        "one new version on top of the claim"
+    );
+
+    // Not the leader: refused, nothing moves anywhere.
+    let before = env.all_refs(&remote);
+    env.swarm(b, &["lead", "succession", "--plan", "auth", "bob"])
+        .err(3, "NOT_LEADER");
+    assert_eq!(before, env.all_refs(&remote));
+
+    // Bad input: an invalid address, a duplicate, the same list.
+    env.swarm(
+        a,
+        &["lead", "succession", "--plan", "auth", "bob,Not Valid"],
+    )
+    .err(2, "NAME_INVALID");
+    env.swarm(a, &["lead", "succession", "--plan", "auth", "bob,bob"])
+        .err(2, "USAGE");
+    assert_eq!(before, env.all_refs(&remote));
+    // The same list again: nothing to change, nothing written, exit 0 (and
+    // so a re-run after an interrupted publish completes).
+    let again = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "succession",
+                "--plan",
+                "auth",
+                "alice,bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    assert_eq!(again.json()["already"], true);
+    assert_eq!(before, env.all_refs(&remote));
+
+    // Killed after its push, before the local ref moved: the re-run completes.
+    let killed = env.swarm_env(
+        a,
+        &[("GIT_SWARM_FAILPOINT", "lead:pushed")],
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
+    );
+    assert_ne!(killed.code, 0);
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
+    env.swarm(
+        a,
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
+    )
+    .ok()
+    .stdout_has("already alice, bob, dave");
+    assert_eq!(ref_of(&env, a, LEAD), Some(published.clone()));
+    assert_eq!(ref_of(&env, &remote, LEAD), Some(published));
+
+    // Leaving yourself out is allowed, with a warning on stderr.
+    let run = env
+        .swarm(a, &["lead", "succession", "--plan", "auth", "bob,carol"])
+        .ok();
+    run.expect_stderr("warning: the succession of plan 'auth' (bob, carol) does not name you");
+    run.expect_stdout("succession of plan auth is now bob, carol (epoch 1 unchanged)");
+    assert!(!run.stdout.contains("warning"));
+
+    // A fenced leader: alice hands over to bob (epoch 2), then tries again.
+    env.swarm(a, &["lead", "handover", "bob", "--plan", "auth"])
+        .ok();
+    let before = env.all_refs(&remote);
+    env.swarm(a, &["lead", "succession", "--plan", "auth", "alice"])
+        .err(3, "LEAD_FENCED")
+        .stderr_has("bob leads at epoch 2");
+    assert_eq!(before, env.all_refs(&remote));
+    // The new leader may.
+    env.swarm(b, &["lead", "succession", "--plan", "auth", "bob,alice"])
+        .ok();
+    assert_eq!(lead_yaml(&env, &remote, LEAD)["succession"][1], "alice");
+}
+
+#[test]
+fn lead_log_prints_the_leader_journal_newest_first() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    // Published at once: bob's clone finds the plan without a sync.
+    env.swarm(b, &["lead", "log", "--plan", "auth"])
+        .ok()
+        .stdout_has("nobody has claimed it");
+    env.swarm(a, &["lead", "log", "--plan", "auth"])
+        .ok()
+        .stdout_has("nobody has claimed it");
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+        ],
+    )
+    .ok();
+    env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
+    env.swarm(a, &["lead", "handover", "bob", "--plan", "auth"])
+        .ok();
+    env.swarm(b, &["lead", "release", "--plan", "auth"]).ok();
+
+    // bob's clone reads the published journal (fetched first).
+    let json = env
+        .swarm(b, &["lead", "log", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    let entries = json["entries"].as_array().unwrap();
+    let seen: Vec<(&str, u64, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["epoch"].as_u64().unwrap(),
+                e["actor"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("lead-released", 2, "bob"),
+            ("lead-handover", 2, "alice"),
+            ("lead-renewed", 1, "alice"),
+            ("lead-claimed", 1, "alice"),
+        ]
+    );
+    assert_eq!(entries[1]["leader"], "bob");
+    assert_eq!(entries[0]["leader"], serde_json::Value::Null);
+    assert_eq!(json["published"], true);
+
+    let text = env.swarm(a, &["lead", "log", "--plan", "auth"]).ok().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].contains("lead-released") && lines[0].contains("epoch 2"),
+        "{text}"
+    );
+    assert!(
+        lines[3].contains("lead-claimed") && lines[3].contains("alice"),
+        "{text}"
+    );
+    env.swarm(a, &["lead", "log", "--plan", "Auth"])
+        .err(2, "NAME_INVALID")
+        .stderr_has("hint: did you mean 'auth'?");
+}

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::fixture::worktree;
 use crate::harness::TestEnv;
 use crate::process::{finish, spawn};
 
@@ -340,7 +341,7 @@ fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["notify", "bob", "hello"]).ok();
     // A message ref someone pushed by hand, holding YAML nobody can read.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         ann,
         "refs/swarm/messages/_/20260101T000000Z-mallory-0bad",
@@ -724,4 +725,118 @@ fn the_same_escalation_sent_at_once_from_two_clones_is_recorded_once() {
     }
     let state = |c: &std::path::PathBuf| env.swarm(c, &["state", "--json"]).ok().stdout;
     assert_eq!(state(&clones[1]), state(&clones[2]));
+}
+
+#[test]
+fn a_body_file_that_is_not_utf8_is_refused_at_its_offset() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    let before = env.all_refs(ann);
+    let body = env.root().join("body.txt");
+    std::fs::write(&body, b"abc \xff\xfe \xc3(").unwrap();
+    env.swarm(
+        ann,
+        &["notify", "bob", "--body-file", body.to_str().unwrap()],
+    )
+    .err(2, "TEXT_INVALID")
+    .stderr_has("offset 4 (0xff)");
+    assert_eq!(env.all_refs(ann), before, "nothing written");
+    std::fs::write(&body, "caf\u{e9} ok\n").unwrap();
+    env.swarm(
+        ann,
+        &["notify", "bob", "--body-file", body.to_str().unwrap()],
+    )
+    .ok();
+}
+
+/// `wait --for packet` asks the remote only for the packets' refs (and
+/// the plan's): the remote never lists the unrelated message refs to it,
+/// so a wait's cost does not grow with them (benches/wait.sh measures it).
+#[test]
+fn wait_asks_the_remote_only_for_the_refs_it_watches() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    env.swarm(ann, &["plan", "new", "p"]).ok();
+    env.swarm(ann, &["notify", "bob", "one message"]).ok();
+    let head = env.git(&remote, &["rev-parse", "HEAD"]);
+    let many: String = (0..200)
+        .map(|i| format!("create refs/swarm/messages/_/unrelated-{i} {head}\n"))
+        .collect();
+    env.git_stdin(&remote, &["update-ref", "--stdin"], many.as_bytes());
+    let trace = env.root().join("trace.txt");
+    let trace_s = trace.to_str().unwrap().to_string();
+    let run = env.swarm_env(
+        ann,
+        &[
+            ("GIT_SWARM_VIRTUAL_WAITS", "1"),
+            ("GIT_TRACE_PACKET", &trace_s),
+        ],
+        &[
+            "wait",
+            "--for",
+            "packet",
+            "--plan",
+            "p",
+            "--timeout",
+            "30s",
+            "--json",
+        ],
+    );
+    run.err(1, "WAIT_TIMEOUT");
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        !traced.contains("refs/swarm/messages/"),
+        "the remote listed message refs to a wait for packets"
+    );
+    assert!(
+        traced.contains("refs/swarm/packets/p"),
+        "asked for the packets"
+    );
+}
+
+#[test]
+fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "other"]).ok();
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "auth", "--succession", "alice"],
+    )
+    .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(b, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let login = worktree(b, "login");
+
+    let out = env
+        .swarm(&login, &["ask", "lead", "which", "hash?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "auth");
+    let inbox = env.swarm(a, &["inbox", "--json"]).ok();
+    inbox.expect_stdout("which hash?");
+
+    // A lane on a child plan with no leader of its own asks the parent's.
+    env.swarm(b, &["plan", "new", "signup", "--parent", "auth"])
+        .ok();
+    env.swarm(b, &["lane", "new", "signup", "--plan", "signup"])
+        .ok();
+    let out = env
+        .swarm(&worktree(b, "signup"), &["ask", "lead", "ok?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "signup");
+
+    // Outside a lane the plan must still be named, and the hint says so.
+    env.swarm(b, &["ask", "lead", "hello"])
+        .err(2, "MESSAGE_INVALID")
+        .stderr_has("--plan");
 }

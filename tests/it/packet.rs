@@ -1137,3 +1137,220 @@ fn accepting_in_another_clone_moves_the_lane_there_and_self_accept_warns() {
         .ok()
         .stderr_has("warning: you accepted a packet you wrote yourself");
 }
+
+fn packet_ids(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["packets", "--json"];
+    all.extend_from_slice(args);
+    env.swarm(dir, &all).ok().json()["packets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_packet_written_to_the_wrong_plan_is_withdrawn_by_its_author_and_refuses_accept() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "billing"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    let wrong = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "billing",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id = wrong["id"].as_str().unwrap().to_string();
+    let refname = format!("refs/swarm/packets/billing/{id}");
+    env.swarm(b, &["sync"]).ok();
+
+    // Only the author withdraws it.
+    let before = env.refs(&remote, "refs/swarm/packets/");
+    env.swarm(b, &["packet", "withdraw", &id, "--reason", "not mine"])
+        .err(1, "PACKET_NOT_AUTHOR")
+        .stderr_has("written by alice");
+    assert_eq!(env.refs(&remote, "refs/swarm/packets/"), before);
+
+    let out = env
+        .swarm(
+            a,
+            &[
+                "packet",
+                "withdraw",
+                &id,
+                "--reason",
+                "wrong plan",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(out["changed"], true);
+    // Recorded as a commit on the packet chain, published, never deleted.
+    let at_remote = env.git(&remote, &["rev-parse", &refname]);
+    assert_eq!(at_remote, out["commit"].as_str().unwrap());
+    assert_eq!(env.git(&remote, &["rev-list", "--count", &refname]), "2");
+    let w = env.git(&remote, &["show", &format!("{refname}:withdrawal.yaml")]);
+    assert!(w.contains("schema: swarm-withdrawal/v1"), "{w}");
+    assert!(w.contains("reason: wrong plan"), "{w}");
+    assert!(env
+        .git(&remote, &["show", &format!("{refname}:packet.yaml")])
+        .contains(&id));
+    let msg = env.git(a, &["log", "-1", "--format=%B", "refs/swarm/plans/billing"]);
+    assert!(msg.contains("Swarm-Event: handoff-withdrawn"), "{msg}");
+
+    // A second withdraw is a no-op.
+    env.swarm(a, &["packet", "withdraw", &id, "--reason", "wrong plan"])
+        .ok()
+        .stdout_has("already withdrawn");
+
+    // The successor cannot accept it; nothing is recorded.
+    env.swarm(b, &["packets"])
+        .ok()
+        .stdout_has("withdrawn by alice: wrong plan");
+    assert!(packet_ids(&env, b, &["--open"]).is_empty());
+    assert_eq!(packet_ids(&env, b, &[]), vec![id.clone()]);
+    env.swarm(b, &["accept", &id])
+        .err(1, "PACKET_WITHDRAWN")
+        .stderr_has("withdrawn by alice");
+    assert_eq!(env.git(&remote, &["rev-parse", &refname]), at_remote);
+    env.swarm(b, &["packet", "show", &id])
+        .ok()
+        .stdout_has("# withdrawn by its author");
+
+    // An accepted packet can no longer be withdrawn.
+    let right = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "auth",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id2 = right["id"].as_str().unwrap().to_string();
+    env.swarm(a, &["accept", &id2]).ok();
+    env.swarm(a, &["packet", "withdraw", &id2, "--reason", "late"])
+        .err(3, "PACKET_ALREADY_ACCEPTED");
+}
+
+#[test]
+fn accept_compares_the_content_of_uncommitted_paths_not_only_their_names() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.git(a, &["switch", "--quiet", "-c", "feat/auth"]);
+    env.git(
+        a,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/auth",
+        ],
+    );
+    env.write(&a.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.write(&a.join("notes.txt"), "todo\n");
+    let out = env
+        .swarm(a, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    let id = out["id"].as_str().unwrap().to_string();
+    let readme_blob = env.git(a, &["hash-object", "README.md"]);
+    assert_eq!(
+        out["uncommitted_content"]["README.md"],
+        readme_blob.as_str()
+    );
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let yaml = env.git(&remote, &["show", &format!("{packet}:packet.yaml")]);
+    assert!(
+        yaml.contains(&format!("README.md: {readme_blob}")),
+        "{yaml}"
+    );
+
+    // Same paths, other content: refused, nothing recorded.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(b, &["switch", "--quiet", "feat/auth"]);
+    env.write(&b.join("README.md"), "hello\nsomething else\n");
+    env.write(&b.join("notes.txt"), "todo\n");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    let run = env
+        .swarm(b, &["accept", &id])
+        .err(1, "PACKET_MISMATCH")
+        .stderr_has("uncommitted_content")
+        .stderr_has(&format!("- README.md {readme_blob}"))
+        .stderr_has("other content");
+    assert!(!run.stderr.contains("notes.txt"), "{}", run.stderr);
+    assert_eq!(env.git(&remote, &["rev-parse", &packet]), before);
+
+    // The author's exact changes: accepted.
+    env.write(&b.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.swarm(b, &["accept", &id]).ok();
+}
+
+/// Regression: two handoffs by one author to two plans in the same second got
+/// the same id, so `accept <id>` and `packet withdraw <id>` were ambiguous.
+/// Ids are unique across plans: the second one takes the next suffix.
+#[test]
+fn packet_ids_are_unique_across_plans_within_one_second() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["plan", "new", "billing"]).ok();
+    let now = [("GIT_SWARM_NOW", "2026-02-01T09:00:00Z")];
+    let handoff = |plan: &str| {
+        env.swarm_env(
+            a,
+            &now,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                plan,
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = handoff("billing");
+    let second = handoff("auth");
+    assert_eq!(first, "20260201T090000Z-alice");
+    assert_eq!(second, "20260201T090000Z-alice-2");
+    // Each id names exactly one packet, by id alone.
+    env.swarm(a, &["packet", "show", &second])
+        .ok()
+        .stdout_has("auth");
+    env.swarm(a, &["packet", "withdraw", &first, "--reason", "wrong plan"])
+        .ok();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/packets/").len(),
+        2,
+        "both packets published"
+    );
+}

@@ -569,3 +569,145 @@ fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_canno
     .ok()
     .stderr_has("not published: offline (--offline, or no remote)");
 }
+
+#[test]
+fn a_mistyped_swarm_remote_leaves_reading_commands_working_with_a_warning() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    env.swarm(a, &["sync"]).ok();
+    env.git(a, &["config", "swarm.remote", "orgin"]);
+    let before = env.all_refs(a);
+    for args in [
+        vec!["status"],
+        vec!["plan", "list"],
+        vec!["plan", "show", "auth"],
+        vec!["plan", "log", "auth"],
+        vec!["packets"],
+        vec!["lane", "list"],
+        vec!["lead", "status", "--plan", "auth"],
+    ] {
+        let run = env.swarm(a, &args).ok();
+        run.expect_stderr(
+            "warning: remote 'orgin' does not exist; showing this repository's records only",
+        );
+        run.expect_stderr("hint: add it with `git remote add orgin <url>`");
+        assert!(!run.stdout.contains("warning"), "{args:?}: {}", run.stdout);
+    }
+    env.swarm(a, &["status"]).ok().stdout_has("auth [active]");
+    env.swarm(a, &["lane", "list"]).ok().stdout_has("login");
+    let json = env.swarm(a, &["plan", "list", "--json"]).ok().json();
+    assert_eq!(json["plans"][0]["plan"], "auth");
+    // Writing commands and those that must ask the remote still refuse.
+    env.swarm(a, &["plan", "new", "other"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["lead", "check", "--plan", "auth"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["sync"]).err(2, "REMOTE_MISSING");
+    assert_eq!(before, env.all_refs(a));
+}
+
+#[test]
+fn read_only_views_show_local_plus_the_fetched_mirror_say_how_old_and_point_to_sync() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    let t0 = "2026-01-01T10:00:00Z";
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm_env(
+        a,
+        &[("GIT_SWARM_NOW", t0)],
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+            "--lease",
+            "1h",
+        ],
+    )
+    .ok();
+    let packet = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "auth",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A fresh clone that only fetched: every view shows the plan, its
+    // leader and the packet, says where from, and points to sync (status
+    // fetches the mirror itself).
+    let c = env.clone_remote(&remote, "carol");
+    env.git(&c, &["fetch", "--quiet", "origin"]);
+    assert!(env.refs(&c, "refs/swarm/plans/").is_empty());
+    env.swarm(&c, &["status"])
+        .ok()
+        .stdout_has("auth [active] — auth — lead alice (epoch 1)")
+        .stdout_has("the mirror of origin (fetched ")
+        .stdout_has("the mirror has 2 records your local refs lack")
+        .stdout_has("`git swarm sync` brings them in");
+    env.swarm(&c, &["packets", "--offline"])
+        .ok()
+        .stdout_has(&packet)
+        .stdout_has("the mirror has 1 record your local refs lack");
+    let lead = env
+        .swarm(
+            &c,
+            &["lead", "status", "--plan", "auth", "--offline", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(lead["leader"], "alice");
+    assert_eq!(lead["mirror"]["ahead"][0], "refs/swarm/lead/auth");
+    env.swarm(&c, &["sync"]).ok();
+    let out = env.swarm(&c, &["status"]).ok();
+    assert!(out.stdout.contains("fetched "), "{}", out.stdout);
+    assert!(!out.stdout.contains("the mirror has"), "{}", out.stdout);
+
+    // A takeover on another clone: after a fetch, status and lead status
+    // --offline agree on who leads.
+    env.swarm(b, &["sync"]).ok();
+    env.swarm_env(
+        b,
+        &[("GIT_SWARM_NOW", "2026-01-01T12:00:00Z")],
+        &[
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--reason",
+            "alice silent",
+        ],
+    )
+    .ok();
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    let status = env.swarm(a, &["status", "--offline", "--json"]).ok().json();
+    assert_eq!(status["plans"][0]["leader"], "bob");
+    assert_eq!(status["plans"][0]["epoch"], 2);
+    let lead = env
+        .swarm(
+            a,
+            &["lead", "status", "--plan", "auth", "--offline", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(lead["leader"], "bob");
+    assert_eq!(lead["epoch"], 2);
+}

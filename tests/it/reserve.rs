@@ -543,3 +543,22 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
         .stderr_has("reads fine");
     assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), tip);
 }
+
+#[test]
+fn release_takes_a_directory_by_the_name_it_was_reserved_with() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let ann = &clones[0];
+    env.write(&ann.join("mydir/a.txt"), "a\n");
+    let r = env.swarm(ann, &["reserve", "mydir", "--json"]).ok().json();
+    assert_eq!(r["entry"]["paths"][0], "mydir/", "{r:#}");
+    env.swarm(ann, &["release", "mydir"]).ok();
+    env.swarm(ann, &["reserve", "other/"]).ok();
+    env.swarm(ann, &["release", "other"]).ok();
+    let left = env.swarm(ann, &["reservations", "--json"]).ok().json();
+    assert_eq!(
+        left["reservations"].as_array().map(Vec::len),
+        Some(0),
+        "{left:#}"
+    );
+}

@@ -10,6 +10,7 @@ use crate::process::{
     assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
     wait_arrivals, Kill, Killed, Rng, WRITING,
 };
+use crate::snapshot::{hash_object, mktree};
 
 const T0: &str = "2026-03-01T10:00:00Z";
 
@@ -692,7 +693,7 @@ fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten()
     let (remote, clones) = setup(&env, &["ann", "bob"]);
     let (a, b) = (&clones[0], &clones[1]);
     // From a newer version of git-swarm, or pushed by hand: unreadable here.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         b,
         &task_ref("p", "fut"),
@@ -710,4 +711,162 @@ fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten()
     env.swarm(a, &["task", "list", "--plan", "p"])
         .ok()
         .stdout_has("UNREADABLE");
+}
+
+/// Two clones change dependencies at the same moment, each decided on the
+/// same graph (lined up after deciding, released together): A makes wx
+/// depend on wy, B wy on wx. Never both: the loser decides again on the
+/// winner's graph and is refused as a cycle. `task list` names a cycle
+/// that is there anyway.
+#[test]
+fn racing_dependency_updates_never_leave_a_cycle() {
+    use crate::process::{finish, spawn, wait_arrivals};
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "p"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    for round in 0..4 {
+        let (x, y) = (format!("x{round}"), format!("y{round}"));
+        for t in [&x, &y] {
+            env.swarm(a, &["task", "new", t, "--plan", "p", "--title", "t"])
+                .ok();
+        }
+        env.swarm(b, &["sync"]).ok();
+        let gate = env.root().join(format!("deps-gate-{round}"));
+        let pause = format!("task:objects={}", gate.display());
+        let vars = [("GIT_SWARM_PAUSE", pause.as_str())];
+        let one = spawn(
+            &env,
+            a,
+            &vars,
+            &["task", "update", &x, "--plan", "p", "--depends-on", &y],
+        );
+        let two = spawn(
+            &env,
+            b,
+            &vars,
+            &["task", "update", &y, "--plan", "p", "--depends-on", &x],
+        );
+        wait_arrivals(&gate, 2);
+        std::fs::write(gate.join("go"), "").unwrap();
+        let runs = [finish(one, "ann"), finish(two, "bob")];
+        let won: Vec<&crate::harness::Run> = runs.iter().filter(|r| r.code == 0).collect();
+        assert_eq!(won.len(), 1, "round {round}: {runs:#?}");
+        let lost = runs.iter().find(|r| r.code != 0).unwrap();
+        assert!(
+            lost.stderr.contains("error[TASK_DEPENDENCY_CYCLE]"),
+            "round {round}: {lost:#?}"
+        );
+        let deps = |t: &str| {
+            let yaml = env.git(
+                &remote,
+                &["show", &format!("refs/swarm/tasks/p/{t}:task.yaml")],
+            );
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+            v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0)
+        };
+        assert_eq!(deps(&x) + deps(&y), 1, "round {round}: one edge, no cycle");
+    }
+    // The plan's journal says what moved it; both clones converge.
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(a, &["plan", "log", "p"])
+        .ok()
+        .stdout_has("dependencies changed");
+    assert_eq!(
+        env.git(a, &["rev-parse", "refs/swarm/plans/p"]),
+        env.git(b, &["rev-parse", "refs/swarm/plans/p"])
+    );
+    // A cycle that is there anyway (written by hand): `task list` names it.
+    let yaml = env.git(a, &["show", "refs/swarm/tasks/p/x0:task.yaml"]);
+    let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    let has = v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0) > 0;
+    let (from, to) = if has { ("y0", "x0") } else { ("x0", "y0") };
+    let yaml = env.git(
+        a,
+        &["show", &format!("refs/swarm/tasks/p/{from}:task.yaml")],
+    );
+    v = serde_yaml_ng::from_str(&yaml).unwrap();
+    v["depends_on"] = serde_yaml_ng::to_value(vec![to]).unwrap();
+    let blob = hash_object(&env, a, serde_yaml_ng::to_string(&v).unwrap().as_bytes());
+    let tree = mktree(&env, a, &format!("100644 blob {blob}\ttask.yaml"));
+    let parent = env.git(a, &["rev-parse", &format!("refs/swarm/tasks/p/{from}")]);
+    let forged = env.git(a, &["commit-tree", &tree, "-p", &parent, "-m", "by hand"]);
+    env.git(
+        a,
+        &["update-ref", &format!("refs/swarm/tasks/p/{from}"), &forged],
+    );
+    env.swarm(a, &["--offline", "task", "list", "--plan", "p"])
+        .ok()
+        .stderr_has("form a cycle (");
+}
+
+#[test]
+fn task_done_fetches_the_base_before_judging_the_merge() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "p"]).ok();
+    env.swarm(
+        a,
+        &[
+            "task", "new", "x", "--plan", "p", "--title", "x", "--branch", "feat/x",
+        ],
+    )
+    .ok();
+    env.swarm(a, &["task", "claim", "x", "--plan", "p"]).ok();
+    env.git(a, &["switch", "--quiet", "-c", "feat/x"]);
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(a, &["add", "."]);
+    env.git(a, &["commit", "--quiet", "-m", "x"]);
+    env.git(a, &["push", "--quiet", "origin", "feat/x"]);
+
+    // bob merges it on his machine and publishes main.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(
+        b,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            "merge x",
+            "origin/feat/x",
+        ],
+    );
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let merged = env.git(&remote, &["rev-parse", "main"]);
+
+    // ann has not fetched: task done fetches the base itself.
+    assert_ne!(env.git(a, &["rev-parse", "origin/main"]), merged);
+    let done = env
+        .swarm(a, &["task", "done", "x", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(done["task"]["status"], "done");
+    assert_eq!(env.git(a, &["rev-parse", "origin/main"]), merged);
+}
+
+#[test]
+fn task_claim_help_describes_its_id_and_plan() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    let run = env.swarm(&repo, &["task", "claim", "-h"]).ok();
+    let line = |start: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} line\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(line("<ID>").contains("The task id"), "{}", run.stdout);
+    assert!(
+        line("--plan <P>").contains("The task's plan"),
+        "{}",
+        run.stdout
+    );
 }

@@ -68,7 +68,7 @@ fn main() -> ExitCode {
     };
     let json = parsed.json;
     if !json {
-        git_swarm::output::text_only();
+        crate::cli::output::text_only();
     }
     match cli::run(parsed) {
         Ok(out) => {

@@ -1,8 +1,8 @@
 //! `git swarm completions` and the hidden `__complete` that bash calls.
 
+use crate::cli::output::Output;
 use clap::{Args, CommandFactory};
 use git_swarm::error::Result;
-use git_swarm::output::Output;
 
 use super::Cli;
 

@@ -1,8 +1,8 @@
 //! `git swarm demo`.
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::{count, Output};
 
 use super::Global;
 

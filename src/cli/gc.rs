@@ -1,8 +1,8 @@
 //! `git swarm gc`: the command and the rendering of its report.
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::Result;
-use git_swarm::output::{count, Output};
 use git_swarm::store::archive::GcReport;
 
 use super::Global;

@@ -1,16 +1,23 @@
 //! `git swarm init`.
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 
 use super::Global;
 
 #[derive(Debug, Args)]
 pub struct InitArgs {
-    /// Use this remote as the shared remote (sets swarm.remote).
+    /// Use this remote as the shared remote (sets swarm.remote): records
+    /// sync through it; the code stays on swarm.codeRemote (else origin).
     #[arg(long, value_name = "R")]
     pub remote: Option<String>,
+    /// Keep records on a repository of their own: adds the remote `swarm`
+    /// at URL, sets swarm.remote to it and swarm.codeRemote to origin
+    /// (lane branches and the base stay there). Idempotent; every clone of
+    /// the swarm runs the same command.
+    #[arg(long, value_name = "URL", conflicts_with = "remote")]
+    pub coordination_remote: Option<String>,
     /// Do not install the hook shims.
     #[arg(long)]
     pub no_hooks: bool,
@@ -25,6 +32,19 @@ pub struct InitArgs {
 }
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
+    let (coordination, warnings) = match &a.coordination_remote {
+        Some(url) => {
+            let cwd = std::env::current_dir().map_err(|e| {
+                Error::new(
+                    Code::IoFailed,
+                    format!("cannot read the current directory: {e}"),
+                )
+            })?;
+            let store = git_swarm::store::Store::open(&cwd)?;
+            git_swarm::workflow::init::coordination_remote(&store, url)?
+        }
+        None => (Vec::new(), Vec::new()),
+    };
     let ctx = g.ctx_with_remote(a.remote.as_deref())?;
     let hosts = a
         .agents
@@ -37,8 +57,12 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let done =
+    let mut done =
         git_swarm::workflow::init::init(&ctx, a.remote.as_deref(), a.no_hooks, a.no_protect)?;
+    if !coordination.is_empty() {
+        done.changed = true;
+        done.actions.splice(0..0, coordination);
+    }
     let mut text = String::new();
     let agents = if hosts.is_empty() {
         None
@@ -70,5 +94,7 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
         }
         json["agents"] = serde_json::to_value(ag).expect("serialisable");
     }
-    Ok(Output::new(json, text))
+    Ok(warnings
+        .into_iter()
+        .fold(Output::new(json, text), Output::warn))
 }

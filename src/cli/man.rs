@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
+use crate::cli::output::{count, Output};
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::{count, Output};
 
 use super::{Cli, Global};
 

@@ -24,6 +24,7 @@ pub mod lane;
 pub mod lead;
 pub mod man;
 pub mod message;
+pub mod output;
 pub mod plan;
 mod publish;
 pub mod reserve;
@@ -35,10 +36,10 @@ pub mod verify;
 
 use std::io::Write;
 
+use crate::cli::output::Output;
 use clap::{Parser, Subcommand};
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 
 /// Coordinate a coordinator and many parallel coding agents ("lanes") on one
 /// repository: plans, handoff packets and leader records live in git refs and

@@ -1,9 +1,9 @@
 //! `git swarm status`.
 
+use crate::cli::output::report_unreadable;
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::Result;
-use git_swarm::output::{count, Output};
-use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
 
 use super::Global;
@@ -54,7 +54,7 @@ fn status_output(view: StatusView) -> Output {
 }
 
 /// A plan's last forecast: its count, age, and whether lanes moved since.
-fn forecast_line(f: &git_swarm::ctx::forecast::Seen, now: jiff::Timestamp) -> String {
+fn forecast_line(f: &git_swarm::model::forecast::Seen, now: jiff::Timestamp) -> String {
     let age =
         f.at.parse::<jiff::Timestamp>()
             .map(|t| git_swarm::store::mirror::ago(now, t))

@@ -1,9 +1,9 @@
 //! `git swarm sync`: the command, the rendering of its report, and its
 //! conflict error.
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 use git_swarm::workflow::sync::SyncReport;
 
 use super::Global;

@@ -1,3 +1,8 @@
+//! The command line as a user meets it: flags and exit codes, help, man
+//! pages and completions, the version, settings from `git -c` and the
+//! environment, plural counts, and which repository a command acts on.
+
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -554,10 +559,7 @@ fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
 
 #[test]
 fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
-    let env = TestEnv::new();
-    let repo = env.repo("a");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").plan(0, "api").repo_parts();
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -651,11 +653,7 @@ fn counts_in_human_output_agree_in_number() {
 
 #[test]
 fn writing_commands_refuse_a_bare_repository_and_reading_ones_work() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
-    let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
+    let (env, remote, _) = Swarm::new(&["alice"]).plan(0, "auth").sync(0).parts();
     let before = env.all_refs(&remote);
     for args in [
         vec!["init"],

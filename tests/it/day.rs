@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::{finish, ref_of, spawn};
 
@@ -34,8 +35,7 @@ fn one_agents_day_end_to_end_with_trust_required() {
 }
 
 fn day(trust: bool) {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob", "carol"]);
+    let (env, remote, clones) = Swarm::new(&["lead", "ann", "bob", "carol"]).parts();
     let (lead, ann, bob, carol) = (&clones[0], &clones[1], &clones[2], &clones[3]);
     if trust {
         let lines: Vec<String> = ["lead", "ann", "bob", "carol"]

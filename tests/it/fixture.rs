@@ -1,29 +1,29 @@
 //! The common set-up, built in one chain: a bare remote, its clones (each
 //! with `git swarm init`), then plans, a leader, lanes, tasks, pushed lane
 //! branches and handoffs. Every step is the real `git swarm` or `git`
-//! command a user would type, and must succeed; a test then takes the parts
-//! it needs:
+//! command a user would type, and must succeed; a test then takes the
+//! environment, the remote and the clones:
 //!
 //! ```ignore
-//! let Swarm { env, remote, clones, .. } = Swarm::new(&["alice", "bob"])
+//! let (env, remote, clones) = Swarm::new(&["alice", "bob"])
 //!     .plan(0, "auth")
 //!     .sync(0)
-//!     .lane(1, "login");
+//!     .lane(1, "login")
+//!     .parts();
 //! ```
 //!
 //! Steps that name a plan (`leader`, `lane`, `task`) name the last one
-//! created with `plan`.
-
-#![allow(dead_code)]
+//! created with `plan`. `Swarm::repo` is the same for one repository
+//! without a remote, taken with `repo_parts`.
 
 use std::path::{Path, PathBuf};
 
 use crate::harness::{Run, TestEnv};
 
 pub struct Swarm {
-    pub env: TestEnv,
-    pub remote: PathBuf,
-    pub clones: Vec<PathBuf>,
+    env: TestEnv,
+    remote: PathBuf,
+    clones: Vec<PathBuf>,
     plan: Option<String>,
 }
 
@@ -44,6 +44,36 @@ impl Swarm {
             clones,
             plan: None,
         }
+    }
+
+    /// One repository `name` with one commit on main and no remote
+    /// (swarm.as = its name; `git swarm init` not run: that is `.init(0)`).
+    pub fn repo(name: &str) -> Swarm {
+        let env = TestEnv::new();
+        let repo = env.repo(name);
+        Swarm {
+            env,
+            remote: PathBuf::new(),
+            clones: vec![repo],
+            plan: None,
+        }
+    }
+
+    /// `git swarm init` in clone `i`.
+    pub fn init(self, i: usize) -> Self {
+        self.run(i, &["init"])
+    }
+
+    /// The environment and the one repository of `Swarm::repo`.
+    pub fn repo_parts(self) -> (TestEnv, PathBuf) {
+        assert!(self.remote.as_os_str().is_empty(), "a swarm with a remote");
+        let repo = self.clones.into_iter().next().expect("one repository");
+        (self.env, repo)
+    }
+
+    /// The environment, the remote and the clones, for the test to go on.
+    pub fn parts(self) -> (TestEnv, PathBuf, Vec<PathBuf>) {
+        (self.env, self.remote, self.clones)
     }
 
     /// The plan the plan-scoped steps name.
@@ -160,7 +190,7 @@ impl Swarm {
 
 /// The packet id a `--json` handoff printed.
 #[track_caller]
-pub fn handoff_id(run: &Run) -> String {
+fn handoff_id(run: &Run) -> String {
     run.json()["id"]
         .as_str()
         .expect("a handoff prints its id")
@@ -170,12 +200,6 @@ pub fn handoff_id(run: &Run) -> String {
 /// Lane `feature`'s worktree in the clone `dir`.
 pub fn worktree(dir: &Path, feature: &str) -> PathBuf {
     dir.join("_swarm-worktrees").join(feature)
-}
-
-/// A YAML file of a record at a revision.
-pub fn yaml_at(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
-    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")]))
-        .unwrap_or_else(|e| panic!("{rev}:{file} is not YAML: {e}"))
 }
 
 /// Write a record commit with real git plumbing and push it to the remote

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 
 fn head(env: &TestEnv, dir: &Path) -> String {
@@ -17,17 +17,9 @@ fn commit(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     env.git_run(dir, &all)
 }
 
-/// A repository with the hooks installed by `git swarm init`.
-fn guarded_repo(env: &TestEnv) -> PathBuf {
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    repo
-}
-
 #[test]
 fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     let before = head(&env, &repo);
     let refs_before = env.all_refs(&repo);
     env.write(&repo.join("PLAN.md"), "# my plan\n");
@@ -121,8 +113,7 @@ fn changeset_names(env: &TestEnv, dir: &Path, rev: &str) -> Vec<String> {
 
 #[test]
 fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // main has a changeset and the changeset README.
     env.write(&b.join(".changeset/README.md"), "changesets\n");
@@ -279,8 +270,7 @@ fn accepted(env: &TestEnv, dir: &Path, names: &[&str]) {
 
 #[test]
 fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commit() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.write(&repo.join(".changeset/on-base.md"), "base\n");
     env.git(&repo, &["add", ".changeset"]);
     commit(&env, &repo, &["--quiet", "-m", "a changeset"]).ok();
@@ -337,8 +327,7 @@ fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commi
 
 #[test]
 fn a_mistyped_swarm_remote_does_not_block_the_guards() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // A lane branch on the remote with a changeset.
     env.git(b, &["checkout", "--quiet", "-b", "feat/x"]);
@@ -368,8 +357,7 @@ fn a_mistyped_swarm_remote_does_not_block_the_guards() {
 
 #[test]
 fn an_index_that_cannot_be_read_fails_closed() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     // A symlink loop: not "no index" (even root cannot read it).
     let looped = env.root().join("looped-index");
     std::os::unix::fs::symlink(&looped, &looped).unwrap();
@@ -391,8 +379,7 @@ fn an_index_that_cannot_be_read_fails_closed() {
 
 #[test]
 fn reserved_changeset_patterns_come_from_swarm_reserved_changesets() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.git(
         &repo,
         &[
@@ -446,8 +433,7 @@ fn reserved_changeset_patterns_come_from_swarm_reserved_changesets() {
 
 #[test]
 fn ai_attribution_is_blocked_stripped_or_allowed() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     let claude = "Co-authored-by: Claude <noreply@anthropic.com>";
     let footer = "🤖 Generated with [Claude Code](https://claude.com/claude-code)";
     let human = "Co-authored-by: Jane Doe <jane@example.com>";
@@ -537,8 +523,7 @@ fn ai_attribution_is_blocked_stripped_or_allowed() {
 
 #[test]
 fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
     env.write(&a.join("x.txt"), "x\n");
@@ -583,8 +568,7 @@ fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
 
 #[test]
 fn hooks_read_the_index_git_names_inside_a_lane_worktree() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "p"]).ok();
     env.swarm(&repo, &["lane", "new", "w", "--plan", "p"]).ok();
     let wt = repo.join("_swarm-worktrees/w");
@@ -841,9 +825,7 @@ fn path_without_git_swarm(env: &TestEnv) -> String {
 
 #[test]
 fn a_hook_without_git_swarm_on_path_says_what_is_missing_and_fails_closed() {
-    let env = TestEnv::new();
-    let repo = env.repo("a");
-    env.swarm(&repo, &["init"]).ok();
+    let (env, repo) = Swarm::repo("a").init(0).repo_parts();
     let head = env.git(&repo, &["rev-parse", "HEAD"]);
     env.write(&repo.join("x.txt"), "x\n");
     env.git(&repo, &["add", "x.txt"]);
@@ -902,13 +884,12 @@ fn commit_changeset(env: &TestEnv, dir: &Path, name: &str, text: &str) -> crate:
 
 #[test]
 fn a_lanes_own_changeset_merged_into_main_is_no_duplicate_for_the_hook_or_check_range() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .plan(0, "docs")
+        .run(0, &["lane", "new", "login", "--plan", "auth"])
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["plan", "new", "docs"]).ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
     let login = worktree(a, "login");
     commit_changeset(
         &env,

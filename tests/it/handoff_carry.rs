@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::ref_of;
 
@@ -15,17 +15,15 @@ fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Valu
 
 /// Coordinator `lead` with plan p and task t; `ann` takes t in lane f1
 /// (not pushed), reserves src/, commits one file, leaves one uncommitted,
-/// and hands off. Returns (remote, clones, ann's lane worktree, packet id).
-fn handed_off(env: &TestEnv) -> (PathBuf, Vec<PathBuf>, PathBuf, String) {
-    let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob"]);
-    let (lead, ann) = (&clones[0], &clones[1]);
-    env.swarm(lead, &["plan", "new", "p"]).ok();
-    env.swarm(lead, &["sync"]).ok();
-    env.swarm(
-        lead,
-        &["task", "new", "t", "--plan", "p", "--title", "the parser"],
-    )
-    .ok();
+/// and hands off. Returns (env, remote, clones, ann's lane worktree,
+/// packet id).
+fn handed_off(env: TestEnv) -> (TestEnv, PathBuf, Vec<PathBuf>, PathBuf, String) {
+    let (env, remote, clones) = Swarm::in_env(env, &["lead", "ann", "bob"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t", "the parser")
+        .parts();
+    let ann = &clones[1];
     let out = env
         .swarm(ann, &["lane", "new", "f1", "--task", "t", "--json"])
         .ok();
@@ -49,13 +47,12 @@ fn handed_off(env: &TestEnv) -> (PathBuf, Vec<PathBuf>, PathBuf, String) {
         )
         .ok();
     let id = out.json()["id"].as_str().unwrap().to_string();
-    (remote, clones, wt, id)
+    (env, remote, clones, wt, id)
 }
 
 #[test]
 fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_machine() {
-    let env = TestEnv::new();
-    let (remote, clones, wt, id) = handed_off(&env);
+    let (env, remote, clones, wt, id) = handed_off(TestEnv::new());
     let bob = &clones[2];
     // The branch went out with the packet, at the packet's head.
     let head = env.git(&wt, &["rev-parse", "HEAD"]);
@@ -73,8 +70,7 @@ fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_ma
 
 #[test]
 fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
-    let env = TestEnv::new();
-    let (remote, clones, wt, id) = handed_off(&env);
+    let (env, remote, clones, wt, id) = handed_off(TestEnv::new());
     let bob = &clones[2];
     let packet = yaml(
         &env,
@@ -151,7 +147,7 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
 fn a_claim_recovered_by_someone_else_is_named_as_not_moved() {
     let mut env = TestEnv::new();
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
-    let (remote, clones, _wt, id) = handed_off(&env);
+    let (mut env, remote, clones, _wt, id) = handed_off(env);
     let (lead, bob) = (&clones[0], &clones[2]);
     // ann's lease ran out; the coordinator recovered the task meanwhile.
     env.set_env("GIT_SWARM_NOW", "2026-03-01T11:00:00Z");
@@ -217,44 +213,20 @@ fn lane_field(env: &TestEnv, dir: &Path, rev: &str, key: &str) -> String {
 /// Alice starts lane `login` (not synced: its record is only in her clone),
 /// commits and pushes the branch, and hands off from the lane's worktree.
 /// Bob's clone has the branch checked out, ready to accept.
-fn handed_off_lane(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, String) {
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    let wt = worktree(&a, "login");
-    env.write(&wt.join("login.rs"), "fn login() {}\n");
-    env.git(&wt, &["add", "login.rs"]);
-    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
-    env.git(
-        &wt,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "-u",
-            "origin",
-            "feat/login",
-        ],
-    );
-    let id = env
-        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
-        .ok()
-        .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    env.git(&b, &["fetch", "--quiet", "origin"]);
-    env.git(&b, &["switch", "--quiet", "feat/login"]);
-    (remote, a, b, id)
+fn handed_off_lane() -> (TestEnv, PathBuf, PathBuf, PathBuf, String) {
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(0, "login", &[("login.rs", "fn login() {}\n")], "login");
+    let id = s.handoff(0, "login");
+    let (env, remote, clones) = s.switched(1, "feat/login").parts();
+    (env, remote, clones[0].clone(), clones[1].clone(), id)
 }
 
 #[test]
 fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane() {
-    let env = TestEnv::new();
-    let (remote, a, b, id) = handed_off_lane(&env);
+    let (env, remote, a, b, id) = handed_off_lane();
     // The lane record went out with the packet.
     let lane = "refs/swarm/lanes/login";
     assert_eq!(lane_field(&env, &remote, lane, "owner"), "alice");
@@ -284,8 +256,7 @@ fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane(
 
 #[test]
 fn an_accept_killed_after_its_push_completes_with_the_published_lane_record() {
-    let env = TestEnv::new();
-    let (remote, _a, b, id) = handed_off_lane(&env);
+    let (env, remote, _a, b, id) = handed_off_lane();
     let lane = "refs/swarm/lanes/login";
     let crashed = env.swarm_env(
         &b,
@@ -307,8 +278,7 @@ fn an_accept_killed_after_its_push_completes_with_the_published_lane_record() {
 
 #[test]
 fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has() {
-    let env = TestEnv::new();
-    let (remote, a, b, id) = handed_off_lane(&env);
+    let (env, remote, a, b, id) = handed_off_lane();
     // As if the lane record had not reached the remote (an older client
     // published the packet alone).
     env.git(&remote, &["update-ref", "-d", "refs/swarm/lanes/login"]);
@@ -344,8 +314,7 @@ fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has
 
 #[test]
 fn a_handed_over_lanes_old_worktree_says_who_owns_the_lane_now_and_prune_cleans_it_up() {
-    let env = TestEnv::new();
-    let (_remote, a, b, id) = handed_off_lane(&env);
+    let (env, _remote, a, b, id) = handed_off_lane();
     env.swarm(&b, &["accept", &id]).ok();
     env.swarm(&a, &["sync"]).ok();
     let old = worktree(&a, "login");

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 fn symlink(target: &Path, link: &Path) {
@@ -38,9 +39,7 @@ fn stored_text(env: &TestEnv, dir: &Path) -> String {
 
 #[test]
 fn plan_save_refuses_a_symlinked_plan_file_and_stores_nothing_from_outside() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let outside = env.root().join("outside-secret.txt");
     env.write(&outside, "root:x:0:0:OUTSIDE-SECRET\n");
     symlink(&outside, &repo.join("PLAN.md"));
@@ -63,9 +62,7 @@ fn plan_save_refuses_a_symlinked_plan_file_and_stores_nothing_from_outside() {
 
 #[test]
 fn plan_checkout_never_writes_through_a_symlink() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let text = env.git(&repo, &["show", "refs/swarm/plans/auth:PLAN.md"]) + "\n";
     let outside = env.root().join("outside.txt");
     let link = repo.join("PLAN.md");
@@ -94,9 +91,7 @@ fn plan_checkout_never_writes_through_a_symlink() {
 
 #[test]
 fn fifo_device_and_oversized_inputs_are_refused() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let fifo = env.root().join("pipe.md");
     mkfifo(&env, &fifo);
     let before = env.all_refs(&repo);
@@ -146,9 +141,7 @@ fn fifo_device_and_oversized_inputs_are_refused() {
 
 #[test]
 fn plan_file_setting_outside_the_worktree_is_refused() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let outside = env.root().join("outside.md");
     env.write(&outside, "OUTSIDE-SECRET\n");
     let hook = repo.join(".git/hooks/pre-commit");
@@ -187,9 +180,7 @@ fn plan_file_setting_outside_the_worktree_is_refused() {
 
 #[test]
 fn worktree_root_outside_the_main_worktree_needs_an_explicit_allowance() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     let elsewhere = env.root().join("lanes");
     let absolute = elsewhere.display().to_string();

@@ -1,3 +1,8 @@
+//! `git swarm init`: the hook shims (installed once, upgraded in place,
+//! kept beside the user's own lines), the mirror refspecs, and outside a
+//! repository.
+
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -50,8 +55,7 @@ fn init_twice_is_byte_identical_and_keeps_an_existing_hook() {
 
 #[test]
 fn init_installs_into_the_hooks_dir_git_uses_and_adds_mirror_refspecs() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["a"]);
+    let (env, _, clones) = Swarm::new(&["a"]).parts();
     let a = &clones[0];
     let fetch = env.git(a, &["config", "--get-all", "remote.origin.fetch"]);
     assert!(

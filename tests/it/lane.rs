@@ -1,9 +1,10 @@
-//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, and lane
-//! records travelling through `sync`.
+//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, lane
+//! records travelling through `sync`, the lane owner inside its worktree,
+//! and a `lane new` interrupted or killed halfway finished by a rerun.
 
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::{assert_aborted, Paused, WRITING};
 
@@ -23,13 +24,12 @@ fn field(v: &serde_yaml_ng::Value, key: &str) -> String {
 }
 
 /// A repository with `git swarm init` run and the given plans.
-fn swarm_repo(env: &TestEnv, plans: &[&str]) -> PathBuf {
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
+fn swarm_repo(plans: &[&str]) -> (TestEnv, PathBuf) {
+    let mut s = Swarm::repo("alice").init(0);
     for p in plans {
-        env.swarm(&repo, &["plan", "new", p]).ok();
+        s = s.plan(0, p);
     }
-    repo
+    s.repo_parts()
 }
 
 fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
@@ -41,8 +41,7 @@ fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
 
 #[test]
 fn lane_new_makes_worktree_branch_record_and_an_untracked_plan_file() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     let main_head = env.git(&repo, &["rev-parse", "main"]);
     let out = env
         .swarm(&repo, &["lane", "new", "login", "--plan", "auth", "--json"])
@@ -114,8 +113,7 @@ fn lane_new_makes_worktree_branch_record_and_an_untracked_plan_file() {
 
 #[test]
 fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let refs_before = env.all_refs(&repo);
@@ -160,8 +158,7 @@ fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
 
 #[test]
 fn lane_new_with_a_base_that_does_not_exist_creates_nothing() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["lane", "new", "login", "--base", "nope"])
         .err(2, "NOT_FOUND")
@@ -177,8 +174,7 @@ fn lane_new_with_a_base_that_does_not_exist_creates_nothing() {
 
 #[test]
 fn lane_rm_refuses_dirty_or_unmerged_work_unless_forced() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth", "billing"]);
+    let (env, repo) = swarm_repo(&["auth", "billing"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -246,9 +242,8 @@ fn lane_rm_refuses_dirty_or_unmerged_work_unless_forced() {
 
 #[test]
 fn prune_removes_merged_and_verified_lanes_and_keeps_the_others() {
-    let env = TestEnv::new();
     let plans = ["p1", "p2", "p3", "p4", "p5", "p6"];
-    let repo = swarm_repo(&env, &plans);
+    let (env, repo) = swarm_repo(&plans);
     let lanes = ["merged", "squashed", "unmerged", "fresh", "ready", "dirty"];
     for (lane, plan) in lanes.iter().zip(plans) {
         env.swarm(&repo, &["lane", "new", lane, "--plan", plan])
@@ -335,8 +330,7 @@ fn prune_removes_merged_and_verified_lanes_and_keeps_the_others() {
 
 #[test]
 fn lane_list_shows_head_ahead_behind_dirty_paths_and_last_report() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -374,8 +368,7 @@ fn lane_list_shows_head_ahead_behind_dirty_paths_and_last_report() {
 
 #[test]
 fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -478,10 +471,8 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
 
 #[test]
 fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).plan(0, "auth").parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     let out = env
         .swarm(a, &["lane", "new", "login", "--json"])
         .ok()
@@ -525,8 +516,7 @@ fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
 
 #[test]
 fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     // Both find the plan without an executor, make their worktree and write
     // their lane record's commit, and wait there (WRITING) before either has
     // journalled the plan: only the plan's compare-and-swap can stop one.
@@ -607,8 +597,7 @@ fn branch_exists(env: &TestEnv, dir: &Path, branch: &str) -> bool {
 
 #[test]
 fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth", "billing", "docs", "ops"]);
+    let (env, repo) = swarm_repo(&["auth", "billing", "docs", "ops"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -711,8 +700,7 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
 
 #[test]
 fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let plan_before = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
@@ -791,10 +779,10 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
 
 #[test]
 fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
-    env.swarm(&repo, &["plan", "new", "other"]).ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "api")
+        .plan(0, "other")
+        .repo_parts();
     // No `git swarm init` yet: lane new says the commits would go unchecked.
     env.swarm(&repo, &["lane", "new", "orders", "--plan", "api"])
         .ok()
@@ -818,9 +806,7 @@ fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
 
 #[test]
 fn lane_rm_after_an_interrupted_lane_new_hints_to_run_it_again() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "fp"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "fp").repo_parts();
     let run = env.swarm_env(
         &repo,
         &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
@@ -882,10 +868,7 @@ fn inside_a_lane_worktree_the_lane_owner_wins_over_the_repository_wide_swarm_as(
 
 #[test]
 fn lane_new_rerun_finishes_an_interrupted_start() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "auth").repo_parts();
     let killed = env.swarm_env(
         &repo,
         &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
@@ -923,9 +906,7 @@ fn lane_new_rerun_finishes_an_interrupted_start() {
 
 #[test]
 fn lane_new_rerun_after_a_kill_after_the_record_writes_the_journal_entry_once() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let killed = env.swarm_env(
         &repo,
         &[("GIT_SWARM_FAILPOINT", "lane:record")],
@@ -953,9 +934,7 @@ fn lane_new_rerun_after_a_kill_after_the_record_writes_the_journal_entry_once() 
 
 #[test]
 fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let killed = env.swarm_env(
         &repo,
         &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
@@ -976,9 +955,7 @@ fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
 
 #[test]
 fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let lock = repo.join(".git/refs/heads/feat/login.lock");
     env.write(&lock, "");
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
@@ -996,11 +973,11 @@ fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
 
 #[test]
 fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "one")
+        .plan(0, "two")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "one"]).ok();
-    env.swarm(a, &["plan", "new", "two"]).ok();
     // bob moves main; ann has not fetched.
     env.write(&b.join("new.txt"), "new\n");
     env.git(b, &["add", "."]);

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{
     assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
@@ -54,8 +55,7 @@ fn claimed(env: &TestEnv, a: &Path, succession: &str) -> serde_json::Value {
 
 #[test]
 fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
 
     let claim = claimed(&env, a, "bob");
@@ -192,10 +192,11 @@ fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
 
 #[test]
 fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "bob");
     let main_before = main_of(&env, &remote);
     commit_file(&env, a, "alice.txt", "work\n");
 
@@ -475,22 +476,11 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
 
 #[test]
 fn racing_takeovers_have_exactly_one_winner_per_round_and_a_gapless_history() {
-    let env = TestEnv::new();
     let names = ["s0", "s1", "s2", "s3"];
-    let (remote, clones) = env.remote_with_clones(&names);
-    env.swarm(&clones[0], &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &clones[0],
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "s0,s1,s2,s3",
-        ],
-    )
-    .ok();
+    let (env, remote, clones) = Swarm::new(&names)
+        .plan(0, "auth")
+        .leader(0, "s0,s1,s2,s3")
+        .parts();
     let rounds = soak_rounds(10);
     let t0 = jiff::Timestamp::from_second(1_800_000_000).unwrap();
     for round in 0..rounds {
@@ -574,10 +564,11 @@ fn racing_takeovers_have_exactly_one_winner_per_round_and_a_gapless_history() {
 #[test]
 fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
     for point in ["lead:objects", "publish:pushed", "lead:pushed"] {
-        let env = TestEnv::new();
-        let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-        let (a, b) = (&clones[0], &clones[1]);
-        claimed(&env, a, "bob");
+        let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+            .plan(0, "auth")
+            .leader(0, "bob")
+            .parts();
+        let b = &clones[1];
         let epoch1 = ref_of(&env, &remote, LEAD).unwrap();
         let args = [
             "lead",
@@ -627,10 +618,11 @@ fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
 
 #[test]
 fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "alice,bob");
     let mut rng = Rng::new("takeover kills");
     let rounds = soak_rounds(10) * 2;
     let args = [
@@ -685,14 +677,10 @@ fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun(
 
 #[test]
 fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .repo_parts();
     let lock = repo.join(".git/refs/swarm/lead/auth.lock");
     std::fs::write(&lock, "").unwrap();
     // A lock that has stood for a minute was left by a dead process.
@@ -708,10 +696,11 @@ fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
 
 #[test]
 fn sync_lets_the_published_leader_record_win_and_reports_the_local_one_fenced() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "bob");
     // An offline renew on top of the published record is a fast-forward.
     env.swarm(a, &["--offline", "lead", "renew", "--plan", "auth"])
         .ok();
@@ -767,21 +756,10 @@ impl JsonOrText for Run {
 
 #[test]
 fn a_handover_to_an_address_outside_the_succession_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["lead", "handover", "zed", "--plan", "auth"])
         .err(2, "SUCCESSOR_UNKNOWN")
@@ -835,9 +813,7 @@ fn a_handover_to_an_address_outside_the_succession_needs_force() {
 
 #[test]
 fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let claim = |who: &str, succession: &str| {
         env.swarm(
             &repo,
@@ -893,10 +869,11 @@ fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences(
 
 #[test]
 fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let a = &clones[0];
-    claimed(&env, a, "bob");
     let before = ref_of(&env, a, LEAD).unwrap();
 
     // alice renews at the remote and stops between the push and moving her
@@ -943,16 +920,10 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
     env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
 }
 
-fn lead_yaml(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
-    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:lead.yaml")])).unwrap()
-}
-
 #[test]
 fn a_claim_whose_succession_omits_the_claimant_warns_on_stderr() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     let run = env
         .swarm(
             a,
@@ -992,22 +963,11 @@ fn a_claim_whose_succession_omits_the_claimant_warns_on_stderr() {
 
 #[test]
 fn lead_succession_is_leader_only_fenced_and_published_at_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
     let claimed = ref_of(&env, &remote, LEAD).unwrap();
 
     // The leader edits it: published at once, epoch unchanged, no re-claim.
@@ -1035,7 +995,7 @@ fn lead_succession_is_leader_only_fenced_and_published_at_once() {
     let published = ref_of(&env, &remote, LEAD).unwrap();
     assert_ne!(published, claimed);
     assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
-    let rec = lead_yaml(&env, a, LEAD);
+    let rec = yaml_at(&env, a, LEAD);
     assert_eq!(rec["succession"][2], "carol");
     let msg = env.git(a, &["log", "-1", "--format=%B", LEAD]);
     assert!(msg.contains("Swarm-Event: lead-succession"), "{msg}");
@@ -1119,15 +1079,13 @@ fn lead_succession_is_leader_only_fenced_and_published_at_once() {
     // The new leader may.
     env.swarm(b, &["lead", "succession", "--plan", "auth", "bob,alice"])
         .ok();
-    assert_eq!(lead_yaml(&env, &remote, LEAD)["succession"][1], "alice");
+    assert_eq!(yaml_at(&env, &remote, LEAD)["succession"][1], "alice");
 }
 
 #[test]
 fn lead_log_prints_the_leader_journal_newest_first() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).plan(0, "auth").parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     // Published at once: bob's clone finds the plan without a sync.
     env.swarm(b, &["lead", "log", "--plan", "auth"])
         .ok()

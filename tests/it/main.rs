@@ -10,6 +10,7 @@ mod architecture;
 mod cache;
 mod cli;
 mod controls;
+mod coord_remote;
 mod crash;
 mod day;
 mod docs;

@@ -1,6 +1,7 @@
 //! Names and addresses: what is not ref-safe is refused before anything is
 //! written, with the sanitised name as a hint.
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -30,9 +31,7 @@ fn name_invalid_suggests_the_sanitised_name() {
 
 #[test]
 fn addresses_that_are_not_ref_safe_are_refused_up_front() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     for addr in ["x.lock", "a..b", "a."] {
         env.swarm(
@@ -57,21 +56,14 @@ fn addresses_that_are_not_ref_safe_are_refused_up_front() {
 
 #[test]
 fn a_typo_of_a_known_name_or_address_gets_a_did_you_mean() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        a,
-        &[
-            "task", "new", "login", "--plan", "auth", "--title", "log in",
-        ],
-    )
-    .ok();
-    env.swarm(a, &["lane", "new", "tokenizer", "--plan", "auth"])
-        .ok();
-    env.swarm(b, &["notify", "alice", "hello from bob"]).ok();
-    env.swarm(a, &["sync"]).ok();
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .task(0, "login", "log in")
+        .lane(0, "tokenizer")
+        .run(1, &["notify", "alice", "hello from bob"])
+        .sync(0)
+        .parts();
+    let a = &clones[0];
 
     // A known address: no warning. A typo of one: posted, with a warning.
     let run = env.swarm(a, &["notify", "bob", "hi"]).ok();

@@ -1,6 +1,10 @@
+//! Plans: `plan new|show|list|log|save|checkout|close|reopen`, which plan a
+//! command means when none is named, and plan text saved from a stale
+//! checkout merged instead of dropped.
+
 use std::path::{Path, PathBuf};
 
-use crate::fixture::worktree;
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 use crate::process::{Paused, WRITING};
 
@@ -76,9 +80,7 @@ fn plan_new_show_list_log_are_readable_by_plain_git() {
 
 #[test]
 fn plan_new_refuses_an_existing_plan_and_bad_names_without_writing() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["plan", "new", "auth"])
         .err(2, "PLAN_EXISTS");
@@ -169,10 +171,7 @@ fn malformed_yaml_and_newer_schemas_change_no_ref() {
 
 #[test]
 fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "auth").repo_parts();
     env.swarm(&repo, &["plan", "checkout", "auth"])
         .ok()
         .stdout_has("stays untracked");
@@ -288,9 +287,7 @@ fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
 
 #[test]
 fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "auth", "--title", "Auth"])
         .ok();
     env.swarm(
@@ -346,10 +343,7 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
 
 #[test]
 fn closing_a_plan_with_work_in_progress_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "shop"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "shop").repo_parts();
     env.swarm(&repo, &["plan", "new", "shop-api", "--parent", "shop"])
         .ok();
     env.swarm(&repo, &["lane", "new", "orders", "--plan", "shop-api"])
@@ -374,9 +368,7 @@ fn closing_a_plan_with_work_in_progress_needs_force() {
 
 #[test]
 fn a_closed_plan_takes_no_lane_and_no_save() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "cz"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "cz").repo_parts();
     env.swarm(&repo, &["plan", "close", "cz"]).ok();
     env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
         .err(1, "PLAN_CLOSED")
@@ -401,9 +393,7 @@ fn a_closed_plan_takes_no_lane_and_no_save() {
 
 #[test]
 fn plan_reopen_is_the_inverse_of_close_even_after_gc() {
-    let env = TestEnv::new();
-    let repo = env.repo("a");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").repo_parts();
     let open = env
         .swarm(&repo, &["plan", "reopen", "auth", "--json"])
         .ok()
@@ -455,22 +445,21 @@ fn plan_text(env: &TestEnv, dir: &Path, plan: &str) -> String {
 }
 
 /// A coordinator (alice) with plan `auth` and a lane machine (bob) whose
-/// lane `login` has the plan file checked out, both synced.
-fn coordinator_and_lane(env: &TestEnv) -> (PathBuf, PathBuf) {
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&b, &["sync"]).ok();
-    env.swarm(&b, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    (a, b)
+/// lane `login` has the plan file checked out, both synced: (env, alice's
+/// clone, bob's clone).
+fn coordinator_and_lane() -> (TestEnv, PathBuf, PathBuf) {
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .lane(1, "login")
+        .parts();
+    (env, clones[0].clone(), clones[1].clone())
 }
 
 #[test]
 fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_dropping_it() {
-    let env = TestEnv::new();
-    let (a, b) = coordinator_and_lane(&env);
+    let (env, a, b) = coordinator_and_lane();
     let wt = worktree(&b, "login");
     let stale = env.read(&wt.join("PLAN.md"));
 
@@ -510,8 +499,7 @@ fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_droppin
 
 #[test]
 fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_same_lines() {
-    let env = TestEnv::new();
-    let (a, b) = coordinator_and_lane(&env);
+    let (env, a, b) = coordinator_and_lane();
     let wt = worktree(&b, "login");
     let stale = env.read(&wt.join("PLAN.md"));
 
@@ -543,8 +531,7 @@ fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_s
 
 #[test]
 fn without_plan_commands_use_the_lanes_plan_or_the_only_plan_never_the_one_last_checked_out() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     for p in ["auth", "billing", "search"] {
         env.swarm(a, &["plan", "new", p]).ok();

@@ -1,6 +1,7 @@
 //! The protected base branch: `init` protects it, so only `lead push`,
 //! fenced by the leader's epoch, moves it; the pre-push fence is local.
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -69,8 +70,7 @@ fn the_docs_say_the_pre_push_fence_is_local_and_it_is() {
         "docs/lead.md names the bypass"
     );
     // What the docs now say: the hook stops a plain push, not a bypass.
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["a"]);
+    let (env, _, clones) = Swarm::new(&["a"]).parts();
     let a = &clones[0];
     env.write(&a.join("f.txt"), "x\n");
     env.git(a, &["add", "."]);
@@ -81,8 +81,7 @@ fn the_docs_say_the_pre_push_fence_is_local_and_it_is() {
 
 #[test]
 fn init_protects_the_base_branch_so_a_fenced_leader_cannot_push_main_nor_take_over_at_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // init (run by the harness for each clone) protected main, and says so.
     assert_eq!(

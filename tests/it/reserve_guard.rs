@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 const LEDGER: &str = "refs/swarm/reservations/ledger";
@@ -182,15 +183,14 @@ fn the_ledger_cache_answers_only_for_its_own_ledger_version() {
 
 #[test]
 fn the_hook_knows_the_lane_owner_without_running_git() {
-    let env = env_at_now();
-    let (_remote, clones) = env.remote_with_clones(&["coord"]);
+    let (env, _, clones) = Swarm::in_env(env_at_now(), &["coord"])
+        .plan(0, "auth")
+        .run(
+            0,
+            &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
+        )
+        .parts();
     let coord = clones[0].clone();
-    env.swarm(&coord, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &coord,
-        &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
-    )
-    .ok();
     let wt = coord.join("_swarm-worktrees/login");
     // bob (the lane's owner) holds docs/; coord holds src/.
     env.swarm(&wt, &["reserve", "docs/"]).ok();

@@ -1,45 +1,39 @@
-//! Issue 18: a handoff carries the lane's uncommitted work as a snapshot
-//! commit published with the packet, and `accept` restores it on another
-//! clone. Two clones of one bare remote throughout.
+//! A handoff carries the lane's uncommitted work as a snapshot commit
+//! published with the packet, and `accept` restores it exactly on another
+//! clone (every kind of change, odd names, typechanges, EOL attributes);
+//! what its reader would refuse is refused before publishing, and a forged
+//! snapshot or a killed `accept --worktree` leaves the checkout as it was.
+//! Two clones of one bare remote throughout.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 /// Alice's lane `login` (plan auth), its branch pushed with a few committed
-/// files; returns (remote, alice's clone, the lane worktree, bob's clone).
-pub(crate) fn lane_with_history(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    let wt = a.join("_swarm-worktrees").join("login");
-    for (name, text) in [
-        ("keep.txt", "keep\n"),
-        ("staged.txt", "staged v1\n"),
-        ("old.txt", "to be renamed\n"),
-        ("gone.txt", "to be deleted\n"),
-        ("script.sh", "#!/bin/sh\necho hi\n"),
-    ] {
-        env.write(&wt.join(name), text);
-    }
-    env.git(&wt, &["add", "."]);
-    env.git(&wt, &["commit", "--quiet", "-m", "login: base"]);
-    env.git(
-        &wt,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "-u",
-            "origin",
-            "feat/login",
-        ],
-    );
-    (remote, a, wt, b)
+/// files; returns (env, remote, alice's clone, the lane worktree, bob's
+/// clone).
+pub(crate) fn lane_with_history() -> (TestEnv, PathBuf, PathBuf, PathBuf, PathBuf) {
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(
+            0,
+            "login",
+            &[
+                ("keep.txt", "keep\n"),
+                ("staged.txt", "staged v1\n"),
+                ("old.txt", "to be renamed\n"),
+                ("gone.txt", "to be deleted\n"),
+                ("script.sh", "#!/bin/sh\necho hi\n"),
+            ],
+            "login: base",
+        );
+    let wt = s.worktree(0, "login");
+    let (env, remote, clones) = s.parts();
+    (env, remote, clones[0].clone(), wt, clones[1].clone())
 }
 
 fn binary() -> Vec<u8> {
@@ -107,8 +101,7 @@ pub(crate) fn state(env: &TestEnv, dir: &Path) -> (String, String) {
 
 #[test]
 fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     mid_edit(&env, &wt);
     let before = state(&env, &wt);
     let files_before: Vec<_> = PATHS.iter().map(|p| file(&wt, p)).collect();
@@ -187,8 +180,7 @@ fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() 
 
 #[test]
 fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("keep.txt"), "alice's edit\n");
     let id = handoff_id(&env, &wt);
     env.git(&b, &["fetch", "--quiet", "origin"]);
@@ -220,8 +212,7 @@ fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
 
 #[test]
 fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     env.write(
         &wt.join("notes/creds.txt"),
         "hello\ndb password=Tr0ub4dor&3\n",
@@ -244,8 +235,7 @@ fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
 
 #[test]
 fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     // Staged with a credential, then overwritten in the file: the staged
     // tree (the snapshot's second parent) would carry it.
     env.write(&wt.join("staged.txt"), "db password=Tr0ub4dor&3\n");
@@ -294,8 +284,7 @@ fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot
 
 #[test]
 fn work_over_the_size_limit_is_refused_with_nothing_published() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     env.git(&a, &["config", "swarm.snapshotLimit", "1000"]);
     std::fs::write(wt.join("big.bin"), binary()).unwrap();
     let published = env.all_refs(&remote);
@@ -311,8 +300,7 @@ fn work_over_the_size_limit_is_refused_with_nothing_published() {
 
 #[test]
 fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "half done\n");
     for point in ["handoff:snapshot", "handoff:objects"] {
         let run = env.swarm_env(
@@ -372,8 +360,7 @@ fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works(
 
 #[test]
 fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     let id = handoff_id(&env, &wt);
     let packet = env.git(
         &remote,
@@ -385,8 +372,7 @@ fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
 
 #[test]
 fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "x\n");
     let id = handoff_id(&env, &wt);
     // As if the snapshot had been lost at the remote.
@@ -411,8 +397,7 @@ fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
 
 #[test]
 fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "offline work\n");
     let id = env
         .swarm(
@@ -530,8 +515,7 @@ pub(crate) fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
 
 #[test]
 fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let outside = env.root().join("outside");
@@ -589,8 +573,7 @@ fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
 
 #[test]
 fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failure() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     // carol's clone is made before the handoff and never syncs.
     let carol = env.clone_remote(&remote, "carol");
     env.write(&wt.join("note.txt"), "mid-edit\n");
@@ -655,8 +638,7 @@ fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failu
 
 #[test]
 fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
-    let env = TestEnv::new();
-    let (_remote, a, wt, b) = lane_with_history(&env);
+    let (env, _remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let succ = b.join("succ");
@@ -688,8 +670,7 @@ fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
 
 #[test]
 fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     std::os::unix::fs::symlink("keep.txt", wt.join("docs")).unwrap();
     env.git(&wt, &["add", "docs"]);
     env.git(
@@ -719,8 +700,7 @@ fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
 
 #[test]
 fn temporary_indexes_a_killed_snapshot_left_are_removed_once_old() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, _b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let index = env.git(
         &wt,
@@ -747,8 +727,7 @@ fn temporary_indexes_a_killed_snapshot_left_are_removed_once_old() {
 
 #[test]
 fn a_rerun_of_ones_own_completed_accept_is_a_no_op() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let succ = b.join("succ");
@@ -891,8 +870,7 @@ fn forge(env: &TestEnv, dir: &Path, id: &str, work: &[String], staged: &[String]
 
 #[test]
 fn a_forged_snapshot_refused_by_accept_changes_nothing_in_the_checkout() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let outside = env.root().join("outside");
@@ -972,8 +950,7 @@ fn a_forged_snapshot_refused_by_accept_changes_nothing_in_the_checkout() {
 /// the path, so no packet is published that its successor cannot take.
 #[test]
 fn handoff_refuses_what_its_reader_would_refuse_before_publishing() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     let published = env.all_refs(&remote);
     for name in [
         "new\nline.txt",
@@ -996,8 +973,7 @@ fn handoff_refuses_what_its_reader_would_refuse_before_publishing() {
 /// handoff with its path named, not at accept.
 #[test]
 fn handoff_refuses_a_staged_submodule_by_name() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     let published = env.all_refs(&remote);
     let head = env.git(&wt, &["rev-parse", "HEAD"]);
     env.git(
@@ -1020,8 +996,7 @@ fn handoff_refuses_a_staged_submodule_by_name() {
 /// by a symlink: handed off and restored exactly.
 #[test]
 fn typechanges_are_handed_off_and_restored_exactly() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("d/x"), "x\n");
     env.write(&wt.join("f"), "f\n");
     env.write(&wt.join("l"), "l\n");
@@ -1048,8 +1023,7 @@ fn typechanges_are_handed_off_and_restored_exactly() {
 /// An intent-to-add entry (`git add -N`) comes back as one, not untracked.
 #[test]
 fn an_intent_to_add_entry_is_restored_as_one() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("ita.txt"), "intent\n");
     env.git(&wt, &["add", "-N", "ita.txt"]);
     let id = handoff_id(&env, &wt);
@@ -1063,8 +1037,7 @@ fn an_intent_to_add_entry_is_restored_as_one() {
 /// index's blobs travel as they are and are restored without filters.
 #[test]
 fn eol_attributes_do_not_make_accept_impossible() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     env.write(
         &wt.join(".gitattributes"),
         "crlf.txt text eol=crlf\nmixed.txt text\n",
@@ -1100,8 +1073,7 @@ fn a_killed_accept_worktree_rerun_converges() {
     let mut rng = Rng::new("accept restore kills");
     let mut mid = 0;
     for round in 0..soak_rounds(3) {
-        let env = TestEnv::new();
-        let (remote, _a, wt, b) = lane_with_history(&env);
+        let (env, remote, _a, wt, b) = lane_with_history();
         for i in 0..6 {
             env.write(&wt.join(format!("n{i}.txt")), &format!("note {i}\n"));
         }
@@ -1137,8 +1109,7 @@ fn a_killed_accept_worktree_rerun_converges() {
 /// --worktree` clears both, as `lane new` does, and the successor commits.
 #[test]
 fn accept_worktree_clears_what_a_killed_worktree_add_left() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let carol = env.clone_remote(&remote, "carol");
@@ -1168,8 +1139,7 @@ fn accept_worktree_clears_what_a_killed_worktree_add_left() {
 
 #[test]
 fn accept_worktree_clears_a_worktree_a_killed_add_left_locked() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
@@ -1245,8 +1215,7 @@ proptest::proptest! {
     fn every_packet_handoff_publishes_is_accepted_by_accept(
         changes in proptest::collection::vec((lane_name(), 0..5u8), 1..5)
     ) {
-        let env = TestEnv::new();
-        let (remote, _a, wt, b) = lane_with_history(&env);
+        let (env, remote, _a, wt, b) = lane_with_history();
         for (i, (name, kind)) in changes.iter().enumerate() {
             let name = format!("{name}{i}");
             match kind {

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{
     assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
@@ -40,14 +41,6 @@ fn swarm_at(env: &TestEnv, dir: &Path, mins: i64, args: &[&str]) -> Run {
     env.swarm_env(dir, &[("GIT_SWARM_NOW", &now)], args)
 }
 
-/// A remote, clones named `names`, plan p created (and published) by the first.
-fn setup(env: &TestEnv, names: &[&str]) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
-    let (remote, clones) = env.remote_with_clones(names);
-    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
-    env.swarm(&clones[0], &["sync"]).ok();
-    (remote, clones)
-}
-
 fn new_task(env: &TestEnv, dir: &Path, id: &str, extra: &[&str]) -> Run {
     let mut args = vec!["task", "new", id, "--plan", "p", "--title", "do it"];
     args.extend_from_slice(extra);
@@ -62,9 +55,8 @@ fn commit_file(env: &TestEnv, dir: &Path, name: &str) {
 
 #[test]
 fn racing_claims_have_exactly_one_winner_per_round() {
-    let env = TestEnv::new();
     let names = ["ann", "bob", "cy"];
-    let (remote, clones) = setup(&env, &names);
+    let (env, remote, clones) = Swarm::new(&names).plan(0, "p").sync(0).parts();
     let rounds = soak_rounds(8);
     for round in 0..rounds {
         new_task(&env, &clones[0], &format!("t{round}"), &[]).ok();
@@ -133,8 +125,7 @@ fn racing_claims_have_exactly_one_winner_per_round() {
 
 #[test]
 fn only_the_holder_acts_and_an_expired_claim_waits_for_recover() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     let claim = swarm_at(&env, a, 0, &["task", "claim", "t", "--plan", "p", "--json"]).ok();
@@ -230,8 +221,7 @@ fn only_the_holder_acts_and_an_expired_claim_waits_for_recover() {
 
 #[test]
 fn dependencies_and_transitions() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     new_task(&env, a, "a", &[]).ok();
     new_task(&env, a, "b", &["--depends-on", "a"]).ok();
@@ -311,8 +301,7 @@ fn dependencies_and_transitions() {
 
 #[test]
 fn done_is_refused_until_the_work_is_merged() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     for (id, branch) in [("x", "feat/x"), ("y", "feat/y"), ("z", "feat/z")] {
         new_task(&env, a, id, &["--branch", branch]).ok();
@@ -374,8 +363,7 @@ fn done_is_refused_until_the_work_is_merged() {
 
 #[test]
 fn offline_claims_say_they_are_unpublished() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     let published_tip = ref_of(&env, &remote, &task_ref("p", "t"));
@@ -416,8 +404,7 @@ fn offline_claims_say_they_are_unpublished() {
 
 #[test]
 fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     let mut n = 0;
     for point in ["task:objects", "task:pushed", "publish:pushed"] {
@@ -489,8 +476,10 @@ fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
 /// renewal commits the remote received in the hour.
 #[test]
 fn a_swarm_of_20_renewing_at_half_the_lease_pushes_80_times_an_hour() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["c0", "c1", "c2", "c3"]);
+    let (env, remote, clones) = Swarm::new(&["c0", "c1", "c2", "c3"])
+        .plan(0, "p")
+        .sync(0)
+        .parts();
     let agents: Vec<String> = (0..20).map(|i| format!("agent{i}")).collect();
     let clone_of = |i: usize| &clones[i % clones.len()];
     for (i, agent) in agents.iter().enumerate() {
@@ -561,8 +550,7 @@ fn a_swarm_of_20_renewing_at_half_the_lease_pushes_80_times_an_hour() {
 
 #[test]
 fn gc_archives_finished_tasks_of_closed_plans_only() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     new_task(&env, a, "d", &[]).ok();
     new_task(&env, a, "o", &[]).ok();
@@ -589,8 +577,7 @@ fn gc_archives_finished_tasks_of_closed_plans_only() {
 
 #[test]
 fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     env.swarm(b, &["sync"]).ok();
@@ -625,8 +612,7 @@ fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
 
 #[test]
 fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
-    let mut env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (clones[0].clone(), clones[1].clone());
     let mut rng = Rng::new("task kills");
     for round in 0..soak_rounds(4) {
@@ -689,8 +675,7 @@ fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
 
 #[test]
 fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // From a newer version of git-swarm, or pushed by hand: unreadable here.
     crate::fixture::push_raw_record(
@@ -721,11 +706,8 @@ fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten()
 #[test]
 fn racing_dependency_updates_never_leave_a_cycle() {
     use crate::process::{finish, spawn, wait_arrivals};
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "p"]).ok();
-    env.swarm(a, &["sync"]).ok();
     for round in 0..4 {
         let (x, y) = (format!("x{round}"), format!("y{round}"));
         for t in [&x, &y] {
@@ -804,17 +786,16 @@ fn racing_dependency_updates_never_leave_a_cycle() {
 
 #[test]
 fn task_done_fetches_the_base_before_judging_the_merge() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .run(
+            0,
+            &[
+                "task", "new", "x", "--plan", "p", "--title", "x", "--branch", "feat/x",
+            ],
+        )
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "p"]).ok();
-    env.swarm(
-        a,
-        &[
-            "task", "new", "x", "--plan", "p", "--title", "x", "--branch", "feat/x",
-        ],
-    )
-    .ok();
     env.swarm(a, &["task", "claim", "x", "--plan", "p"]).ok();
     env.git(a, &["switch", "--quiet", "-c", "feat/x"]);
     env.write(&a.join("x.txt"), "x\n");

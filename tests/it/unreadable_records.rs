@@ -1,17 +1,16 @@
 //! A published record that cannot be read (too deep, malformed) is listed
 //! as unreadable by every listing, and only the commands that need it fail.
 
-use crate::fixture::push_raw_record;
-use crate::harness::TestEnv;
+use crate::fixture::{push_raw_record, Swarm};
 
 #[test]
 fn one_deep_or_malformed_published_record_is_refused_and_listings_go_on() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "good")
+        .lane(0, "ok")
+        .sync(0)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "good"]).ok();
-    env.swarm(a, &["lane", "new", "ok", "--plan", "good"]).ok();
-    env.swarm(a, &["sync"]).ok();
     let deep = format!(
         "schema: swarm-plan/v1\nplan: x\nx: {}1{}\n",
         "[".repeat(100_000),

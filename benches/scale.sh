@@ -12,7 +12,10 @@
 #   2. "read 150 records": `task list --plan` of a plan with 150 tasks;
 #   3. `sync` of SYNC_RECORDS changed records: git processes spawned, pushes
 #      made, and time vs a plain `git push --atomic` of the same refs;
-#   4. peak memory (max RSS) of every git-swarm row.
+#   4. peak memory (max RSS) of every git-swarm row;
+#   5. trust: `plan list` of TRUST_PLANS plans signed with an ssh key, warm,
+#      with swarm.trust=require (a trust list on main) vs swarm.trust=off
+#      (ONLY_TRUST=1 runs this part alone).
 #
 #   benches/scale.sh
 #   PLANS=1000 PACKETS_PER_PLAN=10 TASKS_PER_PLAN=10 MESSAGES_PER_PLAN=10 \
@@ -27,6 +30,7 @@ MESSAGES_PER_PLAN=${MESSAGES_PER_PLAN:-10}
 LANES_PER_PLAN=${LANES_PER_PLAN:-1}
 SYNC_RECORDS=${SYNC_RECORDS:-1000}
 RUNS=${RUNS:-10}
+TRUST_PLANS=${TRUST_PLANS:-1000}
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${GIT_SWARM_BIN:-$here/target/release/git-swarm}
 if [ ! -x "$bin" ]; then
@@ -81,6 +85,49 @@ row() { # label, "warm baseline, warm ms", warm rss KB, "cold baseline, cold ms"
             l, W[2], W[1], W[2] / W[1], wm / 1024, C[2], C[1], C[2] / C[1], cm / 1024,
             (ir == "" ? "" : "   instructions " ir) }'
 }
+
+# -- 5. trust: a warm listing with signatures checked vs not ---------------------
+trust_bench() {
+    local dir="$work/trust" b c t0 t1 on=(env GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=swarm.trust GIT_CONFIG_VALUE_0=require)
+    rm -rf "$dir" && git init --quiet -b main "$dir" && cd "$dir"
+    git config swarm.as bench
+    ssh-keygen -q -t ed25519 -N "" -C bench -f "$work/bench-key"
+    mkdir -p .swarm
+    echo "bench namespaces=\"git\" $(cut -d' ' -f1,2 "$work/bench-key.pub")" >.swarm/allowed_signers
+    git add .swarm && git commit --quiet -m "trust list"
+    python3 "$here/benches/gen_records.py" "$TRUST_PLANS" 0 0 t | git fast-import --quiet
+    echo "signing $TRUST_PLANS plans with ssh-keygen" >&2
+    python3 "$here/benches/sign_records.py" "$work/bench-key" refs/swarm/plans >/dev/null
+    git pack-refs --all
+    git-swarm plan list >/dev/null
+    "${on[@]}" git-swarm plan list >/dev/null # fills the verdict cache: warm runs find it
+    if "${on[@]}" git-swarm plan list | grep -q UNTRUSTED; then
+        echo "trust bench: some plans are not trusted" >&2
+        exit 1
+    fi
+    : >"$work/b.ns"; : >"$work/c.ns"
+    for _ in $(seq "$RUNS"); do
+        t0=$(now_ns); git-swarm plan list >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/b.ns"
+        t0=$(now_ns); "${on[@]}" git-swarm plan list >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/c.ns"
+    done
+    b=$(median <"$work/b.ns"); c=$(median <"$work/c.ns")
+    echo "== trust ($TRUST_PLANS signed plans; medians of $RUNS, in turns)"
+    awk -v b="$b" -v c="$c" 'BEGIN { printf "plan list, warm: swarm.trust=require %.1f ms / off %.1f ms = %.2fx\n", c / 1e6, b / 1e6, c / b }'
+    : >"$work/c.ns"
+    for _ in $(seq "$RUNS"); do
+        rm -rf "$(git rev-parse --git-common-dir)/swarm/cache/trust"
+        t0=$(now_ns); "${on[@]}" git-swarm plan list >/dev/null; t1=$(now_ns)
+        echo $(( t1 - t0 )) >>"$work/c.ns"
+    done
+    c=$(median <"$work/c.ns")
+    awk -v b="$b" -v c="$c" 'BEGIN { printf "plan list, verdicts cold (one ssh-keygen per plan): %.1f ms / off warm %.1f ms = %.2fx\n", c / 1e6, b / 1e6, c / b }'
+}
+if [ -n "${ONLY_TRUST:-}" ]; then
+    trust_bench
+    exit 0
+fi
 
 # -- 1. reads at scale ---------------------------------------------------------
 repo="$work/repo"
@@ -168,3 +215,5 @@ t1=$(date +%s%N)
 plain_ms=$(( (t1 - t0) / 1000000 ))
 echo "git swarm sync: $pushed refs published in $sync_ms ms with $spawned git processes and $pushes push(es); max RSS $(( sync_rss / 1024 )) MiB"
 awk -v s="$sync_ms" -v p="$plain_ms" 'BEGIN { printf "plain git push --atomic of the same refs: %d ms; ratio %.2f\n", p, s / p }'
+
+trust_bench

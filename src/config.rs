@@ -130,6 +130,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "default lease of git swarm reserve",
     ),
     (
+        "swarm.trust",
+        "off",
+        "off, warn or require: whether records must be signed by a key .swarm/allowed_signers on the base branch lists for the actor they name (require: others are UNTRUSTED and never used; warn: used with a warning); see docs/trust.md",
+    ),
+    (
+        "swarm.<address>.signingKey",
+        "(unset)",
+        "the ssh private key that signs the records <address> writes in this clone (`agent keygen` sets it); without it, git's user.signingKey signs when commit.gpgSign is true (in gpg.format)",
+    ),
+    (
         "swarm.recordCacheLimit",
         "64m",
         "the most bytes of parsed records the record cache keeps per record kind (k, m, g suffixes)",

@@ -13,6 +13,7 @@ use crate::error::{Code, Error, Result};
 mod merge;
 pub mod net;
 mod push;
+pub mod sign;
 pub use merge::{parse_version, too_old, MergeReport};
 pub use net::{remote_ops, RemoteOps};
 pub use push::{PushOutcome, PushUpdate};

@@ -22,6 +22,8 @@ pub enum AgentCmd {
     Hook(HookArgs),
     /// Make the hooks active for a host's agents in the main checkout and every lane worktree of this clone (later ones too), or with --user in the host's user settings; merges into existing settings; --uninstall restores them.
     Install(InstallArgs),
+    /// Make an ssh signing key for --as <address> in this clone (kept in .git/swarm/keys, named by swarm.<address>.signingKey) and print the line that lists it in .swarm/allowed_signers; an address that has a key keeps it.
+    Keygen,
 }
 
 #[derive(Debug, Args)]
@@ -81,6 +83,12 @@ pub fn run(g: &Global, c: AgentCmd) -> Result<Output> {
         }
         AgentCmd::Hook(a) => run_hook(g, a),
         AgentCmd::Install(a) => run_install(g, a),
+        AgentCmd::Keygen => {
+            let ctx = g.ctx()?;
+            let done = git_swarm::workflow::agent::keygen::keygen(&ctx)?;
+            let json = serde_json::to_value(&done).unwrap_or_default();
+            Ok(Output::new(json, done.text()))
+        }
     }
 }
 

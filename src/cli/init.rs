@@ -84,6 +84,9 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
         text.push_str(a);
         text.push('\n');
     }
+    if let Some(hint) = done.trust_hint.as_deref().filter(|_| done.changed) {
+        text.push_str(&format!("note: {hint}\n"));
+    }
     let mut json = serde_json::to_value(&done).expect("serialisable");
     if let Some(ag) = &agents {
         for f in ag.files.iter().filter(|f| f.action != "unchanged") {

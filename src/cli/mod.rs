@@ -339,6 +339,7 @@ impl Global {
         };
         if self.no_cache {
             ctx.store.cache.bypass();
+            ctx.store.trust.bypass_cache();
         }
         if self.access == Access::Write && ctx.store.workdir().is_none() {
             return Err(bare_repo());
@@ -409,6 +410,9 @@ pub fn run(cli: Cli) -> Result<Output> {
         None
     };
     let mut out = dispatch(&g, cli.command)?;
+    for notice in git_swarm::store::trust::take_notices() {
+        out = out.warn(notice);
+    }
     if let Some((remote, f)) = flushed {
         out = budget::said(out, &remote, f);
     }

@@ -79,6 +79,12 @@ pub fn report_unreadable(mut out: Output, unreadable: &[Unreadable]) -> Output {
 
 /// The `warning:` line a listing prints on stderr for an unreadable record.
 pub fn unreadable_warning(u: &Unreadable) -> String {
+    if u.code == git_swarm::error::Code::RecordUntrusted {
+        return format!(
+            "skipped untrusted {} '{}' ({}): {}",
+            u.kind, u.name, u.refname, u.reason
+        );
+    }
     format!(
         "skipped unreadable {} '{}' ({}): [{}] {}",
         u.kind, u.name, u.refname, u.code, u.reason
@@ -87,6 +93,9 @@ pub fn unreadable_warning(u: &Unreadable) -> String {
 
 /// The line a listing's text shows for an unreadable record.
 pub fn unreadable_row(u: &Unreadable) -> String {
+    if u.code == git_swarm::error::Code::RecordUntrusted {
+        return format!("{:<24} UNTRUSTED {} ({})\n", u.name, u.refname, u.reason);
+    }
     format!("{:<24} UNREADABLE {} ({})\n", u.name, u.refname, u.code)
 }
 

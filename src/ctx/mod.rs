@@ -59,7 +59,8 @@ impl Ctx {
             settings,
             as_flag,
             offline,
-        })
+        }
+        .with_trust_base())
     }
 
     /// Like [`Ctx::open`], ignoring a configured remote that does not exist
@@ -75,7 +76,34 @@ impl Ctx {
             settings,
             as_flag,
             offline,
-        })
+        }
+        .with_trust_base())
+    }
+
+    /// Tell the store where the trust list lives: the base branch's tip as
+    /// the remote has it (its remote-tracking ref), else the local branch
+    /// when there is no remote copy. Only looked up when `swarm.trust` is on.
+    pub(crate) fn with_trust_base(self) -> Self {
+        if self.store.trust.policy() == crate::store::trust::Policy::Off {
+            return self;
+        }
+        let base = lane::default_base(&self);
+        let exists = |r: &str| matches!(self.store.ref_target(r), Ok(Some(_)));
+        let mut candidates = Vec::new();
+        if base.starts_with("refs/") {
+            candidates.push(base.clone());
+        }
+        if let Some(remote) = self.settings.remote.as_deref() {
+            if base.starts_with(&format!("{remote}/")) {
+                candidates.push(format!("refs/remotes/{base}"));
+            } else {
+                candidates.push(format!("refs/remotes/{remote}/{base}"));
+            }
+        }
+        candidates.push(format!("refs/heads/{base}"));
+        let found = candidates.into_iter().find(|r| exists(r));
+        self.store.trust.set_base(found);
+        self
     }
 
     /// The session a guard runs in: the repository git describes to the
@@ -91,7 +119,8 @@ impl Ctx {
             settings,
             as_flag,
             offline: true,
-        })
+        }
+        .with_trust_base())
     }
 
     /// Who is acting, if known.

@@ -55,6 +55,11 @@ pub struct Message {
     /// An approval or answer an agent relays from someone else.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relayed_from: Option<String>,
+    /// With `swarm.trust` on, for a relayed message: whether the person it
+    /// relays signed it (they never do through a relay: the relayer
+    /// signs). Set when read, never stored in the record.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub relay_signed: Option<bool>,
     /// A decision's options, reason and how to undo it.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub options: Vec<String>,
@@ -96,6 +101,7 @@ impl Message {
             body: body.into(),
             lead_of: false,
             relayed_from: None,
+            relay_signed: None,
             options: Vec::new(),
             reason: None,
             undo: None,
@@ -150,13 +156,22 @@ impl Message {
         self.from != reader && (self.to == reader || self.to == "all")
     }
 
+    /// ` (relayed from X)` for a relayed message, saying whether X signed
+    /// it when `swarm.trust` is on; empty otherwise.
+    pub fn relayed(&self) -> String {
+        self.relayed_from
+            .as_deref()
+            .map(|r| match self.relay_signed {
+                None => format!(" (relayed from {r})"),
+                Some(true) => format!(" (relayed from {r}, signed by {r})"),
+                Some(false) => format!(" (relayed from {r}; {r} did not sign it)"),
+            })
+            .unwrap_or_default()
+    }
+
     /// The one-line summary listings show.
     pub fn line(&self) -> String {
-        let relayed = self
-            .relayed_from
-            .as_deref()
-            .map(|r| format!(" (relayed from {r})"))
-            .unwrap_or_default();
+        let relayed = self.relayed();
         let plan = self
             .plan
             .as_deref()

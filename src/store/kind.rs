@@ -269,6 +269,8 @@ impl<'s, R: Record> Records<'s, R> {
     pub fn at_named(&self, key: &R::Key, commit: ObjectId, what: &str) -> Result<Versioned<R>> {
         let cache = &self.store.cache;
         let path = key.to_path();
+        // Before the cache: a version that is not trusted is never used.
+        self.store.trusted(R::NAMESPACE, R::KIND, &path, commit)?;
         if let Some(value) = cache.lookup(R::NAMESPACE, commit, &path, R::from_cache) {
             return Ok(Versioned {
                 key: key.clone(),

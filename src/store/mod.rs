@@ -21,7 +21,9 @@
 //! - [`archive`]: folding finished records into archive refs (`gc`);
 //! - [`record`]: YAML parsing with schema and size checks;
 //! - [`cache`]: parsed record values on disk, keyed by commit id, which
-//!   `Records::at` reads through.
+//!   `Records::at` reads through;
+//! - [`trust`]: signing record commits and checking their signatures
+//!   against the base branch's trust list (`swarm.trust`).
 
 pub mod archive;
 pub mod error;
@@ -35,6 +37,7 @@ pub mod record;
 pub mod record_cache;
 mod refs;
 pub mod remote;
+pub mod trust;
 
 use std::path::{Path, PathBuf};
 
@@ -55,6 +58,8 @@ pub struct Store {
     pub clock: Clock,
     /// Parsed records by commit id (`Records::at` reads through it).
     pub cache: record_cache::RecordCache,
+    /// `swarm.trust`, the trust list and signature verdicts (see [`trust`]).
+    pub trust: trust::Trust,
 }
 
 /// Split `section.sub.section.name` the way git does: the section before the
@@ -142,8 +147,16 @@ impl Store {
             .integer("swarm.recordCacheLimit")
             .and_then(|n| u64::try_from(n).ok())
             .unwrap_or(record_cache::DEFAULT_LIMIT);
+        let policy = trust::Policy::parse(
+            repo.config_snapshot()
+                .string("swarm.trust")
+                .map(|v| v.to_str_lossy().into_owned())
+                .as_deref(),
+        )?;
+        let cache = record_cache::RecordCache::new(repo.common_dir(), limit);
         let store = Store {
-            cache: record_cache::RecordCache::new(repo.common_dir(), limit),
+            trust: trust::Trust::new(policy, repo.common_dir(), cache.enabled()),
+            cache,
             repo,
             git: Git::new(cwd),
             clock: Clock::from_env()?,

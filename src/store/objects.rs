@@ -197,10 +197,11 @@ impl Store {
         }
     }
 
-    /// Write a commit (no ref update) with the actor as author and committer.
+    /// Write a commit (no ref update) with the actor as author and committer,
+    /// signed by the actor's key when one is configured (`trust`).
     pub fn commit(&self, tree: ObjectId, parents: &[ObjectId], event: &Event) -> Result<ObjectId> {
         let sig = self.signature(&event.actor);
-        let commit = gix::objs::Commit {
+        let mut commit = gix::objs::Commit {
             tree,
             parents: parents.iter().copied().collect(),
             author: sig.clone(),
@@ -209,6 +210,7 @@ impl Store {
             message: event.message().into(),
             extra_headers: Vec::new(),
         };
+        self.sign_commit(&mut commit, &event.actor)?;
         let id = self
             .repo
             .write_object(&commit)

@@ -172,6 +172,21 @@ fn one(
             Some(a) => Ok(*a == tip || store.is_ancestor(tip, *a)?),
         }
     };
+    // Under swarm.trust=require a published version that is not trusted
+    // never replaces, joins or beats a local one (a merge by an honest
+    // actor would sign it over); it is said, and this clone keeps its own.
+    if let (Some(l), Some(r)) = (l, r) {
+        if l != r && super::kind::kind_of(kinds, name).is_some() {
+            if let Some(why) = store.refused(name, r)? {
+                out.warnings.push(format!(
+                    "{name}: the published version {} is not trusted ({why}); kept this clone's {} (swarm.trust=require)",
+                    super::short(r),
+                    super::short(l)
+                ));
+                return Ok(());
+            }
+        }
+    }
     match (l, r) {
         (None, None) => {}
         (Some(l), None) if was_archived(l)? => {

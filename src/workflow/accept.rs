@@ -342,11 +342,18 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mism
     let (_, plan_tip) = crate::ctx::plan::newest_head(ctx, &packet.plan)?;
     let contract = match plan_tip {
         None => None,
-        Some(tip) => Some(
+        Some(tip) => Some({
+            // A plan version the trust policy refuses names no contract.
+            store.trusted(
+                <crate::model::plan::PlanDoc as crate::store::kind::Record>::NAMESPACE,
+                "plan",
+                &packet.plan,
+                tip,
+            )?;
             crate::model::plan::from_record(&packet.plan, store.read_commit(tip)?)?
                 .record
-                .contract,
-        ),
+                .contract
+        }),
     };
     let facts = Facts {
         contract,

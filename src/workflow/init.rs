@@ -10,6 +10,7 @@ use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::store::mirror::mirror_refspecs;
+use crate::store::trust::Policy;
 use crate::store::Store;
 use crate::worktree::setup::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 
@@ -220,7 +221,14 @@ pub struct Initialized {
     /// Where the code lives (swarm.codeRemote, else origin, else `remote`).
     pub code_remote: Option<String>,
     pub protect: Vec<String>,
+    /// `swarm.trust` (off, warn, require) and, while off, how to turn it on.
+    pub trust: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub trust_hint: Option<String>,
 }
+
+/// How `init` says to turn signed records on.
+pub const TRUST_HINT: &str = "records are not signature-checked (swarm.trust=off); to prove who wrote each one: `git swarm agent keygen --as <address>` per agent, add the printed lines to .swarm/allowed_signers on the base branch, then `git config swarm.trust require` (docs/trust.md)";
 
 pub fn init(
     ctx: &Ctx,
@@ -268,5 +276,12 @@ pub fn init(
         // Read again through git: the session's config snapshot predates
         // what `ensure_protect` just wrote.
         protect: ctx.store.git.config_get_all("swarm.protect")?,
+        trust: match ctx.store.trust.policy() {
+            Policy::Off => "off",
+            Policy::Warn => "warn",
+            Policy::Require => "require",
+        }
+        .to_string(),
+        trust_hint: (ctx.store.trust.policy() == Policy::Off).then(|| TRUST_HINT.to_string()),
     })
 }

@@ -24,8 +24,31 @@ fn lane_path(run: &crate::harness::Run) -> PathBuf {
 
 #[test]
 fn one_agents_day_end_to_end_in_four_clones() {
+    day(false);
+}
+
+/// The same day with `swarm.trust=require` in every clone: each agent
+/// signs with its own key (`agent keygen`), listed on the base branch.
+#[test]
+fn one_agents_day_end_to_end_with_trust_required() {
+    day(true);
+}
+
+fn day(trust: bool) {
     let (env, remote, clones) = Swarm::new(&["lead", "ann", "bob", "carol"]).parts();
     let (lead, ann, bob, carol) = (&clones[0], &clones[1], &clones[2], &clones[3]);
+    if trust {
+        let lines: Vec<String> = ["lead", "ann", "bob", "carol"]
+            .iter()
+            .zip(&clones)
+            .map(|(who, dir)| crate::trust::keygen(&env, dir, who))
+            .collect();
+        let dirs: Vec<&Path> = clones.iter().map(PathBuf::as_path).collect();
+        crate::trust::publish_trust_list(&env, &lines, &dirs);
+        for dir in &clones {
+            env.git(dir, &["config", "swarm.trust", "require"]);
+        }
+    }
     let log = crate::lane_task::count_pushes(&remote);
 
     // Morning: the coordinator's plan and tasks.
@@ -184,6 +207,14 @@ fn one_agents_day_end_to_end_in_four_clones() {
         );
     }
     assert!(states[0].contains("rel"), "{}", states[0]);
+    if trust {
+        // Every record the day wrote is signed by the actor it names.
+        for dir in &clones {
+            let state = env.swarm(dir, &["state"]).ok();
+            assert!(!state.stdout.contains("UNTRUSTED"), "{}", state.stdout);
+            assert!(!state.stderr.contains("untrusted"), "{}", state.stderr);
+        }
+    }
     let pushed = crate::lane_task::pushes(&log);
     eprintln!(
         "the day took {} pushes:\n{}",

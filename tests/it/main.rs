@@ -49,5 +49,6 @@ mod status;
 mod swarm_scale;
 mod sync;
 mod task;
+mod trust;
 mod unreadable_records;
 mod verify;

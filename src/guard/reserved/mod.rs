@@ -71,6 +71,17 @@ pub fn load(ctx: &Ctx) -> Result<Option<Ledgered>> {
             .map_err(|e| unreadable(RESERVATIONS, &mirror, e.message))?;
         tips.extend(published.filter(|p| Some(*p) != local));
     }
+    // Under swarm.trust=require an untrusted ledger reserves nothing.
+    let mut trusted = Vec::with_capacity(tips.len());
+    for tip in tips {
+        let refused = store
+            .refused(LEDGER_REF, tip)
+            .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
+        if refused.is_none() {
+            trusted.push(tip);
+        }
+    }
+    let tips = trusted;
     if tips.is_empty() {
         return Ok(None);
     }

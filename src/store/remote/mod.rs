@@ -130,7 +130,7 @@ pub(crate) fn live_tip(store: &Store, remote: Option<&str>, refname: &str) -> Re
         Some(r) => store.ref_target(&mirror_ref(r, refname))?,
         None => None,
     };
-    tip_of(store, remote.is_some(), local, published)
+    tip_of(store, refname, remote.is_some(), local, published)
 }
 
 /// Every live record under `prefix` (e.g. `refs/swarm/tasks/`) known here,
@@ -153,15 +153,20 @@ pub fn tips_under(store: &Store, remote: Option<&str>, prefix: &str) -> Result<V
     }
     both.into_iter()
         .map(|(path, (local, published))| {
-            Ok((path, tip_of(store, remote.is_some(), local, published)?))
+            Ok((
+                path,
+                tip_of(store, prefix, remote.is_some(), local, published)?,
+            ))
         })
         .collect()
 }
 
 /// The tip of a record whose local ref holds `local` and whose mirror
-/// (when `online`) holds `published`.
+/// (when `online`) holds `published`; `refname` is its ref (or one under
+/// the same namespace).
 fn tip_of(
     store: &Store,
+    refname: &str,
     online: bool,
     local: Option<ObjectId>,
     published: Option<ObjectId>,
@@ -173,7 +178,10 @@ fn tip_of(
         (l, None) => l,
         (None, r) => r,
         (Some(l), Some(r)) => {
-            if l != r && store.is_ancestor(r, l)? {
+            // Under swarm.trust=require a published version that is not
+            // trusted is no base: the local one is, and the next write
+            // replaces the untrusted one at the remote (its lease is it).
+            if l != r && (store.is_ancestor(r, l)? || store.refused(refname, r)?.is_some()) {
                 Some(l)
             } else {
                 Some(r)

@@ -18,6 +18,7 @@ pub mod hook;
 pub mod inbox;
 pub mod install;
 pub mod json;
+pub mod keygen;
 pub mod renew;
 pub mod state;
 pub mod stop;

@@ -320,7 +320,11 @@ fn parent_of(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<S
     let Some(tip) = remote::tip(store, remote, &refname)?.base else {
         return Ok(None);
     };
-    // An unreadable plan record names no parent: the leader search stops.
+    // An unreadable (or, under swarm.trust=require, untrusted) plan record
+    // names no parent: the leader search stops.
+    if store.refused(&refname, tip)?.is_some() {
+        return Ok(None);
+    }
     Ok(store
         .read_commit(tip)
         .and_then(|r| crate::model::plan::from_record(plan, r))
@@ -342,17 +346,36 @@ pub fn all_and_unreadable(ctx: &Ctx) -> Result<(Vec<Message>, Vec<Unreadable>)> 
     let mut bad: BTreeMap<String, Unreadable> = BTreeMap::new();
     if let Some(r) = ctx.settings.remote.as_deref() {
         let (mirrored, unread) = records.all_under(&crate::store::mirror::mirror_ref(r, PREFIX))?;
-        by_key.extend(mirrored.into_iter().map(|v| (v.key, v.value)));
+        for v in mirrored {
+            by_key.insert(v.key.clone(), relay_checked(&ctx.store, v)?);
+        }
         bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
     }
     let (local, unread) = records.all_under(PREFIX)?;
-    by_key.extend(local.into_iter().map(|v| (v.key, v.value)));
+    for v in local {
+        by_key.insert(v.key.clone(), relay_checked(&ctx.store, v)?);
+    }
     bad.extend(unread.into_iter().map(|u| (u.name.clone(), u)));
     // A name read well on one side is not unreadable.
     bad.retain(|name, _| MessageKey::from_path(name).is_none_or(|k| !by_key.contains_key(&k)));
     let mut out: Vec<Message> = by_key.into_values().collect();
     message::sort(&mut out);
     Ok((out, bad.into_values().collect()))
+}
+
+/// A relayed message, with `swarm.trust` on: whether the person it relays
+/// signed its commit (a relayed approval adds nothing of theirs).
+fn relay_checked(store: &Store, v: crate::store::kind::Versioned<Message>) -> Result<Message> {
+    let mut msg = v.value;
+    msg.extra.remove("relay_signed");
+    if let Some(from) = msg.relayed_from.as_deref() {
+        if store.trust.policy() != crate::store::trust::Policy::Off {
+            let verdict =
+                store.verdict(<Message as crate::store::kind::Record>::NAMESPACE, v.commit)?;
+            msg.relay_signed = Some(verdict.signer.as_deref() == Some(from));
+        }
+    }
+    Ok(msg)
 }
 
 /// The message with this id, if this clone knows it.

@@ -1,0 +1,577 @@
+//! Signed records and the trust list (`swarm.trust`, SPEC §9).
+//!
+//! Who wrote a record is proven by the signature on its commit, not by the
+//! `Swarm-Actor` it names. Two points, and only two, in the store:
+//!
+//! - **sign** ([`Store::commit`]): when the actor has a key
+//!   (`swarm.<address>.signingKey`, an ssh key; else `user.signingKey` with
+//!   `commit.gpgSign` and `gpg.format`, as git signs), the commit carries
+//!   a `gpgsig` header made as git makes it, so `git verify-commit` checks it;
+//! - **check** ([`Store::trusted`]), called by `Records::at` before any
+//!   record version is used: under `swarm.trust=require` a record that is
+//!   unsigned, badly signed, or signed by a key the trust list does not
+//!   list for the actor it names fails with `RECORD_UNTRUSTED`, which makes
+//!   it an unreadable record everywhere (listed as `UNTRUSTED`, never
+//!   decided on); under `warn` it is used and a warning says so.
+//!
+//! The trust list is `.swarm/allowed_signers` (git's allowed-signers
+//! format, principal = swarm address) at the tip of the base branch as the
+//! remote has it (its remote-tracking ref; a local branch only without a
+//! remote), so adding a signer goes through the base branch's review; a
+//! record can never vouch for its signer. `valid-after`/`valid-before` are
+//! judged at the record commit's committer time, as git does.
+//!
+//! A record commit never changes, so a verdict is kept by (trust list blob,
+//! commit) in `<common dir>/swarm/cache/trust/<list>/<namespace>.verdicts`,
+//! one line per commit, appended; a new trust list starts new files.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+
+use gix::bstr::ByteSlice;
+use gix::ObjectId;
+
+use super::Store;
+use crate::error::{Code, Error, Result};
+use crate::git::sign::{self, Format, SshCheck};
+
+/// The trust list's path on the base branch.
+pub const LIST_PATH: &str = ".swarm/allowed_signers";
+
+/// `swarm.trust`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Policy {
+    Off,
+    Warn,
+    Require,
+}
+
+impl Policy {
+    pub fn parse(value: Option<&str>) -> Result<Policy> {
+        match value.map(|v| v.trim().to_ascii_lowercase()).as_deref() {
+            None | Some("off") | Some("") => Ok(Policy::Off),
+            Some("warn") => Ok(Policy::Warn),
+            Some("require") => Ok(Policy::Require),
+            Some(other) => Err(Error::new(
+                Code::ConfigInvalid,
+                format!("swarm.trust is '{other}'; it is off, warn or require"),
+            )
+            .hint("fix it: `git config swarm.trust require` (or warn, or off)")),
+        }
+    }
+}
+
+/// What checking one record commit found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    pub trusted: bool,
+    /// The address whose listed key made a sound signature, if any.
+    pub signer: Option<String>,
+    /// Why it is not trusted (empty when it is).
+    pub reason: String,
+}
+
+impl Verdict {
+    fn good(signer: &str) -> Verdict {
+        Verdict {
+            trusted: true,
+            signer: Some(signer.to_string()),
+            reason: String::new(),
+        }
+    }
+    fn bad(signer: Option<String>, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            trusted: false,
+            signer,
+            reason: reason.into(),
+        }
+    }
+    fn line(&self, commit: ObjectId) -> String {
+        format!(
+            "{commit} {} {} {}\n",
+            if self.trusted { "T" } else { "U" },
+            self.signer.as_deref().unwrap_or("-"),
+            self.reason.replace('\n', " ")
+        )
+    }
+    fn parse_line(line: &str) -> Option<(ObjectId, Verdict)> {
+        let mut parts = line.splitn(4, ' ');
+        let commit = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
+        let trusted = match parts.next()? {
+            "T" => true,
+            "U" => false,
+            _ => return None,
+        };
+        let signer = match parts.next()? {
+            "-" => None,
+            s => Some(s.to_string()),
+        };
+        let reason = parts.next().unwrap_or("").to_string();
+        Some((
+            commit,
+            Verdict {
+                trusted,
+                signer,
+                reason,
+            },
+        ))
+    }
+}
+
+/// The trust list as read once per process.
+struct List {
+    /// Its blob id; None when the base has no trust list.
+    blob: Option<ObjectId>,
+    /// Where it came from, for messages (`refs/remotes/origin/main`).
+    source: String,
+    /// A copy on disk for ssh-keygen.
+    file: Option<PathBuf>,
+}
+
+/// The trust state of one store: the policy, where the trust list lives,
+/// and the verdicts known so far.
+pub struct Trust {
+    policy: Policy,
+    /// The ref holding the base branch's tip as the remote has it (set by
+    /// the session, which knows the base).
+    base: Mutex<Option<String>>,
+    list: OnceLock<List>,
+    /// Verdicts by record namespace, each loaded from its file on first use.
+    verdicts: Mutex<HashMap<String, HashMap<ObjectId, Verdict>>>,
+    dir: PathBuf,
+    disk: Mutex<bool>,
+}
+
+/// Warnings for untrusted records used under `warn`, for the command's
+/// output: one per commit, in the order met.
+static NOTICES: Mutex<Vec<(ObjectId, String)>> = Mutex::new(Vec::new());
+
+/// The warnings collected so far (the CLI adds them to its output).
+pub fn take_notices() -> Vec<String> {
+    let taken = NOTICES
+        .lock()
+        .map(|mut n| std::mem::take(&mut *n))
+        .unwrap_or_default();
+    let mut seen = std::collections::HashSet::new();
+    taken
+        .into_iter()
+        .filter(|(id, _)| seen.insert(*id))
+        .map(|(_, line)| line)
+        .collect()
+}
+
+/// The record namespace of a ref (`refs/swarm/<ns>/…`, or a remote's
+/// mirror of it): verdicts are kept per namespace, so that a listing of
+/// one kind loads that kind's only.
+pub fn namespace_of(refname: &str) -> &str {
+    let rest = refname
+        .strip_prefix("refs/swarm/")
+        .or_else(|| {
+            refname
+                .strip_prefix("refs/swarm-remotes/")
+                .and_then(|r| r.split_once('/').map(|(_, rest)| rest))
+        })
+        .unwrap_or(refname);
+    rest.split('/').next().unwrap_or("")
+}
+
+impl Trust {
+    pub(super) fn new(policy: Policy, common_dir: &std::path::Path, cache: bool) -> Trust {
+        Trust {
+            policy,
+            base: Mutex::new(None),
+            list: OnceLock::new(),
+            verdicts: Mutex::new(HashMap::new()),
+            dir: common_dir.join("swarm").join("cache").join("trust"),
+            disk: Mutex::new(cache),
+        }
+    }
+
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// Name the ref whose tree holds the trust list (before any record is
+    /// read).
+    pub fn set_base(&self, refname: Option<String>) {
+        if let Ok(mut b) = self.base.lock() {
+            *b = refname;
+        }
+    }
+
+    /// Keep verdicts in memory only (`--no-cache`).
+    pub fn bypass_cache(&self) {
+        if let Ok(mut d) = self.disk.lock() {
+            *d = false;
+        }
+    }
+}
+
+/// A commit's raw parts a signature covers.
+struct Signed {
+    payload: Vec<u8>,
+    signature: Option<Vec<u8>>,
+    actor: String,
+    time: i64,
+}
+
+/// Split a raw commit into the payload git signs (the commit without its
+/// `gpgsig` header) and the signature; the actor it names (`Swarm-Actor`,
+/// else the author's name) and its committer time.
+fn split_commit(raw: &[u8]) -> Signed {
+    let end = raw.find(b"\n\n").map_or(raw.len(), |i| i + 1);
+    let (head, body) = raw.split_at(end);
+    let mut payload = Vec::with_capacity(raw.len());
+    let mut signature: Option<Vec<u8>> = None;
+    let mut in_sig = false;
+    let mut author = String::new();
+    let mut time = 0;
+    for line in head.split_inclusive(|b| *b == b'\n') {
+        if in_sig && line.starts_with(b" ") {
+            if let Some(sig) = signature.as_mut() {
+                sig.extend_from_slice(&line[1..]);
+            }
+            continue;
+        }
+        in_sig = false;
+        if let Some(rest) = line.strip_prefix(b"gpgsig ") {
+            signature = Some(rest.to_vec());
+            in_sig = true;
+            continue;
+        }
+        if let Some(rest) = line.strip_prefix(b"author ") {
+            let rest = rest.to_str_lossy();
+            author = rest.split(" <").next().unwrap_or("").to_string();
+        }
+        if let Some(rest) = line.strip_prefix(b"committer ") {
+            let rest = rest.to_str_lossy();
+            let mut fields = rest.trim_end().rsplitn(3, ' ');
+            let _tz = fields.next();
+            time = fields.next().and_then(|t| t.parse().ok()).unwrap_or(0);
+        }
+        payload.extend_from_slice(line);
+    }
+    payload.extend_from_slice(body);
+    let message = body.to_str_lossy();
+    let entry = super::parse_journal_entry(String::new(), 0, message.trim_start(), 0);
+    let actor = if entry.actor.is_empty() {
+        author
+    } else {
+        entry.actor
+    };
+    Signed {
+        payload,
+        signature,
+        actor,
+        time,
+    }
+}
+
+impl Store {
+    /// The key that signs `actor`'s records, if any: its own
+    /// `swarm.<actor>.signingKey` (ssh), else git's `user.signingKey`
+    /// when git signs commits here (`commit.gpgSign`), in `gpg.format`.
+    fn signing_key(&self, actor: &str) -> Result<Option<(Format, String, Option<String>)>> {
+        let config = self.repo.config_snapshot();
+        let own = config
+            .string(format!("swarm.{actor}.signingKey").as_str())
+            .map(|v| v.to_str_lossy().into_owned())
+            .filter(|v| !v.is_empty());
+        let (format, key) = match own {
+            Some(key) => (Format::Ssh, key),
+            None => {
+                if !config.boolean("commit.gpgSign").unwrap_or(false) {
+                    return Ok(None);
+                }
+                let Some(key) = config
+                    .string("user.signingKey")
+                    .map(|v| v.to_str_lossy().into_owned())
+                    .filter(|v| !v.is_empty())
+                else {
+                    return Ok(None);
+                };
+                let format = config
+                    .string("gpg.format")
+                    .map(|v| v.to_str_lossy().into_owned());
+                (Format::parse(format.as_deref())?, key)
+            }
+        };
+        let program_key = match format {
+            Format::Ssh => "gpg.ssh.program",
+            Format::X509 => "gpg.x509.program",
+            Format::OpenPgp => "gpg.program",
+        };
+        let program = config
+            .string(program_key)
+            .map(|v| v.to_str_lossy().into_owned());
+        Ok(Some((format, key, program)))
+    }
+
+    /// The one sign point: `commit` signed by `actor`'s key when one is
+    /// configured (see [`Store::commit`]).
+    pub(super) fn sign_commit(&self, commit: &mut gix::objs::Commit, actor: &str) -> Result<()> {
+        let Some((format, key, program)) = self.signing_key(actor)? else {
+            if self.trust.policy == Policy::Require {
+                // Every clone would skip the record: refuse before any ref moves.
+                return Err(Error::new(
+                    Code::SigningKeyMissing,
+                    format!("swarm.trust=require and no key signs the records of {actor}; nothing was written"),
+                )
+                .hint(format!("make one with `git swarm agent keygen --as {actor}` and add the line it prints to {LIST_PATH} on the base branch, or set `git config swarm.{actor}.signingKey <ssh key>`")));
+            }
+            return Ok(());
+        };
+        use gix::objs::WriteTo;
+        let mut payload = Vec::new();
+        commit
+            .write_to(&mut payload)
+            .map_err(|e| Error::gix("could not serialise a commit to sign", e))?;
+        let sig = sign::sign(format, program.as_deref(), &key, &payload)
+            .map_err(|e| e.hint(format!("records of {actor} are signed with {key}")))?;
+        let sig = String::from_utf8_lossy(&sig).trim_end().to_string();
+        commit.extra_headers.push(("gpgsig".into(), sig.into()));
+        Ok(())
+    }
+
+    fn trust_list(&self) -> &List {
+        self.trust.list.get_or_init(|| {
+            let base = self.trust.base.lock().ok().and_then(|b| b.clone());
+            let source = base
+                .clone()
+                .unwrap_or_else(|| "(no base branch)".to_string());
+            let blob = base.and_then(|b| self.list_blob(&b));
+            let file = blob.and_then(|id| {
+                let data = self.repo.find_object(id).ok()?.data.clone();
+                let path = self.trust.dir.join(format!("{id}.allowed_signers"));
+                if !path.exists() {
+                    std::fs::create_dir_all(&self.trust.dir).ok()?;
+                    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+                    std::fs::write(&tmp, &data).ok()?;
+                    std::fs::rename(&tmp, &path).ok()?;
+                }
+                Some(path)
+            });
+            List { blob, source, file }
+        })
+    }
+
+    /// The blob of the trust list at the tip of `refname`.
+    fn list_blob(&self, refname: &str) -> Option<ObjectId> {
+        let tip = self.ref_target(refname).ok()??;
+        let tree = self.repo.find_commit(tip).ok()?.tree().ok()?;
+        let entry = tree.lookup_entry_by_path(LIST_PATH).ok()??;
+        entry.mode().is_blob().then(|| entry.object_id())
+    }
+
+    /// Where verdicts of namespace `ns` for the current trust list are
+    /// kept on disk.
+    fn verdict_file(&self, ns: &str) -> Option<PathBuf> {
+        let on = self.trust.disk.lock().map(|d| *d).unwrap_or(false);
+        let blob = self.trust_list().blob?;
+        let safe = !ns.is_empty()
+            && ns
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+        (on && safe).then(|| {
+            self.trust
+                .dir
+                .join(blob.to_string())
+                .join(format!("{ns}.verdicts"))
+        })
+    }
+
+    /// The verdict on record commit `id` of namespace `ns` (cached by
+    /// commit id).
+    pub fn verdict(&self, ns: &str, id: ObjectId) -> Result<Verdict> {
+        let mut guard = self
+            .trust
+            .verdicts
+            .lock()
+            .map_err(|_| Error::new(Code::Internal, "the trust cache lock was poisoned"))?;
+        if !guard.contains_key(ns) {
+            let mut map = HashMap::new();
+            if let Some(file) = self.verdict_file(ns) {
+                if let Ok(text) = std::fs::read_to_string(file) {
+                    map.extend(text.lines().filter_map(Verdict::parse_line));
+                }
+            }
+            guard.insert(ns.to_string(), map);
+        }
+        let known = guard.get_mut(ns).expect("inserted above");
+        if let Some(v) = known.get(&id) {
+            return Ok(v.clone());
+        }
+        let verdict = self.check_signature(id)?;
+        known.insert(id, verdict.clone());
+        if let Some(file) = self.verdict_file(ns) {
+            if let Some(dir) = file.parent() {
+                let _ = std::fs::create_dir_all(dir);
+            }
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(file)
+            {
+                // One short line per write: appends from two processes
+                // interleave whole lines.
+                let _ = f.write_all(verdict.line(id).as_bytes());
+            }
+        }
+        Ok(verdict)
+    }
+
+    fn check_signature(&self, id: ObjectId) -> Result<Verdict> {
+        let raw = self
+            .repo
+            .find_object(id)
+            .map_err(|e| Error::gix(format!("could not read commit {id}"), e))?
+            .data
+            .clone();
+        let signed = split_commit(&raw);
+        let Some(signature) = signed.signature else {
+            return Ok(Verdict::bad(None, "unsigned"));
+        };
+        if !signature.starts_with(b"-----BEGIN SSH SIGNATURE-----") {
+            return Ok(Verdict::bad(
+                None,
+                "signed with openpgp or x509: only ssh signatures are checked against .swarm/allowed_signers",
+            ));
+        }
+        let list = self.trust_list();
+        let Some(file) = &list.file else {
+            return Ok(Verdict::bad(
+                None,
+                format!(
+                    "no {LIST_PATH} on {} to check the signature against",
+                    list.source
+                ),
+            ));
+        };
+        let time = jiff::Timestamp::from_second(signed.time)
+            .map(|t| t.strftime("%Y%m%d%H%M%SZ").to_string())
+            .unwrap_or_else(|_| "19700101000000Z".to_string());
+        let program = self.config("gpg.ssh.program");
+        let check = sign::ssh_verify(
+            program.as_deref(),
+            file,
+            &signed.actor,
+            &time,
+            &signature,
+            &signed.payload,
+            &self.trust.dir,
+        )?;
+        Ok(match check {
+            SshCheck::Good => Verdict::good(&signed.actor),
+            SshCheck::Bad(why) => Verdict::bad(None, format!("bad signature ({why})")),
+            SshCheck::NotAllowed { principals } if principals.is_empty() => Verdict::bad(
+                None,
+                format!(
+                    "signed by a key {LIST_PATH} on {} does not list for {} at the record's time {}",
+                    list.source,
+                    signed.actor,
+                    jiff::Timestamp::from_second(signed.time).map(|t| t.to_string()).unwrap_or_default()
+                ),
+            ),
+            SshCheck::NotAllowed { principals } => Verdict::bad(
+                principals.first().cloned(),
+                format!(
+                    "signed by the key of {}, not of {} whom the record names",
+                    principals.join(", "),
+                    signed.actor
+                ),
+            ),
+        })
+    }
+
+    /// Under `require`, why the record version at `commit` may not be
+    /// used (None: it may, or trust is not required).
+    pub fn refused(&self, refname: &str, commit: ObjectId) -> Result<Option<String>> {
+        if self.trust.policy != Policy::Require {
+            return Ok(None);
+        }
+        let verdict = self.verdict(namespace_of(refname), commit)?;
+        Ok((!verdict.trusted).then_some(verdict.reason))
+    }
+
+    /// The one check point: whether the record version at `commit` may be
+    /// used. Off: yes. Require: `RECORD_UNTRUSTED` unless its signature is
+    /// good for the actor it names. Warn: yes, with a warning.
+    pub fn trusted(&self, ns: &str, kind: &str, name: &str, commit: ObjectId) -> Result<()> {
+        if self.trust.policy == Policy::Off {
+            return Ok(());
+        }
+        let verdict = self.verdict(ns, commit)?;
+        if verdict.trusted {
+            return Ok(());
+        }
+        let short = &commit.to_string()[..12];
+        if self.trust.policy == Policy::Require {
+            return Err(Error::new(
+                Code::RecordUntrusted,
+                format!("{} ({kind} '{name}', commit {short})", verdict.reason),
+            )
+            .hint(format!(
+                "swarm.trust=require uses only records signed by a key {LIST_PATH} on the base branch lists for their actor; see docs/trust.md"
+            )));
+        }
+        if let Ok(mut n) = NOTICES.lock() {
+            let line = format!(
+                "untrusted {kind} '{name}' used (swarm.trust=warn): {} (commit {short})",
+                verdict.reason
+            );
+            n.push((commit, line));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_commit_splits_into_payload_and_signature_as_git_signs_it() {
+        let raw = b"tree 1\nauthor bob <b@x> 5 +0000\ncommitter bob <b@x> 7 +0000\ngpgsig -----BEGIN SSH SIGNATURE-----\n abc\n -----END SSH SIGNATURE-----\n\nsummary\n\nSwarm-Actor: carol\n";
+        let s = split_commit(raw);
+        assert_eq!(
+            s.payload,
+            b"tree 1\nauthor bob <b@x> 5 +0000\ncommitter bob <b@x> 7 +0000\n\nsummary\n\nSwarm-Actor: carol\n"
+        );
+        assert_eq!(
+            s.signature.unwrap(),
+            b"-----BEGIN SSH SIGNATURE-----\nabc\n-----END SSH SIGNATURE-----\n"
+        );
+        assert_eq!(s.actor, "carol");
+        assert_eq!(s.time, 7);
+        let unsigned =
+            split_commit(b"tree 1\nauthor dan <d@x> 5 +0000\ncommitter dan <d@x> 5 +0000\n\nwip\n");
+        assert!(unsigned.signature.is_none());
+        assert_eq!(unsigned.actor, "dan");
+    }
+
+    #[test]
+    fn policies_parse_and_a_bad_one_names_the_key() {
+        assert_eq!(Policy::parse(None).unwrap(), Policy::Off);
+        assert_eq!(Policy::parse(Some("Require")).unwrap(), Policy::Require);
+        let e = Policy::parse(Some("yes")).unwrap_err();
+        assert_eq!(e.code, Code::ConfigInvalid);
+    }
+
+    #[test]
+    fn namespaces_of_local_and_mirrored_refs() {
+        assert_eq!(namespace_of("refs/swarm/tasks/p/t1"), "tasks");
+        assert_eq!(namespace_of("refs/swarm-remotes/origin/lead/p"), "lead");
+        assert_eq!(namespace_of("refs/swarm/reservations"), "reservations");
+    }
+
+    #[test]
+    fn verdict_lines_round_trip() {
+        let id = ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
+        let v = Verdict::bad(Some("bob".into()), "signed by the key of bob, not of carol");
+        assert_eq!(Verdict::parse_line(v.line(id).trim_end()), Some((id, v)));
+        let g = Verdict::good("ann");
+        assert_eq!(Verdict::parse_line(g.line(id).trim_end()), Some((id, g)));
+    }
+}

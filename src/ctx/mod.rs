@@ -93,7 +93,7 @@ impl Ctx {
         if base.starts_with("refs/") {
             candidates.push(base.clone());
         }
-        if let Some(remote) = self.settings.remote.as_deref() {
+        if let Some(remote) = self.settings.code_remote.as_deref() {
             if base.starts_with(&format!("{remote}/")) {
                 candidates.push(format!("refs/remotes/{base}"));
             } else {

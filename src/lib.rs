@@ -3,7 +3,7 @@
 //! repository without losing work, trust or direction.
 //!
 //! The library holds the domain logic; it never prints and never exits.
-//! `src/main.rs` and `src/cli/` parse arguments and render [`output::Output`].
+//! `src/main.rs` and `src/cli/` parse arguments and render what it returns (`cli::output::Output`).
 
 pub mod clock;
 pub mod complete;
@@ -17,8 +17,8 @@ pub mod github;
 pub mod guard;
 pub mod model;
 pub mod names;
-pub mod output;
 pub mod secret;
 pub mod store;
 pub mod text;
 pub mod workflow;
+pub mod worktree;

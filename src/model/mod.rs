@@ -6,6 +6,7 @@
 //! each kind's divergence policy and when a record is finished.
 
 pub mod agent;
+pub mod forecast;
 pub mod lane;
 pub mod lead;
 pub mod message;

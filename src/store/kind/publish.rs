@@ -50,9 +50,7 @@ impl Publication {
     }
 }
 
-/// Why a record is kept in this clone when there is no remote to publish
-/// to: `--offline`, or none configured.
-pub const OFFLINE: &str = "offline (--offline, or no remote)";
+pub use crate::store::mirror::OFFLINE;
 
 /// What [`Records::publish`] wrote.
 #[derive(Debug, Clone)]

@@ -360,8 +360,8 @@ fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
     );
 }
 
-/// The commands on the publish loop (task, reserve, lead, handoff, lane
-/// snapshot, messages) behave with the remote renamed away as with
+/// The commands on the publish loop that nobody races for (task new and
+/// block, lead renew, handoff, lane snapshot, messages) behave with the remote renamed away as with
 /// `--offline`: the write is kept, said in the one wording, exit 0, the
 /// refs local only; the next command that reaches the remote publishes it.
 #[test]
@@ -386,18 +386,8 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
     let runs: &[(&Path, &[&str], &str)] = &[
         (
             a,
-            &["task", "claim", "t1", "--plan", "auth"],
-            "refs/swarm/tasks/auth/t1",
-        ),
-        (
-            a,
             &["task", "new", "t3", "--plan", "auth", "--title", "t3"],
             "refs/swarm/tasks/auth/t3",
-        ),
-        (
-            a,
-            &["reserve", "src/login.rs"],
-            "refs/swarm/reservations/ledger",
         ),
         (
             a,
@@ -433,7 +423,12 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
     }
     // JSON: published false and the reason.
     let json = env
-        .swarm(a, &["--json", "task", "claim", "t2", "--plan", "auth"])
+        .swarm(
+            a,
+            &[
+                "--json", "task", "new", "t4", "--plan", "auth", "--title", "t4",
+            ],
+        )
         .ok()
         .json();
     assert_eq!(json["published"], false, "{json}");
@@ -453,7 +448,7 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
         }
     }
     // The next command that reaches the remote publishes them.
-    env.swarm(a, &["task", "release", "t2", "--plan", "auth"])
+    env.swarm(a, &["task", "new", "t5", "--plan", "auth", "--title", "t5"])
         .ok()
         .stdout_has("published to origin:");
     for refs in &kept {
@@ -465,8 +460,8 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
 }
 
 /// The arbitrations whose point is the remote's verdict do not decide
-/// offline unasked: with the remote renamed away, `accept`, `lead claim`
-/// and `lead takeover` keep exit 4 (naming `--offline`) and write nothing,
+/// offline unasked: with the remote renamed away, `accept`, `lead claim`,
+/// `lead takeover`, `task claim` and `reserve` keep exit 4 (naming `--offline`) and write nothing,
 /// so two machines are never both told they won; `--offline` still lets
 /// the local compare-and-swap decide.
 #[test]
@@ -475,7 +470,7 @@ fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_canno
         .plan(0, "auth")
         .lane(0, "login");
     let id = s.handoff(0, "login");
-    let (env, remote, clones) = s.sync(1).parts();
+    let (env, remote, clones) = s.task(0, "t9", "t9").sync(1).parts();
     let b = &clones[1];
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
     let before = env.refs(b, "refs/swarm/");
@@ -490,6 +485,8 @@ fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_canno
             "--reason",
             "alice is away",
         ],
+        &["task", "claim", "t9", "--plan", "auth"],
+        &["reserve", "src/login.rs"],
     ] {
         let run = env.swarm(b, args).err(4, "GIT_FAILED");
         run.expect_stderr("--offline");

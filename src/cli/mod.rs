@@ -293,6 +293,9 @@ impl Command {
                 | task::TaskCmd::Ready { .. },
             ) => Access::Read,
             Command::Reservations(a) if !a.repair => Access::Read,
+            // `state` and its page only read (a bare mirror of the remote,
+            // a CI job); `--write` writes state.md into the working tree.
+            Command::State(a) if !a.write => Access::Read,
             // Anything not listed above writes: the safe default for a new
             // command (it refuses a bare repository and a missing remote).
             _ => Access::Write,

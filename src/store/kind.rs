@@ -262,27 +262,68 @@ impl<'s, R: Record> Records<'s, R> {
     /// commit id and key, and not parsed again (an unreadable one is read,
     /// and fails, every time).
     pub fn at(&self, key: &R::Key, commit: ObjectId) -> Result<Versioned<R>> {
-        self.at_named(key, commit, &Self::what(key))
+        // The name for errors only when the cache does not have it: a
+        // listing reads thousands.
+        let path = key.to_path();
+        // Before the cache: a version that is not trusted is never used.
+        self.store.trusted(R::NAMESPACE, R::KIND, &path, commit)?;
+        match self.cached(key, commit, &path) {
+            Some(v) => Ok(v),
+            None => self.read(key, commit, &path, &Self::what(key)),
+        }
     }
 
     /// [`Records::at`], naming the version `what` in errors.
     pub fn at_named(&self, key: &R::Key, commit: ObjectId, what: &str) -> Result<Versioned<R>> {
-        let cache = &self.store.cache;
         let path = key.to_path();
         // Before the cache: a version that is not trusted is never used.
         self.store.trusted(R::NAMESPACE, R::KIND, &path, commit)?;
-        if let Some(value) = cache.lookup(R::NAMESPACE, commit, &path, R::from_cache) {
-            return Ok(Versioned {
-                key: key.clone(),
-                value,
-                commit,
-            });
+        match self.cached(key, commit, &path) {
+            Some(v) => Ok(v),
+            None => self.read(key, commit, &path, what),
         }
+    }
+
+    /// Some fields of the version at `commit`, as `V` (a serde struct
+    /// naming a few of the kind's fields as the kind names them): decoded
+    /// straight from the cache when it holds the version as the kind's
+    /// JSON, skipping every other field; else the whole record is read
+    /// (and cached) and made into `V`. A listing that shows thousands of
+    /// records pays for the fields it shows, not for whole records.
+    pub fn view_at<V>(&self, key: &R::Key, commit: ObjectId) -> Result<V>
+    where
+        V: serde::de::DeserializeOwned + From<R>,
+    {
+        let path = key.to_path();
+        self.store.trusted(R::NAMESPACE, R::KIND, &path, commit)?;
+        let decode = |bytes: &[u8]| serde_json::from_slice::<V>(bytes).ok();
+        match self.store.cache.lookup(R::NAMESPACE, commit, &path, decode) {
+            Some(v) => Ok(v),
+            None => Ok(V::from(
+                self.read(key, commit, &path, &Self::what(key))?.value,
+            )),
+        }
+    }
+
+    fn cached(&self, key: &R::Key, commit: ObjectId, path: &str) -> Option<Versioned<R>> {
+        let value = self
+            .store
+            .cache
+            .lookup(R::NAMESPACE, commit, path, R::from_cache)?;
+        Some(Versioned {
+            key: key.clone(),
+            value,
+            commit,
+        })
+    }
+
+    fn read(&self, key: &R::Key, commit: ObjectId, path: &str, what: &str) -> Result<Versioned<R>> {
+        let cache = &self.store.cache;
         let rec = self.store.read_commit(commit)?;
         let value = R::from_files(&rec.files, key, what)?;
         if cache.enabled() {
             if let Some(bytes) = value.to_cache() {
-                cache.insert(R::NAMESPACE, commit, &path, value.cache_tags(), bytes);
+                cache.insert(R::NAMESPACE, commit, path, value.cache_tags(), bytes);
             }
         }
         Ok(Versioned {

@@ -849,6 +849,35 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
         cdp.eval("document.documentElement.dataset.updates >= '1'"),
         true
     );
+
+    // Light or dark by prefers-color-scheme.
+    let scheme = |cdp: &mut Cdp, value: &str| {
+        cdp.call(
+            "Emulation.setEmulatedMedia",
+            serde_json::json!({ "features": [{ "name": "prefers-color-scheme", "value": value }] }),
+        );
+        cdp.eval("getComputedStyle(document.body).backgroundColor")
+    };
+    assert_eq!(scheme(&mut cdp, "light"), "rgb(251, 251, 250)");
+    assert_eq!(scheme(&mut cdp, "dark"), "rgb(20, 21, 23)", "dark mode");
+
+    // Sections side by side at 1280x800; one column on a phone, where
+    // nothing makes the page scroll sideways (wide tables and graphs
+    // scroll in their own box).
+    let lefts = "new Set([...document.querySelectorAll('main > section')].map(s => Math.round(s.getBoundingClientRect().left))).size";
+    for (width, height, mobile, columns) in [(1280, 800, false, 2), (390, 844, true, 1)] {
+        cdp.call(
+            "Emulation.setDeviceMetricsOverride",
+            serde_json::json!({ "width": width, "height": height, "deviceScaleFactor": 1, "mobile": mobile }),
+        );
+        assert_eq!(cdp.eval(lefts), columns, "columns at {width}px");
+        assert_eq!(
+            cdp.eval(&format!("document.documentElement.scrollWidth <= {width}")),
+            true,
+            "the page is wider than {width}px: {}",
+            cdp.eval("document.documentElement.scrollWidth")
+        );
+    }
     drop(cdp);
     drop(_stop);
     let _ = child.wait();
@@ -862,4 +891,194 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
         .filter(|r| !r.starts_with("refs/swarm-remotes/") && !r.starts_with("refs/remotes/"))
         .collect();
     assert!(moved.is_empty(), "serve moved refs: {moved:?}");
+}
+
+/// The text of the element with `id` (its first `>` to the next `<`).
+fn text_of<'a>(html: &'a str, id: &str) -> &'a str {
+    let at = html
+        .find(&format!("id=\"{id}\""))
+        .unwrap_or_else(|| panic!("no #{id}"));
+    let rest = &html[at..];
+    let start = rest.find('>').unwrap() + 1;
+    let end = rest[start..].find('<').unwrap() + start;
+    &rest[start..end]
+}
+
+#[test]
+fn the_page_shows_the_newest_verdict_per_pull_request_what_is_not_published_and_when_the_remote_answered(
+) {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "p"]).ok();
+    env.swarm(
+        a,
+        &[
+            "task",
+            "new",
+            "t1",
+            "--plan",
+            "p",
+            "--title",
+            "x",
+            "--offline",
+        ],
+    )
+    .ok();
+    // Verdict notes as `verify` writes them: o/r#7 was open, then merged
+    // (a later verdict on the next head); o/r#8 is ready.
+    env.write(&a.join("f"), "x\n");
+    env.git(a, &["add", "f"]);
+    env.git(a, &["commit", "--quiet", "-m", "second"]);
+    for (rev, line) in [
+        (
+            "HEAD~1",
+            r#"{"kind":"verdict","state":"open","repo":"o/r","number":7,"head_sha":"aaaaaaaaaaaaaaaa","confirmed_on_base":false,"at":"2026-01-01T00:00:00Z"}"#,
+        ),
+        (
+            "HEAD",
+            r#"{"kind":"verdict","state":"merged","repo":"o/r","number":7,"head_sha":"bbbbbbbbbbbbbbbb","confirmed_on_base":true,"at":"2026-01-02T00:00:00Z"}"#,
+        ),
+        (
+            "HEAD",
+            r#"{"kind":"verdict","state":"ready","repo":"o/r","number":8,"head_sha":"cccccccccccccccc","confirmed_on_base":false,"at":"2026-01-01T12:00:00Z"}"#,
+        ),
+    ] {
+        env.git(
+            a,
+            &[
+                "notes",
+                "--ref",
+                "refs/notes/swarm",
+                "append",
+                "-m",
+                line,
+                rev,
+            ],
+        );
+    }
+    env.git(a, &["config", "swarm.waitCeiling", "1s"]);
+
+    let file = env.root().join("page.html");
+    env.swarm(a, &["state", "--html", file.to_str().unwrap(), "--offline"])
+        .ok();
+    let html = env.read(&file);
+    assert_eq!(count(&html, "verdicts", "data-count"), 2, "one row per PR");
+    assert!(html.contains("o/r</bdi>#7") && html.contains("o/r</bdi>#8"));
+    let row7 = &html[html.find("o/r</bdi>#7").unwrap()..];
+    let row7 = &row7[..row7.find("</tr>").unwrap()];
+    assert!(
+        row7.contains(">merged<") && row7.contains("confirmed on base") && !row7.contains(">open<"),
+        "the newest verdict of #7: {row7}"
+    );
+    assert_eq!(count(&html, "unpublished", "data-count"), 1);
+    assert!(html.contains("refs/swarm/tasks/p/t1"), "the offline task");
+
+    // Served, the header says when the remote last answered (the server
+    // asks it at once, then at most once per swarm.waitCeiling).
+    let before = env.all_refs(a);
+    let server = Server::start(&env, a, &[]);
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let reached = loop {
+        let (_, _, body) = http(&server.addr(), "GET", "/fingerprint", &[]);
+        let line = body.lines().nth(1).unwrap_or("").to_string();
+        if line.starts_with("20") {
+            break line;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the remote was never reached: {body}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(reached.contains("asked every 1s at most"), "{reached}");
+    let (_, _, page) = http(&server.addr(), "GET", "/", &[]);
+    assert!(
+        text_of(&page, "reached").starts_with("20"),
+        "the page shows when: {}",
+        text_of(&page, "reached")
+    );
+    assert_eq!(count(&page, "unpublished", "data-count"), 1);
+    assert_eq!(count(&page, "verdicts", "data-count"), 2);
+    drop(server);
+    assert_eq!(env.all_refs(a), before, "serving published nothing");
+}
+
+#[test]
+fn serve_open_hands_the_url_to_the_browser_opener() {
+    let env = TestEnv::new();
+    let repo = env.repo("r");
+    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    // A stand-in for xdg-open, first on PATH: it writes down what it got.
+    let got = env.root().join("opened");
+    let opener = env.bin.join("xdg-open");
+    env.write(
+        &opener,
+        &format!(
+            "#!/bin/sh\nprintf '%s\\n' \"$@\" > {}.tmp && mv {0}.tmp {0}\n",
+            got.display()
+        ),
+    );
+    std::fs::set_permissions(&opener, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let server = Server::start(&env, &repo, &["--open"]);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !got.exists() {
+        assert!(Instant::now() < deadline, "--open ran no opener");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(env.read(&got).trim(), server.url);
+    let (status, _, _) = http(&server.addr(), "GET", "/", &[]);
+    assert_eq!(status, 200);
+}
+
+#[test]
+fn state_html_reads_a_bare_repository_and_state_write_still_refuses_it() {
+    let env = TestEnv::new();
+    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "p", "--title", "Payments"])
+        .ok();
+    env.swarm(a, &["task", "new", "t1", "--plan", "p", "--title", "x"])
+        .ok();
+    env.swarm(a, &["notify", "all", "--plan", "p", "hello from alice"])
+        .ok();
+    env.swarm(a, &["sync"]).ok();
+    // The shared remote itself, and a bare mirror of it (as a CI job or a
+    // wiki host keeps one).
+    env.git(
+        env.root(),
+        &[
+            "clone",
+            "--quiet",
+            "--mirror",
+            remote.to_str().unwrap(),
+            "mirror.git",
+        ],
+    );
+    for bare in [remote.clone(), env.root().join("mirror.git")] {
+        let before = env.all_refs(&bare);
+        let file = env.root().join("bare.html");
+        let out = env
+            .swarm(
+                &bare,
+                &["state", "--html", file.to_str().unwrap(), "--json"],
+            )
+            .ok()
+            .json();
+        assert_eq!(out["plans"], 1, "{}", bare.display());
+        assert_eq!(out["tasks"], 1);
+        let html = env.read(&file);
+        assert!(html.contains("Payments") && html.contains("hello from alice"));
+        assert_eq!(count(&html, "messages", "data-count"), 1);
+        env.swarm(&bare, &["state"]).ok().stdout_has("p");
+        env.swarm(&bare, &["state", "--write"])
+            .err(4, "BARE_REPO")
+            .stderr_has("hint: run it in a clone");
+        assert_eq!(
+            env.all_refs(&bare),
+            before,
+            "{}: a ref moved",
+            bare.display()
+        );
+    }
 }

@@ -74,6 +74,10 @@ pub fn write_html(g: &Global, file: &str) -> Result<Output> {
         "lanes": dash.lanes.len(),
         "unreadable": dash.unreadable,
     });
+    // The process ends here: freeing thousands of records and a page of
+    // megabytes one allocation at a time would only cost time.
+    std::mem::forget(html);
+    std::mem::forget(dash);
     Ok(Output::new(json, format!("dashboard written to {file}\n")))
 }
 

@@ -5,7 +5,7 @@
 //! (the Content-Security-Policy allows nothing inline); as a file
 //! (`state --html`), the stylesheet is inline and there is no script.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use maud::{html, Markup, PreEscaped, DOCTYPE};
 
@@ -168,30 +168,73 @@ fn plans(d: &Dashboard) -> Markup {
     }
 }
 
+/// Boards and graphs are drawn for this many tasks at most (plans with
+/// unfinished tasks first); every other plan is one closed `<details>`
+/// with its counts and its tasks as table rows: a swarm keeps thousands of
+/// tasks, a board of them all is unreadable (and megabytes on a phone).
+const DRAWN_TASKS: usize = 300;
+
+/// Which plans get a board and a graph: in order of unfinished work first
+/// (then by name), while their tasks fit in [`DRAWN_TASKS`].
+fn drawn<'a>(by_plan: &BTreeMap<&'a str, Vec<&TaskView>>) -> BTreeSet<&'a str> {
+    let unfinished = |ts: &[&TaskView]| {
+        ts.iter()
+            .any(|t| !matches!(t.column, Column::Done | Column::Cancelled))
+    };
+    let mut order: Vec<(&'a str, &Vec<&TaskView>)> =
+        by_plan.iter().map(|(p, ts)| (*p, ts)).collect();
+    order.sort_by_key(|(_, ts)| !unfinished(ts));
+    let mut left = DRAWN_TASKS;
+    let mut out = BTreeSet::new();
+    for (plan, ts) in order {
+        if ts.len() <= left {
+            left -= ts.len();
+            out.insert(plan);
+        }
+    }
+    out
+}
+
 fn tasks(d: &Dashboard) -> Markup {
     let mut by_plan: BTreeMap<&str, Vec<&TaskView>> = BTreeMap::new();
     for t in &d.tasks {
         by_plan.entry(t.plan.as_str()).or_default().push(t);
     }
     let edges: usize = d.tasks.iter().map(|t| t.depends_on.len()).sum();
+    let drawn = drawn(&by_plan);
+    let listed = by_plan.len() - drawn.len();
     html! {
-        section.wide #tasks data-count=(d.tasks.len()) data-edges=(edges) {
+        section.wide #tasks data-count=(d.tasks.len()) data-edges=(edges) data-drawn=(drawn.len()) data-listed=(listed) {
             h2 { "Tasks" (count(d.tasks.len())) }
             @if d.tasks.is_empty() { p.empty { "no tasks" } }
+            @if listed > 0 {
+                p.n { "Boards and dependency graphs for " (drawn.len()) " plan(s), unfinished work first; the tasks of the other "
+                    (listed) " plan(s) are listed under each (open it)." }
+            }
             @for (plan, ts) in &by_plan {
-                h3 id=(anchor("tasks", plan)) { "Plan " (shown(plan)) (count(ts.len())) }
-                div.board data-plan=(plain(plan)) {
-                    @for col in Column::ALL {
-                        @let here: Vec<&&TaskView> = ts.iter().filter(|t| t.column == col).collect();
-                        @if !here.is_empty() || matches!(col, Column::Ready | Column::InProgress | Column::Blocked | Column::Done) {
-                            div class=(format!("col {}", col.as_str())) data-column=(col.as_str()) data-count=(here.len()) {
-                                h4 { (col.as_str().replace('-', " ")) " " span.n { (here.len()) } }
-                                @for t in &here { (task(t)) }
-                            }
-                        }
+                @if drawn.contains(plan) {
+                    h3 id=(anchor("tasks", plan)) { "Plan " (shown(plan)) (count(ts.len())) }
+                    (board(plan, ts))
+                    div.scroll { (graph::svg(plan, ts)) }
+                } @else {
+                    (listing(plan, ts))
+                }
+            }
+        }
+    }
+}
+
+fn board(plan: &str, ts: &[&TaskView]) -> Markup {
+    html! {
+        div.board data-plan=(plain(plan)) {
+            @for col in Column::ALL {
+                @let here: Vec<&&TaskView> = ts.iter().filter(|t| t.column == col).collect();
+                @if !here.is_empty() || matches!(col, Column::Ready | Column::InProgress | Column::Blocked | Column::Done) {
+                    div class=(format!("col {}", col.as_str())) data-column=(col.as_str()) data-count=(here.len()) {
+                        h4 { (col.as_str().replace('-', " ")) " " span.n { (here.len()) } }
+                        @for t in &here { (task(t)) }
                     }
                 }
-                div.scroll { (graph::svg(plan, ts)) }
             }
         }
     }
@@ -207,6 +250,36 @@ fn task(t: &TaskView) -> Markup {
             @if !t.depends_on.is_empty() {
                 br; span.n { "after " (plain(&t.depends_on.join(", "))) }
             }
+        }
+    }
+}
+
+/// A plan's tasks as rows in a closed `<details>`, its counts on top.
+fn listing(plan: &str, ts: &[&TaskView]) -> Markup {
+    html! {
+        details.listing id=(anchor("tasks", plan)) data-plan=(plain(plan)) data-count=(ts.len()) {
+            summary {
+                "Plan " (shown(plan)) (count(ts.len())) ":"
+                @for col in Column::ALL {
+                    @let n = ts.iter().filter(|t| t.column == col).count();
+                    @if n > 0 { " " span class=(format!("tag {}", col.as_str())) { (n) " " (col.as_str().replace('-', " ")) } }
+                }
+            }
+            div.scroll { table {
+                @for t in ts {
+                    tr.task data-task=(plain(&t.id)) data-column=(t.column.as_str()) {
+                        td.id { (shown(&t.id)) }
+                        td { (shown(&t.title)) }
+                        td { (t.column.as_str()) }
+                        td {
+                            @if let Some(h) = &t.holder { (shown(h)) " " }
+                            @if let Some(l) = &t.lease { span.mono title=(format!("until {}", plain(&l.until))) { (left(l.left_secs)) } " " }
+                            @if let Some(w) = &t.blocked_reason { span.why { (shown(w)) } " " }
+                            @if !t.depends_on.is_empty() { span.n { "after " (plain(&t.depends_on.join(", "))) } }
+                        }
+                    }
+                }
+            } }
         }
     }
 }
@@ -265,30 +338,48 @@ fn reservations(d: &Dashboard) -> Markup {
     }
 }
 
-/// Per plan, every open thread and this many of the newest others: a
-/// swarm keeps thousands of messages, a page shows what wants reading.
+/// Per plan, every open thread and this many of the newest others are
+/// shown in full, while the page shows fewer than [`FULL_MESSAGES`]
+/// messages in full; the plan's other threads are one closed `<details>`
+/// of compact lines: a swarm keeps thousands of messages, a page shows
+/// what wants reading first and keeps the rest one click away.
 const CLOSED_THREADS_SHOWN: usize = 20;
+const FULL_MESSAGES: usize = 300;
 
 fn messages(d: &Dashboard) -> Markup {
-    let mut by_plan: BTreeMap<&str, Vec<&Thread>> = BTreeMap::new();
-    for t in &d.threads {
-        by_plan.entry(t.plan.as_str()).or_default().push(t);
+    let mut by_plan: BTreeMap<&str, (Vec<&Thread>, Vec<&Thread>)> = BTreeMap::new();
+    let mut left = FULL_MESSAGES;
+    let mut closed_seen: BTreeMap<&str, usize> = BTreeMap::new();
+    // Open threads first, page-wide, then the others: what the budget
+    // shows in full is what wants an answer.
+    let mut order: Vec<&Thread> = d.threads.iter().collect();
+    order.sort_by_key(|t| !t.open);
+    for t in order {
+        let (full, rest) = by_plan.entry(t.plan.as_str()).or_default();
+        let closed = closed_seen.entry(t.plan.as_str()).or_default();
+        let wanted = t.open || *closed < CLOSED_THREADS_SHOWN;
+        *closed += usize::from(!t.open);
+        if wanted && t.messages.len() <= left {
+            left -= t.messages.len();
+            full.push(t);
+        } else {
+            rest.push(t);
+        }
     }
     let total: usize = d.threads.iter().map(|t| t.messages.len()).sum();
     let open = d.threads.iter().filter(|t| t.open).count();
+    let listed: usize = by_plan.values().map(|(_, rest)| rest.len()).sum();
     html! {
-        section #messages data-count=(total) data-threads=(d.threads.len()) data-open=(open) {
+        section #messages data-count=(total) data-threads=(d.threads.len()) data-open=(open) data-listed=(listed) {
             h2 { "Messages" (count(total)) @if open > 0 { " " span.tag.warn { (open) " open" } } }
             @if d.threads.is_empty() { p.empty { "no messages" } }
-            @for (plan, threads) in &by_plan {
+            @for (plan, (full, rest)) in &by_plan {
                 h3 { @if *plan == "_" { "Outside any plan" } @else { "Plan " (shown(plan)) } }
-                @let open_here = threads.iter().filter(|t| t.open).count();
-                @let shown_n = open_here + CLOSED_THREADS_SHOWN;
-                @for t in threads.iter().take(shown_n) {
+                @for t in full {
                     div class=(if t.open { "thread open" } else { "thread" }) {
                         @for (i, m) in t.messages.iter().enumerate() {
                             div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(&m.kind)) {
-                                span class=(if m.kind == "escalation" || m.kind == "ask" { "tag warn" } else { "tag" }) { (plain(&m.kind)) } " "
+                                (kind_tag(&m.kind)) " "
                                 span.who { (shown(&m.from)) } " → " (shown(&m.to)) " "
                                 span.when { (plain(&m.at)) }
                                 @if let Some(c) = &m.class { " " span.tag { (shown(c)) } }
@@ -297,12 +388,32 @@ fn messages(d: &Dashboard) -> Markup {
                         }
                     }
                 }
-                @if threads.len() > shown_n {
-                    p.n { (threads.len() - shown_n) " older thread(s) with nothing open not shown" }
+                @if !rest.is_empty() {
+                    @let n: usize = rest.iter().map(|t| t.messages.len()).sum();
+                    @let open_here = rest.iter().filter(|t| t.open).count();
+                    details.listing data-count=(n) {
+                        summary { (rest.len()) " more thread(s), " (n) " message(s)" @if open_here > 0 { ", " span.tag.warn { (open_here) " open" } } }
+                        ul.compact {
+                            @for t in rest {
+                                @for (i, m) in t.messages.iter().enumerate() {
+                                    li class=(if i == 0 { "msg" } else { "msg reply" }) {
+                                        (kind_tag(&m.kind)) " " (shown(&m.from)) " → " (shown(&m.to)) " "
+                                        span.when { (plain(&m.at)) }
+                                        @if let Some(c) = &m.class { " " span.tag { (shown(c)) } }
+                                        " " (shown(&m.body))
+                                    }
+                                }
+                            }
+                        }
+                    }
                 }
             }
         }
     }
+}
+
+fn kind_tag(kind: &str) -> Markup {
+    html! { span class=(if kind == "escalation" || kind == "ask" { "tag warn" } else { "tag" }) { (plain(kind)) } }
 }
 
 fn verdicts(d: &Dashboard) -> Markup {
@@ -337,5 +448,114 @@ fn unpublished(d: &Dashboard) -> Markup {
                 ul { @for r in &d.unpublished { li { code { (plain(r)) } } } }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use git_swarm::workflow::dashboard::MessageView;
+
+    /// `plans` plans of 10 tasks and 10 messages each (task ids and
+    /// message bodies unique across the page).
+    fn swarm(plans: usize) -> Dashboard {
+        let mut tasks = Vec::new();
+        let mut threads = Vec::new();
+        for p in 0..plans {
+            let plan = format!("p{p:02}");
+            for t in 0..10 {
+                tasks.push(TaskView {
+                    plan: plan.clone(),
+                    id: format!("{plan}-t{t}"),
+                    title: format!("title of {plan}-t{t}"),
+                    column: if t < 4 { Column::Done } else { Column::Waiting },
+                    holder: None,
+                    lease: None,
+                    blocked_reason: None,
+                    depends_on: if t > 0 {
+                        vec![format!("{plan}-t{}", t - 1)]
+                    } else {
+                        Vec::new()
+                    },
+                });
+                threads.push(Thread {
+                    plan: plan.clone(),
+                    messages: vec![MessageView {
+                        id: format!("{plan}-m{t}"),
+                        from: "a".into(),
+                        to: "b".into(),
+                        kind: "notify".into(),
+                        plan: Some(plan.clone()),
+                        reply_to: None,
+                        at: "2026-01-01T00:00:00Z".into(),
+                        body: format!("body of {plan}-m{t}"),
+                        class: None,
+                    }],
+                    open: false,
+                    last_at: "2026-01-01T00:00:00Z".into(),
+                });
+            }
+        }
+        Dashboard {
+            remote: None,
+            now: "2026-01-01T00:00:00Z".into(),
+            fetched_at: None,
+            plans: Vec::new(),
+            tasks,
+            lanes: Vec::new(),
+            reservations: Vec::new(),
+            threads,
+            verdicts: Vec::new(),
+            unpublished: Vec::new(),
+            unreadable: Vec::new(),
+        }
+    }
+
+    fn page(d: &Dashboard) -> String {
+        render(&Page {
+            dash: d,
+            forecast: Err("none".into()),
+            mode: Mode::File,
+        })
+    }
+
+    #[test]
+    fn a_small_swarm_is_drawn_whole() {
+        let html = page(&swarm(3));
+        assert!(html.contains("data-drawn=\"3\" data-listed=\"0\""));
+        assert_eq!(html.matches("<svg").count(), 3);
+        assert!(!html.contains("<details"));
+    }
+
+    #[test]
+    fn a_large_swarm_draws_some_boards_and_lists_the_rest_on_the_page() {
+        let d = swarm(40);
+        let html = page(&d);
+        assert!(
+            html.contains("data-drawn=\"30\" data-listed=\"10\""),
+            "300 tasks drawn"
+        );
+        assert_eq!(html.matches("<svg").count(), 30);
+        // Nothing is out of reach: every task and every message is on the
+        // page, the listed ones in a closed <details>.
+        for t in &d.tasks {
+            assert!(
+                html.contains(&format!("data-task=\"{}\"", t.id))
+                    && html.contains(&format!("title of {}<", t.id)),
+                "{} is not on the page",
+                t.id
+            );
+        }
+        for m in d.threads.iter().flat_map(|t| &t.messages) {
+            assert!(html.contains(&format!("body of {}<", m.id)), "{}", m.id);
+        }
+        assert!(
+            html.contains("id=\"tasks-p39\""),
+            "a listed plan has its anchor"
+        );
+        assert!(html.contains("<details class=\"listing\" id=\"tasks-p39\""));
+        assert!(html.contains(
+            "data-count=\"400\" data-threads=\"400\" data-open=\"0\" data-listed=\"100\""
+        ));
     }
 }

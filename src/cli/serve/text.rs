@@ -4,7 +4,7 @@
 //! as `[U+202E]` marks, inside a `<bdi>` so that no string's direction
 //! leaks into its neighbours.
 
-use maud::{html, Markup};
+use maud::{html, Render};
 
 /// A character shown as a visible mark instead of itself (a newline
 /// stays: bodies are shown with their lines).
@@ -13,20 +13,38 @@ pub fn hidden(c: char) -> bool {
         || matches!(c, '\u{200e}' | '\u{200f}' | '\u{061c}' | '\u{feff}')
 }
 
+/// Whether `s` holds a character shown as a mark. Printable ASCII (and
+/// tab and newline) holds none: the common case, checked byte by byte.
+fn has_hidden(s: &str) -> bool {
+    !s.bytes().all(|b| matches!(b, b' '..=b'~' | b'\n' | b'\t')) && s.chars().any(hidden)
+}
+
 /// `s` as isolated text, its hidden characters shown.
-pub fn shown(s: &str) -> Markup {
-    if !s.chars().any(hidden) {
-        return html! { bdi { (s) } };
-    }
-    html! {
-        bdi {
-            @for part in split(s) {
-                @match part {
-                    Part::Text(t) => (t),
-                    Part::Mark(c) => span.ctl title="an invisible control character" { (format!("[U+{:04X}]", c as u32)) },
+pub fn shown(s: &str) -> Shown<'_> {
+    Shown(s)
+}
+
+/// Record text rendered straight into the page: maud escapes the text,
+/// and nothing is allocated per string (a page shows thousands).
+pub struct Shown<'a>(&'a str);
+
+impl Render for Shown<'_> {
+    fn render_to(&self, buffer: &mut String) {
+        buffer.push_str("<bdi>");
+        if !has_hidden(self.0) {
+            self.0.render_to(buffer);
+        } else {
+            for part in split(self.0) {
+                match part {
+                    Part::Text(t) => t.render_to(buffer),
+                    Part::Mark(c) => html! {
+                        span.ctl title="an invisible control character" { (format!("[U+{:04X}]", c as u32)) }
+                    }
+                    .render_to(buffer),
                 }
             }
         }
+        buffer.push_str("</bdi>");
     }
 }
 
@@ -56,7 +74,7 @@ fn split(s: &str) -> Vec<Part<'_>> {
 /// `s` with its hidden characters as marks, as plain text (attributes,
 /// SVG titles), for maud to escape.
 pub fn plain(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.chars().any(hidden) {
+    if !has_hidden(s) {
         return std::borrow::Cow::Borrowed(s);
     }
     s.chars()
@@ -109,7 +127,9 @@ mod tests {
 
     #[test]
     fn markup_and_controls_stay_text() {
-        let m = shown("<script>x</script>\u{202e}gnp.exe").into_string();
+        let m = shown("<script>x</script>\u{202e}gnp.exe")
+            .render()
+            .into_string();
         assert_eq!(
             m,
             "<bdi>&lt;script&gt;x&lt;/script&gt;<span class=\"ctl\" title=\"an invisible control character\">[U+202E]</span>gnp.exe</bdi>"

@@ -138,27 +138,56 @@ pub(crate) fn live_tip(store: &Store, remote: Option<&str>, refname: &str) -> Re
 /// show: the newer of the two), by ref path below `prefix`, sorted. One
 /// listing of each side, not two ref lookups per record.
 pub fn tips_under(store: &Store, remote: Option<&str>, prefix: &str) -> Result<Vec<(String, Tip)>> {
-    let mut both: std::collections::BTreeMap<String, (Option<ObjectId>, Option<ObjectId>)> =
-        std::collections::BTreeMap::new();
-    for (name, id) in store.list_refs(prefix)? {
-        both.entry(name[prefix.len()..].to_string()).or_default().0 = Some(id);
-    }
-    if let Some(r) = remote {
-        let mirrored = mirror_ref(r, prefix);
-        for (name, id) in store.list_refs(&mirrored)? {
-            both.entry(name[mirrored.len()..].to_string())
-                .or_default()
-                .1 = Some(id);
-        }
-    }
-    both.into_iter()
-        .map(|(path, (local, published))| {
-            Ok((
-                path,
-                tip_of(store, prefix, remote.is_some(), local, published)?,
-            ))
+    // Both listings come sorted by name: joined in one pass, each name
+    // cut to its path below the prefix in place (a swarm keeps tens of
+    // thousands of records).
+    let below = |listed: Vec<(String, ObjectId)>, cut: usize| {
+        listed.into_iter().map(move |(mut name, id)| {
+            name.drain(..cut);
+            (name, id)
         })
-        .collect()
+    };
+    let mut local = below(store.list_refs(prefix)?, prefix.len()).peekable();
+    let mut mirrored = match remote {
+        Some(r) => {
+            let m = mirror_ref(r, prefix);
+            below(store.list_refs(&m)?, m.len()).collect::<Vec<_>>()
+        }
+        None => Vec::new(),
+    }
+    .into_iter()
+    .peekable();
+    let mut out = Vec::new();
+    loop {
+        let (path, l, p) = match (local.peek(), mirrored.peek()) {
+            (None, None) => break,
+            (Some(_), None) => {
+                let (path, id) = local.next().expect("peeked");
+                (path, Some(id), None)
+            }
+            (None, Some(_)) => {
+                let (path, id) = mirrored.next().expect("peeked");
+                (path, None, Some(id))
+            }
+            (Some((a, _)), Some((b, _))) => match a.cmp(b) {
+                std::cmp::Ordering::Less => {
+                    let (path, id) = local.next().expect("peeked");
+                    (path, Some(id), None)
+                }
+                std::cmp::Ordering::Greater => {
+                    let (path, id) = mirrored.next().expect("peeked");
+                    (path, None, Some(id))
+                }
+                std::cmp::Ordering::Equal => {
+                    let (path, l) = local.next().expect("peeked");
+                    let (_, p) = mirrored.next().expect("peeked");
+                    (path, Some(l), Some(p))
+                }
+            },
+        };
+        out.push((path, tip_of(store, prefix, remote.is_some(), l, p)?));
+    }
+    Ok(out)
 }
 
 /// The tip of a record whose local ref holds `local` and whose mirror

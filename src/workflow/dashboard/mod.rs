@@ -15,7 +15,7 @@ mod watch;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -28,7 +28,7 @@ use crate::model::reservation::{Ledger, LEDGER};
 use crate::model::task::{Status as TaskStatus, TaskRecord};
 use crate::store::record::Unreadable;
 
-pub use threads::Thread;
+pub use threads::{MessageView, Thread};
 pub use watch::{remote_round, RemoteWatch};
 
 /// The whole picture.
@@ -216,16 +216,16 @@ pub fn gather(ctx: &Ctx) -> Result<Dashboard> {
             .collect(),
     );
 
-    let (known, bad) = crate::ctx::task::all(store, remote, None)?;
-    unreadable.extend(bad);
-    let tasks = tasks(known.into_iter().map(|k| k.record).collect(), now);
+    let tasks = tasks(
+        read::views::<TaskRecord, TaskFields>(store, remote, "task", &mut unreadable)?
+            .into_iter()
+            .map(|f| task_view(f, now))
+            .collect(),
+    );
 
     let lanes = lanes(ctx, remote, &mut unreadable)?;
     let reservations = reservations(store, remote, now, &mut unreadable)?;
-    let messages: Vec<Message> = read::known::<Message>(store, remote, "message", &mut unreadable)?
-        .into_iter()
-        .map(|(_, m)| m)
-        .collect();
+    let messages = read::views::<Message, MessageView>(store, remote, "message", &mut unreadable)?;
     let threads = threads::threads(messages);
     let verdicts = verdicts(store)?;
     let unpublished = match remote {
@@ -314,50 +314,109 @@ fn tree(flat: Vec<PlanNode>) -> Vec<PlanNode> {
     roots
 }
 
-fn tasks(records: Vec<TaskRecord>, now: jiff::Timestamp) -> Vec<TaskView> {
-    let done: BTreeSet<(String, String)> = records
+/// The fields of a task the page shows, named as the record names them
+/// (read with `Records::view_at`: the rest is skipped, not decoded).
+#[derive(Deserialize)]
+struct TaskFields {
+    plan: String,
+    id: String,
+    title: String,
+    status: TaskStatus,
+    #[serde(default)]
+    depends_on: Vec<String>,
+    #[serde(default)]
+    claim: Option<ClaimFields>,
+    #[serde(default)]
+    blocked_reason: Option<String>,
+    #[serde(default)]
+    done_unverified: bool,
+}
+
+#[derive(Deserialize)]
+struct ClaimFields {
+    holder: String,
+    lease_until: String,
+    claimed_at: String,
+}
+
+impl From<TaskRecord> for TaskFields {
+    fn from(r: TaskRecord) -> TaskFields {
+        TaskFields {
+            plan: r.plan,
+            id: r.id,
+            title: r.title,
+            status: r.status,
+            depends_on: r.depends_on,
+            claim: r.claim.map(|c| ClaimFields {
+                holder: c.holder,
+                lease_until: c.lease_until,
+                claimed_at: c.claimed_at,
+            }),
+            blocked_reason: r.blocked_reason,
+            done_unverified: r.done_unverified,
+        }
+    }
+}
+
+/// A task's view as it is read, and whether it is open with nobody
+/// holding it (ready once its dependencies are done: see [`tasks`]).
+fn task_view(r: TaskFields, now: jiff::Timestamp) -> (TaskView, bool) {
+    // As `Claim::live`: an unreadable lease is expired.
+    let live = |c: &ClaimFields| {
+        c.lease_until
+            .parse::<jiff::Timestamp>()
+            .is_ok_and(|u| now < u)
+    };
+    let free = r.status == TaskStatus::Open && !r.claim.as_ref().is_some_and(live);
+    let column = match r.status {
+        TaskStatus::Open => Column::Waiting,
+        TaskStatus::InProgress => Column::InProgress,
+        TaskStatus::Blocked => Column::Blocked,
+        TaskStatus::Done if r.done_unverified => Column::DoneUnverified,
+        TaskStatus::Done => Column::Done,
+        _ => Column::Cancelled,
+    };
+    let claim = r.claim.filter(|_| column == Column::InProgress);
+    let view = TaskView {
+        lease: claim
+            .as_ref()
+            .map(|c| Lease::of(&c.claimed_at, &c.lease_until, now)),
+        holder: claim.map(|c| c.holder),
+        blocked_reason: r.blocked_reason.filter(|_| column == Column::Blocked),
+        plan: r.plan,
+        id: r.id,
+        title: r.title,
+        column,
+        depends_on: r.depends_on,
+    };
+    (view, free)
+}
+
+/// Open tasks nobody holds whose dependencies are all done (verified or
+/// not) move from waiting to ready.
+fn tasks(read: Vec<(TaskView, bool)>) -> Vec<TaskView> {
+    let done: std::collections::HashSet<(&str, &str)> = read
         .iter()
-        .filter(|r| r.status == TaskStatus::Done)
-        .map(|r| (r.plan.clone(), r.id.clone()))
+        .filter(|(v, _)| matches!(v.column, Column::Done | Column::DoneUnverified))
+        .map(|(v, _)| (v.plan.as_str(), v.id.as_str()))
         .collect();
-    records
-        .into_iter()
-        .map(|r| {
-            let column = match r.status {
-                TaskStatus::Open
-                    if r.ready(now, |d| done.contains(&(r.plan.clone(), d.to_string()))) =>
-                {
-                    Column::Ready
-                }
-                TaskStatus::Open => Column::Waiting,
-                TaskStatus::InProgress => Column::InProgress,
-                TaskStatus::Blocked => Column::Blocked,
-                TaskStatus::Done if r.done_unverified => Column::DoneUnverified,
-                TaskStatus::Done => Column::Done,
-                _ => Column::Cancelled,
-            };
-            let lease = r
-                .claim
-                .as_ref()
-                .filter(|_| column == Column::InProgress)
-                .map(|c| Lease::of(&c.claimed_at, &c.lease_until, now));
-            TaskView {
-                holder: r
-                    .claim
-                    .as_ref()
-                    .filter(|_| column == Column::InProgress)
-                    .map(|c| c.holder.clone()),
-                lease,
-                blocked_reason: r
-                    .blocked_reason
-                    .clone()
-                    .filter(|_| column == Column::Blocked),
-                plan: r.plan,
-                id: r.id,
-                title: r.title,
-                column,
-                depends_on: r.depends_on,
+    let ready: Vec<bool> = read
+        .iter()
+        .map(|(v, free)| {
+            *free
+                && v.depends_on
+                    .iter()
+                    .all(|d| done.contains(&(v.plan.as_str(), d.as_str())))
+        })
+        .collect();
+    drop(done);
+    read.into_iter()
+        .zip(ready)
+        .map(|((mut v, _), ready)| {
+            if ready {
+                v.column = Column::Ready;
             }
+            v
         })
         .collect()
 }

@@ -17,12 +17,55 @@ pub fn known<R: Record>(
     what: &'static str,
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Vec<(R::Key, R)>> {
-    let prefix = prefix_of::<R>();
+    known_as(store, remote, what, unreadable, |k, r| (k, r))
+}
+
+/// Every record of kind `R` known here, as its fields `V` (see
+/// [`Records::view_at`]): thousands of whole records are neither decoded
+/// nor kept.
+pub fn views<R: Record, V>(
+    store: &Store,
+    remote: Option<&str>,
+    what: &'static str,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Vec<V>>
+where
+    V: serde::de::DeserializeOwned + From<R>,
+{
     let records = Records::<R>::new(store);
-    let mut out = Vec::new();
-    for (below, tip) in tips::tips_under(store, remote, &prefix)? {
-        let refname = format!("{prefix}{below}");
+    each::<R, V>(store, remote, what, unreadable, |key, base| {
+        records.view_at::<V>(key, base)
+    })
+}
+
+/// Every record of kind `R` known here, each made into what the page
+/// keeps of it as it is read.
+pub fn known_as<R: Record, T>(
+    store: &Store,
+    remote: Option<&str>,
+    what: &'static str,
+    unreadable: &mut Vec<Unreadable>,
+    mut keep: impl FnMut(R::Key, R) -> T,
+) -> Result<Vec<T>> {
+    let records = Records::<R>::new(store);
+    each::<R, T>(store, remote, what, unreadable, |key, base| {
+        records.at(key, base).map(|v| keep(key.clone(), v.value))
+    })
+}
+
+fn each<R: Record, T>(
+    store: &Store,
+    remote: Option<&str>,
+    what: &'static str,
+    unreadable: &mut Vec<Unreadable>,
+    mut read: impl FnMut(&R::Key, gix::ObjectId) -> Result<T>,
+) -> Result<Vec<T>> {
+    let prefix = prefix_of::<R>();
+    let listed = tips::tips_under(store, remote, &prefix)?;
+    let mut out = Vec::with_capacity(listed.len());
+    for (below, tip) in listed {
         let Some(key) = R::Key::from_path(&below) else {
+            let refname = format!("{prefix}{below}");
             let e = Error::new(
                 Code::RecordInvalid,
                 format!("{refname} is not a valid {what} ref name"),
@@ -33,9 +76,12 @@ pub fn known<R: Record>(
         let Some(base) = tip.base else {
             continue;
         };
-        match records.at(&key, base) {
-            Ok(v) => out.push((key, v.value)),
-            Err(e) => unreadable.push(Unreadable::new(what, &below, &refname, &e)),
+        match read(&key, base) {
+            Ok(v) => out.push(v),
+            Err(e) => {
+                let refname = format!("{prefix}{below}");
+                unreadable.push(Unreadable::new(what, &below, &refname, &e))
+            }
         }
     }
     Ok(out)

@@ -4,16 +4,53 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::model::message::{self, Message, NO_PLAN};
+use crate::model::message::{Message, NO_PLAN};
+
+/// What the page shows of a message, its fields named as the record
+/// names them (read with `Records::view_at`): a swarm keeps thousands,
+/// and the whole record (options, relays, unknown fields) is several
+/// times this to decode and keep.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MessageView {
+    pub id: String,
+    pub from: String,
+    pub to: String,
+    pub kind: String,
+    #[serde(default)]
+    pub plan: Option<String>,
+    #[serde(default)]
+    pub reply_to: Option<String>,
+    pub at: String,
+    pub body: String,
+    /// An escalation's class.
+    #[serde(default)]
+    pub class: Option<String>,
+}
+
+impl From<Message> for MessageView {
+    fn from(m: Message) -> MessageView {
+        MessageView {
+            id: m.id,
+            from: m.from,
+            to: m.to,
+            kind: m.kind,
+            plan: m.plan,
+            reply_to: m.reply_to,
+            at: m.at,
+            body: m.body,
+            class: m.class,
+        }
+    }
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Thread {
     /// The plan, or `_` for messages outside any plan.
     pub plan: String,
     /// The first message, then the replies in time order.
-    pub messages: Vec<Message>,
+    pub messages: Vec<MessageView>,
     /// An escalation, or a question nobody answered.
     pub open: bool,
     /// The time of its newest message.
@@ -21,9 +58,16 @@ pub struct Thread {
 }
 
 /// Group messages into threads, in the order shown. By index, not by
-/// cloned ids: a swarm keeps thousands of messages.
-pub fn threads(mut all: Vec<Message>) -> Vec<Thread> {
-    message::sort(&mut all);
+/// cloned ids or moved records: a swarm keeps thousands of messages.
+pub fn threads(all: Vec<MessageView>) -> Vec<Thread> {
+    // As every listing orders them: by time, then id.
+    let mut order: Vec<usize> = (0..all.len()).collect();
+    order.sort_by(|&a, &b| {
+        (all[a].at.as_str(), all[a].id.as_str()).cmp(&(all[b].at.as_str(), all[b].id.as_str()))
+    });
+    let mut slots: Vec<Option<MessageView>> = all.into_iter().map(Some).collect();
+    let all: Vec<MessageView> = order.iter().filter_map(|&i| slots[i].take()).collect();
+    drop(slots);
     let index: BTreeMap<&str, usize> = all
         .iter()
         .enumerate()
@@ -83,14 +127,14 @@ pub fn threads(mut all: Vec<Message>) -> Vec<Thread> {
 mod tests {
     use super::*;
 
-    fn msg(id: &str, kind: &str, at: &str, reply_to: Option<&str>) -> Message {
+    fn msg(id: &str, kind: &str, at: &str, reply_to: Option<&str>) -> MessageView {
         let mut m: Message = serde_json::from_value(serde_json::json!({
             "schema": "swarm-message/v1", "id": id, "from": "a", "to": "b",
             "kind": kind, "plan": "p", "at": at, "body": "x",
         }))
         .unwrap();
         m.reply_to = reply_to.map(str::to_string);
-        m
+        m.into()
     }
 
     #[test]

@@ -171,13 +171,16 @@ pub fn live(
     _fetched: bool,
 ) -> Result<(Vec<LaneHead>, Vec<Skipped>, Vec<String>)> {
     let (lanes, mut notes) = active(ctx, remotes.records)?;
+    let present = Present::list(ctx, remotes)?;
     let mut heads = Vec::new();
     let mut skipped = Vec::new();
     // Lanes mostly share one base: resolve each once.
     let mut bases: std::collections::HashMap<String, Option<ObjectId>> = Default::default();
     for lane in lanes {
         let r = &lane.record;
-        let Some((head_id, source, snapshot)) = lane_head(ctx, remotes, &lane, &mut notes)? else {
+        let Some((head_id, source, snapshot)) =
+            lane_head(ctx, remotes, &present, &lane, &mut notes)?
+        else {
             skipped.push(Skipped {
                 feature: lane.feature.clone(),
                 plan: r.plan.clone(),
@@ -223,21 +226,55 @@ pub fn live(
 /// What the forecast merges for a lane: its snapshot while that stands
 /// (also when the branch is not pushed yet: the snapshot carries its
 /// head), else its branch. None when there is neither.
+/// The names of the refs a lane's head may be at (branches here and as
+/// fetched from the code remote, snapshots here and mirrored), listed
+/// once: looking each up costs a file system lookup per name, and a
+/// thousand lanes mostly have none of them.
+struct Present(std::collections::HashSet<String>);
+
+impl Present {
+    fn list(ctx: &Ctx, remotes: Remotes<'_>) -> Result<Present> {
+        let wip = crate::model::lane::wip::WIP_PREFIX;
+        let mut prefixes = vec!["refs/heads/".to_string(), wip.to_string()];
+        if let Some(r) = remotes.code {
+            prefixes.push(format!("refs/remotes/{r}/"));
+        }
+        if let Some(r) = remotes.records {
+            prefixes.push(crate::store::mirror::mirror_ref(r, wip));
+        }
+        let mut names = std::collections::HashSet::new();
+        for p in prefixes {
+            names.extend(ctx.store.list_refs(&p)?.into_iter().map(|(name, _)| name));
+        }
+        Ok(Present(names))
+    }
+    fn has(&self, refname: &str) -> bool {
+        self.0.contains(refname)
+    }
+}
+
 fn lane_head(
     ctx: &Ctx,
     remotes: Remotes<'_>,
+    present: &Present,
     lane: &Lane,
     notes: &mut Vec<String>,
 ) -> Result<Option<(ObjectId, HeadSource, Option<WipView>)>> {
-    let branch = head_of(ctx, remotes.code, &lane.record.branch)?;
-    let snapshot =
-        wip_of(ctx, remotes.records, &lane.feature, branch.map(|b| b.0)).unwrap_or_else(|e| {
-            notes.push(format!(
-                "lane {}: its snapshot cannot be read ({}); its branch stands for it",
-                lane.feature, e.message
-            ));
-            None
-        });
+    let branch = head_of(ctx, remotes.code, present, &lane.record.branch)?;
+    let snapshot = wip_of(
+        ctx,
+        remotes.records,
+        present,
+        &lane.feature,
+        branch.map(|b| b.0),
+    )
+    .unwrap_or_else(|e| {
+        notes.push(format!(
+            "lane {}: its snapshot cannot be read ({}); its branch stands for it",
+            lane.feature, e.message
+        ));
+        None
+    });
     Ok(match (snapshot, branch) {
         (Some((view, id)), _) if view.standing == Standing::Current => {
             Some((id, HeadSource::Snapshot, Some(view)))
@@ -260,13 +297,15 @@ fn newer(ctx: &Ctx, a: ObjectId, b: ObjectId, prefer_b: bool) -> Result<ObjectId
 
 /// A lane's head: its branch here or as fetched, the one that contains the
 /// other; when they diverged, this clone's branch (the work in front of us).
-pub fn head_of(
+fn head_of(
     ctx: &Ctx,
     remote: Option<&str>,
+    present: &Present,
     branch: &str,
 ) -> Result<Option<(ObjectId, HeadSource)>> {
-    let local = commit_at(ctx, &format!("refs/heads/{branch}"));
-    let fetched = remote.and_then(|r| commit_at(ctx, &format!("refs/remotes/{r}/{branch}")));
+    let at = |name: String| present.has(&name).then(|| commit_at(ctx, &name)).flatten();
+    let local = at(format!("refs/heads/{branch}"));
+    let fetched = remote.and_then(|r| at(format!("refs/remotes/{r}/{branch}")));
     Ok(match (local, fetched) {
         (Some(l), Some(f)) => {
             let n = newer(ctx, l, f, false)?;
@@ -337,6 +376,7 @@ fn read_wip(ctx: &Ctx, id: ObjectId) -> Option<Wip> {
 fn wip_of(
     ctx: &Ctx,
     remote: Option<&str>,
+    present: &Present,
     feature: &str,
     branch_head: Option<ObjectId>,
 ) -> Result<Option<(WipView, ObjectId)>> {
@@ -346,7 +386,7 @@ fn wip_of(
         refs.push(crate::store::mirror::mirror_ref(r, &refname));
     }
     let mut newest: Option<Wip> = None;
-    for r in refs {
+    for r in refs.into_iter().filter(|r| present.has(r)) {
         let Some(w) = ctx.store.ref_target(&r)?.and_then(|id| read_wip(ctx, id)) else {
             continue;
         };

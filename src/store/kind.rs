@@ -97,8 +97,10 @@
 //! ```
 
 mod publish;
+mod txn;
 
 pub use publish::{Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
+pub use txn::{Outcome, Publish, Txn};
 
 use std::collections::BTreeMap;
 use std::marker::PhantomData;

@@ -15,8 +15,8 @@ use crate::error::{Code, Error, Result};
 use crate::model::reservation::{
     self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
-use crate::store::kind::{Record, Records};
-use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
+use crate::store::kind::{Publish, Records};
+use crate::store::remote;
 use crate::store::{short, Event, Store};
 
 /// How many times a write re-reads the ledger after losing a race on it to
@@ -186,10 +186,8 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
     }
     check_text(None, Some(reason), &[])?;
     let store = &ctx.store;
-    let refs = [LEDGER_REF];
-    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
-        let tip = round.tip(LEDGER_REF)?;
-        let Some(bad) = tip.base else {
+    let done = ledger_publish(ctx).run(|txn| {
+        let Some(bad) = txn.tip(LEDGER_REF)?.base else {
             return Err(Error::new(
                 Code::Usage,
                 "there is no reservation ledger to repair",
@@ -227,25 +225,18 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
                 |c| format!("restored {}", short(c))
             )
         );
-        let event = Event::new("reservations-repaired", &actor, summary.clone())
+        let event = Event::new("reservations-repaired", &actor, summary)
             .trailer("Swarm-Repaired", bad.to_string().as_str());
-        let tree = store.write_tree(&ledger.to_files()?)?;
-        let new = store.commit(tree, &[bad], &event)?;
-        let then = Repaired {
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        Ok(Repaired {
             unreadable: bad.to_string(),
             restored_from: from.map(|c| c.to_string()),
             entries: ledger.entries.len(),
             commit: new.to_string(),
             published: ctx.remote().is_some(),
-        };
-        Ok(Step::Publish(
-            Next::new(LEDGER_REF, tip, new, &actor, &summary, then).point("reserve"),
-        ))
+        })
     })?;
-    match looped {
-        Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
-    }
+    Ok(done.then)
 }
 
 /// The ledger as this clone knows it (local, or the last fetched mirror
@@ -263,24 +254,24 @@ fn write<T: Clone>(
     mut decide: impl FnMut(&mut Ledger, Timestamp) -> Result<(T, String)>,
 ) -> Result<(T, ObjectId)> {
     let store = &ctx.store;
-    let refs = [LEDGER_REF];
-    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
-        let tip = round.tip(LEDGER_REF)?;
-        let mut ledger = read(store, tip.base)?;
+    let done = ledger_publish(ctx).run(|txn| {
+        let mut ledger = read(store, txn.tip(LEDGER_REF)?.base)?;
         let (then, summary) = decide(&mut ledger, store.clock.now())?;
-        let tree = store.write_tree(&ledger.to_files()?)?;
-        let event = Event::new(kind, actor, summary.clone());
-        let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-        let new = store.commit(tree, &parents, &event)?;
+        let event = Event::new(kind, actor, summary);
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
         crate::failpoint::point("reserve:objects");
-        Ok(Step::Publish(
-            Next::new(LEDGER_REF, tip, new, actor, &summary, (then, new)).point("reserve"),
-        ))
+        Ok((then, new))
     })?;
-    match looped {
-        Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
-    }
+    Ok(done.then)
+}
+
+/// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.
+fn ledger_publish(ctx: &Ctx) -> Publish<'_> {
+    Publish::new(&ctx.store, ctx.remote())
+        .fetch([LEDGER_REF])
+        .attempts(ATTEMPTS)
+        .point("reserve")
+        .exhausted(kept_changing)
 }
 
 /// Every attempt of a ledger write lost a race (`CAS_FAILED`).

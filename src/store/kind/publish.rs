@@ -1,5 +1,6 @@
-//! THE publish path of every kind: [`Records::publish`] (one record) and
-//! [`Records::publish_each`] (several of one kind in one atomic push).
+//! [`Records::publish`] (one record) and [`Records::publish_each`] (several
+//! of one kind in one atomic push): the store's one publish operation,
+//! [`Publish`], for one kind.
 //!
 //! One round: fetch the records' refs into the mirror; read each where it
 //! stands now (the published version, or the local one when it descends
@@ -17,11 +18,9 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{Record, RecordKey, Records, Update, Versioned};
+use super::{Publish, Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
-use crate::git::{PushOutcome, PushUpdate};
-use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
-use crate::store::remote::{self, adopt, not_published, Tip};
+use crate::store::remote::{self, not_published};
 
 /// How many rounds [`Records::publish`] runs before giving up on a remote
 /// (or a local ref) that keeps changing.
@@ -135,146 +134,21 @@ impl<R: Record> Records<'_, R> {
         keys: &[R::Key],
         mut decide: impl FnMut(&R::Key, Option<&Versioned<R>>) -> Result<Update<R>>,
     ) -> Result<Written> {
-        let store = self.store;
-        let refnames: Vec<String> = keys.iter().map(R::refname).collect();
-        let refs: Vec<&str> = refnames.iter().map(String::as_str).collect();
-        let mut remote = remote;
-        let mut why = OFFLINE.to_string();
-        let mut lost: Vec<String> = Vec::new();
-        for _ in 0..PUBLISH_ATTEMPTS {
-            if let Some(r) = remote {
-                match fetch_refs(store, r, &refs) {
-                    Ok(()) if !gone(r) => {}
-                    Ok(()) => {
-                        why = kept_why();
-                        remote = None;
-                    }
-                    Err(e) if is_unreachable(&e) => {
-                        why = format!("remote '{r}' could not be reached");
-                        remote = None;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            let publication = match remote {
-                Some(r) => Publication::Published {
-                    remote: r.to_string(),
-                },
-                None => Publication::Kept { why: why.clone() },
-            };
-            let mut writes: Vec<(String, Tip, ObjectId, String, String)> = Vec::new();
-            for (key, refname) in keys.iter().zip(&refnames) {
-                let tip = remote::tip(store, remote, refname)?;
-                if let (true, Some(published)) = (tip.local_behind(store)?, tip.base) {
-                    // The local ref is missing or behind what the remote
-                    // has (e.g. a run killed between its push and its local
-                    // update): catch it up, as `sync` would.
-                    match adopt(
-                        store,
-                        refname,
-                        published,
-                        "git-swarm",
-                        "catch up with the remote",
-                    ) {
-                        Err(e) if e.code == Code::CasFailed => {}
-                        other => other?,
+        let done = Publish::new(self.store, remote)
+            .fetch(keys.iter().map(R::refname))
+            .run(|txn| {
+                for key in keys {
+                    let current = txn.current_caught_up::<R>(key)?;
+                    if let Update::Write(value, event) = decide(key, current.as_ref())? {
+                        txn.write(key, &value, &event)?;
                     }
                 }
-                let current = match tip.base {
-                    Some(base) if !tip.archived => Some(self.at(key, base)?),
-                    _ => None,
-                };
-                let (value, event) = match decide(key, current.as_ref())? {
-                    Update::Keep => continue,
-                    Update::Write(value, event) => (value, event),
-                };
-                let tree = store.write_tree(&value.to_files()?)?;
-                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-                let new = store.commit(tree, &parents, &event)?;
-                writes.push((refname.clone(), tip, new, event.actor, event.summary));
-            }
-            if writes.is_empty() {
-                return Ok(Written {
-                    commits: Vec::new(),
-                    publication,
-                });
-            }
-            let commits: Vec<(String, ObjectId)> =
-                writes.iter().map(|w| (w.0.clone(), w.2)).collect();
-            match remote {
-                Some(r) => {
-                    let updates: Vec<PushUpdate> = writes
-                        .iter()
-                        .map(|(refname, tip, new, _, _)| PushUpdate {
-                            refname: refname.clone(),
-                            new: Some(new.to_string()),
-                            expected: tip.remote.map(|e| e.to_string()),
-                        })
-                        .collect();
-                    match remote::publish(store, r, &updates, &[]) {
-                        Ok(PushOutcome::Ok) => {}
-                        Ok(PushOutcome::Rejected(lines)) => {
-                            lost = lines;
-                            continue;
-                        }
-                        // It stopped answering since the fetch: kept, as
-                        // offline (the next round arbitrates locally).
-                        Err(e) if gone(r) || is_unreachable(&e) => {
-                            why = format!("remote '{r}' could not be reached");
-                            remote = None;
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                    crate::failpoint::point("record:pushed");
-                    for (refname, _, new, actor, reason) in &writes {
-                        // Published already; a local ref holding a change
-                        // the pushed version lacks is `sync`'s to join.
-                        match adopt(store, refname, *new, actor, reason) {
-                            Err(e) if e.code == Code::CasFailed => {}
-                            other => other?,
-                        }
-                    }
-                    return Ok(Written {
-                        commits,
-                        publication,
-                    });
-                }
-                None => {
-                    let mut raced = false;
-                    for (refname, tip, new, actor, reason) in &writes {
-                        match store.try_cas(refname, tip.local, Some(*new), actor, reason) {
-                            Ok(()) => {}
-                            Err(e) if e.is_lost_race() => {
-                                lost = vec![Error::from(e).message];
-                                raced = true;
-                                break;
-                            }
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    if !raced {
-                        return Ok(Written {
-                            commits,
-                            publication,
-                        });
-                    }
-                }
-            }
-        }
-        Err(Error::new(
-            Code::CasFailed,
-            format!(
-                "{} kept changing under {PUBLISH_ATTEMPTS} attempts to write it; nothing was overwritten{}",
-                refnames.join(", "),
-                if lost.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", lost.join("; "))
-                }
-            ),
-        )
-        .hint("run the command again: it starts from the new value"))
+                Ok(())
+            })?;
+        Ok(Written {
+            commits: done.commits,
+            publication: done.publication,
+        })
     }
 }
 

@@ -215,10 +215,24 @@ impl<'s> Publish<'s> {
                         Err(e) => return Err(e),
                     }
                     crate::failpoint::point(&format!("{}:pushed", self.point));
-                    for w in &txn.writes {
+                    let along = txn.along.iter().filter_map(|u| {
+                        let new = ObjectId::from_hex(u.new.as_deref()?.as_bytes()).ok()?;
+                        let (actor, reason) = txn
+                            .writes
+                            .first()
+                            .map_or(("git-swarm", "published along"), |w| {
+                                (&w.actor[..], &w.reason[..])
+                            });
+                        Some((&u.refname[..], new, actor, reason))
+                    });
+                    let written = txn
+                        .writes
+                        .iter()
+                        .map(|w| (&w.refname[..], w.new, &w.actor[..], &w.reason[..]));
+                    for (refname, new, actor, reason) in written.chain(along) {
                         // Published already; a local ref holding a change
                         // the pushed version lacks is `sync`'s to join.
-                        match adopt(store, &w.refname, w.new, &w.actor, &w.reason) {
+                        match adopt(store, refname, new, actor, reason) {
                             Err(e) if e.code == Code::CasFailed => {}
                             other => other?,
                         }
@@ -371,8 +385,9 @@ impl<'s> Txn<'s> {
         Ok(())
     }
 
-    /// A leased update that travels in the round's push only (online; the
-    /// local ref is the caller's): e.g. a plan-wide version that makes two
+    /// A leased update that travels in the round's push only (online;
+    /// offline it is dropped), its local ref moved forward after the push
+    /// like the writes': e.g. a plan-wide version that makes two
     /// racing changes decided on one graph refuse each other.
     pub fn push_along(&mut self, update: PushUpdate) {
         if self.remote.is_some() {

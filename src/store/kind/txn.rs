@@ -374,6 +374,13 @@ impl<'s> Txn<'s> {
         reason: &str,
     ) -> Result<()> {
         let tip = self.tip(refname)?;
+        self.write_on(refname, tip, new, actor, reason);
+        Ok(())
+    }
+
+    /// [`Txn::write_commit`] with the lease the caller decided on (e.g. a
+    /// head it was handed, which the ref must still hold).
+    pub fn write_on(&mut self, refname: &str, tip: Tip, new: ObjectId, actor: &str, reason: &str) {
         self.writes.retain(|w| w.refname != refname);
         self.writes.push(Write {
             refname: refname.to_string(),
@@ -382,7 +389,6 @@ impl<'s> Txn<'s> {
             actor: actor.to_string(),
             reason: reason.to_string(),
         });
-        Ok(())
     }
 
     /// A leased update that travels in the round's push only (online;

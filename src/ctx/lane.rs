@@ -86,7 +86,8 @@ pub fn handoff_accepted(
     owner: &str,
     path: &str,
 ) -> Result<bool> {
-    use crate::model::packet::{PacketKey, PacketVersion};
+    use crate::model::packet::PacketVersion;
+    use crate::store::kind::Record;
     let backs = |v: &PacketVersion| {
         v.acceptance.as_ref().is_some_and(|acc| {
             v.packet.lane.as_deref() == Some(feature)
@@ -104,7 +105,7 @@ pub fn handoff_accepted(
     // archive only when no live packet does (rare: a warning is at stake).
     let ns = <PacketVersion as Record>::NAMESPACE;
     for (refname, tip) in crate::store::archive::archived(store, ns)? {
-        let Some(key) = PacketKey::from_refname(&refname) else {
+        let Some(key) = PacketVersion::key_of(&refname) else {
             continue;
         };
         if packets.at(&key, tip).is_ok_and(|v| backs(&v.value)) {

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Code, Error, Result};
 use crate::secret;
-use crate::store::kind::{Diverged, Files, Record, RecordKey};
+use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 
 pub const SCHEMA: &str = "swarm-message/v1";
@@ -225,30 +225,7 @@ pub fn sort(messages: &mut [Message]) {
 }
 
 /// A message's key: its plan (or `_`) and its id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct MessageKey {
-    pub plan: String,
-    pub id: String,
-}
-
-impl std::fmt::Display for MessageKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.plan, self.id)
-    }
-}
-
-impl RecordKey for MessageKey {
-    fn to_path(&self) -> String {
-        self.to_string()
-    }
-    fn from_path(path: &str) -> Option<Self> {
-        let (plan, id) = path.split_once('/')?;
-        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| MessageKey {
-            plan: plan.to_string(),
-            id: id.to_string(),
-        })
-    }
-}
+pub type MessageKey = ScopedKey;
 
 impl Record for Message {
     const NAMESPACE: &'static str = "messages";
@@ -294,6 +271,7 @@ impl Record for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::kind::RecordKey;
 
     fn msg(body: &str) -> Message {
         Message::new(

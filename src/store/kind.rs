@@ -162,6 +162,40 @@ impl RecordKey for String {
     }
 }
 
+/// The key of a record that lives inside a plan (or another one-segment
+/// scope such as `_`): `<plan>/<id>` below the namespace. Tasks, packets
+/// and messages share it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ScopedKey {
+    pub plan: String,
+    pub id: String,
+}
+
+impl ScopedKey {
+    pub fn new(plan: impl Into<String>, id: impl Into<String>) -> Self {
+        ScopedKey {
+            plan: plan.into(),
+            id: id.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ScopedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.plan, self.id)
+    }
+}
+
+impl RecordKey for ScopedKey {
+    fn to_path(&self) -> String {
+        self.to_string()
+    }
+    fn from_path(path: &str) -> Option<Self> {
+        let (plan, id) = path.split_once('/')?;
+        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| ScopedKey::new(plan, id))
+    }
+}
+
 /// A record kind. Implement it once, in `src/model/<kind>.rs`, and register
 /// the kind in `crate::model::kinds()`: create, CAS update, listing with
 /// unreadable records, `sync` and `gc` then work for it unchanged.
@@ -219,6 +253,15 @@ pub trait Record: Sized + Clone {
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
         format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
+    }
+    /// The key of a ref of this kind (None: another kind's ref, or a path
+    /// no key has).
+    fn key_of(refname: &str) -> Option<Self::Key> {
+        let path = refname
+            .strip_prefix("refs/swarm/")?
+            .strip_prefix(Self::NAMESPACE)?
+            .strip_prefix('/')?;
+        Self::Key::from_path(path)
     }
 }
 

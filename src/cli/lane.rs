@@ -2,7 +2,7 @@
 
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
-use git_swarm::model::lane::{ReportKind, Worktree, ACTIVE};
+use git_swarm::model::lane::{ReportKind, State, Worktree};
 use git_swarm::output::{count, Output};
 use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
@@ -272,7 +272,7 @@ fn listed(l: LaneList) -> Output {
             (Some(a), Some(b)) => line.push_str(&format!("  +{a} -{b} vs {}", s.base)),
             _ => line.push_str(&format!("  from {}", s.base)),
         }
-        if s.state != ACTIVE {
+        if s.state != State::Active {
             line.push_str(&format!("  ({})", s.state));
         }
         text.push_str(&line);

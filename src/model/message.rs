@@ -30,7 +30,18 @@ pub const NO_PLAN: &str = "_";
 /// The largest body accepted, in bytes: messages are small records.
 pub const MAX_BODY: usize = 16 * 1024;
 
-/// What a message is.
+open_enum! {
+    /// What a message is; a kind a newer version sends is kept as written.
+    pub enum Kind {
+        Notify = "notify",
+        Ask = "ask",
+        Reply = "reply",
+        Decision = "decision",
+        Escalation = "escalation",
+    }
+}
+
+/// What a message can be, as typed on the command line.
 pub const KINDS: &[&str] = &["notify", "ask", "reply", "decision", "escalation"];
 
 /// One message (`message.yaml`).
@@ -42,7 +53,7 @@ pub struct Message {
     /// An address, `lead` resolved to the leader's address when posted
     /// (`lead_of` keeps that it was sent to the lead), or `all`.
     pub to: String,
-    pub kind: String,
+    pub kind: Kind,
     #[serde(default)]
     pub plan: Option<String>,
     #[serde(default)]
@@ -112,7 +123,7 @@ impl Message {
     /// process id and the clock's nanoseconds).
     pub fn stamp(mut self, compact_time: &str, nonce: &str) -> Message {
         let mut h = Sha256::new();
-        if self.kind == "escalation" {
+        if self.kind == Kind::Escalation {
             for part in [
                 self.plan.as_deref().unwrap_or(NO_PLAN),
                 self.class.as_deref().unwrap_or(""),
@@ -125,8 +136,15 @@ impl Message {
             self.id = format!("esc-{}", &hex(&h.finalize())[..16]);
         } else {
             let reply = self.reply_to.clone().unwrap_or_default();
+            let kind = self.kind.as_str();
             for part in [
-                &self.at, &self.from, &self.to, &self.kind, &reply, &self.body, nonce,
+                &self.at[..],
+                &self.from,
+                &self.to,
+                kind,
+                &reply,
+                &self.body,
+                nonce,
             ] {
                 h.update(part.as_bytes());
                 h.update([0]);
@@ -272,6 +290,19 @@ impl Record for Message {
 mod tests {
     use super::*;
     use crate::store::kind::RecordKey;
+
+    #[test]
+    fn a_kind_from_a_newer_version_stays_readable_and_is_written_back_as_it_was() {
+        let mut m = msg("b");
+        m.kind = Kind::parse("poll");
+        assert_eq!(m.kind, Kind::Other("poll".into()));
+        let files = m.to_files().unwrap();
+        let back = Message::from_files(&files, &m.key(), "x").unwrap();
+        assert_eq!(back.kind, Kind::Other("poll".into()));
+        assert_eq!(back.to_files().unwrap(), files);
+        assert_eq!(serde_json::to_value(&Kind::Ask).unwrap(), "ask");
+        assert_eq!(Kind::parse("escalation"), Kind::Escalation);
+    }
 
     fn msg(body: &str) -> Message {
         Message::new(

@@ -287,8 +287,8 @@ fn messages(d: &Dashboard) -> Markup {
                 @for t in threads.iter().take(shown_n) {
                     div class=(if t.open { "thread open" } else { "thread" }) {
                         @for (i, m) in t.messages.iter().enumerate() {
-                            div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(&m.kind)) {
-                                span class=(if m.kind == "escalation" || m.kind == "ask" { "tag warn" } else { "tag" }) { (plain(&m.kind)) } " "
+                            div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(m.kind.as_str())) {
+                                span class=(if m.kind == "escalation" || m.kind == "ask" { "tag warn" } else { "tag" }) { (plain(m.kind.as_str())) } " "
                                 span.who { (shown(&m.from)) } " → " (shown(&m.to)) " "
                                 span.when { (plain(&m.at)) }
                                 @if let Some(c) = &m.class { " " span.tag { (shown(c)) } }

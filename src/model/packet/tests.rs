@@ -367,7 +367,7 @@ proptest::proptest! {
                 .iter()
                 .map(|x| {
                     (x.clone(), SnapshotPath {
-                        state: "untracked".into(),
+                        state: snapshot::PathState::Untracked,
                         content: "1111".into(),
                         mode: Some("100644".into()),
                         size: 1,

@@ -18,7 +18,7 @@ use std::path::{Component, Path, PathBuf};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::agent::{Answer, Event, Input};
-use crate::model::message::Message;
+use crate::model::message::{Kind, Message};
 
 use super::state::Shown;
 use super::Swarm;
@@ -221,7 +221,7 @@ pub fn message_lines(messages: &[Message]) -> String {
             m.id,
             m.body.trim()
         ));
-        if m.kind == "ask" {
+        if m.kind == Kind::Ask {
             text.push_str(&format!(
                 "  answer with `git swarm reply {} \"<answer>\"`\n",
                 m.id

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::model::message::{self, Message, NO_PLAN};
+use crate::model::message::{self, Kind, Message, NO_PLAN};
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Thread {
@@ -37,7 +37,7 @@ pub fn threads(mut all: Vec<Message>) -> Vec<Thread> {
     let open_here: Vec<bool> = all
         .iter()
         .enumerate()
-        .map(|(i, m)| m.kind == "escalation" || (m.kind == "ask" && !answered.contains(&i)))
+        .map(|(i, m)| m.kind == Kind::Escalation || (m.kind == Kind::Ask && !answered.contains(&i)))
         .collect();
     // Each message's root, bounded: a forged reply cycle ends the walk.
     let root: Vec<usize> = (0..all.len())

@@ -11,7 +11,7 @@ use super::Ctx;
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::model::lane::{self as model, Lane, LaneRecord};
+use crate::model::lane::{self, Lane, LaneRecord};
 use crate::store::kind::{Record, Records, Update};
 use crate::store::record::Unreadable;
 use crate::store::Store;
@@ -259,7 +259,7 @@ impl Ctx {
         all(&self.store).ok()?.0.into_iter().find(|lane| {
             lane.record.is_active()
                 && lane.record.branch == branch
-                && lane.record.branch == model::branch_of(&lane.feature)
+                && lane.record.branch == lane::branch_of(&lane.feature)
                 && std::fs::canonicalize(&lane.record.path).ok().as_deref() == Some(here.as_path())
                 && (!in_main
                     || handoff_accepted(
@@ -357,7 +357,7 @@ fn handed(
     let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
     let moved = !same_path(Path::new(&current.path), &here);
     let here = here.display().to_string();
-    model::handed(feature, current, new_owner, packet, &here, moved, now)
+    lane::handed(feature, current, new_owner, packet, &here, moved, now)
 }
 
 /// After a successor accepts a handoff, the lane whose branch the packet

@@ -13,7 +13,7 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::reservation::{
-    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
+    self, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
 use crate::store::kind::{Publish, Records};
 use crate::store::remote;
@@ -61,7 +61,7 @@ fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
     ctx.lease(
         flag,
         "swarm.reservationLease",
-        model::DEFAULT_LEASE,
+        reservation::DEFAULT_LEASE,
         |text, _| {
             let d = crate::clock::parse_duration(text)?;
             if d.is_zero() || d.is_negative() {
@@ -319,7 +319,7 @@ pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
     };
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now| {
-        let e = model::reserve(ledger, &req, now, ic)?;
+        let e = reservation::reserve(ledger, &req, now, ic)?;
         let list: Vec<&str> = e.paths.iter().map(Pattern::as_str).collect();
         Ok((
             e.clone(),
@@ -377,7 +377,7 @@ pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
     }
     let ic = ignore_case(&ctx.store);
     let (ids, commit) = write(ctx, &actor, "released", |ledger, now| {
-        let ids = model::release(ledger, &actor, &named, now, ic)?;
+        let ids = reservation::release(ledger, &actor, &named, now, ic)?;
         Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
     })?;
     Ok(written(ctx, "released", actor, None, ids, commit))
@@ -394,7 +394,7 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {
-        let e = model::recover(ledger, &actor, id, reason, lease, now, ic)?;
+        let e = reservation::recover(ledger, &actor, id, reason, lease, now, ic)?;
         Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
     })?;
     Ok(written(
@@ -432,7 +432,7 @@ pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
         reason: None,
         lease: SignedDuration::ZERO,
     };
-    let conflicts = model::conflicts(
+    let conflicts = reservation::conflicts(
         &ledger,
         &req,
         ctx.store.clock.now(),

@@ -19,9 +19,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
-use crate::model::task::{
-    self as model, task_ref, Decision, Op, Status, TaskKey, TaskRecord, Work,
-};
+use crate::model::task::{self, task_ref, Decision, Op, Status, TaskKey, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::{Publish, Txn};
 use crate::store::remote;
@@ -154,7 +152,7 @@ pub(crate) fn publish(
         plan: plan.to_string(),
         id: id.to_string(),
     };
-    let prefix = model::plan_prefix(plan);
+    let prefix = task::plan_prefix(plan);
     let plan_ref = crate::model::plan::plan_ref(plan);
     let exhausted = |lines: &[String]| {
         Error::new(
@@ -291,7 +289,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
         };
         let st = statuses(tasks);
         let dep = |d: &str| st.get(d).copied();
-        match model::decide(&cur.record, &actor, &op, now, &dep)? {
+        match task::decide(&cur.record, &actor, &op, now, &dep)? {
             Decision::Already => Ok(None),
             Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
         }

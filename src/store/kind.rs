@@ -99,7 +99,7 @@
 mod publish;
 mod txn;
 
-pub use publish::{Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
+pub use publish::{Known, Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
 pub use txn::{Outcome, Publish, Txn};
 
 use std::collections::BTreeMap;

@@ -20,7 +20,8 @@ use serde::Serialize;
 
 use super::{Publish, Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
-use crate::store::remote::{self, not_published};
+use crate::store::record::Unreadable;
+use crate::store::remote::{self, not_published, Tip};
 
 /// How many rounds [`Records::publish`] runs before giving up on a remote
 /// (or a local ref) that keeps changing.
@@ -70,6 +71,14 @@ impl Written {
     }
 }
 
+/// One record as this clone knows it ([`Records::known_under`]): its
+/// newest version and where its local and published refs stand.
+#[derive(Clone)]
+pub struct Known<R: Record> {
+    pub version: Versioned<R>,
+    pub tip: Tip,
+}
+
 impl<R: Record> Records<'_, R> {
     /// Every record of the kind known here — local, or in `remote`'s
     /// mirror as last fetched — each at the newer of its two versions (the
@@ -77,16 +86,29 @@ impl<R: Record> Records<'_, R> {
     /// published one), sorted by key; those that cannot be read are listed,
     /// never hidden. The one read every view of several records uses, so
     /// that two commands of one clone never show two owners of one lane.
-    pub fn known(
+    pub fn known(&self, remote: Option<&str>) -> Result<(Vec<Versioned<R>>, Vec<Unreadable>)> {
+        let (known, bad) = self.known_under(remote, "")?;
+        let mut good: Vec<Versioned<R>> = known.into_iter().map(|k| k.version).collect();
+        good.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((good, bad))
+    }
+
+    /// [`Records::known`] of the records whose ref path starts with
+    /// `under` (e.g. `<plan>/`: one plan's tasks), in ref order, each with
+    /// its [`Tip`].
+    pub fn known_under(
         &self,
         remote: Option<&str>,
-    ) -> Result<(Vec<Versioned<R>>, Vec<crate::store::record::Unreadable>)> {
-        let prefix = format!("refs/swarm/{}/", R::NAMESPACE);
+        under: &str,
+    ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
+        let ns = format!("refs/swarm/{}/", R::NAMESPACE);
+        let prefix = format!("{ns}{under}");
         let mut good = Vec::new();
         let mut bad = Vec::new();
-        for (path, tip) in remote::tips_under(self.store, remote, &prefix)? {
+        for (below, tip) in remote::tips_under(self.store, remote, &prefix)? {
             let Some(base) = tip.base else { continue };
-            let refname = format!("{prefix}{path}");
+            let path = format!("{under}{below}");
+            let refname = format!("{ns}{path}");
             let read = R::Key::from_path(&path)
                 .ok_or_else(|| {
                     Error::new(
@@ -96,18 +118,26 @@ impl<R: Record> Records<'_, R> {
                 })
                 .and_then(|key| self.at(&key, base));
             match read {
-                Ok(v) => good.push(v),
-                Err(e) => bad.push(crate::store::record::Unreadable::new(
-                    R::KIND,
-                    &path,
-                    &refname,
-                    &e,
-                )),
+                Ok(version) => good.push(Known { version, tip }),
+                Err(e) => bad.push(Unreadable::new(R::KIND, &path, &refname, &e)),
             }
         }
-        good.sort_by(|a, b| a.key.cmp(&b.key));
         self.store.cache.flush();
         Ok((good, bad))
+    }
+
+    /// One record as this clone knows it (the newer of the local ref and
+    /// `remote`'s mirror, without fetching); None when it is absent or
+    /// archived. One that cannot be read is its error.
+    pub fn known_one(&self, remote: Option<&str>, key: &R::Key) -> Result<Option<Known<R>>> {
+        let tip = remote::tip(self.store, remote, &R::refname(key))?;
+        match tip.base.filter(|_| !tip.archived) {
+            None => Ok(None),
+            Some(base) => Ok(Some(Known {
+                version: self.at(key, base)?,
+                tip,
+            })),
+        }
     }
 
     /// Fetch the record, let `decide` see its freshest version (None:

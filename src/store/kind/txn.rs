@@ -19,6 +19,112 @@
 //! [`Records::publish`](super::Records::publish) is this operation for one
 //! record; a command whose refs must move together (a handoff's packet,
 //! lane and snapshot) writes them all in one closure.
+//!
+//! # A toy kind with a published command
+//!
+//! What a new kind needs, file by file: its model file, its workflow, its
+//! CLI module, and one registration line in `model::kinds()` (plus the
+//! subcommand's line in the CLI's command list). Nothing in `src/store/`:
+//!
+//! ```
+//! use std::process::Command;
+//! use clap::Parser;
+//! use serde::Serialize;
+//! use git_swarm::error::{Code, Error, Result};
+//! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, ScopedKey, Update};
+//! use git_swarm::store::{Event, Store};
+//!
+//! // ---- src/model/tally.rs: the kind --------------------------------------
+//! #[derive(Debug, Clone)]
+//! pub struct Tally {
+//!     pub yes: u64,
+//! }
+//! impl Record for Tally {
+//!     const NAMESPACE: &'static str = "tallies"; // refs/swarm/tallies/<plan>/<id>
+//!     const KIND: &'static str = "tally";
+//!     const DIVERGED: Diverged = Diverged::MergeJournals;
+//!     type Key = ScopedKey;
+//!     fn to_files(&self) -> Result<Files> {
+//!         Ok(Files::from([("tally".to_string(), self.yes.to_string().into_bytes())]))
+//!     }
+//!     fn from_files(files: &Files, _key: &ScopedKey, what: &str) -> Result<Self> {
+//!         let yes = files.get("tally").and_then(|b| String::from_utf8_lossy(b).parse().ok());
+//!         let yes = yes.ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no tally")))?;
+//!         Ok(Tally { yes })
+//!     }
+//! }
+//!
+//! // ---- src/model/mod.rs: the one registration line in `kinds()` ----------
+//! static TALLY: KindOf<Tally> = KindOf::new();
+//!
+//! // ---- src/workflow/tally.rs: the decision, published at once -----------
+//! #[derive(Debug, Serialize)]
+//! pub struct Voted {
+//!     pub tally: String,
+//!     pub yes: u64,
+//!     pub published: bool,
+//! }
+//! pub fn vote(store: &Store, remote: Option<&str>, key: &ScopedKey, by: &str) -> Result<Voted> {
+//!     let mut yes = 0;
+//!     // Fetched first; decided on the freshest version; one leased push;
+//!     // decided again on the winner's version after a lost race.
+//!     let written = Records::<Tally>::new(store).publish(remote, key, |current| {
+//!         yes = current.map_or(0, |c| c.value.yes) + 1;
+//!         Ok(Update::Write(Tally { yes }, Event::new("vote", by, format!("{key}: {yes} yes"))))
+//!     })?;
+//!     let published = written.publication.is_published();
+//!     Ok(Voted { tally: key.to_string(), yes, published })
+//! }
+//!
+//! // ---- src/cli/tally.rs: the arguments and the rendering ----------------
+//! /// Vote yes on a tally.
+//! #[derive(Debug, Parser)]
+//! pub struct VoteArgs {
+//!     pub plan: String,
+//!     pub id: String,
+//!     #[arg(long)]
+//!     pub json: bool,
+//! }
+//! pub fn run(store: &Store, remote: Option<&str>, args: VoteArgs, by: &str) -> Result<String> {
+//!     let voted = vote(store, remote, &ScopedKey::new(args.plan, args.id), by)?;
+//!     Ok(match args.json {
+//!         true => serde_json::to_string(&voted).expect("plain fields"),
+//!         false => format!("{}: {} yes", voted.tally, voted.yes),
+//!     })
+//! }
+//!
+//! // ---- using it: a bare remote and two clones ----------------------------
+//! let tmp = tempfile::tempdir().unwrap();
+//! let git = |args: &[&str]| {
+//!     let ok = Command::new("git").args(args).current_dir(tmp.path()).output().unwrap();
+//!     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+//! };
+//! git(&["init", "--quiet", "--bare", "remote.git"]);
+//! git(&["clone", "--quiet", "remote.git", "a"]);
+//! git(&["clone", "--quiet", "remote.git", "b"]);
+//! let a = Store::open(&tmp.path().join("a")).unwrap();
+//! let b = Store::open(&tmp.path().join("b")).unwrap();
+//! let cmd = |line: &[&str]| VoteArgs::try_parse_from(line).unwrap();
+//!
+//! assert_eq!(run(&a, Some("origin"), cmd(&["vote", "p", "lunch"]), "ann").unwrap(), "p/lunch: 1 yes");
+//! // b never fetched: it decides on what a published.
+//! assert_eq!(
+//!     run(&b, Some("origin"), cmd(&["vote", "p", "lunch", "--json"]), "bob").unwrap(),
+//!     r#"{"tally":"p/lunch","yes":2,"published":true}"#
+//! );
+//! // Offline: written here, said so; the listing of a (local, or the
+//! // mirror when newer) sees b's vote once fetched.
+//! assert_eq!(run(&a, None, cmd(&["vote", "p", "dinner"]), "ann").unwrap(), "p/dinner: 1 yes");
+//! git_swarm::store::mirror::fetch(&a, "origin").unwrap();
+//! let (known, unreadable) = Records::<Tally>::new(&a).known(Some("origin")).unwrap();
+//! let yes: Vec<(String, u64)> = known.iter().map(|v| (v.key.to_string(), v.value.yes)).collect();
+//! assert_eq!(yes, [("p/dinner".to_string(), 1), ("p/lunch".to_string(), 2)]);
+//! assert!(unreadable.is_empty());
+//! // `sync` and `gc` take it from the registration.
+//! let kinds: &[&dyn AnyKind] = &[&TALLY];
+//! let synced = git_swarm::store::reconcile::reconcile(&a, kinds, "origin", "ann").unwrap();
+//! assert_eq!(synced.updates.len(), 1, "the offline vote is what sync publishes");
+//! ```
 
 use std::collections::BTreeMap;
 
@@ -399,5 +505,142 @@ impl<'s> Txn<'s> {
         if self.remote.is_some() {
             self.along.push(update);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::store::kind::{Diverged, Files};
+
+    /// A toy kind per namespace: one number.
+    #[derive(Debug, Clone)]
+    struct N<const K: u8>(u64);
+
+    impl<const K: u8> Record for N<K> {
+        const NAMESPACE: &'static str = if K == 0 { "counts" } else { "scores" };
+        const KIND: &'static str = "n";
+        const DIVERGED: Diverged = Diverged::MergeJournals;
+        type Key = String;
+        fn to_files(&self) -> Result<Files> {
+            Ok(Files::from([(
+                "n".to_string(),
+                self.0.to_string().into_bytes(),
+            )]))
+        }
+        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+            let n = files
+                .get("n")
+                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
+            n.map(N)
+                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no n")))
+        }
+    }
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Both kinds' records bumped in one round (by `by`: two clones that
+    /// decide alike still write two commits).
+    fn bump_both(txn: &mut Txn<'_>, key: &String, by: &str) -> Result<(u64, u64)> {
+        let c = txn.current::<N<0>>(key)?.map_or(0, |v| v.value.0) + 1;
+        let s = txn.current::<N<1>>(key)?.map_or(0, |v| v.value.0) + 10;
+        txn.write(key, &N::<0>(c), &Event::new("bump", by, "bump"))?;
+        txn.write(key, &N::<1>(s), &Event::new("bump", by, "bump"))?;
+        Ok((c, s))
+    }
+
+    #[test]
+    fn records_of_two_kinds_move_together_online_and_offline() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
+        let a = Store::open(&tmp.path().join("a")).unwrap();
+        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let key = "k".to_string();
+        let refs = [N::<0>::refname(&key), N::<1>::refname(&key)];
+        let publish = |store| Publish::new(store, Some("origin")).fetch(refs.clone());
+
+        // One push of both.
+        let done = publish(&a).run(|txn| bump_both(txn, &key, "ann")).unwrap();
+        assert_eq!((done.then, done.commits.len()), ((1, 10), 2));
+        assert!(done.publication.is_published());
+
+        // b loses a race on one of the two: the whole push is refused, and
+        // the next round decides on what a published.
+        let mut seen = Vec::new();
+        let done = publish(&b)
+            .run(|txn| {
+                seen.push(txn.rejected().is_some());
+                if txn.attempt() == 1 {
+                    publish(&a)
+                        .run(|t| {
+                            let s = t.current::<N<1>>(&key)?.unwrap().value.0 + 10;
+                            t.write(&key, &N::<1>(s), &Event::new("bump", "ann", "bump"))
+                        })
+                        .unwrap();
+                }
+                bump_both(txn, &key, "bob")
+            })
+            .unwrap();
+        assert_eq!(seen, [false, true]);
+        assert_eq!(done.then, (2, 30), "decided again on the winner's score");
+
+        // Offline: one local CAS transaction of both refs; a ref another
+        // local writer moved meanwhile fails both, and the round is re-run.
+        let local = |store: &Store| {
+            let c = Records::<N<0>>::new(store)
+                .load(&key)
+                .unwrap()
+                .unwrap()
+                .value
+                .0;
+            let s = Records::<N<1>>::new(store)
+                .load(&key)
+                .unwrap()
+                .unwrap()
+                .value
+                .0;
+            (c, s)
+        };
+        let before = local(&b);
+        let mut rounds = 0;
+        let done = Publish::new(&b, None)
+            .run(|txn| {
+                rounds += 1;
+                let decided = bump_both(txn, &key, "bob")?;
+                if rounds == 1 {
+                    Records::<N<1>>::new(&b)
+                        .update(&key, |_| {
+                            Ok(super::super::Update::Write(
+                                N(100),
+                                Event::new("set", "ann", "set"),
+                            ))
+                        })
+                        .unwrap();
+                    assert_eq!(local(&b), (before.0, 100), "nothing moved yet");
+                }
+                Ok(decided)
+            })
+            .unwrap();
+        assert_eq!(rounds, 2);
+        assert_eq!(done.then, (before.0 + 1, 110));
+        assert_eq!(local(&b), (before.0 + 1, 110));
+        assert!(!done.publication.is_published());
     }
 }

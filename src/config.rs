@@ -17,11 +17,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.remote",
         "origin, when it exists",
-        "the shared remote that records sync through",
+        "the coordination remote that records (plans, lanes, tasks, reservations, messages, packets, snapshots, notes) sync through",
+    ),
+    (
+        "swarm.codeRemote",
+        "origin when it exists, else swarm.remote",
+        "the code remote: lane branches are pushed to and fetched from it, and the base branch, forecast, task done and verify read it; another than swarm.remote keeps records off it (`init --coordination-remote`)",
     ),
     (
         "swarm.base",
-        "the remote's default branch, else main",
+        "the code remote's default branch, else main",
         "base branch for new lanes and for guards",
     ),
     (
@@ -128,7 +133,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
 
 #[derive(Debug, Clone)]
 pub struct Settings {
+    /// The coordination remote (`swarm.remote`): records go through it.
     pub remote: Option<String>,
+    /// The code remote (`swarm.codeRemote`, else origin when it exists,
+    /// else the coordination remote): lane branches and the base live there.
+    pub code_remote: Option<String>,
     pub base: Option<String>,
     pub worktree_root: String,
     /// `swarm.worktreeRootAllowOutside`: lane worktrees may live outside
@@ -145,6 +154,15 @@ impl Settings {
             if store.config(&format!("remote.{r}.url")).is_none() {
                 return Err(Error::new(Code::RemoteMissing, format!("remote '{r}' does not exist"))
                     .hint(format!("add it with `git remote add {r} <url>`, or set swarm.remote to an existing remote")));
+            }
+        }
+        if let Some(r) = store.config("swarm.codeRemote").filter(|r| !r.is_empty()) {
+            if store.config(&format!("remote.{r}.url")).is_none() {
+                return Err(Error::new(
+                    Code::RemoteMissing,
+                    format!("remote '{r}' (swarm.codeRemote) does not exist"),
+                )
+                .hint(format!("add it with `git remote add {r} <url>`, or set swarm.codeRemote to an existing remote (unset, it is origin)")));
             }
         }
         Ok(settings)
@@ -172,8 +190,21 @@ impl Settings {
                 }
             },
         };
+        // The code remote: an explicit one, else origin (where a clone's
+        // code comes from), else the one remote there is. One remote for
+        // everything, as before, unless swarm.remote names another one.
+        let code_remote = store
+            .config("swarm.codeRemote")
+            .filter(|r| !r.is_empty())
+            .or_else(|| {
+                store
+                    .config("remote.origin.url")
+                    .map(|_| "origin".to_string())
+            })
+            .or_else(|| remote.clone());
         Settings {
             remote,
+            code_remote,
             base: store.config("swarm.base"),
             worktree_root: store
                 .config("swarm.worktreeRoot")
@@ -314,20 +345,6 @@ pub fn parse_parameters(text: &str) -> std::result::Result<Vec<(String, Option<S
     }
 }
 
-/// Split `section.sub.section.name` the way git does: the section before the
-/// first dot, the name after the last, the subsection (if any) in between.
-pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
-    let (section, rest) = key.split_once('.')?;
-    let (sub, name) = match rest.rsplit_once('.') {
-        Some((sub, name)) => (Some(sub), name),
-        None => (None, rest),
-    };
-    if section.is_empty() || name.is_empty() {
-        return None;
-    }
-    Some((section, sub, name))
-}
-
 /// `swarm.gcAge`: how old a finished record must be before `gc` archives
 /// it; default 14 days.
 pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
@@ -337,16 +354,6 @@ pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
         }
         None => Ok(jiff::SignedDuration::from_hours(14 * 24)),
     }
-}
-
-/// `swarm.pushBatch`: the most refs one push of independent records
-/// carries (a positive number; anything else reads as the default, 25).
-pub fn push_batch(store: &Store) -> usize {
-    store
-        .config("swarm.pushBatch")
-        .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &usize| *n > 0)
-        .unwrap_or(25)
 }
 
 /// `swarm.gcThreshold`: past this many live swarm refs `sync` runs `gc`
@@ -401,15 +408,5 @@ mod tests {
         assert!(parse_parameters("bare").is_err());
         assert!(parse_parameters("'a.b'=x").is_err());
         assert!(parse_parameters("'a.b''c.d'").is_err());
-    }
-
-    #[test]
-    fn keys_split_like_git() {
-        assert_eq!(super::split_key("swarm.as"), Some(("swarm", None, "as")));
-        assert_eq!(
-            super::split_key("remote.my.origin.url"),
-            Some(("remote", Some("my.origin"), "url"))
-        );
-        assert_eq!(super::split_key("nodot"), None);
     }
 }

@@ -120,6 +120,7 @@ codes! {
     RemoteBusy("REMOTE_BUSY", Env): "the remote kept failing a push or fetch on its side (a ref it could not lock, an HTTP 5xx, a dropped connection) through every retry; not a lost race: run the command again later",
     PushDenied("PUSH_DENIED", Env): "the remote refused a push on its own policy (a hook, branch protection); retrying cannot help",
     RemoteMissing("REMOTE_MISSING", Usage): "the configured remote does not exist",
+    RemoteTaken("REMOTE_TAKEN", Usage): "init --coordination-remote: a remote of the name it adds already points at another URL; nothing was changed",
     ReftableUnsupported("REFTABLE_UNSUPPORTED", Env): "the repository uses the reftable ref backend",
     NotARepo("NOT_A_REPO", Env): "not inside a git repository",
     BareRepo("BARE_REPO", Env): "a command that writes ran in a bare repository (reading commands work there)",

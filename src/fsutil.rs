@@ -103,6 +103,11 @@ pub fn read_input(path: &Path, limit: u64) -> Result<Vec<u8>> {
     read_limited(path, Follow::Yes, limit).map_err(|e| input_error(path, e, limit))
 }
 
+/// A file that could not be read or written (`IO_FAILED`), naming it.
+pub fn io_error(path: &Path, e: std::io::Error) -> Error {
+    Error::new(Code::IoFailed, format!("{}: {e}", path.display()))
+}
+
 pub fn input_error(path: &Path, e: ReadError, limit: u64) -> Error {
     match e {
         ReadError::Missing => {

@@ -21,7 +21,10 @@ fn main() -> ExitCode {
             Some("--") => &args[2..],
             _ => &args[1..],
         };
-        cli::emit(&mut std::io::stdout().lock(), &cli::misc::complete(words));
+        cli::emit(
+            &mut std::io::stdout().lock(),
+            &cli::completions::complete(words),
+        );
         return ExitCode::SUCCESS;
     }
     let wants_json = args.iter().any(|a| a == "--json");
@@ -65,7 +68,7 @@ fn main() -> ExitCode {
     };
     let json = parsed.json;
     if !json {
-        git_swarm::output::text_only();
+        crate::cli::output::text_only();
     }
     match cli::run(parsed) {
         Ok(out) => {
@@ -125,7 +128,7 @@ fn open_man_page() -> bool {
     if !long_help || !wanted {
         return false;
     }
-    let page = cli::misc::page_for(&words);
+    let page = cli::man::page_for(&words);
     let found = std::process::Command::new("man")
         .args(["-w", &page])
         .stdout(std::process::Stdio::null())

@@ -147,6 +147,11 @@ pub fn check_record<T: serde::Serialize>(record: &T, what: &str, multiline: &[&s
     }
 }
 
+/// "1 lane", "2 lanes", "0 lanes": a count with the noun in the right number.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 /// A text for a terminal: every forbidden character (newlines included)
 /// shown as a visible escape (`^[` for ESC, `\u{..}` otherwise).
 pub fn clean(text: &str) -> Cow<'_, str> {

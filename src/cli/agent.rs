@@ -3,13 +3,13 @@
 use std::collections::BTreeSet;
 use std::io::Read;
 
+use crate::cli::output::Output;
 use clap::{Args, Subcommand};
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::guard::reserved::Held;
 use git_swarm::model::agent::{self, Event, Host, Input};
 use git_swarm::model::message::Message;
-use git_swarm::output::Output;
 use git_swarm::workflow::agent::{guide, hook, install};
 use git_swarm::workflow::{message, reserve, task};
 

@@ -1,9 +1,9 @@
 //! `git swarm forecast`: the conflict forecast between live lanes.
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::model::lane::wip::Standing;
-use git_swarm::output::{count, Output};
 use git_swarm::workflow::forecast::{self, ConflictPath, Forecast, Verdict};
 
 use super::Global;

@@ -1,7 +1,32 @@
-//! Rendering of `git swarm gc`'s report.
+//! `git swarm gc`: the command and the rendering of its report.
 
-use git_swarm::output::Output;
+use crate::cli::output::{count, Output};
+use clap::Args;
+use git_swarm::error::Result;
 use git_swarm::store::archive::GcReport;
+
+use super::Global;
+
+#[derive(Debug, Args)]
+pub struct GcArgs {
+    /// Only records whose last change is older than this (default swarm.gcAge, else 14d).
+    #[arg(long, value_name = "DURATION")]
+    pub older_than: Option<String>,
+    /// Only say what would be archived.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub fn gc(g: &Global, a: GcArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    let age = match a.older_than {
+        Some(text) => git_swarm::clock::parse_duration(&text)?,
+        None => git_swarm::workflow::gc::configured_age(&ctx.store)?,
+    };
+    let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
+    let report = git_swarm::workflow::gc::gc(&ctx.store, &actor, age, a.dry_run)?;
+    Ok(render(&report))
+}
 
 pub fn render(report: &GcReport) -> Output {
     let mut text = String::new();
@@ -13,7 +38,7 @@ pub fn render(report: &GcReport) -> Output {
         };
         text.push_str(&format!(
             "{verb} {} into refs/swarm/archive/{kind}\n",
-            git_swarm::output::count(
+            count(
                 names.len(),
                 &format!("{kind} record"),
                 &format!("{kind} records")

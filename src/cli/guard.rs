@@ -3,10 +3,10 @@
 use std::io::{IsTerminal, Read};
 use std::path::Path;
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::guard::{self, Findings};
-use git_swarm::output::Output;
 
 use super::Global;
 
@@ -92,7 +92,7 @@ pub fn check(g: &Global, a: CheckArgs) -> Result<Output> {
         print_notes(&findings);
         let text = format!(
             "ok: {} in {}..{} pass {}\n",
-            git_swarm::output::count(range.commits, "commit", "commits"),
+            crate::cli::output::count(range.commits, "commit", "commits"),
             range.base,
             range.head,
             findings.guards.join(", ")

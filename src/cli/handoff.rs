@@ -2,12 +2,12 @@
 
 use std::path::PathBuf;
 
+use crate::cli::output::Output;
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Result};
-use git_swarm::output::Output;
 
+use crate::cli::output::report_unreadable;
 use git_swarm::model::packet::HandoffInput;
-use git_swarm::store::record::report_unreadable;
 use git_swarm::store::short;
 use git_swarm::workflow::accept::{self, Accepted};
 use git_swarm::workflow::handoff::{self as handoff_op, Handoff};
@@ -436,7 +436,7 @@ fn render_listing(l: &Listing) -> Output {
     #[derive(serde::Serialize)]
     struct Json<'l> {
         packets: &'l [packets::Row],
-        mirror: &'l Option<git_swarm::store::mirror::MirrorView>,
+        mirror: &'l Option<git_swarm::store::remote::MirrorView>,
     }
     let json = Json {
         packets: &l.rows,

@@ -1,10 +1,10 @@
 //! `git swarm lane …` and `git swarm report …`
 
+use crate::cli::output::report_unreadable;
+use crate::cli::output::{count, Output};
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::model::lane::{ReportKind, State, Worktree};
-use git_swarm::output::{count, Output};
-use git_swarm::store::record::report_unreadable;
 use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
 use git_swarm::workflow::lane_report::{self, Reported};
 use git_swarm::workflow::lane_snapshot::{self, Snapshotted};

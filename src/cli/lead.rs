@@ -1,9 +1,9 @@
 //! `git swarm lead …`
 
+use crate::cli::output::Output;
 use clap::Subcommand;
 use git_swarm::error::Result;
 use git_swarm::model::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
-use git_swarm::output::Output;
 use git_swarm::workflow::lead::{self, Check, Log, Ran, Status};
 
 use super::Global;

@@ -3,11 +3,11 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::model::lane::ReportKind;
 use git_swarm::model::message::{Message, MAX_BODY};
-use git_swarm::output::{count, Output};
 use git_swarm::workflow::lane_report;
 use git_swarm::workflow::message::wait::{self, Watch};
 use git_swarm::workflow::message::{self as flow, Post, Posted};
@@ -330,7 +330,7 @@ pub fn inbox(g: &Global, a: InboxArgs) -> Result<Output> {
     );
     text.push_str(&lines(&inbox.messages));
     let unreadable = inbox.unreadable.clone();
-    Ok(git_swarm::store::record::report_unreadable(
+    Ok(crate::cli::output::report_unreadable(
         Output::new(&inbox, text),
         &unreadable,
     ))
@@ -371,10 +371,33 @@ pub fn state(g: &Global, a: StateArgs) -> Result<Output> {
         return super::serve::write_html(g, file);
     }
     let ctx = g.ctx()?;
-    let s = state::state(&ctx, a.plan.as_deref(), a.write)?;
+    let mut s = state::state(&ctx, a.plan.as_deref())?;
+    let markdown = state_markdown(&s);
+    if a.write {
+        s.written = Some(state::write(&ctx, &markdown)?);
+    }
     let text = match &s.written {
-        Some(path) => format!("{}\nwritten to {path}\n", s.text),
-        None => s.text.clone(),
+        Some(path) => format!("{markdown}\nwritten to {path}\n"),
+        None => markdown,
     };
     Ok(Output::new(&s, text))
+}
+
+/// `state` as markdown: a heading, then each section's lines as a list
+/// (`(none)` for an empty one), one line per item.
+fn state_markdown(s: &state::State) -> String {
+    let mut text = match &s.plan {
+        Some(p) => format!("# Swarm state: {p}\n"),
+        None => "# Swarm state\n".to_string(),
+    };
+    for section in &s.sections {
+        text.push_str(&format!("\n## {}\n\n", section.title));
+        if section.lines.is_empty() {
+            text.push_str("(none)\n");
+        }
+        for line in &section.lines {
+            text.push_str(&format!("- {}\n", line.replace('\n', " ")));
+        }
+    }
+    text
 }

@@ -12,29 +12,34 @@ macro_rules! say {
 }
 
 pub mod agent;
+pub mod completions;
+pub mod demo;
 pub mod error;
 pub mod forecast;
 pub mod gc;
 pub mod guard;
 pub mod handoff;
+pub mod init;
 pub mod lane;
 pub mod lead;
+pub mod man;
 pub mod message;
-pub mod misc;
+pub mod output;
 pub mod plan;
 mod publish;
 pub mod reserve;
 pub mod serve;
+pub mod status;
 pub mod sync;
 pub mod task;
 pub mod verify;
 
 use std::io::Write;
 
+use crate::cli::output::Output;
 use clap::{Parser, Subcommand};
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 
 /// Coordinate a coordinator and many parallel coding agents ("lanes") on one
 /// repository: plans, handoff packets and leader records live in git refs and
@@ -64,11 +69,11 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Make this repository swarm-ready (hooks, excludes, fetch refspecs); idempotent.
-    Init(misc::InitArgs),
+    Init(init::InitArgs),
     /// Show plans as a tree with their leaders, active lanes, blocked reports and open packets (local plus the last fetched mirror; unreadable records are named, with a warning; exit 0).
-    Status(misc::StatusArgs),
+    Status(status::StatusArgs),
     /// Run a complete swarm exercise on a throwaway repository, narrated.
-    Demo(misc::DemoArgs),
+    Demo(demo::DemoArgs),
     /// Create, show, save, check out and close plans (refs/swarm/plans/<plan>).
     #[command(subcommand)]
     Plan(plan::PlanCmd),
@@ -90,9 +95,9 @@ pub enum Command {
     #[command(subcommand)]
     Lead(lead::LeadCmd),
     /// Reconcile swarm refs and notes with the shared remote in one atomic push.
-    Sync(misc::SyncArgs),
+    Sync(sync::SyncArgs),
     /// Fold finished records (accepted packets, removed lanes, closed plans) into archive refs.
-    Gc(misc::GcArgs),
+    Gc(gc::GcArgs),
     /// Run a guard hook (called by the installed hook shims).
     Hook(guard::HookArgs),
     /// Run the guards for CI on the staged changes or a commit range.
@@ -101,9 +106,9 @@ pub enum Command {
     #[command(subcommand)]
     Verify(verify::VerifyCmd),
     /// Print a shell completion script.
-    Completions(misc::CompletionsArgs),
+    Completions(completions::CompletionsArgs),
     /// Print (or install) the man pages, so `git help swarm` works.
-    Man(misc::ManArgs),
+    Man(man::ManArgs),
     /// Post a message to an address, `lead` (the plan's leader) or `all` (refs/swarm/messages/<plan>/<id>).
     Notify(message::NotifyArgs),
     /// Post a question that expects an answer (`reply`).
@@ -361,9 +366,9 @@ pub fn run(cli: Cli) -> Result<Output> {
 
 fn dispatch(g: &Global, command: Command) -> Result<Output> {
     match command {
-        Command::Init(a) => misc::init(g, a),
-        Command::Status(a) => misc::status(g, a),
-        Command::Demo(a) => misc::demo(g, a),
+        Command::Init(a) => init::init(g, a),
+        Command::Status(a) => status::status(g, a),
+        Command::Demo(a) => demo::demo(g, a),
         Command::Plan(c) => plan::run(g, c),
         Command::Lane(c) => lane::run(g, c),
         Command::Report(a) => lane::report(g, a),
@@ -372,13 +377,13 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Packet(c) => handoff::packet(g, c),
         Command::Accept(a) => handoff::accept(g, a),
         Command::Lead(c) => lead::run(g, c),
-        Command::Sync(a) => misc::sync(g, a),
-        Command::Gc(a) => misc::gc(g, a),
+        Command::Sync(a) => sync::sync(g, a),
+        Command::Gc(a) => gc::gc(g, a),
         Command::Hook(a) => guard::hook(g, a),
         Command::Check(a) => guard::check(g, a),
         Command::Verify(c) => verify::run(g, c),
-        Command::Completions(a) => misc::completions(a),
-        Command::Man(a) => misc::man(g, a),
+        Command::Completions(a) => completions::completions(a),
+        Command::Man(a) => man::man(g, a),
         Command::Notify(a) => message::notify(g, a, "notify"),
         Command::Ask(a) => message::notify(g, a, "ask"),
         Command::Reply(a) => message::reply(g, a),

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
+use crate::cli::output::report_unreadable;
+use crate::cli::output::Output;
 use clap::Subcommand;
 use git_swarm::error::Result;
-use git_swarm::output::Output;
 use git_swarm::store::kind::Publication;
-use git_swarm::store::record::report_unreadable;
 use git_swarm::store::short;
 use git_swarm::workflow::plan::{
     self, CheckedOut, Created, Listed, Log, PrBody, Saved, Shown, StatusChange,

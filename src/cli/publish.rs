@@ -5,7 +5,7 @@
 //! (`store::remote::publish_pending`). A write that stays local is said in
 //! one wording everywhere (`store::remote::not_published`).
 
-use git_swarm::output::Output;
+use crate::cli::output::Output;
 use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
 use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
 

@@ -1,9 +1,9 @@
 //! `git swarm reserve`, `release`, `reservations`.
 
+use crate::cli::output::{count, Output};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::model::reservation::Entry;
-use git_swarm::output::{count, Output};
 use git_swarm::workflow::reserve::{self, Written};
 use jiff::Timestamp;
 
@@ -188,7 +188,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
     ));
     // What this clone last fetched, as every read-only view says.
     let mirror = match ctx.settings.remote.as_deref() {
-        Some(r) => Some(git_swarm::store::mirror::MirrorView::read(
+        Some(r) => Some(git_swarm::store::remote::MirrorView::read(
             &ctx.store,
             r,
             &[git_swarm::model::reservation::LEDGER_REF],

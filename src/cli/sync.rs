@@ -1,8 +1,45 @@
-//! Rendering of `git swarm sync`'s report, and its conflict error.
+//! `git swarm sync`: the command, the rendering of its report, and its
+//! conflict error.
 
-use git_swarm::error::{Code, Error};
-use git_swarm::output::Output;
+use crate::cli::output::Output;
+use clap::Args;
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::workflow::sync::SyncReport;
+
+use super::Global;
+
+#[derive(Debug, Args)]
+pub struct SyncArgs {
+    /// Sync with this remote instead of swarm.remote / origin.
+    #[arg(long, value_name = "R")]
+    pub remote: Option<String>,
+}
+
+pub fn sync(g: &Global, a: SyncArgs) -> Result<Output> {
+    if g.offline {
+        return Err(Error::new(
+            Code::Usage,
+            "sync talks to the remote: it cannot run with --offline",
+        ));
+    }
+    let ctx = g.ctx_with_remote(a.remote.as_deref())?;
+    let actor = ctx.actor_opt()?.unwrap_or_else(|| "git-swarm".to_string());
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut progress = |step: &str| {
+        if tty {
+            say!("sync: {step}");
+        }
+    };
+    let report = git_swarm::workflow::sync::sync(&ctx, &actor, &mut progress)?;
+    eprint!("{}", warnings_text(&report));
+    if let Some(err) = conflict_error(&report) {
+        if !g.json {
+            super::emit(&mut std::io::stdout().lock(), &render(&report).text);
+        }
+        return Err(err);
+    }
+    Ok(render(&report))
+}
 
 /// The warnings of a sync, one `warning:` line each, for stderr.
 pub fn warnings_text(report: &SyncReport) -> String {

@@ -1,9 +1,9 @@
 //! `git swarm task …`
 
+use crate::cli::output::{count, Output};
 use clap::Subcommand;
 use git_swarm::error::Result;
 use git_swarm::model::task::Status;
-use git_swarm::output::{count, Output};
 use git_swarm::workflow::task::{self, Fields, Listed, NewTask, OpArgs, Ran, Shown};
 
 use super::Global;
@@ -339,11 +339,11 @@ fn listed(l: &Listed) -> Output {
     }
     // As every listing: a line for each record that could not be read.
     for u in &l.unreadable {
-        text.push_str(&u.row());
+        text.push_str(&crate::cli::output::unreadable_row(u));
     }
     let mut out = Output::listing(l, text);
     for u in &l.unreadable {
-        out = out.warn(u.warning());
+        out = out.warn(crate::cli::output::unreadable_warning(u));
     }
     // A cycle is never made by one clone (refused at the write); one that
     // is there anyway (an older version raced, a forged record) is named.

@@ -3,13 +3,13 @@
 use std::io::IsTerminal;
 use std::time::Duration;
 
+use crate::cli::output::Output;
 use clap::{Args, Subcommand};
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::github::client::RepoId;
 use git_swarm::github::rest::{token_for, DiskCache, Endpoint, RestClient};
 use git_swarm::github::verdict::{Require, State};
-use git_swarm::output::Output;
 use git_swarm::workflow::verify::{self, Outcome, Report, Request, Target, Timing};
 
 use super::Global;
@@ -142,7 +142,7 @@ fn rest_client(ctx: &Ctx, target: &Target) -> Result<RestClient> {
         Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),
         _ => None,
     };
-    let remote_host = ctx.settings.remote.as_deref().and_then(|remote| {
+    let remote_host = ctx.settings.code_remote.as_deref().and_then(|remote| {
         ctx.store
             .config(&format!("remote.{remote}.url"))
             .and_then(|url| RepoId::host_of_url(&url))

@@ -3,7 +3,8 @@
 //! it, and the remote is where the base moves (PRs merge there, the leader
 //! pushes there). A base named `<remote>/<branch>` is fetched from that
 //! remote into its remote-tracking ref; a local branch (`main`) has its
-//! copy on the shared remote fetched, which then counts beside it. A
+//! copy on the code remote (`swarm.codeRemote`) fetched, which then counts
+//! beside it. A
 //! commit, a tag or an expression is not fetched. Offline, nothing is.
 
 use super::Ctx;
@@ -77,7 +78,7 @@ fn on_remote(ctx: &Ctx, base: &str) -> Option<(String, String, bool)> {
         .ok()
         .flatten()
         .is_some();
-    let remote = ctx.settings.remote.as_deref()?;
+    let remote = ctx.settings.code_remote.as_deref()?;
     is_branch.then(|| (remote.to_string(), branch.to_string(), false))
 }
 

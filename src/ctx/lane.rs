@@ -134,13 +134,15 @@ pub fn main_worktree(store: &Store) -> Result<PathBuf> {
 }
 
 /// The base a new lane starts from when `--base` is not given:
-/// `swarm.base`, else the remote's default branch (`<remote>/HEAD`, else
-/// `<remote>/main`), else `main`, else the branch checked out (`master`…).
+/// `swarm.base`, else the code remote's default branch (`<remote>/HEAD`,
+/// else `<remote>/main`), else `main`, else the branch checked out
+/// (`master`…). The code remote, not the coordination remote: that is where
+/// the base branch lives (and what the trust list is read from).
 pub fn default_base(ctx: &Ctx) -> String {
     if let Some(base) = &ctx.settings.base {
         return base.clone();
     }
-    if let Some(remote) = ctx.settings.remote.as_deref() {
+    if let Some(remote) = ctx.settings.code_remote.as_deref() {
         if let Some(base) = remote_base(ctx, remote) {
             return base;
         }

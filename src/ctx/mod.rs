@@ -1,10 +1,10 @@
-//! The session (L2.5): the per-command context: the open store, resolved settings, and the
-//! global flags (`--as`, `--offline`). Built once by the CLI, passed down.
+//! The session (L2.5): who acts (`--as`, the configured identity), where
+//! (the open store: main checkout or which lane), the resolved settings and
+//! `--offline`. Built once by the CLI ([`Ctx::open`]) or a guard
+//! ([`Ctx::open_for_guards`]), passed down. Worktree work is
+//! [`crate::worktree`]'s, one level below.
 
 pub mod base;
-pub mod forecast;
-mod guard;
-pub mod init;
 pub mod lane;
 pub mod packet;
 pub mod plan;
@@ -16,7 +16,6 @@ use crate::error::Result;
 use crate::store::Store;
 
 pub mod lead;
-pub mod snapshot;
 pub mod task;
 
 pub struct Ctx {
@@ -53,7 +52,7 @@ impl Ctx {
         offline: bool,
         remote: Option<&str>,
     ) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let settings = Settings::load(&store, remote)?;
         Ok(Ctx {
             store,
@@ -66,14 +65,32 @@ impl Ctx {
     /// Like [`Ctx::open`], ignoring a configured remote that does not exist
     /// (for read-only commands, which then show local records only).
     pub fn open_without_remote(cwd: &Path, as_flag: Option<String>, offline: bool) -> Result<Ctx> {
-        let store = Store::open(cwd)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
         let mut settings = Settings::load_for_guards(&store);
         settings.remote = None;
+        let exists = |r: &String| store.config(&format!("remote.{r}.url")).is_some();
+        settings.code_remote = settings.code_remote.filter(exists);
         Ok(Ctx {
             store,
             settings,
             as_flag,
             offline,
+        })
+    }
+
+    /// The session a guard runs in: the repository git describes to the
+    /// hook (`GIT_DIR` first, like git; every failure there is exit 4, so
+    /// a guard fails closed), settings that never fail to load (a guard
+    /// reads only what it needs, and says so when it cannot), and no
+    /// network.
+    pub fn open_for_guards(cwd: &Path, as_flag: Option<String>) -> Result<Ctx> {
+        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
+        let settings = Settings::load_for_guards(&store);
+        Ok(Ctx {
+            store,
+            settings,
+            as_flag,
+            offline: true,
         })
     }
 
@@ -97,6 +114,25 @@ impl Ctx {
             // `--offline` (see `mirror::keep_writes_when_unreachable`).
             Some(r) if crate::store::mirror::gone(r) => None,
             r => r,
+        }
+    }
+
+    /// The code remote to fetch branches from and push them to, unless
+    /// `--offline` (or it was found unreachable, as [`Ctx::remote`]).
+    pub fn code_remote(&self) -> Option<&str> {
+        match self.settings.code_remote.as_deref() {
+            _ if self.offline => None,
+            Some(r) if crate::store::mirror::gone(r) => None,
+            r => r,
+        }
+    }
+
+    /// Whether the code lives on a remote other than the records: then a
+    /// branch and a record cannot move in one atomic push.
+    pub fn split_remotes(&self) -> bool {
+        match (&self.settings.remote, &self.settings.code_remote) {
+            (Some(r), Some(c)) => r != c,
+            _ => false,
         }
     }
 }

@@ -311,7 +311,7 @@ impl Record for LaneRecord {
     const DIVERGED: Diverged = Diverged::MergeJournals;
     type Key = String;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         record::yaml_file(RECORD_FILE, self)
     }

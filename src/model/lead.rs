@@ -24,11 +24,11 @@ use crate::names;
 use crate::store::kind::{Diverged, Files, Record};
 use crate::store::record::{self, Extra};
 
-mod rule;
+mod rules;
 #[cfg(test)]
 mod tests;
 
-pub use rule::{
+pub use rules::{
     last_epoch_led, push_rejected, race_lost, transition, Change, Facts, Next, Transition,
 };
 
@@ -134,7 +134,7 @@ impl Record for LeadRecord {
     const DIVERGED: Diverged = Diverged::PublishedWinsFenced;
     type Key = String;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         record::yaml_file(RECORD_FILE, self)
     }

@@ -256,7 +256,7 @@ impl Record for Message {
     const MULTILINE_FIELDS: &'static [&'static str] = &["body", "reason", "undo"];
     type Key = MessageKey;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         Ok(Files::from([(FILE.to_string(), record::to_yaml(self)?)]))
     }

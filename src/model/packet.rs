@@ -409,7 +409,7 @@ impl Record for PacketVersion {
     type Key = PacketKey;
     const FINISHED_WITH_FILE: Option<&'static str> = Some(ACCEPTANCE_FILE);
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn cache_tags(&self) -> u8 {
         let accepted = if self.acceptance.is_some() {
             TAG_ACCEPTED

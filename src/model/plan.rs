@@ -166,7 +166,7 @@ impl Record for PlanDoc {
     type Key = String;
     const MULTILINE_FIELDS: &'static [&'static str] = MULTILINE_FIELDS;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
         files.insert(RECORD_FILE.to_string(), record::to_yaml(&self.record)?);

@@ -187,7 +187,7 @@ impl Record for Ledger {
     const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
     type Key = String;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         record::yaml_file(RECORD_FILE, self)
     }

@@ -20,11 +20,11 @@ use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 use crate::store::Event;
 
-mod rule;
+mod rules;
 #[cfg(test)]
 mod tests;
 
-pub use rule::{decide, hand_over, Decision, HandOver, Op, Work};
+pub use rules::{decide, hand_over, Decision, HandOver, Op, Work};
 
 pub const SCHEMA: &str = "swarm-task/v1";
 pub const RECORD_FILE: &str = "task.yaml";
@@ -289,7 +289,7 @@ impl Record for TaskRecord {
     const DIVERGED: Diverged = Diverged::PublishedWinsIfRelated;
     type Key = TaskKey;
 
-    crate::store::cache::json_cache!();
+    crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         record::yaml_file(RECORD_FILE, self)
     }

@@ -99,10 +99,9 @@
 mod publish;
 mod txn;
 
-pub use publish::{Known, Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
-pub use txn::{Outcome, Publish, Txn};
+pub use publish::{Known, Written};
+pub use txn::{Outcome, Publication, Publish, Txn, OFFLINE, PUBLISH_ATTEMPTS};
 
-use std::collections::BTreeMap;
 use std::marker::PhantomData;
 
 use gix::ObjectId;
@@ -112,8 +111,7 @@ use super::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
-/// The files of one record commit, by name.
-pub type Files = BTreeMap<String, Vec<u8>>;
+pub use super::record::Files;
 
 /// What `sync` does when the local and the published version of a record
 /// both moved and neither contains the other.
@@ -232,7 +230,7 @@ pub trait Record: Sized + Clone {
         false
     }
 
-    /// The value as the record cache keeps it (see `store::cache`); None
+    /// The value as the record cache keeps it (see `store::record_cache`); None
     /// (the default) keeps this kind, or this value, out of the cache, so
     /// every read parses its files. A serde type returns
     /// `cache::encode(self)`.

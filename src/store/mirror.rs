@@ -1,10 +1,9 @@
 //! The mirror: the remote's swarm refs and notes, fetched into
-//! `refs/swarm-remotes/<remote>/…`, and what read-only views learn from it.
+//! `refs/swarm-remotes/<remote>/…`, whether the remote was reached, and why a
+//! write stays local. What read-only views learn from it is
+//! [`super::remote::MirrorView`]'s (it compares with the local refs).
 
-use serde::Serialize;
-
-use super::notes::NOTES_REF;
-use super::remote::{live_tip, tips_under};
+use super::refs::NOTES_REF;
 use super::Store;
 use crate::error::Result;
 
@@ -149,6 +148,10 @@ pub fn note_unreachable(store: &Store, remote: &str, e: &crate::error::Error) ->
     gone(remote)
 }
 
+/// Why a record is kept in this clone when there is no remote to publish
+/// to: `--offline`, or none configured.
+pub const OFFLINE: &str = "offline (--offline, or no remote)";
+
 /// Why a write of this process is kept in this clone: the remote could not
 /// be reached, or `--offline` (or no remote at all).
 pub fn kept_why() -> String {
@@ -156,7 +159,7 @@ pub fn kept_why() -> String {
         Some(r) if keeps_writes() => {
             format!("remote '{r}' could not be reached")
         }
-        _ => crate::store::kind::OFFLINE.to_string(),
+        _ => OFFLINE.to_string(),
     }
 }
 
@@ -200,7 +203,7 @@ pub fn unreachable_warning(store: &Store, remote: &str) -> String {
 
 /// Where the time of the last whole-mirror fetch is kept: a cache (a
 /// missing one only makes read-only views say the age is unknown).
-fn fetch_stamp(store: &Store, remote: &str) -> std::path::PathBuf {
+pub(super) fn fetch_stamp(store: &Store, remote: &str) -> std::path::PathBuf {
     store
         .common_dir()
         .join("swarm")
@@ -213,89 +216,6 @@ fn stamp_fetch(store: &Store, remote: &str) {
         let _ = std::fs::create_dir_all(dir);
     }
     let _ = std::fs::write(path, crate::clock::rfc3339(store.clock.now()));
-}
-
-/// What read-only views (`status`, `lead status`, `packets`) know of the
-/// remote's records: the last fetched mirror, how old it is, and which
-/// records it has that the local refs lack (missing here, or behind).
-/// Every such view shows local plus mirror, the newer of the two per
-/// record, `--offline` or not (offline only means: no fetch first).
-#[derive(Debug, Clone, Serialize)]
-pub struct MirrorView {
-    pub remote: String,
-    /// When `sync` last fetched the whole mirror (None: unknown or never).
-    pub fetched_at: Option<String>,
-    /// Local refs (`refs/swarm/…`) the mirror has newer or alone.
-    pub ahead: Vec<String>,
-}
-
-impl MirrorView {
-    pub fn read(store: &Store, remote: &str, prefixes: &[&str]) -> Result<MirrorView> {
-        let fetched_at = std::fs::read_to_string(fetch_stamp(store, remote))
-            .ok()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty());
-        let root = mirror_ref(remote, "refs/swarm/");
-        let mut ahead = Vec::new();
-        for prefix in prefixes {
-            // A prefix ends in `/`; anything else names one ref exactly.
-            let exact = !prefix.ends_with('/');
-            if !exact {
-                // Both sides listed once, not two ref lookups per record.
-                for (path, tip) in tips_under(store, Some(remote), prefix)? {
-                    if tip.remote.is_some() && tip.local_behind(store)? {
-                        ahead.push(format!("{prefix}{path}"));
-                    }
-                }
-                continue;
-            }
-            for (mirrored, _) in store.list_refs(&mirror_ref(remote, prefix))? {
-                let local = format!("refs/swarm/{}", &mirrored[root.len()..]);
-                if exact && local != *prefix {
-                    continue;
-                }
-                if live_tip(store, Some(remote), &local)?.local_behind(store)? {
-                    ahead.push(local);
-                }
-            }
-        }
-        ahead.sort();
-        Ok(MirrorView {
-            remote: remote.to_string(),
-            fetched_at,
-            ahead,
-        })
-    }
-
-    /// "mirror of origin: fetched 5m ago (…)", and a pointer to `sync`
-    /// when the mirror has what the local refs lack.
-    pub fn text(&self, now: jiff::Timestamp) -> String {
-        let age = match self
-            .fetched_at
-            .as_deref()
-            .map(|t| (t, t.parse::<jiff::Timestamp>()))
-        {
-            Some((t, Ok(at))) => format!("fetched {} ago ({t})", ago(now, at)),
-            Some((t, Err(_))) => format!("fetched at {t}"),
-            None => "never fetched by `git swarm sync`".to_string(),
-        };
-        let mut out = format!(
-            "shown: local records plus the mirror of {} ({age})\n",
-            self.remote
-        );
-        if !self.ahead.is_empty() {
-            let n = self.ahead.len();
-            let shown: Vec<&str> = self.ahead.iter().take(3).map(String::as_str).collect();
-            out.push_str(&format!(
-                "the mirror has {n} record{} your local refs lack ({}{}): `git swarm sync` brings {} in\n",
-                if n == 1 { "" } else { "s" },
-                shown.join(", "),
-                if n > 3 { ", …" } else { "" },
-                if n == 1 { "it" } else { "them" }
-            ));
-        }
-        out
-    }
 }
 
 /// A rough age: `42s`, `5m`, `3h`, `2d`.

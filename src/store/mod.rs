@@ -24,7 +24,6 @@
 //!   `Records::at` reads through.
 
 pub mod archive;
-pub mod cache;
 pub mod error;
 pub mod fingerprint;
 pub mod kind;
@@ -33,6 +32,7 @@ pub mod notes;
 mod objects;
 pub mod reconcile;
 pub mod record;
+pub mod record_cache;
 mod refs;
 pub mod remote;
 
@@ -54,21 +54,37 @@ pub struct Store {
     pub git: Git,
     pub clock: Clock,
     /// Parsed records by commit id (`Records::at` reads through it).
-    pub cache: cache::RecordCache,
+    pub cache: record_cache::RecordCache,
+}
+
+/// Split `section.sub.section.name` the way git does: the section before the
+/// first dot, the name after the last, the subsection (if any) in between.
+pub fn split_key(key: &str) -> Option<(&str, Option<&str>, &str)> {
+    let (section, rest) = key.split_once('.')?;
+    let (sub, name) = match rest.rsplit_once('.') {
+        Some((sub, name)) => (Some(sub), name),
+        None => (None, rest),
+    };
+    if section.is_empty() || name.is_empty() {
+        return None;
+    }
+    Some((section, sub, name))
 }
 
 /// Put `git -c` settings (`GIT_CONFIG_PARAMETERS`) on top of the config gix
 /// loaded, in a section of their own at the end, so they win over the files
 /// and `GIT_CONFIG_COUNT` as in git; section and key names stay
 /// case-insensitive as gix compares them.
-fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
-    let params = crate::config::command_line_parameters()?;
+fn apply_command_line_config(
+    repo: &mut gix::Repository,
+    params: &[(String, Option<String>)],
+) -> Result<()> {
     if params.is_empty() {
         return Ok(());
     }
     let mut extra =
         gix::config::File::new(gix::config::file::Metadata::from(gix::config::Source::Cli));
-    for (key, value) in &params {
+    for (key, value) in params {
         let bad = |why: String| {
             Error::new(
                 Code::EnvInvalid,
@@ -76,7 +92,7 @@ fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
             )
         };
         let (section, sub, name) =
-            crate::config::split_key(key).ok_or_else(|| bad("no section.name".to_string()))?;
+            split_key(key).ok_or_else(|| bad("no section.name".to_string()))?;
         let mut sec = extra
             .new_section(section, sub.map(|s| BString::from(s.as_bytes())))
             .map_err(|e| bad(e.to_string()))?;
@@ -100,8 +116,17 @@ fn apply_command_line_config(repo: &mut gix::Repository) -> Result<()> {
 }
 
 impl Store {
-    /// Open the repository that contains `cwd`, or the one GIT_DIR names.
+    /// Open the repository that contains `cwd`, or the one GIT_DIR names,
+    /// without `git -c` settings ([`Store::open_with`] takes them).
     pub fn open(cwd: &Path) -> Result<Store> {
+        Store::open_with(cwd, &[])
+    }
+
+    /// Open the repository that contains `cwd`, or the one GIT_DIR names,
+    /// with the `git -c` settings of the command line (`command_line`,
+    /// parsed by [`crate::config::command_line_parameters`]) on top of the
+    /// config files, as git does.
+    pub fn open_with(cwd: &Path, command_line: &[(String, Option<String>)]) -> Result<Store> {
         // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
         // else discovery upwards from the current directory.
         let mut repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
@@ -111,14 +136,14 @@ impl Store {
             )
             .hint("run git swarm inside a git repository, or `git init` one first")
         })?;
-        apply_command_line_config(&mut repo)?;
+        apply_command_line_config(&mut repo, command_line)?;
         let limit = repo
             .config_snapshot()
             .integer("swarm.recordCacheLimit")
             .and_then(|n| u64::try_from(n).ok())
-            .unwrap_or(cache::DEFAULT_LIMIT);
+            .unwrap_or(record_cache::DEFAULT_LIMIT);
         let store = Store {
-            cache: cache::RecordCache::new(repo.common_dir(), limit),
+            cache: record_cache::RecordCache::new(repo.common_dir(), limit),
             repo,
             git: Git::new(cwd),
             clock: Clock::from_env()?,
@@ -178,5 +203,18 @@ impl Store {
     /// The `.git` directory shared by all worktrees.
     pub fn common_dir(&self) -> PathBuf {
         self.repo.common_dir().to_path_buf()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn keys_split_like_git() {
+        assert_eq!(super::split_key("swarm.as"), Some(("swarm", None, "as")));
+        assert_eq!(
+            super::split_key("remote.my.origin.url"),
+            Some(("remote", Some("my.origin"), "url"))
+        );
+        assert_eq!(super::split_key("nodot"), None);
     }
 }

@@ -10,7 +10,7 @@ use super::remote::{publish_loop, Fetch, Looped, Next, Step, LOCAL_ATTEMPTS};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
-pub const NOTES_REF: &str = "refs/notes/swarm";
+pub use super::refs::NOTES_REF;
 
 impl Store {
     /// The note lines attached to `target` in `notes_ref`.

@@ -2,6 +2,8 @@
 //! refuses a newer major version; every record type keeps unknown fields in
 //! an `extra` map so a rewrite by an older git-swarm loses nothing.
 
+use std::collections::BTreeMap;
+
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
@@ -152,6 +154,9 @@ fn check_schema_str(schema: &str, family: &str, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// The files of one record commit, by name.
+pub type Files = BTreeMap<String, Vec<u8>>;
+
 /// A record a listing could not read: shown as such (name, ref, why)
 /// instead of failing the whole listing, so one bad record published by
 /// anyone does not stop `status` or `plan list` in every clone.
@@ -177,59 +182,16 @@ impl Unreadable {
             reason: err.message.clone(),
         }
     }
-
-    /// The `warning:` line a listing prints on stderr.
-    pub fn warning(&self) -> String {
-        format!(
-            "skipped unreadable {} '{}' ({}): [{}] {}",
-            self.kind, self.name, self.refname, self.code, self.reason
-        )
-    }
-}
-
-impl Unreadable {
-    /// The line a listing's text shows for it.
-    pub fn row(&self) -> String {
-        format!(
-            "{:<24} UNREADABLE {} ({})\n",
-            self.name, self.refname, self.code
-        )
-    }
-}
-
-/// Add the unreadable records to a listing's output: a warning each on
-/// stderr, an `unreadable` array in the JSON (always present, maybe empty),
-/// and a line each in the text ([`Unreadable::row`]). The exit code stays 0.
-/// (Rendering: it moves to the CLI with the listings that call it; the
-/// store's part is [`Unreadable`] and its `row` and `warning`.)
-pub fn report_unreadable(
-    mut out: crate::output::Output,
-    unreadable: &[Unreadable],
-) -> crate::output::Output {
-    if let Some(map) = out.json.as_object_mut() {
-        map.insert(
-            "unreadable".into(),
-            serde_json::to_value(unreadable).unwrap_or_default(),
-        );
-    }
-    for u in unreadable {
-        out.text.push_str(&u.row());
-        out.warnings.push(u.warning());
-    }
-    out
 }
 
 /// The files of a record kept as one YAML file (`name`).
-pub fn yaml_file<T: Serialize>(name: &str, record: &T) -> Result<super::kind::Files> {
-    Ok(super::kind::Files::from([(
-        name.to_string(),
-        to_yaml(record)?,
-    )]))
+pub fn yaml_file<T: Serialize>(name: &str, record: &T) -> Result<Files> {
+    Ok(Files::from([(name.to_string(), to_yaml(record)?)]))
 }
 
 /// The bytes of a record's one YAML file (`name`); `YAML_INVALID` naming
 /// the version (`what`) when the commit lacks it.
-pub fn the_file<'f>(files: &'f super::kind::Files, name: &str, what: &str) -> Result<&'f [u8]> {
+pub fn the_file<'f>(files: &'f Files, name: &str, what: &str) -> Result<&'f [u8]> {
     files
         .get(name)
         .map(Vec::as_slice)

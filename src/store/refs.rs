@@ -12,8 +12,12 @@ use gix::refs::Target;
 use gix::ObjectId;
 
 use super::error::StoreError;
-use super::{notes, Event, Store};
+use super::{Event, Store};
 use crate::error::{Code, Error, Result};
+
+/// The notes ref every swarm note lives on (`store::notes` reads and
+/// writes it; the mirror and the lock cleaner name it).
+pub const NOTES_REF: &str = "refs/notes/swarm";
 
 /// How long a lock on a swarm ref may stand before it is taken as left by a
 /// killed process (git-swarm holds one for microseconds).
@@ -247,7 +251,7 @@ impl Store {
     pub fn clear_stale_lock(&self, refname: &str) -> bool {
         if !(refname.starts_with("refs/swarm/")
             || refname.starts_with("refs/swarm-remotes/")
-            || refname == notes::NOTES_REF)
+            || refname == NOTES_REF)
         {
             return false;
         }

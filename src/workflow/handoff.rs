@@ -51,13 +51,21 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
         None => crate::ctx::plan::infer(ctx)?,
     };
     let mut derived = derive(ctx, &input, &actor, &plan_name)?;
-    // The branch head travels with the packet when the remote lacks it.
-    let branch = publish::branch_companion(
+    // The branch head travels with the packet when the remote lacks it:
+    // in the packet's atomic push when code and records share one remote,
+    // else pushed to the code remote first, on its own (see
+    // `publish::push_branch_first`).
+    let mut branch = publish::branch_companion(
         ctx,
         derived.branch.as_deref(),
         &derived.head,
         derived.pushed,
     )?;
+    if ctx.split_remotes() {
+        if let Some(update) = branch.take() {
+            derived.pushed |= publish::push_branch_first(ctx, &update)?;
+        }
+    }
     derived.pushed |= branch.is_some();
     let mut packet = Packet::build(&input, verified, derived)?;
     packet.snapshot = snapshot(ctx, &packet)?;
@@ -117,9 +125,11 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let mut uncommitted = store.git.dirty_paths()?;
     uncommitted.retain(|p| Some(p) != export.as_ref());
     let uncommitted_content = content_ids(store, &workdir, &uncommitted)?;
+    // Where the code is: the code remote (a coordination remote holds
+    // records only).
     let repo = ctx
         .settings
-        .remote
+        .code_remote
         .as_deref()
         .and_then(|r| store.config(&format!("remote.{r}.url")))
         .map(|u| clean_url(&u));
@@ -164,8 +174,8 @@ fn snapshot(ctx: &Ctx, packet: &Packet) -> Result<Option<Snapshot>> {
     let workdir = store.workdir_or_err()?;
     let mut exclude = vec![ctx.settings.plan_file.trim_start_matches('/').to_string()];
     exclude.extend(packet.export.clone());
-    let limit = crate::ctx::snapshot::limit(store)?;
-    crate::ctx::snapshot::take(&store.git, &workdir, &exclude, &packet.author, limit)
+    let limit = crate::worktree::snapshot::limit(store)?;
+    crate::worktree::snapshot::take(&store.git, &workdir, &exclude, &packet.author, limit)
 }
 
 fn head_commit(store: &Store) -> Result<String> {
@@ -178,17 +188,27 @@ fn head_commit(store: &Store) -> Result<String> {
     })
 }
 
-/// Whether the head is pushed: reachable from the remote-tracking branch
-/// (fetched first when online), or, detached, from any remote-tracking branch.
+/// Whether the head is pushed: reachable from the code remote's
+/// remote-tracking branch (fetched first when online), or, detached, from
+/// any of its remote-tracking branches.
 fn pushed(ctx: &Ctx, branch: Option<&str>, head: &str) -> Result<bool> {
     let git = &ctx.store.git;
-    let Some(remote) = ctx.settings.remote.as_deref() else {
+    let Some(remote) = ctx.settings.code_remote.as_deref() else {
         return Ok(false);
     };
     match branch {
         Some(b) => {
-            if ctx.remote().is_some() && !git.fetch_branch(remote, b)? {
-                return Ok(false);
+            if ctx.code_remote().is_some() {
+                match git.fetch_branch(remote, b) {
+                    Ok(true) => {}
+                    Ok(false) => return Ok(false),
+                    // A code remote of its own that does not answer must
+                    // not stop a handoff the coordination remote can take:
+                    // judged on the branch as last fetched (the packet
+                    // says so, and the handoff warns when it is not there).
+                    Err(_) if ctx.split_remotes() => {}
+                    Err(e) => return Err(e),
+                }
             }
             let tracking = format!("refs/remotes/{remote}/{b}");
             if git.rev_parse(&tracking)?.is_none() {
@@ -249,7 +269,7 @@ fn warnings(ctx: &Ctx, packet: &Packet) -> Vec<String> {
     }
     // A successor elsewhere checks out the branch by name, so what
     // matters is the branch on the remote at this head.
-    vec![match (&packet.branch, ctx.settings.remote.as_deref()) {
+    vec![match (&packet.branch, ctx.settings.code_remote.as_deref()) {
         (Some(b), Some(r)) => format!(
             "{b} is not on {r} at this head: push it (`git push -u {r} {b}`) so that a successor on another machine can check it out"
         ),

@@ -6,11 +6,12 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ctx::init::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::store::mirror::mirror_refspecs;
+use crate::store::Store;
+use crate::worktree::setup::{ensure_excludes, hooks_dir, merge_hook, HOOKS};
 
 fn install_hook(dir: &Path, hook: &str) -> Result<bool> {
     let path = dir.join(hook);
@@ -81,7 +82,9 @@ fn base_branch_ref(ctx: &Ctx, remote: &str) -> Option<String> {
 /// any existing value (an empty one included, as `--no-protect` leaves) is
 /// their choice and stays.
 fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
-    let Some(remote) = ctx.settings.remote.as_deref() else {
+    // The base lives on the code remote (with a coordination remote of its
+    // own, that one holds records only).
+    let Some(remote) = ctx.settings.code_remote.as_deref() else {
         return Ok(None);
     };
     let existing = ctx.store.git.config_get_all("swarm.protect")?;
@@ -112,6 +115,99 @@ fn ensure_protect(ctx: &Ctx, no_protect: bool) -> Result<Option<String>> {
     )))
 }
 
+fn refuse_bare(store: &Store) -> Result<()> {
+    if store.workdir().is_none() {
+        return Err(Error::new(
+            Code::BareRepo,
+            "this is a bare repository: git swarm init needs a working tree",
+        )
+        .hint("run it in a clone (`git clone <this repository>`)"));
+    }
+    Ok(())
+}
+
+/// The name `init --coordination-remote URL` gives the remote it adds.
+pub const COORDINATION_REMOTE: &str = "swarm";
+
+/// `init --coordination-remote URL`, before the rest of `init` (which then
+/// adds the mirror refspecs to it): add the remote `swarm` at `url`, make
+/// it `swarm.remote`, and pin `swarm.codeRemote` to origin, so that records
+/// go to the coordination remote and the code stays where it is.
+/// Idempotent: a second run with the same URL changes nothing; a `swarm`
+/// remote at another URL is refused, nothing changed. Its default fetch
+/// refspec is dropped: a coordination remote holds no branches to track.
+/// Returns what it changed and what to warn of.
+pub fn coordination_remote(store: &Store, url: &str) -> Result<(Vec<String>, Vec<String>)> {
+    refuse_bare(store)?;
+    let name = COORDINATION_REMOTE;
+    let git = &store.git;
+    let url = url.trim();
+    if url.is_empty() || url.starts_with('-') {
+        return Err(Error::new(
+            Code::Usage,
+            "--coordination-remote needs the URL of a git repository",
+        )
+        .hint("e.g. git swarm init --coordination-remote git@host:team/swarm.git"));
+    }
+    // A local path is kept absolute: git reads a relative one from the
+    // directory it runs in, and lanes run in their own worktrees.
+    let local = std::path::Path::new(url);
+    let absolute = (!url.contains("://") && local.exists())
+        .then(|| std::fs::canonicalize(local).ok())
+        .flatten()
+        .map(|p| p.display().to_string());
+    let url = absolute.as_deref().unwrap_or(url);
+    let mut actions = Vec::new();
+    match git.config_get(&format!("remote.{name}.url"))? {
+        Some(existing) if existing == url => {}
+        Some(existing) => {
+            return Err(Error::new(
+                Code::RemoteTaken,
+                format!(
+                    "remote '{name}' already exists at {}; nothing was changed",
+                    crate::model::packet::clean_url(&existing)
+                ),
+            )
+            .hint(format!(
+                "to move it: `git remote set-url {name} <url>`, then run init again"
+            )))
+        }
+        None => {
+            git.run(["remote", "add", "--no-tags", name, url])?;
+            // Branches are the code remote's: fetch only the swarm refs
+            // (init adds those refspecs below).
+            let _ = git.run(["config", "--unset-all", &format!("remote.{name}.fetch")]);
+            actions.push(format!(
+                "added remote {name} at {}",
+                crate::model::packet::clean_url(url)
+            ));
+        }
+    }
+    if git.config_get("swarm.remote")?.as_deref() != Some(name) {
+        git.run(["config", "swarm.remote", name])?;
+        actions.push(format!(
+            "set swarm.remote = {name} (records: plans, lanes, tasks, reservations, messages, packets, notes)"
+        ));
+    }
+    let code = git.config_get("swarm.codeRemote")?;
+    let origin = git.config_get("remote.origin.url")?.is_some();
+    match code {
+        Some(c) if !c.is_empty() => {}
+        _ if origin => {
+            git.run(["config", "swarm.codeRemote", "origin"])?;
+            actions.push(
+                "set swarm.codeRemote = origin (code: lane branches, the base branch)".to_string(),
+            );
+        }
+        _ => {
+            return Ok((actions, vec![format!(
+                "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
+            )]))
+        }
+    }
+    Ok((actions, Vec::new()))
+}
+
 /// What `init` did: its `Serialize` is the JSON.
 #[derive(Debug, Serialize)]
 pub struct Initialized {
@@ -121,6 +217,8 @@ pub struct Initialized {
     /// The hook files that hold the git-swarm block.
     pub hooks: Vec<String>,
     pub remote: Option<String>,
+    /// Where the code lives (swarm.codeRemote, else origin, else `remote`).
+    pub code_remote: Option<String>,
     pub protect: Vec<String>,
 }
 
@@ -130,13 +228,7 @@ pub fn init(
     no_hooks: bool,
     no_protect: bool,
 ) -> Result<Initialized> {
-    if ctx.store.workdir().is_none() {
-        return Err(Error::new(
-            Code::BareRepo,
-            "this is a bare repository: git swarm init needs a working tree",
-        )
-        .hint("run it in a clone (`git clone <this repository>`)"));
-    }
+    refuse_bare(&ctx.store)?;
     let mut actions = Vec::new();
     if let Some(r) = remote_flag {
         if ctx.store.git.config_get("swarm.remote")?.as_deref() != Some(r) {
@@ -154,7 +246,11 @@ pub fn init(
             hooks.push(dir.join(hook).display().to_string());
         }
     }
-    for line in ensure_excludes(ctx)? {
+    for line in ensure_excludes(
+        &ctx.store,
+        &ctx.settings.plan_file,
+        &ctx.settings.worktree_root,
+    )? {
         actions.push(format!("added '{line}' to .git/info/exclude"));
     }
     if let Some(remote) = ctx.settings.remote.as_deref() {
@@ -168,6 +264,7 @@ pub fn init(
         actions,
         hooks,
         remote: ctx.settings.remote.clone(),
+        code_remote: ctx.settings.code_remote.clone(),
         // Read again through git: the session's config snapshot predates
         // what `ensure_protect` just wrote.
         protect: ctx.store.git.config_get_all("swarm.protect")?,

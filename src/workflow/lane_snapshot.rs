@@ -1,6 +1,6 @@
 //! `lane snapshot`: publish a lane's uncommitted work at
 //! `refs/swarm/wip/<feature>` so the conflict forecast counts it. The
-//! snapshot is taken as a handoff takes one (`ctx::snapshot`: a temporary
+//! snapshot is taken as a handoff takes one (`worktree::snapshot`: a temporary
 //! copy of the index, never the lane's own index or files; credentials and
 //! the size limit refused before any object is written), dated now, and
 //! replaces the published one whole: the lane's owner is its only writer,
@@ -63,8 +63,8 @@ pub fn snapshot(ctx: &Ctx, lane_flag: Option<&str>) -> Result<Snapshotted> {
     let now = ctx.store.clock.now();
     let date = format!("@{} +0000", now.as_second());
     let exclude = vec![ctx.settings.plan_file.trim_start_matches('/').to_string()];
-    let limit = crate::ctx::snapshot::limit(&ctx.store)?;
-    let taken = crate::ctx::snapshot::take_at(
+    let limit = crate::worktree::snapshot::limit(&ctx.store)?;
+    let taken = crate::worktree::snapshot::take_at(
         &git,
         git.cwd(),
         &exclude,
@@ -75,7 +75,11 @@ pub fn snapshot(ctx: &Ctx, lane_flag: Option<&str>) -> Result<Snapshotted> {
     )?;
     let (commit, paths, size) = match &taken {
         Some(s) => (s.commit.clone(), s.paths.len(), s.size),
-        None => (crate::ctx::snapshot::clean_at(&git, &actor, &date)?, 0, 0),
+        None => (
+            crate::worktree::snapshot::clean_at(&git, &actor, &date)?,
+            0,
+            0,
+        ),
     };
     let id = ObjectId::from_hex(commit.as_bytes())
         .map_err(|e| Error::gix("bad snapshot commit id", e))?;

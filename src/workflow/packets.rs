@@ -11,7 +11,7 @@ use crate::error::Result;
 use crate::model::packet::{PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE};
 use crate::names;
 use crate::store::record::Unreadable;
-use crate::store::{mirror, remote};
+use crate::store::remote;
 
 /// One packet in the listing.
 #[derive(Debug, Clone, Serialize)]
@@ -61,7 +61,7 @@ pub struct Listing {
     pub unreadable: Vec<Unreadable>,
     /// Only open packets were asked for.
     pub open: bool,
-    pub mirror: Option<mirror::MirrorView>,
+    pub mirror: Option<remote::MirrorView>,
     pub now: jiff::Timestamp,
 }
 
@@ -96,7 +96,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Listing>
     }
     rows.sort_by(|a, b| (&a.created_at, &a.id).cmp(&(&b.created_at, &b.id)));
     let mirror = remote
-        .map(|r| mirror::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
+        .map(|r| remote::MirrorView::read(&ctx.store, r, &[prefix.as_str()]))
         .transpose()?;
     Ok(Listing {
         rows,

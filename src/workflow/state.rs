@@ -1,8 +1,9 @@
 //! `state`: a summary of where a swarm stands, derived only from this
 //! clone's `refs/swarm/*` (never the working tree, the mirror or the clock),
 //! so the same refs give byte-identical output on any clone. It is a view:
-//! `--write` puts it in `state.md` (untracked, excluded, replaced
-//! atomically) for agents to read, and nothing ever reads it back as truth.
+//! the CLI renders it as markdown, which `--write` puts in `state.md`
+//! ([`write`]: untracked, excluded, replaced atomically) for agents to
+//! read, and nothing ever reads it back as truth.
 //!
 //! The summary is a list of sections, each built by one function in
 //! [`SECTIONS`]; a new kind (tasks, reservations) adds its section there.
@@ -51,9 +52,7 @@ type Builder = fn(&Store, Option<&str>) -> Result<Vec<(String, serde_json::Value
 pub struct State {
     pub plan: Option<String>,
     pub sections: Vec<Section>,
-    #[serde(skip)]
-    pub text: String,
-    /// Where `--write` put it.
+    /// Where `--write` put it ([`write`]).
     pub written: Option<String>,
 }
 
@@ -301,24 +300,13 @@ fn verification(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_
 }
 
 /// The summary of `plan` (or every plan), from the refs alone.
-pub fn state(ctx: &Ctx, plan: Option<&str>, write: bool) -> Result<State> {
+pub fn state(ctx: &Ctx, plan: Option<&str>) -> Result<State> {
     if let Some(p) = plan {
         crate::names::validate_name("plan", p)?;
     }
     let mut sections = Vec::new();
-    let mut text = match plan {
-        Some(p) => format!("# Swarm state: {p}\n"),
-        None => "# Swarm state\n".to_string(),
-    };
     for (title, build) in SECTIONS {
         let rows = build(&ctx.store, plan)?;
-        text.push_str(&format!("\n## {title}\n\n"));
-        if rows.is_empty() {
-            text.push_str("(none)\n");
-        }
-        for (line, _) in &rows {
-            text.push_str(&format!("- {}\n", line.replace('\n', " ")));
-        }
         let (lines, items) = rows.into_iter().unzip();
         sections.push(Section {
             title,
@@ -326,22 +314,17 @@ pub fn state(ctx: &Ctx, plan: Option<&str>, write: bool) -> Result<State> {
             items,
         });
     }
-    let written = if write {
-        Some(write_file(ctx, &text)?)
-    } else {
-        None
-    };
     Ok(State {
         plan: plan.map(str::to_string),
         sections,
-        text,
-        written,
+        written: None,
     })
 }
 
-/// Write `state.md` at the top of the working tree, atomically, and make
-/// sure `info/exclude` keeps it out of `git status`.
-fn write_file(ctx: &Ctx, text: &str) -> Result<String> {
+/// Write `state.md` (the rendered [`State`]) at the top of the working
+/// tree, atomically, and make sure `info/exclude` keeps it out of `git
+/// status`; where it went.
+pub fn write(ctx: &Ctx, text: &str) -> Result<String> {
     let root = ctx.store.workdir_or_err()?;
     let io = |what: &std::path::Path, e: std::io::Error| {
         Error::new(

@@ -37,7 +37,7 @@ pub struct PlanStatus {
     /// The last forecast covering this plan (`git swarm forecast`), as kept
     /// in the forecast cache: status itself never merges or fetches.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub forecast: Option<crate::ctx::forecast::Seen>,
+    pub forecast: Option<crate::model::forecast::Seen>,
 }
 
 fn is_zero(n: &usize) -> bool {
@@ -350,7 +350,7 @@ pub fn cut(text: &str, width: usize) -> String {
 pub struct StatusView {
     pub remote: Option<String>,
     pub plans: Vec<PlanStatus>,
-    pub mirror: Option<crate::store::mirror::MirrorView>,
+    pub mirror: Option<crate::store::remote::MirrorView>,
     /// Local changes (records, archive moves, notes) the remote does not
     /// have yet, as last fetched: the next command that reaches it, or
     /// `sync`, publishes them.
@@ -395,7 +395,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
     count_reservations(&mut roots, &holders);
-    attach_forecast(&mut roots, &mut crate::ctx::forecast::last(&ctx.store));
+    attach_forecast(&mut roots, &mut crate::model::forecast::last(&ctx.store));
     unreadable.extend(unreadable_packets);
     let now = ctx.store.clock.now();
     let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
@@ -407,7 +407,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     }
     let mirror = remote
         .map(|r| {
-            crate::store::mirror::MirrorView::read(
+            crate::store::remote::MirrorView::read(
                 &ctx.store,
                 r,
                 &[plan::PREFIX, lane::PREFIX, lead::PREFIX],
@@ -460,7 +460,7 @@ fn live_reservations(
 
 fn attach_forecast(
     nodes: &mut [PlanStatus],
-    seen: &mut BTreeMap<String, crate::ctx::forecast::Seen>,
+    seen: &mut BTreeMap<String, crate::model::forecast::Seen>,
 ) {
     for n in nodes {
         n.forecast = seen.remove(&n.plan);

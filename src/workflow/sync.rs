@@ -110,7 +110,7 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
             return Ok(Step::Done(Vec::new()));
         }
         crate::failpoint::point("sync:reconciled");
-        let batch = crate::config::push_batch(store);
+        let batch = crate::store::remote::push_batch(store);
         let pushes = updates.len().div_ceil(batch);
         let how = match pushes {
             1 => "one atomic push".to_string(),
@@ -118,7 +118,7 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
         };
         progress(&format!(
             "publishing {} to {remote} in {how}…",
-            crate::output::count(updates.len(), "ref", "refs")
+            crate::text::count(updates.len(), "ref", "refs")
         ));
         report.pushes += pushes;
         // Deletions (records gc archived) are reported as `archived`.

@@ -10,6 +10,7 @@ use std::process::Stdio;
 
 use serde_json::{json, Value};
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 
 fn hook(env: &TestEnv, dir: &Path, event: &str, host: &str, input: &Value) -> Run {
@@ -131,14 +132,13 @@ fn assert_codex(schema: &str, out: &str) {
 
 /// Two clones; bob reserved src/api.rs; ann's clone has fetched it.
 fn reserved() -> (TestEnv, std::path::PathBuf) {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
-    env.swarm(
-        &clones[1],
-        &["reserve", "src/api.rs", "--lease", "1h", "--task", "T1"],
-    )
-    .ok();
-    env.swarm(&clones[0], &["sync"]).ok();
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .run(
+            1,
+            &["reserve", "src/api.rs", "--lease", "1h", "--task", "T1"],
+        )
+        .sync(0)
+        .parts();
     (env, clones[0].clone())
 }
 
@@ -351,10 +351,8 @@ fn hooks_outside_a_swarm_repository_say_nothing() {
 
 #[test]
 fn agent_install_reaches_every_worktree_and_uninstall_restores_bytes() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"]).plan(0, "p").parts();
     let a = clones[0].clone();
-    env.swarm(&a, &["plan", "new", "p"]).ok();
     let agents_md = "# Our agents\n\nBe kind.\n";
     env.write(&a.join("AGENTS.md"), agents_md);
     let codex_user = "{\n  \"hooks\": {\n    \"Stop\": [\n      {\n        \"hooks\": [\n          {\n            \"type\": \"command\",\n            \"command\": \"./notify.sh\"\n          }\n        ]\n      }\n    ]\n  },\n  \"other\": 1\n}\n";
@@ -426,8 +424,7 @@ fn agent_install_reaches_every_worktree_and_uninstall_restores_bytes() {
 
 #[test]
 fn user_scope_install_writes_home_settings() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
     let a = clones[0].clone();
     env.swarm(&a, &["agent", "install", "--user", "--host", "gemini"])
         .ok();
@@ -454,15 +451,11 @@ fn user_scope_install_writes_home_settings() {
 
 #[test]
 fn post_tool_use_renews_a_claim_past_half_its_lease_once() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .task(0, "t1", "Schema")
+        .parts();
     let a = clones[0].clone();
-    env.swarm(&a, &["plan", "new", "p"]).ok();
-    env.swarm(
-        &a,
-        &["task", "new", "t1", "--plan", "p", "--title", "Schema"],
-    )
-    .ok();
     // Claimed for 10 minutes while the configured lease is 30: past half.
     env.swarm(
         &a,

@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 fn claude() -> Option<PathBuf> {
@@ -236,11 +237,10 @@ fn run_claude_with(
 /// clone, with the Claude Code hooks installed: (env, ann's clone, bob's
 /// clone, the lane worktree).
 fn swarm_with_lane() -> (TestEnv, PathBuf, PathBuf, PathBuf) {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .run(0, &["plan", "new", "p", "--title", "The plan"])
+        .parts();
     let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "p", "--title", "The plan"])
-        .ok();
     env.swarm(&a, &["agent", "install", "--host", "claude"])
         .ok();
     let lane = env
@@ -394,8 +394,7 @@ fn claude_idle_agent_wakes_with_a_message_from_another_clone() {
 #[test]
 fn claude_install_keeps_user_hooks_and_uninstall_restores_the_bytes() {
     let Some(claude) = claude() else { return };
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
     let a = clones[0].clone();
     let marker = env.root().join("user-hook-ran");
     let original = format!(
@@ -430,8 +429,7 @@ fn claude_install_keeps_user_hooks_and_uninstall_restores_the_bytes() {
 #[test]
 fn claude_loads_the_repository_as_a_plugin() {
     let Some(claude) = claude() else { return };
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
     let model = serve(Arc::new(|_, _| Reply::Text("ok".into())));
     let plugin = env!("CARGO_MANIFEST_DIR");
     let run = run_claude_with(

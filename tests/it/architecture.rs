@@ -1,12 +1,24 @@
-//! The layers of `src/` (docs/DESIGN "Layout"), enforced: every file may
+//! The layers of `src/`, enforced. The table is the one in
+//! docs/development.md ("Code layout"), read by this test: every file may
 //! import only from its own layer or below, model modules and workflows do
-//! not import each other, and guards use store, model, the session and L0.
+//! not import each other, guards use store, model, the session and L0, and
+//! every top-level module is in exactly one row (a row naming a module that
+//! does not exist fails too).
 //!
 //! An import is a `use crate::…` / `use super::…` / `use git_swarm::…`
 //! statement (groups expanded) or an inline path `crate::x::y` anywhere in
 //! the code. Comments and string literals are skipped; `#[cfg(test)]`
 //! modules are checked like the rest, except that `super::` inside an
 //! inline module (which names the file's own module) is not followed.
+//!
+//! No import cycle between files ([`cycles`]), inside a top-level module as
+//! much as between two: an import is an edge to the file that defines what
+//! it names (followed through a parent's `pub use` of its children), and a
+//! module importing its own submodules (a parent using or re-exporting its
+//! children) is not an edge, so a parent and its children are one unit.
+//!
+//! Rendering is the CLI's: `output` (what a command prints) is used only
+//! in `src/cli/` and `src/main.rs`.
 //!
 //! A swarm ref name is written as a string literal only in `src/store`
 //! and `src/model` (each kind's namespace); elsewhere code uses the kind's
@@ -21,18 +33,44 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::Path;
 
-/// Layer of each top-level module, times two (ctx is L2.5).
-fn layer_of(module: &str) -> Option<u8> {
-    Some(match module {
-        "error" | "clock" | "names" | "text" | "fsutil" | "failpoint" | "secret" | "output"
-        | "git" => 0,
-        "store" | "config" => 2,
-        "model" | "github" => 4,
-        "ctx" => 5,
-        "workflow" | "guard" => 6,
-        "cli" | "complete" | "lib" | "main" => 8,
-        _ => return None,
-    })
+/// The layer table: each top-level module (`cli`, `main`, `git`, …) and
+/// its layer times two (ctx is L2.5), read from the "Code layout" table of
+/// docs/development.md: rows `| L<n> | `module/`, `file.rs` | what |`.
+fn layer_table(doc: &str) -> BTreeMap<String, u8> {
+    let section = doc
+        .split("\n## ")
+        .find(|s| s.starts_with("Code layout"))
+        .expect("docs/development.md has a \"## Code layout\" section with the layer table");
+    let mut table = BTreeMap::new();
+    for row in section.lines().filter(|l| l.starts_with("| L")) {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let label = cells[1].trim_start_matches('L');
+        let layer = match label.split_once('.') {
+            Some((whole, "5")) => whole.parse::<u8>().unwrap() * 2 + 1,
+            _ => label.parse::<u8>().unwrap() * 2,
+        };
+        for module in cells[2].split(',') {
+            let module = module.trim().trim_matches('`');
+            let module = module
+                .strip_suffix('/')
+                .or_else(|| module.strip_suffix(".rs"))
+                .unwrap_or_else(|| {
+                    panic!("layer table: `{module}` is neither `dir/` nor `file.rs`")
+                });
+            let before = table.insert(module.to_string(), layer);
+            assert!(before.is_none(), "layer table: `{module}` is in two rows");
+        }
+    }
+    assert!(
+        !table.is_empty(),
+        "docs/development.md: the layer table has no rows"
+    );
+    table
+}
+
+fn docs_table() -> BTreeMap<String, u8> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    layer_table(&std::fs::read_to_string(root.join("docs/development.md")).unwrap())
 }
 
 fn layer_name(layer: u8) -> String {
@@ -310,7 +348,12 @@ fn imports(file: &str, text: &str) -> Vec<(usize, String, Vec<String>)> {
 
 /// Check every file against the layer rules. `files`: (path from the
 /// repository root, like `src/store/mod.rs`, and its text).
-fn check(files: &[(String, String)]) -> Vec<Violation> {
+fn check(files: &[(String, String)], table: &BTreeMap<String, u8>) -> Vec<Violation> {
+    // The crate root only declares the modules.
+    let layer_of = |module: &str| match module {
+        "lib" => Some(u8::MAX),
+        _ => table.get(module).copied(),
+    };
     let paths: BTreeSet<&str> = files.iter().map(|(p, _)| p.as_str()).collect();
     let is_submodule = |top: &str, name: &str| {
         paths.contains(format!("src/{top}/{name}.rs").as_str())
@@ -434,7 +477,7 @@ fn read_src() -> Vec<(String, String)> {
 
 #[test]
 fn imports_go_only_down_the_layers() {
-    let violations = check(&read_src());
+    let violations = check(&read_src(), &docs_table());
     if std::env::var_os("GIT_SWARM_ARCH_DUMP").is_some() {
         let keys: BTreeSet<(&str, &str)> = violations
             .iter()
@@ -482,7 +525,7 @@ fn run(files: &[(&str, &str)]) -> Vec<Violation> {
         .iter()
         .map(|(p, t)| (p.to_string(), t.to_string()))
         .collect();
-    check(&files)
+    check(&files, &docs_table())
 }
 
 #[test]
@@ -590,7 +633,7 @@ fn guards_use_only_store_model_ctx_and_l0() {
         ("src/config.rs", ""),
     ]);
     let got: Vec<(usize, &str)> = v.iter().map(|v| (v.line, v.target.as_str())).collect();
-    assert_eq!(got, [(6, "github"), (7, "config")], "{v:#?}");
+    assert_eq!(got, [(4, "git"), (6, "github"), (7, "config")], "{v:#?}");
 }
 
 #[test]
@@ -701,3 +744,448 @@ fn an_injected_ref_literal_fails_and_comments_do_not() {
 /// Violations tolerated while a restructure is in flight (file, imported
 /// module). Empty: every import goes down the layers.
 const ALLOWLIST: &[(&str, &str)] = &[];
+
+#[test]
+fn the_layer_table_names_only_modules_that_exist() {
+    let files = read_src();
+    let tops: BTreeSet<String> = files.iter().map(|(f, _)| top_of(f)).collect();
+    let missing: Vec<String> = docs_table()
+        .into_keys()
+        .filter(|m| !tops.contains(m))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "docs/development.md's layer table names modules src/ does not have: {missing:?}"
+    );
+}
+
+#[test]
+fn the_layer_table_is_read_from_the_docs() {
+    let doc = "# Dev\n\n## Code layout\n\n| layer | modules | holds |\n|---|---|---|\n\
+               | L4 | `cli/`, `main.rs` | x |\n| L2.5 | `ctx/` | y |\n| L0 | `error.rs` | z |\n\n\
+               ## Other\n\n| L9 | `nope/` | not the table |\n";
+    let table = layer_table(doc);
+    let got: Vec<(&str, u8)> = table.iter().map(|(m, l)| (m.as_str(), *l)).collect();
+    assert_eq!(got, [("cli", 8), ("ctx", 5), ("error", 0), ("main", 8)]);
+    let real = docs_table();
+    assert!(real["store"] < real["model"] && real["model"] < real["ctx"]);
+    assert!(real["ctx"] < real["workflow"] && real["workflow"] < real["cli"]);
+}
+
+/// Rendering is the CLI's: `output` (and `cli::output`) used anywhere
+/// else, as `file:line: import`.
+fn output_outside_cli(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        if file.starts_with("src/cli/") || file == "src/main.rs" {
+            continue;
+        }
+        for (line, import, segs) in imports(file, text) {
+            let first: Vec<&str> = segs.iter().take(2).map(String::as_str).collect();
+            if first.first() == Some(&"output") || first == ["cli", "output"] {
+                out.push(format!("{file}:{line}: {import}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn output_is_used_only_in_cli() {
+    let found = output_outside_cli(&read_src());
+    assert!(
+        found.is_empty(),
+        "rendering is the CLI's: `output` used outside src/cli (return an outcome struct and render it in cli/):\n{}",
+        found.join("\n")
+    );
+    let injected: Vec<(String, String)> = [
+        (
+            "src/store/record.rs",
+            "fn f() -> crate::output::Output { todo!() }\n",
+        ),
+        ("src/model/lane/rules.rs", "use crate::output::count;\n"),
+        (
+            "src/cli/lane.rs",
+            "use crate::cli::output::{count, Output};\n",
+        ),
+        (
+            "src/main.rs",
+            "fn m() { crate::cli::output::text_only(); }\n",
+        ),
+    ]
+    .iter()
+    .map(|(p, t)| (p.to_string(), t.to_string()))
+    .collect();
+    assert_eq!(
+        output_outside_cli(&injected),
+        [
+            "src/store/record.rs:1: crate::output::Output",
+            "src/model/lane/rules.rs:1: use crate::output::count;",
+        ]
+    );
+}
+
+/// Every module of the files: its path (`["store", "kind"]`) -> its file.
+fn module_files(files: &[(String, String)]) -> BTreeMap<Vec<String>, String> {
+    files
+        .iter()
+        .filter(|(f, _)| f != "src/main.rs")
+        .map(|(f, _)| (module_path(f), f.clone()))
+        .collect()
+}
+
+/// The submodules a file declares (`mod x;`, `pub mod x;`).
+fn declared_children(code: &str) -> BTreeSet<String> {
+    let re = regex::Regex::new(r"\bmod\s+(\w+)\s*;").unwrap();
+    re.captures_iter(code).map(|c| c[1].to_string()).collect()
+}
+
+/// (position, `pub`, crate-absolute path, the name it binds).
+type UseItem = (usize, bool, Vec<String>, String);
+
+/// The `use` items of a file, crate-absolute: (position, `pub`, path,
+/// the name it binds). Besides `crate::`/`super::`, `self::` and a
+/// declared submodule (`use kind::Records;` in `store/mod.rs`) as heads.
+fn use_items(file: &str, code: &str) -> Vec<UseItem> {
+    let here = module_path(file);
+    let children = declared_children(code);
+    let inline = inline_modules(code);
+    let re = regex::Regex::new(r"\b(pub(?:\([^)]*\))?\s+)?use\s+((?:\$crate|\w+)(?:::[^;]*)?);")
+        .unwrap();
+    let mut out = Vec::new();
+    for m in re.captures_iter(code) {
+        let at = m.get(0).unwrap().start();
+        if inline.iter().any(|&(s, e)| s < at && at < e) {
+            continue; // a test module's `use super::*` names its own file
+        }
+        for (path, alias) in expand_aliased(&m[2]) {
+            let mut segs: Vec<String> = path
+                .split("::")
+                .map(|s| s.trim().to_string())
+                .filter(|s| !s.is_empty())
+                .collect();
+            let Some(head) = segs.first().cloned() else {
+                continue;
+            };
+            let mut base = match head.as_str() {
+                "crate" | "git_swarm" | "$crate" => Vec::new(),
+                "super" => here[..here.len().saturating_sub(1)].to_vec(),
+                "self" => here.clone(),
+                h if children.contains(h) => {
+                    let mut b = here.clone();
+                    b.push(h.to_string());
+                    b
+                }
+                _ => continue,
+            };
+            segs.remove(0);
+            if segs.last().is_some_and(|s| s == "self") {
+                segs.pop();
+            }
+            base.extend(segs);
+            let Some(last) = base.last().cloned() else {
+                continue;
+            };
+            out.push((at, m.get(1).is_some(), base, alias.unwrap_or(last)));
+        }
+    }
+    out
+}
+
+/// As [`expand`], keeping each path's `as` name.
+fn expand_aliased(tree: &str) -> Vec<(String, Option<String>)> {
+    let tree = tree.trim();
+    let mut parts = Vec::new();
+    let (mut depth, mut start) = (0, 0);
+    for (k, c) in tree.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth -= 1,
+            ',' if depth == 0 => {
+                parts.push(&tree[start..k]);
+                start = k + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&tree[start..]);
+    let mut out = Vec::new();
+    for part in parts.into_iter().map(str::trim).filter(|p| !p.is_empty()) {
+        match part.find('{') {
+            Some(open) if part.ends_with('}') => {
+                let prefix = part[..open].trim_end_matches("::").trim();
+                for (inner, alias) in expand_aliased(&part[open + 1..part.len() - 1]) {
+                    let path = if prefix.is_empty() {
+                        inner
+                    } else {
+                        format!("{prefix}::{inner}")
+                    };
+                    out.push((path, alias));
+                }
+            }
+            _ => {
+                let mut bits = part.split(" as ");
+                let path = bits.next().unwrap_or(part).trim().to_string();
+                out.push((path, bits.next().map(|a| a.trim().to_string())));
+            }
+        }
+    }
+    out
+}
+
+/// The file-level import graph: file -> the files it imports from. An
+/// import names the file that defines the item (through a parent's
+/// `pub use` of a child); a module importing its own submodules is no
+/// edge, nor is a file importing itself or the crate root.
+fn import_graph(files: &[(String, String)]) -> BTreeMap<String, BTreeSet<String>> {
+    let mods = module_files(files);
+    let codes: BTreeMap<&str, String> = files
+        .iter()
+        .map(|(f, t)| (f.as_str(), code_only(t)))
+        .collect();
+    let uses: BTreeMap<&str, Vec<UseItem>> =
+        codes.iter().map(|(f, c)| (*f, use_items(f, c))).collect();
+    // module -> name -> where a `pub use` points it.
+    let mut reexports: BTreeMap<Vec<String>, BTreeMap<String, Vec<String>>> = BTreeMap::new();
+    for (f, items) in &uses {
+        for (_, public, path, name) in items {
+            if *public && name != "*" {
+                reexports
+                    .entry(module_path(f))
+                    .or_default()
+                    .insert(name.clone(), path.clone());
+            }
+        }
+    }
+    let resolve = |segs: &[String]| -> Option<String> {
+        let mut segs = segs.to_vec();
+        for _ in 0..8 {
+            let k = (0..=segs.len())
+                .rev()
+                .find(|&k| mods.contains_key(&segs[..k]))?;
+            let (module, rest) = segs.split_at(k);
+            match rest.first().and_then(|n| reexports.get(module)?.get(n)) {
+                Some(target) if target.as_slice() != segs.as_slice() => {
+                    segs = target.iter().chain(&rest[1..]).cloned().collect();
+                }
+                _ => return mods.get(module).cloned(),
+            }
+        }
+        None
+    };
+    let inline_path = regex::Regex::new(r"(?:^|[^\w:])(\w+)((?:::\w+)+)").unwrap();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (file, text) in files {
+        let here = module_path(file);
+        let mut targets = Vec::new();
+        for (_, _, path, _) in &uses[file.as_str()] {
+            targets.push(path.clone());
+        }
+        for (_, _, segs) in imports(file, text) {
+            targets.push(segs);
+        }
+        // Inline paths through a module a `use` named (`remote::publish(…)`
+        // after `use crate::store::remote;`).
+        let aliases: BTreeMap<&str, &Vec<String>> = uses[file.as_str()]
+            .iter()
+            .filter(|(_, _, path, _)| mods.contains_key(path))
+            .map(|(_, _, path, name)| (name.as_str(), path))
+            .collect();
+        if !aliases.is_empty() {
+            let code = &codes[file.as_str()];
+            for c in inline_path.captures_iter(code) {
+                if let Some(base) = aliases.get(&c[1]) {
+                    let mut segs = (*base).clone();
+                    segs.extend(
+                        c[2].split("::")
+                            .filter(|s| !s.is_empty())
+                            .map(str::to_string),
+                    );
+                    targets.push(segs);
+                }
+            }
+        }
+        for segs in targets {
+            let Some(to) = resolve(&segs) else { continue };
+            let there = module_path(&to);
+            let own_child = there.len() > here.len() && there[..here.len()] == here[..];
+            if to != *file && !there.is_empty() && !own_child {
+                graph.entry(file.clone()).or_default().insert(to);
+            }
+        }
+    }
+    graph
+}
+
+/// The import cycles of the files: each strongly connected set of two or
+/// more files, as one cycle through it (`a -> b -> a`).
+fn cycles(files: &[(String, String)]) -> Vec<String> {
+    let graph = import_graph(files);
+    // Tarjan's strongly connected components, iteratively.
+    let nodes: Vec<&String> = graph.keys().collect();
+    let mut index: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut low: BTreeMap<&str, usize> = BTreeMap::new();
+    let mut on_stack = BTreeSet::new();
+    let mut stack: Vec<&str> = Vec::new();
+    let mut sets: Vec<Vec<&str>> = Vec::new();
+    let empty = BTreeSet::new();
+    let next = |v: &str| {
+        graph
+            .get(v)
+            .unwrap_or(&empty)
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+    };
+    for start in nodes {
+        if index.contains_key(start.as_str()) {
+            continue;
+        }
+        let mut work: Vec<(&str, usize)> = vec![(start.as_str(), 0)];
+        while let Some(&mut (v, ref mut i)) = work.last_mut() {
+            if *i == 0 && !index.contains_key(v) {
+                let n = index.len();
+                index.insert(v, n);
+                low.insert(v, n);
+                stack.push(v);
+                on_stack.insert(v);
+            }
+            let succ = next(v);
+            if let Some(&w) = succ.get(*i) {
+                *i += 1;
+                if !index.contains_key(w) {
+                    work.push((w, 0));
+                } else if on_stack.contains(w) {
+                    let m = low[v].min(index[w]);
+                    low.insert(v, m);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                let m = low[parent].min(low[v]);
+                low.insert(parent, m);
+            }
+            if low[v] == index[v] {
+                let mut set = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack.remove(w);
+                    set.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                if set.len() > 1 {
+                    set.sort();
+                    sets.push(set);
+                }
+            }
+        }
+    }
+    // One cycle through each set: a shortest way back to its first file.
+    sets.iter()
+        .map(|set| {
+            let inside: BTreeSet<&str> = set.iter().copied().collect();
+            let from = set[0];
+            let mut prev: BTreeMap<&str, &str> = BTreeMap::new();
+            let mut queue = std::collections::VecDeque::from([from]);
+            let mut back = None;
+            while let Some(v) = queue.pop_front() {
+                for w in next(v).into_iter().filter(|w| inside.contains(w)) {
+                    if w == from {
+                        back = Some(v);
+                        queue.clear();
+                        break;
+                    }
+                    if !prev.contains_key(w) {
+                        prev.insert(w, v);
+                        queue.push_back(w);
+                    }
+                }
+            }
+            let mut path = vec![from];
+            let mut v = back.expect("a strongly connected set leads back");
+            while v != from {
+                path.push(v);
+                v = prev[v];
+            }
+            path.push(from);
+            let end = path.len() - 1;
+            path[1..end].reverse();
+            format!("{} files: {}", set.len(), path.join(" -> "))
+        })
+        .collect()
+}
+
+#[test]
+fn no_import_cycle_between_files() {
+    let found = cycles(&read_src());
+    assert!(
+        found.is_empty(),
+        "{} import cycle(s) between files (move what both need below both, or hand it in):\n{}",
+        found.len(),
+        found.join("\n")
+    );
+}
+
+fn files_of(files: &[(&str, &str)]) -> Vec<(String, String)> {
+    files
+        .iter()
+        .map(|(p, t)| (p.to_string(), t.to_string()))
+        .collect()
+}
+
+#[test]
+fn an_injected_cycle_inside_a_module_fails() {
+    let found = cycles(&files_of(&[
+        (
+            "src/store/mod.rs",
+            "pub mod archive;\npub mod notes;\npub mod remote;\npub struct Store;\n",
+        ),
+        (
+            "src/store/archive.rs",
+            "use super::remote::push;\nuse super::Store;\n",
+        ),
+        (
+            "src/store/remote.rs",
+            "use crate::store::notes::read;\npub fn push() {}\n",
+        ),
+        (
+            "src/store/notes.rs",
+            "pub fn read() { crate::store::archive::gc(); }\n",
+        ),
+    ]));
+    assert_eq!(
+        found,
+        ["3 files: src/store/archive.rs -> src/store/remote.rs -> src/store/notes.rs -> src/store/archive.rs"]
+    );
+}
+
+#[test]
+fn a_parent_re_exporting_its_children_is_no_cycle_but_imports_through_it_count() {
+    let tree = [
+        ("src/store/mod.rs", "mod kind;\nmod remote;\npub use kind::{Record, Records};\npub use self::remote::push;\npub struct Store;\nfn f() { kind::g(); }\n"),
+        ("src/store/kind.rs", "use super::Store;\npub struct Records;\npub fn g() {}\n"),
+        ("src/store/remote.rs", "use crate::store::Store;\npub fn push() {}\n"),
+        ("src/config.rs", "use crate::store::Store;\n"),
+    ];
+    assert_eq!(cycles(&files_of(&tree)), Vec::<String>::new());
+    // store/kind.rs reaches remote.rs, which imports Records: the
+    // re-export names kind.rs, so that is a cycle.
+    let mut looped = tree.to_vec();
+    looped[1].1 =
+        "use super::Store;\nuse super::remote;\npub struct Records;\nfn h() { remote::push(); }\n";
+    looped[2].1 = "use crate::store::{Records, Store};\npub fn push() {}\n";
+    assert_eq!(
+        cycles(&files_of(&looped)),
+        ["2 files: src/store/kind.rs -> src/store/remote.rs -> src/store/kind.rs"]
+    );
+    // And two top-level modules: config <-> store.
+    let mut both = tree.to_vec();
+    both[0].1 =
+        "mod kind;\nmod remote;\npub struct Store;\nfn open() { crate::config::params(); }\n";
+    assert_eq!(
+        cycles(&files_of(&both)),
+        ["2 files: src/config.rs -> src/store/mod.rs -> src/config.rs"]
+    );
+}

@@ -6,6 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{run_and_kill, Kill, Killed, Paused};
 
@@ -396,9 +397,7 @@ fn the_size_bound_holds_when_filled_past_it() {
 
 #[test]
 fn an_unreadable_record_is_listed_as_such_every_time_and_never_cached() {
-    let env = TestEnv::new();
-    let a = env.repo("alice");
-    env.swarm(&a, &["plan", "new", "good"]).ok();
+    let (env, a) = Swarm::repo("alice").plan(0, "good").repo_parts();
     // A forged plan record: YAML nested too deep to be read.
     let bad = format!(
         "schema: swarm-plan/v1\nplan: x\ntitle: {}1{}\n",

@@ -1,3 +1,8 @@
+//! The command line as a user meets it: flags and exit codes, help, man
+//! pages and completions, the version, settings from `git -c` and the
+//! environment, plural counts, and which repository a command acts on.
+
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -345,4 +350,370 @@ fn all_refs_sees_every_ref() {
     assert!(!env
         .all_refs(&repo)
         .contains_key("refs/swarm-remotes/origin/plans/x"));
+}
+
+#[test]
+fn git_dash_c_swarm_settings_are_honoured() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    env.git(&repo, &["swarm", "init"]);
+
+    // swarm.as from `git -c` wins over the repository's swarm.as.
+    env.git(&repo, &["-c", "swarm.as=zed", "swarm", "plan", "new", "x"]);
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/x"]);
+    assert!(msg.contains("Swarm-Actor: zed"), "{msg}");
+    // Section and key names are case-insensitive, as in git; the last wins.
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "SWARM.AS=yan",
+            "-c",
+            "Swarm.As=wu",
+            "swarm",
+            "plan",
+            "new",
+            "y",
+        ],
+    );
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/y"]);
+    assert!(msg.contains("Swarm-Actor: wu"), "{msg}");
+    // `-c` wins over GIT_CONFIG_COUNT, which wins over the files.
+    let mut cmd = env.command("git", &repo);
+    cmd.args(["-c", "swarm.as=cli", "swarm", "plan", "new", "z"])
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "swarm.as")
+        .env("GIT_CONFIG_VALUE_0", "envy");
+    assert!(cmd.status().unwrap().success());
+    let msg = env.git(&repo, &["log", "-1", "--format=%B", "refs/swarm/plans/z"]);
+    assert!(msg.contains("Swarm-Actor: cli"), "{msg}");
+
+    // An unsafe swarm.planFile from `-c` is refused, not ignored.
+    let run = env.git_run(
+        &repo,
+        &[
+            "-c",
+            "swarm.planFile=../x",
+            "swarm",
+            "plan",
+            "checkout",
+            "x",
+            "--force",
+        ],
+    );
+    assert_ne!(run.code, 0, "{run:?}");
+    assert!(!repo.join("PLAN.md").exists());
+    assert!(!env.root().join("x").exists());
+
+    // Hooks see `git -c` too.
+    env.write(&repo.join("f.txt"), "x\n");
+    env.git(&repo, &["add", "."]);
+    let claude = "Add\n\nCo-authored-by: Claude <noreply@anthropic.com>";
+    env.git_run(&repo, &["commit", "-q", "-m", claude]).code(1);
+    env.git(
+        &repo,
+        &[
+            "-c",
+            "swarm.attribution=allow",
+            "commit",
+            "-q",
+            "-m",
+            claude,
+        ],
+    );
+}
+
+#[test]
+fn version_json_prints_json() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let run = env.swarm(&repo, &["--version", "--json"]).ok();
+    let json = run.json();
+    assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
+    assert_eq!(json["name"], "git-swarm");
+    env.swarm(&repo, &["--version"])
+        .ok()
+        .stdout_has(&format!("git-swarm {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn man_install_writes_a_page_per_command_and_every_reference_resolves() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let man1 = env.root().join("man/man1");
+    let json = env
+        .swarm(
+            &repo,
+            &[
+                "man",
+                "--install",
+                "--dir",
+                man1.to_str().unwrap(),
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let installed = json["installed"].as_array().unwrap();
+    assert!(installed.len() > 40, "{json}");
+    for page in [
+        "git-swarm.1",
+        "git-swarm-plan.1",
+        "git-swarm-plan-reopen.1",
+        "git-swarm-lead-claim.1",
+        "git-swarm-lead-log.1",
+    ] {
+        assert!(man1.join(page).exists(), "{page} missing");
+    }
+    assert!(env
+        .read(&man1.join("git-swarm-lead.1"))
+        .contains(".TH git-swarm-lead 1"));
+    // Every `git-swarm-…(1)` a page names is a page that exists.
+    let re = regex::Regex::new(r"(git\\-swarm(?:\\-[a-z]+)+)\(1\)").unwrap();
+    let mut refs = 0;
+    for entry in std::fs::read_dir(&man1).unwrap() {
+        let text = std::fs::read_to_string(entry.unwrap().path()).unwrap();
+        for cap in re.captures_iter(&text) {
+            refs += 1;
+            let name = cap[1].replace("\\-", "-");
+            assert!(
+                man1.join(format!("{name}.1")).exists(),
+                "{name}(1) is named but missing"
+            );
+        }
+    }
+    assert!(refs > 20, "only {refs} references found");
+    // One page printed by command path; an unknown command is bad usage.
+    env.swarm(&repo, &["man", "lead", "claim"])
+        .ok()
+        .stdout_has(".TH git-swarm-lead-claim 1");
+    env.swarm(&repo, &["man", "frobnicate"]).err(2, "USAGE");
+}
+
+#[test]
+fn help_opens_the_installed_page_or_falls_back_to_the_text_help() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    // A stand-in `man`: `-w PAGE` succeeds iff the page file exists; else it "shows" it.
+    let fake = env.root().join("fake-man");
+    let pages = env.root().join("pages");
+    std::fs::create_dir_all(&pages).unwrap();
+    env.write(
+        &fake.join("man"),
+        &format!(
+            "#!/bin/sh\nif [ \"$1\" = -w ]; then test -f {}/\"$2\".1; exit $?; fi\necho \"MAN PAGE $1\"\n",
+            pages.display()
+        ),
+    );
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(fake.join("man"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        fake.display(),
+        env.bin.display(),
+        std::env::var("PATH").unwrap()
+    );
+    let help = |mode: &str, args: &[&str]| {
+        let out = env
+            .command(env.bin.join("git-swarm").to_str().unwrap(), &repo)
+            .env("PATH", &path)
+            .env("GIT_SWARM_HELP", mode)
+            .args(args)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    // No page installed: the text help.
+    let text = help("man", &["plan", "--help"]);
+    assert!(text.contains("Usage: git swarm plan"), "{text}");
+    // Installed: the page of exactly that command.
+    env.swarm(
+        &repo,
+        &["man", "--install", "--dir", pages.to_str().unwrap()],
+    )
+    .ok();
+    assert_eq!(
+        help("man", &["plan", "--help"]),
+        "MAN PAGE git-swarm-plan\n"
+    );
+    assert_eq!(
+        help("man", &["--as", "x", "lead", "claim", "--help"]),
+        "MAN PAGE git-swarm-lead-claim\n"
+    );
+    assert_eq!(help("man", &["--help"]), "MAN PAGE git-swarm\n");
+    // Through git, `git swarm <command> --help` reaches us too.
+    let via_git = env
+        .swarm_env(
+            &repo,
+            &[("PATH", &path), ("GIT_SWARM_HELP", "man")],
+            &["plan", "--help"],
+        )
+        .ok();
+    assert_eq!(via_git.stdout, "MAN PAGE git-swarm-plan\n");
+    // -h is always the short text help; GIT_SWARM_HELP=text and a pipe give text.
+    assert!(help("man", &["plan", "-h"]).contains("Usage: git swarm plan"));
+    assert!(help("text", &["plan", "--help"]).contains("Usage: git swarm plan"));
+    assert!(help("", &["plan", "--help"]).contains("Usage: git swarm plan"));
+}
+
+#[test]
+fn bash_completes_plan_lane_and_packet_names_from_the_repository() {
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").plan(0, "api").repo_parts();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok();
+    let wt = repo.join("_swarm-worktrees/login");
+    let packet = env
+        .swarm(&wt, &["handoff", "--reason", "capacity_low", "--json"])
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let script = env.swarm(&repo, &["completions", "bash"]).ok().stdout;
+    let file = env.root().join("git-swarm.bash");
+    env.write(&file, &script);
+    let complete = |line: &[&str]| -> String {
+        let words: Vec<String> = line.iter().map(|w| format!("'{w}'")).collect();
+        let probe = format!(
+            "source {}\nCOMP_WORDS=({}); COMP_CWORD={}; _git_swarm; echo \"${{COMPREPLY[*]}}\"\n",
+            file.display(),
+            words.join(" "),
+            line.len() - 1
+        );
+        let out = env
+            .command("bash", &repo)
+            .args(["-c", &probe])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    assert_eq!(complete(&["git", "swarm", "plan", "show", "a"]), "api auth");
+    assert_eq!(complete(&["git", "swarm", "plan", "reopen", "au"]), "auth");
+    assert_eq!(
+        complete(&["git", "swarm", "status", "--plan", ""]),
+        "api auth"
+    );
+    assert_eq!(
+        complete(&["git", "swarm", "lane", "new", "x", "--plan", "ap"]),
+        "api"
+    );
+    assert_eq!(complete(&["git", "swarm", "lane", "rm", ""]), "login");
+    assert_eq!(complete(&["git", "swarm", "verify", "lane", "l"]), "login");
+    assert_eq!(complete(&["git", "swarm", "accept", ""]), packet);
+    assert_eq!(complete(&["git", "swarm", "packet", "show", ""]), packet);
+    // Elsewhere, the static completion of subcommands and flags still works.
+    let subs = complete(&["git", "swarm", "plan", ""]);
+    assert!(subs.split_whitespace().any(|w| w == "reopen"), "{subs}");
+    let subs = complete(&["git", "swarm", "lead", ""]);
+    assert!(subs.split_whitespace().any(|w| w == "succession"), "{subs}");
+    // The helper is no command a user is offered.
+    let top = complete(&["git", "swarm", ""]);
+    assert!(top.split_whitespace().any(|w| w == "status"), "{top}");
+    assert!(!top.contains("__complete"), "{top}");
+    assert!(
+        !script
+            .lines()
+            .any(|l| l.trim_start().starts_with("opts=") && l.contains("__complete")),
+        "the helper leaked into the static lists"
+    );
+    // The helper itself: nothing (and exit 0) where no name is wanted, or outside a repository.
+    let run = env
+        .swarm(&repo, &["__complete", "--", "plan", "new", ""])
+        .ok();
+    assert_eq!(run.stdout, "");
+    env.swarm(env.root(), &["__complete", "--", "plan", "show", ""])
+        .ok();
+}
+
+#[test]
+fn counts_in_human_output_agree_in_number() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    env.write(&repo.join("b.txt"), "b\n");
+    env.git(&repo, &["add", "b.txt"]);
+    env.git(&repo, &["commit", "-q", "--no-verify", "-m", "b"]);
+    env.swarm(&repo, &["check", "--range", "HEAD~1..HEAD"])
+        .ok()
+        .stdout_has("ok: 1 commit in ");
+    env.write(&repo.join("c.txt"), "c\n");
+    env.git(&repo, &["add", "c.txt"]);
+    env.git(&repo, &["commit", "-q", "--no-verify", "-m", "c"]);
+    env.swarm(&repo, &["check", "--range", "HEAD~2..HEAD"])
+        .ok()
+        .stdout_has("ok: 2 commits in ");
+    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    env.swarm(&repo, &["lane", "new", "one", "--plan", "p"])
+        .ok();
+    env.swarm(&repo, &["lane", "rm", "one"]).ok();
+    env.swarm(&repo, &["lane", "list"])
+        .ok()
+        .stdout_has("(1 removed lane not shown");
+}
+
+#[test]
+fn writing_commands_refuse_a_bare_repository_and_reading_ones_work() {
+    let (env, remote, _) = Swarm::new(&["alice"]).plan(0, "auth").sync(0).parts();
+    let before = env.all_refs(&remote);
+    for args in [
+        vec!["init"],
+        vec!["plan", "new", "x"],
+        vec!["plan", "close", "auth"],
+        vec!["lane", "new", "l", "--plan", "auth"],
+        vec!["report", "done", "--lane", "l"],
+        vec!["lead", "claim", "--plan", "auth", "--succession", "alice"],
+        vec!["gc"],
+        vec!["sync"],
+    ] {
+        let mut full = vec!["--as", "alice"];
+        full.extend(args.iter());
+        let run = env.swarm(&remote, &full).err(4, "BARE_REPO");
+        run.expect_stderr("hint: run it in a clone");
+        assert!(run.stdout.is_empty());
+    }
+    let json = env
+        .swarm(&remote, &["plan", "new", "x", "--as", "alice", "--json"])
+        .code(4)
+        .json();
+    assert_eq!(json["error"]["code"], "BARE_REPO");
+    assert_eq!(before, env.all_refs(&remote), "nothing written");
+    env.swarm(&remote, &["status"])
+        .ok()
+        .stdout_has("auth [active]");
+    env.swarm(&remote, &["plan", "list"])
+        .ok()
+        .stdout_has("auth");
+    env.swarm(&remote, &["packets"]).ok();
+    env.swarm(&remote, &["lane", "list"]).ok();
+}
+
+#[test]
+fn an_invalid_git_swarm_now_is_refused() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    for bad in [
+        "tomorrow",
+        "2026-13-01T00:00:00Z",
+        "1700000000",
+        // RFC 3339 offsets stop at ±23:59 (the parser alone took +25:00).
+        "2026-01-01T00:00:00+25:00",
+        // Leases added to it would overflow later with a raw message.
+        "9999-12-31T23:59:59Z",
+    ] {
+        env.swarm_env(&repo, &[("GIT_SWARM_NOW", bad)], &["status"])
+            .err(2, "ENV_INVALID")
+            .stderr_has("GIT_SWARM_NOW");
+    }
+    env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_NOW", "2026-01-01T00:00:00-23:30")],
+        &["status"],
+    )
+    .ok();
+    env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_NOW", "2026-01-01T00:00:00Z")],
+        &["status"],
+    )
+    .ok();
 }

@@ -2,8 +2,8 @@
 //! refused at input (`TEXT_INVALID`), records holding them published by
 //! anyone are unreadable (`RECORD_INVALID`), and nothing prints them raw.
 
-use crate::hardening::push_raw_record;
-use crate::harness::{Run, TestEnv};
+use crate::fixture::{push_raw_record, Swarm};
+use crate::harness::Run;
 
 #[track_caller]
 fn no_escape(run: &Run) {
@@ -19,10 +19,8 @@ fn no_escape(run: &Run) {
 
 #[test]
 fn control_characters_in_packets_and_reports_are_refused_and_nothing_is_written() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"]).plan(0, "p").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "p"]).ok();
     let lane = env
         .swarm(a, &["lane", "new", "t", "--plan", "p", "--json"])
         .ok()
@@ -80,12 +78,12 @@ fn control_characters_in_packets_and_reports_are_refused_and_nothing_is_written(
 
 #[test]
 fn a_published_record_with_control_characters_is_unreadable_and_never_printed_raw() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "p")
+        .lane(0, "ok")
+        .sync(0)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "p"]).ok();
-    env.swarm(a, &["lane", "new", "ok", "--plan", "p"]).ok();
-    env.swarm(a, &["sync"]).ok();
     let forged = "schema: swarm-lane/v1\nfeature: esc\nplan: p\nowner: \"\\e[31mRED\\e]0;pwned\\a\\nfake line\"\nbranch: esc\npath: \"/tmp/\\e[2Jx\"\nbase: main\nbase_commit: 0000000000000000000000000000000000000000\nstate: active\ncreated_at: 2026-01-01T00:00:00Z\ncreated_by: mallory\nupdated_at: 2026-01-01T00:00:00Z\n";
     push_raw_record(&env, a, "refs/swarm/lanes/esc", "lane.yaml", forged);
     // Only the path is hostile here: the owner is a fine address.

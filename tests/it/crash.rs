@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::{assert_fsck_clean, run_and_kill, soak_rounds, Kill, Killed, Rng, WRITING};
 
@@ -27,25 +28,14 @@ fn records_whole(env: &TestEnv, dir: &Path) {
 
 #[test]
 fn every_writing_command_killed_at_random_leaves_whole_records_and_converges() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .plan(0, "ui")
+        .lane(0, "shell")
+        .sync(0)
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
-    env.swarm(a, &["plan", "new", "ui"]).ok();
-    env.swarm(a, &["lane", "new", "shell", "--plan", "ui"]).ok();
-    env.swarm(a, &["sync"]).ok();
     let wt = a.join("_swarm-worktrees/shell");
     let text = env.root().join("plan.md");
     let mut rng = Rng::new("crash");

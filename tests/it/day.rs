@@ -8,6 +8,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::{finish, ref_of, spawn};
 
@@ -23,8 +24,7 @@ fn lane_path(run: &crate::harness::Run) -> PathBuf {
 
 #[test]
 fn one_agents_day_end_to_end_in_four_clones() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob", "carol"]);
+    let (env, remote, clones) = Swarm::new(&["lead", "ann", "bob", "carol"]).parts();
     let (lead, ann, bob, carol) = (&clones[0], &clones[1], &clones[2], &clones[3]);
     let log = crate::lane_task::count_pushes(&remote);
 

@@ -7,6 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{finish, soak_rounds, spawn, wait_arrivals};
 
@@ -56,9 +57,8 @@ fn race_named(
 
 #[test]
 fn lanes_of_one_plan_started_at_once_on_three_clones_leave_one_executor() {
-    let env = TestEnv::new();
     let names = ["ann", "ben", "cat"];
-    let (remote, clones) = env.remote_with_clones(&names);
+    let (env, remote, clones) = Swarm::new(&names).parts();
     for round in 0..soak_rounds(4) {
         let plan = format!("p{round}");
         env.swarm(&clones[0], &["plan", "new", &plan]).ok();
@@ -125,12 +125,12 @@ fn lanes_of_one_plan_started_at_once_on_three_clones_leave_one_executor() {
 
 #[test]
 fn a_lane_published_by_another_machine_refuses_a_second_one_before_any_sync() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "ben"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     let started = env
         .swarm(a, &["lane", "new", "login", "--plan", "auth", "--json"])
         .ok()
@@ -173,12 +173,12 @@ fn a_lane_published_by_another_machine_refuses_a_second_one_before_any_sync() {
 
 #[test]
 fn a_start_on_a_plan_that_moved_on_the_remote_is_written_again_on_top_and_published() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "ben"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     // ann saves the plan text and publishes it; ben's plan ref is behind.
     env.write(&a.join("PLAN.md"), "# auth\n\n1. login\n");
     env.swarm(a, &["plan", "save", "auth"]).ok();
@@ -202,11 +202,8 @@ fn a_start_on_a_plan_that_moved_on_the_remote_is_written_again_on_top_and_publis
 
 #[test]
 fn offline_or_with_the_remote_down_the_start_stays_local_and_sync_publishes_it() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "auth").sync(0).parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
     let offline = env
         .swarm(
             a,
@@ -255,11 +252,11 @@ fn offline_or_with_the_remote_down_the_start_stays_local_and_sync_publishes_it()
 
 #[test]
 fn the_same_lane_started_at_once_on_two_clones_is_kept_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
-    env.swarm(&clones[0], &["plan", "new", "auth"]).ok();
-    env.swarm(&clones[0], &["sync"]).ok();
-    env.swarm(&clones[1], &["sync"]).ok();
+    let (env, remote, clones) = Swarm::new(&["ann", "ben"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let runs = race_named(&env, &clones, 0, "auth", |_| "login".to_string());
     let winners: Vec<usize> = (0..2).filter(|&i| runs[i].code == 0).collect();
     assert_eq!(winners.len(), 1, "{runs:#?}");

@@ -332,3 +332,60 @@ fn an_unknown_plan_is_refused_and_an_empty_swarm_forecasts_nothing() {
         .err(2, "NAME_INVALID");
     assert_eq!(env.all_refs(&m1), before);
 }
+
+/// Replace line `line` of `f` in `dir` and commit (hooks skipped).
+fn edit_f(env: &TestEnv, dir: &Path, line: usize, text: &str) {
+    let old = env.read(&dir.join("f"));
+    let mut lines: Vec<&str> = old.lines().collect();
+    lines[line - 1] = text;
+    env.write(&dir.join("f"), &(lines.join("\n") + "\n"));
+    env.git(
+        dir,
+        &[
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-am",
+            &format!("f line {line}"),
+        ],
+    );
+}
+
+#[test]
+fn the_push_forecast_blames_a_lane_only_for_conflicts_in_its_own_changes() {
+    let env = TestEnv::new();
+    let (_remote, m1, m2) = crate::forecast::two_machines(&env);
+    // divfix (on m1) changes line 2 of f and is pushed.
+    crate::forecast::lane_edit(&env, &m1, "divfix", 2, "two (divfix)");
+    // main then changes the same line another way (a merged PR).
+    edit_f(&env, &m1, 2, "two (main)");
+    env.git(
+        &m1,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+
+    // docs (on m2) starts from the new main and only touches README.md:
+    // main's line 2 conflicts with divfix, not docs' work.
+    env.git(&m2, &["pull", "--quiet", "--ff-only"]);
+    env.git(&m2, &["fetch", "--quiet", "origin"]);
+    env.swarm(&m2, &["plan", "new", "docs"]).ok();
+    env.swarm(&m2, &["lane", "new", "docs", "--plan", "docs"])
+        .ok();
+    let docs = m2.join("_swarm-worktrees/docs");
+    env.write(&docs.join("README.md"), "hello, docs\n");
+    env.git(&docs, &["commit", "--quiet", "-am", "docs"]);
+    let run = env
+        .git_run(&docs, &["push", "--quiet", "origin", "feat/docs"])
+        .ok();
+    assert!(
+        !run.stderr.contains("forecast to conflict"),
+        "{}",
+        run.stderr
+    );
+
+    // When docs does change that line, the conflict is its own.
+    edit_f(&env, &docs, 2, "two (docs)");
+    env.git_run(&docs, &["push", "--quiet", "origin", "feat/docs"])
+        .ok()
+        .stderr_has("warning: docs is forecast to conflict with lane divfix in f");
+}

@@ -3,13 +3,10 @@
 //! neither lend its owner to whoever works in the named path nor make
 //! `lane prune` delete the worktree it moved away from.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
-
-fn worktree(dir: &Path, feature: &str) -> PathBuf {
-    dir.join("_swarm-worktrees").join(feature)
-}
 
 /// Fast-forward `refs/swarm/lanes/<feature>` in the bare `remote` with a
 /// new version of its record whose `fields` are replaced: git plumbing only,
@@ -47,13 +44,12 @@ fn canon(p: &Path) -> String {
 
 #[test]
 fn a_forged_lane_record_naming_the_main_checkout_does_not_take_over_identity() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "mallory"]);
-    let (a, m) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&m, &["plan", "new", "bait"]).ok();
-    env.swarm(&m, &["lane", "new", "hij", "--plan", "bait"])
-        .ok();
-    env.swarm(&m, &["sync"]).ok();
+    let (env, remote, clones) = Swarm::new(&["alice", "mallory"])
+        .plan(1, "bait")
+        .lane(1, "hij")
+        .sync(1)
+        .parts();
+    let a = clones[0].clone();
     forge(&env, &remote, "hij", &[("path", &canon(&a))]);
 
     env.swarm(&a, &["sync"]).ok();
@@ -74,12 +70,8 @@ fn a_forged_lane_record_naming_the_main_checkout_does_not_take_over_identity() {
 
 #[test]
 fn a_forged_owner_and_path_on_a_lane_do_not_make_prune_delete_its_worktree() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let (env, remote, clones) = Swarm::new(&["bob"]).plan(0, "auth").lane(0, "vic").parts();
     let b = clones[0].clone();
-    env.swarm(&b, &["plan", "new", "auth"]).ok();
-    env.swarm(&b, &["lane", "new", "vic", "--plan", "auth"])
-        .ok();
     let wt = worktree(&b, "vic");
     env.write(&wt.join("vic.rs"), "fn vic() {}\n");
     env.write(&wt.join(".gitignore"), ".env\n");
@@ -110,40 +102,24 @@ fn a_forged_owner_and_path_on_a_lane_do_not_make_prune_delete_its_worktree() {
 
 #[test]
 fn prune_keeps_an_accepted_lanes_old_worktree_while_it_holds_ignored_files() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(
+            0,
+            "login",
+            &[("login.rs", "fn login() {}\n"), (".gitignore", ".env\n")],
+            "login",
+        );
+    let id = s.handoff(0, "login");
+    let (env, _, clones) = s
+        .switched(1, "feat/login")
+        .run(1, &["accept", &id])
+        .sync(0)
+        .parts();
+    let a = clones[0].clone();
     let wt = worktree(&a, "login");
-    env.write(&wt.join("login.rs"), "fn login() {}\n");
-    env.write(&wt.join(".gitignore"), ".env\n");
-    env.git(&wt, &["add", "login.rs", ".gitignore"]);
-    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
-    env.git(
-        &wt,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "-u",
-            "origin",
-            "feat/login",
-        ],
-    );
-    let id = env
-        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
-        .ok()
-        .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    env.git(&b, &["fetch", "--quiet", "origin"]);
-    env.git(&b, &["switch", "--quiet", "feat/login"]);
-    env.swarm(&b, &["accept", &id]).ok();
-    env.swarm(&a, &["sync"]).ok();
     env.write(&wt.join(".env"), "SECRET=1\n");
     env.swarm(&a, &["lane", "prune"])
         .ok()
@@ -157,13 +133,12 @@ fn prune_keeps_an_accepted_lanes_old_worktree_while_it_holds_ignored_files() {
 
 #[test]
 fn a_lane_record_with_an_invalid_owner_is_record_invalid() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let (env, remote, clones) = Swarm::new(&["bob"])
+        .plan(0, "auth")
+        .lane(0, "vic")
+        .sync(0)
+        .parts();
     let b = clones[0].clone();
-    env.swarm(&b, &["plan", "new", "auth"]).ok();
-    env.swarm(&b, &["lane", "new", "vic", "--plan", "auth"])
-        .ok();
-    env.swarm(&b, &["sync"]).ok();
     forge(&env, &remote, "vic", &[("owner", "mal lory; rm -rf")]);
     env.swarm(&b, &["sync"]).ok();
     env.swarm(&b, &["lane", "list"])
@@ -173,15 +148,14 @@ fn a_lane_record_with_an_invalid_owner_is_record_invalid() {
 
 #[test]
 fn a_forged_lane_naming_another_lanes_branch_takes_nothing_over() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["bob"]);
+    let (env, remote, clones) = Swarm::new(&["bob"])
+        .plan(0, "auth")
+        .plan(0, "ops")
+        .run(0, &["lane", "new", "signup", "--plan", "auth"])
+        .lane(0, "h4")
+        .sync(0)
+        .parts();
     let b = clones[0].clone();
-    env.swarm(&b, &["plan", "new", "auth"]).ok();
-    env.swarm(&b, &["plan", "new", "ops"]).ok();
-    env.swarm(&b, &["lane", "new", "signup", "--plan", "auth"])
-        .ok();
-    env.swarm(&b, &["lane", "new", "h4", "--plan", "ops"]).ok();
-    env.swarm(&b, &["sync"]).ok();
     // mallory rewrites lane h4 to claim bob's branch, and another to name
     // an option as its base.
     forge(

@@ -5,6 +5,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 /// Every commit reachable from the swarm refs (live and archived).
@@ -24,23 +25,12 @@ fn live(env: &TestEnv, dir: &Path) -> Vec<String> {
 
 #[test]
 fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        // A finished plan: led, handed off, accepted, released, closed.
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    // A finished plan: led, handed off, accepted, released, closed.
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
     let packet = env
         .swarm(
             a,
@@ -192,8 +182,7 @@ fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
 
 #[test]
 fn sync_runs_gc_past_the_threshold() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     for p in ["p1", "p2", "p3"] {
         env.swarm(a, &["plan", "new", p]).ok();
@@ -232,19 +221,17 @@ fn messages_of(env: &TestEnv, dir: &Path, plan: &str) -> Vec<String> {
 
 #[test]
 fn gc_archives_the_messages_of_a_closed_plan_even_ones_posted_after_it() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "old")
+        .plan(0, "live")
+        .run(0, &["notify", "bob", "--plan", "old", "schema landed"])
+        .run(0, &["notify", "bob", "--plan", "live", "still going"])
+        .run(0, &["notify", "bob", "no plan at all"])
+        .run(0, &["plan", "close", "old"])
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "old"]).ok();
-    env.swarm(a, &["plan", "new", "live"]).ok();
-    env.swarm(a, &["notify", "bob", "--plan", "old", "schema landed"])
-        .ok();
-    env.swarm(a, &["notify", "bob", "--plan", "live", "still going"])
-        .ok();
-    env.swarm(a, &["notify", "bob", "no plan at all"]).ok();
-    env.swarm(a, &["plan", "close", "old"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     let old_message = messages_of(&env, a, "old");
     assert_eq!(old_message.len(), 1);
 

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 
 fn head(env: &TestEnv, dir: &Path) -> String {
@@ -16,17 +17,9 @@ fn commit(env: &TestEnv, dir: &Path, args: &[&str]) -> Run {
     env.git_run(dir, &all)
 }
 
-/// A repository with the hooks installed by `git swarm init`.
-fn guarded_repo(env: &TestEnv) -> PathBuf {
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    repo
-}
-
 #[test]
 fn a_commit_adding_plan_md_is_refused_by_the_hook_and_by_check_range() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     let before = head(&env, &repo);
     let refs_before = env.all_refs(&repo);
     env.write(&repo.join("PLAN.md"), "# my plan\n");
@@ -120,8 +113,7 @@ fn changeset_names(env: &TestEnv, dir: &Path, rev: &str) -> Vec<String> {
 
 #[test]
 fn changeset_names_must_be_unique_across_base_lanes_remote_lanes_and_the_commit() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // main has a changeset and the changeset README.
     env.write(&b.join(".changeset/README.md"), "changesets\n");
@@ -278,8 +270,7 @@ fn accepted(env: &TestEnv, dir: &Path, names: &[&str]) {
 
 #[test]
 fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commit() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.write(&repo.join(".changeset/on-base.md"), "base\n");
     env.git(&repo, &["add", ".changeset"]);
     commit(&env, &repo, &["--quiet", "-m", "a changeset"]).ok();
@@ -336,8 +327,7 @@ fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commi
 
 #[test]
 fn a_mistyped_swarm_remote_does_not_block_the_guards() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // A lane branch on the remote with a changeset.
     env.git(b, &["checkout", "--quiet", "-b", "feat/x"]);
@@ -367,8 +357,7 @@ fn a_mistyped_swarm_remote_does_not_block_the_guards() {
 
 #[test]
 fn an_index_that_cannot_be_read_fails_closed() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     // A symlink loop: not "no index" (even root cannot read it).
     let looped = env.root().join("looped-index");
     std::os::unix::fs::symlink(&looped, &looped).unwrap();
@@ -390,8 +379,7 @@ fn an_index_that_cannot_be_read_fails_closed() {
 
 #[test]
 fn reserved_changeset_patterns_come_from_swarm_reserved_changesets() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.git(
         &repo,
         &[
@@ -445,8 +433,7 @@ fn reserved_changeset_patterns_come_from_swarm_reserved_changesets() {
 
 #[test]
 fn ai_attribution_is_blocked_stripped_or_allowed() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     let claude = "Co-authored-by: Claude <noreply@anthropic.com>";
     let footer = "🤖 Generated with [Claude Code](https://claude.com/claude-code)";
     let human = "Co-authored-by: Jane Doe <jane@example.com>";
@@ -536,8 +523,7 @@ fn ai_attribution_is_blocked_stripped_or_allowed() {
 
 #[test]
 fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
     env.write(&a.join("x.txt"), "x\n");
@@ -582,8 +568,7 @@ fn fenced_publish_blocks_a_plain_push_to_a_protected_ref() {
 
 #[test]
 fn hooks_read_the_index_git_names_inside_a_lane_worktree() {
-    let env = TestEnv::new();
-    let repo = guarded_repo(&env);
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "p"]).ok();
     env.swarm(&repo, &["lane", "new", "w", "--plan", "p"]).ok();
     let wt = repo.join("_swarm-worktrees/w");
@@ -823,4 +808,232 @@ fn the_pre_commit_framework_runs_the_guards_from_pre_commit_hooks_yaml() {
         &sample,
         &["push", "--quiet", "origin", "main:refs/heads/feat/c"],
     );
+}
+
+/// A directory holding only `git`, for a PATH without git-swarm.
+fn path_without_git_swarm(env: &TestEnv) -> String {
+    let dir = env.root().join("git-only");
+    std::fs::create_dir_all(&dir).unwrap();
+    let git = std::process::Command::new("sh")
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let git = String::from_utf8(git.stdout).unwrap().trim().to_string();
+    std::os::unix::fs::symlink(&git, dir.join("git")).unwrap();
+    dir.display().to_string()
+}
+
+#[test]
+fn a_hook_without_git_swarm_on_path_says_what_is_missing_and_fails_closed() {
+    let (env, repo) = Swarm::repo("a").init(0).repo_parts();
+    let head = env.git(&repo, &["rev-parse", "HEAD"]);
+    env.write(&repo.join("x.txt"), "x\n");
+    env.git(&repo, &["add", "x.txt"]);
+    let path = path_without_git_swarm(&env);
+    let out = env
+        .command("git", &repo)
+        .env("PATH", &path)
+        .args(["commit", "-q", "-m", "x"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("error[GUARD_ERROR]: the git-swarm pre-commit hook cannot run: the git-swarm binary is not on PATH"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: install it (cargo install"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("is not a git command"), "{stderr}");
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "HEAD"]),
+        head,
+        "no commit made"
+    );
+    // The hook itself exits 4, like a guard that cannot run; so does the shim in hooks/.
+    for hook in [
+        repo.join(".git/hooks/pre-commit"),
+        repo.join(".git/hooks/commit-msg"),
+        std::path::PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/hooks/pre-push")),
+    ] {
+        let out = env
+            .command("/bin/sh", &repo)
+            .env("PATH", &path)
+            .arg(&hook)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(4), "{}", hook.display());
+        assert!(out.stdout.is_empty());
+        assert!(String::from_utf8_lossy(&out.stderr).contains("git-swarm binary is not on PATH"));
+    }
+    // With the binary on PATH, the same commit goes through.
+    env.git(&repo, &["commit", "-q", "-m", "x"]);
+}
+
+fn commit_changeset(env: &TestEnv, dir: &Path, name: &str, text: &str) -> crate::harness::Run {
+    env.write(&dir.join(".changeset").join(name), text);
+    env.git(dir, &["add", "."]);
+    env.git_run(
+        dir,
+        &["commit", "--quiet", "-m", &format!("changeset {name}")],
+    )
+}
+
+#[test]
+fn a_lanes_own_changeset_merged_into_main_is_no_duplicate_for_the_hook_or_check_range() {
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .plan(0, "docs")
+        .run(0, &["lane", "new", "login", "--plan", "auth"])
+        .parts();
+    let a = &clones[0];
+    let login = worktree(a, "login");
+    commit_changeset(
+        &env,
+        &login,
+        "login-form.md",
+        "---\nauth: minor\n---\nLogin form\n",
+    )
+    .ok();
+
+    // The leader squashes the lane into main: the pre-commit hook lets the
+    // lane's own changeset in.
+    env.git(a, &["merge", "--quiet", "--squash", "feat/login"]);
+    env.git_run(a, &["commit", "--quiet", "-m", "login (squashed)"])
+        .ok();
+    assert!(a.join(".changeset/login-form.md").exists());
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+
+    // A lane started after that inherits the file from main: not blamed.
+    env.swarm(
+        a,
+        &["lane", "new", "manual", "--plan", "docs", "--base", "main"],
+    )
+    .ok();
+    assert!(worktree(a, "manual")
+        .join(".changeset/login-form.md")
+        .exists());
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD", "--json"])
+        .ok();
+
+    // A real merge and a cherry-pick of a second changeset pass check too.
+    commit_changeset(&env, &login, "login-errors.md", "Login errors\n").ok();
+    env.git(
+        a,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "--no-verify",
+            "-m",
+            "merge login",
+            "feat/login",
+        ],
+    );
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+    commit_changeset(&env, &login, "login-retry.md", "Login retry\n").ok();
+    env.git(a, &["cherry-pick", "feat/login"]);
+    env.swarm(a, &["check", "--range", "HEAD~1..HEAD"]).ok();
+
+    // The same name with other content is still a duplicate.
+    let run = commit_changeset(&env, a, "login-form-2.md", "x\n");
+    run.ok();
+    commit_changeset(&env, &worktree(a, "manual"), "manual.md", "Manual\n").ok();
+    let run = commit_changeset(&env, a, "manual.md", "Someone else's manual\n");
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("exists on lane branch feat/manual"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Two sibling lanes of one clone, `login` (plan alpha) and `search` (plan
+/// beta), with `.changeset/` on main or not.
+fn sibling_lanes(env: &TestEnv, with_dir: bool) -> PathBuf {
+    let repo = env.repo("alice");
+    if with_dir {
+        env.write(&repo.join(".changeset/README.md"), "changesets\n");
+        env.git(&repo, &["add", "."]);
+        env.git(&repo, &["commit", "--quiet", "-m", "changesets"]);
+    }
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "alpha"]).ok();
+    env.swarm(&repo, &["plan", "new", "beta"]).ok();
+    env.swarm(
+        &repo,
+        &[
+            "lane", "new", "login", "--plan", "alpha", "--owner", "lane-1",
+        ],
+    )
+    .ok();
+    env.swarm(
+        &repo,
+        &[
+            "lane", "new", "search", "--plan", "beta", "--owner", "lane-2",
+        ],
+    )
+    .ok();
+    repo
+}
+
+#[test]
+fn a_sibling_lanes_changeset_with_the_same_text_is_still_a_duplicate() {
+    for with_dir in [false, true] {
+        let env = TestEnv::new();
+        let repo = sibling_lanes(&env, with_dir);
+        let login = worktree(&repo, "login");
+        let search = worktree(&repo, "search");
+        let text = "---\napp: patch\n---\nFix the login flow\n";
+        commit_changeset(&env, &login, "login-flow-fix.md", text).ok();
+
+        let head = env.git(&search, &["rev-parse", "HEAD"]);
+        let run = commit_changeset(&env, &search, "login-flow-fix.md", text).code(1);
+        run.expect_stderr("error[GUARD_FAILED]");
+        run.expect_stderr("exists on lane branch feat/login");
+        run.expect_stderr(
+            "git mv .changeset/login-flow-fix.md .changeset/search-login-flow-fix.md",
+        );
+        assert_eq!(env.git(&search, &["rev-parse", "HEAD"]), head);
+
+        // check --staged says so too, with the caches gone.
+        std::fs::remove_dir_all(repo.join(".git/swarm")).ok();
+        let out = env
+            .swarm(&search, &["check", "--staged", "--json"])
+            .code(1)
+            .json();
+        assert_eq!(out["error"]["code"], "GUARD_FAILED");
+        assert_eq!(
+            out["error"]["detail"]["violations"][0]["subject"],
+            ".changeset/login-flow-fix.md"
+        );
+
+        // Committed anyway: CI's range check of the lane finds it as well.
+        env.git(
+            &search,
+            &["commit", "--quiet", "--no-verify", "-m", "sneak it in"],
+        );
+        env.swarm(&search, &["check", "--range", "main..feat/search"])
+            .code(1)
+            .stderr_has("exists on lane branch feat/login");
+        env.git(&search, &["reset", "--quiet", "--hard", "HEAD~1"]);
+
+        // Bringing the sibling's very changeset in through git is no
+        // duplicate: a merge of feat/login whose commit the hook sees ...
+        env.write(&search.join("search.txt"), "search\n");
+        env.git(&search, &["add", "."]);
+        env.git(&search, &["commit", "--quiet", "-m", "search"]);
+        env.git(&search, &["merge", "--quiet", "--no-commit", "feat/login"]);
+        env.git_run(&search, &["commit", "--quiet", "-m", "merge login"])
+            .ok();
+        env.swarm(&search, &["check", "--range", "main..feat/search"])
+            .ok();
+        // ... and the base taking the lane in by a squash merge.
+        env.git(&repo, &["merge", "--quiet", "--squash", "feat/login"]);
+        env.git_run(&repo, &["commit", "--quiet", "-m", "login (squashed)"])
+            .ok();
+    }
 }

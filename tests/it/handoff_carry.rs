@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::ref_of;
 
@@ -14,17 +15,15 @@ fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Valu
 
 /// Coordinator `lead` with plan p and task t; `ann` takes t in lane f1
 /// (not pushed), reserves src/, commits one file, leaves one uncommitted,
-/// and hands off. Returns (remote, clones, ann's lane worktree, packet id).
-fn handed_off(env: &TestEnv) -> (PathBuf, Vec<PathBuf>, PathBuf, String) {
-    let (remote, clones) = env.remote_with_clones(&["lead", "ann", "bob"]);
-    let (lead, ann) = (&clones[0], &clones[1]);
-    env.swarm(lead, &["plan", "new", "p"]).ok();
-    env.swarm(lead, &["sync"]).ok();
-    env.swarm(
-        lead,
-        &["task", "new", "t", "--plan", "p", "--title", "the parser"],
-    )
-    .ok();
+/// and hands off. Returns (env, remote, clones, ann's lane worktree,
+/// packet id).
+fn handed_off(env: TestEnv) -> (TestEnv, PathBuf, Vec<PathBuf>, PathBuf, String) {
+    let (env, remote, clones) = Swarm::in_env(env, &["lead", "ann", "bob"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t", "the parser")
+        .parts();
+    let ann = &clones[1];
     let out = env
         .swarm(ann, &["lane", "new", "f1", "--task", "t", "--json"])
         .ok();
@@ -48,13 +47,12 @@ fn handed_off(env: &TestEnv) -> (PathBuf, Vec<PathBuf>, PathBuf, String) {
         )
         .ok();
     let id = out.json()["id"].as_str().unwrap().to_string();
-    (remote, clones, wt, id)
+    (env, remote, clones, wt, id)
 }
 
 #[test]
 fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_machine() {
-    let env = TestEnv::new();
-    let (remote, clones, wt, id) = handed_off(&env);
+    let (env, remote, clones, wt, id) = handed_off(TestEnv::new());
     let bob = &clones[2];
     // The branch went out with the packet, at the packet's head.
     let head = env.git(&wt, &["rev-parse", "HEAD"]);
@@ -72,8 +70,7 @@ fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_ma
 
 #[test]
 fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
-    let env = TestEnv::new();
-    let (remote, clones, wt, id) = handed_off(&env);
+    let (env, remote, clones, wt, id) = handed_off(TestEnv::new());
     let bob = &clones[2];
     let packet = yaml(
         &env,
@@ -150,7 +147,7 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
 fn a_claim_recovered_by_someone_else_is_named_as_not_moved() {
     let mut env = TestEnv::new();
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
-    let (remote, clones, _wt, id) = handed_off(&env);
+    let (mut env, remote, clones, _wt, id) = handed_off(env);
     let (lead, bob) = (&clones[0], &clones[2]);
     // ann's lease ran out; the coordinator recovered the task meanwhile.
     env.set_env("GIT_SWARM_NOW", "2026-03-01T11:00:00Z");
@@ -205,4 +202,156 @@ fn a_claim_recovered_by_someone_else_is_named_as_not_moved() {
         .as_str()
         .unwrap()
         .contains("lead"));
+}
+
+fn lane_field(env: &TestEnv, dir: &Path, rev: &str, key: &str) -> String {
+    let yaml = env.git(dir, &["show", &format!("{rev}:lane.yaml")]);
+    let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    v[key].as_str().unwrap_or_default().to_string()
+}
+
+/// Alice starts lane `login` (not synced: its record is only in her clone),
+/// commits and pushes the branch, and hands off from the lane's worktree.
+/// Bob's clone has the branch checked out, ready to accept.
+fn handed_off_lane() -> (TestEnv, PathBuf, PathBuf, PathBuf, String) {
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(0, "login", &[("login.rs", "fn login() {}\n")], "login");
+    let id = s.handoff(0, "login");
+    let (env, remote, clones) = s.switched(1, "feat/login").parts();
+    (env, remote, clones[0].clone(), clones[1].clone(), id)
+}
+
+#[test]
+fn handoff_publishes_the_lane_record_and_accept_on_another_clone_moves_the_lane() {
+    let (env, remote, a, b, id) = handed_off_lane();
+    // The lane record went out with the packet.
+    let lane = "refs/swarm/lanes/login";
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "alice");
+    let packet = env.git(
+        &remote,
+        &["show", &format!("refs/swarm/packets/auth/{id}:packet.yaml")],
+    );
+    assert!(packet.contains("lane: login"), "{packet}");
+
+    env.swarm(&b, &["accept", &id]).ok();
+    // Moved at the remote in the same push as the acceptance, and here.
+    let b_path = std::fs::canonicalize(&b).unwrap().display().to_string();
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "bob");
+    assert_eq!(lane_field(&env, &remote, lane, "path"), b_path);
+    assert_eq!(
+        env.git(&b, &["rev-parse", lane]),
+        env.git(&remote, &["rev-parse", lane])
+    );
+    // After both sync, everyone agrees, and the successor can report.
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&b, &["sync"]).ok();
+    assert_eq!(lane_field(&env, &a, lane, "owner"), "bob");
+    env.swarm(&b, &["report", "plan-ready"]).ok();
+    let msg = env.git(&b, &["log", "-1", "--format=%B", "refs/swarm/plans/auth"]);
+    assert!(msg.contains("Swarm-Actor: bob"), "{msg}");
+}
+
+#[test]
+fn an_accept_killed_after_its_push_completes_with_the_published_lane_record() {
+    let (env, remote, _a, b, id) = handed_off_lane();
+    let lane = "refs/swarm/lanes/login";
+    let crashed = env.swarm_env(
+        &b,
+        &[("GIT_SWARM_FAILPOINT", "accept:pushed")],
+        &["accept", &id],
+    );
+    assert_ne!(crashed.code, 0);
+    // Published together at the remote; not yet here.
+    assert_eq!(lane_field(&env, &remote, lane, "owner"), "bob");
+    env.swarm(&b, &["accept", &id])
+        .ok()
+        .stdout_has("completed an interrupted acceptance");
+    // The local lane ref took the published record instead of a second handover.
+    assert_eq!(
+        env.git(&b, &["rev-parse", lane]),
+        env.git(&remote, &["rev-parse", lane])
+    );
+}
+
+#[test]
+fn accept_refuses_while_the_lane_record_has_not_arrived_and_moves_it_once_it_has() {
+    let (env, remote, a, b, id) = handed_off_lane();
+    // As if the lane record had not reached the remote (an older client
+    // published the packet alone).
+    env.git(&remote, &["update-ref", "-d", "refs/swarm/lanes/login"]);
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    env.swarm(&b, &["accept", &id])
+        .err(1, "PACKET_LANE_MISSING")
+        .stderr_has("lane login")
+        .stderr_has("ask alice to run `git swarm sync`");
+    assert_eq!(
+        env.git(&remote, &["rev-parse", &packet]),
+        before,
+        "not accepted"
+    );
+    assert!(env.refs(&b, "refs/swarm/lanes/").is_empty());
+
+    // The record arrives later: then accept moves it.
+    env.swarm(&a, &["sync"]).ok();
+    assert_eq!(
+        lane_field(&env, &remote, "refs/swarm/lanes/login", "owner"),
+        "alice"
+    );
+    env.swarm(&b, &["accept", &id]).ok();
+    assert_eq!(
+        lane_field(&env, &remote, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+    assert_eq!(
+        lane_field(&env, &b, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+}
+
+#[test]
+fn a_handed_over_lanes_old_worktree_says_who_owns_the_lane_now_and_prune_cleans_it_up() {
+    let (env, _remote, a, b, id) = handed_off_lane();
+    env.swarm(&b, &["accept", &id]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    let old = worktree(&a, "login");
+    let b_path = std::fs::canonicalize(&b).unwrap().display().to_string();
+
+    env.swarm(&old, &["report", "plan-ready"])
+        .err(1, "LANE_MOVED")
+        .stderr_has(&format!("bob owns it now, at {b_path}"))
+        .stderr_has("git swarm lane prune");
+    env.swarm(&a, &["lane", "rm", "login"])
+        .err(1, "LANE_ELSEWHERE")
+        .stderr_has(&format!("bob owns it now, at {b_path}"))
+        .stderr_has("old worktree");
+
+    let lane_before = env.git(&a, &["rev-parse", "refs/swarm/lanes/login"]);
+    env.write(&old.join("scratch.txt"), "notes\n");
+    env.swarm(&a, &["lane", "prune"])
+        .ok()
+        .stdout_has("stays: it has uncommitted work (scratch.txt)");
+    assert!(old.exists());
+    std::fs::remove_file(old.join("scratch.txt")).unwrap();
+    env.swarm(&a, &["lane", "prune", "--dry-run"])
+        .ok()
+        .stdout_has("would remove login: old worktree");
+    assert!(old.exists());
+    let out = env.swarm(&a, &["lane", "prune", "--json"]).ok().json();
+    assert_eq!(out["old_worktrees"][0]["feature"], "login");
+    assert_eq!(out["old_worktrees"][0]["owner"], "bob");
+    assert!(!old.exists());
+    // The lane stays bob's, and the branch stays.
+    assert_eq!(
+        env.git(&a, &["rev-parse", "refs/swarm/lanes/login"]),
+        lane_before
+    );
+    assert_eq!(
+        lane_field(&env, &a, "refs/swarm/lanes/login", "owner"),
+        "bob"
+    );
+    assert!(!env.refs(&a, "refs/heads/feat/login").is_empty());
 }

@@ -1,3 +1,8 @@
+//! `git swarm init`: the hook shims (installed once, upgraded in place,
+//! kept beside the user's own lines), the mirror refspecs, and outside a
+//! repository.
+
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 #[test]
@@ -50,8 +55,7 @@ fn init_twice_is_byte_identical_and_keeps_an_existing_hook() {
 
 #[test]
 fn init_installs_into_the_hooks_dir_git_uses_and_adds_mirror_refspecs() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["a"]);
+    let (env, _, clones) = Swarm::new(&["a"]).parts();
     let a = &clones[0];
     let fetch = env.git(a, &["config", "--get-all", "remote.origin.fetch"]);
     assert!(
@@ -91,4 +95,28 @@ fn init_no_hooks_and_outside_a_repository() {
     env.swarm(&outside, &["init"]).err(4, "NOT_A_REPO");
     let json = env.swarm(&outside, &["status", "--json"]).code(4).json();
     assert_eq!(json["error"]["code"], "NOT_A_REPO");
+}
+
+#[test]
+fn init_upgrades_old_shims_in_place_once() {
+    let env = TestEnv::new();
+    let repo = env.repo("a");
+    let hook = repo.join(".git/hooks/pre-commit");
+    // What an earlier `git swarm init` wrote, plus a user's own line.
+    env.write(
+        &hook,
+        "#!/bin/sh\n# >>> git-swarm >>> (managed by `git swarm init`; keep your own lines outside this block)\ngit swarm hook pre-commit \"$@\" || exit $?\n# <<< git-swarm <<<\necho mine\n",
+    );
+    env.swarm(&repo, &["init"])
+        .ok()
+        .stdout_has("installed the pre-commit hook");
+    let text = env.read(&hook);
+    assert!(text.contains("command -v git-swarm"), "{text}");
+    assert_eq!(text.matches("# >>> git-swarm >>>").count(), 1, "{text}");
+    assert!(text.ends_with("# <<< git-swarm <<<\necho mine\n"), "{text}");
+    assert_eq!(
+        env.swarm(&repo, &["init"]).ok().stdout,
+        "already swarm-ready: nothing to change\n"
+    );
+    assert_eq!(env.read(&hook), text);
 }

@@ -1,8 +1,10 @@
-//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, and lane
-//! records travelling through `sync`.
+//! Lanes in real worktrees: `lane new|list|rm|prune`, `report`, lane
+//! records travelling through `sync`, the lane owner inside its worktree,
+//! and a `lane new` interrupted or killed halfway finished by a rerun.
 
 use std::path::{Path, PathBuf};
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::{assert_aborted, Paused, WRITING};
 
@@ -22,13 +24,12 @@ fn field(v: &serde_yaml_ng::Value, key: &str) -> String {
 }
 
 /// A repository with `git swarm init` run and the given plans.
-fn swarm_repo(env: &TestEnv, plans: &[&str]) -> PathBuf {
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
+fn swarm_repo(plans: &[&str]) -> (TestEnv, PathBuf) {
+    let mut s = Swarm::repo("alice").init(0);
     for p in plans {
-        env.swarm(&repo, &["plan", "new", p]).ok();
+        s = s.plan(0, p);
     }
-    repo
+    s.repo_parts()
 }
 
 fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
@@ -40,8 +41,7 @@ fn commit_file(env: &TestEnv, dir: &Path, name: &str, text: &str) -> String {
 
 #[test]
 fn lane_new_makes_worktree_branch_record_and_an_untracked_plan_file() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     let main_head = env.git(&repo, &["rev-parse", "main"]);
     let out = env
         .swarm(&repo, &["lane", "new", "login", "--plan", "auth", "--json"])
@@ -113,8 +113,7 @@ fn lane_new_makes_worktree_branch_record_and_an_untracked_plan_file() {
 
 #[test]
 fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let refs_before = env.all_refs(&repo);
@@ -159,8 +158,7 @@ fn a_second_lane_on_the_same_plan_is_refused_and_leaves_nothing_behind() {
 
 #[test]
 fn lane_new_with_a_base_that_does_not_exist_creates_nothing() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["lane", "new", "login", "--base", "nope"])
         .err(2, "NOT_FOUND")
@@ -176,8 +174,7 @@ fn lane_new_with_a_base_that_does_not_exist_creates_nothing() {
 
 #[test]
 fn lane_rm_refuses_dirty_or_unmerged_work_unless_forced() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth", "billing"]);
+    let (env, repo) = swarm_repo(&["auth", "billing"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -245,9 +242,8 @@ fn lane_rm_refuses_dirty_or_unmerged_work_unless_forced() {
 
 #[test]
 fn prune_removes_merged_and_verified_lanes_and_keeps_the_others() {
-    let env = TestEnv::new();
     let plans = ["p1", "p2", "p3", "p4", "p5", "p6"];
-    let repo = swarm_repo(&env, &plans);
+    let (env, repo) = swarm_repo(&plans);
     let lanes = ["merged", "squashed", "unmerged", "fresh", "ready", "dirty"];
     for (lane, plan) in lanes.iter().zip(plans) {
         env.swarm(&repo, &["lane", "new", lane, "--plan", plan])
@@ -334,8 +330,7 @@ fn prune_removes_merged_and_verified_lanes_and_keeps_the_others() {
 
 #[test]
 fn lane_list_shows_head_ahead_behind_dirty_paths_and_last_report() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -373,8 +368,7 @@ fn lane_list_shows_head_ahead_behind_dirty_paths_and_last_report() {
 
 #[test]
 fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -477,10 +471,8 @@ fn reports_are_journalled_in_the_plan_with_the_fixed_vocabulary() {
 
 #[test]
 fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).plan(0, "auth").parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     let out = env
         .swarm(a, &["lane", "new", "login", "--json"])
         .ok()
@@ -524,8 +516,7 @@ fn lane_records_sync_and_the_executor_rule_holds_across_clones() {
 
 #[test]
 fn two_lanes_racing_for_one_plan_one_starts_and_the_other_leaves_nothing() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     // Both find the plan without an executor, make their worktree and write
     // their lane record's commit, and wait there (WRITING) before either has
     // journalled the plan: only the plan's compare-and-swap can stop one.
@@ -606,8 +597,7 @@ fn branch_exists(env: &TestEnv, dir: &Path, branch: &str) -> bool {
 
 #[test]
 fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth", "billing", "docs", "ops"]);
+    let (env, repo) = swarm_repo(&["auth", "billing", "docs", "ops"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let wt = repo.join("_swarm-worktrees/login");
@@ -710,8 +700,7 @@ fn lane_rm_records_the_removal_first_and_a_rerun_finishes_it() {
 
 #[test]
 fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
-    let env = TestEnv::new();
-    let repo = swarm_repo(&env, &["auth"]);
+    let (env, repo) = swarm_repo(&["auth"]);
     env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
         .ok();
     let plan_before = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
@@ -790,10 +779,10 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
 
 #[test]
 fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
-    env.swarm(&repo, &["plan", "new", "other"]).ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "api")
+        .plan(0, "other")
+        .repo_parts();
     // No `git swarm init` yet: lane new says the commits would go unchecked.
     env.swarm(&repo, &["lane", "new", "orders", "--plan", "api"])
         .ok()
@@ -813,4 +802,202 @@ fn warnings_for_missing_hooks_another_plan_in_a_lane_and_a_bad_pr_url() {
         .err(2, "USAGE")
         .stderr_has("is not an http(s) URL");
     assert_eq!(before, env.all_refs(&repo));
+}
+
+#[test]
+fn lane_rm_after_an_interrupted_lane_new_hints_to_run_it_again() {
+    let (env, repo) = Swarm::repo("alice").plan(0, "fp").repo_parts();
+    let run = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "f1", "--plan", "fp"],
+    );
+    assert_ne!(run.code, 0);
+    let run = env.swarm(&repo, &["lane", "rm", "f1"]).err(2, "NOT_FOUND");
+    let first_hint = run
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("hint:"))
+        .unwrap_or_default()
+        .to_string();
+    assert!(
+        first_hint.contains("run `git swarm lane new f1` again"),
+        "{}",
+        run.stderr
+    );
+    assert!(!run.stderr.contains("list lanes"), "{}", run.stderr);
+}
+
+#[test]
+fn inside_a_lane_worktree_the_lane_owner_wins_over_the_repository_wide_swarm_as() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice"); // swarm.as = alice, for every worktree
+    env.swarm(&repo, &["init"]).ok();
+    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    env.swarm(&repo, &["lane", "new", "login", "--owner", "bot1"])
+        .ok();
+    let wt = worktree(&repo, "login");
+    let last_actor = || {
+        env.git(
+            &repo,
+            &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+        )
+        .lines()
+        .find_map(|l| l.strip_prefix("Swarm-Actor: ").map(str::to_string))
+        .unwrap()
+    };
+    env.swarm(&wt, &["report", "plan-ready"]).ok();
+    assert_eq!(last_actor(), "bot1");
+    // --as and GIT_SWARM_AS still come first.
+    env.swarm(&wt, &["report", "plan-ready", "--as", "carol"])
+        .ok();
+    assert_eq!(last_actor(), "carol");
+    env.swarm_env(&wt, &[("GIT_SWARM_AS", "dave")], &["report", "plan-ready"])
+        .ok();
+    assert_eq!(last_actor(), "dave");
+    // Outside the lane, swarm.as.
+    env.swarm(&repo, &["plan", "save", "auth", "--file", "README.md"])
+        .ok();
+    assert_eq!(last_actor(), "alice");
+    // The hint for a missing identity no longer leads into the trap.
+    env.git(&repo, &["config", "--unset", "swarm.as"]);
+    env.swarm(&repo, &["plan", "new", "x"])
+        .err(2, "IDENTITY_MISSING")
+        .stderr_has("repository-wide");
+}
+
+#[test]
+fn lane_new_rerun_finishes_an_interrupted_start() {
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "auth").repo_parts();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0, "{killed:?}");
+    // Killed after `git worktree add`, before the record.
+    let wt = repo.join("_swarm-worktrees/login");
+    assert!(wt.is_dir());
+    assert!(env
+        .refs(&repo, "refs/heads")
+        .contains_key("refs/heads/feat/login"));
+    assert!(env.refs(&repo, "refs/swarm/lanes").is_empty());
+    env.swarm(&repo, &["lane", "rm", "login"])
+        .err(2, "NOT_FOUND")
+        .stderr_has("git swarm lane new login");
+
+    let out = env
+        .swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("interrupted");
+    assert!(out.stdout.contains("finishing it"), "{}", out.stdout);
+    assert!(env
+        .refs(&repo, "refs/swarm/lanes")
+        .contains_key("refs/swarm/lanes/login"));
+    let log = env.swarm(&repo, &["plan", "log", "auth"]).ok();
+    log.expect_stdout("lane-started");
+    assert!(wt.join("PLAN.md").is_file());
+    let list = env.swarm(&repo, &["lane", "list", "--json"]).ok().json();
+    assert_eq!(list["lanes"][0]["feature"], "login");
+    // And it is an ordinary lane now: removable.
+    env.swarm(&repo, &["lane", "rm", "login"]).ok();
+    assert!(!wt.exists());
+}
+
+#[test]
+fn lane_new_rerun_after_a_kill_after_the_record_writes_the_journal_entry_once() {
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:record")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0);
+    assert!(env
+        .refs(&repo, "refs/swarm/lanes")
+        .contains_key("refs/swarm/lanes/login"));
+    let started = |env: &TestEnv| {
+        env.git(&repo, &["log", "--format=%B", "refs/swarm/plans/auth"])
+            .matches("Swarm-Event: lane-started")
+            .count()
+    };
+    assert_eq!(started(&env), 0);
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("interrupted after writing its record");
+    assert_eq!(started(&env), 1);
+    // Finished: a third run is the ordinary "already active".
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .err(2, "LANE_EXISTS");
+    assert_eq!(started(&env), 1);
+}
+
+#[test]
+fn lane_new_after_a_kill_before_the_worktree_undoes_the_branch() {
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
+    let killed = env.swarm_env(
+        &repo,
+        &[("GIT_SWARM_FAILPOINT", "lane:worktree")],
+        &["lane", "new", "login", "--plan", "auth"],
+    );
+    assert_ne!(killed.code, 0);
+    // As if killed inside `git worktree add`: the branch, no worktree.
+    let wt = repo.join("_swarm-worktrees/login");
+    env.git(
+        &repo,
+        &["worktree", "remove", "--force", wt.to_str().unwrap()],
+    );
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("removed that branch");
+    assert!(wt.is_dir());
+}
+
+#[test]
+fn a_stale_lock_on_the_lane_branch_does_not_stop_lane_new() {
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
+    let lock = repo.join(".git/refs/heads/feat/login.lock");
+    env.write(&lock, "");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options()
+        .write(true)
+        .open(&lock)
+        .unwrap()
+        .set_modified(old)
+        .unwrap();
+    env.swarm(&repo, &["lane", "new", "login", "--plan", "auth"])
+        .ok()
+        .stdout_has("stale lock");
+    assert!(!lock.exists());
+}
+
+#[test]
+fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "one")
+        .plan(0, "two")
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    // bob moves main; ann has not fetched.
+    env.write(&b.join("new.txt"), "new\n");
+    env.git(b, &["add", "."]);
+    env.git(b, &["commit", "--quiet", "-m", "new"]);
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let tip = env.git(&remote, &["rev-parse", "main"]);
+
+    let out = env
+        .swarm(a, &["lane", "new", "one", "--plan", "one", "--json"])
+        .ok();
+    assert_eq!(out.json()["base_commit"], tip.as_str());
+    assert!(worktree(a, "one").join("new.txt").exists());
+
+    // The remote gone: the lane starts from the local copy, and says so.
+    std::fs::rename(&remote, env.root().join("elsewhere.git")).unwrap();
+    let run = env.swarm(a, &["lane", "new", "two", "--plan", "two"]).ok();
+    run.expect_stderr("could not fetch main from origin");
+    run.expect_stderr("started from this clone's copy of origin/main as of 20");
+    run.expect_stdout(&format!("from origin/main ({})", &tip[..12]));
 }

@@ -5,6 +5,7 @@
 
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::{finish, ref_of, spawn};
 
@@ -41,27 +42,21 @@ fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Valu
 
 /// A remote; clones; the coordinator (first clone) makes plan p and tasks.
 fn coordinator_with_tasks(
-    env: &TestEnv,
     names: &[&str],
     tasks: &[&str],
-) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
-    let (remote, clones) = env.remote_with_clones(names);
-    let lead = &clones[0];
-    env.swarm(lead, &["plan", "new", "p", "--title", "the release"])
-        .ok();
-    env.swarm(lead, &["sync"]).ok();
+) -> (TestEnv, std::path::PathBuf, Vec<std::path::PathBuf>) {
+    let mut s = Swarm::new(names)
+        .plan_with(0, "p", &["--title", "the release"])
+        .sync(0);
     for t in tasks {
-        let title = format!("do {t}");
-        env.swarm(lead, &["task", "new", t, "--plan", "p", "--title", &title])
-            .ok();
+        s = s.task(0, t, &format!("do {t}"));
     }
-    (remote, clones)
+    s.parts()
 }
 
 #[test]
 fn lane_new_task_on_a_clone_that_never_synced_the_plan_starts_everything_in_one_push() {
-    let env = TestEnv::new();
-    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "bob"], &["t2"]);
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "bob"], &["t2"]);
     let b = &clones[1];
     // bob never ran `sync`: plan p and its tasks are only on the remote.
     assert!(ref_of(&env, b, "refs/swarm/plans/p").is_none());
@@ -105,8 +100,7 @@ fn lane_new_task_on_a_clone_that_never_synced_the_plan_starts_everything_in_one_
 
 #[test]
 fn lane_new_task_that_cannot_start_publishes_nothing() {
-    let env = TestEnv::new();
-    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "bob"], &["t2"]);
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "bob"], &["t2"]);
     let b = &clones[1];
     // Something in the way of the lane on bob's clone: its branch exists.
     env.git(b, &["branch", "feat/f2"]);
@@ -122,8 +116,7 @@ fn lane_new_task_that_cannot_start_publishes_nothing() {
 
 #[test]
 fn two_agents_on_two_clones_take_two_tasks_of_one_plan_at_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann", "bob"], &["api", "docs"]);
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "ann", "bob"], &["api", "docs"]);
     let (lead, a, b) = (&clones[0], &clones[1], &clones[2]);
     // No sync, no extra step: each agent names a task and starts.
     let one = spawn(&env, a, &[], &["lane", "new", "api", "--task", "api"]);
@@ -164,15 +157,11 @@ fn two_agents_on_two_clones_take_two_tasks_of_one_plan_at_once() {
 
 #[test]
 fn lane_new_task_without_a_remote_starts_and_claims_here() {
-    let env = TestEnv::new();
-    let repo = env.repo("solo");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "p"]).ok();
-    env.swarm(
-        &repo,
-        &["task", "new", "t", "--plan", "p", "--title", "the t"],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("solo")
+        .init(0)
+        .plan(0, "p")
+        .task(0, "t", "the t")
+        .repo_parts();
     let out = env
         .swarm(&repo, &["lane", "new", "f", "--task", "t", "--json"])
         .ok();
@@ -198,8 +187,7 @@ fn lane_new_task_without_a_remote_starts_and_claims_here() {
 
 #[test]
 fn two_lanes_racing_for_one_task_leave_one_lane_and_nothing_of_the_other() {
-    let env = TestEnv::new();
-    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann", "bob"], &["t"]);
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "ann", "bob"], &["t"]);
     let (a, b) = (&clones[1], &clones[2]);
     // Both decide on the open task, then push at once.
     let gate = env.root().join("gate");
@@ -247,8 +235,7 @@ fn two_lanes_racing_for_one_task_leave_one_lane_and_nothing_of_the_other() {
 
 #[test]
 fn an_interrupted_lane_new_task_finished_by_a_rerun_keeps_the_claim_with_the_lane() {
-    let env = TestEnv::new();
-    let (remote, clones) = coordinator_with_tasks(&env, &["lead", "ann"], &["t"]);
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "ann"], &["t"]);
     let a = &clones[1];
     let killed = env.swarm_env(
         a,

@@ -5,6 +5,7 @@
 use std::path::Path;
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{
     assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
@@ -54,8 +55,7 @@ fn claimed(env: &TestEnv, a: &Path, succession: &str) -> serde_json::Value {
 
 #[test]
 fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
 
     let claim = claimed(&env, a, "bob");
@@ -192,10 +192,11 @@ fn a_takeover_on_one_clone_fences_the_old_leader_on_another() {
 
 #[test]
 fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "bob");
     let main_before = main_of(&env, &remote);
     commit_file(&env, a, "alice.txt", "work\n");
 
@@ -475,22 +476,11 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
 
 #[test]
 fn racing_takeovers_have_exactly_one_winner_per_round_and_a_gapless_history() {
-    let env = TestEnv::new();
     let names = ["s0", "s1", "s2", "s3"];
-    let (remote, clones) = env.remote_with_clones(&names);
-    env.swarm(&clones[0], &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &clones[0],
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "s0,s1,s2,s3",
-        ],
-    )
-    .ok();
+    let (env, remote, clones) = Swarm::new(&names)
+        .plan(0, "auth")
+        .leader(0, "s0,s1,s2,s3")
+        .parts();
     let rounds = soak_rounds(10);
     let t0 = jiff::Timestamp::from_second(1_800_000_000).unwrap();
     for round in 0..rounds {
@@ -574,10 +564,11 @@ fn racing_takeovers_have_exactly_one_winner_per_round_and_a_gapless_history() {
 #[test]
 fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
     for point in ["lead:objects", "publish:pushed", "lead:pushed"] {
-        let env = TestEnv::new();
-        let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-        let (a, b) = (&clones[0], &clones[1]);
-        claimed(&env, a, "bob");
+        let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+            .plan(0, "auth")
+            .leader(0, "bob")
+            .parts();
+        let b = &clones[1];
         let epoch1 = ref_of(&env, &remote, LEAD).unwrap();
         let args = [
             "lead",
@@ -627,10 +618,11 @@ fn a_takeover_stopped_at_any_point_is_completed_by_running_it_again() {
 
 #[test]
 fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "alice,bob");
     let mut rng = Rng::new("takeover kills");
     let rounds = soak_rounds(10) * 2;
     let args = [
@@ -685,14 +677,10 @@ fn takeovers_killed_at_random_moments_leave_whole_records_and_complete_on_rerun(
 
 #[test]
 fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .repo_parts();
     let lock = repo.join(".git/refs/swarm/lead/auth.lock");
     std::fs::write(&lock, "").unwrap();
     // A lock that has stood for a minute was left by a dead process.
@@ -708,10 +696,11 @@ fn a_lock_left_by_a_killed_process_does_not_block_the_record_forever() {
 
 #[test]
 fn sync_lets_the_published_leader_record_win_and_reports_the_local_one_fenced() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    claimed(&env, a, "bob");
     // An offline renew on top of the published record is a fast-forward.
     env.swarm(a, &["--offline", "lead", "renew", "--plan", "auth"])
         .ok();
@@ -767,21 +756,10 @@ impl JsonOrText for Run {
 
 #[test]
 fn a_handover_to_an_address_outside_the_succession_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &repo,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
+    let (env, repo) = Swarm::repo("alice")
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["lead", "handover", "zed", "--plan", "auth"])
         .err(2, "SUCCESSOR_UNKNOWN")
@@ -835,9 +813,7 @@ fn a_handover_to_an_address_outside_the_succession_needs_force() {
 
 #[test]
 fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let claim = |who: &str, succession: &str| {
         env.swarm(
             &repo,
@@ -893,10 +869,11 @@ fn after_your_own_release_you_are_not_the_leader_and_a_moved_epoch_still_fences(
 
 #[test]
 fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .leader(0, "bob")
+        .parts();
     let a = &clones[0];
-    claimed(&env, a, "bob");
     let before = ref_of(&env, a, LEAD).unwrap();
 
     // alice renews at the remote and stops between the push and moving her
@@ -941,4 +918,239 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
     assert_eq!(out["fenced"][0]["local"], offline.as_str());
     assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
     env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
+}
+
+#[test]
+fn a_claim_whose_succession_omits_the_claimant_warns_on_stderr() {
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
+    let a = &clones[0];
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                "bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    run.expect_stderr(
+        "warning: the succession of plan 'auth' (bob, carol) does not name you (alice)",
+    );
+    assert_eq!(run.json()["leader"], "alice", "the claim still happened");
+    assert!(ref_of(&env, &remote, LEAD).is_some());
+    // Naming yourself: no warning.
+    env.swarm(a, &["plan", "new", "other"]).ok();
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "other",
+                "--succession",
+                "alice,bob",
+            ],
+        )
+        .ok();
+    assert!(!run.stderr.contains("warning"), "{}", run.stderr);
+}
+
+#[test]
+fn lead_succession_is_leader_only_fenced_and_published_at_once() {
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .leader(0, "alice,bob")
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    let claimed = ref_of(&env, &remote, LEAD).unwrap();
+
+    // The leader edits it: published at once, epoch unchanged, no re-claim.
+    let run = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "succession",
+                "--plan",
+                "auth",
+                "alice,bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    let json = run.json();
+    assert_eq!(
+        json["succession"],
+        serde_json::json!(["alice", "bob", "carol"])
+    );
+    assert_eq!(json["epoch"], 1);
+    assert_eq!(json["leader"], "alice");
+    assert_eq!(json["event"], "lead-succession");
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(published, claimed);
+    assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
+    let rec = yaml_at(&env, a, LEAD);
+    assert_eq!(rec["succession"][2], "carol");
+    let msg = env.git(a, &["log", "-1", "--format=%B", LEAD]);
+    assert!(msg.contains("Swarm-Event: lead-succession"), "{msg}");
+    assert!(
+        msg.contains("Swarm-Previous-Succession: alice,bob"),
+        "{msg}"
+    );
+    assert_eq!(
+        env.git(a, &["rev-parse", &format!("{LEAD}^")]),
+        claimed,
+        "one new version on top of the claim"
+    );
+
+    // Not the leader: refused, nothing moves anywhere.
+    let before = env.all_refs(&remote);
+    env.swarm(b, &["lead", "succession", "--plan", "auth", "bob"])
+        .err(3, "NOT_LEADER");
+    assert_eq!(before, env.all_refs(&remote));
+
+    // Bad input: an invalid address, a duplicate, the same list.
+    env.swarm(
+        a,
+        &["lead", "succession", "--plan", "auth", "bob,Not Valid"],
+    )
+    .err(2, "NAME_INVALID");
+    env.swarm(a, &["lead", "succession", "--plan", "auth", "bob,bob"])
+        .err(2, "USAGE");
+    assert_eq!(before, env.all_refs(&remote));
+    // The same list again: nothing to change, nothing written, exit 0 (and
+    // so a re-run after an interrupted publish completes).
+    let again = env
+        .swarm(
+            a,
+            &[
+                "lead",
+                "succession",
+                "--plan",
+                "auth",
+                "alice,bob,carol",
+                "--json",
+            ],
+        )
+        .ok();
+    assert_eq!(again.json()["already"], true);
+    assert_eq!(before, env.all_refs(&remote));
+
+    // Killed after its push, before the local ref moved: the re-run completes.
+    let killed = env.swarm_env(
+        a,
+        &[("GIT_SWARM_FAILPOINT", "lead:pushed")],
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
+    );
+    assert_ne!(killed.code, 0);
+    let published = ref_of(&env, &remote, LEAD).unwrap();
+    assert_ne!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
+    env.swarm(
+        a,
+        &["lead", "succession", "--plan", "auth", "alice,bob,dave"],
+    )
+    .ok()
+    .stdout_has("already alice, bob, dave");
+    assert_eq!(ref_of(&env, a, LEAD), Some(published.clone()));
+    assert_eq!(ref_of(&env, &remote, LEAD), Some(published));
+
+    // Leaving yourself out is allowed, with a warning on stderr.
+    let run = env
+        .swarm(a, &["lead", "succession", "--plan", "auth", "bob,carol"])
+        .ok();
+    run.expect_stderr("warning: the succession of plan 'auth' (bob, carol) does not name you");
+    run.expect_stdout("succession of plan auth is now bob, carol (epoch 1 unchanged)");
+    assert!(!run.stdout.contains("warning"));
+
+    // A fenced leader: alice hands over to bob (epoch 2), then tries again.
+    env.swarm(a, &["lead", "handover", "bob", "--plan", "auth"])
+        .ok();
+    let before = env.all_refs(&remote);
+    env.swarm(a, &["lead", "succession", "--plan", "auth", "alice"])
+        .err(3, "LEAD_FENCED")
+        .stderr_has("bob leads at epoch 2");
+    assert_eq!(before, env.all_refs(&remote));
+    // The new leader may.
+    env.swarm(b, &["lead", "succession", "--plan", "auth", "bob,alice"])
+        .ok();
+    assert_eq!(yaml_at(&env, &remote, LEAD)["succession"][1], "alice");
+}
+
+#[test]
+fn lead_log_prints_the_leader_journal_newest_first() {
+    let (env, _, clones) = Swarm::new(&["alice", "bob"]).plan(0, "auth").parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    // Published at once: bob's clone finds the plan without a sync.
+    env.swarm(b, &["lead", "log", "--plan", "auth"])
+        .ok()
+        .stdout_has("nobody has claimed it");
+    env.swarm(a, &["lead", "log", "--plan", "auth"])
+        .ok()
+        .stdout_has("nobody has claimed it");
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+        ],
+    )
+    .ok();
+    env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
+    env.swarm(a, &["lead", "handover", "bob", "--plan", "auth"])
+        .ok();
+    env.swarm(b, &["lead", "release", "--plan", "auth"]).ok();
+
+    // bob's clone reads the published journal (fetched first).
+    let json = env
+        .swarm(b, &["lead", "log", "--plan", "auth", "--json"])
+        .ok()
+        .json();
+    let entries = json["entries"].as_array().unwrap();
+    let seen: Vec<(&str, u64, &str)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap(),
+                e["epoch"].as_u64().unwrap(),
+                e["actor"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        seen,
+        vec![
+            ("lead-released", 2, "bob"),
+            ("lead-handover", 2, "alice"),
+            ("lead-renewed", 1, "alice"),
+            ("lead-claimed", 1, "alice"),
+        ]
+    );
+    assert_eq!(entries[1]["leader"], "bob");
+    assert_eq!(entries[0]["leader"], serde_json::Value::Null);
+    assert_eq!(json["published"], true);
+
+    let text = env.swarm(a, &["lead", "log", "--plan", "auth"]).ok().stdout;
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4, "{text}");
+    assert!(
+        lines[0].contains("lead-released") && lines[0].contains("epoch 2"),
+        "{text}"
+    );
+    assert!(
+        lines[3].contains("lead-claimed") && lines[3].contains("alice"),
+        "{text}"
+    );
+    env.swarm(a, &["lead", "log", "--plan", "Auth"])
+        .err(2, "NAME_INVALID")
+        .stderr_has("hint: did you mean 'auth'?");
 }

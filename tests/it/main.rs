@@ -1,15 +1,16 @@
 //! The one integration test binary: every test drives the real `git swarm`
 //! binary against real git repositories, worktrees and bare remotes.
 
+mod fixture;
 mod harness;
 
 mod agents;
 mod agents_live;
 mod architecture;
-mod attack;
 mod cache;
 mod cli;
 mod controls;
+mod coord_remote;
 mod crash;
 mod day;
 mod docs;
@@ -21,31 +22,31 @@ mod gc;
 mod github_server;
 mod guard;
 mod handoff_carry;
-mod hardening;
 mod hook_cache;
+mod hostile_files;
 mod init;
-mod issue14;
 mod lane;
 mod lane_task;
 mod lead;
 mod message;
+mod names;
 mod openapi;
 mod packet;
 mod plan;
 mod process;
 mod props;
+mod protect;
 mod publish;
 mod quickstart;
-mod regress;
 mod reserve;
 mod reserve_guard;
-mod rough;
 mod secrets;
 mod serve;
 mod snapshot;
 mod soak;
+mod status;
 mod swarm_scale;
 mod sync;
 mod task;
-mod tryout;
+mod unreadable_records;
 mod verify;

@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 use crate::process::{finish, spawn};
 
@@ -25,9 +26,8 @@ fn inbox(env: &TestEnv, dir: &Path, who: &str, extra: &[&str]) -> crate::harness
 
 #[test]
 fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
-    let env = TestEnv::new();
     let names = ["ann", "bob", "cat"];
-    let (remote, clones) = env.remote_with_clones(&names);
+    let (env, remote, clones) = Swarm::new(&names).parts();
     // Online, all at once: each is its own ref, so nobody loses a race.
     let children: Vec<_> = clones
         .iter()
@@ -88,8 +88,7 @@ fn concurrent_posts_from_three_clones_all_survive_in_one_order_everywhere() {
 
 #[test]
 fn the_cursor_survives_a_restart_and_peek_leaves_it() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["notify", "bob", "first"]).ok();
     env.swarm(ann, &["ask", "bob", "--plan", "p", "second?"])
@@ -119,8 +118,7 @@ fn the_cursor_survives_a_restart_and_peek_leaves_it() {
 
 #[test]
 fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     let waiting = spawn(
         &env,
@@ -220,16 +218,12 @@ fn wait_wakes_when_another_clone_posts_and_exits_1_at_its_timeout() {
 
 #[test]
 fn an_escalation_is_recorded_once_and_goes_to_the_leader() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .leader(0, "bob")
+        .sync(1)
+        .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
-    env.swarm(ann, &["plan", "new", "p"]).ok();
-    env.swarm(
-        ann,
-        &["lead", "claim", "--plan", "p", "--succession", "bob"],
-    )
-    .ok();
-    env.swarm(bob, &["sync"]).ok();
     let esc = env
         .swarm(
             bob,
@@ -296,8 +290,7 @@ fn an_escalation_is_recorded_once_and_goes_to_the_leader() {
 
 #[test]
 fn secrets_and_bad_replies_are_refused_and_write_nothing() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
     let ann = &clones[0];
     let before = env.all_refs(ann);
     let run = env
@@ -335,12 +328,11 @@ fn secrets_and_bad_replies_are_refused_and_write_nothing() {
 
 #[test]
 fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["notify", "bob", "hello"]).ok();
     // A message ref someone pushed by hand, holding YAML nobody can read.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         ann,
         "refs/swarm/messages/_/20260101T000000Z-mallory-0bad",
@@ -361,8 +353,7 @@ fn an_unreadable_message_is_listed_as_such_in_the_inbox_not_dropped() {
 
 #[test]
 fn replies_and_relayed_answers_show_as_relayed_everywhere() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     let ask = env
         .swarm(
@@ -406,15 +397,11 @@ fn replies_and_relayed_answers_show_as_relayed_everywhere() {
 
 #[test]
 fn state_is_byte_identical_across_clones_and_runs() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .leader(0, "bob")
+        .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
-    env.swarm(ann, &["plan", "new", "p"]).ok();
-    env.swarm(
-        ann,
-        &["lead", "claim", "--plan", "p", "--succession", "bob"],
-    )
-    .ok();
     env.swarm(
         ann,
         &[
@@ -502,8 +489,7 @@ fn state_is_byte_identical_across_clones_and_runs() {
 
 #[test]
 fn escalate_with_a_task_blocks_it_and_state_lists_open_tasks() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     let t1 = "refs/swarm/tasks/p/t1";
     let t3 = "refs/swarm/tasks/p/t3";
@@ -613,19 +599,18 @@ fn escalate_with_a_task_blocks_it_and_state_lists_open_tasks() {
 
 #[test]
 fn state_lists_live_reservations_the_same_on_every_clone() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .plan(0, "q")
+        .run(0, &["lane", "new", "login", "--plan", "p"])
+        .run(0, &["reserve", "src/db/", "--task", "t1"])
+        .run(0, &["reserve", "docs/*.md", "--shared"])
+        .run(0, &["reserve", "tmp.txt"])
+        .run(0, &["release", "tmp.txt"])
+        .sync(0)
+        .sync(1)
+        .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
-    env.swarm(ann, &["plan", "new", "p"]).ok();
-    env.swarm(ann, &["plan", "new", "q"]).ok();
-    env.swarm(ann, &["lane", "new", "login", "--plan", "p"])
-        .ok();
-    env.swarm(ann, &["reserve", "src/db/", "--task", "t1"]).ok();
-    env.swarm(ann, &["reserve", "docs/*.md", "--shared"]).ok();
-    env.swarm(ann, &["reserve", "tmp.txt"]).ok();
-    env.swarm(ann, &["release", "tmp.txt"]).ok();
-    env.swarm(ann, &["sync"]).ok();
-    env.swarm(bob, &["sync"]).ok();
     let a = env.swarm(ann, &["state"]).ok().stdout;
     let b = env.swarm(bob, &["state"]).ok().stdout;
     assert_eq!(a, b, "two clones");
@@ -662,10 +647,10 @@ fn state_lists_live_reservations_the_same_on_every_clone() {
 
 #[test]
 fn the_same_escalation_sent_at_once_from_two_clones_is_recorded_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob", "cat"]);
-    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
-    env.swarm(&clones[0], &["sync"]).ok();
+    let (env, remote, clones) = Swarm::new(&["ann", "bob", "cat"])
+        .plan(0, "p")
+        .sync(0)
+        .parts();
     for c in &clones[1..] {
         env.swarm(c, &["sync"]).ok();
     }
@@ -724,4 +709,113 @@ fn the_same_escalation_sent_at_once_from_two_clones_is_recorded_once() {
     }
     let state = |c: &std::path::PathBuf| env.swarm(c, &["state", "--json"]).ok().stdout;
     assert_eq!(state(&clones[1]), state(&clones[2]));
+}
+
+#[test]
+fn a_body_file_that_is_not_utf8_is_refused_at_its_offset() {
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
+    let ann = &clones[0];
+    let before = env.all_refs(ann);
+    let body = env.root().join("body.txt");
+    std::fs::write(&body, b"abc \xff\xfe \xc3(").unwrap();
+    env.swarm(
+        ann,
+        &["notify", "bob", "--body-file", body.to_str().unwrap()],
+    )
+    .err(2, "TEXT_INVALID")
+    .stderr_has("offset 4 (0xff)");
+    assert_eq!(env.all_refs(ann), before, "nothing written");
+    std::fs::write(&body, "caf\u{e9} ok\n").unwrap();
+    env.swarm(
+        ann,
+        &["notify", "bob", "--body-file", body.to_str().unwrap()],
+    )
+    .ok();
+}
+
+/// `wait --for packet` asks the remote only for the packets' refs (and
+/// the plan's): the remote never lists the unrelated message refs to it,
+/// so a wait's cost does not grow with them (benches/wait.sh measures it).
+#[test]
+fn wait_asks_the_remote_only_for_the_refs_it_watches() {
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").parts();
+    let ann = &clones[0];
+    env.swarm(ann, &["notify", "bob", "one message"]).ok();
+    let head = env.git(&remote, &["rev-parse", "HEAD"]);
+    let many: String = (0..200)
+        .map(|i| format!("create refs/swarm/messages/_/unrelated-{i} {head}\n"))
+        .collect();
+    env.git_stdin(&remote, &["update-ref", "--stdin"], many.as_bytes());
+    let trace = env.root().join("trace.txt");
+    let trace_s = trace.to_str().unwrap().to_string();
+    let run = env.swarm_env(
+        ann,
+        &[
+            ("GIT_SWARM_VIRTUAL_WAITS", "1"),
+            ("GIT_TRACE_PACKET", &trace_s),
+        ],
+        &[
+            "wait",
+            "--for",
+            "packet",
+            "--plan",
+            "p",
+            "--timeout",
+            "30s",
+            "--json",
+        ],
+    );
+    run.err(1, "WAIT_TIMEOUT");
+    let traced = std::fs::read_to_string(&trace).unwrap();
+    assert!(
+        !traced.contains("refs/swarm/messages/"),
+        "the remote listed message refs to a wait for packets"
+    );
+    assert!(
+        traced.contains("refs/swarm/packets/p"),
+        "asked for the packets"
+    );
+}
+
+#[test]
+fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .plan(0, "other")
+        .run(
+            0,
+            &["lead", "claim", "--plan", "auth", "--succession", "alice"],
+        )
+        .sync(0)
+        .sync(1)
+        .run(1, &["lane", "new", "login", "--plan", "auth"])
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    let login = worktree(b, "login");
+
+    let out = env
+        .swarm(&login, &["ask", "lead", "which", "hash?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "auth");
+    let inbox = env.swarm(a, &["inbox", "--json"]).ok();
+    inbox.expect_stdout("which hash?");
+
+    // A lane on a child plan with no leader of its own asks the parent's.
+    env.swarm(b, &["plan", "new", "signup", "--parent", "auth"])
+        .ok();
+    env.swarm(b, &["lane", "new", "signup", "--plan", "signup"])
+        .ok();
+    let out = env
+        .swarm(&worktree(b, "signup"), &["ask", "lead", "ok?", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["message"]["to"], "alice");
+    assert_eq!(out["message"]["plan"], "signup");
+
+    // Outside a lane the plan must still be named, and the hint says so.
+    env.swarm(b, &["ask", "lead", "hello"])
+        .err(2, "MESSAGE_INVALID")
+        .stderr_has("--plan");
 }

@@ -5,6 +5,7 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{
     assert_aborted, assert_fsck_clean, ref_of, run_and_kill, soak_rounds, Kill, Killed, Rng,
@@ -135,8 +136,7 @@ fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Valu
 
 #[test]
 fn a_packet_written_on_one_clone_is_accepted_on_another_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob", "carol"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob", "carol"]).parts();
     let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
     let head = lane_at_work(&env, a);
 
@@ -261,8 +261,7 @@ fn a_packet_written_on_one_clone_is_accepted_on_another_once() {
 
 #[test]
 fn accept_refuses_a_packet_that_no_longer_matches_and_records_nothing() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     let head = lane_at_work(&env, a);
     let out = handoff(&env, a, "token auth", &["--json"]).ok().json();
@@ -354,8 +353,7 @@ fn accept_refuses_a_packet_that_no_longer_matches_and_records_nothing() {
 
 #[test]
 fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     lane_at_work(&env, a);
     let gh = "ghp_R2d2C3poR2d2C3poR2d2C3poR2d2C3po1234";
@@ -439,8 +437,7 @@ fn a_packet_that_looks_like_it_holds_a_credential_is_refused_without_echo() {
 
 #[test]
 fn commit_ids_and_uuids_are_not_mistaken_for_credentials() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     let head = lane_at_work(&env, a);
     let uuid = "123e4567-e89b-12d3-a456-426614174000";
@@ -621,8 +618,7 @@ fn a_handoff_stopped_at_any_point_is_completed_by_running_it_again() {
         "handoff:ref",
         "handoff:journal",
     ] {
-        let env = TestEnv::new();
-        let (remote, clones) = env.remote_with_clones(&["alice"]);
+        let (env, remote, clones) = Swarm::new(&["alice"]).parts();
         let a = &clones[0];
         let head = lane_at_work(&env, a);
         let mut args = handoff_args("crash");
@@ -665,8 +661,7 @@ fn a_handoff_stopped_at_any_point_is_completed_by_running_it_again() {
 
 /// alice hands off; bob stands ready. Returns (env, remote, alice, bob, id, head).
 fn handed_off() -> (TestEnv, PathBuf, PathBuf, PathBuf, String, String) {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (clones[0].clone(), clones[1].clone());
     let head = lane_at_work(&env, &a);
     let out = handoff(&env, &a, "token auth", &["--json"]).ok().json();
@@ -842,8 +837,7 @@ fn handoff_accept_and_sync_killed_at_random_moments_leave_whole_records() {
 
 #[test]
 fn sync_keeps_the_first_published_acceptance_and_unions_the_notes() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob", "carol"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob", "carol"]).parts();
     let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
     let head = lane_at_work(&env, a);
     let id = handoff(&env, a, "token auth", &["--json"]).ok().json()["id"]
@@ -920,12 +914,12 @@ fn sync_keeps_the_first_published_acceptance_and_unions_the_notes() {
 
 #[test]
 fn one_packet_id_written_on_two_machines_offline_is_a_conflict_not_a_loss() {
-    let mut env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (mut env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     // The same author, in the same second, on two machines, offline.
     env.set_env("GIT_SWARM_NOW", "2026-05-04T03:02:01Z");
     let id = "20260504T030201Z-sam";
@@ -973,10 +967,7 @@ fn one_packet_id_written_on_two_machines_offline_is_a_conflict_not_a_loss() {
 
 #[test]
 fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
-    let env = TestEnv::new();
-    let repo = env.repo("coord");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "api"]).ok();
+    let (env, repo) = Swarm::repo("coord").init(0).plan(0, "api").repo_parts();
     env.swarm(
         &repo,
         &[
@@ -1028,12 +1019,11 @@ fn accepting_a_lanes_packet_hands_the_lane_to_the_successor() {
 
 #[test]
 fn a_handoff_publishes_an_unpushed_branch_and_says_how_when_it_cannot() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "api")
+        .lane(0, "orders")
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "api"]).ok();
-    env.swarm(a, &["lane", "new", "orders", "--plan", "api"])
-        .ok();
     let wt = a.join("_swarm-worktrees/orders");
     // The branch is not on origin: it goes out with the packet, at its head.
     let run = env
@@ -1079,12 +1069,11 @@ fn a_handoff_publishes_an_unpushed_branch_and_says_how_when_it_cannot() {
 
 #[test]
 fn accepting_in_another_clone_moves_the_lane_there_and_self_accept_warns() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "carol"]);
+    let (env, _, clones) = Swarm::new(&["alice", "carol"])
+        .plan(0, "api")
+        .lane(0, "login")
+        .parts();
     let (a, c) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "api"]).ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "api"])
-        .ok();
     let wt = a.join("_swarm-worktrees/login");
     env.write(&wt.join("login.txt"), "login\n");
     env.git(&wt, &["add", "login.txt"]);
@@ -1136,4 +1125,221 @@ fn accepting_in_another_clone_moves_the_lane_there_and_self_accept_warns() {
     env.swarm(c, &["--as", "carol", "accept", &own])
         .ok()
         .stderr_has("warning: you accepted a packet you wrote yourself");
+}
+
+fn packet_ids(env: &TestEnv, dir: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["packets", "--json"];
+    all.extend_from_slice(args);
+    env.swarm(dir, &all).ok().json()["packets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn a_packet_written_to_the_wrong_plan_is_withdrawn_by_its_author_and_refuses_accept() {
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .plan(0, "billing")
+        .sync(0)
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    let wrong = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "billing",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id = wrong["id"].as_str().unwrap().to_string();
+    let refname = format!("refs/swarm/packets/billing/{id}");
+    env.swarm(b, &["sync"]).ok();
+
+    // Only the author withdraws it.
+    let before = env.refs(&remote, "refs/swarm/packets/");
+    env.swarm(b, &["packet", "withdraw", &id, "--reason", "not mine"])
+        .err(1, "PACKET_NOT_AUTHOR")
+        .stderr_has("written by alice");
+    assert_eq!(env.refs(&remote, "refs/swarm/packets/"), before);
+
+    let out = env
+        .swarm(
+            a,
+            &[
+                "packet",
+                "withdraw",
+                &id,
+                "--reason",
+                "wrong plan",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    assert_eq!(out["changed"], true);
+    // Recorded as a commit on the packet chain, published, never deleted.
+    let at_remote = env.git(&remote, &["rev-parse", &refname]);
+    assert_eq!(at_remote, out["commit"].as_str().unwrap());
+    assert_eq!(env.git(&remote, &["rev-list", "--count", &refname]), "2");
+    let w = env.git(&remote, &["show", &format!("{refname}:withdrawal.yaml")]);
+    assert!(w.contains("schema: swarm-withdrawal/v1"), "{w}");
+    assert!(w.contains("reason: wrong plan"), "{w}");
+    assert!(env
+        .git(&remote, &["show", &format!("{refname}:packet.yaml")])
+        .contains(&id));
+    let msg = env.git(a, &["log", "-1", "--format=%B", "refs/swarm/plans/billing"]);
+    assert!(msg.contains("Swarm-Event: handoff-withdrawn"), "{msg}");
+
+    // A second withdraw is a no-op.
+    env.swarm(a, &["packet", "withdraw", &id, "--reason", "wrong plan"])
+        .ok()
+        .stdout_has("already withdrawn");
+
+    // The successor cannot accept it; nothing is recorded.
+    env.swarm(b, &["packets"])
+        .ok()
+        .stdout_has("withdrawn by alice: wrong plan");
+    assert!(packet_ids(&env, b, &["--open"]).is_empty());
+    assert_eq!(packet_ids(&env, b, &[]), vec![id.clone()]);
+    env.swarm(b, &["accept", &id])
+        .err(1, "PACKET_WITHDRAWN")
+        .stderr_has("withdrawn by alice");
+    assert_eq!(env.git(&remote, &["rev-parse", &refname]), at_remote);
+    env.swarm(b, &["packet", "show", &id])
+        .ok()
+        .stdout_has("# withdrawn by its author");
+
+    // An accepted packet can no longer be withdrawn.
+    let right = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "auth",
+                "--json",
+            ],
+        )
+        .ok()
+        .json();
+    let id2 = right["id"].as_str().unwrap().to_string();
+    env.swarm(a, &["accept", &id2]).ok();
+    env.swarm(a, &["packet", "withdraw", &id2, "--reason", "late"])
+        .err(3, "PACKET_ALREADY_ACCEPTED");
+}
+
+#[test]
+fn accept_compares_the_content_of_uncommitted_paths_not_only_their_names() {
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    env.git(a, &["switch", "--quiet", "-c", "feat/auth"]);
+    env.git(
+        a,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "-u",
+            "origin",
+            "feat/auth",
+        ],
+    );
+    env.write(&a.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.write(&a.join("notes.txt"), "todo\n");
+    let out = env
+        .swarm(a, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    let id = out["id"].as_str().unwrap().to_string();
+    let readme_blob = env.git(a, &["hash-object", "README.md"]);
+    assert_eq!(
+        out["uncommitted_content"]["README.md"],
+        readme_blob.as_str()
+    );
+    let packet = format!("refs/swarm/packets/auth/{id}");
+    let yaml = env.git(&remote, &["show", &format!("{packet}:packet.yaml")]);
+    assert!(
+        yaml.contains(&format!("README.md: {readme_blob}")),
+        "{yaml}"
+    );
+
+    // Same paths, other content: refused, nothing recorded.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(b, &["switch", "--quiet", "feat/auth"]);
+    env.write(&b.join("README.md"), "hello\nsomething else\n");
+    env.write(&b.join("notes.txt"), "todo\n");
+    let before = env.git(&remote, &["rev-parse", &packet]);
+    let run = env
+        .swarm(b, &["accept", &id])
+        .err(1, "PACKET_MISMATCH")
+        .stderr_has("uncommitted_content")
+        .stderr_has(&format!("- README.md {readme_blob}"))
+        .stderr_has("other content");
+    assert!(!run.stderr.contains("notes.txt"), "{}", run.stderr);
+    assert_eq!(env.git(&remote, &["rev-parse", &packet]), before);
+
+    // The author's exact changes: accepted.
+    env.write(&b.join("README.md"), "hello\nhalf-done refresh logic\n");
+    env.swarm(b, &["accept", &id]).ok();
+}
+
+/// Regression: two handoffs by one author to two plans in the same second got
+/// the same id, so `accept <id>` and `packet withdraw <id>` were ambiguous.
+/// Ids are unique across plans: the second one takes the next suffix.
+#[test]
+fn packet_ids_are_unique_across_plans_within_one_second() {
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .plan(0, "billing")
+        .parts();
+    let a = &clones[0];
+    let now = [("GIT_SWARM_NOW", "2026-02-01T09:00:00Z")];
+    let handoff = |plan: &str| {
+        env.swarm_env(
+            a,
+            &now,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                plan,
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let first = handoff("billing");
+    let second = handoff("auth");
+    assert_eq!(first, "20260201T090000Z-alice");
+    assert_eq!(second, "20260201T090000Z-alice-2");
+    // Each id names exactly one packet, by id alone.
+    env.swarm(a, &["packet", "show", &second])
+        .ok()
+        .stdout_has("auth");
+    env.swarm(a, &["packet", "withdraw", &first, "--reason", "wrong plan"])
+        .ok();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/packets/").len(),
+        2,
+        "both packets published"
+    );
 }

@@ -1,3 +1,10 @@
+//! Plans: `plan new|show|list|log|save|checkout|close|reopen`, which plan a
+//! command means when none is named, and plan text saved from a stale
+//! checkout merged instead of dropped.
+
+use std::path::{Path, PathBuf};
+
+use crate::fixture::{worktree, Swarm};
 use crate::harness::{Run, TestEnv};
 use crate::process::{Paused, WRITING};
 
@@ -73,9 +80,7 @@ fn plan_new_show_list_log_are_readable_by_plain_git() {
 
 #[test]
 fn plan_new_refuses_an_existing_plan_and_bad_names_without_writing() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
     env.swarm(&repo, &["plan", "new", "auth"])
         .err(2, "PLAN_EXISTS");
@@ -166,10 +171,7 @@ fn malformed_yaml_and_newer_schemas_change_no_ref() {
 
 #[test]
 fn save_and_checkout_keep_the_plan_untracked_and_refuse_to_clobber_edits() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "auth").repo_parts();
     env.swarm(&repo, &["plan", "checkout", "auth"])
         .ok()
         .stdout_has("stays untracked");
@@ -285,9 +287,7 @@ fn racing_plan_new_in_one_repository_has_exactly_one_winner() {
 
 #[test]
 fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "auth", "--title", "Auth"])
         .ok();
     env.swarm(
@@ -343,10 +343,7 @@ fn switching_plans_in_one_worktree_never_saves_one_plan_into_another() {
 
 #[test]
 fn closing_a_plan_with_work_in_progress_needs_force() {
-    let env = TestEnv::new();
-    let repo = env.repo("alice");
-    env.swarm(&repo, &["init"]).ok();
-    env.swarm(&repo, &["plan", "new", "shop"]).ok();
+    let (env, repo) = Swarm::repo("alice").init(0).plan(0, "shop").repo_parts();
     env.swarm(&repo, &["plan", "new", "shop-api", "--parent", "shop"])
         .ok();
     env.swarm(&repo, &["lane", "new", "orders", "--plan", "shop-api"])
@@ -367,4 +364,206 @@ fn closing_a_plan_with_work_in_progress_needs_force() {
     env.swarm(&repo, &["plan", "close", "shop"])
         .ok()
         .stdout_has("already closed");
+}
+
+#[test]
+fn a_closed_plan_takes_no_lane_and_no_save() {
+    let (env, repo) = Swarm::repo("alice").plan(0, "cz").repo_parts();
+    env.swarm(&repo, &["plan", "close", "cz"]).ok();
+    env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
+        .err(1, "PLAN_CLOSED")
+        .stderr_has("git swarm plan reopen cz");
+    assert!(env.refs(&repo, "refs/swarm/lanes").is_empty());
+    env.write(&env.root().join("text.md"), "# new\n");
+    let file = env.root().join("text.md");
+    env.swarm(
+        &repo,
+        &["plan", "save", "cz", "--file", file.to_str().unwrap()],
+    )
+    .err(1, "PLAN_CLOSED");
+    env.swarm(&repo, &["plan", "reopen", "cz"]).ok();
+    env.swarm(
+        &repo,
+        &["plan", "save", "cz", "--file", file.to_str().unwrap()],
+    )
+    .ok();
+    env.swarm(&repo, &["lane", "new", "czl", "--plan", "cz"])
+        .ok();
+}
+
+#[test]
+fn plan_reopen_is_the_inverse_of_close_even_after_gc() {
+    let (env, repo) = Swarm::repo("a").plan(0, "auth").repo_parts();
+    let open = env
+        .swarm(&repo, &["plan", "reopen", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(open["changed"], false);
+    assert_eq!(open["status"], "active");
+    env.swarm(&repo, &["plan", "close", "auth"]).ok();
+    let before = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
+    env.swarm(&repo, &["plan", "reopen", "auth"])
+        .ok()
+        .stdout_has("plan auth: reopened\n");
+    let show = env
+        .swarm(&repo, &["plan", "show", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(show["status"], "active", "{show}");
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "refs/swarm/plans/auth^"]),
+        before
+    );
+    let log = env.git(
+        &repo,
+        &["log", "-1", "--format=%B", "refs/swarm/plans/auth"],
+    );
+    assert!(log.contains("Swarm-Event: plan-reopened"), "{log}");
+
+    // Closed and archived by gc: reopen brings the live ref back on top of
+    // the archived history.
+    env.swarm(&repo, &["plan", "close", "auth"]).ok();
+    let closed = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
+    env.swarm(&repo, &["gc", "--older-than", "0s"]).ok();
+    assert!(env.refs(&repo, "refs/swarm/plans/").is_empty());
+    let json = env
+        .swarm(&repo, &["plan", "reopen", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["unarchived"], true);
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "refs/swarm/plans/auth^"]),
+        closed
+    );
+    env.swarm(&repo, &["plan", "list"]).ok().stdout_has("auth");
+    env.swarm(&repo, &["plan", "reopen", "nope"])
+        .err(2, "NOT_FOUND");
+}
+
+fn plan_text(env: &TestEnv, dir: &Path, plan: &str) -> String {
+    env.git(dir, &["show", &format!("refs/swarm/plans/{plan}:PLAN.md")])
+}
+
+/// A coordinator (alice) with plan `auth` and a lane machine (bob) whose
+/// lane `login` has the plan file checked out, both synced: (env, alice's
+/// clone, bob's clone).
+fn coordinator_and_lane() -> (TestEnv, PathBuf, PathBuf) {
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .lane(1, "login")
+        .parts();
+    (env, clones[0].clone(), clones[1].clone())
+}
+
+#[test]
+fn plan_save_from_a_stale_checkout_merges_the_newer_plan_text_instead_of_dropping_it() {
+    let (env, a, b) = coordinator_and_lane();
+    let wt = worktree(&b, "login");
+    let stale = env.read(&wt.join("PLAN.md"));
+
+    // The coordinator adds a line under Goal and publishes it.
+    env.swarm(&a, &["plan", "checkout", "auth"]).ok();
+    let text = env.read(&a.join("PLAN.md")).replace(
+        "(What is true when this plan is done.)",
+        "Tokens expire after 1h.",
+    );
+    env.write(&a.join("PLAN.md"), &text);
+    env.swarm(&a, &["plan", "save", "auth", "-m", "goal"]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&b, &["sync"]).ok();
+    let newer = env.git(&b, &["rev-parse", "refs/swarm/plans/auth"]);
+
+    // The lane, from its older copy, records progress under Tasks.
+    let progress = stale.replace("1. (first task)", "1. login form done");
+    env.write(&wt.join("PLAN.md"), &progress);
+    let out = env
+        .swarm(&wt, &["plan", "save", "-m", "lane progress"])
+        .ok()
+        .stdout_has("merged with the newer version");
+    assert!(out.stdout.contains(&newer[..12]), "{}", out.stdout);
+    let saved = plan_text(&env, &b, "auth");
+    assert!(saved.contains("Tokens expire after 1h."), "{saved}");
+    assert!(saved.contains("1. login form done"), "{saved}");
+    // The saved version builds on the newer one, and the file shows it.
+    let parent = env.git(&b, &["rev-parse", "refs/swarm/plans/auth^"]);
+    assert_eq!(parent, newer);
+    assert_eq!(env.read(&wt.join("PLAN.md")), format!("{saved}\n"));
+
+    // A second save from the same file is a no-op, not a second merge.
+    env.swarm(&wt, &["plan", "save"])
+        .ok()
+        .stdout_has("unchanged");
+}
+
+#[test]
+fn plan_save_refuses_with_plan_save_conflict_when_a_stale_checkout_changed_the_same_lines() {
+    let (env, a, b) = coordinator_and_lane();
+    let wt = worktree(&b, "login");
+    let stale = env.read(&wt.join("PLAN.md"));
+
+    env.swarm(&a, &["plan", "checkout", "auth"]).ok();
+    let text = env
+        .read(&a.join("PLAN.md"))
+        .replace("1. (first task)", "1. coordinator's task");
+    env.write(&a.join("PLAN.md"), &text);
+    env.swarm(&a, &["plan", "save", "auth"]).ok();
+    env.swarm(&a, &["sync"]).ok();
+    env.swarm(&b, &["sync"]).ok();
+    let before = env.all_refs(&b);
+    let newer = env.git(&b, &["rev-parse", "refs/swarm/plans/auth"]);
+
+    env.write(
+        &wt.join("PLAN.md"),
+        &stale.replace("1. (first task)", "1. lane's task"),
+    );
+    let out = env
+        .swarm(&wt, &["plan", "save", "-m", "lane progress"])
+        .err(3, "PLAN_SAVE_CONFLICT")
+        .stderr_has("hint: see the newer text");
+    assert!(out.stderr.contains(&newer[..12]), "{}", out.stderr);
+    assert_eq!(env.all_refs(&b), before, "nothing was saved");
+    assert!(plan_text(&env, &b, "auth").contains("1. coordinator's task"));
+    // The lane's edit is still in its file.
+    assert!(env.read(&wt.join("PLAN.md")).contains("1. lane's task"));
+}
+
+#[test]
+fn without_plan_commands_use_the_lanes_plan_or_the_only_plan_never_the_one_last_checked_out() {
+    let (env, _, clones) = Swarm::new(&["alice"]).parts();
+    let a = &clones[0];
+    for p in ["auth", "billing", "search"] {
+        env.swarm(a, &["plan", "new", p]).ok();
+    }
+    env.swarm(a, &["lane", "new", "login", "--plan", "search"])
+        .ok();
+    // The main worktree last checked out billing: that is no reason to use it.
+    env.swarm(a, &["plan", "checkout", "billing"]).ok();
+    let before = env.all_refs(a);
+    env.swarm(a, &["handoff", "--reason", "usage_limit"])
+        .err(2, "PLAN_AMBIGUOUS")
+        .stderr_has("3 plans exist")
+        .stderr_has("(auth, billing, search)")
+        .stderr_has("--plan P");
+    env.swarm(a, &["lane", "new", "signup"])
+        .err(2, "PLAN_AMBIGUOUS");
+    env.swarm(a, &["plan", "save"]).err(2, "PLAN_AMBIGUOUS");
+    assert_eq!(env.all_refs(a), before, "nothing was written");
+    assert!(!worktree(a, "signup").exists());
+
+    // In the lane's worktree, the lane's plan wins over a file checked out
+    // from another plan.
+    let wt = worktree(a, "login");
+    env.swarm(&wt, &["plan", "checkout", "auth", "--force"])
+        .ok();
+    let out = env
+        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["plan"], "search");
+    assert!(env
+        .refs(a, "refs/swarm/packets/search/")
+        .contains_key(out["ref"].as_str().unwrap()));
+    assert!(env.refs(a, "refs/swarm/packets/auth/").is_empty());
 }

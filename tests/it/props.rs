@@ -2,12 +2,12 @@
 //! commit-message trailers, record YAML round-trips, and hook-block merging.
 //! Case counts scale with `PROPTEST_CASES` (CI runs the default 256).
 
-use git_swarm::ctx::init::merge_hook;
 use git_swarm::model::plan::PlanRecord;
 use git_swarm::names::{is_valid_address, is_valid_name};
 use git_swarm::store::record;
 use git_swarm::store::{parse_journal_entry, Event};
 use git_swarm::text::first_forbidden;
+use git_swarm::worktree::setup::merge_hook;
 use proptest::prelude::*;
 
 /// The naming rule written independently as a regex, to cross-check the hand-written validator.

@@ -4,8 +4,9 @@
 //! reaches the remote. Listings work from what the clone knows when the
 //! remote cannot be reached, with one warning line.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::fixture::{worktree, Swarm};
 use crate::harness::TestEnv;
 
 const KEPT: &str = "; `git swarm sync` publishes it";
@@ -14,14 +15,9 @@ fn remote_has(env: &TestEnv, remote: &Path, refname: &str) -> Option<String> {
     env.refs(remote, refname).get(refname).cloned()
 }
 
-fn worktree(dir: &Path, feature: &str) -> PathBuf {
-    dir.join("_swarm-worktrees").join(feature)
-}
-
 #[test]
 fn plan_new_publishes_at_once_and_a_second_clones_plan_new_is_refused_at_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     env.swarm(a, &["plan", "new", "auth"])
         .ok()
@@ -55,10 +51,8 @@ fn plan_new_publishes_at_once_and_a_second_clones_plan_new_is_refused_at_once() 
 
 #[test]
 fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     // plan save
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
@@ -132,8 +126,7 @@ fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
 
 #[test]
 fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_the_next_command() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.swarm(a, &["--offline", "plan", "new", "auth"])
         .ok()
@@ -183,15 +176,11 @@ fn an_offline_write_is_said_in_one_wording_counted_by_status_and_published_by_th
 
 #[test]
 fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_was_reached() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .task(0, "t1", "first")
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        a,
-        &["task", "new", "t1", "--plan", "auth", "--title", "first"],
-    )
-    .ok();
     env.swarm(a, &["status"]).ok();
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
     let listings: &[&[&str]] = &[
@@ -237,54 +226,19 @@ fn every_listing_works_offline_with_one_warning_naming_the_remote_and_when_it_wa
     }
 }
 
-/// Alice starts lane `login` of plan `auth`, commits, pushes its branch and
-/// hands it over; bob accepts it in his clone. Returns the packet id.
-fn handed_to_bob(env: &TestEnv, a: &Path, b: &Path) -> String {
-    started_by_alice(env, a);
-    handed_over(env, a, b)
-}
-
-fn started_by_alice(env: &TestEnv, a: &Path) {
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-}
-
-fn handed_over(env: &TestEnv, a: &Path, b: &Path) -> String {
-    let wt = worktree(a, "login");
-    env.write(&wt.join("login.rs"), "fn login() {}\n");
-    env.git(&wt, &["add", "login.rs"]);
-    env.git(&wt, &["commit", "--quiet", "-m", "login"]);
-    env.git(
-        &wt,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "-u",
-            "origin",
-            "feat/login",
-        ],
-    );
-    let id = env
-        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
-        .ok()
-        .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    env.git(b, &["fetch", "--quiet", "origin"]);
-    env.git(b, &["switch", "--quiet", "feat/login"]);
-    env.swarm(b, &["accept", &id]).ok();
-    id
+/// Alice's lane `login` (clone 0) gets login.rs committed and its branch
+/// pushed, and is handed over: bob (clone 1) switches to the branch and
+/// accepts. Returns the swarm and the packet id.
+fn handed_over(s: Swarm) -> (Swarm, String) {
+    let s = s.pushed(0, "login", &[("login.rs", "fn login() {}\n")], "login");
+    let id = s.handoff(0, "login");
+    (s.switched(1, "feat/login").run(1, &["accept", &id]), id)
 }
 
 #[test]
 fn an_interrupted_lane_new_finished_by_a_rerun_publishes_its_lane() {
-    let mut env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (mut env, remote, clones) = Swarm::new(&["alice", "bob"]).plan(0, "fp2").parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "fp2"]).ok();
     env.set_env("GIT_SWARM_FAILPOINT", "lane:record");
     let killed = env.swarm(a, &["lane", "new", "fp2", "--plan", "fp2"]);
     assert_ne!(killed.code, 0, "the failpoint stops it");
@@ -304,13 +258,15 @@ fn an_interrupted_lane_new_finished_by_a_rerun_publishes_its_lane() {
 
 #[test]
 fn sync_after_gc_archived_an_accepted_packet_does_not_call_the_handoff_unbacked() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob", "carol"]);
-    let (a, b, c) = (&clones[0], &clones[1], &clones[2]);
-    started_by_alice(&env, a);
-    // Carol knows the lane as alice's.
-    env.swarm(c, &["sync"]).ok();
-    let id = handed_over(&env, a, b);
+    let (s, id) = handed_over(
+        Swarm::new(&["alice", "bob", "carol"])
+            .plan(0, "auth")
+            .lane(0, "login")
+            // Carol knows the lane as alice's.
+            .sync(2),
+    );
+    let (env, _, clones) = s.parts();
+    let (b, c) = (&clones[1], &clones[2]);
     let gc = env
         .swarm(b, &["gc", "--older-than", "0s", "--json"])
         .ok()
@@ -330,10 +286,13 @@ fn sync_after_gc_archived_an_accepted_packet_does_not_call_the_handoff_unbacked(
 
 #[test]
 fn lane_list_status_and_prune_see_the_same_owner_of_a_lane() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (&clones[0], &clones[1]);
-    handed_to_bob(&env, a, b);
+    let (s, _) = handed_over(
+        Swarm::new(&["alice", "bob"])
+            .plan(0, "auth")
+            .lane(0, "login"),
+    );
+    let (env, _, clones) = s.parts();
+    let a = &clones[0];
     // Alice's status fetches the mirror: bob holds the lane now; her
     // local lane ref still names her.
     let status = env.swarm(a, &["status", "--json"]).ok().json();
@@ -355,10 +314,8 @@ fn lane_list_status_and_prune_see_the_same_owner_of_a_lane() {
 
 #[test]
 fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
     let run = env
         .swarm(
@@ -391,10 +348,8 @@ fn wait_says_when_the_remote_does_not_answer_and_keeps_waiting() {
 
 #[test]
 fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "carol"]);
-    let (a, c) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "docs"]).ok();
+    let (env, remote, clones) = Swarm::new(&["alice", "carol"]).plan(0, "docs").parts();
+    let c = &clones[1];
     env.swarm(c, &["lane", "new", "readme", "--plan", "docs"])
         .ok()
         .stdout_has("published");
@@ -411,10 +366,8 @@ fn lane_new_on_another_clone_finds_a_plan_published_there_without_sync() {
 /// refs local only; the next command that reaches the remote publishes it.
 #[test]
 fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     for t in ["t1", "t2"] {
         env.swarm(a, &["task", "new", t, "--plan", "auth", "--title", t])
             .ok();
@@ -518,19 +471,12 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
 /// the local compare-and-swap decide.
 #[test]
 fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_cannot_be_reached() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (&clones[0], &clones[1]);
-    started_by_alice(&env, a);
-    let wt = worktree(a, "login");
-    let id = env
-        .swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"])
-        .ok()
-        .json()["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
-    env.swarm(b, &["sync"]).ok();
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .lane(0, "login");
+    let id = s.handoff(0, "login");
+    let (env, remote, clones) = s.sync(1).parts();
+    let b = &clones[1];
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
     let before = env.refs(b, "refs/swarm/");
     for args in [
@@ -568,4 +514,144 @@ fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_canno
     )
     .ok()
     .stderr_has("not published: offline (--offline, or no remote)");
+}
+
+#[test]
+fn a_mistyped_swarm_remote_leaves_reading_commands_working_with_a_warning() {
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .lane(0, "login")
+        .sync(0)
+        .parts();
+    let a = &clones[0];
+    env.git(a, &["config", "swarm.remote", "orgin"]);
+    let before = env.all_refs(a);
+    for args in [
+        vec!["status"],
+        vec!["plan", "list"],
+        vec!["plan", "show", "auth"],
+        vec!["plan", "log", "auth"],
+        vec!["packets"],
+        vec!["lane", "list"],
+        vec!["lead", "status", "--plan", "auth"],
+    ] {
+        let run = env.swarm(a, &args).ok();
+        run.expect_stderr(
+            "warning: remote 'orgin' does not exist; showing this repository's records only",
+        );
+        run.expect_stderr("hint: add it with `git remote add orgin <url>`");
+        assert!(!run.stdout.contains("warning"), "{args:?}: {}", run.stdout);
+    }
+    env.swarm(a, &["status"]).ok().stdout_has("auth [active]");
+    env.swarm(a, &["lane", "list"]).ok().stdout_has("login");
+    let json = env.swarm(a, &["plan", "list", "--json"]).ok().json();
+    assert_eq!(json["plans"][0]["plan"], "auth");
+    // Writing commands and those that must ask the remote still refuse.
+    env.swarm(a, &["plan", "new", "other"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["lead", "check", "--plan", "auth"])
+        .err(2, "REMOTE_MISSING");
+    env.swarm(a, &["sync"]).err(2, "REMOTE_MISSING");
+    assert_eq!(before, env.all_refs(a));
+}
+
+#[test]
+fn read_only_views_show_local_plus_the_fetched_mirror_say_how_old_and_point_to_sync() {
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    let t0 = "2026-01-01T10:00:00Z";
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(a, &["sync"]).ok();
+    env.swarm_env(
+        a,
+        &[("GIT_SWARM_NOW", t0)],
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "auth",
+            "--succession",
+            "alice,bob",
+            "--lease",
+            "1h",
+        ],
+    )
+    .ok();
+    let packet = env
+        .swarm(
+            a,
+            &[
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--plan",
+                "auth",
+                "--json",
+            ],
+        )
+        .ok()
+        .json()["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // A fresh clone that only fetched: every view shows the plan, its
+    // leader and the packet, says where from, and points to sync (status
+    // fetches the mirror itself).
+    let c = env.clone_remote(&remote, "carol");
+    env.git(&c, &["fetch", "--quiet", "origin"]);
+    assert!(env.refs(&c, "refs/swarm/plans/").is_empty());
+    env.swarm(&c, &["status"])
+        .ok()
+        .stdout_has("auth [active] — auth — lead alice (epoch 1)")
+        .stdout_has("the mirror of origin (fetched ")
+        .stdout_has("the mirror has 2 records your local refs lack")
+        .stdout_has("`git swarm sync` brings them in");
+    env.swarm(&c, &["packets", "--offline"])
+        .ok()
+        .stdout_has(&packet)
+        .stdout_has("the mirror has 1 record your local refs lack");
+    let lead = env
+        .swarm(
+            &c,
+            &["lead", "status", "--plan", "auth", "--offline", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(lead["leader"], "alice");
+    assert_eq!(lead["mirror"]["ahead"][0], "refs/swarm/lead/auth");
+    env.swarm(&c, &["sync"]).ok();
+    let out = env.swarm(&c, &["status"]).ok();
+    assert!(out.stdout.contains("fetched "), "{}", out.stdout);
+    assert!(!out.stdout.contains("the mirror has"), "{}", out.stdout);
+
+    // A takeover on another clone: after a fetch, status and lead status
+    // --offline agree on who leads.
+    env.swarm(b, &["sync"]).ok();
+    env.swarm_env(
+        b,
+        &[("GIT_SWARM_NOW", "2026-01-01T12:00:00Z")],
+        &[
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--reason",
+            "alice silent",
+        ],
+    )
+    .ok();
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    let status = env.swarm(a, &["status", "--offline", "--json"]).ok().json();
+    assert_eq!(status["plans"][0]["leader"], "bob");
+    assert_eq!(status["plans"][0]["epoch"], 2);
+    let lead = env
+        .swarm(
+            a,
+            &["lead", "status", "--plan", "auth", "--offline", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(lead["leader"], "bob");
+    assert_eq!(lead["epoch"], 2);
 }

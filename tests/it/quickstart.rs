@@ -39,6 +39,18 @@ fn blocks() -> Vec<(String, String)> {
 
 #[test]
 fn the_readme_quick_start_runs_verbatim() {
+    quick_start(false);
+}
+
+/// The same day with the records on a coordination remote of their own:
+/// each machine joins with `git swarm init --coordination-remote URL` right
+/// after cloning (docs/remote.md), then runs the quick start unchanged.
+#[test]
+fn the_readme_quick_start_runs_with_records_on_a_coordination_remote() {
+    quick_start(true);
+}
+
+fn quick_start(coordination: bool) {
     let env = TestEnv::new();
     let blocks = blocks();
     assert!(blocks.len() >= 5, "{blocks:?}");
@@ -47,6 +59,10 @@ fn the_readme_quick_start_runs_verbatim() {
     // One bare remote with a first commit on main; a plain clone per machine.
     let remote = env.root().join("remote.git");
     env.git(env.root(), &["init", "--quiet", "--bare", "remote.git"]);
+    let coord = env.root().join("coord.git");
+    if coordination {
+        env.git(env.root(), &["init", "--quiet", "--bare", "coord.git"]);
+    }
     let seed = env.root().join("seed");
     env.git(
         env.root(),
@@ -63,7 +79,15 @@ fn the_readme_quick_start_runs_verbatim() {
                 env.root(),
                 &["clone", "--quiet", remote.to_str().unwrap(), machine],
             );
-            env.root().join(machine)
+            let dir = env.root().join(machine);
+            if coordination {
+                env.swarm(
+                    &dir,
+                    &["init", "--coordination-remote", coord.to_str().unwrap()],
+                )
+                .ok();
+            }
+            dir
         });
         let out = env
             .command("bash", dir)
@@ -78,15 +102,17 @@ fn the_readme_quick_start_runs_verbatim() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    // The end state at the remote.
+    // The end state: the records at the coordination remote, the code at
+    // the code remote (one and the same without a coordination remote).
+    let records = if coordination { &coord } else { &remote };
     for id in ["api", "docs"] {
         let task = env.git(
-            &remote,
+            records,
             &["show", &format!("refs/swarm/tasks/rel/{id}:task.yaml")],
         );
         assert!(task.contains("status: done"), "{task}");
     }
-    let docs = env.git(&remote, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
+    let docs = env.git(records, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
     assert!(docs.contains("previous_owner: bob"), "{docs}");
     for b in ["feat/api", "feat/docs"] {
         env.git_run(&remote, &["merge-base", "--is-ancestor", b, "main"])
@@ -94,4 +120,18 @@ fn the_readme_quick_start_runs_verbatim() {
     }
     let guide = env.git(&remote, &["show", "main:docs/guide.md"]);
     assert_eq!(guide, "# The API");
+    if coordination {
+        let code_refs = env.refs(&remote, "refs");
+        assert!(
+            code_refs.keys().all(|r| r.starts_with("refs/heads/")),
+            "records on the code remote: {code_refs:?}"
+        );
+        let coord_refs = env.refs(&coord, "refs");
+        assert!(
+            coord_refs
+                .keys()
+                .all(|r| r.starts_with("refs/swarm/") || r == "refs/notes/swarm"),
+            "code on the coordination remote: {coord_refs:?}"
+        );
+    }
 }

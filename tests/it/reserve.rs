@@ -3,9 +3,10 @@
 //! the real hooks in a lane worktree; `check --range` over a `--no-verify`
 //! commit. Each test asserts exit codes, messages and the refs left behind.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{finish, soak_rounds, spawn, wait_arrivals};
 
@@ -77,9 +78,8 @@ fn race(
 
 #[test]
 fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
-    let env = env_at_now();
     let names = ["ann", "ben", "cat"];
-    let (remote, clones) = env.remote_with_clones(&names);
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &names).parts();
     for round in 0..soak_rounds(6) {
         let area = format!("area{round}");
         // Three overlapping shapes: a directory, a file under it, a glob over it.
@@ -123,9 +123,8 @@ fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
 
 #[test]
 fn non_overlapping_reservations_made_at_once_all_succeed() {
-    let env = env_at_now();
     let names = ["ann", "ben", "cat"];
-    let (remote, clones) = env.remote_with_clones(&names);
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &names).parts();
     for round in 0..3 {
         let args: Vec<Vec<String>> = names
             .iter()
@@ -152,8 +151,7 @@ fn non_overlapping_reservations_made_at_once_all_succeed() {
 
 #[test]
 fn hostile_paths_are_refused_with_nothing_written() {
-    let env = env_at_now();
-    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann"]).parts();
     let ann = &clones[0];
     env.swarm(ann, &["reserve", "ok/"]).ok();
     std::os::unix::fs::symlink("/tmp", ann.join("out")).unwrap();
@@ -218,8 +216,7 @@ fn hostile_paths_are_refused_with_nothing_written() {
 
 #[test]
 fn release_recover_and_check_across_clones() {
-    let env = env_at_now();
-    let (remote, clones) = env.remote_with_clones(&["ann", "ben"]);
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann", "ben"]).parts();
     let (ann, ben) = (&clones[0], &clones[1]);
     let r = env
         .swarm(
@@ -288,27 +285,22 @@ fn release_recover_and_check_across_clones() {
     assert!(log.contains("ben recovers"), "{log}");
 }
 
-/// ann reserves `src/` in her clone; bob works in a lane of another clone.
-fn lane_setup(env: &TestEnv) -> (std::path::PathBuf, std::path::PathBuf, std::path::PathBuf) {
-    let (remote, clones) = env.remote_with_clones(&["ann", "coord"]);
-    let (ann, coord) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&coord, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &coord,
-        &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
-    )
-    .ok();
-    let wt = coord.join("_swarm-worktrees/login");
-    env.swarm(&ann, &["reserve", "src/", "--task", "T7"]).ok();
-    env.swarm(&coord, &["sync"]).ok();
-    let _ = remote;
-    (ann, coord, wt)
+/// ann reserves `src/` in her clone; bob works in a lane of another clone:
+/// (env, ann's clone, the coordinator's clone, bob's lane worktree).
+fn lane_setup(env: TestEnv) -> (TestEnv, PathBuf, PathBuf, PathBuf) {
+    let s = Swarm::in_env(env, &["ann", "coord"])
+        .plan(1, "auth")
+        .lane_with(1, "login", &["--owner", "bob"])
+        .run(0, &["reserve", "src/", "--task", "T7"])
+        .sync(1);
+    let wt = s.worktree(1, "login");
+    let (env, _, clones) = s.parts();
+    (env, clones[0].clone(), clones[1].clone(), wt)
 }
 
 #[test]
 fn the_real_hooks_refuse_another_lanes_commit_and_the_ci_gate_catches_no_verify() {
-    let env = env_at_now();
-    let (_ann, coord, wt) = lane_setup(&env);
+    let (env, _ann, coord, wt) = lane_setup(env_at_now());
     env.write(&wt.join("src/lib.rs"), "fn main() {}\n");
     env.git(&wt, &["add", "src/lib.rs"]);
     let head = env.git(&wt, &["rev-parse", "HEAD"]);
@@ -393,8 +385,7 @@ fn the_real_hooks_refuse_another_lanes_commit_and_the_ci_gate_catches_no_verify(
 
 #[test]
 fn own_and_expired_reservations_pass() {
-    let env = env_at_now();
-    let (ann, _coord, wt) = lane_setup(&env);
+    let (env, ann, _coord, wt) = lane_setup(env_at_now());
     // Own: ann commits under her own reservation.
     env.write(&ann.join("src/own.rs"), "x\n");
     env.git(&ann, &["add", "src/own.rs"]);
@@ -435,8 +426,7 @@ fn own_and_expired_reservations_pass() {
 
 #[test]
 fn status_counts_live_reservations_per_plan() {
-    let env = env_at_now();
-    let (_ann, coord, wt) = lane_setup(&env);
+    let (env, _ann, coord, wt) = lane_setup(env_at_now());
     // bob, the lane's owner, reserves from his worktree (holder = owner).
     let r = env.swarm(&wt, &["reserve", "docs/", "--json"]).ok().json();
     assert_eq!(r["entry"]["holder"], "bob");
@@ -452,8 +442,7 @@ fn status_counts_live_reservations_per_plan() {
 
 #[test]
 fn a_name_reserved_as_a_file_holds_the_directory_it_becomes() {
-    let env = env_at_now();
-    let (ann, coord, wt) = lane_setup(&env);
+    let (env, ann, coord, wt) = lane_setup(env_at_now());
     // `docs` does not exist yet: reserved as a file name, it still holds
     // `docs/…` once someone makes it a directory.
     env.swarm(&ann, &["reserve", "docs", "--json"]).ok();
@@ -474,8 +463,7 @@ fn a_name_reserved_as_a_file_holds_the_directory_it_becomes() {
 
 #[test]
 fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
-    let env = env_at_now();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["reserve", "src/", "--task", "T1"]).ok();
     let good = env.git(&remote, &["rev-parse", LEDGER]);
@@ -542,4 +530,22 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
         .err(2, "USAGE")
         .stderr_has("reads fine");
     assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), tip);
+}
+
+#[test]
+fn release_takes_a_directory_by_the_name_it_was_reserved_with() {
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
+    let ann = &clones[0];
+    env.write(&ann.join("mydir/a.txt"), "a\n");
+    let r = env.swarm(ann, &["reserve", "mydir", "--json"]).ok().json();
+    assert_eq!(r["entry"]["paths"][0], "mydir/", "{r:#}");
+    env.swarm(ann, &["release", "mydir"]).ok();
+    env.swarm(ann, &["reserve", "other/"]).ok();
+    env.swarm(ann, &["release", "other"]).ok();
+    let left = env.swarm(ann, &["reservations", "--json"]).ok().json();
+    assert_eq!(
+        left["reservations"].as_array().map(Vec::len),
+        Some(0),
+        "{left:#}"
+    );
 }

@@ -9,6 +9,7 @@
 
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 const LEDGER: &str = "refs/swarm/reservations/ledger";
@@ -182,15 +183,14 @@ fn the_ledger_cache_answers_only_for_its_own_ledger_version() {
 
 #[test]
 fn the_hook_knows_the_lane_owner_without_running_git() {
-    let env = env_at_now();
-    let (_remote, clones) = env.remote_with_clones(&["coord"]);
+    let (env, _, clones) = Swarm::in_env(env_at_now(), &["coord"])
+        .plan(0, "auth")
+        .run(
+            0,
+            &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
+        )
+        .parts();
     let coord = clones[0].clone();
-    env.swarm(&coord, &["plan", "new", "auth"]).ok();
-    env.swarm(
-        &coord,
-        &["lane", "new", "login", "--plan", "auth", "--owner", "bob"],
-    )
-    .ok();
     let wt = coord.join("_swarm-worktrees/login");
     // bob (the lane's owner) holds docs/; coord holds src/.
     env.swarm(&wt, &["reserve", "docs/"]).ok();
@@ -236,4 +236,124 @@ fn check_prints_warn_mode_notes_in_text_and_json() {
             .contains("top.txt is reserved exclusively by ann"),
         "{notes}"
     );
+}
+
+/// Commit as `author` (hooks skipped: what is judged here is the push).
+fn commit_as(env: &TestEnv, dir: &Path, author: &str, file: &str, text: &str) {
+    env.write(&dir.join(file), text);
+    env.git(dir, &["add", "."]);
+    env.git(
+        dir,
+        &[
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "--author",
+            &format!("{author} <{author}@example.invalid>"),
+            "-m",
+            &format!("{author}: {file}"),
+        ],
+    );
+}
+
+#[test]
+fn the_leader_publishes_a_merge_of_the_holders_own_work_and_a_release_it_did_not_fetch() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
+    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "calc"]).ok();
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "calc", "--succession", "alice"],
+    )
+    .ok();
+    // bob reserves calc/ and pushes his work on a branch of his own.
+    env.swarm(b, &["reserve", "calc/"]).ok();
+    env.git(b, &["switch", "--quiet", "-c", "feat/divfix"]);
+    commit_as(
+        &env,
+        b,
+        "bob",
+        "calc/ops.py",
+        "def div(a, b): return a / b\n",
+    );
+    env.git(b, &["push", "--quiet", "origin", "feat/divfix"]);
+
+    // alice merges it (the merge commit is hers) and publishes main.
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    env.git(
+        a,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            "merge divfix",
+            "origin/feat/divfix",
+        ],
+    );
+    env.swarm(a, &["lead", "push", "--plan", "calc", "HEAD:main"])
+        .ok();
+    assert_eq!(
+        env.git(&remote, &["rev-parse", "main"]),
+        env.git(a, &["rev-parse", "HEAD"])
+    );
+
+    // A change of alice's own under calc/ is refused while bob holds it,
+    // one hint line per line of the guard's report.
+    commit_as(
+        &env,
+        a,
+        "alice",
+        "calc/ops.py",
+        "def div(a, b): return a // b\n",
+    );
+    let before = env.all_refs(&remote);
+    let run = env
+        .swarm(a, &["lead", "push", "--plan", "calc", "HEAD:main"])
+        .err(1, "GUARD_FAILED");
+    run.expect_stderr("hint:   [reservations] calc/ops.py");
+    run.expect_stderr("reserved exclusively by bob");
+    assert!(!run.stderr.contains(" / "), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .lines()
+            .filter(|l| !l.is_empty())
+            .all(|l| l.starts_with("error[") || l.starts_with("hint: ")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.all_refs(&remote), before);
+
+    // bob releases; alice's clone has not fetched since: the push passes.
+    env.swarm(b, &["release", "calc/"]).ok();
+    env.swarm(a, &["lead", "push", "--plan", "calc", "HEAD:main"])
+        .ok();
+    assert_eq!(
+        env.git(&remote, &["rev-parse", "main"]),
+        env.git(a, &["rev-parse", "HEAD"])
+    );
+}
+
+#[test]
+fn a_commit_is_not_refused_for_a_reservation_released_on_another_machine() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(b, &["reserve", "README.md"]).ok();
+    env.git(a, &["fetch", "--quiet", "origin"]);
+    env.write(&a.join("README.md"), "alice's words\n");
+    env.git(a, &["add", "."]);
+    let head = env.git(a, &["rev-parse", "HEAD"]);
+    env.git_run(a, &["commit", "--quiet", "-m", "readme"])
+        .code(1)
+        .stderr_has("reserved exclusively by bob");
+    assert_eq!(env.git(a, &["rev-parse", "HEAD"]), head);
+
+    // bob releases; alice's clone has not fetched: her commit passes.
+    env.swarm(b, &["release", "README.md"]).ok();
+    env.git_run(a, &["commit", "--quiet", "-m", "readme"]).ok();
+    assert_ne!(env.git(a, &["rev-parse", "HEAD"]), head);
 }

@@ -8,6 +8,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 /// `n` characters of a mixed base62 alphabet.
@@ -83,26 +84,14 @@ fn refused(
 
 #[test]
 fn every_free_text_field_refuses_each_kind_and_writes_nothing() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .run(0, &["plan", "checkout", "auth"])
+        .lane(0, "login")
+        .leader(0, "alice,bob")
+        .sync(0)
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["plan", "checkout", "auth"]).ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    env.swarm(
-        a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "alice,bob",
-        ],
-    )
-    .ok();
-    env.swarm(a, &["sync"]).ok();
     let local = env.all_refs(a);
     let published = env.all_refs(&remote);
     let plan_md = a.join("PLAN.md");

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 /// A running `git swarm serve`, stopped (its process group) on drop.
@@ -193,9 +194,7 @@ fn forge_message(env: &TestEnv, dir: &Path) {
 
 #[test]
 fn record_text_on_the_dashboard_stays_inert_text() {
-    let env = TestEnv::new();
-    let repo = env.repo("r");
-    env.swarm(&repo, &["init"]).ok();
+    let (env, repo) = Swarm::repo("r").init(0).repo_parts();
     env.swarm(&repo, &["plan", "new", "p", "--title", EVIL])
         .ok();
     env.swarm(
@@ -278,9 +277,7 @@ fn record_text_on_the_dashboard_stays_inert_text() {
 
 #[test]
 fn serve_is_read_only_local_and_fenced_by_its_token() {
-    let env = TestEnv::new();
-    let repo = env.repo("r");
-    env.swarm(&repo, &["plan", "new", "p"]).ok();
+    let (env, repo) = Swarm::repo("r").plan(0, "p").repo_parts();
     let before = env.all_refs(&repo);
     let server = Server::start(&env, &repo, &[]);
     let addr = server.addr();

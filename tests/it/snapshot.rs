@@ -1,45 +1,39 @@
-//! Issue 18: a handoff carries the lane's uncommitted work as a snapshot
-//! commit published with the packet, and `accept` restores it on another
-//! clone. Two clones of one bare remote throughout.
+//! A handoff carries the lane's uncommitted work as a snapshot commit
+//! published with the packet, and `accept` restores it exactly on another
+//! clone (every kind of change, odd names, typechanges, EOL attributes);
+//! what its reader would refuse is refused before publishing, and a forged
+//! snapshot or a killed `accept --worktree` leaves the checkout as it was.
+//! Two clones of one bare remote throughout.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 
 /// Alice's lane `login` (plan auth), its branch pushed with a few committed
-/// files; returns (remote, alice's clone, the lane worktree, bob's clone).
-pub(crate) fn lane_with_history(env: &TestEnv) -> (PathBuf, PathBuf, PathBuf, PathBuf) {
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (clones[0].clone(), clones[1].clone());
-    env.swarm(&a, &["plan", "new", "auth"]).ok();
-    env.swarm(&a, &["sync"]).ok();
-    env.swarm(&a, &["lane", "new", "login", "--plan", "auth"])
-        .ok();
-    let wt = a.join("_swarm-worktrees").join("login");
-    for (name, text) in [
-        ("keep.txt", "keep\n"),
-        ("staged.txt", "staged v1\n"),
-        ("old.txt", "to be renamed\n"),
-        ("gone.txt", "to be deleted\n"),
-        ("script.sh", "#!/bin/sh\necho hi\n"),
-    ] {
-        env.write(&wt.join(name), text);
-    }
-    env.git(&wt, &["add", "."]);
-    env.git(&wt, &["commit", "--quiet", "-m", "login: base"]);
-    env.git(
-        &wt,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "-u",
-            "origin",
-            "feat/login",
-        ],
-    );
-    (remote, a, wt, b)
+/// files; returns (env, remote, alice's clone, the lane worktree, bob's
+/// clone).
+pub(crate) fn lane_with_history() -> (TestEnv, PathBuf, PathBuf, PathBuf, PathBuf) {
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(
+            0,
+            "login",
+            &[
+                ("keep.txt", "keep\n"),
+                ("staged.txt", "staged v1\n"),
+                ("old.txt", "to be renamed\n"),
+                ("gone.txt", "to be deleted\n"),
+                ("script.sh", "#!/bin/sh\necho hi\n"),
+            ],
+            "login: base",
+        );
+    let wt = s.worktree(0, "login");
+    let (env, remote, clones) = s.parts();
+    (env, remote, clones[0].clone(), wt, clones[1].clone())
 }
 
 fn binary() -> Vec<u8> {
@@ -107,8 +101,7 @@ pub(crate) fn state(env: &TestEnv, dir: &Path) -> (String, String) {
 
 #[test]
 fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     mid_edit(&env, &wt);
     let before = state(&env, &wt);
     let files_before: Vec<_> = PATHS.iter().map(|p| file(&wt, p)).collect();
@@ -187,8 +180,7 @@ fn every_kind_of_uncommitted_change_arrives_byte_identical_on_the_other_clone() 
 
 #[test]
 fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("keep.txt"), "alice's edit\n");
     let id = handoff_id(&env, &wt);
     env.git(&b, &["fetch", "--quiet", "origin"]);
@@ -220,8 +212,7 @@ fn a_successor_with_a_conflicting_edit_is_refused_and_keeps_it() {
 
 #[test]
 fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     env.write(
         &wt.join("notes/creds.txt"),
         "hello\ndb password=Tr0ub4dor&3\n",
@@ -244,8 +235,7 @@ fn a_secret_in_an_untracked_file_refuses_the_handoff_with_nothing_published() {
 
 #[test]
 fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     // Staged with a credential, then overwritten in the file: the staged
     // tree (the snapshot's second parent) would carry it.
     env.write(&wt.join("staged.txt"), "db password=Tr0ub4dor&3\n");
@@ -294,8 +284,7 @@ fn a_secret_only_in_the_staged_version_refuses_the_handoff_and_the_lane_snapshot
 
 #[test]
 fn work_over_the_size_limit_is_refused_with_nothing_published() {
-    let env = TestEnv::new();
-    let (remote, a, wt, _b) = lane_with_history(&env);
+    let (env, remote, a, wt, _b) = lane_with_history();
     env.git(&a, &["config", "swarm.snapshotLimit", "1000"]);
     std::fs::write(wt.join("big.bin"), binary()).unwrap();
     let published = env.all_refs(&remote);
@@ -311,8 +300,7 @@ fn work_over_the_size_limit_is_refused_with_nothing_published() {
 
 #[test]
 fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "half done\n");
     for point in ["handoff:snapshot", "handoff:objects"] {
         let run = env.swarm_env(
@@ -372,8 +360,7 @@ fn a_kill_between_the_snapshot_and_the_push_publishes_neither_and_a_rerun_works(
 
 #[test]
 fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     let id = handoff_id(&env, &wt);
     let packet = env.git(
         &remote,
@@ -385,8 +372,7 @@ fn a_lane_without_uncommitted_work_hands_off_no_snapshot() {
 
 #[test]
 fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, b) = lane_with_history(&env);
+    let (env, remote, _a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "x\n");
     let id = handoff_id(&env, &wt);
     // As if the snapshot had been lost at the remote.
@@ -411,8 +397,7 @@ fn a_snapshot_that_has_not_arrived_refuses_accept_with_nothing_recorded() {
 
 #[test]
 fn an_offline_handoff_keeps_the_snapshot_here_and_sync_publishes_it() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("new.txt"), "offline work\n");
     let id = env
         .swarm(
@@ -530,8 +515,7 @@ pub(crate) fn hash_object(env: &TestEnv, dir: &Path, bytes: &[u8]) -> String {
 
 #[test]
 fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
-    let env = TestEnv::new();
-    let (remote, a, wt, b) = lane_with_history(&env);
+    let (env, remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let outside = env.root().join("outside");
@@ -589,8 +573,7 @@ fn a_forged_snapshot_cannot_write_into_git_or_through_a_symlink() {
 
 #[test]
 fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failure() {
-    let env = TestEnv::new();
-    let (remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, remote, _a, wt, _b) = lane_with_history();
     // carol's clone is made before the handoff and never syncs.
     let carol = env.clone_remote(&remote, "carol");
     env.write(&wt.join("note.txt"), "mid-edit\n");
@@ -655,8 +638,7 @@ fn accept_worktree_fetches_the_packet_first_and_takes_its_worktree_back_on_failu
 
 #[test]
 fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
-    let env = TestEnv::new();
-    let (_remote, a, wt, b) = lane_with_history(&env);
+    let (env, _remote, a, wt, b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let id = handoff_id(&env, &wt);
     let succ = b.join("succ");
@@ -688,8 +670,7 @@ fn gc_archives_a_snapshot_with_its_packet_never_before_it() {
 
 #[test]
 fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, b) = lane_with_history();
     std::os::unix::fs::symlink("keep.txt", wt.join("docs")).unwrap();
     env.git(&wt, &["add", "docs"]);
     env.git(
@@ -719,8 +700,7 @@ fn a_symlink_that_became_a_directory_is_restored_deletions_first() {
 
 #[test]
 fn temporary_indexes_a_killed_snapshot_left_are_removed_once_old() {
-    let env = TestEnv::new();
-    let (_remote, _a, wt, _b) = lane_with_history(&env);
+    let (env, _remote, _a, wt, _b) = lane_with_history();
     env.write(&wt.join("note.txt"), "mid-edit\n");
     let index = env.git(
         &wt,
@@ -743,4 +723,528 @@ fn temporary_indexes_a_killed_snapshot_left_are_removed_once_old() {
         young.exists(),
         "a fresh one (maybe another run's) was removed"
     );
+}
+
+#[test]
+fn a_rerun_of_ones_own_completed_accept_is_a_no_op() {
+    let (env, _remote, _a, wt, b) = lane_with_history();
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    let args = [
+        "--as",
+        "dave",
+        "accept",
+        &id,
+        "--worktree",
+        succ.to_str().unwrap(),
+    ];
+    env.swarm(&b, &args).ok();
+    let refs = env.all_refs(&b);
+    let again = env.swarm(&b, &args).ok();
+    again.expect_stdout("already accepted by you (dave)");
+    assert_eq!(env.all_refs(&b), refs, "a no-op writes nothing");
+    env.swarm(&succ, &["--as", "dave", "accept", &id]).ok();
+    assert_eq!(
+        file(&succ, "note.txt").map(|f| f.0),
+        Some(b"mid-edit\n".to_vec())
+    );
+    // Someone else still cannot.
+    env.swarm(&succ, &["--as", "erin", "accept", &id])
+        .err(3, "PACKET_ALREADY_ACCEPTED");
+}
+
+/// Every file under `dir` but `.git`: path -> (bytes or link target, mode bits).
+fn files(dir: &Path) -> std::collections::BTreeMap<String, (Vec<u8>, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = std::collections::BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+            // The lane's plan file is never part of the work.
+            if rel == ".git" || rel == "PLAN.md" {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            let bytes = if meta.file_type().is_symlink() {
+                std::fs::read_link(&p)
+                    .unwrap()
+                    .into_os_string()
+                    .into_encoded_bytes()
+            } else if meta.is_dir() {
+                stack.push(p.clone());
+                Vec::new()
+            } else {
+                std::fs::read(&p).unwrap()
+            };
+            out.insert(rel, (bytes, meta.permissions().mode()));
+        }
+    }
+    out
+}
+
+/// What a refused `accept` must leave as it was: `git status
+/// --porcelain=v2`, the index, and every file's bytes and mode.
+type Checkout = (
+    String,
+    String,
+    std::collections::BTreeMap<String, (Vec<u8>, u32)>,
+);
+
+fn checkout(env: &TestEnv, dir: &Path) -> Checkout {
+    (
+        env.git(dir, &["status", "--porcelain=v2", "--untracked-files=all"]),
+        env.git(dir, &["ls-files", "--stage", "--debug"])
+            .lines()
+            .filter(|l| {
+                !l.trim_start().starts_with("ctime") && !l.trim_start().starts_with("mtime")
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        files(dir),
+    )
+}
+
+/// Publish, in place of packet `id`'s snapshot, a commit whose working
+/// tree is the real one's plus `work` (mktree lines) and whose staged
+/// tree is the real one's plus `staged`, and rewrite the packet to name
+/// it, as whoever can push to the remote could.
+fn forge(env: &TestEnv, dir: &Path, id: &str, work: &[String], staged: &[String]) -> String {
+    let snap_ref = format!("refs/swarm/snapshots/auth/{id}");
+    let packet_ref = format!("refs/swarm/packets/auth/{id}");
+    env.git(
+        dir,
+        &[
+            "fetch",
+            "--quiet",
+            "origin",
+            &format!("+{snap_ref}:{snap_ref}"),
+            &format!("+{packet_ref}:{packet_ref}"),
+        ],
+    );
+    let snap = env.git(dir, &["rev-parse", &snap_ref]);
+    let with = |rev: &str, extra: &[String]| {
+        let mut lines = env.git(dir, &["ls-tree", rev]);
+        for e in extra {
+            let name = e.split('\t').nth(1).unwrap();
+            lines = lines
+                .lines()
+                .filter(|l| l.split('\t').nth(1) != Some(name))
+                .collect::<Vec<_>>()
+                .join("\n");
+            lines.push('\n');
+            lines.push_str(e);
+        }
+        mktree(env, dir, lines.trim_start())
+    };
+    let staged_tree = with(&format!("{snap}^2"), staged);
+    let staged_commit = env.git(
+        dir,
+        &[
+            "commit-tree",
+            &staged_tree,
+            "-p",
+            &format!("{snap}^1"),
+            "-m",
+            "staged",
+        ],
+    );
+    let tree = with(&snap, work);
+    let forged = env.git(
+        dir,
+        &[
+            "commit-tree",
+            &tree,
+            "-p",
+            &format!("{snap}^1"),
+            "-p",
+            &staged_commit,
+            "-m",
+            "snapshot",
+        ],
+    );
+    push_forged(env, dir, id, &snap, forged)
+}
+
+#[test]
+fn a_forged_snapshot_refused_by_accept_changes_nothing_in_the_checkout() {
+    let (env, remote, a, wt, b) = lane_with_history();
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    env.git(&b, &["fetch", "--quiet", "origin"]);
+    env.git(&b, &["switch", "--quiet", "feat/login"]);
+    let packet_ref = format!("refs/swarm/packets/auth/{id}");
+    let payload = hash_object(&env, &a, b"payload\n");
+    let target = hash_object(&env, &a, outside.to_str().unwrap().as_bytes());
+    let pwned = mktree(&env, &a, &format!("100644 blob {payload}\tPWNED"));
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    // (working-tree entries, staged entries, the code it must be refused with)
+    let variants: Vec<(Vec<String>, Vec<String>, &str)> = vec![
+        // The finding: an outside symlink staged, a directory under it in
+        // the working tree.
+        (
+            vec![format!("040000 tree {pwned}\tsd")],
+            vec![format!("120000 blob {target}\tsd")],
+            "",
+        ),
+        // Modes outside git's set.
+        (
+            vec![format!("100600 blob {payload}\todd.txt")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
+        (
+            vec![format!("120755 blob {target}\todd-link")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
+        (
+            vec![format!("100600 blob {payload}\tnote.txt")],
+            vec![],
+            "SNAPSHOT_UNSAFE",
+        ),
+        // A file the packet does not list: fails the final comparison.
+        (vec![format!("100644 blob {payload}\twork.txt")], vec![], ""),
+        // A gitlink.
+        (
+            vec![format!("160000 commit {head}\tsm")],
+            vec![format!("160000 commit {head}\tsm")],
+            "",
+        ),
+        // Staged only: a path the packet does not list.
+        (
+            vec![],
+            vec![format!("100644 blob {payload}\tstaged-only.txt")],
+            "",
+        ),
+    ];
+    for (i, (work, staged, code)) in variants.iter().enumerate() {
+        forge(&env, &a, &id, work, staged);
+        let published = env.git(&remote, &["rev-parse", &packet_ref]);
+        let before = checkout(&env, &b);
+        let run = env.swarm(&b, &["accept", &id]);
+        assert_eq!(run.code, 1, "variant {i}: {run:#?}");
+        if !code.is_empty() {
+            run.expect_stderr(&format!("error[{code}]"));
+        }
+        assert_eq!(
+            checkout(&env, &b),
+            before,
+            "variant {i}: the checkout changed: {run:#?}"
+        );
+        assert!(!outside.join("PWNED").exists(), "variant {i}");
+        assert_eq!(
+            env.git(&remote, &["rev-parse", &packet_ref]),
+            published,
+            "variant {i}"
+        );
+    }
+}
+
+/// Names the reader refuses (control characters, bidi controls, TAB,
+/// backslash): `handoff` refuses them before publishing anything, naming
+/// the path, so no packet is published that its successor cannot take.
+#[test]
+fn handoff_refuses_what_its_reader_would_refuse_before_publishing() {
+    let (env, remote, _a, wt, _b) = lane_with_history();
+    let published = env.all_refs(&remote);
+    for name in [
+        "new\nline.txt",
+        "cr\rx",
+        "esc\u{1b}[2J",
+        "rlo\u{202e}txt",
+        "tab\tx",
+        "back\\slash",
+    ] {
+        std::fs::write(wt.join(name), "x\n").unwrap();
+        let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
+        assert_eq!(run.code, 1, "{name:?}: {run:#?}");
+        run.expect_stderr("error[SNAPSHOT_UNSUPPORTED]");
+        assert_eq!(env.all_refs(&remote), published, "{name:?}: published");
+        std::fs::remove_file(wt.join(name)).unwrap();
+    }
+}
+
+/// A staged submodule (or an untracked nested repository) is refused at
+/// handoff with its path named, not at accept.
+#[test]
+fn handoff_refuses_a_staged_submodule_by_name() {
+    let (env, remote, _a, wt, _b) = lane_with_history();
+    let published = env.all_refs(&remote);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    env.git(
+        &wt,
+        &[
+            "update-index",
+            "--add",
+            "--cacheinfo",
+            &format!("160000,{head},sm"),
+        ],
+    );
+    let run = env.swarm(&wt, &["handoff", "--reason", "usage_limit"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    run.expect_stderr("error[SNAPSHOT_UNSUPPORTED]");
+    run.expect_stderr("sm");
+    assert_eq!(env.all_refs(&remote), published);
+}
+
+/// A tracked directory replaced by a file, a file by a directory, a file
+/// by a symlink: handed off and restored exactly.
+#[test]
+fn typechanges_are_handed_off_and_restored_exactly() {
+    let (env, _remote, _a, wt, b) = lane_with_history();
+    env.write(&wt.join("d/x"), "x\n");
+    env.write(&wt.join("f"), "f\n");
+    env.write(&wt.join("l"), "l\n");
+    env.git(&wt, &["add", "d", "f", "l"]);
+    env.git(&wt, &["commit", "--quiet", "--no-verify", "-m", "shapes"]);
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/login"],
+    );
+    std::fs::remove_dir_all(wt.join("d")).unwrap();
+    env.write(&wt.join("d"), "file\n");
+    std::fs::remove_file(wt.join("f")).unwrap();
+    env.write(&wt.join("f/inner.txt"), "inner\n");
+    std::fs::remove_file(wt.join("l")).unwrap();
+    std::os::unix::fs::symlink("keep.txt", wt.join("l")).unwrap();
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    assert_eq!(state(&env, &succ), state(&env, &wt));
+    assert_eq!(files(&succ), files(&wt));
+}
+
+/// An intent-to-add entry (`git add -N`) comes back as one, not untracked.
+#[test]
+fn an_intent_to_add_entry_is_restored_as_one() {
+    let (env, _remote, _a, wt, b) = lane_with_history();
+    env.write(&wt.join("ita.txt"), "intent\n");
+    env.git(&wt, &["add", "-N", "ita.txt"]);
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    assert_eq!(state(&env, &succ), state(&env, &wt));
+}
+
+/// `eol=crlf` and `text` attributes: the working tree's bytes and the
+/// index's blobs travel as they are and are restored without filters.
+#[test]
+fn eol_attributes_do_not_make_accept_impossible() {
+    let (env, _remote, _a, wt, b) = lane_with_history();
+    env.write(
+        &wt.join(".gitattributes"),
+        "crlf.txt text eol=crlf\nmixed.txt text\n",
+    );
+    env.write(&wt.join("crlf.txt"), "one\r\ntwo\r\n");
+    env.write(&wt.join("mixed.txt"), "one\r\ntwo\n");
+    env.git(&wt, &["add", "."]);
+    env.git(&wt, &["commit", "--quiet", "--no-verify", "-m", "attrs"]);
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/login"],
+    );
+    std::fs::write(wt.join("crlf.txt"), "one\r\ntwo\r\nthree\r\n").unwrap();
+    std::fs::write(wt.join("mixed.txt"), "a\r\nb\nc\r\n").unwrap();
+    std::fs::write(wt.join("staged.txt"), "staged\r\nv2\n").unwrap();
+    env.git(&wt, &["add", "staged.txt"]);
+    let id = handoff_id(&env, &wt);
+    let succ = b.join("succ");
+    env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    assert_eq!(state(&env, &succ), state(&env, &wt));
+    assert_eq!(files(&succ), files(&wt));
+}
+
+/// `accept --worktree` SIGKILLed in the middle of the restore (at the
+/// point after its first file, then at random moments later): the same
+/// command run again converges — the worktree holds the work exactly, the
+/// acceptance is published once, the worktree is not locked and `git
+/// commit` works there.
+#[test]
+fn a_killed_accept_worktree_rerun_converges() {
+    use crate::process::{run_and_kill, soak_rounds, Kill, Killed, Rng};
+    let mut rng = Rng::new("accept restore kills");
+    let mut mid = 0;
+    for round in 0..soak_rounds(3) {
+        let (env, remote, _a, wt, b) = lane_with_history();
+        for i in 0..6 {
+            env.write(&wt.join(format!("n{i}.txt")), &format!("note {i}\n"));
+        }
+        env.write(&wt.join("keep.txt"), "edited\n");
+        env.write(&wt.join("d/deep.txt"), "deep\n");
+        let id = handoff_id(&env, &wt);
+        let succ = b.join("succ");
+        let shown = succ.to_str().unwrap().to_string();
+        let args = ["--as", "dave", "accept", &id, "--worktree", &shown];
+        let kill = if round == 0 {
+            Kill::AtPoint
+        } else {
+            Kill::After(rng.below(60))
+        };
+        if run_and_kill(&env, &b, "accept:restore", &args, kill) == Killed::MidWrite {
+            mid += 1;
+        }
+        env.swarm(&b, &args).ok();
+        assert_eq!(files(&succ), files(&wt), "round {round}");
+        assert_eq!(state(&env, &succ), state(&env, &wt), "round {round}");
+        let packet_ref = format!("refs/swarm/packets/auth/{id}");
+        assert_eq!(env.git(&remote, &["rev-list", "--count", &packet_ref]), "2");
+        let listed = env.git(&b, &["worktree", "list", "--porcelain"]);
+        assert!(!listed.contains("locked"), "{listed}");
+        env.git(&succ, &["add", "-A"]);
+        env.git(&succ, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
+    }
+    assert!(mid >= 1, "no kill landed mid-restore");
+}
+
+/// What a `git worktree add` killed half-way leaves (the worktree locked
+/// "initializing", `HEAD.lock`) and a stale lock on the branch: `accept
+/// --worktree` clears both, as `lane new` does, and the successor commits.
+#[test]
+fn accept_worktree_clears_what_a_killed_worktree_add_left() {
+    let (env, remote, _a, wt, _b) = lane_with_history();
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let carol = env.clone_remote(&remote, "carol");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let age = |p: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    };
+    let lock = carol.join(".git/refs/heads/feat/login.lock");
+    env.write(&lock, "");
+    age(&lock);
+    let succ = carol.join("succ");
+    env.swarm(
+        &carol,
+        &["accept", &id, "--worktree", succ.to_str().unwrap()],
+    )
+    .ok()
+    .stdout_has("stale lock");
+    assert!(!lock.exists());
+    env.git(&succ, &["add", "-A"]);
+    env.git(&succ, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
+}
+
+#[test]
+fn accept_worktree_clears_a_worktree_a_killed_add_left_locked() {
+    let (env, remote, _a, wt, _b) = lane_with_history();
+    env.write(&wt.join("note.txt"), "mid-edit\n");
+    let id = handoff_id(&env, &wt);
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    let age = |p: &Path| {
+        std::fs::File::options()
+            .write(true)
+            .open(p)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+    };
+    // The half-made worktree: locked as git's own add leaves it.
+    let carol2 = env.clone_remote(&remote, "carol2");
+    env.git(&carol2, &["fetch", "--quiet", "origin"]);
+    let succ2 = carol2.join("succ");
+    env.git(
+        &carol2,
+        &[
+            "worktree",
+            "add",
+            "--quiet",
+            succ2.to_str().unwrap(),
+            "-b",
+            "feat/login",
+            "origin/feat/login",
+        ],
+    );
+    let admin = carol2.join(".git/worktrees/succ");
+    env.write(&admin.join("locked"), "initializing");
+    env.write(&admin.join("HEAD.lock"), "");
+    age(&admin.join("HEAD.lock"));
+    env.swarm(
+        &carol2,
+        &["accept", &id, "--worktree", succ2.to_str().unwrap()],
+    )
+    .ok()
+    .stdout_has("half-made");
+    assert!(!admin.join("locked").exists());
+    assert!(!admin.join("HEAD.lock").exists());
+    env.git(&succ2, &["add", "-A"]);
+    env.git(&succ2, &["commit", "--quiet", "--no-verify", "-m", "go on"]);
+}
+
+/// A name for a file of the lane: plain, or with one character some
+/// reader may mind.
+fn lane_name() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    (
+        "[a-z]{1,4}",
+        proptest::option::of(prop_oneof![
+            Just('\n'),
+            Just('\t'),
+            Just('\\'),
+            Just('\u{1b}'),
+            Just('\u{202e}'),
+            Just(' '),
+            Just('é'),
+            Just(':'),
+        ]),
+        "[a-z]{0,3}",
+    )
+        .prop_map(|(a, c, b)| format!("{a}{}{b}", c.map(String::from).unwrap_or_default()))
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::test_runner::Config {
+        cases: crate::process::soak_rounds(4) as u32,
+        ..proptest::test_runner::Config::default()
+    })]
+    /// Every packet `handoff` publishes is accepted by `accept` on another
+    /// clone, its work restored exactly; what it refuses publishes nothing.
+    #[test]
+    fn every_packet_handoff_publishes_is_accepted_by_accept(
+        changes in proptest::collection::vec((lane_name(), 0..5u8), 1..5)
+    ) {
+        let (env, remote, _a, wt, b) = lane_with_history();
+        for (i, (name, kind)) in changes.iter().enumerate() {
+            let name = format!("{name}{i}");
+            match kind {
+                0 => std::fs::write(wt.join(&name), format!("untracked {i}\n")).unwrap(),
+                1 => std::fs::write(wt.join("keep.txt"), format!("edited {i}\n")).unwrap(),
+                2 => {
+                    std::fs::write(wt.join(&name), format!("staged {i}\r\n")).unwrap();
+                    env.git(&wt, &["add", "--", &name]);
+                }
+                3 => std::os::unix::fs::symlink("keep.txt", wt.join(&name)).unwrap(),
+                _ => {
+                    std::fs::create_dir_all(wt.join(&name)).unwrap();
+                    std::fs::write(wt.join(&name).join("inner"), b"\x00\xffbin").unwrap();
+                }
+            }
+        }
+        let before = env.all_refs(&remote);
+        let handoff = env.swarm(&wt, &["handoff", "--reason", "usage_limit", "--json"]);
+        if handoff.code != 0 {
+            proptest::prop_assert_eq!(handoff.code, 1, "{:#?}", handoff);
+            proptest::prop_assert!(handoff.stderr.contains("error[SNAPSHOT_UNSUPPORTED]"), "{:#?}", handoff);
+            proptest::prop_assert_eq!(env.all_refs(&remote), before);
+            return Ok(());
+        }
+        let id = handoff.json()["id"].as_str().unwrap().to_string();
+        let succ = b.join("succ");
+        let accepted = env.swarm(&b, &["accept", &id, "--worktree", succ.to_str().unwrap()]);
+        proptest::prop_assert_eq!(accepted.code, 0, "{:?}: {:#?}", changes, accepted);
+        proptest::prop_assert_eq!(state(&env, &succ), state(&env, &wt));
+        proptest::prop_assert_eq!(files(&succ), files(&wt));
+    }
 }

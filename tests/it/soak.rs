@@ -12,6 +12,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{assert_fsck_clean, finish, new_gate, soak_rounds, spawn, wait_arrivals, Rng};
 
@@ -85,23 +86,12 @@ fn lined_up(env: &TestEnv, racers: &[(&Path, Vec<String>)], point: &str) -> Vec<
 
 #[test]
 fn mixed_operations_from_three_clones_lose_and_double_nothing() {
-    let env = TestEnv::new();
     let names = ["alice", "bob", "carol"];
-    let (remote, clones) = env.remote_with_clones(&names);
-    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
-    env.swarm(
-        &clones[0],
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "p",
-            "--succession",
-            "alice,bob,carol",
-        ],
-    )
-    .ok();
-    env.swarm(&clones[0], &["sync"]).ok();
+    let (env, remote, clones) = Swarm::new(&names)
+        .plan(0, "p")
+        .leader(0, "alice,bob,carol")
+        .sync(0)
+        .parts();
     for c in &clones[1..] {
         env.swarm(c, &["sync"]).ok();
     }

@@ -3,17 +3,10 @@
 //! push of many independent records goes in batches the server accepts;
 //! every command's `--json` counts the remote operations it made.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
-
-/// A remote, clones named `names`, plan p created and published by the first.
-fn setup(env: &TestEnv, names: &[&str]) -> (PathBuf, Vec<PathBuf>) {
-    let (remote, clones) = env.remote_with_clones(names);
-    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
-    env.swarm(&clones[0], &["sync"]).ok();
-    (remote, clones)
-}
 
 /// Every ref of a repository (`TestEnv::all_refs` asks for-each-ref for the
 /// pattern "", which matches nothing).
@@ -48,13 +41,11 @@ fi
 
 #[test]
 fn a_locked_ref_is_retried_and_the_claim_lands() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
-    env.swarm(
-        &clones[0],
-        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
-    )
-    .ok();
+    let (env, remote, clones) = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "do it")
+        .parts();
     lock_the_next_pushes(&remote, 2);
     let run = env
         .swarm(
@@ -81,13 +72,11 @@ fn a_locked_ref_is_retried_and_the_claim_lands() {
 
 #[test]
 fn a_ref_locked_through_every_retry_is_the_environment_not_a_lost_race() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
-    env.swarm(
-        &clones[0],
-        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
-    )
-    .ok();
+    let (env, remote, clones) = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "do it")
+        .parts();
     let remote_before = every_ref(&env, &remote);
     let local_before = env.refs(&clones[0], "refs/swarm/tasks/");
     lock_the_next_pushes(&remote, 1000);
@@ -101,13 +90,11 @@ fn a_ref_locked_through_every_retry_is_the_environment_not_a_lost_race() {
 
 #[test]
 fn a_transaction_the_server_aborts_is_retried_then_reported_as_the_environment() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
-    env.swarm(
-        &clones[0],
-        &["task", "new", "t1", "--plan", "p", "--title", "do it"],
-    )
-    .ok();
+    let (env, remote, clones) = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "do it")
+        .parts();
     let remote_before = every_ref(&env, &remote);
     // The server dies mid-push on the first two attempts (the client sees
     // a dropped connection), then lets the third through.
@@ -177,8 +164,7 @@ fi
 
 #[test]
 fn a_first_sync_of_1000_records_goes_in_batches_the_server_accepts() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).parts();
     let ann = &clones[0];
     import_plans(&env, ann, 1000);
     refuse_more_than_25_refs(&remote);
@@ -212,8 +198,7 @@ fn a_first_sync_of_1000_records_goes_in_batches_the_server_accepts() {
 
 #[test]
 fn every_json_document_counts_the_remote_operations_of_its_command() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let ann = &clones[0];
     let ops = |run: &crate::harness::Run| run.json()["remote_ops"].clone();
     // Read offline: nothing at the remote.

@@ -1,13 +1,13 @@
+use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::Paused;
 
 #[test]
 fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .run(0, &["plan", "new", "auth", "--title", "Token auth"])
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth", "--title", "Token auth"])
-        .ok();
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     let text = format!("{}- [x] design agreed\n", env.read(&a.join("PLAN.md")));
     env.write(&a.join("PLAN.md"), &text);
@@ -44,8 +44,7 @@ fn a_plan_saved_in_clone_a_is_checked_out_untracked_in_clone_b() {
 
 #[test]
 fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // Both created offline (online, the second `plan new` is refused).
     env.swarm(
@@ -102,12 +101,12 @@ fn two_clones_racing_to_publish_the_same_new_plan_one_wins_one_gets_exit_3() {
 
 #[test]
 fn both_sides_saving_one_plan_are_joined_by_a_merge_commit() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     // alice edits the text; bob sets the contract: different parts of the record.
     env.swarm(a, &["plan", "checkout", "auth"]).ok();
     env.write(&a.join("PLAN.md"), "alice's text\n");
@@ -166,10 +165,8 @@ fn sync_without_a_remote_is_a_clear_usage_error() {
 
 #[test]
 fn an_unreachable_remote_fails_with_exit_4_and_moves_nothing() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).plan(0, "auth").parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
     let before = env.all_refs(a);
     std::fs::rename(&remote, env.root().join("moved.git")).unwrap();
     env.swarm(a, &["sync"]).err(4, "GIT_FAILED");
@@ -178,12 +175,12 @@ fn an_unreachable_remote_fails_with_exit_4_and_moves_nothing() {
 
 #[test]
 fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     env.swarm(
         a,
         &[
@@ -242,8 +239,7 @@ fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr(
 
 #[test]
 fn a_remote_refusing_on_policy_is_not_a_race_and_is_not_retried() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.swarm(a, &["--offline", "plan", "new", "auth"]).ok();
     let hook = remote.join("hooks/pre-receive");
@@ -275,8 +271,7 @@ fn a_remote_refusing_on_policy_is_not_a_race_and_is_not_retried() {
 
 #[test]
 fn lead_push_runs_the_pre_push_guards_on_what_it_publishes() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     env.git(a, &["config", "swarm.protect", "refs/heads/main"]);
     env.swarm(a, &["plan", "new", "auth"]).ok();
@@ -324,8 +319,7 @@ fn lead_push_runs_the_pre_push_guards_on_what_it_publishes() {
 
 #[test]
 fn init_remote_and_sync_remote_choose_the_shared_remote() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, remote, clones) = Swarm::new(&["alice"]).parts();
     let a = &clones[0];
     // A second bare remote, named explicitly.
     let other = env.root().join("other.git");
@@ -369,8 +363,7 @@ fn init_remote_and_sync_remote_choose_the_shared_remote() {
 
 #[test]
 fn plan_edits_on_different_lines_from_two_clones_are_both_kept() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"]).parts();
     let (a, b) = (&clones[0], &clones[1]);
     let start = env.root().join("start.md");
     env.write(&start, "# auth\n\n- step one\n- step two\n- step three\n");
@@ -413,11 +406,11 @@ fn plan_edits_on_different_lines_from_two_clones_are_both_kept() {
 
 #[test]
 fn a_mirror_lock_left_by_a_killed_process_does_not_block_sync() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
+    let (env, _, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .parts();
+    let b = &clones[1];
     // bob was killed while updating his mirror of refs/swarm/plans/auth.
     let lock = b.join(".git/refs/swarm-remotes/origin/plans/auth.lock");
     env.write(&lock, "");
@@ -439,11 +432,11 @@ fn a_mirror_lock_left_by_a_killed_process_does_not_block_sync() {
 
 #[test]
 fn sync_shows_its_steps_on_a_terminal_only() {
-    let env = TestEnv::new();
-    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let (env, _, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .plan(0, "billing")
+        .parts();
     let a = &clones[0];
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["plan", "new", "billing"]).ok();
     // Piped (as in scripts and CI): results only, no progress lines.
     env.swarm(a, &["plan", "close", "billing"]).ok();
     let piped = env.swarm(a, &["sync"]).ok();
@@ -473,13 +466,13 @@ fn sync_shows_its_steps_on_a_terminal_only() {
 /// "Unable to create '…/packed-refs.lock'". A stale one is removed.
 #[test]
 fn a_packed_refs_lock_left_by_a_killed_fetch_does_not_block_sync() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["alice", "bob"]);
-    let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["plan", "new", "old"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
+    let (env, remote, clones) = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .plan(0, "old")
+        .sync(0)
+        .sync(1)
+        .parts();
+    let b = &clones[1];
     // bob's mirror of `old` is packed; the remote then drops `old`, so
     // bob's next fetch must prune a packed ref, which takes packed-refs.lock.
     env.git(b, &["pack-refs", "--all"]);
@@ -504,12 +497,12 @@ fn a_packed_refs_lock_left_by_a_killed_fetch_does_not_block_sync() {
 
 #[test]
 fn a_ref_that_holds_no_commit_is_reported_and_every_other_ref_still_syncs() {
-    let env = TestEnv::new();
-    let (remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .sync(1)
+        .parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["plan", "new", "auth"]).ok();
-    env.swarm(a, &["sync"]).ok();
-    env.swarm(b, &["sync"]).ok();
     // Someone pushes a blob where a record lives, and one where none does.
     let blob = env.git_stdin(b, &["hash-object", "-w", "--stdin"], b"x\n");
     env.git(

@@ -5,11 +5,13 @@
 use std::path::Path;
 use std::process::Child;
 
+use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::process::{
     assert_aborted, assert_fsck_clean, finish, ref_of, run_and_kill, soak_rounds, spawn,
     wait_arrivals, Kill, Killed, Rng, WRITING,
 };
+use crate::snapshot::{hash_object, mktree};
 
 const T0: &str = "2026-03-01T10:00:00Z";
 
@@ -39,14 +41,6 @@ fn swarm_at(env: &TestEnv, dir: &Path, mins: i64, args: &[&str]) -> Run {
     env.swarm_env(dir, &[("GIT_SWARM_NOW", &now)], args)
 }
 
-/// A remote, clones named `names`, plan p created (and published) by the first.
-fn setup(env: &TestEnv, names: &[&str]) -> (std::path::PathBuf, Vec<std::path::PathBuf>) {
-    let (remote, clones) = env.remote_with_clones(names);
-    env.swarm(&clones[0], &["plan", "new", "p"]).ok();
-    env.swarm(&clones[0], &["sync"]).ok();
-    (remote, clones)
-}
-
 fn new_task(env: &TestEnv, dir: &Path, id: &str, extra: &[&str]) -> Run {
     let mut args = vec!["task", "new", id, "--plan", "p", "--title", "do it"];
     args.extend_from_slice(extra);
@@ -61,9 +55,8 @@ fn commit_file(env: &TestEnv, dir: &Path, name: &str) {
 
 #[test]
 fn racing_claims_have_exactly_one_winner_per_round() {
-    let env = TestEnv::new();
     let names = ["ann", "bob", "cy"];
-    let (remote, clones) = setup(&env, &names);
+    let (env, remote, clones) = Swarm::new(&names).plan(0, "p").sync(0).parts();
     let rounds = soak_rounds(8);
     for round in 0..rounds {
         new_task(&env, &clones[0], &format!("t{round}"), &[]).ok();
@@ -132,8 +125,7 @@ fn racing_claims_have_exactly_one_winner_per_round() {
 
 #[test]
 fn only_the_holder_acts_and_an_expired_claim_waits_for_recover() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     let claim = swarm_at(&env, a, 0, &["task", "claim", "t", "--plan", "p", "--json"]).ok();
@@ -229,8 +221,7 @@ fn only_the_holder_acts_and_an_expired_claim_waits_for_recover() {
 
 #[test]
 fn dependencies_and_transitions() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     new_task(&env, a, "a", &[]).ok();
     new_task(&env, a, "b", &["--depends-on", "a"]).ok();
@@ -310,8 +301,7 @@ fn dependencies_and_transitions() {
 
 #[test]
 fn done_is_refused_until_the_work_is_merged() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     for (id, branch) in [("x", "feat/x"), ("y", "feat/y"), ("z", "feat/z")] {
         new_task(&env, a, id, &["--branch", branch]).ok();
@@ -373,8 +363,7 @@ fn done_is_refused_until_the_work_is_merged() {
 
 #[test]
 fn offline_claims_say_they_are_unpublished() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     let published_tip = ref_of(&env, &remote, &task_ref("p", "t"));
@@ -415,8 +404,7 @@ fn offline_claims_say_they_are_unpublished() {
 
 #[test]
 fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     let mut n = 0;
     for point in ["task:objects", "task:pushed", "publish:pushed"] {
@@ -488,8 +476,10 @@ fn a_kill_at_any_step_of_claim_renew_recover_leaves_the_task_whole() {
 /// renewal commits the remote received in the hour.
 #[test]
 fn a_swarm_of_20_renewing_at_half_the_lease_pushes_80_times_an_hour() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["c0", "c1", "c2", "c3"]);
+    let (env, remote, clones) = Swarm::new(&["c0", "c1", "c2", "c3"])
+        .plan(0, "p")
+        .sync(0)
+        .parts();
     let agents: Vec<String> = (0..20).map(|i| format!("agent{i}")).collect();
     let clone_of = |i: usize| &clones[i % clones.len()];
     for (i, agent) in agents.iter().enumerate() {
@@ -560,8 +550,7 @@ fn a_swarm_of_20_renewing_at_half_the_lease_pushes_80_times_an_hour() {
 
 #[test]
 fn gc_archives_finished_tasks_of_closed_plans_only() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann"]);
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").sync(0).parts();
     let a = &clones[0];
     new_task(&env, a, "d", &[]).ok();
     new_task(&env, a, "o", &[]).ok();
@@ -588,8 +577,7 @@ fn gc_archives_finished_tasks_of_closed_plans_only() {
 
 #[test]
 fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     new_task(&env, a, "t", &[]).ok();
     env.swarm(b, &["sync"]).ok();
@@ -624,8 +612,7 @@ fn lane_new_with_a_task_claims_it_and_ties_the_branch() {
 
 #[test]
 fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
-    let mut env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (clones[0].clone(), clones[1].clone());
     let mut rng = Rng::new("task kills");
     for round in 0..soak_rounds(4) {
@@ -688,11 +675,10 @@ fn a_sigkill_at_a_random_moment_of_claim_renew_recover_converges() {
 
 #[test]
 fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten() {
-    let env = TestEnv::new();
-    let (remote, clones) = setup(&env, &["ann", "bob"]);
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
     // From a newer version of git-swarm, or pushed by hand: unreadable here.
-    crate::hardening::push_raw_record(
+    crate::fixture::push_raw_record(
         &env,
         b,
         &task_ref("p", "fut"),
@@ -710,4 +696,158 @@ fn a_task_record_that_cannot_be_read_is_never_taken_for_absent_and_overwritten()
     env.swarm(a, &["task", "list", "--plan", "p"])
         .ok()
         .stdout_has("UNREADABLE");
+}
+
+/// Two clones change dependencies at the same moment, each decided on the
+/// same graph (lined up after deciding, released together): A makes wx
+/// depend on wy, B wy on wx. Never both: the loser decides again on the
+/// winner's graph and is refused as a cycle. `task list` names a cycle
+/// that is there anyway.
+#[test]
+fn racing_dependency_updates_never_leave_a_cycle() {
+    use crate::process::{finish, spawn, wait_arrivals};
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    for round in 0..4 {
+        let (x, y) = (format!("x{round}"), format!("y{round}"));
+        for t in [&x, &y] {
+            env.swarm(a, &["task", "new", t, "--plan", "p", "--title", "t"])
+                .ok();
+        }
+        env.swarm(b, &["sync"]).ok();
+        let gate = env.root().join(format!("deps-gate-{round}"));
+        let pause = format!("task:objects={}", gate.display());
+        let vars = [("GIT_SWARM_PAUSE", pause.as_str())];
+        let one = spawn(
+            &env,
+            a,
+            &vars,
+            &["task", "update", &x, "--plan", "p", "--depends-on", &y],
+        );
+        let two = spawn(
+            &env,
+            b,
+            &vars,
+            &["task", "update", &y, "--plan", "p", "--depends-on", &x],
+        );
+        wait_arrivals(&gate, 2);
+        std::fs::write(gate.join("go"), "").unwrap();
+        let runs = [finish(one, "ann"), finish(two, "bob")];
+        let won: Vec<&crate::harness::Run> = runs.iter().filter(|r| r.code == 0).collect();
+        assert_eq!(won.len(), 1, "round {round}: {runs:#?}");
+        let lost = runs.iter().find(|r| r.code != 0).unwrap();
+        assert!(
+            lost.stderr.contains("error[TASK_DEPENDENCY_CYCLE]"),
+            "round {round}: {lost:#?}"
+        );
+        let deps = |t: &str| {
+            let yaml = env.git(
+                &remote,
+                &["show", &format!("refs/swarm/tasks/p/{t}:task.yaml")],
+            );
+            let v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+            v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0)
+        };
+        assert_eq!(deps(&x) + deps(&y), 1, "round {round}: one edge, no cycle");
+    }
+    // The plan's journal says what moved it; both clones converge.
+    env.swarm(a, &["sync"]).ok();
+    env.swarm(b, &["sync"]).ok();
+    env.swarm(a, &["plan", "log", "p"])
+        .ok()
+        .stdout_has("dependencies changed");
+    assert_eq!(
+        env.git(a, &["rev-parse", "refs/swarm/plans/p"]),
+        env.git(b, &["rev-parse", "refs/swarm/plans/p"])
+    );
+    // A cycle that is there anyway (written by hand): `task list` names it.
+    let yaml = env.git(a, &["show", "refs/swarm/tasks/p/x0:task.yaml"]);
+    let mut v: serde_yaml_ng::Value = serde_yaml_ng::from_str(&yaml).unwrap();
+    let has = v["depends_on"].as_sequence().map(Vec::len).unwrap_or(0) > 0;
+    let (from, to) = if has { ("y0", "x0") } else { ("x0", "y0") };
+    let yaml = env.git(
+        a,
+        &["show", &format!("refs/swarm/tasks/p/{from}:task.yaml")],
+    );
+    v = serde_yaml_ng::from_str(&yaml).unwrap();
+    v["depends_on"] = serde_yaml_ng::to_value(vec![to]).unwrap();
+    let blob = hash_object(&env, a, serde_yaml_ng::to_string(&v).unwrap().as_bytes());
+    let tree = mktree(&env, a, &format!("100644 blob {blob}\ttask.yaml"));
+    let parent = env.git(a, &["rev-parse", &format!("refs/swarm/tasks/p/{from}")]);
+    let forged = env.git(a, &["commit-tree", &tree, "-p", &parent, "-m", "by hand"]);
+    env.git(
+        a,
+        &["update-ref", &format!("refs/swarm/tasks/p/{from}"), &forged],
+    );
+    env.swarm(a, &["--offline", "task", "list", "--plan", "p"])
+        .ok()
+        .stderr_has("form a cycle (");
+}
+
+#[test]
+fn task_done_fetches_the_base_before_judging_the_merge() {
+    let (env, remote, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .run(
+            0,
+            &[
+                "task", "new", "x", "--plan", "p", "--title", "x", "--branch", "feat/x",
+            ],
+        )
+        .parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["task", "claim", "x", "--plan", "p"]).ok();
+    env.git(a, &["switch", "--quiet", "-c", "feat/x"]);
+    env.write(&a.join("x.txt"), "x\n");
+    env.git(a, &["add", "."]);
+    env.git(a, &["commit", "--quiet", "-m", "x"]);
+    env.git(a, &["push", "--quiet", "origin", "feat/x"]);
+
+    // bob merges it on his machine and publishes main.
+    env.git(b, &["fetch", "--quiet", "origin"]);
+    env.git(
+        b,
+        &[
+            "merge",
+            "--quiet",
+            "--no-ff",
+            "-m",
+            "merge x",
+            "origin/feat/x",
+        ],
+    );
+    env.git(
+        b,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    let merged = env.git(&remote, &["rev-parse", "main"]);
+
+    // ann has not fetched: task done fetches the base itself.
+    assert_ne!(env.git(a, &["rev-parse", "origin/main"]), merged);
+    let done = env
+        .swarm(a, &["task", "done", "x", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(done["task"]["status"], "done");
+    assert_eq!(env.git(a, &["rev-parse", "origin/main"]), merged);
+}
+
+#[test]
+fn task_claim_help_describes_its_id_and_plan() {
+    let env = TestEnv::new();
+    let repo = env.repo("alice");
+    let run = env.swarm(&repo, &["task", "claim", "-h"]).ok();
+    let line = |start: &str| {
+        run.stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(start))
+            .unwrap_or_else(|| panic!("no {start} line\n{}", run.stdout))
+            .to_string()
+    };
+    assert!(line("<ID>").contains("The task id"), "{}", run.stdout);
+    assert!(
+        line("--plan <P>").contains("The task's plan"),
+        "{}",
+        run.stdout
+    );
 }

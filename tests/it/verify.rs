@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use crate::fixture::Swarm;
 use crate::github_server::{GitHubServer, Reply, RATE_LIMIT};
 use crate::harness::{Run, TestEnv};
 
@@ -130,8 +131,7 @@ struct World {
 impl World {
     fn new() -> World {
         let gh = GitHubServer::start();
-        let mut env = TestEnv::new();
-        let (remote, clones) = env.remote_with_clones(&["alice", "maint"]);
+        let (mut env, remote, clones) = Swarm::new(&["alice", "maint"]).parts();
         env.set_env("GITHUB_API_URL", &gh.url);
         env.set_env("GITHUB_TOKEN", TOKEN);
         // Every wait (backoff, polls, rate limits) on a virtual clock: the
@@ -933,9 +933,9 @@ fn merged_with_no_base_branch_to_check_is_unconfirmed_with_base_unavailable() {
 /// checked: an open PR judged without its checks is never ready.
 #[test]
 fn an_open_pr_judged_without_its_checks_is_pending_with_checks_unknown() {
-    use git_swarm::github::verdict::{Judge, LocalFacts, Snapshot};
+    use git_swarm::github::verdict::{Judge, LocalFacts, PrFacts};
     let pr = subst(fixture("pull.json"), "HEAD_SHA", &"a".repeat(40));
-    let snap = Snapshot {
+    let snap = PrFacts {
         pr: serde_json::from_value(subst(pr, "BASE_SHA", &"b".repeat(40))).unwrap(),
         open: None,
     };
@@ -2133,4 +2133,40 @@ fn a_token_of_any_shape_is_redacted_by_its_exact_value() {
         assert!(!out.contains(token), "token leaked: {out}");
         assert!(out.contains("you sent Bearer [REDACTED:token]"), "{out}");
     }
+}
+
+/// With the records on a coordination remote of their own, `verify` still
+/// judges on the code remote: the merge commit is looked for on origin's
+/// main (fetched from origin), and the verdict note goes to the
+/// coordination remote with the records.
+#[test]
+fn merged_is_confirmed_on_the_code_remote_when_records_live_elsewhere() {
+    let w = World::new();
+    w.env
+        .git(w.env.root(), &["init", "--quiet", "--bare", "coord.git"]);
+    let coord = w.env.root().join("coord.git");
+    w.env
+        .swarm(
+            &w.alice,
+            &["init", "--coordination-remote", coord.to_str().unwrap()],
+        )
+        .ok();
+    let merge_commit = w.merge_on_remote("merge");
+    w.gh.stub(&pr_path(7), Reply::json(&w.merged_pull(&merge_commit)));
+    let v = w.verify_pr(&["--require", "merged", "--json"]).ok().json();
+    assert_eq!(v["state"], "merged", "{v:#}");
+    assert_eq!(v["confirmed_on_base"], true, "{v:#}");
+    assert_eq!(
+        w.g(&w.alice, &["rev-parse", "refs/remotes/origin/main"]),
+        merge_commit
+    );
+    assert_eq!(w.notes(&w.head).len(), 1);
+    w.env.swarm(&w.alice, &["sync"]).ok();
+    let on = |remote: &Path| w.env.refs(remote, "refs/notes/");
+    assert!(
+        on(&coord).contains_key("refs/notes/swarm"),
+        "{:?}",
+        on(&coord)
+    );
+    assert!(on(&w.remote).is_empty(), "{:?}", on(&w.remote));
 }

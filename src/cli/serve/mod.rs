@@ -10,10 +10,10 @@ mod page;
 mod server;
 mod text;
 
+use crate::cli::output::Output;
 use clap::Args;
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::output::Output;
 use git_swarm::workflow::{dashboard, forecast};
 
 use super::Global;

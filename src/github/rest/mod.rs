@@ -17,8 +17,8 @@
 //! token in use (by its exact value) and anything shaped like a credential.
 
 mod auth;
-mod cache;
 mod endpoints;
+mod etag_cache;
 mod redact;
 mod transport;
 
@@ -31,11 +31,11 @@ use serde::de::DeserializeOwned;
 
 use crate::error::{Code, Error, Result};
 use crate::github::client::Stats;
-use cache::Cached;
+use etag_cache::Cached;
 use redact::Redactor;
 
 pub use auth::{is_dotcom, token_for, token_from_env, Endpoint, Token, TokenSource};
-pub use cache::DiskCache;
+pub use etag_cache::DiskCache;
 pub use transport::next_link_value;
 
 pub const DEFAULT_API_URL: &str = "https://api.github.com";

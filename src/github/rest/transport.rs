@@ -7,7 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use http::header::HeaderMap;
 
-use super::cache::Cached;
+use super::etag_cache::Cached;
 use super::RestClient;
 use crate::error::{Code, Error, Result};
 

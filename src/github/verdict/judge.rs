@@ -7,7 +7,7 @@ use regex::Regex;
 
 use super::{
     api_merged, evaluate_checks, holds, mergeability_unknown, needs_conflict_check,
-    review_decision, BaseCheck, ConflictCheck, LocalFacts, OpenFacts, Snapshot, State, Verdict,
+    review_decision, BaseCheck, ConflictCheck, LocalFacts, OpenFacts, PrFacts, State, Verdict,
 };
 use crate::github::model::{MergeableState, PrState, PullRequest};
 
@@ -26,7 +26,7 @@ struct Reasons {
 }
 
 impl Judge<'_> {
-    pub fn verdict(&self, snap: &Snapshot, local: &LocalFacts) -> Verdict {
+    pub fn verdict(&self, snap: &PrFacts, local: &LocalFacts) -> Verdict {
         let pr = &snap.pr;
         let mut v = self.blank(pr);
         if api_merged(pr) {
@@ -206,7 +206,7 @@ mod tests {
         serde_json::from_value(v).unwrap()
     }
 
-    fn judge(snap: &Snapshot, local: &LocalFacts) -> Verdict {
+    fn judge(snap: &PrFacts, local: &LocalFacts) -> Verdict {
         let re = Regex::new("Auto-merge withheld").unwrap();
         Judge {
             repo: "o/r",
@@ -238,7 +238,7 @@ mod tests {
         let p = pr(
             serde_json::json!({"state": "closed", "merged": true, "merge_commit_sha": "m", "mergeable": false, "head": {"sha": "h"}}),
         );
-        let snap = Snapshot { pr: p, open: None };
+        let snap = PrFacts { pr: p, open: None };
         let confirmed = LocalFacts {
             merge: Some(BaseCheck::Confirmed {
                 base_ref: "refs/remotes/origin/main".into(),
@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn open_prs_are_ready_only_when_everything_holds() {
         let base = serde_json::json!({"state": "open", "merged": false, "mergeable": true, "mergeable_state": "clean", "head": {"sha": "h"}});
-        let snap = Snapshot {
+        let snap = PrFacts {
             pr: pr(base.clone()),
             open: Some(green("h")),
         };
@@ -275,7 +275,7 @@ mod tests {
         let mut draft = base.clone();
         draft["draft"] = true.into();
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: pr(draft),
                 open: Some(green("h")),
             },
@@ -289,7 +289,7 @@ mod tests {
         let mut odd = base.clone();
         odd["mergeable_state"] = "quantum".into();
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: pr(odd),
                 open: Some(green("h")),
             },
@@ -304,7 +304,7 @@ mod tests {
         unknown["mergeable"] = serde_json::Value::Null;
         unknown["mergeable_state"] = "unknown".into();
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: pr(unknown),
                 open: Some(green("h")),
             },
@@ -313,7 +313,7 @@ mod tests {
         assert_eq!(v.reasons, vec!["mergeable-unknown".to_string()]);
 
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: pr(base.clone()),
                 open: Some(green("other")),
             },
@@ -327,7 +327,7 @@ mod tests {
         let mut dirty = base;
         dirty["mergeable"] = false.into();
         dirty["mergeable_state"] = "dirty".into();
-        let snap = Snapshot {
+        let snap = PrFacts {
             pr: pr(dirty),
             open: Some(green("h")),
         };
@@ -356,7 +356,7 @@ mod tests {
         let closed =
             pr(serde_json::json!({"state": "closed", "merged": false, "head": {"sha": "h"}}));
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: closed,
                 open: None,
             },
@@ -368,7 +368,7 @@ mod tests {
         );
         let odd = pr(serde_json::json!({"state": "locked", "head": {"sha": "h"}}));
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: odd,
                 open: Some(green("h")),
             },
@@ -405,7 +405,7 @@ mod tests {
             ..Default::default()
         };
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: p,
                 open: Some(open),
             },
@@ -437,7 +437,7 @@ mod tests {
         ]))
         .unwrap();
         let v = judge(
-            &Snapshot {
+            &PrFacts {
                 pr: p,
                 open: Some(open),
             },

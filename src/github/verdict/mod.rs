@@ -1,4 +1,4 @@
-//! The pure rules of SPEC §7: from what GitHub said (a [`Snapshot`]) and
+//! The pure rules of SPEC §7: from what GitHub said (a [`PrFacts`]) and
 //! what git established locally ([`LocalFacts`]) to a [`Verdict`]. No I/O
 //! here, so every rule is tested directly.
 //!
@@ -94,7 +94,7 @@ impl Require {
 /// Everything GitHub said about the PR. The check, review and comment
 /// listings are fetched only for open PRs.
 #[derive(Debug, Clone)]
-pub struct Snapshot {
+pub struct PrFacts {
     pub pr: PullRequest,
     pub open: Option<OpenFacts>,
 }

@@ -48,7 +48,7 @@ pub type Refs = Vec<(String, ObjectId)>;
 /// with their commits; empty when it is no branch here.
 pub fn branch_refs(ctx: &Ctx, base: &str) -> Result<Refs> {
     let mut out = Vec::new();
-    for c in branch_candidates(base, ctx.settings.remote.as_deref()) {
+    for c in branch_candidates(base, ctx.settings.code_remote.as_deref()) {
         // `HEAD~1` and the like cannot be ref names: no branch.
         if gix::refs::FullName::try_from(c.as_str()).is_err() {
             continue;

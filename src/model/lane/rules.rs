@@ -219,7 +219,7 @@ pub fn rm_check(feature: &str, st: &LaneState, keep_branch: bool, plan_file: &st
     }
     if !keep_branch && !st.merged.is_none_or(Merged::loses_nothing) {
         let commits = st.ahead.map_or("commits".to_string(), |a| {
-            crate::output::count(a as usize, "commit", "commits")
+            crate::text::count(a as usize, "commit", "commits")
         });
         return Err(Error::new(
             Code::LaneUnmerged,

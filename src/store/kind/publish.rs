@@ -16,43 +16,11 @@
 //! that reaches the remote publishes it (`remote::publish_pending`).
 
 use gix::ObjectId;
-use serde::Serialize;
 
-use super::{Publish, Record, RecordKey, Records, Update, Versioned};
+use super::{Publication, Publish, Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
 use crate::store::record::Unreadable;
-use crate::store::remote::{self, not_published, Tip};
-
-/// How many rounds [`Records::publish`] runs before giving up on a remote
-/// (or a local ref) that keeps changing.
-pub const PUBLISH_ATTEMPTS: usize = 5;
-
-/// Where a written record went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Publication {
-    /// Published at this remote in one atomic push.
-    Published { remote: String },
-    /// Written in this clone only, for this reason.
-    Kept { why: String },
-}
-
-impl Publication {
-    /// The one warning of a write kept in this clone (None: published).
-    pub fn warning(&self) -> Option<String> {
-        match self {
-            Publication::Published { .. } => None,
-            Publication::Kept { why } => Some(not_published(why)),
-        }
-    }
-    pub fn is_published(&self) -> bool {
-        matches!(self, Publication::Published { .. })
-    }
-}
-
-/// Why a record is kept in this clone when there is no remote to publish
-/// to: `--offline`, or none configured.
-pub const OFFLINE: &str = "offline (--offline, or no remote)";
+use crate::store::remote::{self, Tip};
 
 /// What [`Records::publish`] wrote.
 #[derive(Debug, Clone)]
@@ -188,6 +156,7 @@ mod tests {
 
     use super::*;
     use crate::store::kind::Files;
+    use crate::store::kind::OFFLINE;
     use crate::store::{Event, Store};
 
     #[derive(Debug, Clone)]

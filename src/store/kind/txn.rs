@@ -130,12 +130,43 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use super::{Publication, Record, Records, Versioned, OFFLINE, PUBLISH_ATTEMPTS};
+use serde::Serialize;
+
+use super::{Record, Records, Versioned};
 use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
 use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
-use crate::store::remote::{self, adopt, Tip};
+use crate::store::remote::{self, adopt, not_published, Tip};
 use crate::store::{Event, Store};
+
+/// How many rounds [`Records::publish`] runs before giving up on a remote
+/// (or a local ref) that keeps changing.
+pub const PUBLISH_ATTEMPTS: usize = 5;
+
+/// Where a written record went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Publication {
+    /// Published at this remote in one atomic push.
+    Published { remote: String },
+    /// Written in this clone only, for this reason.
+    Kept { why: String },
+}
+
+impl Publication {
+    /// The one warning of a write kept in this clone (None: published).
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Publication::Published { .. } => None,
+            Publication::Kept { why } => Some(not_published(why)),
+        }
+    }
+    pub fn is_published(&self) -> bool {
+        matches!(self, Publication::Published { .. })
+    }
+}
+
+pub use crate::store::mirror::OFFLINE;
 
 /// The command's own error for a publication that lost every round.
 type Exhausted<'s> = Box<dyn Fn(&[String]) -> Error + 's>;

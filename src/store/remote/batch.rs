@@ -15,11 +15,21 @@ use crate::git::{PushOutcome, PushUpdate};
 use crate::store::archive::ARCHIVE_PREFIX;
 use crate::store::Store;
 
+/// `swarm.pushBatch`: the most refs one push of independent records
+/// carries (a positive number; anything else reads as the default, 25).
+pub fn push_batch(store: &Store) -> usize {
+    store
+        .config("swarm.pushBatch")
+        .and_then(|v| v.trim().parse().ok())
+        .filter(|n: &usize| *n > 0)
+        .unwrap_or(25)
+}
+
 /// Publish `updates` of independent records in batches of at most
 /// `swarm.pushBatch` refs, each one atomic push with leases; the first
 /// refused batch ends it (Rejected), the earlier ones stay published.
 pub fn publish_batched(store: &Store, remote: &str, updates: &[PushUpdate]) -> Result<PushOutcome> {
-    for batch in batches(updates, crate::config::push_batch(store)) {
+    for batch in batches(updates, push_batch(store)) {
         match publish(store, remote, &batch, &[])? {
             PushOutcome::Ok => {}
             rejected => return Ok(rejected),

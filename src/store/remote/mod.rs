@@ -8,10 +8,12 @@
 mod batch;
 mod pending;
 mod publish_loop;
+mod view;
 
-pub use batch::publish_batched;
+pub use batch::{publish_batched, push_batch};
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
 pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
+pub use view::MirrorView;
 
 use gix::ObjectId;
 
@@ -186,7 +188,7 @@ fn tip_of(
     })
 }
 
-/// The outcome of [`publish_record`].
+/// The outcome of [`publish_records`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Published {
     Ok,
@@ -195,35 +197,7 @@ pub enum Published {
     Rejected(Vec<String>),
 }
 
-/// Publish `new` (a descendant of `tip.base`) as the next version of
-/// `refname`. With a remote: one atomic push with `--force-with-lease` at
-/// the value just fetched (plus `extra` refspecs in the same push), and only
-/// then the local ref. Offline: a local CAS from the local value.
-/// `point` names the failpoints (`<point>:pushed`, between push and local ref).
-#[allow(clippy::too_many_arguments)]
-pub fn publish_record(
-    store: &Store,
-    remote: Option<&str>,
-    refname: &str,
-    tip: &Tip,
-    new: ObjectId,
-    extra: &[String],
-    actor: &str,
-    reason: &str,
-    point: &str,
-) -> Result<Published> {
-    let record = Publish {
-        refname,
-        tip,
-        new,
-        actor,
-        reason,
-        point,
-    };
-    publish_records(store, remote, &record, &[], extra)
-}
-
-/// One record version to publish at once (see [`publish_record`]).
+/// One record version to publish at once (see [`publish_records`]).
 pub struct Publish<'a> {
     pub refname: &'a str,
     pub tip: &'a Tip,
@@ -233,7 +207,12 @@ pub struct Publish<'a> {
     pub point: &'a str,
 }
 
-/// [`publish_record`] with companion records that must travel in the same
+/// Publish `record.new` (a descendant of `tip.base`) as the next version
+/// of `record.refname`. With a remote: one atomic push with
+/// `--force-with-lease` at the value just fetched (plus `extra` refspecs in
+/// the same push), and only then the local ref. Offline: a local CAS from
+/// the local value. `point` names the failpoints (`<point>:pushed`, between
+/// push and local ref). `companions`: records that must travel in the same
 /// atomic push (each with its lease at the value fetched), e.g. the lane
 /// record with the packet that hands it over: the remote takes all or
 /// nothing. Offline the companions are left to the caller. After the push,

@@ -5,12 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::ctx::packet::{fetch, locate, read_at};
-use crate::ctx::snapshot::Verified;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
-use crate::model::packet::Packet;
+use crate::model::packet::{content_mismatch, mismatch_error, mismatches, Facts, Packet};
 use crate::store::remote;
+use crate::worktree::restore::{Expected, Predicted, Verified};
 
 /// Restore the packet's snapshot when this checkout is on the packet's
 /// branch at its head and clean — or holds what a killed restore of the
@@ -29,14 +29,14 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
     {
         return Ok(None);
     }
-    let resume = crate::ctx::snapshot::restore::interrupted(git, &snap.commit)?;
+    let resume = crate::worktree::restore::interrupted(git, &snap.commit)?;
     if !resume && !git.dirty_paths()?.is_empty() {
         return Ok(None);
     }
-    if !crate::ctx::snapshot::present(git, snap)? {
+    if !crate::worktree::snapshot::present(git, snap)? {
         fetch(ctx, &[&snapshot_ref(&packet.plan, &packet.id)])?;
     }
-    if !crate::ctx::snapshot::present(git, snap)? {
+    if !crate::worktree::snapshot::present(git, snap)? {
         return Err(Error::new(
             Code::SnapshotMissing,
             format!(
@@ -48,22 +48,57 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
         .hint("or `git swarm accept --no-restore` to take the packet over without the files"));
     }
     let workdir = ctx.store.workdir_or_err()?;
-    let verified = crate::ctx::snapshot::verify(&ctx.store, &workdir, packet, snap)?;
+    let expected = Expected {
+        head: &packet.head,
+        uncommitted: &packet.uncommitted,
+        content: packet
+            .uncommitted_content
+            .keys()
+            .map(String::as_str)
+            .collect(),
+    };
+    let verified = crate::worktree::restore::verify(&ctx.store, &workdir, &expected, snap, |p| {
+        matches_packet(packet, p)
+    })?;
     if resume {
         // A killed run wrote part of it: back to the head, then again.
-        crate::ctx::snapshot::undo(git, &workdir, &verified)?;
+        crate::worktree::restore::undo(git, &workdir, &verified)?;
     }
-    if let Err(e) = crate::ctx::snapshot::restore(git, &workdir, &verified) {
-        let _ = crate::ctx::snapshot::undo(git, &workdir, &verified);
+    if let Err(e) = crate::worktree::restore::restore(git, &workdir, &verified) {
+        let _ = crate::worktree::restore::undo(git, &workdir, &verified);
         return Err(e);
     }
     Ok(Some(verified))
 }
 
+/// Whether the checkout a restore would leave is the one the packet
+/// describes: its uncommitted paths, then their content.
+fn matches_packet(packet: &Packet, predicted: &Predicted) -> Result<()> {
+    let facts = Facts {
+        contract: Some(packet.contract.clone()),
+        branch: packet.branch.clone(),
+        head: Some(packet.head.clone()),
+        dirty: predicted.dirty.clone(),
+    };
+    let mut found = mismatches(packet, &facts);
+    if found.is_empty() {
+        found.extend(content_mismatch(
+            &packet.uncommitted_content,
+            &predicted.content,
+        ));
+    }
+    if !found.is_empty() {
+        return Err(mismatch_error(packet, &found).hint(
+            "the snapshot was checked before restoring it: nothing was written into this checkout",
+        ));
+    }
+    Ok(())
+}
+
 /// Put the checkout back as it was before [`restore`] (a refusal came
 /// after the files were written).
 pub fn undo(ctx: &Ctx, verified: &Verified) -> Result<()> {
-    crate::ctx::snapshot::undo(&ctx.store.git, &ctx.store.workdir_or_err()?, verified)
+    crate::worktree::restore::undo(&ctx.store.git, &ctx.store.workdir_or_err()?, verified)
 }
 
 /// The successor worktree for `accept --worktree <path>`: `path` as it is
@@ -134,7 +169,7 @@ pub fn worktree_noted(
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
     } else {
-        let remote = ctx.remote().ok_or_else(|| {
+        let remote = ctx.code_remote().ok_or_else(|| {
             Error::new(
                 Code::NotFound,
                 format!(
@@ -212,7 +247,7 @@ pub fn keep(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
     };
     let refname = snapshot_ref(&packet.plan, &packet.id);
     if ctx.store.ref_target(&refname)?.is_some()
-        || !crate::ctx::snapshot::present(&ctx.store.git, snap)?
+        || !crate::worktree::snapshot::present(&ctx.store.git, snap)?
     {
         return Ok(());
     }

@@ -6,11 +6,19 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use super::install::Touched;
 use crate::ctx::plan::io_error;
 use crate::error::Result;
+
+/// One file `install` wrote, would write, or restored.
+#[derive(Debug, Clone, Serialize)]
+pub struct Touched {
+    pub path: String,
+    /// `created`, `updated`, `unchanged`, `restored`, `removed`, `stripped`.
+    pub action: &'static str,
+}
 
 /// Where backups go for a file: keyed by its absolute path.
 fn backup_key(dir: &Path, file: &Path) -> PathBuf {

@@ -131,7 +131,7 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
         ));
     }
     if let Some(p) = &plan {
-        if let Some(seen) = crate::ctx::forecast::last(&ctx.store).get(p) {
+        if let Some(seen) = crate::model::forecast::last(&ctx.store).get(p) {
             if seen.conflicts > 0 || seen.reserved > 0 {
                 out.push_str(&format!(
                     "Forecast ({}{}): {} conflicting lane pair(s), {} changed path(s) reserved by others; `git swarm forecast`.\n",

@@ -18,9 +18,8 @@ use std::path::{Component, Path, PathBuf};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::agent::{Answer, Event, Input};
-use crate::model::message::{Kind, Message};
 
-use super::state::Shown;
+use super::inbox::{message_lines, unshown};
 use super::Swarm;
 
 /// A hook's answer and the warning to print (stderr) when something failed.
@@ -107,7 +106,7 @@ pub fn is_swarm_repo(ctx: &Ctx) -> bool {
     let common = store.common_dir();
     common.join("swarm").is_dir()
         || std::fs::read_to_string(common.join("hooks").join("pre-commit"))
-            .is_ok_and(|t| t.contains(crate::ctx::init::BEGIN))
+            .is_ok_and(|t| t.contains(crate::worktree::setup::BEGIN))
 }
 
 /// The repository-relative form of a path a tool got (absolute, or
@@ -184,51 +183,6 @@ fn pre_tool_use(ctx: &Ctx, cwd: &Path, input: &Input) -> Result<Answer> {
         id = e.id,
         until = e.lease_until,
     )))
-}
-
-/// Whether a hook shows `m` to `reader` by itself: addressed to them by
-/// name, or urgent to `all`.
-pub fn for_agent(m: &Message, reader: &str) -> bool {
-    m.from != reader && (m.to == reader || (m.to == "all" && m.urgent))
-}
-
-/// The messages a hook should show `reader` now (not shown before), oldest
-/// first, marked shown.
-pub fn unshown(ctx: &Ctx, reader: &str, ops: &dyn Swarm) -> Result<Vec<Message>> {
-    let mut shown = Shown::load(&ctx.store, reader);
-    let fresh: Vec<Message> = ops
-        .messages(ctx)?
-        .into_iter()
-        .filter(|m| for_agent(m, reader) && !shown.ids.contains(&m.id))
-        .collect();
-    shown.add(fresh.iter().map(|m| m.id.as_str()));
-    Ok(fresh)
-}
-
-/// The lines that show messages to an agent.
-pub fn message_lines(messages: &[Message]) -> String {
-    let mut text = String::new();
-    for m in messages {
-        let kind = match (m.kind.as_str(), m.reply_to.as_deref()) {
-            ("reply", Some(r)) => format!("reply to {r}"),
-            (k, _) if m.urgent => format!("urgent {k}"),
-            (k, _) => k.to_string(),
-        };
-        text.push_str(&format!(
-            "- {} from {} ({}): {}\n",
-            kind,
-            m.from,
-            m.id,
-            m.body.trim()
-        ));
-        if m.kind == Kind::Ask {
-            text.push_str(&format!(
-                "  answer with `git swarm reply {} \"<answer>\"`\n",
-                m.id
-            ));
-        }
-    }
-    text
 }
 
 /// New messages for this agent, each once, as context for its prompt.

@@ -40,6 +40,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::agent::{Event, Host, EVENTS};
 
+pub use super::backup::Touched;
 use super::backup::{put, read_opt, restore, write_file};
 use super::guide;
 use super::json::Json;
@@ -48,14 +49,6 @@ use super::json::Json;
 pub const HOSTS_KEY: &str = "swarm.agentHosts";
 /// What marks a hook entry as ours.
 pub const MARK: &str = "git-swarm agent hook";
-
-/// One file `install` wrote, would write, or restored.
-#[derive(Debug, Clone, Serialize)]
-pub struct Touched {
-    pub path: String,
-    /// `created`, `updated`, `unchanged`, `restored`, `removed`, `stripped`.
-    pub action: &'static str,
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Installed {

@@ -4,6 +4,7 @@
 //!
 //! - `guide`: the protocol text, the skill, the `AGENTS.md` block;
 //! - `hook`: one event in, one answer out (pre-tool-use, user-prompt-submit);
+//!   `inbox`: the messages the hooks show by themselves;
 //! - `context`: session-start; `stop`: unfinished work and idle mode;
 //!   `renew`: post-tool-use;
 //! - `install`: the hosts' settings files, merged; `backup`: restored;
@@ -14,6 +15,7 @@ pub mod backup;
 pub mod context;
 pub mod guide;
 pub mod hook;
+pub mod inbox;
 pub mod install;
 pub mod json;
 pub mod renew;

@@ -31,7 +31,7 @@ use crate::model::lane::wip::wip_ref;
 use crate::model::task::Status;
 
 use super::context::{claimed, plan_of};
-use super::hook::{message_lines, unshown};
+use super::inbox::{message_lines, unshown};
 use super::state::Session;
 use super::Swarm;
 
@@ -150,8 +150,8 @@ fn held(ctx: &Ctx, git: &Git, lane: &crate::model::lane::Lane, me: &str, plan_fi
     if known.is_empty() {
         return false;
     }
-    let limit = crate::ctx::snapshot::limit(&ctx.store).unwrap_or(u64::MAX);
-    let Ok(Some(now)) = crate::ctx::snapshot::take_at(
+    let limit = crate::worktree::snapshot::limit(&ctx.store).unwrap_or(u64::MAX);
+    let Ok(Some(now)) = crate::worktree::snapshot::take_at(
         git,
         git.cwd(),
         &[plan_file.to_string()],

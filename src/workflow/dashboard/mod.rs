@@ -233,7 +233,7 @@ pub fn gather(ctx: &Ctx) -> Result<Dashboard> {
         None => Vec::new(),
     };
     let fetched_at = match remote {
-        Some(r) => crate::store::mirror::MirrorView::read(store, r, &[])?.fetched_at,
+        Some(r) => crate::store::remote::MirrorView::read(store, r, &[])?.fetched_at,
         None => None,
     };
     Ok(Dashboard {

@@ -16,6 +16,25 @@ use crate::error::Result;
 use crate::model::lane::wip::{standing, wip_ref, Standing};
 use crate::model::lane::Lane;
 
+/// Where a forecast reads: the records (lane records and snapshots, and
+/// their mirror) through the coordination remote, the lane branches and
+/// their bases (remote-tracking branches) from the code remote. One remote
+/// for both unless `swarm.remote` names a coordination remote of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Remotes<'a> {
+    pub records: Option<&'a str>,
+    pub code: Option<&'a str>,
+}
+
+impl Remotes<'_> {
+    pub fn of(ctx: &Ctx) -> Remotes<'_> {
+        Remotes {
+            records: ctx.settings.remote.as_deref(),
+            code: ctx.settings.code_remote.as_deref(),
+        }
+    }
+}
+
 /// Where a lane's head was read from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
@@ -76,11 +95,13 @@ pub struct Skipped {
     pub reason: String,
 }
 
-/// Fetch lane records (the mirror) and the lane branches `feat/*` into
-/// `refs/remotes/<remote>/feat/*`, then each base branch the lanes name.
-pub fn fetch(ctx: &Ctx, remote: &str) -> Result<()> {
-    crate::store::mirror::fetch(&ctx.store, remote)?;
-    if crate::store::mirror::unreached().as_deref() == Some(remote) {
+/// Fetch lane records (the mirror) from the records' remote, and the lane
+/// branches `feat/*` into `refs/remotes/<code>/feat/*` from the code
+/// remote, then each base branch the lanes name.
+pub fn fetch(ctx: &Ctx, records: &str, code: Option<&str>) -> Result<()> {
+    crate::store::mirror::fetch(&ctx.store, records)?;
+    let Some(remote) = code else { return Ok(()) };
+    if crate::store::mirror::unreached().as_deref() == Some(records) {
         // A listing's tolerated fetch: the one warning says it; the
         // branches are what was fetched before.
         return Ok(());
@@ -89,7 +110,7 @@ pub fn fetch(ctx: &Ctx, remote: &str) -> Result<()> {
         remote,
         &[format!("+refs/heads/feat/*:refs/remotes/{remote}/feat/*")],
     )?;
-    let (lanes, _) = active(ctx, Some(remote))?;
+    let (lanes, _) = active(ctx, Some(records))?;
     let bases: BTreeSet<String> = lanes
         .iter()
         .map(|l| {
@@ -146,17 +167,17 @@ fn active(ctx: &Ctx, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<String>)> {
 /// The live lanes with their heads and bases, those skipped, and notes.
 pub fn live(
     ctx: &Ctx,
-    remote: Option<&str>,
+    remotes: Remotes<'_>,
     _fetched: bool,
 ) -> Result<(Vec<LaneHead>, Vec<Skipped>, Vec<String>)> {
-    let (lanes, mut notes) = active(ctx, remote)?;
+    let (lanes, mut notes) = active(ctx, remotes.records)?;
     let mut heads = Vec::new();
     let mut skipped = Vec::new();
     // Lanes mostly share one base: resolve each once.
     let mut bases: std::collections::HashMap<String, Option<ObjectId>> = Default::default();
     for lane in lanes {
         let r = &lane.record;
-        let Some((head_id, source, snapshot)) = lane_head(ctx, remote, &lane, &mut notes)? else {
+        let Some((head_id, source, snapshot)) = lane_head(ctx, remotes, &lane, &mut notes)? else {
             skipped.push(Skipped {
                 feature: lane.feature.clone(),
                 plan: r.plan.clone(),
@@ -171,7 +192,7 @@ pub fn live(
         let base_id = match bases.get(&r.base) {
             Some(b) => *b,
             None => {
-                let b = base_of(ctx, remote, &r.base)?;
+                let b = base_of(ctx, remotes.code, &r.base)?;
                 bases.insert(r.base.clone(), b);
                 b
             }
@@ -204,18 +225,19 @@ pub fn live(
 /// head), else its branch. None when there is neither.
 fn lane_head(
     ctx: &Ctx,
-    remote: Option<&str>,
+    remotes: Remotes<'_>,
     lane: &Lane,
     notes: &mut Vec<String>,
 ) -> Result<Option<(ObjectId, HeadSource, Option<WipView>)>> {
-    let branch = head_of(ctx, remote, &lane.record.branch)?;
-    let snapshot = wip_of(ctx, remote, &lane.feature, branch.map(|b| b.0)).unwrap_or_else(|e| {
-        notes.push(format!(
-            "lane {}: its snapshot cannot be read ({}); its branch stands for it",
-            lane.feature, e.message
-        ));
-        None
-    });
+    let branch = head_of(ctx, remotes.code, &lane.record.branch)?;
+    let snapshot =
+        wip_of(ctx, remotes.records, &lane.feature, branch.map(|b| b.0)).unwrap_or_else(|e| {
+            notes.push(format!(
+                "lane {}: its snapshot cannot be read ({}); its branch stands for it",
+                lane.feature, e.message
+            ));
+            None
+        });
     Ok(match (snapshot, branch) {
         (Some((view, id)), _) if view.standing == Standing::Current => {
             Some((id, HeadSource::Snapshot, Some(view)))

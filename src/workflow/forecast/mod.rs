@@ -11,11 +11,11 @@
 //! a snapshot the branch moved past is ignored and flagged stale. Lanes
 //! whose changes touch someone else's reserved paths are listed
 //! ([`reserved`]). Each run keeps a per-plan summary for `status`
-//! ([`crate::ctx::forecast`]); [`pushed`] is the pre-push hook's check.
+//! ([`crate::model::forecast`]); [`pushed`] is the pre-push hook's check.
 
-mod cache;
 mod heads;
 mod hunks;
+mod merge_cache;
 mod pushed;
 mod reserved;
 mod run;
@@ -155,8 +155,9 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     // Offline, what was fetched before (remote-tracking branches, the
     // mirror) still counts; only the fetch is skipped.
     let remote = ctx.settings.remote.clone();
+    let remotes = heads::Remotes::of(ctx);
     let fetched = match (&remote, ctx.offline) {
-        (Some(r), false) => match heads::fetch(ctx, r) {
+        (Some(r), false) => match heads::fetch(ctx, r, remotes.code) {
             Ok(()) => crate::store::mirror::unreached().as_deref() != Some(r.as_str()),
             Err(e) => {
                 warnings.push(format!(
@@ -168,7 +169,7 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
         },
         _ => false,
     };
-    let (all, skipped, mut notes) = heads::live(ctx, remote.as_deref(), fetched)?;
+    let (all, skipped, mut notes) = heads::live(ctx, remotes, fetched)?;
     warnings.append(&mut notes);
     if let Some(p) = plan {
         let known = all.iter().any(|l| l.plan == p)
@@ -217,7 +218,7 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     for (job, outcome, via) in done {
         f.add(job, outcome, via);
     }
-    if let Err(e) = summary::keep(ctx, remote.as_deref(), &f) {
+    if let Err(e) = summary::keep(ctx, remotes, &f) {
         f.warnings.push(format!(
             "could not keep the forecast summary for `status` ({e})"
         ));

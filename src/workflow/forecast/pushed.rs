@@ -58,8 +58,7 @@ pub fn pushed(ctx: &Ctx, input: &str) -> Result<Vec<PushConflict>> {
     if crate::git::too_old(ctx.store.git.version()?).is_some() {
         return Ok(Vec::new());
     }
-    let remote = ctx.settings.remote.as_deref();
-    let (all, _, _) = heads::live(ctx, remote, false)?;
+    let (all, _, _) = heads::live(ctx, heads::Remotes::of(ctx), false)?;
     let mut jobs = Vec::new();
     for (branch, id) in &pushes {
         let Some(lane) = all.iter().find(|l| &l.branch == branch) else {

@@ -8,7 +8,7 @@ use std::sync::Mutex;
 use gix::ObjectId;
 
 use super::heads::LaneHead;
-use super::{cache, hunks, ConflictPath, Outcome, Via};
+use super::{hunks, merge_cache, ConflictPath, Outcome, Via};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::git::MergeReport;
@@ -68,7 +68,7 @@ pub fn run(
     warnings: &mut Vec<String>,
 ) -> Result<Vec<(Job, Outcome, Via)>> {
     let store = &ctx.store;
-    let dir = cache::dir(store);
+    let dir = merge_cache::dir(store);
     // `--no-cache` (or GIT_SWARM_NO_CACHE) neither reads nor writes it.
     let use_cache = store.cache.enabled();
     let mut out: Vec<Option<(Job, Outcome, Via)>> = Vec::new();
@@ -96,9 +96,9 @@ pub fn run(
             trees.insert(c, t);
             Ok(t)
         };
-        let key = cache::key(base, tree(job.ours)?, tree(job.theirs)?);
+        let key = merge_cache::key(base, tree(job.ours)?, tree(job.theirs)?);
         let cached = if use_cache {
-            cache::get(&dir, &key)
+            merge_cache::get(&dir, &key)
         } else {
             None
         };
@@ -114,7 +114,7 @@ pub fn run(
     let mut unwritable = false;
     for ((i, key), report) in pending.into_iter().zip(reports) {
         let outcome = outcome_of(ctx, &report);
-        if use_cache && cache::put(&dir, &key, &outcome).is_err() {
+        if use_cache && merge_cache::put(&dir, &key, &outcome).is_err() {
             unwritable = true;
         }
         out[i] = Some((jobs_kept[i].clone(), outcome, Via::Merged));

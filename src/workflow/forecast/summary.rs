@@ -1,22 +1,23 @@
 //! Keep a forecast's per-plan summary for `status` (see
-//! [`crate::ctx::forecast`]): a forecast of every plan replaces the whole
+//! [`crate::model::forecast`]): a forecast of every plan replaces the whole
 //! summary; a `--plan P` forecast replaces P's part only (its pairs with
 //! other plans' lanes were forecast, not all of theirs).
 
 use std::collections::BTreeSet;
 
+use super::heads::Remotes;
 use super::{Forecast, Verdict};
-use crate::ctx::forecast::{self, PlanForecast};
 use crate::ctx::Ctx;
+use crate::model::forecast::{self, PlanForecast};
 use crate::model::lane::{branch_of, lane_ref, wip::wip_ref};
 
-pub fn keep(ctx: &Ctx, remote: Option<&str>, f: &Forecast) -> std::io::Result<()> {
+pub fn keep(ctx: &Ctx, remotes: Remotes<'_>, f: &Forecast) -> std::io::Result<()> {
     let store = &ctx.store;
     let mut summary = match &f.plan {
         Some(_) => forecast::read(store),
         None => forecast::Summary::default(),
     };
-    let refs = forecast::values(store, &watched(remote, f));
+    let refs = forecast::values(store, &watched(remotes, f));
     let plan_of = |feature: &str| {
         f.lanes
             .iter()
@@ -51,7 +52,7 @@ pub fn keep(ctx: &Ctx, remote: Option<&str>, f: &Forecast) -> std::io::Result<()
 
 /// The refs a forecast read its heads from: each lane's branch (here and
 /// as fetched), snapshot and record (here and mirrored), and its base.
-fn watched(remote: Option<&str>, f: &Forecast) -> Vec<String> {
+fn watched(remotes: Remotes<'_>, f: &Forecast) -> Vec<String> {
     let mut lanes: BTreeSet<(String, String)> = f
         .lanes
         .iter()
@@ -64,11 +65,15 @@ fn watched(remote: Option<&str>, f: &Forecast) -> Vec<String> {
             }
         }
     }
-    let mirrored = |r: &str| remote.map(|m| crate::store::mirror::mirror_ref(m, r));
+    let mirrored = |r: &str| {
+        remotes
+            .records
+            .map(|m| crate::store::mirror::mirror_ref(m, r))
+    };
     let mut out = BTreeSet::new();
     for (feature, branch) in lanes {
         out.insert(format!("refs/heads/{branch}"));
-        if let Some(r) = remote {
+        if let Some(r) = remotes.code {
             out.insert(format!("refs/remotes/{r}/{branch}"));
         }
         for r in [wip_ref(&feature), lane_ref(&feature)] {
@@ -79,7 +84,7 @@ fn watched(remote: Option<&str>, f: &Forecast) -> Vec<String> {
     for l in &f.lanes {
         out.insert(format!("refs/heads/{}", l.base));
         out.insert(format!("refs/remotes/{}", l.base));
-        if let Some(r) = remote {
+        if let Some(r) = remotes.code {
             out.insert(format!("refs/remotes/{r}/{}", l.base));
         }
     }

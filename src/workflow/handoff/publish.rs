@@ -117,22 +117,29 @@ pub fn snapshot_local(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
     Ok(())
 }
 
-/// The branch at the packet's head, to publish in the same push as the
-/// packet when the remote lacks that head: so a successor on another
-/// machine checks it out without the author pushing by hand. Only a new
-/// branch or a fast-forward, leased at the value just fetched; a branch
-/// that diverged on the remote is left (the handoff warns).
+/// The branch at the packet's head, to publish with the packet when the
+/// code remote lacks that head: so a successor on another machine checks
+/// it out without the author pushing by hand. Only a new branch or a
+/// fast-forward, leased at the value just fetched; a branch that diverged
+/// on the remote is left (the handoff warns).
 pub fn branch_companion(
     ctx: &Ctx,
     branch: Option<&str>,
     head: &str,
     pushed: bool,
 ) -> Result<Option<PushUpdate>> {
-    let (Some(remote), Some(branch), false) = (ctx.remote(), branch, pushed) else {
+    let (Some(remote), Some(branch), false) = (ctx.code_remote(), branch, pushed) else {
         return Ok(None);
     };
     let git = &ctx.store.git;
-    let published = if git.fetch_branch(remote, branch)? {
+    let fetched = match git.fetch_branch(remote, branch) {
+        Ok(found) => found,
+        // A code remote of its own that does not answer: the branch is not
+        // pushed (the handoff warns); the packet still goes out.
+        Err(_) if ctx.split_remotes() => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let published = if fetched {
         git.rev_parse(&format!("refs/remotes/{remote}/{branch}"))?
     } else {
         None
@@ -147,6 +154,48 @@ pub fn branch_companion(
         new: Some(head.to_string()),
         expected: published,
     }))
+}
+
+/// With a coordination remote of its own, the branch and the packet cannot
+/// be one atomic push: the branch goes to the code remote first, on its
+/// own, leased like the companion it replaces. That order loses nothing:
+/// a branch pushed whose packet then fails to publish is only the lane's
+/// own branch moved forward (a re-run finds it pushed and publishes the
+/// packet alone); the other order could publish a packet that names a
+/// head nobody else can fetch. True when it landed; false when the code
+/// remote refused the lease (the branch moved there meanwhile) or could
+/// not be reached: the packet then says `pushed: false` and the handoff
+/// warns, as for a branch that diverged.
+pub fn push_branch_first(ctx: &Ctx, update: &PushUpdate) -> Result<bool> {
+    let Some(code) = ctx.code_remote() else {
+        return Ok(false);
+    };
+    // Pushed by git directly, not through the record publish: an
+    // unreachable code remote must not mark the coordination remote's
+    // state (what the packet's publish goes by) as unreached.
+    match ctx
+        .store
+        .git
+        .push_atomic(code, std::slice::from_ref(update), &[])
+    {
+        Ok(crate::git::PushOutcome::Ok) => {
+            let branch = update.refname.trim_start_matches("refs/heads/");
+            let new = update
+                .new
+                .as_deref()
+                .and_then(|n| gix::ObjectId::from_hex(n.as_bytes()).ok());
+            let tracking = format!("refs/remotes/{code}/{branch}");
+            // A cache of the remote, as the mirror is: the next fetch
+            // corrects a failure here.
+            let _ = ctx
+                .store
+                .force_many(&[(tracking, new)], "git-swarm", "handoff: branch pushed");
+            Ok(true)
+        }
+        Ok(crate::git::PushOutcome::Rejected(_)) => Ok(false),
+        Err(e) if mirror::is_unreachable(&e) => Ok(false),
+        Err(e) => Err(e),
+    }
 }
 
 /// The lane record to publish in the same push as the packet, so that a

@@ -178,7 +178,11 @@ fn start(
     warnings.extend(refreshed.warning(&base, "started from"));
     let mut making = prepare(ctx, feature, base, previous.is_some())?;
     // Keep the plan file and the lanes directory out of `git status`.
-    crate::ctx::init::ensure_excludes(ctx)?;
+    crate::worktree::setup::ensure_excludes(
+        &ctx.store,
+        &ctx.settings.plan_file,
+        &ctx.settings.worktree_root,
+    )?;
     if !making.resume {
         making.add_worktree(ctx, &plan_name)?;
     }
@@ -245,7 +249,7 @@ fn start(
         resumed: making.resume,
         notes: making.notes,
         plan_file_setting: ctx.settings.plan_file.clone(),
-        hooks_installed: crate::ctx::init::hooks_installed(&ctx.store),
+        hooks_installed: crate::worktree::setup::hooks_installed(&ctx.store),
         published,
         warnings,
         task: taking.map(|t| taken(ctx, t)),

@@ -9,6 +9,13 @@
 //! claims and takeovers report the winner (`LEAD_RACE_LOST`), leader-only
 //! commands re-read and find out whether they are fenced. Offline (no remote
 //! or `--offline`) the local CAS arbitrates the same way.
+//!
+//! `lead push` moves the given branches in the same atomic push as the
+//! record, so the remote itself fences a stale leader. With a coordination
+//! remote of its own (the code on `swarm.codeRemote`) that cannot be one
+//! push: the record goes first, fenced at the coordination remote, and only
+//! once it is published do the refspecs go to the code remote (see
+//! [`push_code`]).
 
 use gix::ObjectId;
 use jiff::{SignedDuration, Timestamp};
@@ -87,8 +94,39 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
         |round| cmd.round(round),
     )?;
     match looped {
-        Looped::Published(ran) | Looped::Done(ran) => Ok(ran),
+        Looped::Published(ran) | Looped::Done(ran) => {
+            push_code(ctx, plan, &op)?;
+            Ok(ran)
+        }
         Looped::Exhausted(lost) => Err(lead::push_rejected(plan, &lost.lines)),
+    }
+}
+
+/// `lead push` with the code on a remote of its own: the refspecs go to
+/// the code remote after the leader record was published (fenced) at the
+/// coordination remote. The order matters: a stale leader is refused at
+/// the record and moves nothing. What two remotes cannot give is the one
+/// atomic push: a takeover that lands between the two steps is not seen by
+/// the code remote (the window is one push long; docs/remote.md says so).
+/// The code remote refusing leaves the record published (a journal entry
+/// of a push that did not land): exit 3 with git's lines.
+fn push_code(ctx: &Ctx, plan: &str, op: &Op) -> Result<()> {
+    let (Op::Push { refspecs }, true) = (op, ctx.split_remotes()) else {
+        return Ok(());
+    };
+    let Some(code) = ctx.code_remote() else {
+        return Ok(());
+    };
+    match ctx.store.git.push_atomic(code, &[], refspecs)? {
+        crate::git::PushOutcome::Ok => Ok(()),
+        crate::git::PushOutcome::Rejected(lines) => Err(Error::new(
+            Code::PushRejected,
+            format!(
+                "the leader record of plan '{plan}' is published, but the code remote '{code}' refused the push:\n  {}",
+                lines.join("\n  ")
+            ),
+        )
+        .hint("fetch the branch, bring yours up to date, then `git swarm lead push` again")),
     }
 }
 
@@ -96,7 +134,7 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
 /// refspecs against config and git); returns the lease to grant.
 fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
     if let Op::Push { .. } = op {
-        if ctx.remote().is_none() {
+        if ctx.remote().is_none() || ctx.code_remote().is_none() {
             return Err(Error::new(
                 Code::RemoteMissing,
                 "lead push publishes to the shared remote and none is configured (or --offline was given)",
@@ -301,8 +339,15 @@ impl Command<'_> {
             change: Some(next.change),
             ..self.ran(next.record)
         };
+        // Two remotes: the refspecs go to the code remote after this (see
+        // `push_code`).
+        let extra = if ctx.split_remotes() {
+            Vec::new()
+        } else {
+            self.op.refspecs().to_vec()
+        };
         let publish = remote::Next::new(&refname, tip, commit, self.actor, &summary, ran)
-            .extra(self.op.refspecs().to_vec())
+            .extra(extra)
             .point("lead");
         Ok(Step::Publish(publish))
     }

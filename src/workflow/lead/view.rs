@@ -12,8 +12,8 @@ use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::model::lead::{lead_ref, LeadRecord};
 use crate::names;
-use crate::store::mirror::MirrorView;
 use crate::store::remote;
+use crate::store::remote::MirrorView;
 
 /// `lead status`: the record (the remote's, when there is one) with its
 /// fields at the top level.

@@ -379,7 +379,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
     let store = &ctx.store;
     let mut head = store.ref_target(&format!("refs/heads/{branch}"))?;
     if head.is_none() {
-        if let Some(r) = ctx.remote() {
+        if let Some(r) = ctx.code_remote() {
             head = store.ref_target(&format!("refs/remotes/{r}/{branch}"))?;
         }
     }

@@ -1,7 +1,7 @@
 //! What git says about the PR: the merge commit on the remote's base
 //! branch, a local merge of base and head, the head's commit time.
 
-use super::snapshot::{head_sha, is_safe_branch, is_sha};
+use super::pr_state::{head_sha, is_safe_branch, is_sha};
 use super::Report;
 use crate::ctx::Ctx;
 use crate::error::Result;
@@ -29,7 +29,7 @@ impl Local<'_> {
             return Ok(known.clone());
         }
         let found = match (
-            self.ctx.settings.remote.as_deref(),
+            self.ctx.settings.code_remote.as_deref(),
             pr.base.as_ref().and_then(|b| b.ref_.as_deref()),
         ) {
             (Some(remote), Some(base)) if is_safe_branch(base) => {
@@ -58,7 +58,7 @@ impl Local<'_> {
         if git.has_commit(sha)? {
             return Ok(true);
         }
-        let Some(remote) = self.ctx.remote() else {
+        let Some(remote) = self.ctx.code_remote() else {
             return Ok(false);
         };
         let head = pr.head.as_ref();
@@ -145,7 +145,7 @@ impl Local<'_> {
             .as_ref()
             .and_then(|b| b.ref_.clone())
             .unwrap_or_else(|| "(unknown)".into());
-        match self.ctx.settings.remote.as_deref() {
+        match self.ctx.settings.code_remote.as_deref() {
             None => format!("this repository has no remote to find the base branch '{base}' on"),
             Some(r) if self.ctx.offline => {
                 format!("--offline and refs/remotes/{r}/{base} is not here")

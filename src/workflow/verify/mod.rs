@@ -6,7 +6,7 @@
 
 mod local;
 mod note;
-mod snapshot;
+mod pr_state;
 mod target;
 
 use std::time::{Duration, Instant};
@@ -228,7 +228,7 @@ fn poll(
     loop {
         polls += 1;
         local.base_ref = None; // fetch the base afresh on every poll
-        let snap = snapshot::snapshot(gh, &repo, number, timing, report)?;
+        let snap = pr_state::read(gh, &repo, number, timing, report)?;
         let (facts, head_local) = local.facts(&snap.pr, report)?;
         let mut v = judge.verdict(&snap, &facts);
         let stats = gh.stats();
@@ -369,7 +369,7 @@ mod tests {
             number: 3,
             hold_pattern: &re,
         };
-        let snap = crate::github::verdict::Snapshot { pr, open: None };
+        let snap = crate::github::verdict::PrFacts { pr, open: None };
         let verdict = judge.verdict(&snap, &Default::default());
         let outcome = Outcome {
             verdict,

@@ -95,9 +95,9 @@ pub(super) fn resolve_repo(
     }
 }
 
-/// The repository the remote's URL names.
+/// The repository the code remote's URL names.
 fn repo_of_remote(ctx: &Ctx) -> Result<RepoId> {
-    let Some(remote) = ctx.settings.remote.as_deref() else {
+    let Some(remote) = ctx.settings.code_remote.as_deref() else {
         return Err(Error::new(
             Code::RepoUnknown,
             "cannot tell which GitHub repository to ask: this repository has no remote",

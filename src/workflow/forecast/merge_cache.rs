@@ -16,7 +16,7 @@ use crate::store::Store;
 const VERSION: &str = "v2";
 
 pub fn dir(store: &Store) -> PathBuf {
-    crate::ctx::forecast::dir(store)
+    crate::model::forecast::dir(store)
 }
 
 /// `v1-<merge base>-<tree ours>-<tree theirs>` (`none` without a merge base).
@@ -60,5 +60,5 @@ pub fn put(dir: &Path, key: &str, outcome: &Outcome) -> std::io::Result<()> {
         sum: sum(key, &outcome),
         outcome,
     };
-    crate::ctx::forecast::put_json(dir, key, &entry)
+    crate::model::forecast::put_json(dir, key, &entry)
 }

@@ -6,7 +6,7 @@ use super::{Report, Timing};
 use crate::error::{Code, Error, Result};
 use crate::github::client::{GitHub, RepoId};
 use crate::github::model::{PullRequest, RequiredChecks};
-use crate::github::verdict::{is_open, mergeability_unknown, OpenFacts, Snapshot};
+use crate::github::verdict::{is_open, mergeability_unknown, OpenFacts, PrFacts};
 
 pub(super) fn is_sha(s: &str) -> bool {
     (s.len() == 40 || s.len() == 64) && s.bytes().all(|b| b.is_ascii_hexdigit())
@@ -35,13 +35,13 @@ pub(super) fn head_sha(pr: &PullRequest) -> Option<String> {
 
 /// Everything GitHub says about the PR, waiting (bounded) while GitHub is
 /// still computing mergeability.
-pub(super) fn snapshot(
+pub(super) fn read(
     gh: &mut dyn GitHub,
     repo: &RepoId,
     number: u64,
     timing: &Timing,
     report: &mut dyn Report,
-) -> Result<Snapshot> {
+) -> Result<PrFacts> {
     let mut pr = gh.pull(repo, number)?;
     let mut attempt = 0;
     while mergeability_unknown(&pr) && attempt < timing.retries {
@@ -59,7 +59,7 @@ pub(super) fn snapshot(
     } else {
         None
     };
-    Ok(Snapshot { pr, open })
+    Ok(PrFacts { pr, open })
 }
 
 /// The checks, reviews, comments and required checks of an open PR.

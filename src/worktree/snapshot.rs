@@ -16,17 +16,14 @@ use std::collections::BTreeMap;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
-use crate::error::{Code, Error, Result};
-use crate::git::Git;
-use crate::model::packet::snapshot::{
+use super::contents::{
     check_size, mode_refusal, path_refusal, state_of, PathState, Snapshot, SnapshotPath,
     DEFAULT_LIMIT,
 };
+use crate::error::{Code, Error, Result};
+use crate::git::Git;
 use crate::secret;
 use crate::store::Store;
-
-pub mod restore;
-pub use restore::{restore, undo, verify, Verified};
 
 /// A fixed date for the snapshot's commits, so that the same work on the
 /// same head by the same author is the same commit (a re-run of an
@@ -171,7 +168,7 @@ fn scan(
         if meta.len() > limit {
             continue;
         }
-        let bytes = std::fs::read(&full).map_err(|err| crate::ctx::plan::io_error(&full, err))?;
+        let bytes = std::fs::read(&full).map_err(|err| crate::fsutil::io_error(&full, err))?;
         if bytes.contains(&0) {
             continue; // binary: no text credential to find
         }
@@ -275,7 +272,7 @@ fn write(
     let temp =
         TempIndex(real.with_file_name(format!("swarm-snapshot-index-{}", std::process::id())));
     if real.exists() {
-        std::fs::copy(&real, &temp.0).map_err(|e| crate::ctx::plan::io_error(&temp.0, e))?;
+        std::fs::copy(&real, &temp.0).map_err(|e| crate::fsutil::io_error(&temp.0, e))?;
     }
     let mut env = identity(author, date);
     env.push(("GIT_INDEX_FILE", temp.0.as_os_str()));
@@ -349,10 +346,10 @@ fn working_entries(
         let full = workdir.join(&e.path);
         match std::fs::symlink_metadata(&full) {
             Err(err) if gone(&err) => removed.push(e.path.clone()),
-            Err(err) => return Err(crate::ctx::plan::io_error(&full, err)),
+            Err(err) => return Err(crate::fsutil::io_error(&full, err)),
             Ok(m) if m.file_type().is_symlink() => {
                 let target = std::fs::read_link(&full)
-                    .map_err(|err| crate::ctx::plan::io_error(&full, err))?
+                    .map_err(|err| crate::fsutil::io_error(&full, err))?
                     .into_os_string()
                     .into_encoded_bytes();
                 let id = git.run_with_input(["hash-object", "-w", "--stdin"], &target)?;

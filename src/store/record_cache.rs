@@ -540,14 +540,14 @@ fn remove_stale_tmp(dir: &Path) {
 }
 
 /// `to_cache` and `from_cache` of a kind whose serde form is its whole
-/// value: write `crate::store::cache::json_cache!();` in its `impl Record`.
+/// value: write `crate::store::record_cache::json_cache!();` in its `impl Record`.
 macro_rules! json_cache {
     () => {
         fn to_cache(&self) -> Option<Vec<u8>> {
-            $crate::store::cache::encode(self)
+            $crate::store::record_cache::encode(self)
         }
         fn from_cache(bytes: &[u8]) -> Option<Self> {
-            $crate::store::cache::decode(bytes)
+            $crate::store::record_cache::decode(bytes)
         }
     };
 }

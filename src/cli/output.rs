@@ -1,10 +1,14 @@
 //! What a command produces: a JSON document (stable field names) and the
 //! human text, plus the exit code when the command ran but its verdict does
-//! not hold (exit 1 without an error, e.g. `lead check`, `verify`).
+//! not hold (exit 1 without an error, e.g. `lead check`, `verify`). Only the
+//! CLI renders: the library returns outcome structs and errors.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
+
+use git_swarm::store::record::Unreadable;
+pub use git_swarm::text::count;
 
 #[derive(Debug, Clone)]
 pub struct Output {
@@ -54,9 +58,34 @@ impl Output {
     }
 }
 
-/// "1 lane", "2 lanes", "0 lanes": a count with the noun in the right number.
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
+/// Add the unreadable records to a listing's output: a warning each on
+/// stderr, an `unreadable` array in the JSON (always present, maybe empty),
+/// and a line each in the text ([`unreadable_row`]). The exit code stays 0.
+pub fn report_unreadable(mut out: Output, unreadable: &[Unreadable]) -> Output {
+    if let Some(map) = out.json.as_object_mut() {
+        map.insert(
+            "unreadable".into(),
+            serde_json::to_value(unreadable).unwrap_or_default(),
+        );
+    }
+    for u in unreadable {
+        out.text.push_str(&unreadable_row(u));
+        out.warnings.push(unreadable_warning(u));
+    }
+    out
+}
+
+/// The `warning:` line a listing prints on stderr for an unreadable record.
+pub fn unreadable_warning(u: &Unreadable) -> String {
+    format!(
+        "skipped unreadable {} '{}' ({}): [{}] {}",
+        u.kind, u.name, u.refname, u.code, u.reason
+    )
+}
+
+/// The line a listing's text shows for an unreadable record.
+pub fn unreadable_row(u: &Unreadable) -> String {
+    format!("{:<24} UNREADABLE {} ({})\n", u.name, u.refname, u.code)
 }
 
 #[cfg(test)]

@@ -10,13 +10,29 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
+use super::contents::{mode_refusal, path_refusal, unsafe_entries, Snapshot};
+use super::tree::{self, Changed, RawEntry};
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::Git;
-use crate::model::packet::snapshot::tree::{self, Changed, RawEntry};
-use crate::model::packet::snapshot::{mode_refusal, path_refusal, unsafe_entries, Snapshot};
-use crate::model::packet::{content_mismatch, mismatch_error, mismatches, Facts, Packet};
 use crate::store::Store;
+
+/// What the packet that carries a snapshot says of the checkout it leaves:
+/// the head it sits on, the uncommitted paths and the paths whose content
+/// it lists.
+pub struct Expected<'a> {
+    pub head: &'a str,
+    pub uncommitted: &'a [String],
+    pub content: Vec<&'a str>,
+}
+
+/// What the checkout would hold once the snapshot is restored, for the
+/// caller to compare with the packet: the paths `git status` would list,
+/// and what each of [`Expected::content`]'s paths then holds.
+pub struct Predicted {
+    pub dirty: Vec<String>,
+    pub content: BTreeMap<String, String>,
+}
 
 /// A snapshot checked against its packet and a checkout: what restoring
 /// it writes.
@@ -81,8 +97,15 @@ fn read_tree(store: &Store, id: &str) -> Result<Vec<RawEntry>> {
 /// parent is the head; no changed entry of its working or staged tree has
 /// a path or a (raw) mode a snapshot may not write; no path is written
 /// through a symlink or file of the checkout; and the checkout it would
-/// leave lists the packet's uncommitted paths with the packet's content.
-pub fn verify(store: &Store, workdir: &Path, packet: &Packet, snap: &Snapshot) -> Result<Verified> {
+/// leave lists the packet's uncommitted paths with the packet's content
+/// (`matches`, the caller's comparison, refuses otherwise).
+pub fn verify(
+    store: &Store,
+    workdir: &Path,
+    expected: &Expected,
+    snap: &Snapshot,
+    matches: impl FnOnce(&Predicted) -> Result<()>,
+) -> Result<Verified> {
     let git = &store.git;
     let commit = snap.commit.as_str();
     let revs = git.run([
@@ -99,7 +122,7 @@ pub fn verify(store: &Store, workdir: &Path, packet: &Packet, snap: &Snapshot) -
             &mut vec![(commit.to_string(), "not a snapshot commit")],
         ));
     };
-    if parent != packet.head {
+    if parent != expected.head {
         return Err(unsafe_error(
             commit,
             &mut vec![(
@@ -178,22 +201,7 @@ pub fn verify(store: &Store, workdir: &Path, packet: &Packet, snap: &Snapshot) -
         .filter(|(_, p)| p.state == "intent-to-add")
         .map(|(path, _)| path.clone())
         .collect();
-    let (dirty, content) = predicted(&work, &staged, snap, packet);
-    let facts = Facts {
-        contract: Some(packet.contract.clone()),
-        branch: packet.branch.clone(),
-        head: Some(packet.head.clone()),
-        dirty,
-    };
-    let mut found = mismatches(packet, &facts);
-    if found.is_empty() {
-        found.extend(content_mismatch(&packet.uncommitted_content, &content));
-    }
-    if !found.is_empty() {
-        return Err(mismatch_error(packet, &found).hint(
-            "the snapshot was checked before restoring it: nothing was written into this checkout",
-        ));
-    }
+    matches(&predicted(&work, &staged, snap, expected))?;
     Ok(Verified {
         commit: commit.to_string(),
         work,
@@ -210,8 +218,8 @@ fn predicted(
     work: &[Changed],
     staged: &[Changed],
     snap: &Snapshot,
-    packet: &Packet,
-) -> (Vec<String>, BTreeMap<String, String>) {
+    expected: &Expected,
+) -> Predicted {
     type Side = Option<(String, String)>;
     let w: BTreeMap<&str, (&Side, &Side)> = work
         .iter()
@@ -244,16 +252,16 @@ fn predicted(
             .unwrap_or_else(|| head.clone());
         let listed = in_index != head || in_work != in_index;
         // A rename's source is folded into the rename by `git status`.
-        let folded = sources.contains(path) && !packet.uncommitted.iter().any(|u| u == path);
+        let folded = sources.contains(path) && !expected.uncommitted.iter().any(|u| u == path);
         if listed && !folded {
             dirty.push(path.to_string());
         }
     }
-    let content = packet
-        .uncommitted_content
-        .keys()
-        .map(|p| {
-            let value = match (w.get(p.as_str()), s.get(p.as_str())) {
+    let content = expected
+        .content
+        .iter()
+        .map(|&p| {
+            let value = match (w.get(p), s.get(p)) {
                 (Some((_, new)), _) => new.as_ref().map(|n| n.1.clone()),
                 (None, Some((old, _))) => old.as_ref().map(|o| o.1.clone()),
                 (None, None) => Some("unchanged".to_string()),
@@ -265,10 +273,10 @@ fn predicted(
                 .iter()
                 .any(|c| c.new.is_some() && c.path.starts_with(&under));
             let gone = if dir { "directory" } else { "deleted" };
-            (p.clone(), value.unwrap_or_else(|| gone.to_string()))
+            (p.to_string(), value.unwrap_or_else(|| gone.to_string()))
         })
         .collect();
-    (dirty, content)
+    Predicted { dirty, content }
 }
 
 /// Where a restore under way says so: the checkout's git directory.
@@ -299,7 +307,7 @@ pub fn interrupted(git: &Git, commit: &str) -> Result<bool> {
 pub fn restore(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
     let mark = marker(git)?;
     std::fs::write(&mark, format!("{}\n", v.commit))
-        .map_err(|e| crate::ctx::plan::io_error(&mark, e))?;
+        .map_err(|e| crate::fsutil::io_error(&mark, e))?;
     let mut order: Vec<&Changed> = v.work.iter().collect();
     order.sort_by_key(|c| {
         let rank = match &c.new {
@@ -332,7 +340,7 @@ pub fn restore(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
         match &c.new {
             None => {
                 match std::fs::remove_file(&full) {
-                    Err(e) if !gone(&e) => return Err(crate::ctx::plan::io_error(&full, e)),
+                    Err(e) if !gone(&e) => return Err(crate::fsutil::io_error(&full, e)),
                     _ => {}
                 }
                 remove_empty_parents(workdir, &full);
@@ -369,7 +377,7 @@ pub fn undo(git: &Git, workdir: &Path, v: &Verified) -> Result<()> {
                 } else {
                     std::fs::remove_file(&full)
                 };
-                removed.map_err(|e| crate::ctx::plan::io_error(&full, e))?;
+                removed.map_err(|e| crate::fsutil::io_error(&full, e))?;
                 remove_empty_parents(workdir, &full);
             }
         }
@@ -434,7 +442,7 @@ fn link_on_the_way(workdir: &Path, path: &str) -> Option<PathBuf> {
 }
 
 fn write_file(git: &Git, full: &Path, mode: &str, blob: &str) -> Result<()> {
-    let io = |e| crate::ctx::plan::io_error(full, e);
+    let io = |e| crate::fsutil::io_error(full, e);
     let bytes = git.run_bytes(["cat-file", "blob", blob])?;
     if let Some(dir) = full.parent() {
         std::fs::create_dir_all(dir).map_err(io)?;

@@ -1,13 +1,13 @@
-//! The session's view of `init`: the hook shims git-swarm installs (pure
-//! text, between marker lines so a user's own hook content survives),
-//! whether they are installed, the excludes that keep plan files and lane
-//! worktrees untracked, and the refspecs that mirror the remote's records.
+//! What `init` sets up in a repository: the hook shims git-swarm installs
+//! (pure text, between marker lines so a user's own hook content
+//! survives), whether they are installed, and the excludes that keep plan
+//! files and lane worktrees untracked.
 
 use std::path::PathBuf;
 
-use super::plan::io_error;
-use super::Ctx;
 use crate::error::Result;
+use crate::fsutil::io_error;
+use crate::store::Store;
 
 pub const HOOKS: &[&str] = &["pre-commit", "commit-msg", "pre-push"];
 pub const BEGIN: &str =
@@ -80,7 +80,7 @@ pub fn merge_hook(existing: Option<&str>, hook: &str) -> String {
 }
 
 /// Whether our pre-commit block is in the hooks directory git uses.
-pub fn hooks_installed(store: &crate::store::Store) -> bool {
+pub fn hooks_installed(store: &Store) -> bool {
     hooks_dir(store)
         .ok()
         .and_then(|dir| std::fs::read_to_string(dir.join("pre-commit")).ok())
@@ -88,19 +88,21 @@ pub fn hooks_installed(store: &crate::store::Store) -> bool {
 }
 
 /// The hooks directory git really uses (`core.hooksPath` included).
-pub fn hooks_dir(store: &crate::store::Store) -> Result<PathBuf> {
+pub fn hooks_dir(store: &Store) -> Result<PathBuf> {
     let out = store
         .git
         .run(["rev-parse", "--path-format=absolute", "--git-path", "hooks"])?;
     Ok(PathBuf::from(out.trim()))
 }
 
-pub fn ensure_excludes(ctx: &Ctx) -> Result<Vec<String>> {
-    let path = ctx.store.common_dir().join("info").join("exclude");
+/// Add the plan file and the lane worktrees' root to `info/exclude`
+/// unless listed there; the lines added.
+pub fn ensure_excludes(store: &Store, plan_file: &str, worktree_root: &str) -> Result<Vec<String>> {
+    let path = store.common_dir().join("info").join("exclude");
     let existing = std::fs::read_to_string(&path).unwrap_or_default();
     let wanted = [
-        format!("/{}", ctx.settings.plan_file.trim_start_matches('/')),
-        format!("/{}/", ctx.settings.worktree_root.trim_matches('/')),
+        format!("/{}", plan_file.trim_start_matches('/')),
+        format!("/{}/", worktree_root.trim_matches('/')),
     ];
     let mut added = Vec::new();
     let mut text = existing.clone();

@@ -12,13 +12,13 @@
 #   min  2  reserve src/<agent>.rs --task <it>
 #   min  5  notify <next agent>
 #   min 10  notify
-#   min 15  task renew      (half of the 30m lease)
+#   min 15  task renew      (half of the 30m lease; `renew --due` at 16 with BUDGET)
 #   min 20  notify
 #   min 25  task done --unverified --reason sim
 #   min 28  release src/<agent>.rs
 #   min 30  task claim      (a second task, from a second pool of 2N)
 #   min 35  notify
-#   min 45  task renew
+#   min 45  task renew      (`renew --due` at 46 with BUDGET)
 #   min 50  notify
 #   min 55  task done --unverified --reason sim
 #
@@ -33,12 +33,22 @@
 # agents whose claim of the same task exited 0), transient retries, and
 # commands that failed.
 #
+# With BUDGET (e.g. BUDGET=6/min) every clone sets swarm.pushBudget to it,
+# and the renewals are `git swarm renew --due` one minute past half the
+# lease (the agent hook's rule: everything held, in one push); a last step
+# at minute 60 runs `status` in each clone (the first command after the
+# window publishes what is queued). Messages lost = notifies that exited 0
+# whose message is not on the remote at the end.
+#
 #   benches/swarm-sim.sh                 # N = 10 50 100
 #   NS="10 50 100 200" benches/swarm-sim.sh
+#   BUDGET=6/min NS="20 200" benches/swarm-sim.sh
 #   GIT_SWARM_BIN=target/debug/git-swarm KEEP=1 benches/swarm-sim.sh
 set -euo pipefail
 
 NS=${NS:-"10 50 100"}
+BUDGET=${BUDGET:-}
+mode=${BUDGET:-at once}
 AGENTS_PER_CLONE=${AGENTS_PER_CLONE:-10}
 T0=${T0:-2026-03-01T10:00:00Z}
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +64,7 @@ cleanup() {
     [ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
+trap 'exit 143' INT TERM
 mkdir -p "$work/bin"
 ln -s "$bin" "$work/bin/git-swarm"
 export PATH="$work/bin:$PATH"
@@ -110,13 +121,20 @@ step() { # minute name command...
     done
     # Not a bare `wait`: that would wait for the daemon too.
     wait "${pids[@]}" || true
+    echo "N=${#agents[@]}: step $name (minute $minute) done at $(echo "$EPOCHREALTIME - $start" | bc | cut -d. -f1) s" >&2
 }
 
 do_claim1() { claim "$1" "$2" "$3" 0; }
 do_claim2() { claim "$1" "$2" "$3" 1; }
 do_reserve() { run "$1" "$2" "$3" reserve "src/$1.rs" --task "$(cat "$log/$1.claim1.task")" || true; }
 do_notify() { run "$1" "$2" "$3" notify "${next_of[$1]}" "minute $2 from $1" || true; }
-do_renew() { run "$1" "$2" "$3" task renew "$(cat "$log/$1.$4.task")" --plan p || true; }
+do_renew() {
+    if [ -n "$BUDGET" ]; then
+        run "$1" "$2" "$3" renew --due || true
+    else
+        run "$1" "$2" "$3" task renew "$(cat "$log/$1.$4.task")" --plan p || true
+    fi
+}
 do_renew1() { do_renew "$1" "$2" "$3" claim1; }
 do_renew2() { do_renew "$1" "$2" "$3" claim2; }
 do_done() { run "$1" "$2" "$3" task done "$(cat "$log/$1.$4.task")" --plan p --unverified --reason sim || true; }
@@ -124,8 +142,8 @@ do_done1() { do_done "$1" "$2" "$3" claim1; }
 do_done2() { do_done "$1" "$2" "$3" claim2; }
 do_release() { run "$1" "$2" "$3" release "src/$1.rs" || true; }
 
-printf '| N | clones | pushes/min (accepted) | pushes/agent/h | refs/push | read queries/s | claim p50 | claim p99 | claims lost | claims doubled | retries | failed commands | wall time |\n'
-printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
+printf '| budget | N | clones | pushes/min (accepted) | pushes/agent/h (accepted) | refs/push | read queries/s | claim p50 | claim p99 | claims lost | claims doubled | messages lost | retries | failed commands | wall time |\n'
+printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
 for n in $NS; do
     run_dir="$work/n$n"
     mkdir -p "$run_dir/srv" "$run_dir/log"
@@ -146,6 +164,7 @@ for n in $NS; do
         git clone --quiet "$url" "$run_dir/c$c"
         (cd "$run_dir/c$c" && git config swarm.as coordinator && git-swarm init >/dev/null)
     done
+    # The budget is set once the coordinator's tasks are out (below).
     pool_size=$((2 * n))
     tasks=$((2 * pool_size))
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at -5) git-swarm --offline plan new p >/dev/null 2>&1)
@@ -157,6 +176,9 @@ for n in $NS; do
     created=$(git --git-dir="$run_dir/srv/remote.git" for-each-ref refs/swarm/tasks/p/ | wc -l)
     [ "$created" -eq "$tasks" ] || { echo "the remote has $created tasks of $tasks" >&2; exit 1; }
     for c in $(seq 1 $((clones - 1))); do (cd "$run_dir/c$c" && git-swarm sync >/dev/null); done
+    if [ -n "$BUDGET" ]; then
+        for c in $(seq 0 $((clones - 1))); do git -C "$run_dir/c$c" config swarm.pushBudget "$BUDGET"; done
+    fi
     : >"$run_dir/srv/remote.git/accepted-pushes"
     declare -A clone_of=() next_of=()
     agents=()
@@ -171,22 +193,29 @@ for n in $NS; do
     step 2 reserve do_reserve
     step 5 notify1 do_notify
     step 10 notify2 do_notify
-    step 15 renew1 do_renew1
+    renew_at=15
+    [ -n "$BUDGET" ] && renew_at=16
+    step $renew_at renew1 do_renew1
     step 20 notify3 do_notify
     step 25 done1 do_done1
     step 28 release do_release
     step 30 claim2 do_claim2
     step 35 notify4 do_notify
-    step 45 renew2 do_renew2
+    step $((renew_at + 30)) renew2 do_renew2
     step 50 notify5 do_notify
     step 55 done2 do_done2
+    # The first command in each clone after the window publishes its queue.
+    for c in $(seq 0 $((clones - 1))); do
+        (cd "$run_dir/c$c" && GIT_SWARM_NOW=$(at 60) git-swarm status --json >"$log/status-c$c.json" 2>/dev/null) || true
+    done
     wall=$(echo "$EPOCHREALTIME - $start" | bc)
+    git --git-dir="$run_dir/srv/remote.git" for-each-ref --format='%(refname)' refs/swarm/messages/ >"$run_dir/messages.txt"
     # The remote's final word on every task, from a fresh look.
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at 60) git-swarm sync >/dev/null &&
         GIT_SWARM_NOW=$(at 60) git-swarm --offline task list --plan p --json) >"$run_dir/tasks.json"
-    python3 - "$run_dir" "$n" "$clones" "$wall" <<'EOF'
+    python3 - "$run_dir" "$n" "$clones" "$wall" "$mode" <<'EOF'
 import json, glob, os, sys
-run_dir, n, clones, wall = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+run_dir, n, clones, wall, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
 log = os.path.join(run_dir, "log")
 ops = {"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0}
 failed = 0
@@ -222,10 +251,19 @@ lat = sorted(float(open(p).read()) for p in glob.glob(os.path.join(log, "*.laten
 def pct(p):
     return lat[min(len(lat) - 1, int(p * len(lat)))] if lat else 0.0
 accepted = sum(1 for _ in open(os.path.join(run_dir, "srv", "remote.git", "accepted-pushes")))
+on_remote = set(l.strip() for l in open(os.path.join(run_dir, "messages.txt")))
+sent = 0
+msg_lost = 0
+for path in glob.glob(os.path.join(log, "*.notify*.json")):
+    if int(open(path[: -len(".json")] + ".rc").read().split()[0]) != 0:
+        continue
+    sent += 1
+    if json.load(open(path))["ref"] not in on_remote:
+        msg_lost += 1
 refs_per_push = ops["refs_pushed"] / ops["pushes"] if ops["pushes"] else 0
 reads = (ops["fetches"] + ops["queries"]) / 3600
-print(f"| {n} | {clones} | {ops['pushes'] / 60:.1f} ({accepted / 60:.1f}) | {ops['pushes'] / n:.1f} | {refs_per_push:.2f} "
-      f"| {reads:.2f} | {pct(0.5):.2f} s | {pct(0.99):.2f} s | {lost} | {doubled} | {ops['retries']} | {failed} | {wall:.0f} s |")
+print(f"| {mode} | {n} | {clones} | {ops['pushes'] / 60:.1f} ({accepted / 60:.1f}) | {ops['pushes'] / n:.1f} ({accepted / n:.1f}) | {refs_per_push:.2f} "
+      f"| {reads:.2f} | {pct(0.5):.2f} s | {pct(0.99):.2f} s | {lost} | {doubled} | {msg_lost} of {sent} | {ops['retries']} | {failed} | {wall:.0f} s |")
 EOF
     kill "$daemon_pid" 2>/dev/null || true
     wait "$daemon_pid" 2>/dev/null || true

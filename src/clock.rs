@@ -61,6 +61,17 @@ fn offset_in_range(text: &str) -> bool {
     }
 }
 
+/// A rough age: `42s`, `5m`, `3h`, `2d`.
+pub fn ago(now: jiff::Timestamp, then: jiff::Timestamp) -> String {
+    let secs = now.as_second().saturating_sub(then.as_second()).max(0);
+    match secs {
+        s if s < 120 => format!("{s}s"),
+        s if s < 7200 => format!("{}m", s / 60),
+        s if s < 172_800 => format!("{}h", s / 3600),
+        s => format!("{}d", s / 86_400),
+    }
+}
+
 /// RFC 3339 with second precision, UTC (`2026-11-29T09:11:31Z`).
 pub fn rfc3339(t: Timestamp) -> String {
     t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string()
@@ -116,6 +127,17 @@ pub fn claimed_time(seconds: i64, now: i64) -> i64 {
 
 #[cfg(test)]
 mod tests {
+    use super::ago;
+
+    #[test]
+    fn ages_are_rounded_to_one_unit() {
+        let t = |s: i64| jiff::Timestamp::from_second(s).unwrap();
+        assert_eq!(ago(t(100), t(58)), "42s");
+        assert_eq!(ago(t(400), t(100)), "5m");
+        assert_eq!(ago(t(3 * 3600 + 5), t(5)), "3h");
+        assert_eq!(ago(t(2 * 86_400 + 7), t(7)), "2d");
+    }
+
     #[test]
     fn durations() {
         assert_eq!(super::parse_duration("30m").unwrap().as_secs(), 1800);

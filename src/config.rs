@@ -90,6 +90,11 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "the most refs one push of independent records carries (sync, gc): more go in several atomic pushes; one operation's refs always go together",
     ),
     (
+        "swarm.pushBudget",
+        "(unset: publish at once)",
+        "e.g. 6/min: messages, reports, plan saves and lane snapshots are queued in this clone and go with its next push (every write that publishes at once, e.g. a claim, carries them), or with the first git-swarm command once the window (1/6 min) has passed since the oldest was queued; no daemon",
+    ),
+    (
         "swarm.waitCeiling",
         "60s",
         "the longest pause between two checks of `wait` (its backoff ceiling; --max-interval overrides); `serve` reaches the remote at most this often",
@@ -356,6 +361,51 @@ pub fn gc_age(store: &Store) -> Result<jiff::SignedDuration> {
     }
 }
 
+/// `swarm.pushBudget` (`<n>/<s|min|h>`, e.g. `6/min`): the window a write
+/// nobody races for may wait in this clone's queue (the unit divided by
+/// n: 10 s for `6/min`); None when unset or `off` (publish at once).
+pub fn push_budget(store: &Store) -> Result<Option<(String, jiff::SignedDuration)>> {
+    let Some(text) = store.config("swarm.pushBudget") else {
+        return Ok(None);
+    };
+    parse_push_budget(&text).map_err(|why| {
+        Error::new(
+            Code::ConfigInvalid,
+            format!("swarm.pushBudget = '{}' {why}", text.escape_debug()),
+        )
+        .hint("set it like `git config swarm.pushBudget 6/min` (or 1/s, 30/h), or unset it to publish at once")
+    })
+}
+
+fn parse_push_budget(
+    text: &str,
+) -> std::result::Result<Option<(String, jiff::SignedDuration)>, String> {
+    let t = text.trim();
+    if t.is_empty() || t.eq_ignore_ascii_case("off") {
+        return Ok(None);
+    }
+    let (n, unit) = t
+        .split_once('/')
+        .ok_or_else(|| "is not a rate: write <pushes>/<unit>".to_string())?;
+    let n: u32 = n
+        .trim()
+        .parse()
+        .ok()
+        .filter(|n| *n > 0)
+        .ok_or_else(|| "needs a whole number of pushes above 0 before the '/'".to_string())?;
+    let secs: i64 = match unit.trim() {
+        "s" | "sec" | "second" => 1,
+        "m" | "min" | "minute" => 60,
+        "h" | "hour" => 3600,
+        _ => return Err("has an unknown unit after the '/' (use s, min or h)".into()),
+    };
+    let window = jiff::SignedDuration::from_millis(secs * 1000 / i64::from(n));
+    if window.is_zero() {
+        return Err("allows more than 1000 pushes a second: that is no budget".into());
+    }
+    Ok(Some((format!("{n}/{}", unit.trim()), window)))
+}
+
 /// `swarm.gcThreshold`: past this many live swarm refs `sync` runs `gc`
 /// first; default 2000.
 pub fn gc_threshold(store: &Store) -> usize {
@@ -368,6 +418,21 @@ pub fn gc_threshold(store: &Store) -> usize {
 #[cfg(test)]
 mod tests {
     use super::parse_parameters;
+
+    #[test]
+    fn a_push_budget_is_a_rate_and_its_window_the_unit_over_the_count() {
+        use super::parse_push_budget as p;
+        let window = |t: &str| p(t).unwrap().map(|(_, w)| w.as_millis());
+        assert_eq!(window("6/min"), Some(10_000));
+        assert_eq!(window(" 30/h "), Some(120_000));
+        assert_eq!(window("2/s"), Some(500));
+        assert_eq!(window("off"), None);
+        assert_eq!(window(""), None);
+        assert_eq!(p("6/min").unwrap().unwrap().0, "6/min");
+        for bad in ["6", "0/min", "-1/min", "six/min", "6/day", "2000/s"] {
+            assert!(p(bad).is_err(), "{bad}");
+        }
+    }
 
     fn kv(k: &str, v: Option<&str>) -> (String, Option<String>) {
         (k.to_string(), v.map(str::to_string))

@@ -7,11 +7,10 @@ use crate::cli::output::Output;
 use clap::{Args, Subcommand};
 use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::guard::reserved::Held;
 use git_swarm::model::agent::{self, Event, Host, Input};
 use git_swarm::model::message::Message;
-use git_swarm::workflow::agent::{guide, hook, install};
-use git_swarm::workflow::{message, reserve, task};
+use git_swarm::workflow::agent::{guide, hook, install, renew as renewed};
+use git_swarm::workflow::{message, renew};
 
 use super::{Cli, Command, Global};
 
@@ -130,19 +129,16 @@ impl git_swarm::workflow::agent::Swarm for Ops {
         Ok(message::Cursor::load(&ctx.store, reader)?.read)
     }
 
-    fn renew_task(&self, ctx: &Ctx, plan: &str, id: &str) -> Result<()> {
-        task::act(ctx, Some(plan), id, task::OpArgs::Renew { lease: None }).map(|_| ())
+    fn renew_all(&self, ctx: &Ctx) -> Result<renewed::Renewed> {
+        let done = renew::renew(ctx, false)?;
+        Ok(renewed::Renewed {
+            tasks: done.tasks,
+            reservations: done.reservations,
+        })
     }
 
-    fn renew_reservation(&self, ctx: &Ctx, e: &Held) -> Result<()> {
-        let args = reserve::ReserveArgs {
-            paths: e.paths.iter().map(|p| p.as_str().to_string()).collect(),
-            lease: None,
-            shared: e.shared,
-            task: e.task.clone(),
-            reason: None,
-        };
-        reserve::reserve(ctx, &args).map(|_| ())
+    fn due(&self, until: &str, now: jiff::Timestamp, lease: jiff::SignedDuration) -> bool {
+        renew::due(until, now, lease)
     }
 }
 

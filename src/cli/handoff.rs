@@ -431,7 +431,7 @@ fn render_listing(l: &Listing) -> Output {
         ));
     }
     if let Some(m) = &l.mirror {
-        text.push_str(&m.text(l.now));
+        text.push_str(&crate::cli::output::mirror_text(m, l.now));
     }
     #[derive(serde::Serialize)]
     struct Json<'l> {

@@ -104,7 +104,7 @@ pub enum LeadCmd {
         /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
-        /// What to publish, as for `git push` (e.g. HEAD:main, v1.2); in one atomic push with the lead ref.
+        /// What to publish, as for `git push` (e.g. HEAD:main, v1.2); in one atomic push with the lead ref (with a coordination remote of its own: the lead ref there first, then these to the code remote).
         #[arg(required = true, value_name = "REFSPEC")]
         refspecs: Vec<String>,
     },
@@ -262,7 +262,7 @@ pub fn status(s: &Status) -> Output {
         status_fields(s)
     };
     if let Some(view) = &s.mirror {
-        text.push_str(&view.text(s.now));
+        text.push_str(&crate::cli::output::mirror_text(view, s.now));
     }
     Output::new(s, text)
 }

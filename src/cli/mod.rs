@@ -12,6 +12,7 @@ macro_rules! say {
 }
 
 pub mod agent;
+mod budget;
 pub mod completions;
 pub mod demo;
 pub mod error;
@@ -27,6 +28,7 @@ pub mod message;
 pub mod output;
 pub mod plan;
 mod publish;
+pub mod renew;
 pub mod reserve;
 pub mod serve;
 pub mod status;
@@ -139,6 +141,8 @@ pub enum Command {
     Release(reserve::ReleaseArgs),
     /// List live reservations: holder, paths, lease left, task.
     Reservations(reserve::ReservationsArgs),
+    /// Renew every task claim and reservation you hold, in one push (the agent hook does this once one is past half its lease).
+    Renew(renew::RenewArgs),
     /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
     Serve(serve::ServeArgs),
 }
@@ -220,6 +224,43 @@ impl Command {
                             | lead::LeadCmd::Push { .. }
                     )
             )
+    }
+
+    /// A write nobody races for, which a push budget queues: messages,
+    /// reports, plan saves, lane snapshots.
+    fn budgeted(&self) -> bool {
+        matches!(
+            self,
+            Command::Notify(_)
+                | Command::Ask(_)
+                | Command::Reply(_)
+                | Command::Decide(_)
+                | Command::Escalate(_)
+                | Command::Report(_)
+                | Command::Plan(plan::PlanCmd::Save { .. })
+                | Command::Lane(lane::LaneCmd::Snapshot { .. })
+        )
+    }
+
+    /// A command that first publishes a queue whose window has passed:
+    /// every command but those that publish anyway (writes carry the
+    /// queue), the git hooks and guards (a commit must not push), and the
+    /// ones that do not touch a swarm (completions, man, init, demo).
+    fn flushes_first(&self) -> bool {
+        !self.publishes_after()
+            && !self.budgeted()
+            && !matches!(
+                self,
+                Command::Sync(_)
+                    | Command::Hook(_)
+                    | Command::Check(_)
+                    | Command::Completions(_)
+                    | Command::Man(_)
+                    | Command::Init(_)
+                    | Command::Demo(_)
+                    | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Install(_))
+            )
+            && !matches!(self, Command::Agent(agent::AgentCmd::Hook(h)) if h.event == "pre-tool-use")
     }
 
     pub fn access(&self) -> Access {
@@ -337,7 +378,7 @@ pub fn parse() -> std::result::Result<Cli, clap::Error> {
 }
 
 pub fn run(cli: Cli) -> Result<Output> {
-    let g = Global {
+    let mut g = Global {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
@@ -351,8 +392,26 @@ pub fn run(cli: Cli) -> Result<Output> {
     if cli.command.keeps_when_unreachable() {
         git_swarm::store::mirror::keep_writes_when_unreachable();
     }
-    let publishes_after = cli.command.publishes_after();
+    let mut publishes_after = cli.command.publishes_after();
+    // Under a push budget a write nobody races for stays here, queued.
+    let queued = cli.command.budgeted() && budget::queues(&g);
+    if queued {
+        g.offline = true;
+        publishes_after = false;
+    }
+    let flushed = if cli.command.flushes_first() {
+        budget::flush_first(&g)
+    } else {
+        None
+    };
     let mut out = dispatch(&g, cli.command)?;
+    if let Some((remote, f)) = flushed {
+        out = budget::said(out, &remote, f);
+    }
+    if queued {
+        g.offline = false;
+        out = budget::queued_after(&g, out);
+    }
     if listing {
         if let Some(warning) = git_swarm::store::mirror::unreached_warning() {
             out = out.warn(warning);
@@ -398,6 +457,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),
+        Command::Renew(a) => renew::renew(g, a),
         Command::Serve(a) => serve::serve(g, a),
     }
 }

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::Serialize;
 
+use git_swarm::clock::ago;
 use git_swarm::store::record::Unreadable;
+use git_swarm::store::remote::MirrorView;
 pub use git_swarm::text::count;
 
 #[derive(Debug, Clone)]
@@ -86,6 +88,36 @@ pub fn unreadable_warning(u: &Unreadable) -> String {
 /// The line a listing's text shows for an unreadable record.
 pub fn unreadable_row(u: &Unreadable) -> String {
     format!("{:<24} UNREADABLE {} ({})\n", u.name, u.refname, u.code)
+}
+
+/// "mirror of origin: fetched 5m ago (…)", and a pointer to `sync`
+/// when the mirror has what the local refs lack.
+pub fn mirror_text(m: &MirrorView, now: jiff::Timestamp) -> String {
+    let age = match m
+        .fetched_at
+        .as_deref()
+        .map(|t| (t, t.parse::<jiff::Timestamp>()))
+    {
+        Some((t, Ok(at))) => format!("fetched {} ago ({t})", ago(now, at)),
+        Some((t, Err(_))) => format!("fetched at {t}"),
+        None => "never fetched by `git swarm sync`".to_string(),
+    };
+    let mut out = format!(
+        "shown: local records plus the mirror of {} ({age})\n",
+        m.remote
+    );
+    if !m.ahead.is_empty() {
+        let n = m.ahead.len();
+        let shown: Vec<&str> = m.ahead.iter().take(3).map(String::as_str).collect();
+        out.push_str(&format!(
+            "the mirror has {n} record{} your local refs lack ({}{}): `git swarm sync` brings {} in\n",
+            if n == 1 { "" } else { "s" },
+            shown.join(", "),
+            if n > 3 { ", …" } else { "" },
+            if n == 1 { "it" } else { "them" }
+        ));
+    }
+    out
 }
 
 #[cfg(test)]

@@ -25,17 +25,6 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     let Some(remote) = ctx.settings.remote.clone() else {
         return out;
     };
-    let keep = |out: Output, why: &str| {
-        let mut out = if said(&out) {
-            out
-        } else {
-            out.warn(not_published(why))
-        };
-        if let Some(doc) = out.json.as_object_mut() {
-            doc.insert("not_published".into(), serde_json::json!(why));
-        }
-        out
-    };
     // `--offline`, or this command found the remote unreachable (it kept
     // its write as offline): nothing is tried again.
     if ctx.offline || gone(&remote) {
@@ -44,7 +33,10 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
             _ => out,
         };
     }
-    match publish_pending(&ctx.store, &remote) {
+    let flushed = publish_pending(&ctx.store, &remote);
+    // What a push budget queued is out: its age goes.
+    let _ = git_swarm::store::remote::budget::settle(&ctx.store, &remote);
+    match flushed {
         Ok(Flushed::Nothing) => out,
         Ok(Flushed::Published(refs)) => published(out, &remote, refs),
         Ok(Flushed::Refused(_)) => keep(
@@ -58,7 +50,20 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     }
 }
 
-fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
+/// The one wording of what stays in this clone, on the command's output.
+pub fn keep(out: Output, why: &str) -> Output {
+    let mut out = if said(&out) {
+        out
+    } else {
+        out.warn(not_published(why))
+    };
+    if let Some(doc) = out.json.as_object_mut() {
+        doc.insert("not_published".into(), serde_json::json!(why));
+    }
+    out
+}
+
+pub fn published(mut out: Output, remote: &str, refs: Vec<String>) -> Output {
     out.text
         .push_str(&format!("published to {remote}: {}\n", refs.join(", ")));
     if let Some(doc) = out.json.as_object_mut() {

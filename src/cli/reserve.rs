@@ -196,7 +196,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         None => None,
     };
     if let Some(m) = &mirror {
-        text.push_str(&m.text(now));
+        text.push_str(&crate::cli::output::mirror_text(m, now));
     }
     let json = serde_json::json!({
         "mirror": mirror,

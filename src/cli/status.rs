@@ -41,14 +41,23 @@ fn status_output(view: StatusView) -> Output {
         ));
     }
     if let Some(m) = &view.mirror {
-        text.push_str(&m.text(view.now));
+        text.push_str(&crate::cli::output::mirror_text(m, view.now));
     }
-    if view.unpublished > 0 {
-        text.push_str(&format!(
+    match &view.queued {
+        Some(q) if !q.refs.is_empty() => text.push_str(&format!(
+            "queued (swarm.pushBudget {}): {} since {}, published with this clone's next push or by the first git-swarm command from {}: {}\n",
+            q.budget,
+            count(q.refs.len(), "write", "writes"),
+            q.since.as_deref().unwrap_or("(unknown)"),
+            q.publish_by.as_deref().unwrap_or("now"),
+            q.refs.join(", ")
+        )),
+        _ if view.unpublished > 0 => text.push_str(&format!(
             "{} not published: `git swarm sync` publishes {}\n",
             count(view.unpublished, "local change", "local changes"),
             if view.unpublished == 1 { "it" } else { "them" }
-        ));
+        )),
+        _ => {}
     }
     report_unreadable(Output::listing(&view, text), &view.unreadable)
 }
@@ -57,7 +66,7 @@ fn status_output(view: StatusView) -> Output {
 fn forecast_line(f: &git_swarm::model::forecast::Seen, now: jiff::Timestamp) -> String {
     let age =
         f.at.parse::<jiff::Timestamp>()
-            .map(|t| git_swarm::store::mirror::ago(now, t))
+            .map(|t| git_swarm::clock::ago(now, t))
             .unwrap_or_else(|_| f.at.clone());
     let mut line = format!("forecast: {}", count(f.conflicts, "conflict", "conflicts"));
     if f.reserved > 0 {

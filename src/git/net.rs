@@ -33,6 +33,9 @@ pub struct RemoteOps {
     pub queries: u64,
     /// Attempts repeated after a transient answer of the server.
     pub retries: u64,
+    /// Milliseconds slept between attempts (after a transient answer, or a
+    /// race lost at the remote), jittered.
+    pub backoff_ms: u64,
 }
 
 /// The counts so far.
@@ -43,6 +46,7 @@ pub fn remote_ops() -> RemoteOps {
         fetches: FETCHES.load(Ordering::Relaxed),
         queries: QUERIES.load(Ordering::Relaxed),
         retries: RETRIES.load(Ordering::Relaxed),
+        backoff_ms: BACKOFF_MS.load(Ordering::Relaxed),
     }
 }
 
@@ -114,21 +118,87 @@ pub fn transient(stdout: &str, stderr: &str) -> Option<&'static str> {
     None
 }
 
-/// Sleep before retry number `retry` (1 for the first): exponential from
-/// 100 ms, capped at 2 s, with half of it random so that agents that failed
-/// together do not come back together.
+/// The first pause of a backoff, and the longest one.
+const BACKOFF_FIRST_MS: u64 = 100;
+const BACKOFF_CAP_MS: u64 = 2000;
+
+static BACKOFF_MS: AtomicU64 = AtomicU64::new(0);
+static DRAWS: AtomicU64 = AtomicU64::new(0);
+
+/// The jitter's seed: `GIT_SWARM_JITTER_SEED` (a number) when set, so that
+/// a test sees the same pauses every run; else one drawn per process, so
+/// that agents that failed together do not come back together. Never the
+/// pinned clock: every agent of a simulation shares that.
+fn seed() -> u64 {
+    static SEED: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *SEED.get_or_init(|| {
+        match std::env::var("GIT_SWARM_JITTER_SEED")
+            .ok()
+            .and_then(|s| s.trim().parse::<u64>().ok())
+        {
+            Some(s) => s,
+            None => {
+                use std::hash::BuildHasher;
+                // RandomState is seeded per process.
+                std::collections::hash_map::RandomState::new().hash_one(std::process::id())
+            }
+        }
+    })
+}
+
+/// SplitMix64: one well-mixed number from another.
+fn mix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE5_E9B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// The pause before retry number `retry` (1 for the first) given a random
+/// `noise`: exponential from 100 ms (100, 200, 400, 800, 1600), capped at
+/// 2 s, each between half and all of it.
+pub fn backoff_ms(retry: u32, noise: u64) -> u64 {
+    let base = (BACKOFF_FIRST_MS << retry.saturating_sub(1).min(5)).min(BACKOFF_CAP_MS);
+    base / 2 + noise % (base / 2 + 1)
+}
+
+/// Sleep before retry number `retry` (1 for the first) of a push or fetch
+/// the server answered transiently, or of a publish loop that lost a race
+/// at the remote: [`backoff_ms`] with the next draw of the seeded jitter.
+/// The time slept is counted in [`remote_ops`] (`backoff_ms`).
 pub fn backoff(retry: u32) {
-    use std::hash::BuildHasher;
-    let base: u64 = (100u64 << retry.saturating_sub(1).min(5)).min(2000);
-    // RandomState is seeded per process: enough randomness for a jitter.
-    let noise = std::collections::hash_map::RandomState::new().hash_one((retry, base));
-    let ms = base / 2 + noise % (base / 2 + 1);
+    let draw = DRAWS.fetch_add(1, Ordering::Relaxed);
+    let ms = backoff_ms(retry, mix(seed() ^ mix(draw)));
+    BACKOFF_MS.fetch_add(ms, Ordering::Relaxed);
     std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 #[cfg(test)]
 mod tests {
-    use super::transient;
+    use super::{backoff_ms, mix, transient};
+
+    #[test]
+    fn the_backoff_doubles_from_100ms_to_a_2s_cap_each_between_half_and_all() {
+        let bounds: Vec<(u64, u64)> = (1..=8)
+            .map(|r| (backoff_ms(r, 0), backoff_ms(r, u64::MAX - 1)))
+            .collect();
+        assert_eq!(bounds[0], (50, 100 / 2 + (u64::MAX - 1) % 51));
+        for (r, (lo, _)) in bounds.iter().enumerate() {
+            let base = (100u64 << r.min(5)).min(2000);
+            assert_eq!(*lo, base / 2, "retry {}", r + 1);
+        }
+        for r in 1..=8 {
+            let base = (100u64 << (r - 1).min(5)).min(2000);
+            for n in 0..2000u64 {
+                let ms = backoff_ms(r, mix(n));
+                assert!(ms >= base / 2 && ms <= base, "retry {r}: {ms}");
+            }
+        }
+        // The jitter spreads: 100 draws of the first pause take many values.
+        let spread: std::collections::BTreeSet<u64> =
+            (0..100u64).map(|n| backoff_ms(1, mix(n))).collect();
+        assert!(spread.len() > 30, "{spread:?}");
+    }
 
     #[test]
     fn a_locked_ref_is_transient_and_a_lost_race_is_not() {

@@ -73,6 +73,12 @@ impl Git {
     /// that of `git ls-remote <pattern>` does (which lists every ref and
     /// filters them here).
     pub fn fetch_would_change(&self, remote: &str, refspecs: &[String]) -> Result<bool> {
+        Ok(!self.fetch_would_move(remote, refspecs)?.is_empty())
+    }
+
+    /// The local refs a fetch of `refspecs` would move (create, update or
+    /// prune), as [`Self::fetch_would_change`] asks it.
+    pub fn fetch_would_move(&self, remote: &str, refspecs: &[String]) -> Result<Vec<String>> {
         let mut args: Vec<String> = vec![
             "fetch".into(),
             "--dry-run".into(),
@@ -84,7 +90,12 @@ impl Git {
         ];
         args.extend(refspecs.iter().cloned());
         let out = self.run(&args)?;
-        Ok(out.lines().any(|l| !l.trim().is_empty()))
+        // `<flag> <old-id> <new-id> <local ref>` per line.
+        Ok(out
+            .lines()
+            .filter_map(|l| l.split_whitespace().nth(3))
+            .map(str::to_string)
+            .collect())
     }
 
     /// One atomic push; every ref carries an explicit lease so that the

@@ -355,6 +355,10 @@ pub struct StatusView {
     /// have yet, as last fetched: the next command that reaches it, or
     /// `sync`, publishes them.
     pub unpublished: usize,
+    /// Under a push budget (`swarm.pushBudget`): what waits in this
+    /// clone's queue, since when, and from when the next command publishes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued: Option<crate::store::remote::budget::Queue>,
     /// Live path reservations in the whole repository.
     #[serde(skip_serializing_if = "is_zero")]
     pub reservations: usize,
@@ -418,11 +422,16 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         Some(r) => crate::store::remote::pending(&ctx.store, r)?.count(),
         None => 0,
     };
+    let queued = match remote {
+        Some(r) => crate::store::remote::budget::queue(&ctx.store, r)?,
+        None => None,
+    };
     Ok(StatusView {
         remote: ctx.settings.remote.clone(),
         plans: roots,
         mirror,
         unpublished,
+        queued,
         reservations: holders.len(),
         unreadable,
         now: ctx.store.clock.now(),

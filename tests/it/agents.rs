@@ -450,8 +450,8 @@ fn user_scope_install_writes_home_settings() {
 }
 
 #[test]
-fn post_tool_use_renews_a_claim_past_half_its_lease_once() {
-    let (env, _, clones) = Swarm::new(&["ann"])
+fn post_tool_use_renews_everything_held_in_one_push_once_a_claim_is_past_half_its_lease() {
+    let (env, remote, clones) = Swarm::new(&["ann"])
         .plan(0, "p")
         .task(0, "t1", "Schema")
         .parts();
@@ -479,10 +479,13 @@ fn post_tool_use_renews_a_claim_past_half_its_lease_once() {
     assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
     let renewed = until(&env);
     assert!(renewed > first, "{first} -> {renewed}");
+    // The claim was due: the fresh reservation rode in the same push
+    // (`git swarm renew`), so both leases run out together from now on.
+    assert_ne!(env.refs(&a, "refs/swarm/reservations/"), ledger);
     assert_eq!(
-        env.refs(&a, "refs/swarm/reservations/"),
-        ledger,
-        "a fresh reservation is left alone"
+        env.refs(&remote, "refs/swarm/"),
+        env.refs(&a, "refs/swarm/"),
+        "published"
     );
     // Renewed for the full lease: the next call writes nothing.
     let tasks = env.refs(&a, "refs/swarm/tasks/");

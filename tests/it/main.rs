@@ -37,6 +37,7 @@ mod process;
 mod props;
 mod protect;
 mod publish;
+mod push_budget;
 mod quickstart;
 mod reserve;
 mod reserve_guard;

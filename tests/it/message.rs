@@ -711,6 +711,80 @@ fn the_same_escalation_sent_at_once_from_two_clones_is_recorded_once() {
     assert_eq!(state(&clones[1]), state(&clones[2]));
 }
 
+/// Regression: the plan-scoped wait matched ref prefixes, so a wait for
+/// plan `shop` woke on a task or leader of plan `shop-api`.
+#[test]
+fn a_wait_for_one_plan_does_not_wake_on_a_plan_whose_name_it_prefixes() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["plan", "new", "shop"]).ok();
+    env.swarm(ann, &["plan", "new", "shop-api"]).ok();
+    env.swarm(ann, &["sync"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    // Published while bob's clone has not fetched them: a wait's first
+    // question to the remote sees them.
+    env.swarm(
+        ann,
+        &["task", "new", "t1", "--plan", "shop-api", "--title", "api"],
+    )
+    .ok();
+    env.swarm(
+        ann,
+        &["lead", "claim", "--plan", "shop-api", "--succession", "bob"],
+    )
+    .ok();
+    let virtual_waits = [("GIT_SWARM_VIRTUAL_WAITS", "1")];
+    for kind in ["task", "lead", "any"] {
+        let before = env.all_refs(bob);
+        let waited = env
+            .swarm_env(
+                bob,
+                &virtual_waits,
+                &[
+                    "wait",
+                    "--for",
+                    kind,
+                    "--plan",
+                    "shop",
+                    "--timeout",
+                    "1m",
+                    "--json",
+                ],
+            )
+            .err(1, "WAIT_TIMEOUT");
+        let cost = &waited.json()["error"]["detail"]["cost"];
+        assert_eq!(cost["fetches"], 0, "--for {kind}: {cost}");
+        assert_eq!(env.all_refs(bob), before, "--for {kind}");
+    }
+    // The plan's own records still wake it.
+    env.swarm(
+        ann,
+        &["task", "new", "t2", "--plan", "shop", "--title", "shop"],
+    )
+    .ok();
+    let woke = env
+        .swarm_env(
+            bob,
+            &virtual_waits,
+            &[
+                "wait",
+                "--for",
+                "task",
+                "--plan",
+                "shop",
+                "--timeout",
+                "1m",
+                "--json",
+            ],
+        )
+        .ok();
+    assert_eq!(
+        woke.json()["refs"],
+        serde_json::json!(["refs/swarm/tasks/shop/t2"])
+    );
+}
+
 #[test]
 fn a_body_file_that_is_not_utf8_is_refused_at_its_offset() {
     let (env, _, clones) = Swarm::new(&["ann"]).parts();

@@ -207,7 +207,7 @@ fn every_json_document_counts_the_remote_operations_of_its_command() {
         .ok();
     assert_eq!(
         ops(&listed),
-        serde_json::json!({"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0})
+        serde_json::json!({"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0, "backoff_ms": 0})
     );
     // A claim: it fetches what it decides on and pushes one ref.
     env.swarm(
@@ -235,5 +235,194 @@ fn every_json_document_counts_the_remote_operations_of_its_command() {
         (o["pushes"].clone(), o["retries"].clone()),
         (5.into(), 4.into()),
         "{o}"
+    );
+}
+
+/// A `pre-receive` hook that, for the next `n` pushes, moves the pushed
+/// refs itself first (another writer winning the race at the server: the
+/// push then finds them "at X but expected Y"), then lets pushes through.
+fn race_the_next_pushes(remote: &Path, n: usize) {
+    std::fs::write(remote.join("raced-pushes"), n.to_string()).unwrap();
+    hook(
+        remote,
+        "pre-receive",
+        r#"n=$(cat raced-pushes)
+if [ "$n" -le 0 ]; then cat >/dev/null; exit 0; fi
+echo $((n - 1)) > raced-pushes
+while read old new ref; do
+  [ "$old" = 0000000000000000000000000000000000000000 ] && continue
+  tree=$(git rev-parse "$old^{tree}")
+  moved=$(echo "moved by another writer" | env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git commit-tree "$tree" -p "$old")
+  env -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY -u GIT_ALTERNATE_OBJECT_DIRECTORIES git update-ref "$ref" "$moved" "$old"
+done
+"#,
+    );
+}
+
+/// The jittered backoff between attempts, as the process counted it.
+fn slept(run: &crate::harness::Run) -> u64 {
+    run.json()["remote_ops"]["backoff_ms"].as_u64().unwrap()
+}
+
+#[test]
+fn the_retries_pause_with_a_bounded_jittered_backoff_seeded_for_tests() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_JITTER_SEED", "26");
+    let (env, remote, clones) = Swarm::in_env(env, &["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "do it")
+        .task(0, "t2", "do it")
+        .parts();
+    let ann = &clones[0];
+    // A server that answers "locked" twice: two pauses, 50–100 ms then
+    // 100–200 ms.
+    lock_the_next_pushes(&remote, 2);
+    let first = env
+        .swarm(ann, &["task", "claim", "t1", "--plan", "p", "--json"])
+        .ok();
+    let ops = &first.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["retries"].clone()),
+        (3.into(), 2.into()),
+        "{ops}"
+    );
+    let ms = slept(&first);
+    assert!((150..=300).contains(&ms), "{ops}");
+    // The same seed, the same pauses: a test sees the same run every time.
+    lock_the_next_pushes(&remote, 2);
+    let again = env
+        .swarm(ann, &["task", "claim", "t2", "--plan", "p", "--json"])
+        .ok();
+    assert_eq!(slept(&again), ms);
+    // Another seed, other pauses (the jitter is not a constant).
+    lock_the_next_pushes(&remote, 2);
+    let other = env
+        .swarm_env(
+            ann,
+            &[("GIT_SWARM_JITTER_SEED", "27")],
+            &["task", "release", "t2", "--plan", "p", "--json"],
+        )
+        .ok();
+    assert!((150..=300).contains(&slept(&other)));
+    assert_ne!(slept(&other), ms);
+
+    // The publish loop: the first three pushes lose the race at the server
+    // (another writer moved the task just before), each lost round is
+    // followed by a pause (50–100, 100–200, 200–400 ms), and the fourth
+    // round, decided on the fresh task, lands.
+    race_the_next_pushes(&remote, 3);
+    let before = env.refs(&remote, "refs/swarm/tasks/p/t2");
+    let raced = env
+        .swarm(ann, &["task", "claim", "t2", "--plan", "p", "--json"])
+        .ok();
+    assert_eq!(env.read(&remote.join("raced-pushes")).trim(), "0");
+    let ops = &raced.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["retries"].clone()),
+        (4.into(), 0.into()),
+        "{ops}"
+    );
+    let ms = slept(&raced);
+    assert!((350..=700).contains(&ms), "{ops}");
+    let tip = env.refs(&remote, "refs/swarm/tasks/p/t2")["refs/swarm/tasks/p/t2"].clone();
+    assert_ne!(Some(&tip), before.get("refs/swarm/tasks/p/t2"));
+    // Three commits of "another writer" under the claim, which is ann's.
+    let log = env.git(&remote, &["log", "--format=%s", "-4", &tip]);
+    assert_eq!(log.matches("moved by another writer").count(), 3, "{log}");
+    let yaml = env.git(&remote, &["show", &format!("{tip}:task.yaml")]);
+    assert!(yaml.contains("ann"), "{yaml}");
+    assert_eq!(
+        env.refs(ann, "refs/swarm/tasks/p/t2")["refs/swarm/tasks/p/t2"],
+        tip
+    );
+}
+
+/// The leases of `who`'s reservations in `dir`'s view of the remote ledger.
+fn ledger_leases(env: &TestEnv, dir: &Path) -> Vec<(String, String, String)> {
+    let run = env.swarm(dir, &["reservations", "--json"]).ok();
+    run.json()["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["id"].as_str().unwrap().to_string(),
+                e["holder"].as_str().unwrap().to_string(),
+                e["lease_until"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn one_push_renews_every_claim_and_reservation_an_agent_holds() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:00:00Z");
+    let mut swarm = Swarm::in_env(env, &["ann", "bob"]).plan(0, "p").sync(0);
+    for t in ["t1", "t2", "t3", "t4"] {
+        swarm = swarm.task(0, t, "work");
+    }
+    let (mut env, remote, clones) = swarm.parts();
+    let (ann, bob) = (&clones[0], &clones[1]);
+    for t in ["t1", "t2", "t3"] {
+        env.swarm(ann, &["task", "claim", t, "--plan", "p"]).ok();
+    }
+    env.swarm(ann, &["reserve", "src/a/"]).ok();
+    env.swarm(ann, &["reserve", "docs/b.md", "--shared"]).ok();
+    env.swarm(bob, &["task", "claim", "t4", "--plan", "p"]).ok();
+    env.swarm(bob, &["reserve", "src/c/"]).ok();
+    let tasks_before = env.refs(&remote, "refs/swarm/tasks/");
+    let leases_before = ledger_leases(&env, bob);
+    // Twenty minutes on: ann's claims have ten minutes left.
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:20:00Z");
+    let run = env.swarm(ann, &["renew", "--json"]).ok();
+    let doc = run.json();
+    assert_eq!(doc["tasks"], serde_json::json!(["p/t1", "p/t2", "p/t3"]));
+    assert_eq!(doc["reservations"].as_array().unwrap().len(), 2, "{doc}");
+    assert_eq!(doc["task_lease_until"], "2026-01-01T10:50:00Z");
+    assert_eq!(doc["reservation_lease_until"], "2026-01-01T12:20:00Z");
+    // One push for five holdings: three task refs and the ledger.
+    let ops = &doc["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["refs_pushed"].clone()),
+        (1.into(), 4.into()),
+        "{ops}"
+    );
+    // At the remote: ann's three claims moved, bob's did not.
+    let tasks_after = env.refs(&remote, "refs/swarm/tasks/");
+    for t in ["t1", "t2", "t3"] {
+        let r = format!("refs/swarm/tasks/p/{t}");
+        assert_ne!(tasks_after[&r], tasks_before[&r], "{t}");
+        let yaml = env.git(
+            &remote,
+            &["show", &format!("{}:task.yaml", tasks_after[&r])],
+        );
+        assert!(yaml.contains("2026-01-01T10:50:00Z"), "{yaml}");
+        assert_eq!(env.refs(ann, &r)[&r], tasks_after[&r]);
+    }
+    let t4 = "refs/swarm/tasks/p/t4";
+    assert_eq!(tasks_after[t4], tasks_before[t4]);
+    // The ledger: ann's two entries renewed, bob's as it was.
+    let leases_after = ledger_leases(&env, bob);
+    for (before, after) in leases_before.iter().zip(&leases_after) {
+        assert_eq!((&before.0, &before.1), (&after.0, &after.1));
+        if after.1 == "ann" {
+            assert_eq!(after.2, "2026-01-01T12:20:00Z");
+        } else {
+            assert_eq!(after, before);
+        }
+    }
+    // --due with nothing past half its lease: nothing fetched or pushed.
+    let quiet = env.swarm(ann, &["renew", "--due", "--json"]).ok();
+    assert_eq!(quiet.json()["nothing"], true);
+    assert_eq!(quiet.json()["remote_ops"]["pushes"], 0);
+    // Bob holds one claim and one reservation: one push of two refs.
+    let bobs = env.swarm(bob, &["renew", "--json"]).ok();
+    let ops = &bobs.json()["remote_ops"];
+    assert_eq!(
+        (ops["pushes"].clone(), ops["refs_pushed"].clone()),
+        (1.into(), 2.into()),
+        "{ops}"
     );
 }

@@ -302,6 +302,7 @@ impl<'s> Publish<'s> {
                 writes: Vec::new(),
                 along: Vec::new(),
             };
+            let first = txn.rejected.is_none();
             let then = decide(&mut txn)?;
             let commits: Vec<(String, ObjectId)> = txn
                 .writes
@@ -328,16 +329,40 @@ impl<'s> Publish<'s> {
                         })
                         .collect();
                     updates.extend(txn.along.iter().cloned());
+                    // Under a push budget, what this clone queued rides
+                    // along (first round only: a refusal may be a carried
+                    // record's stale lease, and the command's own write
+                    // must not pay for it), as in `remote::publish_loop`.
+                    let (carried, _carrying_lock) = match first {
+                        true => {
+                            let own: Vec<&str> = updates.iter().map(|u| &u.refname[..]).collect();
+                            remote::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
+                        }
+                        false => (Vec::new(), None),
+                    };
+                    let carrying = !carried.is_empty();
+                    updates.extend(carried);
                     let pushed = if self.independent {
                         remote::publish_batched(store, r, &updates)
                     } else {
                         remote::publish(store, r, &updates, &[])
                     };
                     match pushed {
-                        Ok(PushOutcome::Ok) => {}
+                        Ok(PushOutcome::Ok) => {
+                            if carrying {
+                                let _ = remote::budget::settle(store, r);
+                            }
+                        }
                         Ok(PushOutcome::Rejected(lines)) => {
                             lost.clone_from(&lines);
                             rejected = Some(lines);
+                            // Lost at the remote: a jittered pause before
+                            // fetching again, so the losers spread out.
+                            if attempt < self.attempts {
+                                crate::git::net::backoff(
+                                    u32::try_from(attempt).unwrap_or(u32::MAX),
+                                );
+                            }
                             continue;
                         }
                         // It stopped answering since the fetch: kept, as

@@ -6,6 +6,7 @@
 //! [`publish_loop`] (its own module, re-exported here).
 
 mod batch;
+pub mod budget;
 mod pending;
 mod publish_loop;
 mod view;

@@ -233,7 +233,22 @@ pub fn publish_loop<T>(
         offline_now(&mut round);
         let rejection = match decide(&round)? {
             Step::Done(then) => return Ok(Looped::Done(then)),
-            Step::Publish(next) => {
+            Step::Publish(mut next) => {
+                // Under a push budget, what this clone queued rides along
+                // (first round only: a refusal may be a carried record's
+                // stale lease, and the command's own write must not pay
+                // for it; what is left goes with the command's end).
+                let (carried, _carrying_lock) = match round.remote {
+                    Some(r) if round.rejected.is_none() => {
+                        let own: Vec<&str> = std::iter::once(next.refname.as_str())
+                            .chain(next.companions.iter().map(|c| c.refname.as_str()))
+                            .collect();
+                        super::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
+                    }
+                    _ => (Vec::new(), None),
+                };
+                let carrying = !carried.is_empty();
+                next.companions.extend(carried);
                 let record = Publish {
                     refname: &next.refname,
                     tip: &next.tip,
@@ -243,7 +258,12 @@ pub fn publish_loop<T>(
                     point: next.point,
                 };
                 match publish_records(store, round.remote, &record, &next.companions, &next.extra) {
-                    Ok(Published::Ok) => return Ok(Looped::Published(next.then)),
+                    Ok(Published::Ok) => {
+                        if let (true, Some(r)) = (carrying, round.remote) {
+                            let _ = super::budget::settle(store, r);
+                        }
+                        return Ok(Looped::Published(next.then));
+                    }
                     Ok(Published::Rejected(lines)) => Rejection {
                         refname: Some(next.refname),
                         before: Some(next.tip),
@@ -276,6 +296,13 @@ pub fn publish_loop<T>(
             }
         };
         round.rejected = Some(rejection);
+        // Lost at the remote: the winners of this round are still pushing
+        // their next steps, and every loser fetching again at once would
+        // collide again. A jittered pause spreads them (offline, the local
+        // CAS retries at once: the other writer is a process beside it).
+        if round.remote.is_some() && attempt < attempts {
+            crate::git::net::backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
+        }
     }
     Ok(Looped::Exhausted(round.rejected.take().unwrap_or(
         Rejection {

@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::{live_tip, tips_under};
 use crate::error::Result;
-use crate::store::mirror::{ago, fetch_stamp, mirror_ref};
+use crate::store::mirror::{fetch_stamp, mirror_ref};
 use crate::store::Store;
 
 /// What read-only views (`status`, `lead status`, `packets`) know of the
@@ -58,35 +58,5 @@ impl MirrorView {
             fetched_at,
             ahead,
         })
-    }
-
-    /// "mirror of origin: fetched 5m ago (…)", and a pointer to `sync`
-    /// when the mirror has what the local refs lack.
-    pub fn text(&self, now: jiff::Timestamp) -> String {
-        let age = match self
-            .fetched_at
-            .as_deref()
-            .map(|t| (t, t.parse::<jiff::Timestamp>()))
-        {
-            Some((t, Ok(at))) => format!("fetched {} ago ({t})", ago(now, at)),
-            Some((t, Err(_))) => format!("fetched at {t}"),
-            None => "never fetched by `git swarm sync`".to_string(),
-        };
-        let mut out = format!(
-            "shown: local records plus the mirror of {} ({age})\n",
-            self.remote
-        );
-        if !self.ahead.is_empty() {
-            let n = self.ahead.len();
-            let shown: Vec<&str> = self.ahead.iter().take(3).map(String::as_str).collect();
-            out.push_str(&format!(
-                "the mirror has {n} record{} your local refs lack ({}{}): `git swarm sync` brings {} in\n",
-                if n == 1 { "" } else { "s" },
-                shown.join(", "),
-                if n > 3 { ", …" } else { "" },
-                if n == 1 { "it" } else { "them" }
-            ));
-        }
-        out
     }
 }

@@ -6,7 +6,7 @@
 //! - `hook`: one event in, one answer out (pre-tool-use, user-prompt-submit);
 //!   `inbox`: the messages the hooks show by themselves;
 //! - `context`: session-start; `stop`: unfinished work and idle mode;
-//!   `renew`: post-tool-use;
+//!   `renew`: post-tool-use (`git swarm renew` once anything is due);
 //! - `install`: the hosts' settings files, merged; `backup`: restored;
 //! - `state`: what the hooks remember between calls; `json`: settings
 //!   files read and written in their own key order.
@@ -37,10 +37,11 @@ pub trait Swarm {
     fn messages(&self, ctx: &Ctx) -> Result<Vec<Message>>;
     /// The ids `reader` has read with `inbox`.
     fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>>;
-    /// `task renew <id> --plan <plan>` for the actor.
-    fn renew_task(&self, ctx: &Ctx, plan: &str, id: &str) -> Result<()>;
-    /// Reserve the entry's paths again (its holder renewing it).
-    fn renew_reservation(&self, ctx: &Ctx, entry: &Held) -> Result<()>;
+    /// `git swarm renew`: every claim and reservation of the actor, in one push.
+    fn renew_all(&self, ctx: &Ctx) -> Result<renew::Renewed>;
+    /// Whether a lease running until `until` is past half of `lease` (the
+    /// rule `renew --due` applies).
+    fn due(&self, until: &str, now: jiff::Timestamp, lease: jiff::SignedDuration) -> bool;
 }
 
 /// The live entries of the reservation ledger this clone knows (local or

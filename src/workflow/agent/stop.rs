@@ -257,6 +257,9 @@ fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
 /// those prefixes change anything here? Then that fetch. True when it
 /// fetched; an unreachable remote is a round without news.
 fn remote_round(ctx: &Ctx, r: &str, plan: Option<&str>) -> bool {
+    // A push budget's queue whose window passed goes out now: idle mode is
+    // the agent's last command for a while (no daemon publishes it).
+    let _ = crate::store::remote::budget::flush_if_due(&ctx.store, r);
     use crate::model::{packet, task};
     let prefixes = [
         crate::model::message::PREFIX.to_string(),

@@ -69,16 +69,20 @@ impl Watch {
     /// messages, which go by the cursor). Tasks and reservations are added
     /// here as their kinds land (`refs/swarm/tasks/<plan>/`).
     fn prefixes(&self) -> Vec<String> {
-        // The kind's prefix, then the plan's name (no `/` after it: as
-        // before, a plan's name is a prefix).
+        // The kind's prefix, then the plan's name and a `/`: plan `shop`
+        // is not a prefix of plan `shop-api`'s records.
         let plan = |prefix: &str| match &self.plan {
-            Some(p) => format!("{prefix}{p}"),
+            Some(p) => format!("{prefix}{p}/"),
             None => prefix.to_string(),
         };
         let of = |kind: &str| -> Vec<String> {
             match kind {
                 "packet" => vec![plan(crate::model::packet::PREFIX)],
-                "lead" => vec![plan(crate::model::lead::PREFIX)],
+                // One leader record per plan: that ref exactly.
+                "lead" => vec![match &self.plan {
+                    Some(p) => crate::model::lead::lead_ref(p),
+                    None => crate::model::lead::PREFIX.to_string(),
+                }],
                 "task" => vec![plan(crate::model::task::PREFIX)],
                 "verdict" => vec![crate::store::notes::NOTES_REF.to_string()],
                 _ => vec![],
@@ -110,7 +114,13 @@ fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> 
             places.push((crate::store::mirror::mirror_ref(r, prefix), prefix.clone()));
         }
         for (place, shown) in places {
+            // A name not ending in `/` is one ref: listing it as a prefix
+            // would take every ref whose name starts with it.
+            let exact = !place.ends_with('/');
             for (name, id) in ctx.store.list_refs(&place)? {
+                if exact && name != place {
+                    continue;
+                }
                 let name = format!("{shown}{}", &name[place.len()..]);
                 let id = id.to_string();
                 // The newer of local and mirror is not known here; either
@@ -211,19 +221,34 @@ fn remote_prefixes(watch: &Watch) -> Vec<String> {
 /// anything here?), and that fetch when it would; true when it fetched. An
 /// unreachable remote is a round without news, not the end of the wait.
 fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bool> {
+    // A push budget's queue whose window passed goes out now: a wait may be
+    // this clone's only command for a while (no daemon publishes it).
+    let _ = crate::store::remote::budget::flush_if_due(&ctx.store, r);
     cost.remote_queries += 1;
     let prefixes = remote_prefixes(watch);
     let specs: Vec<String> = prefixes
         .iter()
         .map(|p| format!("+{p}*:{}*", mirror::mirror_ref(r, p)))
         .collect();
-    match ctx.store.git.fetch_would_change(r, &specs) {
+    // A refspec's glob takes every name that starts with the watched one
+    // (plan `shop`'s leader ref and plan `shop-api`'s): only a watched ref
+    // moving is news.
+    let watched = |moved: &String| {
+        prefixes.iter().any(|p| {
+            let m = mirror::mirror_ref(r, p);
+            match p.ends_with('/') {
+                true => moved.starts_with(&m),
+                false => *moved == m,
+            }
+        })
+    };
+    match ctx.store.git.fetch_would_move(r, &specs) {
         Err(_) => {
             cost.remote_errors += 1;
             Ok(false)
         }
-        Ok(false) => Ok(false),
-        Ok(true) => {
+        Ok(moved) if !moved.iter().any(watched) => Ok(false),
+        Ok(_) => {
             cost.fetches += 1;
             let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
             if mirror::fetch_refs(&ctx.store, r, &refs).is_err() {

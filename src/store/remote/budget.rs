@@ -1,0 +1,188 @@
+//! The push budget (`swarm.pushBudget`, e.g. `6/min`): writes nobody races
+//! for (messages, reports, plan saves, lane snapshots) stay in this clone,
+//! queued, and are published with the clone's next push — a command that
+//! publishes at once carries them in its atomic push ([`carry`]) — or by
+//! the first git-swarm command that runs once the window (the unit over the
+//! count: 10 s for `6/min`) has passed since the oldest of them was queued
+//! ([`flush_if_due`]). There is no daemon: with no command after it, a
+//! queued write waits for the next one (or `sync`).
+//!
+//! The queue is the pending mechanism ([`super::pending`]): a queued write
+//! is a local ref the remote's mirror lacks, durable from the moment it is
+//! written, so a process killed at any point loses nothing — the next
+//! command finds it pending and publishes it. The one thing kept beside the
+//! refs is when the oldest was queued (`.git/swarm/queued-<remote>`), a
+//! cache: lost, the next queued write starts the window again.
+
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use super::{pending, publish_pending, Flushed, PushUpdate};
+use crate::clock::rfc3339;
+use crate::error::Result;
+use crate::store::Store;
+
+/// The budget, when one is set: its text (`6/min`) and its window.
+pub fn budget(store: &Store) -> Result<Option<(String, SignedDuration)>> {
+    crate::config::push_budget(store)
+}
+
+fn stamp(store: &Store, remote: &str) -> std::path::PathBuf {
+    store
+        .common_dir()
+        .join("swarm")
+        .join(format!("queued-{remote}"))
+}
+
+/// When the oldest write still queued for `remote` was queued.
+pub fn queued_since(store: &Store, remote: &str) -> Option<Timestamp> {
+    std::fs::read_to_string(stamp(store, remote))
+        .ok()
+        .and_then(|s| s.trim().parse().ok())
+}
+
+/// Note that a write was queued now (the oldest stays the one noted).
+pub fn mark_queued(store: &Store, remote: &str) {
+    if queued_since(store, remote).is_some() {
+        return;
+    }
+    let path = stamp(store, remote);
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = std::fs::write(path, rfc3339(store.clock.now()));
+}
+
+/// Forget the queue's age once nothing is pending any more.
+pub fn settle(store: &Store, remote: &str) -> Result<()> {
+    if queued_since(store, remote).is_some() && pending(store, remote)?.updates.is_empty() {
+        let _ = std::fs::remove_file(stamp(store, remote));
+    }
+    Ok(())
+}
+
+/// What is queued, for `status`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Queue {
+    /// `swarm.pushBudget` as set.
+    pub budget: String,
+    /// The refs waiting.
+    pub refs: Vec<String>,
+    /// When the oldest was queued.
+    pub since: Option<String>,
+    /// From when the first git-swarm command publishes them (if no push
+    /// of this clone carried them first).
+    pub publish_by: Option<String>,
+}
+
+/// The queue of `remote` under the budget; None without a budget.
+pub fn queue(store: &Store, remote: &str) -> Result<Option<Queue>> {
+    let Some((text, window)) = budget(store)? else {
+        return Ok(None);
+    };
+    let refs = pending(store, remote)?.refs;
+    let since = queued_since(store, remote).filter(|_| !refs.is_empty());
+    Ok(Some(Queue {
+        budget: text,
+        refs,
+        since: since.map(rfc3339),
+        publish_by: since.and_then(|s| s.checked_add(window).ok()).map(rfc3339),
+    }))
+}
+
+/// Whether the queue of `remote` is due: a budget is set, something was
+/// queued, and its window has passed.
+pub fn due(store: &Store, remote: &str) -> bool {
+    let Ok(Some((_, window))) = budget(store) else {
+        return false;
+    };
+    queued_since(store, remote)
+        .and_then(|s| s.checked_add(window).ok())
+        .is_some_and(|by| store.clock.now() >= by)
+}
+
+/// Publish the queue of `remote` if it is due (one atomic push with
+/// leases, [`publish_pending`]); None when it is not due.
+/// Several agents share a clone: the one that takes this lock publishes
+/// the queue, the others leave it to it (their pushes would carry the same
+/// refs and be refused). A lock whose process is gone (killed), or older
+/// than a minute, is taken over.
+struct FlushLock(std::path::PathBuf);
+
+impl FlushLock {
+    fn take(store: &Store, remote: &str) -> Option<FlushLock> {
+        let path = store
+            .common_dir()
+            .join("swarm")
+            .join(format!("flushing-{remote}"));
+        let open = || {
+            use std::io::Write;
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&path)?;
+            f.write_all(std::process::id().to_string().as_bytes())
+        };
+        if open().is_ok() {
+            return Some(FlushLock(path));
+        }
+        let holder_gone = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|pid| pid.trim().parse::<u32>().ok())
+            .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        let old = std::fs::metadata(&path)
+            .and_then(|m| m.modified())
+            .ok()
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|age| age > std::time::Duration::from_secs(60));
+        if holder_gone || old {
+            let _ = std::fs::remove_file(&path);
+            return open().ok().map(|_| FlushLock(path));
+        }
+        None
+    }
+}
+
+impl Drop for FlushLock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
+    if !due(store, remote) {
+        return Ok(None);
+    }
+    let Some(_lock) = FlushLock::take(store, remote) else {
+        return Ok(None);
+    };
+    crate::failpoint::point("budget:flush");
+    let flushed = publish_pending(store, remote)?;
+    settle(store, remote)?;
+    Ok(Some(flushed))
+}
+
+/// The queued updates a command that publishes at once carries in its
+/// atomic push, besides `own` (the refs it publishes itself), and the lock
+/// to hold until that push is answered: empty without a budget or a queue,
+/// or while another process of this clone carries or flushes it (two
+/// pushes carrying the same refs: one would be refused and pushed again).
+/// Each carries the mirrored value as its lease.
+pub fn carry(
+    store: &Store,
+    remote: &str,
+    own: &[&str],
+) -> Result<(Vec<PushUpdate>, Option<impl Drop>)> {
+    if queued_since(store, remote).is_none() || budget(store)?.is_none() {
+        return Ok((Vec::new(), None));
+    }
+    let Some(lock) = FlushLock::take(store, remote) else {
+        return Ok((Vec::new(), None));
+    };
+    let updates = pending(store, remote)?
+        .updates
+        .into_iter()
+        .filter(|u| !own.contains(&u.refname.as_str()))
+        .collect();
+    Ok((updates, Some(lock)))
+}

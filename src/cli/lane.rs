@@ -4,7 +4,7 @@ use crate::cli::output::report_unreadable;
 use crate::cli::output::{count, Output};
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
-use git_swarm::model::lane::{ReportKind, Worktree, ACTIVE};
+use git_swarm::model::lane::{ReportKind, State, Worktree};
 use git_swarm::workflow::lane_remove::{self, LaneRemoved, PruneLine, Pruned};
 use git_swarm::workflow::lane_report::{self, Reported};
 use git_swarm::workflow::lane_snapshot::{self, Snapshotted};
@@ -272,7 +272,7 @@ fn listed(l: LaneList) -> Output {
             (Some(a), Some(b)) => line.push_str(&format!("  +{a} -{b} vs {}", s.base)),
             _ => line.push_str(&format!("  from {}", s.base)),
         }
-        if s.state != ACTIVE {
+        if s.state != State::Active {
             line.push_str(&format!("  ({})", s.state));
         }
         text.push_str(&line);

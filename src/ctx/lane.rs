@@ -11,7 +11,7 @@ use super::Ctx;
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::model::lane::{self as model, Lane, LaneRecord};
+use crate::model::lane::{self, Lane, LaneRecord};
 use crate::store::kind::{Record, Records, Update};
 use crate::store::record::Unreadable;
 use crate::store::Store;
@@ -86,7 +86,8 @@ pub fn handoff_accepted(
     owner: &str,
     path: &str,
 ) -> Result<bool> {
-    use crate::model::packet::{PacketKey, PacketVersion};
+    use crate::model::packet::PacketVersion;
+    use crate::store::kind::Record;
     let backs = |v: &PacketVersion| {
         v.acceptance.as_ref().is_some_and(|acc| {
             v.packet.lane.as_deref() == Some(feature)
@@ -104,7 +105,7 @@ pub fn handoff_accepted(
     // archive only when no live packet does (rare: a warning is at stake).
     let ns = <PacketVersion as Record>::NAMESPACE;
     for (refname, tip) in crate::store::archive::archived(store, ns)? {
-        let Some(key) = PacketKey::from_refname(&refname) else {
+        let Some(key) = PacketVersion::key_of(&refname) else {
             continue;
         };
         if packets.at(&key, tip).is_ok_and(|v| backs(&v.value)) {
@@ -260,7 +261,7 @@ impl Ctx {
         all(&self.store).ok()?.0.into_iter().find(|lane| {
             lane.record.is_active()
                 && lane.record.branch == branch
-                && lane.record.branch == model::branch_of(&lane.feature)
+                && lane.record.branch == lane::branch_of(&lane.feature)
                 && std::fs::canonicalize(&lane.record.path).ok().as_deref() == Some(here.as_path())
                 && (!in_main
                     || handoff_accepted(
@@ -358,7 +359,7 @@ fn handed(
     let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
     let moved = !same_path(Path::new(&current.path), &here);
     let here = here.display().to_string();
-    model::handed(feature, current, new_owner, packet, &here, moved, now)
+    lane::handed(feature, current, new_owner, packet, &here, moved, now)
 }
 
 /// After a successor accepts a handoff, the lane whose branch the packet

@@ -17,7 +17,7 @@ use crate::model::packet::{
 };
 use crate::names;
 use crate::store::fingerprint::ROOT;
-use crate::store::kind::Records;
+use crate::store::kind::{Record, Records};
 use crate::store::record::Unreadable;
 use crate::store::{mirror, remote};
 use crate::store::{short, Store};
@@ -32,7 +32,7 @@ pub fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
 
 /// The packet version at `commit` of `refname`.
 pub fn read_at(store: &Store, refname: &str, commit: ObjectId) -> Result<PacketVersion> {
-    let key = PacketKey::from_refname(refname).ok_or_else(|| {
+    let key = PacketVersion::key_of(refname).ok_or_else(|| {
         Error::new(
             Code::RecordInvalid,
             format!("{refname} is not a valid packet ref name"),
@@ -156,7 +156,7 @@ pub fn open_packets(ctx: &Ctx) -> Result<(Vec<OpenPacket>, Vec<Unreadable>)> {
     for (below, tip) in remote::tips_under(&ctx.store, remote, PREFIX)? {
         let refname = format!("{PREFIX}{below}");
         let Some(base) = tip.base else { continue };
-        let closed = match PacketKey::from_refname(&refname) {
+        let closed = match PacketVersion::key_of(&refname) {
             Some(key) => closed_tags(&ctx.store, &records, &key, base),
             None => Ok(0),
         };

@@ -11,7 +11,8 @@ use super::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::plan::{plan_ref, Plan, PREFIX, TEXT_FILE};
 use crate::names;
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::store::kind::{Publish, Txn};
+use crate::store::remote::Tip;
 use crate::store::{Event, Store};
 
 pub fn io_error(path: &Path, e: std::io::Error) -> Error {
@@ -338,7 +339,7 @@ const JOURNAL_ATTEMPTS: usize = 20;
 ///
 /// Returns the commit written, or None when `once` found the entry there.
 ///
-/// The store's one loop run locally ([`publish_loop`] without a remote),
+/// The store's one publish operation run locally ([`Publish`] without a remote),
 /// not `Records::update`: the new version's parent may be the published
 /// head rather than the local ref, and its tree is the head's, byte for byte.
 pub fn journal(
@@ -350,60 +351,62 @@ pub fn journal(
 ) -> Result<Option<ObjectId>> {
     let refname = plan_ref(plan);
     let attempts = if on.is_some() { 1 } else { JOURNAL_ATTEMPTS };
-    let looped = publish_loop(&ctx.store, None, Fetch::Nothing, attempts, |_| {
-        let (local, base) = match on {
-            Some(head) => (Some(head), Some(head)),
-            None => newest_head(ctx, plan)?,
-        };
-        let Some(base) = base else {
-            return Err(
-                Error::new(Code::NotFound, format!("plan '{plan}' does not exist here"))
-                    .hint("run `git swarm sync` to fetch the shared plans"),
-            );
-        };
-        journal_step(&ctx.store, &refname, event, Tip::local(local), base, once)
-    })?;
-    match looped {
-        Looped::Published(id) | Looped::Done(id) => Ok(id),
+    let exhausted = |lines: &[String]| match on {
         // On the head the caller decided on: the lost race itself.
-        Looped::Exhausted(lost) if on.is_some() => {
-            Err(Error::new(Code::CasFailed, lost.lines.join("\n"))
-                .hint("run the command again: it will start from the new value"))
-        }
-        Looped::Exhausted(_) => Err(Error::new(
+        Some(_) => Error::new(Code::CasFailed, lines.join("\n"))
+            .hint("run the command again: it will start from the new value"),
+        None => Error::new(
             Code::CasFailed,
             format!("plan '{plan}' kept changing; its journal entry was not written"),
         )
-        .hint("run the command again: it completes what is missing")),
-    }
+        .hint("run the command again: it completes what is missing"),
+    };
+    let done = Publish::new(&ctx.store, None)
+        .attempts(attempts)
+        .exhausted(exhausted)
+        .run(|txn| {
+            let (local, base) = match on {
+                Some(head) => (Some(head), Some(head)),
+                None => newest_head(ctx, plan)?,
+            };
+            let Some(base) = base else {
+                return Err(Error::new(
+                    Code::NotFound,
+                    format!("plan '{plan}' does not exist here"),
+                )
+                .hint("run `git swarm sync` to fetch the shared plans"));
+            };
+            journal_step(txn, &refname, event, Tip::local(local), base, once)
+        })?;
+    Ok(done.then)
 }
 
 /// One round of [`journal`] on `base`, moving the ref from `tip.local`.
 fn journal_step(
-    store: &Store,
+    txn: &mut Txn<'_>,
     refname: &str,
     event: &Event,
     tip: Tip,
     base: ObjectId,
     once: Option<(&str, &str)>,
-) -> Result<Step<Option<ObjectId>>> {
+) -> Result<Option<ObjectId>> {
+    let store = txn.store();
     let actor = &event.actor;
     if let Some((key, value)) = once {
         let found = store.journal(base, None)?.iter().any(|e| {
             e.event == event.kind && e.trailers.get(key).map(String::as_str) == Some(value)
         });
-        if found && tip.local == Some(base) {
-            return Ok(Step::Done(None));
+        if found && tip.local != Some(base) {
+            txn.write_on(refname, tip, base, actor, "catch up");
         }
         if found {
-            let next = Next::new(refname, tip, base, actor, "catch up", None);
-            return Ok(Step::Publish(next));
+            return Ok(None);
         }
     }
     let tree = store.commit_tree(base)?;
     let commit = store.commit(tree, &[base], event)?;
-    let next = Next::new(refname, tip, commit, actor, &event.summary, Some(commit));
-    Ok(Step::Publish(next))
+    txn.write_on(refname, tip, commit, actor, &event.summary);
+    Ok(Some(commit))
 }
 
 #[cfg(test)]

@@ -7,12 +7,10 @@ use jiff::SignedDuration;
 
 use super::Ctx;
 use crate::error::Result;
-use crate::model::task::{
-    parse_lease, plan_prefix, task_ref, TaskKey, TaskRecord, DEFAULT_LEASE, PREFIX,
-};
-use crate::store::kind::{RecordKey, Records};
+use crate::model::task::{parse_lease, TaskKey, TaskRecord, DEFAULT_LEASE};
+use crate::store::kind::{self, Records};
 use crate::store::record::Unreadable;
-use crate::store::{remote, Store};
+use crate::store::Store;
 
 /// One task as this clone sees it.
 #[derive(Debug, Clone)]
@@ -33,38 +31,21 @@ pub fn all(
     remote_name: Option<&str>,
     plan: Option<&str>,
 ) -> Result<(Vec<Known>, Vec<Unreadable>)> {
-    let prefix = match plan {
-        Some(p) => plan_prefix(p),
-        None => PREFIX.to_string(),
-    };
-    let records = Records::<TaskRecord>::new(store);
-    let (mut good, mut bad) = (Vec::new(), Vec::new());
-    for (below, tip) in remote::tips_under(store, remote_name, &prefix)? {
-        let refname = format!("{prefix}{below}");
-        let path = &refname[PREFIX.len()..];
-        let Some(key) = TaskKey::from_path(path) else {
-            let e = crate::error::Error::new(
-                crate::error::Code::RecordInvalid,
-                format!("{refname} is not a valid task ref name"),
-            );
-            bad.push(Unreadable::new("task", path, &refname, &e));
-            continue;
-        };
-        let Some(base) = tip.base else {
-            continue;
-        };
-        match records.at(&key, base) {
-            Ok(v) => good.push(Known {
-                key,
-                record: v.value,
-                commit: base,
-                local: tip.local,
-                published: tip.remote,
-            }),
-            Err(e) => bad.push(Unreadable::new("task", path, &refname, &e)),
+    let under = plan.map(|p| format!("{p}/")).unwrap_or_default();
+    let (known, bad) = Records::<TaskRecord>::new(store).known_under(remote_name, &under)?;
+    Ok((known.into_iter().map(Known::from).collect(), bad))
+}
+
+impl From<kind::Known<TaskRecord>> for Known {
+    fn from(k: kind::Known<TaskRecord>) -> Self {
+        Known {
+            key: k.version.key,
+            record: k.version.value,
+            commit: k.version.commit,
+            local: k.tip.local,
+            published: k.tip.remote,
         }
     }
-    Ok((good, bad))
 }
 
 /// The task `id` of `plan`, as this clone knows it.
@@ -74,22 +55,9 @@ pub fn find(
     plan: &str,
     id: &str,
 ) -> Result<Option<Known>> {
-    let key = TaskKey {
-        plan: plan.to_string(),
-        id: id.to_string(),
-    };
-    let tip = remote::tip(store, remote_name, &task_ref(plan, id))?;
-    let Some(base) = tip.base.filter(|_| !tip.archived) else {
-        return Ok(None);
-    };
-    let v = Records::<TaskRecord>::new(store).at(&key, base)?;
-    Ok(Some(Known {
-        key,
-        record: v.value,
-        commit: base,
-        local: tip.local,
-        published: tip.remote,
-    }))
+    let key = TaskKey::new(plan, id);
+    let found = Records::<TaskRecord>::new(store).known_one(remote_name, &key)?;
+    Ok(found.map(Known::from))
 }
 
 /// The lease a task command asks for: its `--lease` flag, else `git config

@@ -28,8 +28,6 @@ pub use rules::{
 
 pub const SCHEMA: &str = "swarm-lane/v1";
 pub const RECORD_FILE: &str = "lane.yaml";
-pub const ACTIVE: &str = "active";
-pub const REMOVED: &str = "removed";
 
 /// Where every lane ref lives.
 pub const PREFIX: &str = "refs/swarm/lanes/";
@@ -42,35 +40,12 @@ pub fn branch_of(feature: &str) -> String {
     format!("feat/{feature}")
 }
 
-/// A lane record's `state`. The YAML keeps the string; a state this
-/// version does not know is kept as it is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
-    Active,
-    Removed,
-    Other(String),
-}
-
-impl State {
-    pub fn parse(s: &str) -> State {
-        match s {
-            ACTIVE => State::Active,
-            REMOVED => State::Removed,
-            other => State::Other(other.to_string()),
-        }
-    }
-    pub fn as_str(&self) -> &str {
-        match self {
-            State::Active => ACTIVE,
-            State::Removed => REMOVED,
-            State::Other(s) => s,
-        }
-    }
-}
-
-impl std::fmt::Display for State {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.as_str())
+open_enum! {
+    /// A lane record's `state`; a state this version does not know is kept
+    /// as it is.
+    pub enum State {
+        Active = "active",
+        Removed = "removed",
     }
 }
 
@@ -90,8 +65,8 @@ pub struct LaneRecord {
     /// The commit the branch started from.
     #[serde(default)]
     pub base_commit: String,
-    /// `active` or `removed` (read it as a [`State`] with [`LaneRecord::state`]).
-    pub state: String,
+    /// `active` or `removed`, or a state a newer version wrote.
+    pub state: State,
     #[serde(default)]
     pub created_at: String,
     #[serde(default)]
@@ -153,7 +128,7 @@ pub struct NewRecord<'a> {
 
 impl LaneRecord {
     pub fn state(&self) -> State {
-        State::parse(&self.state)
+        self.state.clone()
     }
     pub fn is_active(&self) -> bool {
         self.state() == State::Active
@@ -175,7 +150,7 @@ impl LaneRecord {
             path: n.path.into(),
             base: n.base.into(),
             base_commit: n.base_commit.to_string(),
-            state: State::Active.to_string(),
+            state: State::Active,
             created_at: n.now.into(),
             created_by: n.actor.into(),
             updated_at: n.now.into(),
@@ -191,7 +166,7 @@ impl LaneRecord {
     /// This record marked removed by `actor` at `now`.
     pub fn removed(&self, actor: &str, now: &str, keep_branch: bool) -> LaneRecord {
         let mut record = self.clone();
-        record.state = State::Removed.to_string();
+        record.state = State::Removed;
         record.updated_at = now.to_string();
         record.removed_at = Some(now.to_string());
         record.removed_by = Some(actor.to_string());
@@ -375,7 +350,7 @@ mod tests {
 
     #[test]
     fn states_parse_and_print() {
-        for s in [ACTIVE, REMOVED, "other"] {
+        for s in ["active", "removed", "other"] {
             assert_eq!(State::parse(s).as_str(), s);
         }
         assert_eq!(State::parse("active"), State::Active);

@@ -19,7 +19,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Code, Error, Result};
 use crate::secret;
-use crate::store::kind::{Diverged, Files, Record, RecordKey};
+use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 
 pub const SCHEMA: &str = "swarm-message/v1";
@@ -30,7 +30,18 @@ pub const NO_PLAN: &str = "_";
 /// The largest body accepted, in bytes: messages are small records.
 pub const MAX_BODY: usize = 16 * 1024;
 
-/// What a message is.
+open_enum! {
+    /// What a message is; a kind a newer version sends is kept as written.
+    pub enum Kind {
+        Notify = "notify",
+        Ask = "ask",
+        Reply = "reply",
+        Decision = "decision",
+        Escalation = "escalation",
+    }
+}
+
+/// What a message can be, as typed on the command line.
 pub const KINDS: &[&str] = &["notify", "ask", "reply", "decision", "escalation"];
 
 /// One message (`message.yaml`).
@@ -42,7 +53,7 @@ pub struct Message {
     /// An address, `lead` resolved to the leader's address when posted
     /// (`lead_of` keeps that it was sent to the lead), or `all`.
     pub to: String,
-    pub kind: String,
+    pub kind: Kind,
     #[serde(default)]
     pub plan: Option<String>,
     #[serde(default)]
@@ -118,7 +129,7 @@ impl Message {
     /// process id and the clock's nanoseconds).
     pub fn stamp(mut self, compact_time: &str, nonce: &str) -> Message {
         let mut h = Sha256::new();
-        if self.kind == "escalation" {
+        if self.kind == Kind::Escalation {
             for part in [
                 self.plan.as_deref().unwrap_or(NO_PLAN),
                 self.class.as_deref().unwrap_or(""),
@@ -131,8 +142,15 @@ impl Message {
             self.id = format!("esc-{}", &hex(&h.finalize())[..16]);
         } else {
             let reply = self.reply_to.clone().unwrap_or_default();
+            let kind = self.kind.as_str();
             for part in [
-                &self.at, &self.from, &self.to, &self.kind, &reply, &self.body, nonce,
+                &self.at[..],
+                &self.from,
+                &self.to,
+                kind,
+                &reply,
+                &self.body,
+                nonce,
             ] {
                 h.update(part.as_bytes());
                 h.update([0]);
@@ -240,30 +258,7 @@ pub fn sort(messages: &mut [Message]) {
 }
 
 /// A message's key: its plan (or `_`) and its id.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct MessageKey {
-    pub plan: String,
-    pub id: String,
-}
-
-impl std::fmt::Display for MessageKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.plan, self.id)
-    }
-}
-
-impl RecordKey for MessageKey {
-    fn to_path(&self) -> String {
-        self.to_string()
-    }
-    fn from_path(path: &str) -> Option<Self> {
-        let (plan, id) = path.split_once('/')?;
-        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| MessageKey {
-            plan: plan.to_string(),
-            id: id.to_string(),
-        })
-    }
-}
+pub type MessageKey = ScopedKey;
 
 impl Record for Message {
     const NAMESPACE: &'static str = "messages";
@@ -309,6 +304,20 @@ impl Record for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::kind::RecordKey;
+
+    #[test]
+    fn a_kind_from_a_newer_version_stays_readable_and_is_written_back_as_it_was() {
+        let mut m = msg("b");
+        m.kind = Kind::parse("poll");
+        assert_eq!(m.kind, Kind::Other("poll".into()));
+        let files = m.to_files().unwrap();
+        let back = Message::from_files(&files, &m.key(), "x").unwrap();
+        assert_eq!(back.kind, Kind::Other("poll".into()));
+        assert_eq!(back.to_files().unwrap(), files);
+        assert_eq!(serde_json::to_value(&Kind::Ask).unwrap(), "ask");
+        assert_eq!(Kind::parse("escalation"), Kind::Escalation);
+    }
 
     fn msg(body: &str) -> Message {
         Message::new(

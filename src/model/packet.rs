@@ -13,7 +13,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, RecordKey};
+use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 
 pub mod build;
@@ -269,37 +269,7 @@ impl Withdrawal {
 }
 
 /// A packet's key: its plan and its id (`refs/swarm/packets/<plan>/<id>`).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
-pub struct PacketKey {
-    pub plan: String,
-    pub id: String,
-}
-
-impl PacketKey {
-    /// The key of a packet ref (`refs/swarm/packets/<plan>/<id>`).
-    pub fn from_refname(refname: &str) -> Option<PacketKey> {
-        PacketKey::from_path(refname.strip_prefix(PREFIX)?)
-    }
-}
-
-impl std::fmt::Display for PacketKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.plan, self.id)
-    }
-}
-
-impl RecordKey for PacketKey {
-    fn to_path(&self) -> String {
-        self.to_string()
-    }
-    fn from_path(path: &str) -> Option<Self> {
-        let (plan, id) = path.split_once('/')?;
-        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| PacketKey {
-            plan: plan.to_string(),
-            id: id.to_string(),
-        })
-    }
-}
+pub type PacketKey = ScopedKey;
 
 /// One version of a packet record: the packet, and its acceptance or
 /// withdrawal once there is one.

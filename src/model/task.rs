@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, RecordKey};
+use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 use crate::store::Event;
 
@@ -45,30 +45,7 @@ pub fn plan_prefix(plan: &str) -> String {
 }
 
 /// A task's key: its plan and its id within the plan.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct TaskKey {
-    pub plan: String,
-    pub id: String,
-}
-
-impl std::fmt::Display for TaskKey {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.plan, self.id)
-    }
-}
-
-impl RecordKey for TaskKey {
-    fn to_path(&self) -> String {
-        self.to_string()
-    }
-    fn from_path(path: &str) -> Option<Self> {
-        let (plan, id) = path.split_once('/')?;
-        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| TaskKey {
-            plan: plan.to_string(),
-            id: id.to_string(),
-        })
-    }
-}
+pub type TaskKey = ScopedKey;
 
 /// Where a task stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

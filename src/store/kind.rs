@@ -97,8 +97,10 @@
 //! ```
 
 mod publish;
+mod txn;
 
-pub use publish::{Publication, Written, OFFLINE, PUBLISH_ATTEMPTS};
+pub use publish::{Known, Written};
+pub use txn::{Outcome, Publication, Publish, Txn, OFFLINE, PUBLISH_ATTEMPTS};
 
 use std::marker::PhantomData;
 
@@ -155,6 +157,40 @@ impl RecordKey for String {
     }
     fn from_path(path: &str) -> Option<Self> {
         (!path.is_empty() && !path.contains('/')).then(|| path.to_string())
+    }
+}
+
+/// The key of a record that lives inside a plan (or another one-segment
+/// scope such as `_`): `<plan>/<id>` below the namespace. Tasks, packets
+/// and messages share it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ScopedKey {
+    pub plan: String,
+    pub id: String,
+}
+
+impl ScopedKey {
+    pub fn new(plan: impl Into<String>, id: impl Into<String>) -> Self {
+        ScopedKey {
+            plan: plan.into(),
+            id: id.into(),
+        }
+    }
+}
+
+impl std::fmt::Display for ScopedKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.plan, self.id)
+    }
+}
+
+impl RecordKey for ScopedKey {
+    fn to_path(&self) -> String {
+        self.to_string()
+    }
+    fn from_path(path: &str) -> Option<Self> {
+        let (plan, id) = path.split_once('/')?;
+        (!plan.is_empty() && !id.is_empty() && !id.contains('/')).then(|| ScopedKey::new(plan, id))
     }
 }
 
@@ -215,6 +251,15 @@ pub trait Record: Sized + Clone {
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
         format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
+    }
+    /// The key of a ref of this kind (None: another kind's ref, or a path
+    /// no key has).
+    fn key_of(refname: &str) -> Option<Self::Key> {
+        let path = refname
+            .strip_prefix("refs/swarm/")?
+            .strip_prefix(Self::NAMESPACE)?
+            .strip_prefix('/')?;
+        Self::Key::from_path(path)
     }
 }
 

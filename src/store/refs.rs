@@ -141,6 +141,48 @@ impl Store {
         }
     }
 
+    /// [`Store::try_cas`] of several refs in one transaction: each moves from
+    /// its expected value (None: must not exist) to its new one, all or
+    /// none. One ref takes the single-ref path (with its stale-lock wait).
+    pub fn try_cas_many(
+        &self,
+        refs: &[(String, Option<ObjectId>, ObjectId)],
+        actor: &str,
+        reason: &str,
+    ) -> Result<(), StoreError> {
+        if let [(refname, expected, new)] = refs {
+            return self.try_cas(refname, *expected, Some(*new), actor, reason);
+        }
+        let edits = refs
+            .iter()
+            .map(|(name, expected, new)| {
+                let previous = match expected {
+                    Some(id) => PreviousValue::MustExistAndMatch(Target::Object(*id)),
+                    None => PreviousValue::MustNotExist,
+                };
+                ref_edit(name, previous, Some(*new), reason)
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        match self.apply(edits, actor, reason) {
+            Err(e) if !matches!(e, StoreError::LostRace { .. }) => {
+                // Decide by looking, as `try_cas` does: a ref that no
+                // longer holds its expected value was moved by another writer.
+                for (refname, expected, _) in refs {
+                    let actual = self.ref_target(refname)?;
+                    if actual != *expected {
+                        return Err(StoreError::LostRace {
+                            refname: refname.clone(),
+                            expected: *expected,
+                            actual,
+                        });
+                    }
+                }
+                Err(e)
+            }
+            other => other,
+        }
+    }
+
     /// Set (or delete, with None) many refs in one transaction, whatever
     /// they held: for caches such as the `refs/swarm-remotes/` mirror, which
     /// the next fetch corrects anyway. One transaction, not one process per ref.

@@ -16,7 +16,7 @@ use crate::error::{Code, Error, Result};
 use crate::git::{Git, PushUpdate};
 use crate::model::lane::wip::wip_ref;
 use crate::model::lane::Lane;
-use crate::store::remote::{publish_loop, Fetch, Looped, Step};
+use crate::store::kind::Publish;
 
 /// How many times a publish re-fetches after the remote's wip ref moved.
 const ATTEMPTS: usize = 5;
@@ -185,36 +185,38 @@ fn same_work(ctx: &Ctx, a: ObjectId, b: ObjectId) -> bool {
 fn publish(ctx: &Ctx, refname: &str, new: ObjectId, actor: &str) -> Result<(bool, Option<String>)> {
     let store = &ctx.store;
     let remote = ctx.remote();
-    let refs = [refname];
-    let looped = publish_loop(store, remote, Fetch::Refs(&refs), ATTEMPTS, |round| {
-        let tip = round.tip(refname)?;
-        let local_same = tip.local.is_some_and(|l| same_work(ctx, l, new));
-        let published_same = !round.online() || tip.remote.is_some_and(|r| same_work(ctx, r, new));
-        if local_same && published_same {
-            return Ok(Step::Done(true));
-        }
-        Ok(Step::Push {
-            updates: vec![PushUpdate {
-                refname: refname.to_string(),
-                new: Some(new.to_string()),
-                expected: tip.remote.map(|r| r.to_string()),
-            }],
-            then: false,
-        })
-    })?;
-    let unchanged = match looped {
-        Looped::Done(u) | Looped::Published(u) => u,
-        Looped::Exhausted(lost) => {
-            return Err(Error::new(
+    let unchanged = Publish::new(store, remote)
+        .fetch([refname])
+        .attempts(ATTEMPTS)
+        .point("snapshot")
+        .exhausted(|lines| {
+            Error::new(
                 Code::PushRejected,
                 format!(
                     "{refname} kept moving on the remote under {ATTEMPTS} attempts; nothing was published ({})",
-                    lost.lines.join("; ")
+                    lines.join("; ")
                 ),
             )
-            .hint("run it again"))
-        }
-    };
+            .hint("run it again")
+        })
+        .run(|txn| {
+            let tip = txn.tip(refname)?;
+            let local_same = tip.local.is_some_and(|l| same_work(ctx, l, new));
+            let published_same =
+                !txn.online() || tip.remote.is_some_and(|r| same_work(ctx, r, new));
+            if local_same && published_same {
+                return Ok(true);
+            }
+            // Not a descendant of what it replaces: pushed with its lease,
+            // the local ref set below.
+            txn.push_along(PushUpdate {
+                refname: refname.to_string(),
+                new: Some(new.to_string()),
+                expected: tip.remote.map(|r| r.to_string()),
+            });
+            Ok(false)
+        })?
+        .then;
     if !unchanged {
         // The owner is the only writer and this snapshot was just taken:
         // it replaces whatever the local ref held.

@@ -13,10 +13,10 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::reservation::{
-    self as model, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
+    self, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
-use crate::store::kind::{Record, Records};
-use crate::store::remote::{self, publish_loop, Fetch, Looped, Next, Step};
+use crate::store::kind::{Publish, Records};
+use crate::store::remote;
 use crate::store::{short, Event, Store};
 
 /// How many times a write re-reads the ledger after losing a race on it to
@@ -61,7 +61,7 @@ fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
     ctx.lease(
         flag,
         "swarm.reservationLease",
-        model::DEFAULT_LEASE,
+        reservation::DEFAULT_LEASE,
         |text, _| {
             let d = crate::clock::parse_duration(text)?;
             if d.is_zero() || d.is_negative() {
@@ -186,10 +186,8 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
     }
     check_text(None, Some(reason), &[])?;
     let store = &ctx.store;
-    let refs = [LEDGER_REF];
-    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
-        let tip = round.tip(LEDGER_REF)?;
-        let Some(bad) = tip.base else {
+    let done = ledger_publish(ctx).run(|txn| {
+        let Some(bad) = txn.tip(LEDGER_REF)?.base else {
             return Err(Error::new(
                 Code::Usage,
                 "there is no reservation ledger to repair",
@@ -227,25 +225,18 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
                 |c| format!("restored {}", short(c))
             )
         );
-        let event = Event::new("reservations-repaired", &actor, summary.clone())
+        let event = Event::new("reservations-repaired", &actor, summary)
             .trailer("Swarm-Repaired", bad.to_string().as_str());
-        let tree = store.write_tree(&ledger.to_files()?)?;
-        let new = store.commit(tree, &[bad], &event)?;
-        let then = Repaired {
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        Ok(Repaired {
             unreadable: bad.to_string(),
             restored_from: from.map(|c| c.to_string()),
             entries: ledger.entries.len(),
             commit: new.to_string(),
             published: ctx.remote().is_some(),
-        };
-        Ok(Step::Publish(
-            Next::new(LEDGER_REF, tip, new, &actor, &summary, then).point("reserve"),
-        ))
+        })
     })?;
-    match looped {
-        Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
-    }
+    Ok(done.then)
 }
 
 /// The ledger as this clone knows it (local, or the last fetched mirror
@@ -263,24 +254,24 @@ fn write<T: Clone>(
     mut decide: impl FnMut(&mut Ledger, Timestamp) -> Result<(T, String)>,
 ) -> Result<(T, ObjectId)> {
     let store = &ctx.store;
-    let refs = [LEDGER_REF];
-    let looped = publish_loop(store, ctx.remote(), Fetch::Refs(&refs), ATTEMPTS, |round| {
-        let tip = round.tip(LEDGER_REF)?;
-        let mut ledger = read(store, tip.base)?;
+    let done = ledger_publish(ctx).run(|txn| {
+        let mut ledger = read(store, txn.tip(LEDGER_REF)?.base)?;
         let (then, summary) = decide(&mut ledger, store.clock.now())?;
-        let tree = store.write_tree(&ledger.to_files()?)?;
-        let event = Event::new(kind, actor, summary.clone());
-        let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-        let new = store.commit(tree, &parents, &event)?;
+        let event = Event::new(kind, actor, summary);
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
         crate::failpoint::point("reserve:objects");
-        Ok(Step::Publish(
-            Next::new(LEDGER_REF, tip, new, actor, &summary, (then, new)).point("reserve"),
-        ))
+        Ok((then, new))
     })?;
-    match looped {
-        Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(kept_changing(&lost.lines)),
-    }
+    Ok(done.then)
+}
+
+/// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.
+fn ledger_publish(ctx: &Ctx) -> Publish<'_> {
+    Publish::new(&ctx.store, ctx.remote())
+        .fetch([LEDGER_REF])
+        .attempts(ATTEMPTS)
+        .point("reserve")
+        .exhausted(kept_changing)
 }
 
 /// Every attempt of a ledger write lost a race (`CAS_FAILED`).
@@ -328,7 +319,7 @@ pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
     };
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now| {
-        let e = model::reserve(ledger, &req, now, ic)?;
+        let e = reservation::reserve(ledger, &req, now, ic)?;
         let list: Vec<&str> = e.paths.iter().map(Pattern::as_str).collect();
         Ok((
             e.clone(),
@@ -386,7 +377,7 @@ pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
     }
     let ic = ignore_case(&ctx.store);
     let (ids, commit) = write(ctx, &actor, "released", |ledger, now| {
-        let ids = model::release(ledger, &actor, &named, now, ic)?;
+        let ids = reservation::release(ledger, &actor, &named, now, ic)?;
         Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
     })?;
     Ok(written(ctx, "released", actor, None, ids, commit))
@@ -403,7 +394,7 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
     let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {
-        let e = model::recover(ledger, &actor, id, reason, lease, now, ic)?;
+        let e = reservation::recover(ledger, &actor, id, reason, lease, now, ic)?;
         Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
     })?;
     Ok(written(
@@ -441,7 +432,7 @@ pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
         reason: None,
         lease: SignedDuration::ZERO,
     };
-    let conflicts = model::conflicts(
+    let conflicts = reservation::conflicts(
         &ledger,
         &req,
         ctx.store.clock.now(),

@@ -11,8 +11,8 @@ use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
+use crate::store::kind::{Publish, Txn};
 use crate::store::record;
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Round, Step};
 use crate::store::Event;
 
 /// What `packet withdraw` did.
@@ -47,24 +47,23 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
     let refname = locate(ctx, arg)?;
     // One round: a withdrawal that loses its race (the packet was accepted
     // meanwhile) is refused, never decided again.
-    let mut tried = None;
-    let looped = publish_loop(&ctx.store, ctx.remote(), Fetch::Nothing, 1, |round| {
-        decide(ctx, round, &refname, &actor, reason, &mut tried)
-    })?;
-    let decided = match looped {
-        Looped::Published(d) | Looped::Done(d) => d,
-        Looped::Exhausted(lost) => {
-            let id = tried.unwrap_or_default();
-            return Err(Error::new(
+    let tried = std::cell::RefCell::new(None::<String>);
+    let decided = Publish::new(&ctx.store, ctx.remote())
+        .attempts(1)
+        .point("withdraw")
+        .exhausted(|lines| {
+            let id = tried.borrow().clone().unwrap_or_default();
+            Error::new(
                 Code::PushRejected,
                 format!(
                     "packet {id} changed at the remote while you withdrew it (accepted?): {}",
-                    lost.lines.join("; ")
+                    lines.join("; ")
                 ),
             )
-            .hint(format!("see it with `git swarm packet show {id}`")));
-        }
-    };
+            .hint(format!("see it with `git swarm packet show {id}`"))
+        })
+        .run(|txn| decide(ctx, txn, &refname, &actor, reason, &tried))?
+        .then;
     let (packet, w, commit, event) = match decided {
         Decided::Already(done) => return Ok(*done),
         Decided::Wrote(wrote) => *wrote,
@@ -95,24 +94,24 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
 /// withdrawal, to publish. `tried` names the packet for a lost race.
 fn decide(
     ctx: &Ctx,
-    round: &Round<'_>,
+    txn: &mut Txn<'_>,
     refname: &str,
     actor: &str,
     reason: &str,
-    tried: &mut Option<String>,
-) -> Result<Step<Decided>> {
+    tried: &std::cell::RefCell<Option<String>>,
+) -> Result<Decided> {
     let store = &ctx.store;
-    let tip = round.tip(refname)?;
+    let tip = txn.tip(refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, refname, base)?;
     let packet = version.packet.clone();
     if let Some(w) = version.may_withdraw(actor)? {
-        return Ok(Step::Done(Decided::Already(Box::new(Withdrawn {
+        return Ok(Decided::Already(Box::new(Withdrawn {
             packet: packet.id.clone(),
             refname: refname.to_string(),
             withdrawal: w.clone(),
             commit: None,
-        }))));
+        })));
     }
     let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
     // The packet's own bytes stay as they are: the withdrawal is added.
@@ -126,17 +125,7 @@ fn decide(
     )
     .trailer("Swarm-Packet", packet.id.clone());
     let commit = store.commit(tree, &[base], &event)?;
-    *tried = Some(packet.id.clone());
-    let summary = event.summary.clone();
-    Ok(Step::Publish(
-        Next::new(
-            refname,
-            tip,
-            commit,
-            actor,
-            &summary,
-            Decided::Wrote(Box::new((packet, w, commit, event))),
-        )
-        .point("withdraw"),
-    ))
+    *tried.borrow_mut() = Some(packet.id.clone());
+    txn.write_commit(refname, commit, actor, &event.summary)?;
+    Ok(Decided::Wrote(Box::new((packet, w, commit, event))))
 }

@@ -28,9 +28,7 @@ pub struct Snapshot {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SnapshotPath {
-    /// `staged`, `unstaged`, `staged+unstaged`, `untracked`, `deleted`,
-    /// `renamed` or `intent-to-add` (`git add -N`: restored as one).
-    pub state: String,
+    pub state: PathState,
     /// The git blob id of the content (`deleted` when absent).
     pub content: String,
     /// The git file mode (`100644`, `100755`, `120000`), absent when deleted.
@@ -43,19 +41,34 @@ pub struct SnapshotPath {
     pub from: Option<String>,
 }
 
+open_enum! {
+    /// The state of a path in a snapshot; one a newer version writes is
+    /// kept as written.
+    pub enum PathState {
+        Staged = "staged",
+        Unstaged = "unstaged",
+        StagedAndUnstaged = "staged+unstaged",
+        Untracked = "untracked",
+        Deleted = "deleted",
+        Renamed = "renamed",
+        /// `git add -N`: restored as one.
+        IntentToAdd = "intent-to-add",
+    }
+}
+
 /// The state of a path from its `git status --porcelain` letters.
-pub fn state_of(xy: &str) -> &'static str {
+pub fn state_of(xy: &str) -> PathState {
     let mut letters = xy.chars();
     let x = letters.next().unwrap_or(' ');
     let y = letters.next().unwrap_or(' ');
     match (x, y) {
-        ('?', _) => "untracked",
-        ('R', _) | ('C', _) => "renamed",
-        ('D', _) | (_, 'D') => "deleted",
-        (' ', 'A') => "intent-to-add",
-        (' ', _) => "unstaged",
-        (_, ' ') => "staged",
-        _ => "staged+unstaged",
+        ('?', _) => PathState::Untracked,
+        ('R', _) | ('C', _) => PathState::Renamed,
+        ('D', _) | (_, 'D') => PathState::Deleted,
+        (' ', 'A') => PathState::IntentToAdd,
+        (' ', _) => PathState::Unstaged,
+        (_, ' ') => PathState::Staged,
+        _ => PathState::StagedAndUnstaged,
     }
 }
 

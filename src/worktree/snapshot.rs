@@ -17,7 +17,8 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use super::contents::{
-    check_size, mode_refusal, path_refusal, state_of, Snapshot, SnapshotPath, DEFAULT_LIMIT,
+    check_size, mode_refusal, path_refusal, state_of, PathState, Snapshot, SnapshotPath,
+    DEFAULT_LIMIT,
 };
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
@@ -100,7 +101,7 @@ pub fn take_at(
             Some((mode, blob, bytes)) => {
                 size += bytes;
                 SnapshotPath {
-                    state: state_of(&e.xy).to_string(),
+                    state: state_of(&e.xy),
                     content: blob.clone(),
                     mode: Some(mode.clone()),
                     size: *bytes,
@@ -109,9 +110,9 @@ pub fn take_at(
             }
             None => SnapshotPath {
                 state: if e.xy.starts_with('R') {
-                    "renamed".to_string()
+                    PathState::Renamed
                 } else {
-                    "deleted".to_string()
+                    PathState::Deleted
                 },
                 content: "deleted".to_string(),
                 mode: None,

@@ -378,8 +378,8 @@ fn messages(d: &Dashboard) -> Markup {
                 @for t in full {
                     div class=(if t.open { "thread open" } else { "thread" }) {
                         @for (i, m) in t.messages.iter().enumerate() {
-                            div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(&m.kind)) {
-                                (kind_tag(&m.kind)) " "
+                            div class=(if i == 0 { "msg" } else { "msg reply" }) data-kind=(plain(m.kind.as_str())) {
+                                (kind_tag(m.kind.as_str())) " "
                                 span.who { (shown(&m.from)) } " → " (shown(&m.to)) " "
                                 span.when { (plain(&m.at)) }
                                 @if let Some(c) = &m.class { " " span.tag { (shown(c)) } }
@@ -397,7 +397,7 @@ fn messages(d: &Dashboard) -> Markup {
                             @for t in rest {
                                 @for (i, m) in t.messages.iter().enumerate() {
                                     li class=(if i == 0 { "msg" } else { "msg reply" }) {
-                                        (kind_tag(&m.kind)) " " (shown(&m.from)) " → " (shown(&m.to)) " "
+                                        (kind_tag(m.kind.as_str())) " " (shown(&m.from)) " → " (shown(&m.to)) " "
                                         span.when { (plain(&m.at)) }
                                         @if let Some(c) = &m.class { " " span.tag { (shown(c)) } }
                                         " " (shown(&m.body))

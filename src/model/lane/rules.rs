@@ -4,7 +4,7 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::{Lane, LaneRecord, LastReport};
+use super::{Lane, LaneRecord, LastReport, State};
 use crate::error::{Code, Error, Result};
 
 /// What `lane new` does, given the lane records known here.
@@ -149,7 +149,7 @@ pub struct LaneState {
     pub branch: String,
     pub path: String,
     pub base: String,
-    pub state: String,
+    pub state: State,
     pub worktree: Worktree,
     pub head: Option<String>,
     pub ahead: Option<u64>,

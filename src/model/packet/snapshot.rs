@@ -12,8 +12,8 @@ use crate::store::kind::{AnyKind, Diverged};
 use crate::store::Store;
 
 pub use crate::worktree::contents::{
-    check_size, mode_refusal, path_refusal, state_of, unsafe_entries, unsafe_entry, Snapshot,
-    SnapshotPath, DEFAULT_LIMIT,
+    check_size, mode_refusal, path_refusal, state_of, unsafe_entries, unsafe_entry, PathState,
+    Snapshot, SnapshotPath, DEFAULT_LIMIT,
 };
 
 /// Where every snapshot ref lives.

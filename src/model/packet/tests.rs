@@ -276,7 +276,7 @@ fn a_version_round_trips_through_its_files() {
         files.keys().collect::<Vec<_>>(),
         [ACCEPTANCE_FILE, PACKET_FILE]
     );
-    let key = PacketKey::from_refname(&packet_ref("auth", &v.packet.id)).unwrap();
+    let key = PacketVersion::key_of(&packet_ref("auth", &v.packet.id)).unwrap();
     assert_eq!(key.to_path(), format!("auth/{}", v.packet.id));
     let back = PacketVersion::from_files(&files, &key, "").unwrap();
     assert_eq!(back.packet, v.packet);
@@ -290,9 +290,9 @@ fn a_version_round_trips_through_its_files() {
 
 #[test]
 fn packet_keys_are_plan_and_id() {
-    assert!(PacketKey::from_refname("refs/swarm/packets/auth").is_none());
-    assert!(PacketKey::from_refname("refs/swarm/packets/auth/a/b").is_none());
-    assert!(PacketKey::from_refname("refs/swarm/lanes/auth/a").is_none());
+    assert!(PacketVersion::key_of("refs/swarm/packets/auth").is_none());
+    assert!(PacketVersion::key_of("refs/swarm/packets/auth/a/b").is_none());
+    assert!(PacketVersion::key_of("refs/swarm/lanes/auth/a").is_none());
 }
 
 /// Paths from every corner a handoff can meet: plain names, directories,
@@ -367,7 +367,7 @@ proptest::proptest! {
                 .iter()
                 .map(|x| {
                     (x.clone(), SnapshotPath {
-                        state: "untracked".into(),
+                        state: snapshot::PathState::Untracked,
                         content: "1111".into(),
                         mode: Some("100644".into()),
                         size: 1,

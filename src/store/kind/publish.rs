@@ -1,5 +1,6 @@
-//! THE publish path of every kind: [`Records::publish`] (one record) and
-//! [`Records::publish_each`] (several of one kind in one atomic push).
+//! [`Records::publish`] (one record) and [`Records::publish_each`] (several
+//! of one kind in one atomic push): the store's one publish operation,
+//! [`Publish`], for one kind.
 //!
 //! One round: fetch the records' refs into the mirror; read each where it
 //! stands now (the published version, or the local one when it descends
@@ -15,42 +16,11 @@
 //! that reaches the remote publishes it (`remote::publish_pending`).
 
 use gix::ObjectId;
-use serde::Serialize;
 
-use super::{Record, RecordKey, Records, Update, Versioned};
+use super::{Publication, Publish, Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
-use crate::git::{PushOutcome, PushUpdate};
-use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
-use crate::store::remote::{self, adopt, not_published, Tip};
-
-/// How many rounds [`Records::publish`] runs before giving up on a remote
-/// (or a local ref) that keeps changing.
-pub const PUBLISH_ATTEMPTS: usize = 5;
-
-/// Where a written record went.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "state", rename_all = "snake_case")]
-pub enum Publication {
-    /// Published at this remote in one atomic push.
-    Published { remote: String },
-    /// Written in this clone only, for this reason.
-    Kept { why: String },
-}
-
-impl Publication {
-    /// The one warning of a write kept in this clone (None: published).
-    pub fn warning(&self) -> Option<String> {
-        match self {
-            Publication::Published { .. } => None,
-            Publication::Kept { why } => Some(not_published(why)),
-        }
-    }
-    pub fn is_published(&self) -> bool {
-        matches!(self, Publication::Published { .. })
-    }
-}
-
-pub use crate::store::mirror::OFFLINE;
+use crate::store::record::Unreadable;
+use crate::store::remote::{self, Tip};
 
 /// What [`Records::publish`] wrote.
 #[derive(Debug, Clone)]
@@ -69,6 +39,14 @@ impl Written {
     }
 }
 
+/// One record as this clone knows it ([`Records::known_under`]): its
+/// newest version and where its local and published refs stand.
+#[derive(Clone)]
+pub struct Known<R: Record> {
+    pub version: Versioned<R>,
+    pub tip: Tip,
+}
+
 impl<R: Record> Records<'_, R> {
     /// Every record of the kind known here — local, or in `remote`'s
     /// mirror as last fetched — each at the newer of its two versions (the
@@ -76,16 +54,29 @@ impl<R: Record> Records<'_, R> {
     /// published one), sorted by key; those that cannot be read are listed,
     /// never hidden. The one read every view of several records uses, so
     /// that two commands of one clone never show two owners of one lane.
-    pub fn known(
+    pub fn known(&self, remote: Option<&str>) -> Result<(Vec<Versioned<R>>, Vec<Unreadable>)> {
+        let (known, bad) = self.known_under(remote, "")?;
+        let mut good: Vec<Versioned<R>> = known.into_iter().map(|k| k.version).collect();
+        good.sort_by(|a, b| a.key.cmp(&b.key));
+        Ok((good, bad))
+    }
+
+    /// [`Records::known`] of the records whose ref path starts with
+    /// `under` (e.g. `<plan>/`: one plan's tasks), in ref order, each with
+    /// its [`Tip`].
+    pub fn known_under(
         &self,
         remote: Option<&str>,
-    ) -> Result<(Vec<Versioned<R>>, Vec<crate::store::record::Unreadable>)> {
-        let prefix = format!("refs/swarm/{}/", R::NAMESPACE);
+        under: &str,
+    ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
+        let ns = format!("refs/swarm/{}/", R::NAMESPACE);
+        let prefix = format!("{ns}{under}");
         let mut good = Vec::new();
         let mut bad = Vec::new();
-        for (path, tip) in remote::tips_under(self.store, remote, &prefix)? {
+        for (below, tip) in remote::tips_under(self.store, remote, &prefix)? {
             let Some(base) = tip.base else { continue };
-            let refname = format!("{prefix}{path}");
+            let path = format!("{under}{below}");
+            let refname = format!("{ns}{path}");
             let read = R::Key::from_path(&path)
                 .ok_or_else(|| {
                     Error::new(
@@ -95,18 +86,26 @@ impl<R: Record> Records<'_, R> {
                 })
                 .and_then(|key| self.at(&key, base));
             match read {
-                Ok(v) => good.push(v),
-                Err(e) => bad.push(crate::store::record::Unreadable::new(
-                    R::KIND,
-                    &path,
-                    &refname,
-                    &e,
-                )),
+                Ok(version) => good.push(Known { version, tip }),
+                Err(e) => bad.push(Unreadable::new(R::KIND, &path, &refname, &e)),
             }
         }
-        good.sort_by(|a, b| a.key.cmp(&b.key));
         self.store.cache.flush();
         Ok((good, bad))
+    }
+
+    /// One record as this clone knows it (the newer of the local ref and
+    /// `remote`'s mirror, without fetching); None when it is absent or
+    /// archived. One that cannot be read is its error.
+    pub fn known_one(&self, remote: Option<&str>, key: &R::Key) -> Result<Option<Known<R>>> {
+        let tip = remote::tip(self.store, remote, &R::refname(key))?;
+        match tip.base.filter(|_| !tip.archived) {
+            None => Ok(None),
+            Some(base) => Ok(Some(Known {
+                version: self.at(key, base)?,
+                tip,
+            })),
+        }
     }
 
     /// Fetch the record, let `decide` see its freshest version (None:
@@ -133,146 +132,21 @@ impl<R: Record> Records<'_, R> {
         keys: &[R::Key],
         mut decide: impl FnMut(&R::Key, Option<&Versioned<R>>) -> Result<Update<R>>,
     ) -> Result<Written> {
-        let store = self.store;
-        let refnames: Vec<String> = keys.iter().map(R::refname).collect();
-        let refs: Vec<&str> = refnames.iter().map(String::as_str).collect();
-        let mut remote = remote;
-        let mut why = OFFLINE.to_string();
-        let mut lost: Vec<String> = Vec::new();
-        for _ in 0..PUBLISH_ATTEMPTS {
-            if let Some(r) = remote {
-                match fetch_refs(store, r, &refs) {
-                    Ok(()) if !gone(r) => {}
-                    Ok(()) => {
-                        why = kept_why();
-                        remote = None;
-                    }
-                    Err(e) if is_unreachable(&e) => {
-                        why = format!("remote '{r}' could not be reached");
-                        remote = None;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            let publication = match remote {
-                Some(r) => Publication::Published {
-                    remote: r.to_string(),
-                },
-                None => Publication::Kept { why: why.clone() },
-            };
-            let mut writes: Vec<(String, Tip, ObjectId, String, String)> = Vec::new();
-            for (key, refname) in keys.iter().zip(&refnames) {
-                let tip = remote::tip(store, remote, refname)?;
-                if let (true, Some(published)) = (tip.local_behind(store)?, tip.base) {
-                    // The local ref is missing or behind what the remote
-                    // has (e.g. a run killed between its push and its local
-                    // update): catch it up, as `sync` would.
-                    match adopt(
-                        store,
-                        refname,
-                        published,
-                        "git-swarm",
-                        "catch up with the remote",
-                    ) {
-                        Err(e) if e.code == Code::CasFailed => {}
-                        other => other?,
+        let done = Publish::new(self.store, remote)
+            .fetch(keys.iter().map(R::refname))
+            .run(|txn| {
+                for key in keys {
+                    let current = txn.current_caught_up::<R>(key)?;
+                    if let Update::Write(value, event) = decide(key, current.as_ref())? {
+                        txn.write(key, &value, &event)?;
                     }
                 }
-                let current = match tip.base {
-                    Some(base) if !tip.archived => Some(self.at(key, base)?),
-                    _ => None,
-                };
-                let (value, event) = match decide(key, current.as_ref())? {
-                    Update::Keep => continue,
-                    Update::Write(value, event) => (value, event),
-                };
-                let tree = store.write_tree(&value.to_files()?)?;
-                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-                let new = store.commit(tree, &parents, &event)?;
-                writes.push((refname.clone(), tip, new, event.actor, event.summary));
-            }
-            if writes.is_empty() {
-                return Ok(Written {
-                    commits: Vec::new(),
-                    publication,
-                });
-            }
-            let commits: Vec<(String, ObjectId)> =
-                writes.iter().map(|w| (w.0.clone(), w.2)).collect();
-            match remote {
-                Some(r) => {
-                    let updates: Vec<PushUpdate> = writes
-                        .iter()
-                        .map(|(refname, tip, new, _, _)| PushUpdate {
-                            refname: refname.clone(),
-                            new: Some(new.to_string()),
-                            expected: tip.remote.map(|e| e.to_string()),
-                        })
-                        .collect();
-                    match remote::publish(store, r, &updates, &[]) {
-                        Ok(PushOutcome::Ok) => {}
-                        Ok(PushOutcome::Rejected(lines)) => {
-                            lost = lines;
-                            continue;
-                        }
-                        // It stopped answering since the fetch: kept, as
-                        // offline (the next round arbitrates locally).
-                        Err(e) if gone(r) || is_unreachable(&e) => {
-                            why = format!("remote '{r}' could not be reached");
-                            remote = None;
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                    crate::failpoint::point("record:pushed");
-                    for (refname, _, new, actor, reason) in &writes {
-                        // Published already; a local ref holding a change
-                        // the pushed version lacks is `sync`'s to join.
-                        match adopt(store, refname, *new, actor, reason) {
-                            Err(e) if e.code == Code::CasFailed => {}
-                            other => other?,
-                        }
-                    }
-                    return Ok(Written {
-                        commits,
-                        publication,
-                    });
-                }
-                None => {
-                    let mut raced = false;
-                    for (refname, tip, new, actor, reason) in &writes {
-                        match store.try_cas(refname, tip.local, Some(*new), actor, reason) {
-                            Ok(()) => {}
-                            Err(e) if e.is_lost_race() => {
-                                lost = vec![Error::from(e).message];
-                                raced = true;
-                                break;
-                            }
-                            Err(e) => return Err(e.into()),
-                        }
-                    }
-                    if !raced {
-                        return Ok(Written {
-                            commits,
-                            publication,
-                        });
-                    }
-                }
-            }
-        }
-        Err(Error::new(
-            Code::CasFailed,
-            format!(
-                "{} kept changing under {PUBLISH_ATTEMPTS} attempts to write it; nothing was overwritten{}",
-                refnames.join(", "),
-                if lost.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({})", lost.join("; "))
-                }
-            ),
-        )
-        .hint("run the command again: it starts from the new value"))
+                Ok(())
+            })?;
+        Ok(Written {
+            commits: done.commits,
+            publication: done.publication,
+        })
     }
 }
 
@@ -282,6 +156,7 @@ mod tests {
 
     use super::*;
     use crate::store::kind::Files;
+    use crate::store::kind::OFFLINE;
     use crate::store::{Event, Store};
 
     #[derive(Debug, Clone)]

@@ -454,7 +454,7 @@ fn lanes(
             plan: r.plan,
             owner: r.owner,
             branch: r.branch,
-            state: r.state,
+            state: r.state.to_string(),
             last_report: r.last_report,
             dirty,
             worktree,

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::message::{Message, NO_PLAN};
+use crate::model::message::{Kind, Message, NO_PLAN};
 
 /// What the page shows of a message, its fields named as the record
 /// names them (read with `Records::view_at`): a swarm keeps thousands,
@@ -17,7 +17,7 @@ pub struct MessageView {
     pub id: String,
     pub from: String,
     pub to: String,
-    pub kind: String,
+    pub kind: Kind,
     #[serde(default)]
     pub plan: Option<String>,
     #[serde(default)]
@@ -81,7 +81,7 @@ pub fn threads(all: Vec<MessageView>) -> Vec<Thread> {
     let open_here: Vec<bool> = all
         .iter()
         .enumerate()
-        .map(|(i, m)| m.kind == "escalation" || (m.kind == "ask" && !answered.contains(&i)))
+        .map(|(i, m)| m.kind == Kind::Escalation || (m.kind == Kind::Ask && !answered.contains(&i)))
         .collect();
     // Each message's root, bounded: a forged reply cycle ends the walk.
     let root: Vec<usize> = (0..all.len())

@@ -11,7 +11,7 @@ use crate::git::PushUpdate;
 use crate::model::packet::snapshot::snapshot_ref;
 use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
 use crate::names;
-use crate::store::kind::Record;
+use crate::store::kind::{Publish, Record};
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use crate::store::Event;
 use crate::store::{mirror, remote};
@@ -61,23 +61,26 @@ fn resume(ctx: &Ctx, refname: &str, actor: &str, companions: &[PushUpdate]) -> R
     let packet = read_at(store, refname, commit)?.packet;
     if tip.online && tip.remote.is_none() {
         // Written here but never published: publish it now, once.
-        let looped = publish_loop(store, ctx.remote(), Fetch::Nothing, 1, |_| {
-            Ok(Step::Publish(
-                Next::new(refname, tip, commit, actor, "handoff: publish", ())
-                    .companions(with_snapshot(companions, &packet))
-                    .point("handoff"),
-            ))
-        })?;
-        if let Looped::Exhausted(lost) = looped {
-            return Err(Error::new(
-                Code::CasFailed,
-                format!(
-                    "{refname} exists on the remote with other content: {}",
-                    lost.lines.join("; ")
-                ),
-            )
-            .hint("run `git swarm sync`, then hand off again"));
-        }
+        Publish::new(store, ctx.remote())
+            .attempts(1)
+            .point("handoff")
+            .exhausted(|lines| {
+                Error::new(
+                    Code::CasFailed,
+                    format!(
+                        "{refname} exists on the remote with other content: {}",
+                        lines.join("; ")
+                    ),
+                )
+                .hint("run `git swarm sync`, then hand off again")
+            })
+            .run(|txn| {
+                txn.write_on(refname, tip, commit, actor, "handoff: publish");
+                for c in with_snapshot(companions, &packet) {
+                    txn.push_along(c);
+                }
+                Ok(())
+            })?;
     } else if tip.local != Some(commit) {
         remote::adopt(store, refname, commit, actor, "handoff: catch up")?;
     }

@@ -19,9 +19,7 @@ use crate::ctx::lane::{self as session, confined_lane_path, main_worktree, resol
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::model::lane::{
-    self as model, branch_of, check_start, Lane, LaneRecord, NewRecord, Start,
-};
+use crate::model::lane::{self, branch_of, check_start, Lane, LaneRecord, NewRecord, Start};
 use crate::names;
 use crate::store::kind::Records;
 use crate::store::Event;
@@ -214,7 +212,7 @@ fn start(
     record.task = taking.map(task::Taking::key);
     // The local record is what the write replaces (`previous` may be the
     // remote's newer version of a lane removed there).
-    let expected = ctx.store.ref_target(&model::lane_ref(feature))?;
+    let expected = ctx.store.ref_target(&lane::lane_ref(feature))?;
     let (lane_commit, claim) = making.record_and_claim(ctx, &plan, &record, expected, &actor)?;
     let written = publish::Written {
         feature,
@@ -295,9 +293,9 @@ fn fields(feature: &str, r: &LaneRecord, record: ObjectId) -> LaneFields {
 fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<LaneStarted> {
     let feature = lane.feature.as_str();
     let r = &lane.record;
-    let summary = model::started_summary(feature, &r.branch, &r.base, &r.plan);
+    let summary = lane::started_summary(feature, &r.branch, &r.base, &r.plan);
     let record = lane.commit.to_string();
-    let claim = model::claim_event(actor, summary, feature, &record);
+    let claim = lane::claim_event(actor, summary, feature, &record);
     let wrote = crate::ctx::plan::journal(
         ctx,
         &r.plan,
@@ -479,7 +477,7 @@ impl Making {
         actor: &str,
     ) -> Result<(ObjectId, (ObjectId, Event))> {
         let feature = record.feature.as_str();
-        let summary = model::started_summary(feature, &self.branch, &self.base, &record.plan);
+        let summary = lane::started_summary(feature, &self.branch, &self.base, &record.plan);
         let event = Event::new("lane-started", actor, summary.clone())
             .trailer("Swarm-Lane", feature)
             .trailer("Swarm-Plan", record.plan.as_str());
@@ -487,7 +485,7 @@ impl Making {
         let key = feature.to_string();
         let lane_commit = self.or_rollback(lanes.write(&key, expected, record, &event))?;
         crate::failpoint::point("lane:record");
-        let claim = model::claim_event(actor, summary, feature, &lane_commit.to_string());
+        let claim = lane::claim_event(actor, summary, feature, &lane_commit.to_string());
         let entry =
             crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None);
         let entry = match entry {
@@ -500,7 +498,7 @@ impl Making {
         };
         if let Err(e) = &entry {
             let e = e.clone();
-            let lane_ref = model::lane_ref(feature);
+            let lane_ref = lane::lane_ref(feature);
             let _ = ctx.store.cas(
                 &lane_ref,
                 Some(lane_commit),

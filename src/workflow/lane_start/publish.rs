@@ -18,13 +18,13 @@ use gix::ObjectId;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::PushUpdate;
-use crate::model::lane::{self as model, check_start, Lane};
+use crate::model::lane::{self, check_start, Lane};
 use crate::model::plan::plan_ref;
 use crate::store::mirror::mirror_ref;
 use crate::store::remote::{publish_loop, tips_under, Fetch, Looped, Next, Step};
 use crate::store::Event;
 
-const LANES: &str = model::PREFIX;
+const LANES: &str = lane::PREFIX;
 
 /// How many times a start is re-published after the plan moved on the
 /// remote for another reason (a report, a save) while it was pushing.
@@ -96,7 +96,7 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     };
     let store = &ctx.store;
     let plan_refname = plan_ref(w.plan);
-    let lane_refname = model::lane_ref(w.feature);
+    let lane_refname = lane::lane_ref(w.feature);
     let task_refname = w.task.map(super::task::Taking::refname);
     let mut fetch = vec![plan_refname.as_str(), LANES];
     fetch.extend(task_refname.as_deref());
@@ -225,7 +225,7 @@ fn undo(ctx: &Ctx, w: &Written<'_>, entry: ObjectId, entry_on: ObjectId) -> bool
     let store = &ctx.store;
     let actor = &w.event.actor;
     let why = "lane start undone: another lane of the plan was published first";
-    let lane_ref = model::lane_ref(w.feature);
+    let lane_ref = lane::lane_ref(w.feature);
     let lane = store.cas(&lane_ref, Some(w.lane), w.lane_before, actor, why);
     let plan = store.cas(&plan_ref(w.plan), Some(entry), Some(entry_on), actor, why);
     lane.is_ok() && plan.is_ok()

@@ -15,7 +15,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::PushUpdate;
 use crate::model::plan::{plan_ref, PlanDoc, PlanRecord};
-use crate::model::task::{self as model, task_ref, Decision, Op, TaskRecord};
+use crate::model::task::{self, task_ref, Decision, Op, TaskRecord};
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::remote::{self, Tip};
@@ -58,7 +58,7 @@ pub fn resolve(
         names::validate_name("plan", p)?;
     }
     if let Some(r) = ctx.remote() {
-        let wanted = [model::PREFIX, crate::model::plan::PREFIX];
+        let wanted = [task::PREFIX, crate::model::plan::PREFIX];
         if let Err(e) = crate::store::mirror::fetch_refs(&ctx.store, r, &wanted) {
             warnings.push(format!(
                 "could not read the tasks on '{r}' ({}): the task was looked up in this clone only",
@@ -123,7 +123,7 @@ fn decide(
     plan: &str,
 ) -> Result<Option<(TaskRecord, Event)>> {
     let (tasks, _) = known::all(&ctx.store, ctx.remote(), Some(plan))?;
-    let st: std::collections::BTreeMap<String, model::Status> = tasks
+    let st: std::collections::BTreeMap<String, task::Status> = tasks
         .iter()
         .map(|k| (k.key.id.clone(), k.record.status))
         .collect();
@@ -131,9 +131,9 @@ fn decide(
     let now = ctx.store.clock.now();
     let op = Op::Claim { lease: t.lease };
     let branch = crate::model::lane::branch_of(&t.feature);
-    let (mut rec, mut ev) = match model::decide(current, &t.owner, &op, now, &dep)? {
+    let (mut rec, mut ev) = match task::decide(current, &t.owner, &op, now, &dep)? {
         Decision::Already => {
-            let ev = model::event("task-claimed", &t.owner, current, String::new());
+            let ev = task::event("task-claimed", &t.owner, current, String::new());
             (current.clone(), ev)
         }
         Decision::Write(rec, ev) => (*rec, ev),
@@ -172,7 +172,7 @@ fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>> {
             format!("task {} is gone", t.key()),
         ));
     };
-    let key = model::TaskKey {
+    let key = task::TaskKey {
         plan: t.plan.clone(),
         id: t.id.clone(),
     };

@@ -25,7 +25,7 @@ use crate::ctx::lead::{lease_for, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
-use crate::model::lead::{self as model, lead_ref, Change, LeadRecord, Op, Transition, Verb};
+use crate::model::lead::{self, lead_ref, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::mirror::fetch_refs;
@@ -98,7 +98,7 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
             push_code(ctx, plan, &op)?;
             Ok(ran)
         }
-        Looped::Exhausted(lost) => Err(model::push_rejected(plan, &lost.lines)),
+        Looped::Exhausted(lost) => Err(lead::push_rejected(plan, &lost.lines)),
     }
 }
 
@@ -142,14 +142,14 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
             .hint("add one (`git remote add origin <url>`) or set swarm.remote"));
         }
     }
-    model::validate(op)?;
+    lead::validate(op)?;
     let lease = match op.lease_flag() {
         Some(flag) => lease_for(ctx, flag)?,
         None => SignedDuration::ZERO,
     };
     for spec in op.refspecs() {
-        model::check_push_target(plan, spec)?;
-        let src = model::refspec_source(spec);
+        lead::check_push_target(plan, spec)?;
+        let src = lead::refspec_source(spec);
         if !src.is_empty() && ctx.store.git.rev_parse(src)?.is_none() {
             return Err(Error::new(
                 Code::Usage,
@@ -277,13 +277,13 @@ impl Command<'_> {
                 last: None,
                 left: 100_000,
             };
-            model::last_epoch_led(history, self.actor)?
+            lead::last_epoch_led(history, self.actor)?
         } else {
             None
         };
         let mut sources = Vec::new();
         for spec in self.op.refspecs() {
-            let src = model::refspec_source(spec);
+            let src = lead::refspec_source(spec);
             sources.push(if src.is_empty() {
                 "(delete)".to_string()
             } else {
@@ -297,14 +297,14 @@ impl Command<'_> {
             Some(e) if state.local_behind => Some((e.event.as_str(), e.actor.as_str())),
             _ => None,
         };
-        let facts = model::Facts {
+        let facts = lead::Facts {
             plan: self.plan,
             commit: state.tip.base,
             unseen,
             last_led,
             sources: &sources,
         };
-        model::transition(record, self.actor, self.op, self.now, self.lease, &facts)
+        lead::transition(record, self.actor, self.op, self.now, self.lease, &facts)
     }
 
     /// One round of the publish loop (the refs are fetched already):
@@ -368,7 +368,7 @@ impl Command<'_> {
         };
         if arbiter_value == before {
             // The record did not move: another ref of the push was refused.
-            return Err(model::push_rejected(plan, &lost.lines));
+            return Err(lead::push_rejected(plan, &lost.lines));
         }
         if !self.op.verb().contest() {
             return Ok(None);
@@ -383,7 +383,7 @@ impl Command<'_> {
         let winner = after
             .base
             .and_then(|c| read_at(store, plan, c).ok().map(|w| (w, c)));
-        Err(model::race_lost(
+        Err(lead::race_lost(
             plan,
             self.op.verb(),
             winner.as_ref().map(|(w, c)| (w, *c)),

@@ -25,7 +25,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
 use crate::model::lead::lead_ref;
-use crate::model::message::{self, Message, MessageKey, PREFIX};
+use crate::model::message::{self, Kind, Message, MessageKey, PREFIX};
 use crate::store::kind::{Record, RecordKey, Records};
 use crate::store::record::Unreadable;
 use crate::store::{mirror, remote, Event, Store};
@@ -125,7 +125,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     let msg = msg.stamp(&now.strftime("%Y%m%dT%H%M%SZ").to_string(), &nonce);
     message::check(&msg)?;
     let key = msg.key();
-    if msg.kind == "escalation" {
+    if msg.kind == Kind::Escalation {
         if let Some(sent) = find(ctx, &msg.id)? {
             return Err(already_sent(&sent));
         }
@@ -138,7 +138,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     let created = Records::<Message>::new(store).create(&key, &msg, &event);
     let commit = match created {
         Ok(c) => c,
-        Err(e) if e.code == Code::CasFailed && msg.kind == "escalation" => {
+        Err(e) if e.code == Code::CasFailed && msg.kind == Kind::Escalation => {
             return Err(already_sent(&msg));
         }
         Err(e) => return Err(e),
@@ -148,7 +148,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         None => (false, None),
         Some(r) => publish_one(store, r, &refname, commit),
     };
-    if !published && msg.kind == "escalation" {
+    if !published && msg.kind == Kind::Escalation {
         if let Some(sent) = sent_meanwhile(ctx, &key, commit)? {
             return Err(already_sent(&sent));
         }
@@ -184,12 +184,16 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
 /// A failure is a warning: the message, the record that counts, is written.
 fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
     let plan = msg.plan.as_deref()?;
-    if msg.kind != "decision" && msg.kind != "escalation" {
+    if msg.kind != Kind::Decision && msg.kind != Kind::Escalation {
         return None;
     }
     let first = msg.body.lines().next().unwrap_or("");
-    let event = Event::new(&msg.kind, &msg.from, format!("{}: {first}", msg.kind))
-        .trailer("Swarm-Message", msg.id.as_str());
+    let event = Event::new(
+        msg.kind.as_str(),
+        &msg.from,
+        format!("{}: {first}", msg.kind),
+    )
+    .trailer("Swarm-Message", msg.id.as_str());
     match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
         Ok(_) => None,
         Err(e) if e.code == Code::NotFound => None,

@@ -15,7 +15,7 @@ use crate::ctx::plan::{infer, plan_file_path, write_plan_file};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::plan::{
-    self as model, all, plan_ref, refuse_secrets, require, Plan, PlanDoc, PlanRecord, Status,
+    self, all, plan_ref, refuse_secrets, require, Plan, PlanDoc, PlanRecord, Status,
 };
 use crate::names;
 use crate::store::kind::{Publication, Records, Update};
@@ -103,7 +103,7 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
             .map(|(t, n)| (n, t)),
         &[],
     )?;
-    let text = text.unwrap_or_else(|| model::template(&record.title, args.name));
+    let text = text.unwrap_or_else(|| plan::template(&record.title, args.name));
     let doc = PlanDoc {
         record,
         text: Some(text),
@@ -245,7 +245,7 @@ pub fn pr_body(ctx: &Ctx, name: &str) -> Result<PrBody> {
     let plan = require(&ctx.store, name)?;
     Ok(PrBody {
         plan: name.to_string(),
-        body: model::pr_body(&plan, name),
+        body: plan::pr_body(&plan, name),
     })
 }
 
@@ -316,7 +316,7 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<StatusChange> {
         return Ok(out);
     }
     if !force {
-        model::refuse_busy(name, &work_in_progress(ctx, name)?)?;
+        plan::refuse_busy(name, &work_in_progress(ctx, name)?)?;
     }
     let mut record = plan.record.clone();
     record.status = Status::Closed;

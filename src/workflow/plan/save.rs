@@ -15,8 +15,7 @@ use crate::ctx::plan::{
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::plan::{
-    self as model, refuse_closed, refuse_secrets, require, save_conflict, Join, Plan, PlanDoc,
-    TEXT_FILE,
+    self, refuse_closed, refuse_secrets, require, save_conflict, Join, Plan, PlanDoc, TEXT_FILE,
 };
 use crate::store::Event;
 
@@ -203,7 +202,7 @@ fn merge_newer(
         Ok(t) => t.unwrap_or_default(),
         Err(_) => return Err(save_conflict(plan, base, false)),
     };
-    match model::join(&base_text, ours, &theirs) {
+    match plan::join(&base_text, ours, &theirs) {
         Join::Ours => Ok(None),
         Join::Theirs => Ok(Some(theirs)),
         Join::ThreeWay => {

@@ -7,7 +7,7 @@ use super::{not_found, publish, Ran};
 use crate::ctx::task::Known;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::task::{self as model, TaskRecord};
+use crate::model::task::{self, TaskRecord};
 use crate::names;
 use crate::store::remote;
 
@@ -133,7 +133,7 @@ fn check_graph(rec: &TaskRecord, tasks: &[Known]) -> Result<()> {
         .map(|k| (k.key.id.clone(), k.record.depends_on.clone()))
         .collect();
     graph.insert(rec.id.clone(), rec.depends_on.clone());
-    model::check_graph(&rec.id, &graph)
+    task::check_graph(&rec.id, &graph)
 }
 
 /// `task new`: create the task, published at once.
@@ -178,7 +178,7 @@ pub fn create(ctx: &Ctx, new: NewTask) -> Result<Ran> {
             )
             .hint("pick another id, or change it with `git swarm task update`"));
         }
-        let archived = remote::tip(&ctx.store, ctx.remote(), &model::task_ref(plan, id))?;
+        let archived = remote::tip(&ctx.store, ctx.remote(), &task::task_ref(plan, id))?;
         if archived.archived {
             return Err(Error::new(
                 Code::TaskExists,
@@ -187,7 +187,7 @@ pub fn create(ctx: &Ctx, new: NewTask) -> Result<Ran> {
             .hint("pick another id"));
         }
         check_graph(&rec, tasks)?;
-        let ev = model::event(
+        let ev = task::event(
             "task-created",
             &actor,
             &rec,
@@ -211,7 +211,7 @@ pub fn update(ctx: &Ctx, plan: Option<&str>, id: &str, fields: Fields) -> Result
         }
         check_graph(&rec, tasks)?;
         rec.updated_at = crate::clock::rfc3339(now);
-        let ev = model::event(
+        let ev = task::event(
             "task-updated",
             &actor,
             &rec,

@@ -19,10 +19,10 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
-use crate::model::task::{self as model, task_ref, Decision, Op, Status, TaskRecord, Work};
+use crate::model::task::{self, task_ref, Decision, Op, Status, TaskKey, TaskRecord, Work};
 use crate::names;
-use crate::store::kind::Record;
-use crate::store::remote::{self, publish_loop, Fetch, Looped, Step};
+use crate::store::kind::{Publish, Txn};
+use crate::store::remote;
 use crate::store::Event;
 
 mod fields;
@@ -148,16 +148,29 @@ pub(crate) fn publish(
 ) -> Result<Ran> {
     let store = &ctx.store;
     let refname = task_ref(plan, id);
-    let prefix = model::plan_prefix(plan);
+    let key = TaskKey {
+        plan: plan.to_string(),
+        id: id.to_string(),
+    };
+    let prefix = task::plan_prefix(plan);
     let plan_ref = crate::model::plan::plan_ref(plan);
-    let refs = [prefix.as_str(), plan_ref.as_str()];
-    let looped = publish_loop(
-        store,
-        ctx.remote(),
-        Fetch::Refs(&refs),
-        MAX_ATTEMPTS,
-        |round| {
-            let tip = round.tip(&refname)?;
+    let exhausted = |lines: &[String]| {
+        Error::new(
+            Code::PushRejected,
+            format!(
+                "the tasks of plan '{plan}' kept changing at the remote ({MAX_ATTEMPTS} attempts): {}",
+                lines.join("; ")
+            ),
+        )
+        .hint("run the command again")
+    };
+    let done = Publish::new(store, ctx.remote())
+        .fetch([prefix.as_str(), plan_ref.as_str()])
+        .attempts(MAX_ATTEMPTS)
+        .point("task")
+        .exhausted(exhausted)
+        .run(|txn| {
+            let tip = txn.tip(&refname)?;
             let (tasks, _) = known::all(store, ctx.remote(), Some(plan))?;
             // A record there that cannot be read fails the command with its
             // own error: never taken for an absent task and overwritten.
@@ -187,11 +200,9 @@ pub(crate) fn publish(
                         "task: catch up",
                     )?;
                 }
-                return Ok(Step::Done(ran(cur.record, Some(cur.commit), true, None)));
+                return Ok(ran(cur.record, Some(cur.commit), true, None));
             };
-            let tree = store.write_tree(&record.to_files()?)?;
-            let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-            let commit = store.commit(tree, &parents, &event)?;
+            let commit = txn.write(&key, &record, &event)?;
             // A change of dependencies was checked for cycles against the
             // graph just fetched: it publishes only if that graph is still
             // current, by moving the plan's ref in the same push (a plan-wide
@@ -200,32 +211,13 @@ pub(crate) fn publish(
                 .as_ref()
                 .map(|c| c.record.depends_on.clone())
                 .unwrap_or_default();
-            let graph = if record.depends_on != deps_before && !record.depends_on.is_empty() {
-                graph_version(ctx, round, &plan_ref, &event)?
-            } else {
-                Vec::new()
-            };
+            if record.depends_on != deps_before && !record.depends_on.is_empty() {
+                graph_version(ctx, txn, &plan_ref, &event)?;
+            }
             failpoint::point("task:objects");
-            let summary = event.summary.clone();
-            let out = ran(record, Some(commit), false, Some(event.kind.clone()));
-            Ok(Step::Publish(
-                remote::Next::new(&refname, tip, commit, &event.actor, &summary, out)
-                    .companions(graph)
-                    .point("task"),
-            ))
-        },
-    )?;
-    match looped {
-        Looped::Published(ran) | Looped::Done(ran) => Ok(ran),
-        Looped::Exhausted(lost) => Err(Error::new(
-            Code::PushRejected,
-            format!(
-                "the tasks of plan '{plan}' kept changing at the remote ({MAX_ATTEMPTS} attempts): {}",
-                lost.lines.join("; ")
-            ),
-        )
-        .hint("run the command again")),
-    }
+            Ok(ran(record, Some(commit), false, Some(event.kind.clone())))
+        })?;
+    Ok(done.then)
 }
 
 /// The plan's next version on the one just fetched (its tree as it is, a
@@ -234,14 +226,9 @@ pub(crate) fn publish(
 /// since — so two dependency changes decided on the same graph never both
 /// publish. Offline, or with a plan not published yet, none: the local
 /// CAS of the task arbitrates alone there.
-fn graph_version(
-    ctx: &Ctx,
-    round: &remote::Round<'_>,
-    plan_ref: &str,
-    event: &Event,
-) -> Result<Vec<PushUpdate>> {
-    let Some(published) = round.tip(plan_ref)?.remote else {
-        return Ok(Vec::new());
+fn graph_version(ctx: &Ctx, txn: &mut Txn<'_>, plan_ref: &str, event: &Event) -> Result<()> {
+    let Some(published) = txn.tip(plan_ref)?.remote else {
+        return Ok(());
     };
     let store = &ctx.store;
     let mut entry = Event::new(
@@ -254,11 +241,12 @@ fn graph_version(
     }
     let tree = store.commit_tree(published)?;
     let commit = store.commit(tree, &[published], &entry)?;
-    Ok(vec![PushUpdate {
+    txn.push_along(PushUpdate {
         refname: plan_ref.to_string(),
         new: Some(commit.to_string()),
         expected: Some(published.to_string()),
-    }])
+    });
+    Ok(())
 }
 
 fn event_actor(ctx: &Ctx) -> String {
@@ -301,7 +289,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
         };
         let st = statuses(tasks);
         let dep = |d: &str| st.get(d).copied();
-        match model::decide(&cur.record, &actor, &op, now, &dep)? {
+        match task::decide(&cur.record, &actor, &op, now, &dep)? {
             Decision::Already => Ok(None),
             Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
         }

@@ -1,0 +1,702 @@
+//! THE publish operation, for records of any kinds: [`Publish`].
+//!
+//! One round: fetch the refs the decision reads into the mirror; let the
+//! caller's closure read each record where it stands now
+//! ([`Txn::current`]: the published version, or the local one when it
+//! descends from it) and write the next versions it decides
+//! ([`Txn::write`], any number of records of any kinds); publish every
+//! version of the round in ONE atomic push whose leases are the values just
+//! fetched, then move the local refs. A lease that no longer holds (another
+//! clone won the race) starts the next round from a fresh fetch, so the
+//! closure decides again on what the winner wrote ([`Txn::rejected`] says
+//! what was refused). Without a remote (none, or `--offline`), or when it
+//! cannot be reached, one local compare-and-swap transaction of every ref
+//! arbitrates, and the outcome says why it is not published
+//! ([`Publication::Kept`]). Records that need not move together
+//! ([`Publish::independent`]) go in the atomic batches of
+//! `swarm.pushBatch` refs instead (`remote::publish_batched`).
+//!
+//! [`Records::publish`](super::Records::publish) is this operation for one
+//! record; a command whose refs must move together (a handoff's packet,
+//! lane and snapshot) writes them all in one closure.
+//!
+//! # A toy kind with a published command
+//!
+//! What a new kind needs, file by file: its model file, its workflow, its
+//! CLI module, and one registration line in `model::kinds()` (plus the
+//! subcommand's line in the CLI's command list). Nothing in `src/store/`:
+//!
+//! ```
+//! use std::process::Command;
+//! use clap::Parser;
+//! use serde::Serialize;
+//! use git_swarm::error::{Code, Error, Result};
+//! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, ScopedKey, Update};
+//! use git_swarm::store::{Event, Store};
+//!
+//! // ---- src/model/tally.rs: the kind --------------------------------------
+//! #[derive(Debug, Clone)]
+//! pub struct Tally {
+//!     pub yes: u64,
+//! }
+//! impl Record for Tally {
+//!     const NAMESPACE: &'static str = "tallies"; // refs/swarm/tallies/<plan>/<id>
+//!     const KIND: &'static str = "tally";
+//!     const DIVERGED: Diverged = Diverged::MergeJournals;
+//!     type Key = ScopedKey;
+//!     fn to_files(&self) -> Result<Files> {
+//!         Ok(Files::from([("tally".to_string(), self.yes.to_string().into_bytes())]))
+//!     }
+//!     fn from_files(files: &Files, _key: &ScopedKey, what: &str) -> Result<Self> {
+//!         let yes = files.get("tally").and_then(|b| String::from_utf8_lossy(b).parse().ok());
+//!         let yes = yes.ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no tally")))?;
+//!         Ok(Tally { yes })
+//!     }
+//! }
+//!
+//! // ---- src/model/mod.rs: the one registration line in `kinds()` ----------
+//! static TALLY: KindOf<Tally> = KindOf::new();
+//!
+//! // ---- src/workflow/tally.rs: the decision, published at once -----------
+//! #[derive(Debug, Serialize)]
+//! pub struct Voted {
+//!     pub tally: String,
+//!     pub yes: u64,
+//!     pub published: bool,
+//! }
+//! pub fn vote(store: &Store, remote: Option<&str>, key: &ScopedKey, by: &str) -> Result<Voted> {
+//!     let mut yes = 0;
+//!     // Fetched first; decided on the freshest version; one leased push;
+//!     // decided again on the winner's version after a lost race.
+//!     let written = Records::<Tally>::new(store).publish(remote, key, |current| {
+//!         yes = current.map_or(0, |c| c.value.yes) + 1;
+//!         Ok(Update::Write(Tally { yes }, Event::new("vote", by, format!("{key}: {yes} yes"))))
+//!     })?;
+//!     let published = written.publication.is_published();
+//!     Ok(Voted { tally: key.to_string(), yes, published })
+//! }
+//!
+//! // ---- src/cli/tally.rs: the arguments and the rendering ----------------
+//! /// Vote yes on a tally.
+//! #[derive(Debug, Parser)]
+//! pub struct VoteArgs {
+//!     pub plan: String,
+//!     pub id: String,
+//!     #[arg(long)]
+//!     pub json: bool,
+//! }
+//! pub fn run(store: &Store, remote: Option<&str>, args: VoteArgs, by: &str) -> Result<String> {
+//!     let voted = vote(store, remote, &ScopedKey::new(args.plan, args.id), by)?;
+//!     Ok(match args.json {
+//!         true => serde_json::to_string(&voted).expect("plain fields"),
+//!         false => format!("{}: {} yes", voted.tally, voted.yes),
+//!     })
+//! }
+//!
+//! // ---- using it: a bare remote and two clones ----------------------------
+//! let tmp = tempfile::tempdir().unwrap();
+//! let git = |args: &[&str]| {
+//!     let ok = Command::new("git").args(args).current_dir(tmp.path()).output().unwrap();
+//!     assert!(ok.status.success(), "{}", String::from_utf8_lossy(&ok.stderr));
+//! };
+//! git(&["init", "--quiet", "--bare", "remote.git"]);
+//! git(&["clone", "--quiet", "remote.git", "a"]);
+//! git(&["clone", "--quiet", "remote.git", "b"]);
+//! let a = Store::open(&tmp.path().join("a")).unwrap();
+//! let b = Store::open(&tmp.path().join("b")).unwrap();
+//! let cmd = |line: &[&str]| VoteArgs::try_parse_from(line).unwrap();
+//!
+//! assert_eq!(run(&a, Some("origin"), cmd(&["vote", "p", "lunch"]), "ann").unwrap(), "p/lunch: 1 yes");
+//! // b never fetched: it decides on what a published.
+//! assert_eq!(
+//!     run(&b, Some("origin"), cmd(&["vote", "p", "lunch", "--json"]), "bob").unwrap(),
+//!     r#"{"tally":"p/lunch","yes":2,"published":true}"#
+//! );
+//! // Offline: written here, said so; the listing of a (local, or the
+//! // mirror when newer) sees b's vote once fetched.
+//! assert_eq!(run(&a, None, cmd(&["vote", "p", "dinner"]), "ann").unwrap(), "p/dinner: 1 yes");
+//! git_swarm::store::mirror::fetch(&a, "origin").unwrap();
+//! let (known, unreadable) = Records::<Tally>::new(&a).known(Some("origin")).unwrap();
+//! let yes: Vec<(String, u64)> = known.iter().map(|v| (v.key.to_string(), v.value.yes)).collect();
+//! assert_eq!(yes, [("p/dinner".to_string(), 1), ("p/lunch".to_string(), 2)]);
+//! assert!(unreadable.is_empty());
+//! // `sync` and `gc` take it from the registration.
+//! let kinds: &[&dyn AnyKind] = &[&TALLY];
+//! let synced = git_swarm::store::reconcile::reconcile(&a, kinds, "origin", "ann").unwrap();
+//! assert_eq!(synced.updates.len(), 1, "the offline vote is what sync publishes");
+//! ```
+
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use serde::Serialize;
+
+use super::{Record, Records, Versioned};
+use crate::error::{Code, Error, Result};
+use crate::git::{PushOutcome, PushUpdate};
+use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
+use crate::store::remote::{self, adopt, not_published, Tip};
+use crate::store::{Event, Store};
+
+/// How many rounds [`Records::publish`] runs before giving up on a remote
+/// (or a local ref) that keeps changing.
+pub const PUBLISH_ATTEMPTS: usize = 5;
+
+/// Where a written record went.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum Publication {
+    /// Published at this remote in one atomic push.
+    Published { remote: String },
+    /// Written in this clone only, for this reason.
+    Kept { why: String },
+}
+
+impl Publication {
+    /// The one warning of a write kept in this clone (None: published).
+    pub fn warning(&self) -> Option<String> {
+        match self {
+            Publication::Published { .. } => None,
+            Publication::Kept { why } => Some(not_published(why)),
+        }
+    }
+    pub fn is_published(&self) -> bool {
+        matches!(self, Publication::Published { .. })
+    }
+}
+
+pub use crate::store::mirror::OFFLINE;
+
+/// The command's own error for a publication that lost every round.
+type Exhausted<'s> = Box<dyn Fn(&[String]) -> Error + 's>;
+
+/// One publication of records of any kinds (see the module docs): built
+/// with the refs to fetch, run with the closure that decides.
+pub struct Publish<'s> {
+    store: &'s Store,
+    remote: Option<&'s str>,
+    fetch: Vec<String>,
+    attempts: usize,
+    point: &'static str,
+    independent: bool,
+    exhausted: Option<Exhausted<'s>>,
+}
+
+/// One version the closure wrote, published at the end of the round.
+struct Write {
+    refname: String,
+    tip: Tip,
+    new: ObjectId,
+    actor: String,
+    reason: String,
+}
+
+/// One round of a [`Publish`], as its closure sees it.
+pub struct Txn<'s> {
+    store: &'s Store,
+    remote: Option<&'s str>,
+    attempt: usize,
+    rejected: Option<Vec<String>>,
+    tips: BTreeMap<String, Tip>,
+    writes: Vec<Write>,
+    along: Vec<PushUpdate>,
+}
+
+/// What a [`Publish`] did.
+#[derive(Debug, Clone)]
+pub struct Outcome<T> {
+    /// What the closure returned in the round that ended it.
+    pub then: T,
+    /// The new version of each record written, by ref name (empty: the
+    /// closure wrote nothing).
+    pub commits: Vec<(String, ObjectId)>,
+    /// Where they went (for nothing written: where it would have gone).
+    pub publication: Publication,
+}
+
+impl<'s> Publish<'s> {
+    /// A publication at `remote` (None: offline, the local CAS arbitrates).
+    pub fn new(store: &'s Store, remote: Option<&'s str>) -> Self {
+        Publish {
+            store,
+            remote,
+            fetch: Vec::new(),
+            attempts: PUBLISH_ATTEMPTS,
+            point: "record",
+            independent: false,
+            exhausted: None,
+        }
+    }
+
+    /// Refs (or prefixes ending in `/`) each round fetches first.
+    pub fn fetch<S: Into<String>>(mut self, refs: impl IntoIterator<Item = S>) -> Self {
+        self.fetch.extend(refs.into_iter().map(Into::into));
+        self
+    }
+
+    /// How many rounds before giving up (default [`PUBLISH_ATTEMPTS`]).
+    pub fn attempts(mut self, attempts: usize) -> Self {
+        self.attempts = attempts;
+        self
+    }
+
+    /// The failpoint prefix: `<point>:pushed` between the push and the
+    /// local refs (default `record`).
+    pub fn point(mut self, point: &'static str) -> Self {
+        self.point = point;
+        self
+    }
+
+    /// The records written need not move together: push them in atomic
+    /// batches of `swarm.pushBatch` refs rather than in one push.
+    pub fn independent(mut self) -> Self {
+        self.independent = true;
+        self
+    }
+
+    /// The command's own error when every round lost a race (given git's
+    /// lines of the last refusal); by default `CAS_FAILED` naming the refs.
+    pub fn exhausted(mut self, error: impl Fn(&[String]) -> Error + 's) -> Self {
+        self.exhausted = Some(Box::new(error));
+        self
+    }
+
+    /// Run it: at most `attempts` rounds of fetch, `decide`, publish.
+    pub fn run<T>(self, mut decide: impl FnMut(&mut Txn<'s>) -> Result<T>) -> Result<Outcome<T>> {
+        let store = self.store;
+        let refs: Vec<&str> = self.fetch.iter().map(String::as_str).collect();
+        let mut remote = self.remote;
+        let mut why = OFFLINE.to_string();
+        let mut lost: Vec<String> = Vec::new();
+        let mut rejected = None;
+        let mut attempt = 0;
+        while attempt < self.attempts {
+            attempt += 1;
+            if let (Some(r), false) = (remote, refs.is_empty()) {
+                match fetch_refs(store, r, &refs) {
+                    Ok(()) if !gone(r) => {}
+                    Ok(()) => {
+                        why = kept_why();
+                        remote = None;
+                    }
+                    Err(e) if is_unreachable(&e) => {
+                        why = format!("remote '{r}' could not be reached");
+                        remote = None;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+            let publication = match remote {
+                Some(r) => Publication::Published {
+                    remote: r.to_string(),
+                },
+                None => Publication::Kept { why: why.clone() },
+            };
+            let mut txn = Txn {
+                store,
+                remote,
+                attempt,
+                rejected: rejected.take(),
+                tips: BTreeMap::new(),
+                writes: Vec::new(),
+                along: Vec::new(),
+            };
+            let first = txn.rejected.is_none();
+            let then = decide(&mut txn)?;
+            let commits: Vec<(String, ObjectId)> = txn
+                .writes
+                .iter()
+                .map(|w| (w.refname.clone(), w.new))
+                .collect();
+            let done = |then| Outcome {
+                then,
+                commits: commits.clone(),
+                publication: publication.clone(),
+            };
+            if txn.writes.is_empty() && txn.along.is_empty() {
+                return Ok(done(then));
+            }
+            match remote {
+                Some(r) => {
+                    let mut updates: Vec<PushUpdate> = txn
+                        .writes
+                        .iter()
+                        .map(|w| PushUpdate {
+                            refname: w.refname.clone(),
+                            new: Some(w.new.to_string()),
+                            expected: w.tip.remote.map(|e| e.to_string()),
+                        })
+                        .collect();
+                    updates.extend(txn.along.iter().cloned());
+                    // Under a push budget, what this clone queued rides
+                    // along (first round only: a refusal may be a carried
+                    // record's stale lease, and the command's own write
+                    // must not pay for it), as in `remote::publish_loop`.
+                    let (carried, _carrying_lock) = match first {
+                        true => {
+                            let own: Vec<&str> = updates.iter().map(|u| &u.refname[..]).collect();
+                            remote::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
+                        }
+                        false => (Vec::new(), None),
+                    };
+                    let carrying = !carried.is_empty();
+                    updates.extend(carried);
+                    let pushed = if self.independent {
+                        remote::publish_batched(store, r, &updates)
+                    } else {
+                        remote::publish(store, r, &updates, &[])
+                    };
+                    match pushed {
+                        Ok(PushOutcome::Ok) => {
+                            if carrying {
+                                let _ = remote::budget::settle(store, r);
+                            }
+                        }
+                        Ok(PushOutcome::Rejected(lines)) => {
+                            lost.clone_from(&lines);
+                            rejected = Some(lines);
+                            // Lost at the remote: a jittered pause before
+                            // fetching again, so the losers spread out.
+                            if attempt < self.attempts {
+                                crate::git::net::backoff(
+                                    u32::try_from(attempt).unwrap_or(u32::MAX),
+                                );
+                            }
+                            continue;
+                        }
+                        // It stopped answering since the fetch: kept, as
+                        // offline (the next round arbitrates locally, and
+                        // does not count as an attempt).
+                        Err(e) if gone(r) || is_unreachable(&e) => {
+                            why = format!("remote '{r}' could not be reached");
+                            remote = None;
+                            attempt -= 1;
+                            continue;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                    crate::failpoint::point(&format!("{}:pushed", self.point));
+                    let along = txn.along.iter().filter_map(|u| {
+                        let new = ObjectId::from_hex(u.new.as_deref()?.as_bytes()).ok()?;
+                        let (actor, reason) = txn
+                            .writes
+                            .first()
+                            .map_or(("git-swarm", "published along"), |w| {
+                                (&w.actor[..], &w.reason[..])
+                            });
+                        Some((&u.refname[..], new, actor, reason))
+                    });
+                    let written = txn
+                        .writes
+                        .iter()
+                        .map(|w| (&w.refname[..], w.new, &w.actor[..], &w.reason[..]));
+                    for (refname, new, actor, reason) in written.chain(along) {
+                        // Published already; a local ref holding a change
+                        // the pushed version lacks is `sync`'s to join.
+                        match adopt(store, refname, new, actor, reason) {
+                            Err(e) if e.code == Code::CasFailed => {}
+                            other => other?,
+                        }
+                    }
+                    return Ok(done(then));
+                }
+                None => {
+                    let edits: Vec<(String, Option<ObjectId>, ObjectId)> = txn
+                        .writes
+                        .iter()
+                        .map(|w| (w.refname.clone(), w.tip.local, w.new))
+                        .collect();
+                    let (actor, reason) = txn
+                        .writes
+                        .first()
+                        .map_or(("git-swarm", ""), |w| (&w.actor[..], &w.reason[..]));
+                    match store.try_cas_many(&edits, actor, reason) {
+                        Ok(()) => return Ok(done(then)),
+                        Err(e) if e.is_lost_race() => {
+                            lost = vec![Error::from(e).message];
+                            rejected = Some(lost.clone());
+                        }
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+        }
+        Err(match &self.exhausted {
+            Some(error) => error(&lost),
+            None => Error::new(
+                Code::CasFailed,
+                format!(
+                    "{} kept changing under {} attempts to write it; nothing was overwritten{}",
+                    self.fetch.join(", "),
+                    self.attempts,
+                    if lost.is_empty() {
+                        String::new()
+                    } else {
+                        format!(" ({})", lost.join("; "))
+                    }
+                ),
+            )
+            .hint("run the command again: it starts from the new value"),
+        })
+    }
+}
+
+impl<'s> Txn<'s> {
+    /// The store the round works in.
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+    /// 1 for the first round.
+    pub fn attempt(&self) -> usize {
+        self.attempt
+    }
+    /// git's lines (or the lost CAS's message) when the previous round
+    /// lost a race: what was decided then did not publish.
+    pub fn rejected(&self) -> Option<&[String]> {
+        self.rejected.as_deref()
+    }
+    /// Whether a remote arbitrates (else the local CAS does).
+    pub fn online(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// Fetch more refs into the mirror (online; offline a no-op), e.g. a
+    /// prefix to look for a free name after a lost race.
+    pub fn fetch(&self, refs: &[&str]) -> Result<()> {
+        match self.remote {
+            Some(r) => fetch_refs(self.store, r, refs),
+            None => Ok(()),
+        }
+    }
+
+    /// Where `refname` stands in this round (after its fetch); a write of
+    /// it takes the lease read here.
+    pub fn tip(&mut self, refname: &str) -> Result<Tip> {
+        if let Some(tip) = self.tips.get(refname) {
+            return Ok(*tip);
+        }
+        let tip = remote::tip(self.store, self.remote, refname)?;
+        self.tips.insert(refname.to_string(), tip);
+        Ok(tip)
+    }
+
+    /// The record where it stands now (None: absent, or archived by `gc`:
+    /// a write then continues the archived history). One that cannot be
+    /// read fails the round with its error: never taken for absent.
+    pub fn current<R: Record>(&mut self, key: &R::Key) -> Result<Option<Versioned<R>>> {
+        let tip = self.tip(&R::refname(key))?;
+        match tip.base {
+            Some(base) if !tip.archived => Records::<R>::new(self.store).at(key, base).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// [`Txn::current`], first moving a local ref that is missing or behind
+    /// what the remote published forward to it (a run killed between its
+    /// push and its local update), as `sync` would.
+    pub fn current_caught_up<R: Record>(&mut self, key: &R::Key) -> Result<Option<Versioned<R>>> {
+        let refname = R::refname(key);
+        let tip = self.tip(&refname)?;
+        if let (true, Some(published)) = (tip.local_behind(self.store)?, tip.base) {
+            match adopt(
+                self.store,
+                &refname,
+                published,
+                "git-swarm",
+                "catch up with the remote",
+            ) {
+                Err(e) if e.code == Code::CasFailed => {}
+                other => other?,
+            }
+        }
+        self.current(key)
+    }
+
+    /// Write `value` as the record's next version (on the one this round
+    /// read): its commit now, its ref with the round's push.
+    pub fn write<R: Record>(&mut self, key: &R::Key, value: &R, event: &Event) -> Result<ObjectId> {
+        let refname = R::refname(key);
+        let tip = self.tip(&refname)?;
+        let tree = self.store.write_tree(&value.to_files()?)?;
+        let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+        let new = self.store.commit(tree, &parents, event)?;
+        self.write_commit(&refname, new, &event.actor, &event.summary)?;
+        Ok(new)
+    }
+
+    /// Publish `new`, a commit the caller built on `refname`'s tip of this
+    /// round (e.g. a version whose tree is not a record's files), with the
+    /// round's push.
+    pub fn write_commit(
+        &mut self,
+        refname: &str,
+        new: ObjectId,
+        actor: &str,
+        reason: &str,
+    ) -> Result<()> {
+        let tip = self.tip(refname)?;
+        self.write_on(refname, tip, new, actor, reason);
+        Ok(())
+    }
+
+    /// [`Txn::write_commit`] with the lease the caller decided on (e.g. a
+    /// head it was handed, which the ref must still hold).
+    pub fn write_on(&mut self, refname: &str, tip: Tip, new: ObjectId, actor: &str, reason: &str) {
+        self.writes.retain(|w| w.refname != refname);
+        self.writes.push(Write {
+            refname: refname.to_string(),
+            tip,
+            new,
+            actor: actor.to_string(),
+            reason: reason.to_string(),
+        });
+    }
+
+    /// A leased update that travels in the round's push only (online;
+    /// offline it is dropped), its local ref moved forward after the push
+    /// like the writes': e.g. a plan-wide version that makes two
+    /// racing changes decided on one graph refuse each other.
+    pub fn push_along(&mut self, update: PushUpdate) {
+        if self.remote.is_some() {
+            self.along.push(update);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+    use crate::store::kind::{Diverged, Files};
+
+    /// A toy kind per namespace: one number.
+    #[derive(Debug, Clone)]
+    struct N<const K: u8>(u64);
+
+    impl<const K: u8> Record for N<K> {
+        const NAMESPACE: &'static str = if K == 0 { "counts" } else { "scores" };
+        const KIND: &'static str = "n";
+        const DIVERGED: Diverged = Diverged::MergeJournals;
+        type Key = String;
+        fn to_files(&self) -> Result<Files> {
+            Ok(Files::from([(
+                "n".to_string(),
+                self.0.to_string().into_bytes(),
+            )]))
+        }
+        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
+            let n = files
+                .get("n")
+                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
+            n.map(N)
+                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no n")))
+        }
+    }
+
+    fn git(dir: &std::path::Path, args: &[&str]) {
+        let out = Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// Both kinds' records bumped in one round (by `by`: two clones that
+    /// decide alike still write two commits).
+    fn bump_both(txn: &mut Txn<'_>, key: &String, by: &str) -> Result<(u64, u64)> {
+        let c = txn.current::<N<0>>(key)?.map_or(0, |v| v.value.0) + 1;
+        let s = txn.current::<N<1>>(key)?.map_or(0, |v| v.value.0) + 10;
+        txn.write(key, &N::<0>(c), &Event::new("bump", by, "bump"))?;
+        txn.write(key, &N::<1>(s), &Event::new("bump", by, "bump"))?;
+        Ok((c, s))
+    }
+
+    #[test]
+    fn records_of_two_kinds_move_together_online_and_offline() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
+        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
+        let a = Store::open(&tmp.path().join("a")).unwrap();
+        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let key = "k".to_string();
+        let refs = [N::<0>::refname(&key), N::<1>::refname(&key)];
+        let publish = |store| Publish::new(store, Some("origin")).fetch(refs.clone());
+
+        // One push of both.
+        let done = publish(&a).run(|txn| bump_both(txn, &key, "ann")).unwrap();
+        assert_eq!((done.then, done.commits.len()), ((1, 10), 2));
+        assert!(done.publication.is_published());
+
+        // b loses a race on one of the two: the whole push is refused, and
+        // the next round decides on what a published.
+        let mut seen = Vec::new();
+        let done = publish(&b)
+            .run(|txn| {
+                seen.push(txn.rejected().is_some());
+                if txn.attempt() == 1 {
+                    publish(&a)
+                        .run(|t| {
+                            let s = t.current::<N<1>>(&key)?.unwrap().value.0 + 10;
+                            t.write(&key, &N::<1>(s), &Event::new("bump", "ann", "bump"))
+                        })
+                        .unwrap();
+                }
+                bump_both(txn, &key, "bob")
+            })
+            .unwrap();
+        assert_eq!(seen, [false, true]);
+        assert_eq!(done.then, (2, 30), "decided again on the winner's score");
+
+        // Offline: one local CAS transaction of both refs; a ref another
+        // local writer moved meanwhile fails both, and the round is re-run.
+        let local = |store: &Store| {
+            let c = Records::<N<0>>::new(store)
+                .load(&key)
+                .unwrap()
+                .unwrap()
+                .value
+                .0;
+            let s = Records::<N<1>>::new(store)
+                .load(&key)
+                .unwrap()
+                .unwrap()
+                .value
+                .0;
+            (c, s)
+        };
+        let before = local(&b);
+        let mut rounds = 0;
+        let done = Publish::new(&b, None)
+            .run(|txn| {
+                rounds += 1;
+                let decided = bump_both(txn, &key, "bob")?;
+                if rounds == 1 {
+                    Records::<N<1>>::new(&b)
+                        .update(&key, |_| {
+                            Ok(super::super::Update::Write(
+                                N(100),
+                                Event::new("set", "ann", "set"),
+                            ))
+                        })
+                        .unwrap();
+                    assert_eq!(local(&b), (before.0, 100), "nothing moved yet");
+                }
+                Ok(decided)
+            })
+            .unwrap();
+        assert_eq!(rounds, 2);
+        assert_eq!(done.then, (before.0 + 1, 110));
+        assert_eq!(local(&b), (before.0 + 1, 110));
+        assert!(!done.publication.is_published());
+    }
+}

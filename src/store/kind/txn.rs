@@ -135,7 +135,7 @@ use serde::Serialize;
 use super::{Record, Records, Versioned};
 use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
-use crate::store::mirror::{fetch_refs, gone, is_unreachable, kept_why};
+use crate::store::mirror::{fetch_refs, gone, kept_why, note_unreachable};
 use crate::store::remote::{self, adopt, not_published, Tip};
 use crate::store::{Event, Store};
 
@@ -280,7 +280,10 @@ impl<'s> Publish<'s> {
                         why = kept_why();
                         remote = None;
                     }
-                    Err(e) if is_unreachable(&e) => {
+                    // Kept only by a command that keeps its writes then
+                    // (`mirror::keep_writes_when_unreachable`); the
+                    // arbitrations (claim, reserve, accept…) fail instead.
+                    Err(e) if note_unreachable(store, r, &e) => {
                         why = format!("remote '{r}' could not be reached");
                         remote = None;
                     }
@@ -368,7 +371,7 @@ impl<'s> Publish<'s> {
                         // It stopped answering since the fetch: kept, as
                         // offline (the next round arbitrates locally, and
                         // does not count as an attempt).
-                        Err(e) if gone(r) || is_unreachable(&e) => {
+                        Err(_) if gone(r) => {
                             why = format!("remote '{r}' could not be reached");
                             remote = None;
                             attempt -= 1;

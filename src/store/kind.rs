@@ -97,6 +97,8 @@
 //! ```
 
 mod publish;
+#[cfg(test)]
+mod testkit;
 mod txn;
 
 pub use publish::{Known, Written};

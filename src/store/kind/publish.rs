@@ -152,56 +152,18 @@ impl<R: Record> Records<'_, R> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use super::*;
-    use crate::store::kind::Files;
+    use crate::store::kind::testkit::{git, N};
     use crate::store::kind::OFFLINE;
     use crate::store::{Event, Store};
 
-    #[derive(Debug, Clone)]
-    struct Counter(u64);
-
-    impl Record for Counter {
-        const NAMESPACE: &'static str = "counters";
-        const KIND: &'static str = "counter";
-        const DIVERGED: super::super::Diverged = super::super::Diverged::MergeJournals;
-        type Key = String;
-        fn to_files(&self) -> Result<Files> {
-            Ok(Files::from([(
-                "n".to_string(),
-                self.0.to_string().into_bytes(),
-            )]))
-        }
-        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
-            let n = files
-                .get("n")
-                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
-            n.map(Counter)
-                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no count")))
-        }
-    }
-
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    type Counter = N<0>;
 
     fn bump(by: &str) -> impl FnMut(Option<&Versioned<Counter>>) -> Result<Update<Counter>> + '_ {
         move |current| {
             let n = current.map_or(0, |c| c.value.0) + 1;
             Ok(Update::Write(
-                Counter(n),
+                N(n),
                 Event::new("count", by, format!("count {n}")),
             ))
         }

@@ -569,49 +569,8 @@ impl<'s> Txn<'s> {
 
 #[cfg(test)]
 mod tests {
-    use std::process::Command;
-
     use super::*;
-    use crate::store::kind::{Diverged, Files};
-
-    /// A toy kind per namespace: one number.
-    #[derive(Debug, Clone)]
-    struct N<const K: u8>(u64);
-
-    impl<const K: u8> Record for N<K> {
-        const NAMESPACE: &'static str = if K == 0 { "counts" } else { "scores" };
-        const KIND: &'static str = "n";
-        const DIVERGED: Diverged = Diverged::MergeJournals;
-        type Key = String;
-        fn to_files(&self) -> Result<Files> {
-            Ok(Files::from([(
-                "n".to_string(),
-                self.0.to_string().into_bytes(),
-            )]))
-        }
-        fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
-            let n = files
-                .get("n")
-                .and_then(|b| String::from_utf8_lossy(b).parse().ok());
-            n.map(N)
-                .ok_or_else(|| Error::new(Code::RecordInvalid, format!("{what}: no n")))
-        }
-    }
-
-    fn git(dir: &std::path::Path, args: &[&str]) {
-        let out = Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
+    use crate::store::kind::testkit::{git, N};
 
     /// Both kinds' records bumped in one round (by `by`: two clones that
     /// decide alike still write two commits).

@@ -177,7 +177,7 @@ impl Settings {
                     Code::RemoteMissing,
                     format!("remote '{r}' (swarm.codeRemote) does not exist"),
                 )
-                .hint(format!("add it with `git remote add {r} <url>`, or set swarm.codeRemote to an existing remote (unset, it is origin)")));
+                .hint(format!("add it with `git remote add {r} <url>`, or set swarm.codeRemote to an existing remote (unset, it is origin when that exists, else swarm.remote)")));
             }
         }
         Ok(settings)

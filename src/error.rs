@@ -98,7 +98,7 @@ codes! {
     PlanFileUnsafe("PLAN_FILE_UNSAFE", Usage): "the plan file is a symbolic link or not a regular file; git-swarm neither reads nor writes through it",
     FileNotRegular("FILE_NOT_REGULAR", Usage): "an input file (--from, --file) is a FIFO, device or directory, not a regular file",
     FileTooLarge("FILE_TOO_LARGE", Usage): "an input or plan file is larger than git-swarm reads (1 MiB of text, 64 KiB of YAML)",
-    ConfigInvalid("CONFIG_INVALID", Usage): "a swarm.* setting is unusable: swarm.planFile outside the worktree, swarm.worktreeRoot outside the main worktree",
+    ConfigInvalid("CONFIG_INVALID", Usage): "a swarm.* setting is unusable: swarm.planFile outside the worktree, swarm.worktreeRoot outside the main worktree, or swarm.pushBudget / swarm.trust set to a value it cannot parse",
     EnvInvalid("ENV_INVALID", Usage): "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW, GIT_CONFIG_PARAMETERS)",
     RecordUntrusted("RECORD_UNTRUSTED", Check): "under swarm.trust=require, a record is unsigned, badly signed, or signed by a key that .swarm/allowed_signers on the base branch does not list for the actor it names: listings show it as UNTRUSTED with the reason, decisions skip it",
     SigningKeyMissing("SIGNING_KEY_MISSING", Usage): "under swarm.trust=require, a command would write a record for an actor with no signing key (swarm.<address>.signingKey, or user.signingKey with commit.gpgSign); nothing was written",

@@ -9,12 +9,14 @@ use super::Global;
 #[derive(Debug, Args)]
 pub struct InitArgs {
     /// Use this remote as the shared remote (sets swarm.remote): records
-    /// sync through it; the code stays on swarm.codeRemote (else origin).
+    /// sync through it; the code stays on swarm.codeRemote (else origin when
+    /// it exists, else this remote).
     #[arg(long, value_name = "R")]
     pub remote: Option<String>,
     /// Keep records on a repository of their own: adds the remote `swarm`
-    /// at URL, sets swarm.remote to it and swarm.codeRemote to origin
-    /// (lane branches and the base stay there). Idempotent; every clone of
+    /// at URL, sets swarm.remote to it and swarm.codeRemote to origin unless
+    /// already set (lane branches and the base stay there; without an
+    /// origin it warns, and the code goes to the coordination remote). Idempotent; every clone of
     /// the swarm runs the same command.
     #[arg(long, value_name = "URL", conflicts_with = "remote")]
     pub coordination_remote: Option<String>,

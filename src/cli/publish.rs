@@ -7,7 +7,7 @@
 
 use crate::cli::output::Output;
 use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
-use git_swarm::store::remote::{not_published, pending, publish_pending, Flushed};
+use git_swarm::store::remote::{not_published, pending, Flushed};
 
 use super::Global;
 
@@ -33,13 +33,13 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
             _ => out,
         };
     }
-    let flushed = publish_pending(&ctx.store, &remote);
-    // What a push budget queued is out: its age goes.
-    let _ = git_swarm::store::remote::budget::settle(&ctx.store, &remote);
-    match flushed {
-        Ok(Flushed::Nothing) => out,
-        Ok(Flushed::Published(refs)) => published(out, &remote, refs),
-        Ok(Flushed::Refused(_)) => keep(
+    // Under the clone's flush lock, as a push budget's flush: another
+    // process of this clone carrying or flushing the same refs publishes
+    // them (two pushes of them: one would be refused).
+    match git_swarm::store::remote::budget::flush(&ctx.store, &remote, None) {
+        Ok(None | Some(Flushed::Nothing)) => out,
+        Ok(Some(Flushed::Published(refs))) => published(out, &remote, refs),
+        Ok(Some(Flushed::Refused(_))) => keep(
             out,
             &format!("remote '{remote}' moved meanwhile and refused the push"),
         ),

@@ -60,7 +60,7 @@ impl Refreshed {
 
 /// The remote and branch a base lives on, and whether the base names the
 /// remote-tracking ref itself (`origin/main`) rather than a local branch.
-fn on_remote(ctx: &Ctx, base: &str) -> Option<(String, String, bool)> {
+pub(crate) fn on_remote(ctx: &Ctx, base: &str) -> Option<(String, String, bool)> {
     let name = base.strip_prefix("refs/remotes/").unwrap_or(base);
     if let Some((remote, branch)) = name.split_once('/') {
         let configured = ctx.store.config(&format!("remote.{remote}.url")).is_some();

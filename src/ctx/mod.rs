@@ -89,18 +89,24 @@ impl Ctx {
         }
         let base = lane::default_base(&self);
         let exists = |r: &str| matches!(self.store.ref_target(r), Ok(Some(_)));
+        // The remote's copy first (as `base::refresh` names it), then the
+        // local branch.
         let mut candidates = Vec::new();
-        if base.starts_with("refs/") {
-            candidates.push(base.clone());
-        }
-        if let Some(remote) = self.settings.code_remote.as_deref() {
-            if base.starts_with(&format!("{remote}/")) {
-                candidates.push(format!("refs/remotes/{base}"));
-            } else {
-                candidates.push(format!("refs/remotes/{remote}/{base}"));
+        match base::on_remote(&self, &base) {
+            Some((remote, branch, _)) => {
+                candidates.push(format!("refs/remotes/{remote}/{branch}"));
+                candidates.push(format!("refs/heads/{branch}"));
+            }
+            None => {
+                if let Some(remote) = self.settings.code_remote.as_deref() {
+                    candidates.push(format!("refs/remotes/{remote}/{base}"));
+                }
+                candidates.push(match base.starts_with("refs/") {
+                    true => base.clone(),
+                    false => format!("refs/heads/{base}"),
+                });
             }
         }
-        candidates.push(format!("refs/heads/{base}"));
         let found = candidates.into_iter().find(|r| exists(r));
         self.store.trust.set_base(found);
         self

@@ -271,8 +271,9 @@ fn split_commit(raw: &[u8]) -> Signed {
 
 impl Store {
     /// The key that signs `actor`'s records, if any: its own
-    /// `swarm.<actor>.signingKey` (ssh), else git's `user.signingKey`
-    /// when git signs commits here (`commit.gpgSign`), in `gpg.format`.
+    /// `swarm.<actor>.signingKey` (ssh), else, with trust on, git's
+    /// `user.signingKey` when git signs commits here (`commit.gpgSign`), in
+    /// `gpg.format` (under require only ssh, the format that is checked).
     fn signing_key(&self, actor: &str) -> Result<Option<(Format, String, Option<String>)>> {
         let config = self.repo.config_snapshot();
         let own = config
@@ -282,7 +283,12 @@ impl Store {
         let (format, key) = match own {
             Some(key) => (Format::Ssh, key),
             None => {
-                if !config.boolean("commit.gpgSign").unwrap_or(false) {
+                // git's own key signs records only when trust is on: with
+                // trust off a gpg prompt or failure on every record write
+                // would buy nothing.
+                if self.trust.policy == Policy::Off
+                    || !config.boolean("commit.gpgSign").unwrap_or(false)
+                {
                     return Ok(None);
                 }
                 let Some(key) = config
@@ -295,7 +301,13 @@ impl Store {
                 let format = config
                     .string("gpg.format")
                     .map(|v| v.to_str_lossy().into_owned());
-                (Format::parse(format.as_deref())?, key)
+                let format = Format::parse(format.as_deref())?;
+                // Only ssh signatures are checked: under require an openpgp
+                // or x509 one would make a record every clone skips.
+                if self.trust.policy == Policy::Require && format != Format::Ssh {
+                    return Ok(None);
+                }
+                (format, key)
             }
         };
         let program_key = match format {

@@ -107,8 +107,10 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                 published: round.online(),
                 ..Renewed::default()
             };
+            // First decide, then write: `--due` runs after every tool use,
+            // and most times nothing is due (no objects, no signatures).
             let mut any_due = false;
-            let mut versions: Vec<(String, Tip, ObjectId)> = Vec::new();
+            let mut decided: Vec<(String, Tip, task::TaskRecord, Event)> = Vec::new();
             for plan in &plans {
                 let (tasks, _) = crate::ctx::task::all(store, ctx.remote(), Some(plan))?;
                 for k in tasks.iter().filter(|k| mine(&k.record)) {
@@ -126,15 +128,13 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                     };
                     let refname = task_ref(&k.key.plan, &k.key.id);
                     let tip = round.tip(&refname)?;
-                    let tree = store.write_tree(&rec.to_files()?)?;
-                    let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-                    let commit = store.commit(tree, &parents, &event)?;
-                    out.task_lease_until = rec.claim.map(|c| c.lease_until);
+                    out.task_lease_until = rec.claim.as_ref().map(|c| c.lease_until.clone());
                     out.tasks.push(name);
-                    versions.push((refname, tip, commit));
+                    decided.push((refname, tip, rec, event));
                 }
             }
             let tip = round.tip(LEDGER_REF)?;
+            let mut renewed_ledger = None;
             if let Some(base) = tip.base {
                 let mut ledger: Ledger = Records::<Ledger>::new(store)
                     .at(&LEDGER.to_string(), base)?
@@ -166,14 +166,10 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                     }
                 }
                 if !out.reservations.is_empty() {
-                    let summary = format!("{me} renews {}", out.reservations.join(" "));
-                    let event = Event::new("reservations-renewed", &me, summary);
-                    let tree = store.write_tree(&ledger.to_files()?)?;
-                    let commit = store.commit(tree, &[base], &event)?;
-                    versions.push((LEDGER_REF.to_string(), tip, commit));
+                    renewed_ledger = Some((ledger, base));
                 }
             }
-            if versions.is_empty() || (due_only && !any_due) {
+            if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
                 out.tasks.clear();
                 out.reservations.clear();
                 out.task_lease_until = None;
@@ -182,6 +178,19 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                 out.published = false;
                 return Ok(Step::Done(out));
             }
+            let mut versions: Vec<(String, Tip, ObjectId)> = Vec::new();
+            for (refname, tip, rec, event) in decided {
+                let tree = store.write_tree(&rec.to_files()?)?;
+                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+                versions.push((refname, tip, store.commit(tree, &parents, &event)?));
+            }
+            if let Some((ledger, base)) = renewed_ledger {
+                let summary = format!("{me} renews {}", out.reservations.join(" "));
+                let event = Event::new("reservations-renewed", &me, summary);
+                let tree = store.write_tree(&ledger.to_files()?)?;
+                let commit = store.commit(tree, &[base], &event)?;
+                versions.push((LEDGER_REF.to_string(), tip, commit));
+            }
             crate::failpoint::point("renew:objects");
             let summary = format!(
                 "{me} renews {} claim(s) and {} reservation(s)",
@@ -189,11 +198,16 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                 out.reservations.len()
             );
             if !round.online() {
-                // The local compare-and-swap, ref by ref: offline nobody else
-                // moves these records but another process of this clone.
-                for (refname, tip, new) in &versions {
-                    store.cas(refname, tip.local, Some(*new), &me, &summary)?;
-                }
+                // One local compare-and-swap of every ref, all or none:
+                // offline nobody else moves these records but another
+                // process of this clone (then: run it again).
+                let edits: Vec<(String, Option<ObjectId>, ObjectId)> = versions
+                    .iter()
+                    .map(|(refname, tip, new)| (refname.clone(), tip.local, *new))
+                    .collect();
+                store
+                    .try_cas_many(&edits, &me, &summary)
+                    .map_err(|e| Error::from(e).hint("run `git swarm renew` again"))?;
                 return Ok(Step::Done(out));
             }
             let mut versions = versions.into_iter();

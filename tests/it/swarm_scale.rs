@@ -426,3 +426,41 @@ fn one_push_renews_every_claim_and_reservation_an_agent_holds() {
         "{ops}"
     );
 }
+
+/// `renew --due` runs after every tool use: when nothing is due it writes
+/// no object (no commit, no signature) and moves no ref. Offline, a renewal
+/// moves the claims and the ledger together in this clone.
+#[test]
+fn renew_due_writes_nothing_until_due_and_offline_moves_every_holding_at_once() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:00:00Z");
+    let (mut env, remote, clones) = Swarm::in_env(env, &["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "work")
+        .parts();
+    let ann = &clones[0];
+    env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    env.swarm(ann, &["reserve", "src/a/"]).ok();
+    let objects = |env: &TestEnv| env.git(ann, &["count-objects", "-v"]);
+    let (refs_before, objects_before) = (env.refs(ann, "refs/swarm/"), objects(&env));
+    // Five minutes on: nothing is past half its lease.
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:05:00Z");
+    let doc = env.swarm(ann, &["renew", "--due", "--json"]).ok().json();
+    assert_eq!(doc["nothing"], true, "{doc}");
+    assert_eq!(env.refs(ann, "refs/swarm/"), refs_before);
+    assert_eq!(objects(&env), objects_before, "no object written");
+    // Twenty minutes on, offline: the claim and the ledger move together here.
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T10:20:00Z");
+    let remote_before = env.refs(&remote, "refs/swarm/");
+    let run = env.swarm(ann, &["--offline", "renew", "--json"]).ok();
+    run.expect_stderr("not published");
+    let doc = run.json();
+    assert_eq!(doc["tasks"], serde_json::json!(["p/t1"]), "{doc}");
+    assert_eq!(doc["reservations"].as_array().unwrap().len(), 1, "{doc}");
+    let after = env.refs(ann, "refs/swarm/");
+    for r in ["refs/swarm/tasks/p/t1", "refs/swarm/reservations/ledger"] {
+        assert_ne!(after[r], refs_before[r], "{r} moved here");
+    }
+    assert_eq!(env.refs(&remote, "refs/swarm/"), remote_before);
+}

@@ -12,9 +12,10 @@
 //! what was refused). Without a remote (none, or `--offline`), or when it
 //! cannot be reached, one local compare-and-swap transaction of every ref
 //! arbitrates, and the outcome says why it is not published
-//! ([`Publication::Kept`]). Records that need not move together
-//! ([`Publish::independent`]) go in the atomic batches of
-//! `swarm.pushBatch` refs instead (`remote::publish_batched`).
+//! ([`Publication::Kept`]). (Records that need not move together, as
+//! `sync`'s and `gc`'s, go in `remote::publish_batched`'s batches, outside
+//! this operation: a round here is decided again as a whole, which a
+//! half-published batch would not allow.)
 //!
 //! [`Records::publish`](super::Records::publish) is this operation for one
 //! record; a command whose refs must move together (a handoff's packet,
@@ -179,7 +180,6 @@ pub struct Publish<'s> {
     fetch: Vec<String>,
     attempts: usize,
     point: &'static str,
-    independent: bool,
     exhausted: Option<Exhausted<'s>>,
 }
 
@@ -224,7 +224,6 @@ impl<'s> Publish<'s> {
             fetch: Vec::new(),
             attempts: PUBLISH_ATTEMPTS,
             point: "record",
-            independent: false,
             exhausted: None,
         }
     }
@@ -248,13 +247,6 @@ impl<'s> Publish<'s> {
         self
     }
 
-    /// The records written need not move together: push them in atomic
-    /// batches of `swarm.pushBatch` refs rather than in one push.
-    pub fn independent(mut self) -> Self {
-        self.independent = true;
-        self
-    }
-
     /// The command's own error when every round lost a race (given git's
     /// lines of the last refusal); by default `CAS_FAILED` naming the refs.
     pub fn exhausted(mut self, error: impl Fn(&[String]) -> Error + 's) -> Self {
@@ -273,6 +265,12 @@ impl<'s> Publish<'s> {
         let mut attempt = 0;
         while attempt < self.attempts {
             attempt += 1;
+            // Found unreachable earlier in this process: offline from now
+            // on (with nothing to fetch, no push waits for it to time out).
+            if remote.is_some_and(gone) {
+                why = kept_why();
+                remote = None;
+            }
             if let (Some(r), false) = (remote, refs.is_empty()) {
                 match fetch_refs(store, r, &refs) {
                     Ok(()) if !gone(r) => {}
@@ -345,12 +343,7 @@ impl<'s> Publish<'s> {
                     };
                     let carrying = !carried.is_empty();
                     updates.extend(carried);
-                    let pushed = if self.independent {
-                        remote::publish_batched(store, r, &updates)
-                    } else {
-                        remote::publish(store, r, &updates, &[])
-                    };
-                    match pushed {
+                    match remote::publish(store, r, &updates, &[]) {
                         Ok(PushOutcome::Ok) => {
                             if carrying {
                                 let _ = remote::budget::settle(store, r);

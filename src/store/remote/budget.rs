@@ -153,10 +153,20 @@ pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
     if !due(store, remote) {
         return Ok(None);
     }
+    flush(store, remote, Some("budget:flush"))
+}
+
+/// Publish what this clone has not published yet ([`publish_pending`])
+/// and settle the queue's age, holding the clone's flush lock: None while
+/// another process of this clone carries or flushes it (it publishes the
+/// same refs). What every command that published at once does last.
+pub fn flush(store: &Store, remote: &str, point: Option<&str>) -> Result<Option<Flushed>> {
     let Some(_lock) = FlushLock::take(store, remote) else {
         return Ok(None);
     };
-    crate::failpoint::point("budget:flush");
+    if let Some(point) = point {
+        crate::failpoint::point(point);
+    }
     let flushed = publish_pending(store, remote)?;
     settle(store, remote)?;
     Ok(Some(flushed))

@@ -137,7 +137,7 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     (
         "swarm.<address>.signingKey",
         "(unset)",
-        "the ssh private key that signs the records <address> writes in this clone (`agent keygen` sets it); without it, git's user.signingKey signs when commit.gpgSign is true (in gpg.format)",
+        "the ssh private key that signs the records <address> writes in this clone (`agent keygen` sets it); without it, when swarm.trust is warn or require, git's user.signingKey signs when commit.gpgSign is true (in gpg.format; under require only an ssh one)",
     ),
     (
         "swarm.recordCacheLimit",

@@ -101,7 +101,7 @@ codes! {
     ConfigInvalid("CONFIG_INVALID", Usage): "a swarm.* setting is unusable: swarm.planFile outside the worktree, swarm.worktreeRoot outside the main worktree, or swarm.pushBudget / swarm.trust set to a value it cannot parse",
     EnvInvalid("ENV_INVALID", Usage): "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW, GIT_CONFIG_PARAMETERS)",
     RecordUntrusted("RECORD_UNTRUSTED", Check): "under swarm.trust=require, a record is unsigned, badly signed, or signed by a key that .swarm/allowed_signers on the base branch does not list for the actor it names: listings show it as UNTRUSTED with the reason, decisions skip it",
-    SigningKeyMissing("SIGNING_KEY_MISSING", Usage): "under swarm.trust=require, a command would write a record for an actor with no signing key (swarm.<address>.signingKey, or user.signingKey with commit.gpgSign); nothing was written",
+    SigningKeyMissing("SIGNING_KEY_MISSING", Usage): "under swarm.trust=require, a command would write a record for an actor with no signing key (swarm.<address>.signingKey, or an ssh user.signingKey with commit.gpgSign); nothing was written",
     SigningFailed("SIGNING_FAILED", Env): "a signing key is configured (swarm.<address>.signingKey, user.signingKey) but the signing program could not sign with it, or could not make a key (agent keygen); nothing was written",
     // handoff, accept and leadership
     PacketSecret("PACKET_SECRET", Usage): "handoff: a packet field looks like a credential (named, never echoed); nothing was written",

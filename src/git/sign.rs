@@ -41,7 +41,10 @@ impl Format {
     }
 }
 
-/// Run `program` with `args` and `input` on stdin, whatever its exit status.
+/// Run `program` with `args` and `input` on stdin, whatever its exit
+/// status; a program that cannot be run at all, or that does not know
+/// what it is asked (an ssh-keygen older than `-Y`), is
+/// `SIGNING_TOOL_MISSING`, an environment error, never a verdict.
 fn run(program: &str, args: &[&OsStr], input: &[u8]) -> Result<Output> {
     let mut child = Command::new(program)
         .args(args)
@@ -50,21 +53,69 @@ fn run(program: &str, args: &[&OsStr], input: &[u8]) -> Result<Output> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| {
-            Error::new(Code::SigningFailed, format!("could not run {program}: {e}")).hint(format!(
-                "install {program}, or set the gpg.*program git uses"
-            ))
+            Error::new(
+                Code::SigningToolMissing,
+                format!("could not run {program}: {e}"),
+            )
+            .hint(TOOL_HINT)
         })?;
     if let Some(mut stdin) = child.stdin.take() {
         // A program that exits early (bad key) closes its stdin: its exit
         // status says why, not the broken pipe.
         let _ = stdin.write_all(input);
     }
-    child.wait_with_output().map_err(|e| {
+    let out = child.wait_with_output().map_err(|e| {
         Error::new(
-            Code::SigningFailed,
+            Code::SigningToolMissing,
             format!("{program} did not finish: {e}"),
         )
-    })
+        .hint(TOOL_HINT)
+    })?;
+    match tool_failure(program, args, &out) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+const TOOL_HINT: &str = "install OpenSSH 8.2p1 or later (ssh-keygen -Y signs and checks, as git runs it), or point `git config gpg.ssh.program` (gpg.program for openpgp) at one";
+
+/// Whether `out` says the program itself failed rather than judged: killed
+/// by a signal, or a usage message for an option or operation it does not
+/// know (as git tells an ssh-keygen too old for `-Y`).
+fn tool_failure(program: &str, args: &[&OsStr], out: &Output) -> Option<Error> {
+    if out.status.success() {
+        return None;
+    }
+    let operation = args
+        .iter()
+        .position(|a| *a == OsStr::new("-Y"))
+        .and_then(|i| args.get(i + 1))
+        .map(|op| format!(" -Y {}", op.to_string_lossy()))
+        .unwrap_or_default();
+    if out.status.code().is_none() {
+        return Some(
+            Error::new(
+                Code::SigningToolMissing,
+                format!(
+                    "{program}{operation} was stopped by a signal ({})",
+                    out.status
+                ),
+            )
+            .hint(TOOL_HINT),
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("usage:") {
+        return None;
+    }
+    let said = stderr.lines().next().unwrap_or("").trim();
+    Some(
+        Error::new(
+            Code::SigningToolMissing,
+            format!("{program} is too old for `ssh-keygen{operation}` (it said: {said})"),
+        )
+        .hint(TOOL_HINT),
+    )
 }
 
 /// An ssh signing key as configured (`swarm.<address>.signingKey`,

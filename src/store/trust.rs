@@ -142,11 +142,26 @@ pub struct Trust {
     verdicts: Mutex<HashMap<String, HashMap<ObjectId, Verdict>>>,
     dir: PathBuf,
     disk: Mutex<bool>,
+    /// The first failure of the checking program itself (missing, too old
+    /// for `-Y`): every later check in this process fails with it at once,
+    /// and nothing it caused is kept as a verdict.
+    tool: Mutex<Option<Error>>,
 }
 
 /// Warnings for untrusted records used under `warn`, for the command's
 /// output: one per commit, in the order met.
 static NOTICES: Mutex<Vec<(ObjectId, String)>> = Mutex::new(Vec::new());
+
+/// Under `require`, the checking program's failure (missing, too old), if
+/// a check met one: a listing that showed the records it could not check as
+/// unreadable still fails with it (exit 4), since it judged none of them.
+static TOOL_FAILURE: Mutex<Option<Error>> = Mutex::new(None);
+
+/// The checking program's failure met under `require`, if any (the CLI
+/// ends the command with it).
+pub fn take_tool_failure() -> Option<Error> {
+    TOOL_FAILURE.lock().ok().and_then(|mut f| f.take())
+}
 
 /// The warnings collected so far (the CLI adds them to its output).
 pub fn take_notices() -> Vec<String> {
@@ -186,6 +201,7 @@ impl Trust {
             verdicts: Mutex::new(HashMap::new()),
             dir: common_dir.join("swarm").join("cache").join("trust"),
             disk: Mutex::new(cache),
+            tool: Mutex::new(None),
         }
     }
 
@@ -395,8 +411,12 @@ impl Store {
     }
 
     /// The verdict on record commit `id` of namespace `ns` (cached by
-    /// commit id).
+    /// commit id). A checking program that cannot run is
+    /// `SIGNING_TOOL_MISSING`, no verdict, and nothing is kept.
     pub fn verdict(&self, ns: &str, id: ObjectId) -> Result<Verdict> {
+        if let Some(e) = self.trust.tool.lock().ok().and_then(|t| t.clone()) {
+            return Err(e);
+        }
         let mut guard = self
             .trust
             .verdicts
@@ -415,7 +435,15 @@ impl Store {
         if let Some(v) = known.get(&id) {
             return Ok(v.clone());
         }
-        let verdict = self.check_signature(id)?;
+        let verdict = match self.check_signature(id) {
+            Err(e) if e.code == Code::SigningToolMissing => {
+                if let Ok(mut t) = self.trust.tool.lock() {
+                    *t = Some(e.clone());
+                }
+                return Err(e);
+            }
+            other => other?,
+        };
         known.insert(id, verdict.clone());
         if let Some(file) = self.verdict_file(ns) {
             if let Some(dir) = file.parent() {
@@ -503,8 +531,21 @@ impl Store {
         if self.trust.policy != Policy::Require {
             return Ok(None);
         }
-        let verdict = self.verdict(namespace_of(refname), commit)?;
+        let verdict = self
+            .verdict(namespace_of(refname), commit)
+            .map_err(|e| self.unchecked(e))?;
         Ok((!verdict.trusted).then_some(verdict.reason))
+    }
+
+    /// A check that failed: a failure of the checking program is kept for
+    /// the CLI under `require` (see [`take_tool_failure`]).
+    fn unchecked(&self, e: Error) -> Error {
+        if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Require {
+            if let Ok(mut f) = TOOL_FAILURE.lock() {
+                f.get_or_insert_with(|| e.clone());
+            }
+        }
+        e
     }
 
     /// The one check point: whether the record version at `commit` may be
@@ -514,7 +555,21 @@ impl Store {
         if self.trust.policy == Policy::Off {
             return Ok(());
         }
-        let verdict = self.verdict(ns, commit)?;
+        let verdict = match self.verdict(ns, commit) {
+            Ok(v) => v,
+            // Under warn, records the program cannot check are used, said once.
+            Err(e) if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Warn => {
+                if let Ok(mut n) = NOTICES.lock() {
+                    let line = format!(
+                        "records not checked (swarm.trust=warn), used unchecked: {} [SIGNING_TOOL_MISSING]",
+                        e.message
+                    );
+                    n.push((ObjectId::null(gix::hash::Kind::Sha1), line));
+                }
+                return Ok(());
+            }
+            Err(e) => return Err(self.unchecked(e)),
+        };
         if verdict.trusted {
             return Ok(());
         }

@@ -228,7 +228,7 @@ fn decide(
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
 fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
     let store = &ctx.store;
-    let leader = crate::ctx::lead::known(store, ctx.remote(), &packet.plan)?;
+    let leader = crate::model::lead::known(store, ctx.remote(), &packet.plan)?;
     let checkout = std::fs::canonicalize(workdir)
         .unwrap_or_else(|_| workdir.to_path_buf())
         .display()

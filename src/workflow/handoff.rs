@@ -134,7 +134,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .and_then(|r| store.config(&format!("remote.{r}.url")))
         .map(|u| clean_url(&u));
     let pushed = pushed(ctx, branch.as_deref(), &head)?;
-    let leader = crate::ctx::lead::known(store, ctx.remote(), plan_name)?;
+    let leader = crate::model::lead::known(store, ctx.remote(), plan_name)?;
     let checkout = std::fs::canonicalize(&workdir)
         .unwrap_or(workdir)
         .display()

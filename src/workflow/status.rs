@@ -72,7 +72,7 @@ fn plan_tasks(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<BTreeMap<String, PlanTasks>> {
     use crate::model::task::Status as T;
-    let (tasks, bad) = crate::ctx::task::all(store, remote, None)?;
+    let (tasks, bad) = crate::model::task::known(store, remote, None)?;
     unreadable.extend(bad);
     let done: BTreeSet<(String, String)> = tasks
         .iter()
@@ -212,7 +212,7 @@ fn node(
 ) -> PlanStatus {
     let name = &p.record.plan;
     let lead = if led.contains(name) {
-        crate::ctx::lead::known(store, remote, name).unwrap_or_else(|e| {
+        crate::model::lead::known(store, remote, name).unwrap_or_else(|e| {
             unreadable.push(Unreadable::new("lead", name, &lead::lead_ref(name), &e));
             None
         })

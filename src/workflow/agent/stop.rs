@@ -229,7 +229,7 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
 /// Open, unclaimed tasks whose dependencies are done (of `plan`), as
 /// ("plan/id", title).
 fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
-    let (tasks, _) = crate::ctx::task::all(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
+    let (tasks, _) = crate::model::task::known(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
     let now = ctx.store.clock.now();
     let status: std::collections::BTreeMap<(String, String), Status> = tasks
         .iter()

@@ -258,7 +258,7 @@ fn start(
 
 /// The task as the start left it here.
 fn taken(ctx: &Ctx, t: &task::Taking) -> TaskTaken {
-    let rec = crate::ctx::task::find(&ctx.store, ctx.remote(), &t.plan, &t.id)
+    let rec = crate::model::task::known_one(&ctx.store, ctx.remote(), &t.plan, &t.id)
         .ok()
         .flatten();
     let claim = rec.as_ref().and_then(|k| k.record.claim.clone());

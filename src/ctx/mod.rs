@@ -6,7 +6,6 @@
 
 pub mod base;
 pub mod lane;
-pub mod packet;
 pub mod plan;
 
 use std::path::Path;

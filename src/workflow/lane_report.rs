@@ -45,7 +45,7 @@ pub fn report(
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.
-        crate::ctx::packet::locate(ctx, packet)?;
+        crate::model::packet::locate(&ctx.store, ctx.remote(), packet)?;
     }
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {

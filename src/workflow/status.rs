@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::model::packet::OpenPacket;
 use crate::model::plan::{self, Plan, PlanDoc, Status};
 use crate::model::{lane, lead};
 use crate::store::kind::Records;
@@ -395,7 +395,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         crate::store::mirror::fetch(&ctx.store, r)?;
     }
     let remote = ctx.settings.remote.as_deref();
-    let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
+    let (packets, unreadable_packets) =
+        crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
     count_reservations(&mut roots, &holders);

@@ -119,7 +119,8 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
             ));
         }
     }
-    let (packets, _) = crate::ctx::packet::open_packets(ctx)?;
+    let (packets, _) =
+        crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let waiting: Vec<_> = packets
         .iter()
         .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))

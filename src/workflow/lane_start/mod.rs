@@ -411,10 +411,10 @@ impl Making {
         // Say, before anything is created, that a start is under way, so a
         // re-run after a kill knows the branch and worktree are its own.
         if let Some(dir) = self.marker.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| crate::ctx::plan::io_error(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| crate::fsutil::io_error(dir, e))?;
         }
         std::fs::write(&self.marker, format!("{plan_name}\n"))
-            .map_err(|e| crate::ctx::plan::io_error(&self.marker, e))?;
+            .map_err(|e| crate::fsutil::io_error(&self.marker, e))?;
         // A lock left on the branch by a killed process would fail `git
         // worktree add -b` (exit 4): take an old one away.
         let branch_ref = self.branch_ref();

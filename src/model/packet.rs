@@ -25,7 +25,7 @@ pub use build::{
     check_reason, clean_url, parse_verified, refuse_findings, same_content, scan, scan_said,
     Derived, HandoffInput,
 };
-pub use known::{any_accepted, known_refs, locate, open_packets, read_at, OpenPacket};
+pub use known::{backs_lane, known_refs, locate, open_packets, read_at, OpenPacket};
 pub use verdict::{content_mismatch, list_diff, mismatch_error, mismatches, Facts, Mismatch};
 
 pub const SCHEMA: &str = "dwp-handoff/v1";

@@ -324,7 +324,7 @@ fn complete(
         // The lane record may have gone out with the acceptance: take it
         // first, so the handover here is not written twice.
         completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
-        completed |= crate::ctx::lane::hand_over(
+        completed |= crate::model::lane::hand_over(
             store,
             branch,
             &acc.accepted_by,

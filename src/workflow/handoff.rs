@@ -99,7 +99,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let packets_prefix = format!("{PREFIX}{plan_name}/");
     let branch = store.git.current_branch()?;
     let lane = match &branch {
-        Some(b) => crate::ctx::lane::all(store)?
+        Some(b) => crate::model::lane::all(store)?
             .0
             .into_iter()
             .find(|l| l.record.is_active() && l.record.branch == *b),

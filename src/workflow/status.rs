@@ -169,7 +169,7 @@ fn read_lanes(
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
     for (feature, id) in newest(store, remote, lane::PREFIX)? {
-        let lane = match crate::ctx::lane::at(store, &feature, id) {
+        let lane = match crate::model::lane::at(store, &feature, id) {
             Ok(l) => l,
             Err(e) => {
                 unreadable.push(Unreadable::new(

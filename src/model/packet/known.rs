@@ -3,6 +3,8 @@
 //! (for `status` and `accept --lane`), and whether an accepted packet backs
 //! a lane's move. Reads over the store's generic ones ([`Records`]).
 
+use std::path::Path;
+
 use gix::ObjectId;
 use serde::Serialize;
 
@@ -11,6 +13,7 @@ use super::{
     TAG_ACCEPTED, TAG_WITHDRAWN, WITHDRAWAL_FILE,
 };
 use crate::error::{Code, Error, Result};
+use crate::fsutil::same_path;
 use crate::names;
 use crate::store::fingerprint::ROOT;
 use crate::store::kind::{Record, Records, Versioned};
@@ -193,16 +196,25 @@ fn closed_tags(
     Ok(tags)
 }
 
-/// Whether an accepted packet backs a lane's move: some acceptance
-/// `backs` (given the packet version), among the packets known here (local
-/// and `remote`'s mirror, newest wins: the acceptance may be known here
-/// only from the last fetch), else among those `gc` archived (read only
-/// when no live packet backs it: rare, a warning is at stake).
-pub fn any_accepted(
+/// An accepted handoff of lane `feature` to `owner` working at `path`
+/// backs the lane's record naming them there: among the packets known here
+/// (local and `remote`'s mirror, newest wins: the acceptance may be known
+/// here only from the last fetch), else among those `gc` archived (read
+/// only when no live packet backs it: rare, a warning is at stake).
+pub fn backs_lane(
     store: &Store,
     remote: Option<&str>,
-    backs: impl Fn(&PacketVersion) -> bool,
+    feature: &str,
+    owner: &str,
+    path: &str,
 ) -> Result<bool> {
+    let backs = |v: &PacketVersion| {
+        v.acceptance.as_ref().is_some_and(|acc| {
+            v.packet.lane.as_deref() == Some(feature)
+                && acc.accepted_by == owner
+                && same_path(Path::new(&acc.checkout), Path::new(path))
+        })
+    };
     let packets = Records::<PacketVersion>::new(store);
     if packets.known(remote)?.0.iter().any(|v| backs(&v.value)) {
         return Ok(true);

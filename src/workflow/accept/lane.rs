@@ -45,7 +45,7 @@ pub fn lane_move(
     if ctx.remote().is_none() || tip.archived {
         return Ok(Vec::new());
     }
-    let new = crate::ctx::lane::handover_commit(
+    let new = crate::model::lane::handover_commit(
         &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
     )?;
     Ok(new

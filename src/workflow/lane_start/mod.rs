@@ -15,7 +15,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::clock::rfc3339;
-use crate::ctx::lane::{self as session, confined_lane_path, main_worktree, resolve, start_marker};
+use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, resolve, start_marker};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
@@ -154,7 +154,7 @@ fn start(
     }
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
-    session::load(&ctx.store, feature)?;
+    lane::load(&ctx.store, feature)?;
     publish::fetch_first(ctx, &plan_name, &mut warnings);
     let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
@@ -172,7 +172,7 @@ fn start(
     let base = args
         .base
         .map(str::to_string)
-        .unwrap_or_else(|| session::default_base(ctx));
+        .unwrap_or_else(|| default_base(ctx));
     // Start from the base as the remote has it now, or say that it is not.
     let refreshed = crate::ctx::base::refresh(ctx, &base);
     warnings.extend(refreshed.warning(&base, "started from"));

@@ -383,7 +383,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         }
     }
     let lane = match &task.lane {
-        Some(l) => crate::ctx::lane::load(store, l)?,
+        Some(l) => crate::model::lane::load(store, l)?,
         None => None,
     };
     let base_name = match (base_flag, &lane) {

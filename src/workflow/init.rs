@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::fsutil::io_error;
 use crate::store::mirror::mirror_refspecs;
 use crate::store::trust::Policy;
 use crate::store::Store;

@@ -3,13 +3,14 @@
 //! of the same content an interrupted run wrote.
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{fetch, known_refs, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
 use crate::model::packet::snapshot::snapshot_ref;
-use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
+use crate::model::packet::{
+    known_refs, packet_ref, read_at, same_content, Packet, PacketVersion, PREFIX,
+};
 use crate::names;
 use crate::store::kind::{Publish, Record};
 use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
@@ -39,7 +40,7 @@ pub fn publish(
 
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
-    for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
+    for refname in known_refs(&ctx.store, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
         let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok(v) = read_at(&ctx.store, &refname, base) else {
@@ -236,7 +237,7 @@ fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
         return Ok(true);
     }
     let id = refname.rsplit('/').next().unwrap_or(refname);
-    Ok(known_refs(ctx, ctx.remote(), PREFIX, true)?
+    Ok(known_refs(&ctx.store, ctx.remote(), PREFIX, true)?
         .iter()
         .any(|r| r.rsplit('/').next() == Some(id)))
 }
@@ -264,7 +265,11 @@ fn publish_new(
         |round| {
             if let Some(lost) = &round.rejected {
                 let refname = lost.refname.as_deref().unwrap_or_default();
-                fetch(ctx, &[&format!("{PREFIX}{}/", packet.plan)])?;
+                mirror::fetch_refs_from(
+                    &ctx.store,
+                    ctx.remote(),
+                    &[&format!("{PREFIX}{}/", packet.plan)],
+                )?;
                 if !companions.is_empty() && !id_taken(ctx, refname)? {
                     // Not the id: the lane record moved at the remote meanwhile.
                     return Err(Error::new(

@@ -322,6 +322,31 @@ pub enum SshCheck {
     NotAllowed { principals: Vec<String> },
 }
 
+/// A signature written to a file for ssh-keygen (`-s`), removed when
+/// dropped.
+struct SigFile(PathBuf);
+
+impl SigFile {
+    fn write(scratch: &Path, signature: &[u8]) -> Result<SigFile> {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sig = scratch.join(format!("sig-{}-{seq}.tmp", std::process::id()));
+        std::fs::write(&sig, signature).map_err(|e| {
+            Error::new(
+                Code::IoFailed,
+                format!("cannot write {}: {e}", sig.display()),
+            )
+        })?;
+        Ok(SigFile(sig))
+    }
+}
+
+impl Drop for SigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Check `signature` over `payload` for `principal` against the
 /// allowed-signers file `allowed`, at `time` (`YYYYMMDDhhmmssZ`), the way
 /// `git verify-commit` does. `scratch` is a directory for the signature
@@ -336,72 +361,92 @@ pub fn ssh_verify(
     scratch: &Path,
 ) -> Result<SshCheck> {
     let program = program.unwrap_or("ssh-keygen");
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let sig = scratch.join(format!("sig-{}-{seq}.tmp", std::process::id()));
-    std::fs::write(&sig, signature).map_err(|e| {
-        Error::new(
-            Code::IoFailed,
-            format!("cannot write {}: {e}", sig.display()),
-        )
-    })?;
-    let check = (|| {
-        let verify_time = format!("-Overify-time={time}");
-        let verify: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("verify"),
-            OsStr::new("-n"),
-            OsStr::new("git"),
-            OsStr::new("-f"),
-            allowed.as_os_str(),
-            OsStr::new("-I"),
-            OsStr::new(principal),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-            OsStr::new(&verify_time),
-        ];
-        if run(program, &verify, payload)?.status.success() {
-            return Ok(SshCheck::Good);
+    let sig = SigFile::write(scratch, signature)?;
+    let verify_time = format!("-Overify-time={time}");
+    let verify: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("verify"),
+        OsStr::new("-n"),
+        OsStr::new("git"),
+        OsStr::new("-f"),
+        allowed.as_os_str(),
+        OsStr::new("-I"),
+        OsStr::new(principal),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+        OsStr::new(&verify_time),
+    ];
+    if run(program, &verify, payload)?.status.success() {
+        return Ok(SshCheck::Good);
+    }
+    // Why not: a signature that is not sound at all, or one by a key
+    // the list holds for someone else (or for this actor at another time).
+    let novalidate: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("check-novalidate"),
+        OsStr::new("-n"),
+        OsStr::new("git"),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+    ];
+    let sound = run(program, &novalidate, payload)?;
+    if !sound.status.success() {
+        let why = String::from_utf8_lossy(&sound.stderr);
+        let why = why.lines().next().unwrap_or("").trim().to_string();
+        return Ok(SshCheck::Bad(why));
+    }
+    Ok(SshCheck::NotAllowed {
+        principals: find_principals(program, allowed, &verify_time, &sig)?,
+    })
+}
+
+/// Every principal `allowed` lists the key of `signature` for, at `time`
+/// (`YYYYMMDDhhmmssZ`), as `git verify-commit` asks ssh-keygen: one
+/// `find-principals` with `-Overify-time`, each line's comma-separated
+/// principals, in the file's order.
+pub fn ssh_find_principals(
+    program: Option<&str>,
+    allowed: &Path,
+    time: &str,
+    signature: &[u8],
+    scratch: &Path,
+) -> Result<Vec<String>> {
+    let program = program.unwrap_or("ssh-keygen");
+    let sig = SigFile::write(scratch, signature)?;
+    find_principals(program, allowed, &format!("-Overify-time={time}"), &sig)
+}
+
+fn find_principals(
+    program: &str,
+    allowed: &Path,
+    verify_time: &str,
+    sig: &SigFile,
+) -> Result<Vec<String>> {
+    let find: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("find-principals"),
+        OsStr::new("-f"),
+        allowed.as_os_str(),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+        OsStr::new(verify_time),
+    ];
+    let found = run(program, &find, b"")?;
+    if !found.status.success() {
+        return Ok(Vec::new());
+    }
+    let mut principals: Vec<String> = Vec::new();
+    for p in String::from_utf8_lossy(&found.stdout)
+        .lines()
+        .flat_map(|l| l.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        if !principals.iter().any(|q| q == p) {
+            principals.push(p.to_string());
         }
-        // Why not: a signature that is not sound at all, or one by a key
-        // the list holds for someone else (or for this actor at another time).
-        let novalidate: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("check-novalidate"),
-            OsStr::new("-n"),
-            OsStr::new("git"),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-        ];
-        let sound = run(program, &novalidate, payload)?;
-        if !sound.status.success() {
-            let why = String::from_utf8_lossy(&sound.stderr);
-            let why = why.lines().next().unwrap_or("").trim().to_string();
-            return Ok(SshCheck::Bad(why));
-        }
-        let find: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("find-principals"),
-            OsStr::new("-f"),
-            allowed.as_os_str(),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-        ];
-        let found = run(program, &find, b"")?;
-        let principals = if found.status.success() {
-            String::from_utf8_lossy(&found.stdout)
-                .lines()
-                .flat_map(|l| l.split(','))
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Ok(SshCheck::NotAllowed { principals })
-    })();
-    let _ = std::fs::remove_file(&sig);
-    check
+    }
+    Ok(principals)
 }
 
 /// Make an ed25519 key pair at `path` (and `path.pub`) with `comment`,

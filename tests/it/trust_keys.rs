@@ -269,3 +269,80 @@ fn a_check_that_cannot_run_ssh_keygen_is_an_environment_error_and_no_verdict_is_
     assert!(!list.stdout.contains("UNTRUSTED"), "{}", list.stdout);
     assert!(kept_verdicts(&a).contains(" T "), "{}", kept_verdicts(&a));
 }
+
+#[test]
+fn a_relayed_message_is_signed_by_whom_its_key_is_listed_for_at_its_time_every_principal_counted() {
+    let mut env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice", "bob"]);
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    let bob = keygen(&env, &b, "bob");
+    let bob_key = env.git(&b, &["config", "swarm.bob.signingKey"]);
+    let keys = env.root().join("keys");
+    // carol's own key, retired from April on;
+    let carol = ssh_key(&env, &keys.join("carol"), "carol");
+    let retired = signers_line("carol", &carol).replacen(
+        "namespaces=\"git\"",
+        "namespaces=\"git\",valid-before=\"20260401000000Z\"",
+        1,
+    );
+    // a key listed for dave and carol on one line;
+    let shared = ssh_key(&env, &keys.join("shared"), "dave+carol");
+    // a key listed for bob and carol: it verifies as bob's.
+    let both = ssh_key(&env, &keys.join("both"), "bob+carol");
+    publish_trust_list(
+        &env,
+        &[
+            bob,
+            retired,
+            signers_line("dave,carol", &shared),
+            signers_line("bob,carol", &both),
+        ],
+        &[&a, &b],
+    );
+    // Posted in March, while carol's key was valid.
+    env.set_env("GIT_SWARM_NOW", "2026-03-01T00:00:00Z");
+    for (body, key) in [
+        ("m-bob", bob_key.clone()),
+        ("m-carol", keys.join("carol").display().to_string()),
+        ("m-shared", keys.join("shared").display().to_string()),
+        ("m-both", keys.join("both").display().to_string()),
+    ] {
+        env.git(&b, &["config", "swarm.bob.signingKey", &key]);
+        env.swarm(&b, &["notify", "alice", body, "--relayed-from", "carol"])
+            .ok();
+    }
+    env.swarm(&b, &["sync"]).ok();
+
+    env.git(&a, &["config", "swarm.trust", "warn"]);
+    env.swarm(&a, &["sync"]).ok();
+    let signed = |doc: &serde_json::Value| -> Vec<(String, serde_json::Value)> {
+        doc["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| {
+                (
+                    m["body"].as_str().unwrap().to_string(),
+                    m["relay_signed"].clone(),
+                )
+            })
+            .collect::<std::collections::BTreeMap<_, _>>()
+            .into_iter()
+            .collect()
+    };
+    let want = vec![
+        ("m-bob".to_string(), serde_json::json!(false)),
+        ("m-both".to_string(), serde_json::json!(true)),
+        ("m-carol".to_string(), serde_json::json!(true)),
+        ("m-shared".to_string(), serde_json::json!(true)),
+    ];
+    let inbox = env.swarm(&a, &["inbox", "--all", "--json"]).ok();
+    assert_eq!(signed(&inbox.json()), want, "{}", inbox.stdout);
+    // The same warm, from the verdicts kept.
+    let again = env.swarm(&a, &["inbox", "--all", "--json"]).ok();
+    assert_eq!(signed(&again.json()), want, "{}", again.stdout);
+    env.swarm(&a, &["inbox", "--all"])
+        .ok()
+        .stdout_has("(relayed from carol, signed by carol)")
+        .stdout_has("(relayed from carol; carol did not sign it)");
+}

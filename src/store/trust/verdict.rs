@@ -1,8 +1,13 @@
 //! One record commit's verdict and how it is kept (a line per commit), and
 //! the parts of a commit its signature covers.
 
+use std::path::{Path, PathBuf};
+
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
+
+use crate::error::Result;
+use crate::git::sign::{self, SshCheck};
 
 /// What checking one record commit found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,6 +149,55 @@ pub(super) fn verify_time(seconds: i64) -> String {
     jiff::Timestamp::from_second(seconds)
         .map(|t| t.strftime("%Y%m%d%H%M%SZ").to_string())
         .unwrap_or_else(|_| "19700101000000Z".to_string())
+}
+
+/// What checking one commit takes.
+pub(super) enum Prepared {
+    /// Known without ssh-keygen (unsigned, not ssh, no trust list).
+    Done(Verdict),
+    Check(Check),
+}
+
+/// One `ssh-keygen` check of a commit's signature against the trust list
+/// file, for the actor it names, at its time.
+pub(super) struct Check {
+    pub id: ObjectId,
+    pub file: PathBuf,
+    pub time: String,
+    pub signature: Vec<u8>,
+    pub signed: Signed,
+}
+
+impl Check {
+    /// What ssh-keygen says (`program`, None: ssh-keygen); `scratch` holds
+    /// the signature file. Runs no git-swarm state: safe on any thread.
+    pub fn run(&self, program: Option<&str>, scratch: &Path) -> Result<SshCheck> {
+        sign::ssh_verify(
+            program,
+            &self.file,
+            &self.signed.actor,
+            &self.time,
+            &self.signature,
+            &self.signed.payload,
+            scratch,
+        )
+    }
+}
+
+/// How many ssh-keygen checks a cold listing runs at once: the machine's
+/// cores, at least 2 and at most 8 (`GIT_SWARM_TRUST_JOBS` sets it; 1 checks
+/// one by one).
+pub(super) fn check_jobs() -> usize {
+    if let Some(n) = std::env::var("GIT_SWARM_TRUST_JOBS")
+        .ok()
+        .and_then(|v| v.trim().parse::<usize>().ok())
+    {
+        return n.max(1);
+    }
+    std::thread::available_parallelism()
+        .map(|n| n.get())
+        .unwrap_or(2)
+        .clamp(2, 8)
 }
 
 #[cfg(test)]

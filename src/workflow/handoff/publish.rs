@@ -267,19 +267,26 @@ fn publish_new(
         .point("handoff")
         .exhausted(|_| no_free_id())
         .run(|txn| {
-            if let Some(lost) = txn.rejected().map(<[String]>::to_vec) {
-                txn.fetch(&[&format!("{PREFIX}{}/", packet.plan)])?;
-                let refname = packet_ref(&packet.plan, &packet.id);
-                if !companions.is_empty() && !id_taken(ctx, &refname)? {
-                    // Not the id: the lane record moved at the remote meanwhile.
-                    return Err(Error::new(
-                        Code::PushRejected,
-                        format!(
-                            "the remote refused the packet with its lane record: {}",
-                            lost.join("; ")
-                        ),
-                    )
-                    .hint("run `git swarm sync`, then hand off again"));
+            match txn.rejected().map(<[String]>::to_vec) {
+                // The first round, or one after a push that found the
+                // remote gone (this round arbitrates locally): the id tried
+                // was taken nowhere, so the search starts again from the
+                // handoff's own.
+                None => n = 0,
+                Some(lost) => {
+                    txn.fetch(&[&format!("{PREFIX}{}/", packet.plan)])?;
+                    let refname = packet_ref(&packet.plan, &packet.id);
+                    if !companions.is_empty() && !id_taken(ctx, &refname)? {
+                        // Not the id: the lane record moved at the remote meanwhile.
+                        return Err(Error::new(
+                            Code::PushRejected,
+                            format!(
+                                "the remote refused the packet with its lane record: {}",
+                                lost.join("; ")
+                            ),
+                        )
+                        .hint("run `git swarm sync`, then hand off again"));
+                    }
                 }
             }
             let Some(refname) = next_free_id(ctx, packet, &stem, &mut n)? else {

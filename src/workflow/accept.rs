@@ -15,14 +15,13 @@ use std::path::Path;
 use gix::ObjectId;
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{content_ids, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
-    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet, ACCEPTANCE_FILE,
-    PREFIX,
+    content_mismatch, locate, mismatch_error, mismatches, read_at, Acceptance, Facts, Packet,
+    ACCEPTANCE_FILE, PREFIX,
 };
 use crate::store::kind::{Publish, Txn};
 use crate::store::record;
@@ -158,7 +157,7 @@ fn decide(
     tried: &RefCell<Option<(String, Packet)>>,
 ) -> Result<Decided> {
     let store = &ctx.store;
-    let refname = locate(ctx, arg)?;
+    let refname = locate(&ctx.store, ctx.remote(), arg)?;
     let tip = txn.tip(&refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, &refname, base)?;
@@ -229,7 +228,7 @@ fn decide(
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
 fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
     let store = &ctx.store;
-    let leader = crate::ctx::lead::known(store, ctx.remote(), &packet.plan)?;
+    let leader = crate::model::lead::known(store, ctx.remote(), &packet.plan)?;
     let checkout = std::fs::canonicalize(workdir)
         .unwrap_or_else(|_| workdir.to_path_buf())
         .display()
@@ -325,7 +324,7 @@ fn complete(
         // The lane record may have gone out with the acceptance: take it
         // first, so the handover here is not written twice.
         completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
-        completed |= crate::ctx::lane::hand_over(
+        completed |= crate::model::lane::hand_over(
             store,
             branch,
             &acc.accepted_by,
@@ -365,7 +364,7 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mism
     if !out.iter().any(|m| m.field == "uncommitted") && !packet.uncommitted_content.is_empty() {
         let workdir = store.workdir_or_err()?;
         let paths: Vec<String> = packet.uncommitted_content.keys().cloned().collect();
-        let actual = content_ids(store, &workdir, &paths)?;
+        let actual = crate::worktree::contents::content_ids(&store.repo, &workdir, &paths)?;
         out.extend(content_mismatch(&packet.uncommitted_content, &actual));
     }
     Ok(out)

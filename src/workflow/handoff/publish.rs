@@ -3,13 +3,14 @@
 //! of the same content an interrupted run wrote.
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{known_refs, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
 use crate::model::packet::snapshot::snapshot_ref;
-use crate::model::packet::{packet_ref, same_content, Packet, PacketVersion, PREFIX};
+use crate::model::packet::{
+    known_refs, packet_ref, read_at, same_content, Packet, PacketVersion, PREFIX,
+};
 use crate::names;
 use crate::store::kind::{Publish, Record};
 use crate::store::remote::Tip;
@@ -39,7 +40,7 @@ pub fn publish(
 
 /// An open packet of ours with the same content (a re-run after an interruption).
 fn find_resumable(ctx: &Ctx, plan: &str, candidate: &Packet) -> Result<Option<String>> {
-    for refname in known_refs(ctx, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
+    for refname in known_refs(&ctx.store, ctx.remote(), &format!("{PREFIX}{plan}/"), false)? {
         let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
         let Some(base) = tip.base else { continue };
         let Ok(v) = read_at(&ctx.store, &refname, base) else {
@@ -236,7 +237,7 @@ fn id_taken(ctx: &Ctx, refname: &str) -> Result<bool> {
         return Ok(true);
     }
     let id = refname.rsplit('/').next().unwrap_or(refname);
-    Ok(known_refs(ctx, ctx.remote(), PREFIX, true)?
+    Ok(known_refs(&ctx.store, ctx.remote(), PREFIX, true)?
         .iter()
         .any(|r| r.rsplit('/').next() == Some(id)))
 }

@@ -53,7 +53,7 @@ pub fn known_lanes(ctx: &Ctx) -> Result<Vec<Lane>> {
     let mut lanes = Vec::new();
     for (feature, tip) in tips_under(&ctx.store, ctx.remote(), LANES)? {
         let Some(id) = tip.base else { continue };
-        if let Ok(lane) = crate::ctx::lane::at(&ctx.store, &feature, id) {
+        if let Ok(lane) = crate::model::lane::at(&ctx.store, &feature, id) {
             lanes.push(lane);
         }
     }
@@ -134,7 +134,7 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             let mut same = None;
             if let Some(p) = lane_published.filter(|p| *p != w.lane) {
                 if !store.is_ancestor(p, w.lane)? {
-                    same = crate::ctx::lane::at(store, w.feature, p)
+                    same = crate::model::lane::at(store, w.feature, p)
                         .ok()
                         .filter(|l| l.record.is_active());
                 }

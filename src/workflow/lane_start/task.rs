@@ -10,11 +10,10 @@
 
 use gix::ObjectId;
 
-use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::plan::{plan_ref, PlanDoc, PlanRecord};
-use crate::model::task::{self, task_ref, Decision, Op, TaskRecord};
+use crate::model::task::{self, task_ref, Decision, Known, Op, TaskRecord};
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::remote::{self, Tip};
@@ -65,14 +64,14 @@ pub fn resolve(
             ));
         }
     }
-    let (all, _) = known::all(&ctx.store, ctx.remote(), plan)?;
+    let (all, _) = task::known(&ctx.store, ctx.remote(), plan)?;
     let mut found: Vec<Known> = all.into_iter().filter(|k| k.key.id == id).collect();
     let task = match found.len() {
         1 => found.remove(0),
         0 => {
             // A record there that cannot be read fails with its own error.
             if let Some(p) = plan {
-                known::find(&ctx.store, ctx.remote(), p, id)?;
+                task::known_one(&ctx.store, ctx.remote(), p, id)?;
             }
             let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
             return Err(Error::new(
@@ -105,7 +104,7 @@ pub fn resolve(
         title: task.record.title.clone(),
         owner: owner.to_string(),
         feature: feature.to_string(),
-        lease: known::lease_for(ctx, None)?,
+        lease: ctx.lease(None, &task::LEASE)?,
     };
     // Refuse now what would be refused at the push: a live claim of
     // someone else, a finished task, a dependency not done.
@@ -121,7 +120,7 @@ fn decide(
     current: &TaskRecord,
     plan: &str,
 ) -> Result<Option<(TaskRecord, Event)>> {
-    let (tasks, _) = known::all(&ctx.store, ctx.remote(), Some(plan))?;
+    let (tasks, _) = task::known(&ctx.store, ctx.remote(), Some(plan))?;
     let st: std::collections::BTreeMap<String, task::Status> = tasks
         .iter()
         .map(|k| (k.key.id.clone(), k.record.status))

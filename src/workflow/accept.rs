@@ -299,8 +299,9 @@ fn complete(
     }
     restore::keep(ctx, packet, &acc.accepted_by)?;
     let event = accept_event(acc);
-    completed |= crate::ctx::plan::journal(
-        ctx,
+    completed |= crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &packet.plan,
         &event,
         None,
@@ -338,7 +339,7 @@ fn complete(
 /// Re-derive every fact the packet states that this checkout can check.
 fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mismatch>> {
     let store = &ctx.store;
-    let (_, plan_tip) = crate::ctx::plan::newest_head(ctx, &packet.plan)?;
+    let (_, plan_tip) = crate::model::plan::newest_head(&ctx.store, ctx.remote(), &packet.plan)?;
     let contract = match plan_tip {
         None => None,
         Some(tip) => Some({

@@ -102,7 +102,7 @@ mod testkit;
 mod txn;
 
 pub use publish::{Known, Written};
-pub use txn::{Outcome, Publication, Publish, Txn, OFFLINE, PUBLISH_ATTEMPTS};
+pub use txn::{Outcome, Publication, Publish, Rejected, Txn, OFFLINE, PUBLISH_ATTEMPTS};
 
 use std::marker::PhantomData;
 

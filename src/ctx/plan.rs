@@ -9,15 +9,12 @@ use gix::ObjectId;
 
 use super::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::fsutil::io_error;
 use crate::model::plan::{plan_ref, Plan, PREFIX, TEXT_FILE};
 use crate::names;
 use crate::store::kind::{Publish, Txn};
 use crate::store::remote::Tip;
 use crate::store::{Event, Store};
-
-pub fn io_error(path: &Path, e: std::io::Error) -> Error {
-    Error::new(Code::IoFailed, format!("{}: {e}", path.display()))
-}
 
 /// The plan a command means when none is named: the plan of the lane we
 /// are in, else the only plan, else a usage error listing the plans. Never

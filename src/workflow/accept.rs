@@ -9,23 +9,23 @@
 //! acceptance already published and runs the same completion steps
 //! ([`complete`]), each of which does nothing when done already.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use gix::ObjectId;
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{content_ids, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::{
-    content_mismatch, mismatch_error, mismatches, Acceptance, Facts, Packet, ACCEPTANCE_FILE,
-    PREFIX,
+    content_mismatch, locate, mismatch_error, mismatches, read_at, Acceptance, Facts, Packet,
+    ACCEPTANCE_FILE, PREFIX,
 };
+use crate::store::kind::{Publish, Txn};
 use crate::store::record;
 use crate::store::remote;
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 use crate::store::Event;
 
 mod carry;
@@ -65,7 +65,7 @@ const WANTED: &[&str] = &[
     crate::model::reservation::LEDGER_REF,
 ];
 
-/// What one round of the publish loop decided.
+/// What one round of the publication decided.
 struct Decided {
     refname: String,
     packet: Packet,
@@ -88,36 +88,36 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
     let actor = ctx.actor()?;
     // One round decides and publishes; a lost race is decided on a fresh
-    // fetch in the second round, which only explains it.
-    let mut tried: Option<Packet> = None;
-    let looped = publish_loop(
-        &ctx.store,
-        ctx.remote(),
-        Fetch::Refs(WANTED),
-        4,
-        |round| match (&round.rejected, &tried) {
-            (Some(lost), Some(packet)) => match lost_race(ctx, round, packet, lost) {
-                // Not an acceptance: the task or the ledger moved meanwhile.
-                None => decide(ctx, arg, &actor, restore, &mut tried),
-                Some(e) => Err(e),
-            },
-            _ => decide(ctx, arg, &actor, restore, &mut tried),
-        },
-    )?;
-    let d = match looped {
-        Looped::Published(d) => {
-            failpoint::point("accept:ref");
-            if ctx.remote().is_none() {
-                carry::write_locally(ctx, &d.moves, &actor)?;
+    // fetch in the second round, which only explains it. What was tried
+    // last: the packet's ref and the packet.
+    let tried: RefCell<Option<(String, Packet)>> = RefCell::new(None);
+    let published = Publish::new(&ctx.store, ctx.remote())
+        .fetch(WANTED.iter().copied())
+        .attempts(4)
+        .point("accept")
+        .exhausted(|lines| {
+            let tried = tried.borrow();
+            let (_, packet) = tried.as_ref().expect("a refused acceptance was tried");
+            refused(packet, lines)
+        })
+        .run(|txn| {
+            let lost = txn.rejected().is_some();
+            if let (true, Some((refname, packet))) = (lost, tried.borrow().clone()) {
+                // None: not an acceptance, the task or the ledger moved
+                // meanwhile: decided again.
+                if let Some(e) = lost_race(ctx, txn, &refname, &packet) {
+                    return Err(e);
+                }
             }
-            d
+            decide(ctx, txn, arg, &actor, restore, &tried)
+        })?;
+    let d = published.then;
+    if !d.resumed {
+        failpoint::point("accept:ref");
+        if ctx.remote().is_none() {
+            carry::write_locally(ctx, &d.moves, &actor)?;
         }
-        Looped::Done(d) => d,
-        Looped::Exhausted(lost) => {
-            let packet = tried.expect("a refused acceptance was tried");
-            return Err(refused(&packet, &lost.lines));
-        }
-    };
+    }
     let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
     // The acceptor's own acceptance with nothing left to do: a re-run after
     // a run that completed (perhaps killed after its last step) is a no-op.
@@ -146,23 +146,24 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
 
 /// Find the packet and decide: our own acceptance already there (an
 /// interrupted run: nothing to publish), or check the packet against this
-/// checkout and write the acceptance, to publish at the arbiter with the
-/// lane handed over in the same push.
+/// checkout and write the acceptance, published at the arbiter with the
+/// lane handed over (and the claim and reservations moved) in the same push.
 fn decide(
     ctx: &Ctx,
+    txn: &mut Txn<'_>,
     arg: &str,
     actor: &str,
     restore: bool,
-    tried: &mut Option<Packet>,
-) -> Result<Step<Decided>> {
+    tried: &RefCell<Option<(String, Packet)>>,
+) -> Result<Decided> {
     let store = &ctx.store;
-    let refname = locate(ctx, arg)?;
-    let tip = remote::tip(store, ctx.remote(), &refname)?;
+    let refname = locate(&ctx.store, ctx.remote(), arg)?;
+    let tip = txn.tip(&refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, &refname, base)?;
     let packet = version.packet.clone();
     if let Some(acc) = version.may_accept(actor)? {
-        return Ok(Step::Done(Decided {
+        return Ok(Decided {
             refname,
             acc: acc.clone(),
             packet,
@@ -170,7 +171,7 @@ fn decide(
             resumed: true,
             restored: false,
             moves: carry::Moves::default(),
-        }));
+        });
     }
     let restored = if restore {
         restore::restore(ctx, &packet)?
@@ -208,27 +209,26 @@ fn decide(
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
     failpoint::point("accept:objects");
-    *tried = Some(packet.clone());
-    let decided = Decided {
-        refname: refname.clone(),
+    *tried.borrow_mut() = Some((refname.clone(), packet.clone()));
+    txn.write_on(&refname, tip, commit, actor, &event.summary);
+    for update in lane_move {
+        txn.push_along(update);
+    }
+    Ok(Decided {
+        refname,
         packet,
         acc,
         commit,
         resumed: false,
         restored,
         moves,
-    };
-    Ok(Step::Publish(
-        Next::new(&refname, tip, commit, actor, &event.summary, decided)
-            .companions(lane_move)
-            .point("accept"),
-    ))
+    })
 }
 
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
 fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
     let store = &ctx.store;
-    let leader = crate::ctx::lead::known(store, ctx.remote(), &packet.plan)?;
+    let leader = crate::model::lead::known(store, ctx.remote(), &packet.plan)?;
     let checkout = std::fs::canonicalize(workdir)
         .unwrap_or_else(|_| workdir.to_path_buf())
         .display()
@@ -249,9 +249,8 @@ fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result
 /// Why the arbiter refused the acceptance, read after a fresh fetch:
 /// someone else's acceptance won (an error), or a record that travels with
 /// it moved (None: decide again on what was fetched).
-fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Option<Error> {
-    let refname = lost.refname.as_deref().unwrap_or_default();
-    let won = round.tip(refname).and_then(|after| match after.base {
+fn lost_race(ctx: &Ctx, txn: &mut Txn<'_>, refname: &str, packet: &Packet) -> Option<Error> {
+    let won = txn.tip(refname).and_then(|after| match after.base {
         Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
         None => Ok(None),
     });
@@ -325,7 +324,7 @@ fn complete(
         // The lane record may have gone out with the acceptance: take it
         // first, so the handover here is not written twice.
         completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
-        completed |= crate::ctx::lane::hand_over(
+        completed |= crate::model::lane::hand_over(
             store,
             branch,
             &acc.accepted_by,
@@ -365,7 +364,7 @@ fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mism
     if !out.iter().any(|m| m.field == "uncommitted") && !packet.uncommitted_content.is_empty() {
         let workdir = store.workdir_or_err()?;
         let paths: Vec<String> = packet.uncommitted_content.keys().cloned().collect();
-        let actual = content_ids(store, &workdir, &paths)?;
+        let actual = crate::worktree::contents::content_ids(&store.repo, &workdir, &paths)?;
         out.extend(content_mismatch(&packet.uncommitted_content, &actual));
     }
     Ok(out)

@@ -67,7 +67,7 @@ fn claim(
         id: c.task.clone(),
     };
     let current: TaskRecord = Records::<TaskRecord>::new(store).at(&tkey, base)?.value;
-    let lease = crate::ctx::task::lease_for(ctx, None)?;
+    let lease = ctx.lease(None, &crate::model::task::LEASE)?;
     let now = store.clock.now();
     match task::hand_over(&current, &packet.author, to, &packet.id, lease, now)? {
         HandOver::Already => out.moved.claim = Some(key),
@@ -101,12 +101,7 @@ fn ledger(ctx: &Ctx, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
         .at(&LEDGER.to_string(), base)?
         .value;
     let now = store.clock.now();
-    let lease = ctx.lease(
-        None,
-        "swarm.reservationLease",
-        reservation::DEFAULT_LEASE,
-        |text, _| crate::clock::parse_duration(text),
-    )?;
+    let lease = ctx.lease(None, &crate::model::reservation::LEASE)?;
     let until = crate::clock::lease_end(now, lease, crate::error::Code::LeaseInvalidDuration)?;
     let before = ledger.clone();
     let (moved, not_moved) = reservation::hand_over(&mut ledger, &ids, &packet.author, to, &until);

@@ -45,7 +45,7 @@ pub fn lane_move(
     if ctx.remote().is_none() || tip.archived {
         return Ok(Vec::new());
     }
-    let new = crate::ctx::lane::handover_commit(
+    let new = crate::model::lane::handover_commit(
         &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
     )?;
     Ok(new
@@ -94,9 +94,13 @@ fn lane_missing(packet: &Packet, feature: &str) -> Error {
 /// packets fetched first), as `<plan>/<id>`.
 pub fn open_packet_of(ctx: &Ctx, feature: &str) -> Result<String> {
     names::validate_name("feature", feature)?;
-    crate::ctx::packet::fetch(ctx, &[crate::model::packet::PREFIX])?;
+    crate::store::mirror::fetch_refs_from(
+        &ctx.store,
+        ctx.remote(),
+        &[crate::model::packet::PREFIX],
+    )?;
     let branch = crate::model::lane::branch_of(feature);
-    let (open, _) = crate::ctx::packet::open_packets(ctx)?;
+    let (open, _) = crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let found: Vec<String> = open
         .into_iter()
         .filter(|p| p.branch.as_deref() == Some(branch.as_str()))

@@ -4,11 +4,13 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
-use crate::model::packet::{content_mismatch, mismatch_error, mismatches, Facts, Packet};
+use crate::model::packet::{
+    content_mismatch, locate, mismatch_error, mismatches, read_at, Facts, Packet,
+};
+use crate::store::mirror::fetch_refs_from;
 use crate::store::remote;
 use crate::worktree::restore::{Expected, Predicted, Verified};
 
@@ -34,7 +36,11 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
         return Ok(None);
     }
     if !crate::worktree::snapshot::present(git, snap)? {
-        fetch(ctx, &[&snapshot_ref(&packet.plan, &packet.id)])?;
+        fetch_refs_from(
+            &ctx.store,
+            ctx.remote(),
+            &[&snapshot_ref(&packet.plan, &packet.id)],
+        )?;
     }
     if !crate::worktree::snapshot::present(git, snap)? {
         return Err(Error::new(
@@ -133,8 +139,8 @@ pub fn worktree_noted(
     if path.exists() {
         return Ok((path.to_path_buf(), false));
     }
-    fetch(ctx, &[crate::model::packet::PREFIX])?;
-    let refname = locate(ctx, arg)?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[crate::model::packet::PREFIX])?;
+    let refname = locate(&ctx.store, ctx.remote(), arg)?;
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let packet = read_at(&ctx.store, &refname, base)?.packet;

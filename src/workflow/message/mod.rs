@@ -302,7 +302,7 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
     let mut seen = vec![plan.to_string()];
     loop {
         let at = seen.last().expect("starts with the plan");
-        let rec = crate::ctx::lead::known(&ctx.store, remote, at)?;
+        let rec = crate::model::lead::known(&ctx.store, remote, at)?;
         if let Some(leader) = rec.and_then(|r| if r.released { None } else { r.leader }) {
             return Ok(leader);
         }

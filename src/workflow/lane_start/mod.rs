@@ -111,14 +111,13 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         .map(str::to_string)
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
-    let mut warnings = Vec::new();
     let Some(t) = args.task else {
-        return start(ctx, &args, None, &actor, &owner, warnings);
+        return start(ctx, &args, None, &actor, &owner, Vec::new());
     };
     // The task is found and its claim checked before anything is made.
-    let taking = task::resolve(ctx, args.plan, t, &owner, args.feature, &mut warnings)?;
+    let taking = task::resolve(ctx, args.plan, t, &owner, args.feature)?;
     let made = task::child_plan(ctx, &taking, &actor)?;
-    start(ctx, &args, Some(&taking), &actor, &owner, warnings).inspect_err(|_| {
+    start(ctx, &args, Some(&taking), &actor, &owner, Vec::new()).inspect_err(|_| {
         if made {
             task::drop_child_plan(ctx, args.feature, &actor);
         }

@@ -194,7 +194,14 @@ fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
         format!("{}: {first}", msg.kind),
     )
     .trailer("Swarm-Message", msg.id.as_str());
-    match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
+    match crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
+        plan,
+        &event,
+        None,
+        Some(("Swarm-Message", &msg.id)),
+    ) {
         Ok(_) => None,
         Err(e) if e.code == Code::NotFound => None,
         Err(e) => Some(format!(

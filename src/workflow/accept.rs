@@ -9,6 +9,7 @@
 //! acceptance already published and runs the same completion steps
 //! ([`complete`]), each of which does nothing when done already.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use gix::ObjectId;
@@ -23,9 +24,9 @@ use crate::model::packet::{
     content_mismatch, locate, mismatch_error, mismatches, read_at, Acceptance, Facts, Packet,
     ACCEPTANCE_FILE, PREFIX,
 };
+use crate::store::kind::{Publish, Txn};
 use crate::store::record;
 use crate::store::remote;
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 use crate::store::{Event, Store};
 
 mod carry;
@@ -65,7 +66,7 @@ const WANTED: &[&str] = &[
     crate::model::reservation::LEDGER_REF,
 ];
 
-/// What one round of the publish loop decided.
+/// What one round of the publication decided.
 struct Decided {
     refname: String,
     packet: Packet,
@@ -116,32 +117,36 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
     let s = &Asked::of(ctx)?;
     let actor = &s.actor;
     // One round decides and publishes; a lost race is decided on a fresh
-    // fetch in the second round, which only explains it.
-    let mut tried: Option<Packet> = None;
-    let looped = publish_loop(s.store, s.remote, Fetch::Refs(WANTED), 4, |round| {
-        match (&round.rejected, &tried) {
-            (Some(lost), Some(packet)) => match lost_race(s, round, packet, lost) {
-                // Not an acceptance: the task or the ledger moved meanwhile.
-                None => decide(s, arg, restore, &mut tried),
-                Some(e) => Err(e),
-            },
-            _ => decide(s, arg, restore, &mut tried),
-        }
-    })?;
-    let d = match looped {
-        Looped::Published(d) => {
-            failpoint::point("accept:ref");
-            if s.remote.is_none() {
-                carry::write_locally(s, &d.moves)?;
+    // fetch in the second round, which only explains it. What was tried
+    // last: the packet's ref and the packet.
+    let tried: RefCell<Option<(String, Packet)>> = RefCell::new(None);
+    let published = Publish::new(s.store, s.remote)
+        .fetch(WANTED.iter().copied())
+        .attempts(4)
+        .point("accept")
+        .exhausted(|lines| {
+            let tried = tried.borrow();
+            let (_, packet) = tried.as_ref().expect("a refused acceptance was tried");
+            refused(packet, lines)
+        })
+        .run(|txn| {
+            let lost = txn.rejected().is_some();
+            if let (true, Some((refname, packet))) = (lost, tried.borrow().clone()) {
+                // None: not an acceptance, the task or the ledger moved
+                // meanwhile: decided again.
+                if let Some(e) = lost_race(s, txn, &refname, &packet) {
+                    return Err(e);
+                }
             }
-            d
+            decide(s, txn, arg, restore, &tried)
+        })?;
+    let d = published.then;
+    if !d.resumed {
+        failpoint::point("accept:ref");
+        if s.remote.is_none() {
+            carry::write_locally(s, &d.moves)?;
         }
-        Looped::Done(d) => d,
-        Looped::Exhausted(lost) => {
-            let packet = tried.expect("a refused acceptance was tried");
-            return Err(refused(&packet, &lost.lines));
-        }
-    };
+    }
     let completed = complete(s, &d.refname, &d.packet, &d.acc, d.commit)?;
     // The acceptor's own acceptance with nothing left to do: a re-run after
     // a run that completed (perhaps killed after its last step) is a no-op.
@@ -170,22 +175,23 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
 
 /// Find the packet and decide: our own acceptance already there (an
 /// interrupted run: nothing to publish), or check the packet against this
-/// checkout and write the acceptance, to publish at the arbiter with the
-/// lane handed over in the same push.
+/// checkout and write the acceptance, published at the arbiter with the
+/// lane handed over (and the claim and reservations moved) in the same push.
 fn decide(
     s: &Asked<'_>,
+    txn: &mut Txn<'_>,
     arg: &str,
     restore: bool,
-    tried: &mut Option<Packet>,
-) -> Result<Step<Decided>> {
+    tried: &RefCell<Option<(String, Packet)>>,
+) -> Result<Decided> {
     let (store, actor) = (s.store, s.actor.as_str());
     let refname = locate(store, s.remote, arg)?;
-    let tip = remote::tip(store, s.remote, &refname)?;
+    let tip = txn.tip(&refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, &refname, base)?;
     let packet = version.packet.clone();
     if let Some(acc) = version.may_accept(actor)? {
-        return Ok(Step::Done(Decided {
+        return Ok(Decided {
             refname,
             acc: acc.clone(),
             packet,
@@ -193,7 +199,7 @@ fn decide(
             resumed: true,
             restored: false,
             moves: carry::Moves::default(),
-        }));
+        });
     }
     let restored = if restore {
         restore::restore(s, &packet)?
@@ -231,21 +237,20 @@ fn decide(
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
     failpoint::point("accept:objects");
-    *tried = Some(packet.clone());
-    let decided = Decided {
-        refname: refname.clone(),
+    *tried.borrow_mut() = Some((refname.clone(), packet.clone()));
+    txn.write_on(&refname, tip, commit, actor, &event.summary);
+    for update in lane_move {
+        txn.push_along(update);
+    }
+    Ok(Decided {
+        refname,
         packet,
         acc,
         commit,
         resumed: false,
         restored,
         moves,
-    };
-    Ok(Step::Publish(
-        Next::new(&refname, tip, commit, actor, &event.summary, decided)
-            .companions(lane_move)
-            .point("accept"),
-    ))
+    })
 }
 
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
@@ -272,9 +277,8 @@ fn acceptance(s: &Asked<'_>, packet: &Packet, workdir: &Path) -> Result<Acceptan
 /// Why the arbiter refused the acceptance, read after a fresh fetch:
 /// someone else's acceptance won (an error), or a record that travels with
 /// it moved (None: decide again on what was fetched).
-fn lost_race(s: &Asked<'_>, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Option<Error> {
-    let refname = lost.refname.as_deref().unwrap_or_default();
-    let won = round.tip(refname).and_then(|after| match after.base {
+fn lost_race(s: &Asked<'_>, txn: &mut Txn<'_>, refname: &str, packet: &Packet) -> Option<Error> {
+    let won = txn.tip(refname).and_then(|after| match after.base {
         Some(b) => read_at(s.store, refname, b).map(|v| v.acceptance),
         None => Ok(None),
     });

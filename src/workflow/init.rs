@@ -132,8 +132,8 @@ pub const COORDINATION_REMOTE: &str = "swarm";
 
 /// `init --coordination-remote URL`, before the rest of `init` (which then
 /// adds the mirror refspecs to it): add the remote `swarm` at `url`, make
-/// it `swarm.remote`, and pin `swarm.codeRemote` to origin, so that records
-/// go to the coordination remote and the code stays where it is.
+/// it `swarm.remote`, so that records go to the coordination remote and the
+/// code stays where it is (`swarm.codeRemote`, else origin: not pinned).
 /// Idempotent: a second run with the same URL changes nothing; a `swarm`
 /// remote at another URL is refused, nothing changed. Its default fetch
 /// refspec is dropped: a coordination remote holds no branches to track.
@@ -202,21 +202,17 @@ pub fn coordination_remote(store: &Store, url: &str) -> Result<(Vec<String>, Vec
             "set swarm.remote = {name} (records: plans, lanes, tasks, reservations, messages, packets, notes)"
         ));
     }
-    let code = git.config_get("swarm.codeRemote")?;
-    let origin = git.config_get("remote.origin.url")?.is_some();
-    match code {
-        Some(c) if !c.is_empty() => {}
-        _ if origin => {
-            git.run(["config", "swarm.codeRemote", "origin"])?;
-            actions.push(
-                "set swarm.codeRemote = origin (code: lane branches, the base branch)".to_string(),
-            );
-        }
-        _ => {
-            return Ok((actions, vec![format!(
-                "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
-            )]))
-        }
+    // The code stays where it is: swarm.codeRemote when set, else origin,
+    // which is the default and so is not pinned (a pinned name fails every
+    // command once origin is renamed). Without either it goes to the
+    // coordination remote, which is worth a warning on each run.
+    let code_set = git
+        .config_get("swarm.codeRemote")?
+        .is_some_and(|c| !c.is_empty());
+    if !code_set && git.config_get("remote.origin.url")?.is_none() {
+        return Ok((actions, vec![format!(
+            "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
+        )]));
     }
     Ok((actions, Vec::new()))
 }
@@ -241,6 +237,33 @@ pub struct Initialized {
 
 /// How `init` says to turn signed records on.
 pub const TRUST_HINT: &str = "records are not signature-checked (swarm.trust=off); to prove who wrote each one: `git swarm agent keygen --as <address>` per agent, add the printed lines to .swarm/allowed_signers on the base branch, then `git config swarm.trust require` (docs/trust.md)";
+
+/// Without a shared remote (`swarm.remote` unset, no `origin`) every
+/// record stays in this clone. That is right for a repository with no
+/// remote at all; in a clone whose remote has another name (`git clone -o
+/// upstream`), it is a surprise: the warning names the remotes and the
+/// command that shares the records through one.
+pub fn unshared_warning(ctx: &Ctx) -> Result<Option<String>> {
+    if ctx.settings.remote.is_some() {
+        return Ok(None);
+    }
+    let listed = ctx.store.git.run(["remote"])?;
+    let remotes: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    let Some(first) = remotes.first() else {
+        return Ok(None);
+    };
+    Ok(Some(format!(
+        "no shared remote: this clone has {} but none named origin, so records stay in this clone (every write says `not published`); share them through one: `git swarm init --remote {first}`",
+        match remotes.as_slice() {
+            [one] => format!("the remote {one}"),
+            many => format!("the remotes {}", many.join(", ")),
+        }
+    )))
+}
 
 pub fn init(
     ctx: &Ctx,

@@ -15,7 +15,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::clock::rfc3339;
-use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, resolve, start_marker};
+use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, start_marker};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
@@ -329,7 +329,7 @@ struct Making {
 /// had a lane before, which an interrupted `lane rm` may have left).
 fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) -> Result<Making> {
     let branch = branch_of(feature);
-    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+    let base_commit = ctx.store.git.resolve(&base)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
             format!("base '{base}' does not name a commit"),

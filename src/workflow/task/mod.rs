@@ -475,11 +475,9 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
     // The merge happened at the remote (a PR, the leader's push): judge
     // on the base as the remote has it now, not as last fetched.
     let refreshed = crate::ctx::base::refresh(ctx, &base_name);
-    let mut bases: Vec<ObjectId> = crate::ctx::lane::resolve(&store.git, &base_name)?
-        .into_iter()
-        .collect();
+    let mut bases: Vec<ObjectId> = store.git.resolve(&base_name)?.into_iter().collect();
     if let Some(tracking) = refreshed.tracking() {
-        bases.extend(crate::ctx::lane::resolve(&store.git, tracking)?);
+        bases.extend(store.git.resolve(tracking)?);
     }
     let stale = refreshed
         .warning(&base_name, "judged on")
@@ -490,7 +488,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
             why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
         });
     };
-    let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
+    let verdict = crate::model::note::has_merged_verdict(store, h)?;
     let in_base = !verdict
         && bases
             .iter()

@@ -146,6 +146,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// A lease a kind's commands take: its `git config` key, the default, and
+/// the kind's own parser (`parse(text, source)`, so each kind keeps its
+/// error code). The session resolves it (`Ctx::lease`: the command's
+/// `--lease`, else the key, else the default).
+pub struct LeaseSetting {
+    pub key: &'static str,
+    pub default: &'static str,
+    pub parse: fn(&str, &str) -> Result<jiff::SignedDuration>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// The coordination remote (`swarm.remote`): records go through it.

@@ -295,6 +295,14 @@ pub fn resolves_inside(root: &Path, path: &Path) -> bool {
     resolve_existing(path).starts_with(resolve_existing(root))
 }
 
+/// Two paths naming one directory (by their canonical forms when both exist).
+pub fn same_path(a: &Path, b: &Path) -> bool {
+    match (std::fs::canonicalize(a), std::fs::canonicalize(b)) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -97,11 +97,11 @@ pub fn man(_g: &Global, a: ManArgs) -> Result<Output> {
             PathBuf::from(home).join(".local/share/man/man1")
         }
     };
-    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::ctx::plan::io_error(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| git_swarm::fsutil::io_error(&dir, e))?;
     let mut installed = Vec::new();
     for (name, buf) in &pages {
         let path = dir.join(name);
-        std::fs::write(&path, buf).map_err(|e| git_swarm::ctx::plan::io_error(&path, e))?;
+        std::fs::write(&path, buf).map_err(|e| git_swarm::fsutil::io_error(&path, e))?;
         installed.push(path.display().to_string());
     }
     let text = format!(

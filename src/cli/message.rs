@@ -131,7 +131,7 @@ pub struct StateArgs {
     /// Also write state.md at the top of the working tree (untracked, excluded).
     #[arg(long)]
     pub write: bool,
-    /// Write the dashboard (`git swarm serve`'s page) to FILE instead: one self-contained HTML file, no script, no network.
+    /// Write the dashboard (`git swarm serve`'s page) to FILE instead: one self-contained HTML file, no script, no network (`-`: on stdout).
     #[arg(long, value_name = "FILE", conflicts_with_all = ["write", "plan"])]
     pub html: Option<String>,
 }

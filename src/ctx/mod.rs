@@ -6,17 +6,13 @@
 
 pub mod base;
 pub mod lane;
-pub mod packet;
 pub mod plan;
 
 use std::path::Path;
 
-use crate::config::{self, Settings};
+use crate::config::{self, LeaseSetting, Settings};
 use crate::error::Result;
 use crate::store::Store;
-
-pub mod lead;
-pub mod task;
 
 pub struct Ctx {
     pub store: Store,
@@ -26,17 +22,19 @@ pub struct Ctx {
 }
 
 impl Ctx {
-    /// A lease length: the command's `--lease`, else `git config <key>`, else
-    /// the kind's `default`. `parse(text, source)` is the kind's own parser,
-    /// so each kind keeps its error code; a bad configured value is hinted
-    /// at its key.
+    /// A lease length: the command's `--lease`, else `git config` of the
+    /// setting's key, else its default, each read by the kind's own parser;
+    /// a bad configured value is hinted at its key.
     pub fn lease(
         &self,
         flag: Option<&str>,
-        key: &str,
-        default: &str,
-        parse: fn(&str, &str) -> Result<jiff::SignedDuration>,
+        setting: &LeaseSetting,
     ) -> Result<jiff::SignedDuration> {
+        let LeaseSetting {
+            key,
+            default,
+            parse,
+        } = setting;
         if let Some(f) = flag {
             return parse(f, "--lease");
         }
@@ -143,19 +141,20 @@ impl Ctx {
 
     /// The remote to publish to, unless `--offline`.
     pub fn remote(&self) -> Option<&str> {
-        match self.settings.remote.as_deref() {
-            _ if self.offline => None,
-            // A write that found the remote unreachable goes on as with
-            // `--offline` (see `mirror::keep_writes_when_unreachable`).
-            Some(r) if crate::store::mirror::gone(r) => None,
-            r => r,
-        }
+        self.reachable(self.settings.remote.as_deref())
     }
 
     /// The code remote to fetch branches from and push them to, unless
     /// `--offline` (or it was found unreachable, as [`Ctx::remote`]).
     pub fn code_remote(&self) -> Option<&str> {
-        match self.settings.code_remote.as_deref() {
+        self.reachable(self.settings.code_remote.as_deref())
+    }
+
+    /// A configured remote, unless `--offline` or a write this run found it
+    /// unreachable: then the command goes on as with `--offline` (see
+    /// `mirror::keep_writes_when_unreachable`).
+    fn reachable<'a>(&self, remote: Option<&'a str>) -> Option<&'a str> {
+        match remote {
             _ if self.offline => None,
             Some(r) if crate::store::mirror::gone(r) => None,
             r => r,

@@ -12,7 +12,7 @@
 
 use std::ffi::OsStr;
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use crate::error::{Code, Error, Result};
@@ -67,6 +67,128 @@ fn run(program: &str, args: &[&OsStr], input: &[u8]) -> Result<Output> {
     })
 }
 
+/// An ssh signing key as configured (`swarm.<address>.signingKey`,
+/// `user.signingKey`), read as git reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SshKey {
+    /// `key::<public key line>`, or a value that starts `ssh-`: the public
+    /// key itself, its private half in ssh-agent.
+    Literal(String),
+    /// A key file (private, or public with the private half in ssh-agent),
+    /// `~` expanded as git expands it.
+    File(PathBuf),
+}
+
+impl SshKey {
+    pub fn parse(value: &str) -> Result<SshKey> {
+        if let Some(public) = value.strip_prefix("key::") {
+            return Ok(SshKey::Literal(public.trim().to_string()));
+        }
+        if value.starts_with("ssh-") {
+            return Ok(SshKey::Literal(value.trim().to_string()));
+        }
+        expand_path(value).map(SshKey::File)
+    }
+
+    /// The public key line (`type base64 [comment]`): the literal key, or
+    /// the file's `.pub` beside it (the file itself when it is public).
+    pub fn public(&self) -> Result<String> {
+        match self {
+            SshKey::Literal(public) => Ok(public.clone()),
+            SshKey::File(path) => {
+                let beside = PathBuf::from(format!("{}.pub", path.display()));
+                let text = std::fs::read_to_string(&beside)
+                    .or_else(|e| {
+                        std::fs::read_to_string(path)
+                            .ok()
+                            .filter(|t| is_public(t))
+                            .ok_or(e)
+                    })
+                    .map_err(|e| {
+                        Error::new(
+                            Code::IoFailed,
+                            format!("cannot read the public key {}: {e}", beside.display()),
+                        )
+                    })?;
+                Ok(text.trim().to_string())
+            }
+        }
+    }
+}
+
+/// Whether `text` is a public key line (not a private key file).
+fn is_public(text: &str) -> bool {
+    let t = text.trim_start();
+    t.starts_with("ssh-") || t.starts_with("ecdsa-") || t.starts_with("sk-")
+}
+
+/// A key path from git config with `~/` (the home directory) and
+/// `~user/` (that user's) expanded, as git's `interpolate_path` does.
+pub fn expand_path(value: &str) -> Result<PathBuf> {
+    if !value.starts_with('~') {
+        return Ok(PathBuf::from(value));
+    }
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let context = gix::config::path::interpolate::Context {
+        home_dir: home.as_deref(),
+        ..Default::default()
+    };
+    gix::config::Path::from(value)
+        .interpolate(context)
+        .map_err(|e| {
+            Error::new(
+                Code::ConfigInvalid,
+                format!("cannot expand the signing key path {value}: {e}"),
+            )
+            .hint("name the key by an absolute path, or set HOME")
+        })
+}
+
+/// The file `ssh-keygen -f` reads: a configured one, or a literal key
+/// written to a temporary file (removed when dropped), as git does.
+enum KeyFile {
+    Named(PathBuf),
+    Temporary(PathBuf),
+}
+
+impl KeyFile {
+    fn temporary(public: &str) -> Result<KeyFile> {
+        use std::os::unix::fs::OpenOptionsExt;
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let path =
+            std::env::temp_dir().join(format!(".git_signing_key_tmp{}-{seq}", std::process::id()));
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|mut f| f.write_all(public.as_bytes()));
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&path);
+            return Err(Error::new(
+                Code::IoFailed,
+                format!("cannot write the signing key to {}: {e}", path.display()),
+            ));
+        }
+        Ok(KeyFile::Temporary(path))
+    }
+
+    fn path(&self) -> &Path {
+        match self {
+            KeyFile::Named(p) | KeyFile::Temporary(p) => p,
+        }
+    }
+}
+
+impl Drop for KeyFile {
+    fn drop(&mut self) {
+        if let KeyFile::Temporary(p) = self {
+            let _ = std::fs::remove_file(p);
+        }
+    }
+}
+
 /// The signature of `payload` (a commit without its `gpgsig` header) made
 /// with `key` as git would make it; `program` is the configured signing
 /// program (None: git's default for the format).
@@ -74,23 +196,34 @@ pub fn sign(format: Format, program: Option<&str>, key: &str, payload: &[u8]) ->
     let (program, out) = match format {
         Format::Ssh => {
             let program = program.unwrap_or("ssh-keygen");
-            let key = key.strip_prefix("~/").map_or_else(
-                || key.to_string(),
-                |rest| format!("{}/{rest}", std::env::var("HOME").unwrap_or_default()),
-            );
+            // As git's sign_buffer_ssh: a literal key goes to a temporary
+            // file and signs with `-U` (its private half is in ssh-agent);
+            // a key file is named as it is (a public one signs through
+            // ssh-agent too, ssh-keygen sees to that).
+            let (file, literal) = match SshKey::parse(key)? {
+                SshKey::Literal(public) => (KeyFile::temporary(&public)?, true),
+                SshKey::File(path) => (KeyFile::Named(path), false),
+            };
             let mut args: Vec<&OsStr> = ["-Y", "sign", "-n", "git", "-f"]
                 .iter()
                 .map(OsStr::new)
                 .collect();
-            args.push(OsStr::new(&key));
-            // A public key file signs through ssh-agent, as in git.
-            let public = std::fs::read(&key)
-                .map(|b| b.starts_with(b"ssh-") || b.starts_with(b"ecdsa-"))
-                .unwrap_or(false);
-            if public {
+            args.push(file.path().as_os_str());
+            if literal {
                 args.push(OsStr::new("-U"));
             }
-            (program, run(program, &args, payload)?)
+            let out = run(program, &args, payload)?;
+            if literal && !out.status.success() {
+                return Err(Error::new(
+                    Code::SigningFailed,
+                    format!(
+                        "{program} could not sign with the literal key {key}: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    ),
+                )
+                .hint("a literal key (`key::ssh-…`) signs through ssh-agent, as in git: add its private half with `ssh-add <private key>` and check that SSH_AUTH_SOCK names that agent"));
+            }
+            (program, out)
         }
         Format::OpenPgp | Format::X509 => {
             let program = program.unwrap_or(if format == Format::X509 {
@@ -255,4 +388,33 @@ pub fn ssh_keygen(program: Option<&str>, path: &Path, comment: &str) -> Result<S
                 format!("cannot read {}: {e}", public.display()),
             )
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_are_read_as_git_reads_user_signing_key() {
+        assert_eq!(
+            SshKey::parse("key::ssh-ed25519 AAAA c").unwrap(),
+            SshKey::Literal("ssh-ed25519 AAAA c".into())
+        );
+        assert_eq!(
+            SshKey::parse("ssh-ed25519 AAAA").unwrap(),
+            SshKey::Literal("ssh-ed25519 AAAA".into())
+        );
+        assert_eq!(
+            SshKey::parse("/k/id").unwrap(),
+            SshKey::File(PathBuf::from("/k/id"))
+        );
+        // `~user/` is that user's home, as in git (root's, which every
+        // system has).
+        assert_eq!(
+            expand_path("~root/.ssh/id").unwrap(),
+            PathBuf::from("/root/.ssh/id")
+        );
+        let e = expand_path("~no-such-user-here/id").unwrap_err();
+        assert_eq!(e.code, Code::ConfigInvalid);
+    }
 }

@@ -16,10 +16,14 @@ use crate::store::kind::{Diverged, Files, Record, Versioned};
 use crate::store::record::{self, Extra};
 use crate::store::Event;
 
+mod known;
 mod report;
 mod rules;
 pub mod wip;
 
+pub use known::{
+    all, at, hand_over, handover_commit, holders, known, load, require, require_newest,
+};
 pub use report::{parse_capacity, ReportKind};
 pub use rules::{
     check_start, has_leftovers, keep_reason, merged_state, rm_check, Keep, LaneState, Merged,

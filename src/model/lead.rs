@@ -19,10 +19,12 @@ use gix::ObjectId;
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
 use crate::names;
-use crate::store::kind::{Diverged, Files, Record};
+use crate::store::kind::{Diverged, Files, Record, Records};
 use crate::store::record::{self, Extra};
+use crate::store::{remote, short, Store};
 
 mod rules;
 #[cfg(test)]
@@ -36,12 +38,34 @@ pub const SCHEMA: &str = "swarm-lead/v1";
 pub const RECORD_FILE: &str = "lead.yaml";
 /// The lease when neither `--lease` nor `git config swarm.lease` sets one.
 pub const DEFAULT_LEASE: &str = "30m";
+/// The lease a leader command asks for: its `--lease` flag, else `git
+/// config swarm.lease`, else 30 minutes.
+pub const LEASE: LeaseSetting = LeaseSetting {
+    key: "swarm.lease",
+    default: DEFAULT_LEASE,
+    parse: |text, _| parse_duration(text),
+};
 
 /// Where every leader ref lives.
 pub const PREFIX: &str = "refs/swarm/lead/";
 
 pub fn lead_ref(plan: &str) -> String {
     format!("{PREFIX}{plan}")
+}
+
+/// The leader record at commit `id` (a version of `refs/swarm/lead/<plan>`).
+pub fn read_at(store: &Store, plan: &str, id: ObjectId) -> Result<LeadRecord> {
+    let what = format!("{} at {}", lead_ref(plan), short(id));
+    Records::<LeadRecord>::new(store)
+        .at_named(&plan.to_string(), id, &what)
+        .map(|v| v.value)
+}
+
+/// The current leader and epoch of a plan as this repository knows it (the
+/// newer of the local ref and the remote's mirror), for packets and status.
+pub fn known(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<LeadRecord>> {
+    let tip = remote::tip(store, remote, &lead_ref(plan))?;
+    tip.base.map(|b| read_at(store, plan, b)).transpose()
 }
 
 /// The leader record.

@@ -17,6 +17,7 @@ use crate::store::kind::{Diverged, Files, Record, ScopedKey};
 use crate::store::record::{self, Extra};
 
 pub mod build;
+mod known;
 pub mod snapshot;
 pub mod verdict;
 
@@ -24,6 +25,7 @@ pub use build::{
     check_reason, clean_url, parse_verified, refuse_findings, same_content, scan, scan_said,
     Derived, HandoffInput,
 };
+pub use known::{backs_lane, known_refs, locate, open_packets, read_at, OpenPacket};
 pub use verdict::{content_mismatch, list_diff, mismatch_error, mismatches, Facts, Mismatch};
 
 pub const SCHEMA: &str = "dwp-handoff/v1";

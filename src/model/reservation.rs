@@ -23,6 +23,7 @@ use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
 use crate::clock::rfc3339;
+use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
 use crate::store::kind::{Diverged, Files, Record};
 use crate::store::record::{self, Extra};
@@ -40,6 +41,27 @@ pub const LEDGER: &str = "ledger";
 pub const LEDGER_REF: &str = "refs/swarm/reservations/ledger";
 /// The lease when neither `--lease` nor `swarm.reservationLease` sets one.
 pub const DEFAULT_LEASE: &str = "2h";
+/// The lease a reservation is renewed or carried with: `git config
+/// swarm.reservationLease`, else 2 hours (`reserve` itself refuses a zero
+/// `--lease`: [`RESERVE_LEASE`]).
+pub const LEASE: LeaseSetting = LeaseSetting {
+    key: "swarm.reservationLease",
+    default: DEFAULT_LEASE,
+    parse: |text, _| crate::clock::parse_duration(text),
+};
+/// The lease `reserve` asks for: [`LEASE`], refusing one that is not longer
+/// than zero.
+pub const RESERVE_LEASE: LeaseSetting = LeaseSetting {
+    parse: |text, _| {
+        let d = crate::clock::parse_duration(text)?;
+        if d.is_zero() || d.is_negative() {
+            return Err(Error::new(Code::Usage, "a lease must be longer than zero")
+                .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
+        }
+        Ok(d)
+    },
+    ..LEASE
+};
 /// How long an expired, unreleased entry stays in the live ledger (so it can
 /// be listed and recovered) before a write drops it.
 pub const PRUNE_AFTER: SignedDuration = SignedDuration::from_hours(7 * 24);

@@ -14,11 +14,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};
 
+use gix::ObjectId;
+
 use crate::clock::rfc3339;
+use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, ScopedKey};
-use crate::store::record::{self, Extra};
-use crate::store::Event;
+use crate::store::kind::{self, Diverged, Files, Record, Records, ScopedKey};
+use crate::store::record::{self, Extra, Unreadable};
+use crate::store::{Event, Store};
 
 mod rules;
 #[cfg(test)]
@@ -30,6 +33,13 @@ pub const SCHEMA: &str = "swarm-task/v1";
 pub const RECORD_FILE: &str = "task.yaml";
 /// The lease when neither `--lease` nor `git config swarm.taskLease` sets one.
 pub const DEFAULT_LEASE: &str = "30m";
+/// The lease a task command asks for: its `--lease` flag, else `git config
+/// swarm.taskLease`, else 30 minutes.
+pub const LEASE: LeaseSetting = LeaseSetting {
+    key: "swarm.taskLease",
+    default: DEFAULT_LEASE,
+    parse: parse_lease,
+};
 
 /// Where every task ref lives.
 pub const PREFIX: &str = "refs/swarm/tasks/";
@@ -37,6 +47,55 @@ pub const PREFIX: &str = "refs/swarm/tasks/";
 /// `refs/swarm/tasks/<plan>/<id>`.
 pub fn task_ref(plan: &str, id: &str) -> String {
     format!("refs/swarm/tasks/{plan}/{id}")
+}
+
+/// One task as this clone sees it ([`known`], [`known_one`]).
+#[derive(Debug, Clone)]
+pub struct Known {
+    pub key: TaskKey,
+    pub record: TaskRecord,
+    pub commit: ObjectId,
+    /// The local ref holds this version (else only the mirror does, or the
+    /// local ref is ahead: not published yet).
+    pub local: Option<ObjectId>,
+    pub published: Option<ObjectId>,
+}
+
+impl From<kind::Known<TaskRecord>> for Known {
+    fn from(k: kind::Known<TaskRecord>) -> Self {
+        Known {
+            key: k.version.key,
+            record: k.version.value,
+            commit: k.version.commit,
+            local: k.tip.local,
+            published: k.tip.remote,
+        }
+    }
+}
+
+/// Every task (of `plan`, or of all plans), local and in `remote`'s mirror,
+/// the newest of the two; and those that cannot be read
+/// ([`Records::known_under`]).
+pub fn known(
+    store: &Store,
+    remote: Option<&str>,
+    plan: Option<&str>,
+) -> Result<(Vec<Known>, Vec<Unreadable>)> {
+    let under = plan.map(|p| format!("{p}/")).unwrap_or_default();
+    let (known, bad) = Records::<TaskRecord>::new(store).known_under(remote, &under)?;
+    Ok((known.into_iter().map(Known::from).collect(), bad))
+}
+
+/// The task `id` of `plan`, as this clone knows it ([`Records::known_one`]).
+pub fn known_one(
+    store: &Store,
+    remote: Option<&str>,
+    plan: &str,
+    id: &str,
+) -> Result<Option<Known>> {
+    let key = TaskKey::new(plan, id);
+    let found = Records::<TaskRecord>::new(store).known_one(remote, &key)?;
+    Ok(found.map(Known::from))
 }
 
 /// The refs of every task of a plan (a prefix).

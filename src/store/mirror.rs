@@ -285,6 +285,15 @@ pub fn fetch_refs(store: &Store, remote: &str, refs: &[&str]) -> Result<()> {
     fetch_into_mirror(store, remote, &specs)
 }
 
+/// [`fetch_refs`] from `remote` when there is one; None (offline, or no
+/// remote) fetches nothing.
+pub fn fetch_refs_from(store: &Store, remote: Option<&str>, refs: &[&str]) -> Result<()> {
+    match remote {
+        Some(remote) => fetch_refs(store, remote, refs),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,15 +12,16 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use crate::ctx::packet::{content_ids, fetch};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::note::Note;
 use crate::model::packet::snapshot::Snapshot;
 use crate::model::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, PREFIX};
+use crate::store::mirror::fetch_refs_from;
 use crate::store::record;
 use crate::store::{Event, Store};
+use crate::worktree::contents::content_ids;
 
 mod carry;
 mod export;
@@ -98,7 +99,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let packets_prefix = format!("{PREFIX}{plan_name}/");
     let branch = store.git.current_branch()?;
     let lane = match &branch {
-        Some(b) => crate::ctx::lane::all(store)?
+        Some(b) => crate::model::lane::all(store)?
             .0
             .into_iter()
             .find(|l| l.record.is_active() && l.record.branch == *b),
@@ -112,7 +113,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
     wanted.extend(lane_ref.as_deref());
     wanted.extend(carried.iter().map(String::as_str));
-    fetch(ctx, &wanted)?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &wanted)?;
     let claim = carry::claim(ctx, lane_task.as_deref(), actor)?;
     let reservations = carry::reservations(ctx, lane_task.as_deref(), actor)?;
 
@@ -124,7 +125,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .transpose()?;
     let mut uncommitted = store.git.dirty_paths()?;
     uncommitted.retain(|p| Some(p) != export.as_ref());
-    let uncommitted_content = content_ids(store, &workdir, &uncommitted)?;
+    let uncommitted_content = content_ids(&store.repo, &workdir, &uncommitted)?;
     // Where the code is: the code remote (a coordination remote holds
     // records only).
     let repo = ctx
@@ -134,7 +135,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .and_then(|r| store.config(&format!("remote.{r}.url")))
         .map(|u| clean_url(&u));
     let pushed = pushed(ctx, branch.as_deref(), &head)?;
-    let leader = crate::ctx::lead::known(store, ctx.remote(), plan_name)?;
+    let leader = crate::model::lead::known(store, ctx.remote(), plan_name)?;
     let checkout = std::fs::canonicalize(&workdir)
         .unwrap_or(workdir)
         .display()
@@ -243,8 +244,9 @@ fn record_written(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
     if let Some(e) = packet.epoch {
         event = event.epoch(e);
     }
-    crate::ctx::plan::journal(
-        ctx,
+    crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &packet.plan,
         &event,
         None,

@@ -6,9 +6,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::ctx::plan::io_error;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::fsutil::io_error;
 use crate::store::mirror::mirror_refspecs;
 use crate::store::trust::Policy;
 use crate::store::Store;
@@ -149,6 +149,18 @@ pub fn coordination_remote(store: &Store, url: &str) -> Result<(Vec<String>, Vec
             "--coordination-remote needs the URL of a git repository",
         )
         .hint("e.g. git swarm init --coordination-remote git@host:team/swarm.git"));
+    }
+    // git would store a newline or an escape in the config as given, and
+    // print it back into terminals and hooks.
+    if url.chars().any(char::is_control) {
+        return Err(Error::new(
+            Code::Usage,
+            format!(
+                "--coordination-remote '{}' holds a control character (a newline, tab or escape): no git URL does",
+                url.escape_debug()
+            ),
+        )
+        .hint("pass the URL alone, e.g. git swarm init --coordination-remote git@host:team/swarm.git"));
     }
     // A local path is kept absolute: git reads a relative one from the
     // directory it runs in, and lanes run in their own worktrees.

@@ -9,14 +9,14 @@ use serde::Serialize;
 
 use crate::clock::rfc3339;
 use crate::ctx::lane::{
-    self as session, cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged, probe,
-    resolve, start_marker, uncommitted,
+    cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged, probe, resolve,
+    start_marker, uncommitted,
 };
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
 use crate::model::lane::{
-    has_leftovers, keep_reason, removed_event, rm_check, Keep, Lane, LaneRecord, LaneState,
+    self, has_leftovers, keep_reason, removed_event, rm_check, Keep, Lane, LaneRecord, LaneState,
     Worktree,
 };
 use crate::store::kind::{Records, Update};
@@ -98,7 +98,7 @@ pub fn rm(ctx: &Ctx, feature: &str, force: bool, keep_branch: bool) -> Result<La
 }
 
 fn require(ctx: &Ctx, feature: &str) -> Result<Lane> {
-    session::require_newest(&ctx.store, ctx.remote(), feature).map_err(|e| {
+    lane::require_newest(&ctx.store, ctx.remote(), feature).map_err(|e| {
         if e.code == Code::NotFound && start_marker(&ctx.store, feature).exists() {
             // The generic "list lanes" hint would not show this lane: the
             // one useful next step is to finish the start.
@@ -344,7 +344,7 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
     let worktrees = ctx.store.git.worktree_paths()?;
     let actor = if dry_run { String::new() } else { ctx.actor()? };
     // Local and mirror, newest wins: the lanes `status` and `lane list` show.
-    let (lanes, unreadable) = session::known(&ctx.store, ctx.remote())?;
+    let (lanes, unreadable) = lane::known(&ctx.store, ctx.remote())?;
     let mut out = Pruned {
         dry_run,
         removed: Vec::new(),
@@ -410,7 +410,7 @@ fn prune_left_behind(ctx: &Ctx, lane: &Lane, old: &Path, out: &mut Pruned) -> Re
         Some("you are inside it".to_string())
     } else if Git::new(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
         Some(format!("it is not on the lane's branch {}", r.branch))
-    } else if !session::handoff_accepted(
+    } else if !crate::model::packet::backs_lane(
         &ctx.store,
         ctx.settings.remote.as_deref(),
         &lane.feature,

@@ -5,10 +5,11 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::clock::rfc3339;
-use crate::ctx::lane as session;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::lane::{parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind};
+use crate::model::lane::{
+    self, parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind,
+};
 use crate::store::kind::{Records, Update};
 use crate::store::record::Extra;
 use crate::store::{Event, Store};
@@ -45,14 +46,14 @@ pub fn report(
     kind.validate()?;
     if let ReportKind::Handoff(packet) = &kind {
         // The report points at a packet: it must be one that exists.
-        crate::ctx::packet::locate(ctx, packet)?;
+        crate::model::packet::locate(&ctx.store, ctx.remote(), packet)?;
     }
     let capacity = capacity.map(parse_capacity).transpose()?;
     let feature = match lane_flag {
         Some(f) => f.to_string(),
         None => reporting_lane(ctx)?,
     };
-    let lane = session::require(&ctx.store, &feature)?;
+    let lane = lane::require(&ctx.store, &feature)?;
     if !lane.record.is_active() {
         return Err(Error::new(
             Code::NotFound,
@@ -70,8 +71,9 @@ pub fn report(
         entry.body = Some(format!("capacity={c}"));
         entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    let journal = crate::ctx::plan::journal(ctx, &plan_name, &entry, None, None)?
-        .expect("an entry without `once` is always written");
+    let journal =
+        crate::model::plan::journal(&ctx.store, ctx.remote(), &plan_name, &entry, None, None)?
+            .expect("an entry without `once` is always written");
     crate::failpoint::point("report:journalled");
 
     let report = LastReport {

@@ -118,7 +118,7 @@ fn which(ctx: &Ctx, lane_flag: Option<&str>) -> Result<Lane> {
             }
         },
     };
-    let lane = crate::ctx::lane::require(&ctx.store, &feature)?;
+    let lane = crate::model::lane::require(&ctx.store, &feature)?;
     if !lane.record.is_active() {
         return Err(Error::new(
             Code::NotFound,
@@ -150,7 +150,7 @@ fn worktree(ctx: &Ctx, lane: &Lane) -> Result<Git> {
         .run(["rev-parse", "--path-format=absolute", "--git-common-dir"])
         .map_err(|_| not_here("is not a git checkout"))?;
     let same =
-        crate::ctx::lane::same_path(std::path::Path::new(common.trim()), &ctx.store.common_dir());
+        crate::fsutil::same_path(std::path::Path::new(common.trim()), &ctx.store.common_dir());
     if !same {
         return Err(not_here("belongs to another repository"));
     }

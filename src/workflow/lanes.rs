@@ -2,10 +2,10 @@
 
 use serde::Serialize;
 
-use crate::ctx::lane::{self as session, inspect};
+use crate::ctx::lane::inspect;
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::lane::LaneState;
+use crate::model::lane::{self, LaneState};
 use crate::store::record::Unreadable;
 
 /// The lanes `lane list` shows.
@@ -25,7 +25,7 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<LaneList> {
     let mut lanes = Vec::new();
     let mut removed_hidden = 0;
     // Local and mirror, newest wins: the read `status` shows.
-    let (all, unreadable) = session::known(&ctx.store, ctx.settings.remote.as_deref())?;
+    let (all, unreadable) = lane::known(&ctx.store, ctx.settings.remote.as_deref())?;
     for lane in all {
         if !lane.record.is_active() && !include_removed {
             removed_hidden += 1;

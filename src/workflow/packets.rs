@@ -5,11 +5,13 @@
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::ctx::packet::{fetch, locate_in, read_at};
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::packet::{PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE};
+use crate::model::packet::{
+    locate, read_at, PacketVersion, ACCEPTANCE_FILE, PACKET_FILE, PREFIX, WITHDRAWAL_FILE,
+};
 use crate::names;
+use crate::store::mirror::fetch_refs_from;
 use crate::store::record::Unreadable;
 use crate::store::remote;
 
@@ -74,7 +76,7 @@ pub fn list(ctx: &Ctx, plan_filter: Option<&str>, open: bool) -> Result<Listing>
         }
         None => PREFIX.to_string(),
     };
-    fetch(ctx, &[&prefix])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[&prefix])?;
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let remote = ctx.settings.remote.as_deref();
     let mut rows = Vec::new();
@@ -123,9 +125,9 @@ pub struct Shown {
 
 /// `git swarm packet show <id>`
 pub fn show(ctx: &Ctx, arg: &str) -> Result<Shown> {
-    fetch(ctx, &[PREFIX])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[PREFIX])?;
     let remote = ctx.settings.remote.as_deref();
-    let refname = locate_in(ctx, remote, arg)?;
+    let refname = locate(&ctx.store, remote, arg)?;
     let tip = remote::tip(&ctx.store, remote, &refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(&ctx.store, &refname, base)?;

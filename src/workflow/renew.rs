@@ -60,12 +60,7 @@ pub fn due(until: &str, now: Timestamp, lease: SignedDuration) -> bool {
 }
 
 fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
-    ctx.lease(
-        None,
-        "swarm.reservationLease",
-        reservation::DEFAULT_LEASE,
-        |text, _| crate::clock::parse_duration(text),
-    )
+    ctx.lease(None, &crate::model::reservation::LEASE)
 }
 
 /// `git swarm renew [--due]`: renew every claim and reservation the actor
@@ -75,7 +70,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
     let me = ctx.actor()?;
     let store = &ctx.store;
     let now = store.clock.now();
-    let task_lease = crate::ctx::task::lease_for(ctx, None)?;
+    let task_lease = ctx.lease(None, &crate::model::task::LEASE)?;
     let res_lease = reservation_lease(ctx)?;
     let ignore_case = store
         .repo
@@ -87,7 +82,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
     };
     // The plans where this clone knows a claim of mine: their tasks are
     // fetched, not every plan's.
-    let (known, _) = crate::ctx::task::all(store, ctx.remote(), None)?;
+    let (known, _) = crate::model::task::known(store, ctx.remote(), None)?;
     let plans: BTreeSet<String> = known
         .iter()
         .filter(|k| mine(&k.record))
@@ -112,7 +107,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
             let mut any_due = false;
             let mut decided: Vec<(String, Tip, task::TaskRecord, Event)> = Vec::new();
             for plan in &plans {
-                let (tasks, _) = crate::ctx::task::all(store, ctx.remote(), Some(plan))?;
+                let (tasks, _) = crate::model::task::known(store, ctx.remote(), Some(plan))?;
                 for k in tasks.iter().filter(|k| mine(&k.record)) {
                     let name = format!("{}/{}", k.key.plan, k.key.id);
                     let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());

@@ -58,19 +58,7 @@ pub fn ignore_case(store: &Store) -> bool {
 }
 
 fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
-    ctx.lease(
-        flag,
-        "swarm.reservationLease",
-        reservation::DEFAULT_LEASE,
-        |text, _| {
-            let d = crate::clock::parse_duration(text)?;
-            if d.is_zero() || d.is_negative() {
-                return Err(Error::new(Code::Usage, "a lease must be longer than zero")
-                    .hint("use a number and a unit: 45s, 30m, 2h, 1d, or combined like 1h30m"));
-            }
-            Ok(d)
-        },
-    )
+    ctx.lease(flag, &reservation::RESERVE_LEASE)
 }
 
 /// The current directory relative to the worktree root ("" at the root).

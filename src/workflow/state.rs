@@ -355,7 +355,7 @@ pub fn write(ctx: &Ctx, text: &str) -> Result<String> {
 /// remote's mirror and the clock play no part: a claim shows its lease end
 /// time, never the time left).
 fn tasks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    let (all, _) = crate::ctx::task::all(store, None, plan)?;
+    let (all, _) = crate::model::task::known(store, None, plan)?;
     Ok(all
         .into_iter()
         .filter(|k| !k.record.status.terminal())

@@ -6,9 +6,9 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use crate::ctx::packet::OpenPacket;
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::model::packet::OpenPacket;
 use crate::model::plan::{self, Plan, PlanDoc, Status};
 use crate::model::{lane, lead};
 use crate::store::kind::Records;
@@ -72,7 +72,7 @@ fn plan_tasks(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<BTreeMap<String, PlanTasks>> {
     use crate::model::task::Status as T;
-    let (tasks, bad) = crate::ctx::task::all(store, remote, None)?;
+    let (tasks, bad) = crate::model::task::known(store, remote, None)?;
     unreadable.extend(bad);
     let done: BTreeSet<(String, String)> = tasks
         .iter()
@@ -169,7 +169,7 @@ fn read_lanes(
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
     for (feature, id) in newest(store, remote, lane::PREFIX)? {
-        let lane = match crate::ctx::lane::at(store, &feature, id) {
+        let lane = match crate::model::lane::at(store, &feature, id) {
             Ok(l) => l,
             Err(e) => {
                 unreadable.push(Unreadable::new(
@@ -212,7 +212,7 @@ fn node(
 ) -> PlanStatus {
     let name = &p.record.plan;
     let lead = if led.contains(name) {
-        crate::ctx::lead::known(store, remote, name).unwrap_or_else(|e| {
+        crate::model::lead::known(store, remote, name).unwrap_or_else(|e| {
             unreadable.push(Unreadable::new("lead", name, &lead::lead_ref(name), &e));
             None
         })
@@ -395,7 +395,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         crate::store::mirror::fetch(&ctx.store, r)?;
     }
     let remote = ctx.settings.remote.as_deref();
-    let (packets, unreadable_packets) = crate::ctx::packet::open_packets(ctx)?;
+    let (packets, unreadable_packets) =
+        crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
     let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
     count_reservations(&mut roots, &holders);

@@ -9,6 +9,9 @@
 //! from a fresh fetch a bounded number of times (the
 //! [`crate::store::remote::publish_loop`]).
 
+use std::collections::BTreeMap;
+use std::path::Path;
+
 use serde::Serialize;
 
 use crate::ctx::Ctx;
@@ -74,11 +77,9 @@ impl SyncReport {
 
 /// `progress` hears what sync is doing (the CLI shows it on a TTY).
 pub fn sync(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result<SyncReport> {
-    let before = crate::ctx::lane::holders(&ctx.store);
+    let before = crate::model::lane::holders(&ctx.store);
     let mut report = sync_rounds(ctx, actor, progress)?;
-    report
-        .warnings
-        .extend(crate::ctx::lane::unbacked_moves(&ctx.store, &before));
+    report.warnings.extend(unbacked_moves(&ctx.store, &before));
     Ok(report)
 }
 
@@ -160,4 +161,27 @@ fn gc_first(
     progress("more live swarm refs than swarm.gcThreshold: running gc first…");
     let age = crate::config::gc_age(store)?;
     archive::gc(store, crate::model::kinds(), actor, age, false).map(Some)
+}
+
+/// After `sync`: the lanes whose record now names another owner or path
+/// than `before` without an accepted handoff backing it, one warning each.
+/// Such a move is not honoured by `lane prune`.
+fn unbacked_moves(store: &Store, before: &BTreeMap<String, (String, String)>) -> Vec<String> {
+    let mut out = Vec::new();
+    for (feature, (owner, path)) in crate::model::lane::holders(store) {
+        let Some((old_owner, old_path)) = before.get(&feature) else {
+            continue;
+        };
+        if *old_owner == owner && crate::fsutil::same_path(Path::new(old_path), Path::new(&path)) {
+            continue;
+        }
+        if crate::model::packet::backs_lane(store, None, &feature, &owner, &path).unwrap_or(false) {
+            continue;
+        }
+        out.push(format!(
+            "lane {feature} now names {owner} at {path} (was {old_owner} at {old_path}) without an accepted handoff: `lane prune` and `lane rm` keep this clone's worktree; check `git log {}`",
+            crate::model::lane::lane_ref(&feature)
+        ));
+    }
+    out
 }

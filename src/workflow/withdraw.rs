@@ -7,11 +7,11 @@
 use gix::ObjectId;
 
 use crate::clock::rfc3339;
-use crate::ctx::packet::{fetch, locate, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::model::packet::{scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
+use crate::model::packet::{locate, read_at, scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
 use crate::store::kind::{Publish, Txn};
+use crate::store::mirror::fetch_refs_from;
 use crate::store::record;
 use crate::store::Event;
 
@@ -43,8 +43,8 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         ));
     }
     let actor = ctx.actor()?;
-    fetch(ctx, &[PREFIX])?;
-    let refname = locate(ctx, arg)?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[PREFIX])?;
+    let refname = locate(&ctx.store, ctx.remote(), arg)?;
     // One round: a withdrawal that loses its race (the packet was accepted
     // meanwhile) is refused, never decided again.
     let tried = std::cell::RefCell::new(None::<String>);
@@ -69,8 +69,9 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         Decided::Wrote(wrote) => *wrote,
     };
     // The plan's journal says so too; a missing plan (archived) is no reason to fail.
-    match crate::ctx::plan::journal(
-        ctx,
+    match crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &packet.plan,
         &event,
         None,

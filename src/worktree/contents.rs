@@ -6,6 +6,7 @@
 //! restoring one [`super::restore`]'s.
 
 use std::collections::BTreeMap;
+use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
@@ -193,6 +194,48 @@ pub fn unsafe_entries<'a>(entries: &[(&'a str, &str)]) -> Vec<(&'a str, &'static
         }
     }
     out
+}
+
+/// The content of each path in the checkout, as git would store it: the
+/// blob id of a file's bytes (of a symlink's target, for a link), or
+/// `deleted`. No filters run, so both sides of a handoff hash alike.
+pub fn content_ids(
+    repo: &gix::Repository,
+    workdir: &Path,
+    paths: &[String],
+) -> crate::error::Result<BTreeMap<String, String>> {
+    let kind = repo.object_hash();
+    let mut out = BTreeMap::new();
+    for p in paths {
+        let full = workdir.join(p);
+        let bytes = match std::fs::symlink_metadata(&full) {
+            // A file where a directory on the way was: the path is gone.
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                out.insert(p.clone(), "deleted".to_string());
+                continue;
+            }
+            Err(e) => return Err(crate::fsutil::io_error(&full, e)),
+            Ok(m) if m.file_type().is_symlink() => std::fs::read_link(&full)
+                .map_err(|e| crate::fsutil::io_error(&full, e))?
+                .into_os_string()
+                .into_encoded_bytes(),
+            Ok(m) if m.is_dir() => {
+                // A nested repository or submodule: its content is not ours to hash.
+                out.insert(p.clone(), "directory".to_string());
+                continue;
+            }
+            Ok(_) => std::fs::read(&full).map_err(|e| crate::fsutil::io_error(&full, e))?,
+        };
+        let id = gix::objs::compute_hash(kind, gix::objs::Kind::Blob, &bytes)
+            .map_err(|e| Error::gix("could not hash a file", e))?;
+        out.insert(p.clone(), id.to_string());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -350,6 +350,44 @@ fn hooks_outside_a_swarm_repository_say_nothing() {
 }
 
 #[test]
+fn hooks_in_a_swarm_repository_with_an_unusable_setting_warn_instead_of_going_silent() {
+    // A typo in swarm.trust (or swarm.pushBudget) makes every command
+    // refuse with CONFIG_INVALID; the hooks must not take it for "not a
+    // swarm repository" and answer nothing without a word.
+    let (env, a) = reserved();
+    env.git(&a, &["config", "swarm.trust", "requre"]);
+    env.swarm(&a, &["status"]).err(2, "CONFIG_INVALID");
+    let write = json!({"cwd": a, "tool_name": "Write", "tool_input": {"file_path": "src/api.rs", "content": "x"}});
+    for event in [
+        "session-start",
+        "pre-tool-use",
+        "user-prompt-submit",
+        "stop",
+        "post-tool-use",
+    ] {
+        let run = hook(&env, &a, event, "claude", &write).ok();
+        assert_eq!(run.stdout, "", "{event}: no answer");
+        assert_eq!(run.stderr.lines().count(), 1, "{event}: {}", run.stderr);
+        assert!(
+            run.stderr.starts_with("warning: git swarm agent hook")
+                && run.stderr.contains("swarm.trust")
+                && run.stderr.contains("requre"),
+            "{event}: {}",
+            run.stderr
+        );
+    }
+    // The commit guard still refuses bob's path (it fails closed).
+    let code = env
+        .command("git", &a)
+        .args(["swarm", "check"])
+        .output()
+        .unwrap()
+        .status
+        .code();
+    assert_ne!(code, Some(0), "check must not pass under a bad swarm.trust");
+}
+
+#[test]
 fn agent_install_reaches_every_worktree_and_uninstall_restores_bytes() {
     let (env, _, clones) = Swarm::new(&["ann"]).plan(0, "p").parts();
     let a = clones[0].clone();

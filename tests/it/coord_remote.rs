@@ -663,3 +663,29 @@ fn init_coordination_remote_without_origin_warns_each_time_and_changes_nothing_t
     assert_eq!(env.git(&a, &["config", "--list", "--local"]), before);
     assert!(!before.contains("swarm.coderemote"), "{before}");
 }
+
+#[test]
+fn init_coordination_remote_refuses_a_url_with_a_control_character_and_changes_nothing() {
+    let env = TestEnv::new();
+    let (code, _coord) = two_remotes(&env);
+    env.git(
+        env.root(),
+        &["clone", "--quiet", code.to_str().unwrap(), "a"],
+    );
+    let a = env.root().join("a");
+    let config_before = env.git(&a, &["config", "--list", "--local"]);
+    for url in [
+        "/tmp/coord.git\n[core]\n\thooksPath = /tmp",
+        "host:team/x\u{1b}[2J.git",
+        "x\ty.git",
+    ] {
+        env.swarm(&a, &["init", "--coordination-remote", url])
+            .err(2, "USAGE")
+            .stderr_has("control character");
+        assert_eq!(
+            env.git(&a, &["config", "--list", "--local"]),
+            config_before,
+            "{url:?}: the config changed"
+        );
+    }
+}

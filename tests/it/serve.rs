@@ -1082,3 +1082,30 @@ fn state_html_reads_a_bare_repository_and_state_write_still_refuses_it() {
         );
     }
 }
+
+#[test]
+fn state_html_dash_prints_the_page_on_stdout_and_writes_no_file_named_dash() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = &clones[0];
+    env.swarm(a, &["plan", "new", "p", "--title", "Payments"])
+        .ok();
+    let before = env.all_refs(a);
+    let out = env.swarm(a, &["state", "--html", "-"]).ok();
+    assert!(
+        out.stdout.starts_with("<!DOCTYPE html>") && out.stdout.contains("Payments"),
+        "the page, on stdout: {}",
+        &out.stdout[..out.stdout.len().min(300)]
+    );
+    assert!(
+        !out.stdout.contains("dashboard written to"),
+        "nothing but the page on stdout"
+    );
+    assert!(!a.join("-").exists(), "no file named '-' was written");
+    // --json prints its document on stdout too: the two cannot share it.
+    env.swarm(a, &["state", "--html", "-", "--json"])
+        .err(2, "USAGE")
+        .stderr_has("--html FILE");
+    assert!(!a.join("-").exists());
+    assert_eq!(env.all_refs(a), before, "a ref moved");
+}

@@ -52,8 +52,17 @@ pub fn picture(
     Ok((dash, f))
 }
 
-/// The page as one self-contained file (`state --html FILE`).
+/// The page as one self-contained file (`state --html FILE`); `-` prints
+/// it on stdout instead, as other tools read `-`.
 pub fn write_html(g: &Global, file: &str) -> Result<Output> {
+    let to_stdout = file == "-";
+    if to_stdout && g.json {
+        return Err(Error::new(
+            Code::Usage,
+            "`state --html -` prints the page on stdout, where --json prints its document",
+        )
+        .hint("with --json, name a file: `git swarm state --html FILE --json`"));
+    }
     let mut ctx = g.ctx()?;
     let (dash, f) = picture(&mut ctx)?;
     let html = page::render(&page::Page {
@@ -61,6 +70,24 @@ pub fn write_html(g: &Global, file: &str) -> Result<Output> {
         forecast: f.as_ref().map_err(Clone::clone),
         mode: page::Mode::File,
     });
+    if to_stdout {
+        use std::io::Write;
+        let mut stdout = std::io::stdout().lock();
+        if let Err(e) = stdout
+            .write_all(html.as_bytes())
+            .and_then(|_| stdout.flush())
+        {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                return Err(Error::new(
+                    Code::IoFailed,
+                    format!("cannot write the page on stdout: {e}"),
+                ));
+            }
+        }
+        std::mem::forget(html);
+        std::mem::forget(dash);
+        return Ok(Output::new(serde_json::json!({}), String::new()));
+    }
     let path = std::path::Path::new(file);
     git_swarm::fsutil::replace_file(path, html.as_bytes()).map_err(|e| {
         Error::new(Code::IoFailed, format!("cannot write {file}: {e}"))

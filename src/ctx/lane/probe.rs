@@ -5,11 +5,13 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{handoff_accepted, lane_path, main_worktree, resolve, same_path};
+use super::{lane_path, main_worktree, resolve};
 use crate::ctx::Ctx;
 use crate::error::Result;
+use crate::fsutil::same_path;
 use crate::git::Git;
 use crate::model::lane::{merged_state, Lane, LaneRecord, LaneState, Merged, Worktree};
+use crate::model::packet::backs_lane;
 use crate::store::Store;
 
 /// Where an active lane stands in this clone (a removed one is not looked at).
@@ -52,7 +54,7 @@ fn worktree_of(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -
     // lane: a forged record may name any directory.
     let registered = worktrees.iter().skip(1).any(|w| same_path(w, &path))
         || (worktrees.first().is_some_and(|w| same_path(w, &path))
-            && handoff_accepted(
+            && backs_lane(
                 &ctx.store,
                 ctx.settings.remote.as_deref(),
                 &lane.feature,

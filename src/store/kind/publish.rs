@@ -69,6 +69,19 @@ impl<R: Record> Records<'_, R> {
         remote: Option<&str>,
         under: &str,
     ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
+        self.known_with(remote, under, |key, commit| self.at(key, commit).map(Some))
+    }
+
+    /// [`Records::known_under`], each record read by `read` from its key
+    /// and its newest version's commit: None skips it unparsed (a listing
+    /// that wants few of many records tells them by what the record cache
+    /// keeps, e.g. a packet's tags), an error lists it as unreadable.
+    pub fn known_with(
+        &self,
+        remote: Option<&str>,
+        under: &str,
+        mut read: impl FnMut(&R::Key, ObjectId) -> Result<Option<Versioned<R>>>,
+    ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
         let ns = format!("refs/swarm/{}/", R::NAMESPACE);
         let prefix = format!("{ns}{under}");
         let mut good = Vec::new();
@@ -84,9 +97,10 @@ impl<R: Record> Records<'_, R> {
                         format!("{refname} is not a valid {} ref name", R::KIND),
                     )
                 })
-                .and_then(|key| self.at(&key, base));
+                .and_then(|key| read(&key, base));
             match read {
-                Ok(version) => good.push(Known { version, tip }),
+                Ok(Some(version)) => good.push(Known { version, tip }),
+                Ok(None) => {}
                 Err(e) => bad.push(Unreadable::new(R::KIND, &path, &refname, &e)),
             }
         }

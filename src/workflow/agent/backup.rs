@@ -9,8 +9,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::ctx::plan::io_error;
 use crate::error::Result;
+use crate::fsutil::io_error;
 
 /// One file `install` wrote, would write, or restored.
 #[derive(Debug, Clone, Serialize)]

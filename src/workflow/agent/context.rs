@@ -15,7 +15,7 @@ pub const MAX_BYTES: usize = 2048;
 
 /// Tasks this agent holds a claim on, not done nor cancelled.
 pub fn claimed(ctx: &Ctx, me: &str, plan: Option<&str>) -> Result<Vec<TaskRecord>> {
-    let (tasks, _) = crate::ctx::task::all(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
+    let (tasks, _) = crate::model::task::known(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
     Ok(tasks
         .into_iter()
         .map(|k| k.record)
@@ -54,7 +54,7 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
     out.push_str(".\n");
     if let Some(p) = &plan {
         if let Ok(Some(lead)) =
-            crate::ctx::lead::known(&ctx.store, ctx.settings.remote.as_deref(), p)
+            crate::model::lead::known(&ctx.store, ctx.settings.remote.as_deref(), p)
         {
             if let Some(l) = lead.leader.filter(|_| !lead.released) {
                 out.push_str(&format!("Leader: {l} (epoch {}).\n", lead.epoch));
@@ -119,7 +119,8 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
             ));
         }
     }
-    let (packets, _) = crate::ctx::packet::open_packets(ctx)?;
+    let (packets, _) =
+        crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let waiting: Vec<_> = packets
         .iter()
         .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))

@@ -16,7 +16,7 @@
 use std::path::{Component, Path, PathBuf};
 
 use crate::ctx::Ctx;
-use crate::error::Result;
+use crate::error::{Code, Error, Result};
 use crate::model::agent::{Answer, Event, Input};
 
 use super::inbox::{message_lines, unshown};
@@ -46,9 +46,16 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
         Ctx::open(&cwd, as_flag.clone(), false, None)
             .or_else(|_| Ctx::open_without_remote(&cwd, as_flag, false))
     };
-    let Ok(ctx) = ctx else {
+    let ctx = match ctx {
+        Ok(ctx) => ctx,
+        // A swarm setting or variable that cannot be used (a typo in
+        // swarm.trust, say): every command here refuses, so say why rather
+        // than answer as if this were not a swarm repository.
+        Err(e) if matches!(e.code, Code::ConfigInvalid | Code::EnvInvalid) => {
+            return failed(event, &e);
+        }
         // Not a git repository (or not one we can open): not ours.
-        return quiet();
+        Err(_) => return quiet(),
     };
     if !is_swarm_repo(&ctx) {
         return quiet();
@@ -66,21 +73,26 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
             answer,
             warning: None,
         },
-        Err(e) => Hooked {
-            answer: Answer::Nothing,
-            warning: Some(match event {
-                Event::PreToolUse => format!(
-                    "git swarm agent hook {}: allowed, the reservation check failed: {} (the commit guard still checks)",
-                    event.as_str(),
-                    e.message
-                ),
-                _ => format!(
-                    "git swarm agent hook {}: skipped: {}",
-                    event.as_str(),
-                    e.message
-                ),
-            }),
-        },
+        Err(e) => failed(event, &e),
+    }
+}
+
+/// No answer, and one warning line saying what failed.
+fn failed(event: Event, e: &Error) -> Hooked {
+    Hooked {
+        answer: Answer::Nothing,
+        warning: Some(match event {
+            Event::PreToolUse => format!(
+                "git swarm agent hook {}: allowed, the reservation check failed: {} (the commit guard still checks)",
+                event.as_str(),
+                e.message
+            ),
+            _ => format!(
+                "git swarm agent hook {}: skipped: {}",
+                event.as_str(),
+                e.message
+            ),
+        }),
     }
 }
 

@@ -294,7 +294,7 @@ fn user_backups() -> Result<PathBuf> {
 fn checkouts(ctx: &Ctx) -> Result<Vec<PathBuf>> {
     let mut out: Vec<PathBuf> = Vec::new();
     for p in ctx.store.git.worktree_paths()? {
-        if p.is_dir() && !out.iter().any(|o| crate::ctx::lane::same_path(o, &p)) {
+        if p.is_dir() && !out.iter().any(|o| crate::fsutil::same_path(o, &p)) {
             out.push(p);
         }
     }

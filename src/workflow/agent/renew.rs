@@ -23,7 +23,7 @@ pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
         return Ok(Renewed::default());
     };
     let now = ctx.store.clock.now();
-    let task_lease = crate::ctx::task::lease_for(ctx, None)?;
+    let task_lease = ctx.lease(None, &crate::model::task::LEASE)?;
     let due = |until: &str, lease| ops.due(until, now, lease);
     let task_due = claimed(ctx, &me, None)?.iter().any(|t| {
         t.status == Status::InProgress
@@ -31,12 +31,7 @@ pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
                 .as_ref()
                 .is_some_and(|c| due(&c.lease_until, task_lease))
     });
-    let res_lease = ctx.lease(
-        None,
-        "swarm.reservationLease",
-        crate::model::reservation::DEFAULT_LEASE,
-        |text, _| crate::clock::parse_duration(text),
-    )?;
+    let res_lease = ctx.lease(None, &crate::model::reservation::LEASE)?;
     let res_due = super::live_reservations(ctx)?
         .iter()
         .any(|e| e.holder == me && due(&e.lease_until, res_lease));

@@ -133,7 +133,9 @@ pub fn unfinished(ctx: &Ctx, me: &str) -> Result<Option<String>> {
 /// lane's published or local wip snapshot is of the same tree on the same
 /// head, or an open handoff packet of this agent on the lane's branch.
 fn held(ctx: &Ctx, git: &Git, lane: &crate::model::lane::Lane, me: &str, plan_file: &str) -> bool {
-    if let Ok((packets, _)) = crate::ctx::packet::open_packets(ctx) {
+    if let Ok((packets, _)) =
+        crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())
+    {
         if packets
             .iter()
             .any(|p| p.author == me && p.branch.as_deref() == Some(lane.record.branch.as_str()))
@@ -179,12 +181,14 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
     let plan = plan_of(ctx, ctx.lane_here().as_ref());
     let ready = |ctx: &Ctx| -> Result<Vec<(String, String)>> { ready_tasks(ctx, plan.as_deref()) };
     let packets = |ctx: &Ctx| -> Result<Vec<(String, String)>> {
-        Ok(crate::ctx::packet::open_packets(ctx)?
-            .0
-            .into_iter()
-            .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))
-            .map(|p| (p.id, format!("by {}: {}", p.author, p.reason)))
-            .collect())
+        Ok(
+            crate::model::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?
+                .0
+                .into_iter()
+                .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))
+                .map(|p| (p.id, format!("by {}: {}", p.author, p.reason)))
+                .collect(),
+        )
     };
     let ready0: BTreeSet<String> = ready(ctx)?.into_iter().map(|(k, _)| k).collect();
     let packets0: BTreeSet<String> = packets(ctx)?.into_iter().map(|(k, _)| k).collect();
@@ -229,7 +233,7 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
 /// Open, unclaimed tasks whose dependencies are done (of `plan`), as
 /// ("plan/id", title).
 fn ready_tasks(ctx: &Ctx, plan: Option<&str>) -> Result<Vec<(String, String)>> {
-    let (tasks, _) = crate::ctx::task::all(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
+    let (tasks, _) = crate::model::task::known(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
     let now = ctx.store.clock.now();
     let status: std::collections::BTreeMap<(String, String), Status> = tasks
         .iter()

@@ -8,8 +8,8 @@ use std::process::Command;
 
 use serde::Serialize;
 
-use crate::ctx::plan::io_error;
 use crate::error::{Code, Error, Result};
+use crate::fsutil::io_error;
 
 pub(super) struct Demo<'a> {
     exe: &'a Path,

@@ -152,7 +152,7 @@ fn active(ctx: &Ctx, remote: Option<&str>) -> Result<(Vec<Lane>, Vec<String>)> {
         crate::store::remote::tips_under(&ctx.store, remote, crate::model::lane::PREFIX)?
     {
         let Some(id) = tip.base else { continue };
-        match crate::ctx::lane::at(&ctx.store, &name, id) {
+        match crate::model::lane::at(&ctx.store, &name, id) {
             Ok(l) if l.record.is_active() => lanes.push(l),
             Ok(_) => {}
             Err(e) => notes.push(format!(

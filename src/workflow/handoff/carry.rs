@@ -25,7 +25,7 @@ pub fn claim(ctx: &Ctx, task: Option<&str>, author: &str) -> Result<Option<Packe
     let Some((plan, id)) = task.and_then(|t| t.split_once('/')) else {
         return Ok(None);
     };
-    let Some(known) = crate::ctx::task::find(&ctx.store, ctx.remote(), plan, id)? else {
+    let Some(known) = crate::model::task::known_one(&ctx.store, ctx.remote(), plan, id)? else {
         return Ok(None);
     };
     Ok(known

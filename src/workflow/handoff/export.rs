@@ -41,12 +41,12 @@ pub fn location(workdir: &Path, path: &Path) -> Result<String> {
 pub fn write(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::io::Write;
     use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-    let io = |e| crate::ctx::plan::io_error(path, e);
+    let io = |e| crate::fsutil::io_error(path, e);
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
         _ => PathBuf::from("."),
     };
-    std::fs::create_dir_all(&dir).map_err(|e| crate::ctx::plan::io_error(&dir, e))?;
+    std::fs::create_dir_all(&dir).map_err(|e| crate::fsutil::io_error(&dir, e))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())

@@ -15,7 +15,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::clock::rfc3339;
-use crate::ctx::lane::{self as session, confined_lane_path, main_worktree, resolve, start_marker};
+use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, resolve, start_marker};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
@@ -144,7 +144,7 @@ fn start(
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
     // A plan another clone published is found without a `sync` first.
-    crate::ctx::plan::catch_up(ctx, &plan_name)?;
+    crate::model::plan::catch_up(&ctx.store, ctx.remote(), &plan_name)?;
     let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
 
     let resuming = start_marker(&ctx.store, feature).exists();
@@ -154,7 +154,7 @@ fn start(
     }
     // This lane's own record is needed: unreadable, it fails with its code.
     // Other unreadable lane records are skipped.
-    session::load(&ctx.store, feature)?;
+    lane::load(&ctx.store, feature)?;
     publish::fetch_first(ctx, &plan_name, &mut warnings);
     let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
@@ -172,7 +172,7 @@ fn start(
     let base = args
         .base
         .map(str::to_string)
-        .unwrap_or_else(|| session::default_base(ctx));
+        .unwrap_or_else(|| default_base(ctx));
     // Start from the base as the remote has it now, or say that it is not.
     let refreshed = crate::ctx::base::refresh(ctx, &base);
     warnings.extend(refreshed.warning(&base, "started from"));
@@ -258,7 +258,7 @@ fn start(
 
 /// The task as the start left it here.
 fn taken(ctx: &Ctx, t: &task::Taking) -> TaskTaken {
-    let rec = crate::ctx::task::find(&ctx.store, ctx.remote(), &t.plan, &t.id)
+    let rec = crate::model::task::known_one(&ctx.store, ctx.remote(), &t.plan, &t.id)
         .ok()
         .flatten();
     let claim = rec.as_ref().and_then(|k| k.record.claim.clone());
@@ -296,8 +296,9 @@ fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<LaneStarte
     let summary = lane::started_summary(feature, &r.branch, &r.base, &r.plan);
     let record = lane.commit.to_string();
     let claim = lane::claim_event(actor, summary, feature, &record);
-    let wrote = crate::ctx::plan::journal(
-        ctx,
+    let wrote = crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &r.plan,
         &claim,
         None,
@@ -411,10 +412,10 @@ impl Making {
         // Say, before anything is created, that a start is under way, so a
         // re-run after a kill knows the branch and worktree are its own.
         if let Some(dir) = self.marker.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| crate::ctx::plan::io_error(dir, e))?;
+            std::fs::create_dir_all(dir).map_err(|e| crate::fsutil::io_error(dir, e))?;
         }
         std::fs::write(&self.marker, format!("{plan_name}\n"))
-            .map_err(|e| crate::ctx::plan::io_error(&self.marker, e))?;
+            .map_err(|e| crate::fsutil::io_error(&self.marker, e))?;
         // A lock left on the branch by a killed process would fail `git
         // worktree add -b` (exit 4): take an old one away.
         let branch_ref = self.branch_ref();
@@ -486,8 +487,14 @@ impl Making {
         let lane_commit = self.or_rollback(lanes.write(&key, expected, record, &event))?;
         crate::failpoint::point("lane:record");
         let claim = lane::claim_event(actor, summary, feature, &lane_commit.to_string());
-        let entry =
-            crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None);
+        let entry = crate::model::plan::journal(
+            &ctx.store,
+            ctx.remote(),
+            &record.plan,
+            &claim,
+            Some(plan.head.commit),
+            None,
+        );
         let entry = match entry {
             Ok(Some(id)) => Ok(id),
             Ok(None) => Err(Error::new(

@@ -4,18 +4,16 @@
 //! work on P's tasks at once; T is claimed for the lane's owner and tied to
 //! the lane and its branch. The claim is decided here before anything is
 //! made (a task someone else holds refuses the start with nothing written)
-//! and again in every round of the start's publish loop, where the task's
+//! and again in every round of the start's publication, where the task's
 //! next version travels in the same atomic push as the child plan, the
 //! lane record and the plan entry: all of it reaches the remote, or none.
 
 use gix::ObjectId;
 
-use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::git::PushUpdate;
 use crate::model::plan::{plan_ref, PlanDoc, PlanRecord};
-use crate::model::task::{self, task_ref, Decision, Op, TaskRecord};
+use crate::model::task::{self, task_ref, Decision, Known, Op, TaskRecord};
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::remote::{self, Tip};
@@ -66,14 +64,14 @@ pub fn resolve(
             ));
         }
     }
-    let (all, _) = known::all(&ctx.store, ctx.remote(), plan)?;
+    let (all, _) = task::known(&ctx.store, ctx.remote(), plan)?;
     let mut found: Vec<Known> = all.into_iter().filter(|k| k.key.id == id).collect();
     let task = match found.len() {
         1 => found.remove(0),
         0 => {
             // A record there that cannot be read fails with its own error.
             if let Some(p) = plan {
-                known::find(&ctx.store, ctx.remote(), p, id)?;
+                task::known_one(&ctx.store, ctx.remote(), p, id)?;
             }
             let where_ = plan.map(|p| format!(" in plan '{p}'")).unwrap_or_default();
             return Err(Error::new(
@@ -106,7 +104,7 @@ pub fn resolve(
         title: task.record.title.clone(),
         owner: owner.to_string(),
         feature: feature.to_string(),
-        lease: known::lease_for(ctx, None)?,
+        lease: ctx.lease(None, &task::LEASE)?,
     };
     // Refuse now what would be refused at the push: a live claim of
     // someone else, a finished task, a dependency not done.
@@ -122,7 +120,7 @@ fn decide(
     current: &TaskRecord,
     plan: &str,
 ) -> Result<Option<(TaskRecord, Event)>> {
-    let (tasks, _) = known::all(&ctx.store, ctx.remote(), Some(plan))?;
+    let (tasks, _) = task::known(&ctx.store, ctx.remote(), Some(plan))?;
     let st: std::collections::BTreeMap<String, task::Status> = tasks
         .iter()
         .map(|k| (k.key.id.clone(), k.record.status))
@@ -151,20 +149,10 @@ fn decide(
     Ok(Some((rec, ev)))
 }
 
-/// The claim as one leased update of the start's atomic push, decided on
-/// the task as `tip` holds it; None when nothing is to be written.
-pub fn companion(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<PushUpdate>> {
-    let Some(commit) = next_version(ctx, t, tip)? else {
-        return Ok(None);
-    };
-    Ok(Some(PushUpdate {
-        refname: t.refname(),
-        new: Some(commit.to_string()),
-        expected: tip.remote.map(|r| r.to_string()),
-    }))
-}
-
-fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>> {
+/// The task's next version for the lane, decided on the task as `tip`
+/// holds it (one write of the start's atomic push); None when nothing is
+/// to be written.
+pub fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>> {
     let store = &ctx.store;
     let Some(base) = tip.base.filter(|_| !tip.archived) else {
         return Err(Error::new(

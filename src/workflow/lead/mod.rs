@@ -21,11 +21,10 @@ use gix::ObjectId;
 use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
-use crate::ctx::lead::{lease_for, read_at};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
-use crate::model::lead::{self, lead_ref, Change, LeadRecord, Op, Transition, Verb};
+use crate::model::lead::{self, lead_ref, read_at, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
 use crate::store::kind::Record;
 use crate::store::mirror::fetch_refs;
@@ -144,7 +143,7 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
     }
     lead::validate(op)?;
     let lease = match op.lease_flag() {
-        Some(flag) => lease_for(ctx, flag)?,
+        Some(flag) => ctx.lease(flag, &lead::LEASE)?,
         None => SignedDuration::ZERO,
     };
     for spec in op.refspecs() {

@@ -7,10 +7,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{fetch, require_plan};
-use crate::ctx::lead::read_at;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
-use crate::model::lead::{lead_ref, LeadRecord};
+use crate::model::lead::{lead_ref, read_at, LeadRecord};
 use crate::names;
 use crate::store::remote;
 use crate::store::remote::MirrorView;

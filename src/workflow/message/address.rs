@@ -39,7 +39,7 @@ fn known_addresses(ctx: &Ctx, actor: &str) -> Result<BTreeSet<String>> {
             out.extend(v.value.succession);
         }
     }
-    let (tasks, _) = crate::ctx::task::all(store, remote_name, None)?;
+    let (tasks, _) = crate::model::task::known(store, remote_name, None)?;
     out.extend(
         tasks
             .into_iter()

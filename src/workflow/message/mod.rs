@@ -194,7 +194,14 @@ fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
         format!("{}: {first}", msg.kind),
     )
     .trailer("Swarm-Message", msg.id.as_str());
-    match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
+    match crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
+        plan,
+        &event,
+        None,
+        Some(("Swarm-Message", &msg.id)),
+    ) {
         Ok(_) => None,
         Err(e) if e.code == Code::NotFound => None,
         Err(e) => Some(format!(
@@ -302,7 +309,7 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
     let mut seen = vec![plan.to_string()];
     loop {
         let at = seen.last().expect("starts with the plan");
-        let rec = crate::ctx::lead::known(&ctx.store, remote, at)?;
+        let rec = crate::model::lead::known(&ctx.store, remote, at)?;
         if let Some(leader) = rec.and_then(|r| if r.released { None } else { r.leader }) {
             return Ok(leader);
         }

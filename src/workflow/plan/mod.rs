@@ -335,7 +335,7 @@ pub fn close(ctx: &Ctx, name: &str, force: bool) -> Result<StatusChange> {
 
 /// The active lanes and open child plans of plan `name`.
 fn work_in_progress(ctx: &Ctx, name: &str) -> Result<Vec<String>> {
-    let lanes = crate::ctx::lane::all(&ctx.store)?
+    let lanes = crate::model::lane::all(&ctx.store)?
         .0
         .into_iter()
         .filter(|l| l.record.is_active() && l.record.plan == name)

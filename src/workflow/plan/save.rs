@@ -9,11 +9,11 @@ use serde::Serialize;
 use super::{records, utf8};
 use crate::clock::rfc3339;
 use crate::ctx::plan::{
-    checked_out_at, checked_out_here, infer, io_error, plan_file_path, read_plan_file,
-    remember_checkout,
+    checked_out_at, checked_out_here, infer, plan_file_path, read_plan_file, remember_checkout,
 };
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::fsutil::io_error;
 use crate::model::plan::{
     self, refuse_closed, refuse_secrets, require, save_conflict, Join, Plan, PlanDoc, TEXT_FILE,
 };

@@ -4,9 +4,9 @@
 use std::collections::BTreeMap;
 
 use super::{not_found, publish, Ran};
-use crate::ctx::task::Known;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::model::task::Known;
 use crate::model::task::{self, TaskRecord};
 use crate::names;
 use crate::store::remote;

@@ -14,13 +14,12 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
 use crate::model::reservation::{self, Ledger, LEDGER, LEDGER_REF};
-use crate::model::task::{self, task_ref, Decision, Op, Status, TaskKey, TaskRecord, Work};
+use crate::model::task::{self, task_ref, Decision, Known, Op, Status, TaskKey, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::{Publish, Txn};
 use crate::store::remote;
@@ -76,7 +75,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
         return Ok(p.to_string());
     }
     fetch(ctx, &[crate::model::task::PREFIX])?;
-    let (all, unreadable) = known::all(&ctx.store, ctx.remote(), None)?;
+    let (all, unreadable) = task::known(&ctx.store, ctx.remote(), None)?;
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".
     let mut plans: Vec<String> = all
@@ -207,12 +206,12 @@ fn publish_releasing(
         .exhausted(exhausted)
         .run(|txn| {
             let tip = txn.tip(&refname)?;
-            let (tasks, _) = known::all(store, ctx.remote(), Some(plan))?;
+            let (tasks, _) = task::known(store, ctx.remote(), Some(plan))?;
             // A record there that cannot be read fails the command with its
             // own error: never taken for an absent task and overwritten.
             let current = match tasks.iter().find(|k| k.key.id == id) {
                 Some(k) => Some(k.clone()),
-                None => known::find(store, ctx.remote(), plan, id)?,
+                None => task::known_one(store, ctx.remote(), plan, id)?,
             };
             let ran = |record: TaskRecord, commit: Option<ObjectId>, already: bool, event| Ran {
                 command,
@@ -337,7 +336,7 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let plan = resolve_plan(ctx, plan, id)?;
     let lease = match &op {
         OpArgs::Claim { lease } | OpArgs::Renew { lease } | OpArgs::Recover { lease, .. } => {
-            Some(known::lease_for(ctx, lease.as_deref())?)
+            Some(ctx.lease(lease.as_deref(), &task::LEASE)?)
         }
         _ => None,
     };
@@ -464,7 +463,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
         }
     }
     let lane = match &task.lane {
-        Some(l) => crate::ctx::lane::load(store, l)?,
+        Some(l) => crate::model::lane::load(store, l)?,
         None => None,
     };
     let base_name = match (base_flag, &lane) {

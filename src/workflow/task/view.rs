@@ -8,10 +8,9 @@ use jiff::Timestamp;
 use serde::Serialize;
 
 use super::{fetch, not_found, resolve_plan, statuses};
-use crate::ctx::task::{self as known, Known};
 use crate::ctx::Ctx;
 use crate::error::Result;
-use crate::model::task::Status;
+use crate::model::task::{self, Known, Status};
 use crate::names;
 use crate::store::record::Unreadable;
 use crate::store::JournalEntry;
@@ -73,7 +72,7 @@ fn load(ctx: &Ctx, plan: Option<&str>) -> Result<(Vec<Known>, Vec<Unreadable>)> 
         names::validate_name("plan", p)?;
     }
     fetch(ctx, &[crate::model::task::PREFIX])?;
-    known::all(&ctx.store, ctx.remote(), plan)
+    task::known(&ctx.store, ctx.remote(), plan)
 }
 
 /// Every task (of `plan`), with `statuses` as a filter (empty: all).
@@ -159,7 +158,7 @@ pub fn show(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<Shown> {
     let (tasks, _) = load(ctx, Some(&plan))?;
     let Some(k) = tasks.iter().find(|k| k.key.id == id) else {
         // Unreadable: its own error; absent: not found.
-        known::find(&ctx.store, ctx.remote(), &plan, id)?;
+        task::known_one(&ctx.store, ctx.remote(), &plan, id)?;
         return Err(not_found(Some(&plan), id, &tasks));
     };
     let row = rows(std::slice::from_ref(k), now).remove(0);

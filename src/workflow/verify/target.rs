@@ -36,7 +36,7 @@ pub(super) fn require_known_lane(ctx: &Ctx, feature: &str) -> Result<()> {
     {
         return Ok(());
     }
-    let known: Vec<String> = crate::ctx::lane::all(store)?
+    let known: Vec<String> = crate::model::lane::all(store)?
         .0
         .into_iter()
         .map(|l| l.feature)

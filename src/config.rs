@@ -407,12 +407,12 @@ fn parse_push_budget(
     let (n, unit) = t
         .split_once('/')
         .ok_or_else(|| "is not a rate: write <pushes>/<unit>".to_string())?;
-    let n: u32 = n
-        .trim()
-        .parse()
-        .ok()
-        .filter(|n| *n > 0)
-        .ok_or_else(|| "needs a whole number of pushes above 0 before the '/'".to_string())?;
+    const TOO_MANY: &str = "allows more than 1000 pushes a second: that is no budget";
+    let n: u32 = match n.trim().parse::<u32>() {
+        Ok(n) if n > 0 => n,
+        Err(e) if *e.kind() == std::num::IntErrorKind::PosOverflow => return Err(TOO_MANY.into()),
+        _ => return Err("needs a whole number of pushes above 0 before the '/'".into()),
+    };
     let secs: i64 = match unit.trim() {
         "s" | "sec" | "second" => 1,
         "m" | "min" | "minute" => 60,
@@ -421,7 +421,7 @@ fn parse_push_budget(
     };
     let window = jiff::SignedDuration::from_millis(secs * 1000 / i64::from(n));
     if window.is_zero() {
-        return Err("allows more than 1000 pushes a second: that is no budget".into());
+        return Err(TOO_MANY.into());
     }
     Ok(Some((format!("{n}/{}", unit.trim()), window)))
 }
@@ -452,6 +452,10 @@ mod tests {
         for bad in ["6", "0/min", "-1/min", "six/min", "6/day", "2000/s"] {
             assert!(p(bad).is_err(), "{bad}");
         }
+        // A count too large for a number is too many pushes, not "no
+        // whole number".
+        let huge = p("99999999999999999999/min").unwrap_err();
+        assert!(huge.contains("more than 1000 pushes a second"), "{huge}");
     }
 
     fn kv(k: &str, v: Option<&str>) -> (String, Option<String>) {

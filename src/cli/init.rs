@@ -34,7 +34,7 @@ pub struct InitArgs {
 }
 
 pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
-    let (coordination, warnings) = match &a.coordination_remote {
+    let (coordination, mut warnings) = match &a.coordination_remote {
         Some(url) => {
             let cwd = std::env::current_dir().map_err(|e| {
                 Error::new(
@@ -65,6 +65,7 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
         done.changed = true;
         done.actions.splice(0..0, coordination);
     }
+    warnings.extend(git_swarm::workflow::init::unshared_warning(&ctx)?);
     let mut text = String::new();
     let agents = if hosts.is_empty() {
         None

@@ -416,7 +416,13 @@ pub fn run(cli: Cli) -> Result<Output> {
         .as_ref()
         .filter(|_| flushes_first)
         .and_then(budget::Session::flush_first);
-    let mut out = dispatch(&g, cli.command)?;
+    let out = dispatch(&g, cli.command);
+    // Records that could not be checked at all (no ssh-keygen) were judged
+    // by nobody: the command fails with why, even if it listed them.
+    if let Some(e) = git_swarm::store::trust::take_tool_failure() {
+        return Err(e);
+    }
+    let mut out = out?;
     for notice in git_swarm::store::trust::take_notices() {
         out = out.warn(notice);
     }

@@ -41,7 +41,10 @@ impl Format {
     }
 }
 
-/// Run `program` with `args` and `input` on stdin, whatever its exit status.
+/// Run `program` with `args` and `input` on stdin, whatever its exit
+/// status; a program that cannot be run at all, or that does not know
+/// what it is asked (an ssh-keygen older than `-Y`), is
+/// `SIGNING_TOOL_MISSING`, an environment error, never a verdict.
 fn run(program: &str, args: &[&OsStr], input: &[u8]) -> Result<Output> {
     let mut child = Command::new(program)
         .args(args)
@@ -50,21 +53,69 @@ fn run(program: &str, args: &[&OsStr], input: &[u8]) -> Result<Output> {
         .stderr(Stdio::piped())
         .spawn()
         .map_err(|e| {
-            Error::new(Code::SigningFailed, format!("could not run {program}: {e}")).hint(format!(
-                "install {program}, or set the gpg.*program git uses"
-            ))
+            Error::new(
+                Code::SigningToolMissing,
+                format!("could not run {program}: {e}"),
+            )
+            .hint(TOOL_HINT)
         })?;
     if let Some(mut stdin) = child.stdin.take() {
         // A program that exits early (bad key) closes its stdin: its exit
         // status says why, not the broken pipe.
         let _ = stdin.write_all(input);
     }
-    child.wait_with_output().map_err(|e| {
+    let out = child.wait_with_output().map_err(|e| {
         Error::new(
-            Code::SigningFailed,
+            Code::SigningToolMissing,
             format!("{program} did not finish: {e}"),
         )
-    })
+        .hint(TOOL_HINT)
+    })?;
+    match tool_failure(program, args, &out) {
+        Some(e) => Err(e),
+        None => Ok(out),
+    }
+}
+
+const TOOL_HINT: &str = "install OpenSSH 8.2p1 or later (ssh-keygen -Y signs and checks, as git runs it), or point `git config gpg.ssh.program` (gpg.program for openpgp) at one";
+
+/// Whether `out` says the program itself failed rather than judged: killed
+/// by a signal, or a usage message for an option or operation it does not
+/// know (as git tells an ssh-keygen too old for `-Y`).
+fn tool_failure(program: &str, args: &[&OsStr], out: &Output) -> Option<Error> {
+    if out.status.success() {
+        return None;
+    }
+    let operation = args
+        .iter()
+        .position(|a| *a == OsStr::new("-Y"))
+        .and_then(|i| args.get(i + 1))
+        .map(|op| format!(" -Y {}", op.to_string_lossy()))
+        .unwrap_or_default();
+    if out.status.code().is_none() {
+        return Some(
+            Error::new(
+                Code::SigningToolMissing,
+                format!(
+                    "{program}{operation} was stopped by a signal ({})",
+                    out.status
+                ),
+            )
+            .hint(TOOL_HINT),
+        );
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.contains("usage:") {
+        return None;
+    }
+    let said = stderr.lines().next().unwrap_or("").trim();
+    Some(
+        Error::new(
+            Code::SigningToolMissing,
+            format!("{program} is too old for `ssh-keygen{operation}` (it said: {said})"),
+        )
+        .hint(TOOL_HINT),
+    )
 }
 
 /// An ssh signing key as configured (`swarm.<address>.signingKey`,
@@ -271,6 +322,31 @@ pub enum SshCheck {
     NotAllowed { principals: Vec<String> },
 }
 
+/// A signature written to a file for ssh-keygen (`-s`), removed when
+/// dropped.
+struct SigFile(PathBuf);
+
+impl SigFile {
+    fn write(scratch: &Path, signature: &[u8]) -> Result<SigFile> {
+        static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let sig = scratch.join(format!("sig-{}-{seq}.tmp", std::process::id()));
+        std::fs::write(&sig, signature).map_err(|e| {
+            Error::new(
+                Code::IoFailed,
+                format!("cannot write {}: {e}", sig.display()),
+            )
+        })?;
+        Ok(SigFile(sig))
+    }
+}
+
+impl Drop for SigFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Check `signature` over `payload` for `principal` against the
 /// allowed-signers file `allowed`, at `time` (`YYYYMMDDhhmmssZ`), the way
 /// `git verify-commit` does. `scratch` is a directory for the signature
@@ -285,72 +361,92 @@ pub fn ssh_verify(
     scratch: &Path,
 ) -> Result<SshCheck> {
     let program = program.unwrap_or("ssh-keygen");
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let sig = scratch.join(format!("sig-{}-{seq}.tmp", std::process::id()));
-    std::fs::write(&sig, signature).map_err(|e| {
-        Error::new(
-            Code::IoFailed,
-            format!("cannot write {}: {e}", sig.display()),
-        )
-    })?;
-    let check = (|| {
-        let verify_time = format!("-Overify-time={time}");
-        let verify: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("verify"),
-            OsStr::new("-n"),
-            OsStr::new("git"),
-            OsStr::new("-f"),
-            allowed.as_os_str(),
-            OsStr::new("-I"),
-            OsStr::new(principal),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-            OsStr::new(&verify_time),
-        ];
-        if run(program, &verify, payload)?.status.success() {
-            return Ok(SshCheck::Good);
+    let sig = SigFile::write(scratch, signature)?;
+    let verify_time = format!("-Overify-time={time}");
+    let verify: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("verify"),
+        OsStr::new("-n"),
+        OsStr::new("git"),
+        OsStr::new("-f"),
+        allowed.as_os_str(),
+        OsStr::new("-I"),
+        OsStr::new(principal),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+        OsStr::new(&verify_time),
+    ];
+    if run(program, &verify, payload)?.status.success() {
+        return Ok(SshCheck::Good);
+    }
+    // Why not: a signature that is not sound at all, or one by a key
+    // the list holds for someone else (or for this actor at another time).
+    let novalidate: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("check-novalidate"),
+        OsStr::new("-n"),
+        OsStr::new("git"),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+    ];
+    let sound = run(program, &novalidate, payload)?;
+    if !sound.status.success() {
+        let why = String::from_utf8_lossy(&sound.stderr);
+        let why = why.lines().next().unwrap_or("").trim().to_string();
+        return Ok(SshCheck::Bad(why));
+    }
+    Ok(SshCheck::NotAllowed {
+        principals: find_principals(program, allowed, &verify_time, &sig)?,
+    })
+}
+
+/// Every principal `allowed` lists the key of `signature` for, at `time`
+/// (`YYYYMMDDhhmmssZ`), as `git verify-commit` asks ssh-keygen: one
+/// `find-principals` with `-Overify-time`, each line's comma-separated
+/// principals, in the file's order.
+pub fn ssh_find_principals(
+    program: Option<&str>,
+    allowed: &Path,
+    time: &str,
+    signature: &[u8],
+    scratch: &Path,
+) -> Result<Vec<String>> {
+    let program = program.unwrap_or("ssh-keygen");
+    let sig = SigFile::write(scratch, signature)?;
+    find_principals(program, allowed, &format!("-Overify-time={time}"), &sig)
+}
+
+fn find_principals(
+    program: &str,
+    allowed: &Path,
+    verify_time: &str,
+    sig: &SigFile,
+) -> Result<Vec<String>> {
+    let find: Vec<&OsStr> = vec![
+        OsStr::new("-Y"),
+        OsStr::new("find-principals"),
+        OsStr::new("-f"),
+        allowed.as_os_str(),
+        OsStr::new("-s"),
+        sig.0.as_os_str(),
+        OsStr::new(verify_time),
+    ];
+    let found = run(program, &find, b"")?;
+    if !found.status.success() {
+        return Ok(Vec::new());
+    }
+    let mut principals: Vec<String> = Vec::new();
+    for p in String::from_utf8_lossy(&found.stdout)
+        .lines()
+        .flat_map(|l| l.split(','))
+        .map(str::trim)
+        .filter(|p| !p.is_empty())
+    {
+        if !principals.iter().any(|q| q == p) {
+            principals.push(p.to_string());
         }
-        // Why not: a signature that is not sound at all, or one by a key
-        // the list holds for someone else (or for this actor at another time).
-        let novalidate: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("check-novalidate"),
-            OsStr::new("-n"),
-            OsStr::new("git"),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-        ];
-        let sound = run(program, &novalidate, payload)?;
-        if !sound.status.success() {
-            let why = String::from_utf8_lossy(&sound.stderr);
-            let why = why.lines().next().unwrap_or("").trim().to_string();
-            return Ok(SshCheck::Bad(why));
-        }
-        let find: Vec<&OsStr> = vec![
-            OsStr::new("-Y"),
-            OsStr::new("find-principals"),
-            OsStr::new("-f"),
-            allowed.as_os_str(),
-            OsStr::new("-s"),
-            sig.as_os_str(),
-        ];
-        let found = run(program, &find, b"")?;
-        let principals = if found.status.success() {
-            String::from_utf8_lossy(&found.stdout)
-                .lines()
-                .flat_map(|l| l.split(','))
-                .map(|p| p.trim().to_string())
-                .filter(|p| !p.is_empty())
-                .collect()
-        } else {
-            Vec::new()
-        };
-        Ok(SshCheck::NotAllowed { principals })
-    })();
-    let _ = std::fs::remove_file(&sig);
-    check
+    }
+    Ok(principals)
 }
 
 /// Make an ed25519 key pair at `path` (and `path.pub`) with `comment`,

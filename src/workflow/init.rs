@@ -238,6 +238,33 @@ pub struct Initialized {
 /// How `init` says to turn signed records on.
 pub const TRUST_HINT: &str = "records are not signature-checked (swarm.trust=off); to prove who wrote each one: `git swarm agent keygen --as <address>` per agent, add the printed lines to .swarm/allowed_signers on the base branch, then `git config swarm.trust require` (docs/trust.md)";
 
+/// Without a shared remote (`swarm.remote` unset, no `origin`) every
+/// record stays in this clone. That is right for a repository with no
+/// remote at all; in a clone whose remote has another name (`git clone -o
+/// upstream`), it is a surprise: the warning names the remotes and the
+/// command that shares the records through one.
+pub fn unshared_warning(ctx: &Ctx) -> Result<Option<String>> {
+    if ctx.settings.remote.is_some() {
+        return Ok(None);
+    }
+    let listed = ctx.store.git.run(["remote"])?;
+    let remotes: Vec<&str> = listed
+        .lines()
+        .map(str::trim)
+        .filter(|r| !r.is_empty())
+        .collect();
+    let Some(first) = remotes.first() else {
+        return Ok(None);
+    };
+    Ok(Some(format!(
+        "no shared remote: this clone has {} but none named origin, so records stay in this clone (every write says `not published`); share them through one: `git swarm init --remote {first}`",
+        match remotes.as_slice() {
+            [one] => format!("the remote {one}"),
+            many => format!("the remotes {}", many.join(", ")),
+        }
+    )))
+}
+
 pub fn init(
     ctx: &Ctx,
     remote_flag: Option<&str>,

@@ -120,3 +120,58 @@ fn init_upgrades_old_shims_in_place_once() {
     );
     assert_eq!(env.read(&hook), text);
 }
+
+#[test]
+fn init_in_a_clone_whose_remote_is_not_origin_says_how_to_share_the_records() {
+    // `git clone -o upstream`: no origin, so no shared remote is chosen and
+    // every record would stay in this clone; init must say so and how.
+    let env = TestEnv::new();
+    let remote = env.root().join("remote.git");
+    env.git(
+        env.root(),
+        &[
+            "init",
+            "--quiet",
+            "--bare",
+            "-b",
+            "main",
+            remote.to_str().unwrap(),
+        ],
+    );
+    env.git(
+        env.root(),
+        &[
+            "clone",
+            "--quiet",
+            "-o",
+            "upstream",
+            remote.to_str().unwrap(),
+            "a",
+        ],
+    );
+    let a = env.root().join("a");
+    let first = env.swarm(&a, &["init", "--json"]).ok();
+    assert_eq!(first.json()["remote"], serde_json::Value::Null);
+    assert!(
+        first.stderr.contains("warning: no shared remote")
+            && first.stderr.contains("upstream")
+            && first.stderr.contains("git swarm init --remote upstream"),
+        "{}",
+        first.stderr
+    );
+    // A second run still says it (nothing else to change).
+    env.swarm(&a, &["init"])
+        .ok()
+        .stderr_has("git swarm init --remote upstream");
+    // Followed, the warning goes.
+    let shared = env.swarm(&a, &["init", "--remote", "upstream"]).ok();
+    assert!(
+        !shared.stderr.contains("no shared remote"),
+        "{}",
+        shared.stderr
+    );
+    // A repository with no remote at all is a swarm of one clone: no warning.
+    let solo = env.repo("solo");
+    let run = env.swarm(&solo, &["init"]).ok();
+    assert!(!run.stderr.contains("no shared remote"), "{}", run.stderr);
+}

@@ -268,7 +268,7 @@ fn publish_new(
         .point("handoff")
         .exhausted(|_| no_free_id())
         .run(|txn| {
-            match txn.rejected().map(<[String]>::to_vec) {
+            match txn.rejected().map(|r| r.lines().to_vec()) {
                 // The first round, or one after a push that found the
                 // remote gone (this round arbitrates locally): the id tried
                 // was taken nowhere, so the search starts again from the

@@ -380,11 +380,11 @@ fn relay_checked(store: &Store, v: crate::store::kind::Versioned<Message>) -> Re
     let mut msg = v.value;
     msg.extra.remove("relay_signed");
     if let Some(from) = msg.relayed_from.as_deref() {
-        if store.trust.policy() != crate::store::trust::Policy::Off {
-            let verdict =
-                store.verdict(<Message as crate::store::kind::Record>::NAMESPACE, v.commit)?;
-            msg.relay_signed = Some(verdict.signer.as_deref() == Some(from));
-        }
+        msg.relay_signed = store.signed_by(
+            <Message as crate::store::kind::Record>::NAMESPACE,
+            v.commit,
+            from,
+        )?;
     }
     Ok(msg)
 }

@@ -51,17 +51,13 @@ chmod +x "$work/bin/pre-tool-use" "$work/bin/session-start" "$work/bin/diff-cach
 session-start | grep -q 'coordinated by git-swarm' || { echo "session-start said nothing" >&2; exit 1; }
 
 row() { # label, baseline, command
-    local label=$1 base=$2 cmd=$3 r i t0 t1
-    : >"$work/t.1"; : >"$work/t.2"
-    for _ in 1 2 3; do $base >/dev/null; $cmd >/dev/null; done
-    for r in $(seq "$RUNS"); do
-        for i in 1 2; do
-            local k=$(( (i + r) % 2 + 1 ))
-            local c=$base; [ "$k" = 2 ] && c=$cmd
-            t0=$EPOCHREALTIME; $c >/dev/null; t1=$EPOCHREALTIME
-            echo $(( ${t1/./} - ${t0/./} )) >>"$work/t.$k"
-        done
-    done
+    local label=$1 base=$2 cmd=$3
+    if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then # two builds: see compare.sh
+        turns "" "- $base" "before $cmd" "after $cmd"
+        compare_row "$label" "$cmd" 1 2 3 "$(compare_instructions "" "$cmd")"
+        return
+    fi
+    turns "" "- $base" "after $cmd"
     local b m
     b=$(median <"$work/t.1"); m=$(median <"$work/t.2")
     awk -v l="$label" -v c="$cmd" -v m="$m" -v b="$b" -v base="$base" -v md="${MARKDOWN:-}" 'BEGIN {

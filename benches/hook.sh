@@ -47,21 +47,19 @@ echo "built in $(( $(date +%s) - start ))s: $(git ls-files | wc -l) files in the
 measure() {
     local label=$1 prepare=$2
     shift 2
-    local n=$# i r cmd t0 t1
-    for i in $(seq "$n"); do : >"$work/t.$i"; done
-    for _ in 1 2 3; do for cmd in "$@"; do [ -n "$prepare" ] && sh -c "$prepare"; $cmd >/dev/null; done; done
-    for r in $(seq "$RUNS"); do
-        for i in $(seq "$n"); do
-            # rotate the order every run
-            local k=$(( (i + r) % n + 1 ))
-            cmd=${!k}
-            [ -n "$prepare" ] && sh -c "$prepare"
-            t0=$EPOCHREALTIME
-            $cmd >/dev/null
-            t1=$EPOCHREALTIME
-            echo $(( (${t1/./} - ${t0/./}) )) >>"$work/t.$k"
+    if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then # two builds: see compare.sh
+        local slots=("- $1") cmd i=2
+        for cmd in "${@:2}"; do slots+=("before $cmd" "after $cmd"); done
+        turns "$prepare" "${slots[@]}"
+        for cmd in "${@:2}"; do
+            compare_row "$label" "$cmd" 1 "$i" $(( i + 1 )) "$(compare_instructions "$prepare" "$cmd")"
+            i=$(( i + 2 ))
         done
-    done
+        return
+    fi
+    local n=$# i cmd slots=("- $1")
+    for cmd in "${@:2}"; do slots+=("after $cmd"); done
+    turns "$prepare" "${slots[@]}"
     local base_us base_kib base_ir="" us kib ir=""
     base_us=$(median <"$work/t.1")
     base_kib=$(peak_kib "$prepare" "$1")

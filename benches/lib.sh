@@ -25,6 +25,12 @@ bench_setup() {
     else
         trap 'rm -rf "$work"' EXIT
     fi
+    if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ] && [ ! -x "$GIT_SWARM_BIN_BEFORE" ]; then
+        echo "GIT_SWARM_BIN_BEFORE=$GIT_SWARM_BIN_BEFORE is not an executable" >&2
+        exit 2
+    fi
+    bin=$(realpath "$bin")
+    [ -z "${GIT_SWARM_BIN_BEFORE:-}" ] || GIT_SWARM_BIN_BEFORE=$(realpath "$GIT_SWARM_BIN_BEFORE")
     mkdir -p "$work/bin"
     ln -s "$bin" "$work/bin/git-swarm"
     export PATH="$work/bin:$PATH"
@@ -81,4 +87,102 @@ instructions() { # prepare, command
     # shellcheck disable=SC2086
     valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" $2 >/dev/null 2>&1
     cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
+}
+
+# -- two builds in one run ------------------------------------------------------
+# GIT_SWARM_BIN_BEFORE=path (beside GIT_SWARM_BIN, the "after" build): every
+# git-swarm command is timed with both builds, in turns with the baseline,
+# so load that comes and goes hits all three alike (benches/compare.sh sets
+# both). The set-up between measurements always runs the after build. Each
+# build keeps its own `.git/swarm/` (caches name the build that wrote them):
+# a measurement starts both from a copy of the after build's, and the build
+# whose turn it is has its own moved into place (a rename, outside the time).
+#
+#   builds                 # "after", or "before after" with GIT_SWARM_BIN_BEFORE
+#   builds_fork            # at a measurement's start: the before build's state := a copy of the after's
+#   build_use NAME         # make NAME's binary and state the live ones
+#   build_bin NAME         # make NAME's binary the live one (state untouched)
+#   turns PREPARE SLOT...  # time RUNS rounds of the slots in turns: $work/t.<i>
+#   compare_row LABEL CMD BASE_I BEFORE_I AFTER_I [EXTRA]  # medians, ratios and after/before
+builds() { if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then echo "before after"; else echo after; fi; }
+live_build=after
+build_state() { echo "$(git rev-parse --path-format=absolute --git-common-dir)/swarm"; }
+builds_fork() {
+    [ -n "${GIT_SWARM_BIN_BEFORE:-}" ] || return 0
+    build_use after
+    rm -rf "$work/state.before"
+    local s
+    s=$(build_state)
+    if [ -d "$s" ]; then cp -a "$s" "$work/state.before"; fi
+}
+build_use() { # name
+    [ "$1" = "$live_build" ] && return 0
+    local s
+    s=$(build_state)
+    if [ -d "$s" ]; then mv "$s" "$work/state.$live_build"; fi
+    if [ -d "$work/state.$1" ]; then mv "$work/state.$1" "$s"; fi
+    build_bin "$1"
+    live_build=$1
+}
+# Only the binary: `git-swarm` on PATH is NAME's build.
+build_bin() { # name
+    local b=$bin
+    [ "$1" = before ] && b=$GIT_SWARM_BIN_BEFORE
+    ln -sfn "$b" "$work/bin/git-swarm"
+}
+
+# PREPARE (sh -c, "" for none) runs before each timed run; a SLOT is
+# "BUILD COMMAND" (BUILD "-" for a command that runs no git-swarm). WARMUP
+# (default 3) untimed rounds first, then RUNS rounds of every slot once, the
+# order rotated every round; slot i's times (µs, one line per round) go to
+# $work/t.<i>. Ends with the after build live.
+turns() {
+    local prepare=$1
+    shift
+    local n=$# i k r b c t0 t1 slot
+    for i in $(seq "$n"); do : >"$work/t.$i"; done
+    builds_fork
+    for r in $(seq $(( ${WARMUP:-3} + RUNS ))); do
+        for i in $(seq "$n"); do
+            k=$(( (i + r) % n + 1 ))
+            slot=${!k}
+            b=${slot%% *} c=${slot#* }
+            [ "$b" = - ] || build_use "$b"
+            [ -n "$prepare" ] && sh -c "$prepare"
+            t0=$EPOCHREALTIME
+            $c >/dev/null
+            t1=$EPOCHREALTIME
+            [ "$r" -gt "${WARMUP:-3}" ] && echo $(( ${t1/./} - ${t0/./} )) >>"$work/t.$k"
+        done
+    done
+    build_use after
+}
+
+# One line (or, with MARKDOWN=1, one table row) for a command timed with
+# both builds by `turns`: the baseline's median, each build's median and
+# ratio to it, after/before (of the medians), and the 25th, 50th and 75th
+# percentiles of the per-round after/before ratios (the run's noise).
+# EXTRA is appended.
+compare_row() { # label, command, baseline slot, before slot, after slot, [extra]
+    local g b a lo mid hi
+    g=$(median <"$work/t.$3"); b=$(median <"$work/t.$4"); a=$(median <"$work/t.$5")
+    paste "$work/t.$4" "$work/t.$5" | awk '{ print $2 / $1 }' | sort -g >"$work/r"
+    lo=$(quantile 0.25 <"$work/r"); mid=$(quantile 0.5 <"$work/r"); hi=$(quantile 0.75 <"$work/r")
+    awk -v l="$1" -v c="${2//$work/\$work}" -v G="$g" -v B="$b" -v A="$a" -v lo="$lo" -v mid="$mid" -v hi="$hi" -v x="${6:-}" -v md="${MARKDOWN:-}" 'BEGIN {
+        if (md != "") printf "| %s | `%s` | %.1f ms | %.1f ms, %.2f× | %.1f ms, %.2f× | **%.2f×** | %.2f / %.2f / %.2f |%s\n", l, c, G / 1000, B / 1000, B / G, A / 1000, A / G, A / B, lo, mid, hi, x
+        else printf "%-34s %-26s git %7.2f ms  before %7.2f ms %5.2fx  after %7.2f ms %5.2fx  after/before %5.2f (rounds %.2f/%.2f/%.2f)%s\n", l, c, G / 1000, B / 1000, B / G, A / 1000, A / G, A / B, lo, mid, hi, x
+    }'
+}
+# The P quantile (0..1, linear between ranks) of the sorted numbers on stdin.
+quantile() { awk -v p="$1" '{ v[NR] = $1 } END { i = 1 + (NR - 1) * p; j = int(i); k = (i > j) ? j + 1 : j; print v[j] + (v[k] - v[j]) * (i - j) }'; }
+
+# Instructions of CMD with each build: "before / after = ratio" (CALLGRIND=1).
+compare_instructions() { # prepare, command
+    [ -n "${CALLGRIND:-}" ] || return 0
+    local b a
+    build_use before; b=$(instructions "$1" "$2")
+    build_use after; a=$(instructions "$1" "$2")
+    awk -v b="$b" -v a="$a" -v md="${MARKDOWN:-}" 'BEGIN {
+        if (md != "") printf " %.1fM → %.1fM, **%.3f×** |", b / 1e6, a / 1e6, a / b
+        else printf "  instructions %.1fM -> %.1fM = %.3fx", b / 1e6, a / 1e6, a / b }'
 }

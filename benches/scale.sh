@@ -31,26 +31,13 @@ LANES_PER_PLAN=${LANES_PER_PLAN:-1}
 SYNC_RECORDS=${SYNC_RECORDS:-1000}
 RUNS=${RUNS:-10}
 TRUST_PLANS=${TRUST_PLANS:-1000}
-here=$(cd "$(dirname "$0")/.." && pwd)
-bin=${GIT_SWARM_BIN:-$here/target/release/git-swarm}
-if [ ! -x "$bin" ]; then
-    echo "building $bin" >&2
-    (cd "$here" && cargo build --release --quiet)
-fi
+# shellcheck source=benches/lib.sh
+. "$(dirname "$0")/lib.sh"
 real_git=$(command -v git)
-
-work=$(mktemp -d)
-if [ -n "${KEEP:-}" ]; then echo "keeping $work" >&2; else trap 'rm -rf "$work"' EXIT; fi
-mkdir -p "$work/bin"
-ln -s "$bin" "$work/bin/git-swarm"
-export PATH="$work/bin:$PATH"
-export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.invalid
-export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.invalid
+bench_setup
 
 cache="" # the record cache of the repository measured
 now_ns() { date +%s%N; }
-median() { sort -n | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 # Median milliseconds of RUNS runs each of the baseline and of "$@", taken
 # in turns (so load that comes and goes hits both alike): prints
 # "<baseline ms> <command ms>". COLD=1: the cache is deleted before each run.
@@ -70,13 +57,6 @@ paired() {
 rss() { # max RSS in KB of one run of "$@"; COLD=1: cache deleted first
     if [ -n "${COLD:-}" ]; then rm -rf "$cache"; fi
     /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1
-}
-# Instructions of one run (valgrind callgrind, children included): steady
-# where wall time is noisy on a loaded machine. CALLGRIND=1 to enable.
-instructions() {
-    rm -f "$work"/cg.out.*
-    valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.out.%p" "$@" >/dev/null 2>&1
-    cat "$work"/cg.out.* | awk '/^summary:/ { s += $2 } END { print s }'
 }
 row() { # label, "warm baseline, warm ms", warm rss KB, "cold baseline, cold ms", cold rss KB, instructions ratio
     awk -v l="$1" -v w="$2" -v wm="$3" -v c="$4" -v cm="$5" -v ir="$6" 'BEGIN {
@@ -130,11 +110,8 @@ if [ -n "${ONLY_TRUST:-}" ]; then
 fi
 
 # -- 1. reads at scale ---------------------------------------------------------
-repo="$work/repo"
-git init --quiet -b main "$repo"
 cd "$repo"
 git commit --quiet --allow-empty -m init
-git config swarm.as bench
 cache="$(git rev-parse --git-common-dir)/swarm/cache/records"
 echo "generating $PLANS plans with $PACKETS_PER_PLAN packets (90% accepted), $TASKS_PER_PLAN tasks, $MESSAGES_PER_PLAN messages and $LANES_PER_PLAN lanes each" >&2
 python3 "$here/benches/gen_records.py" "$PLANS" "$PACKETS_PER_PLAN" 90 p \
@@ -148,6 +125,13 @@ reads() { # phase
     local cmd warm cold ir
     for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000" \
         "state --html $work/dashboard.html"; do
+        if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then # two builds: see compare.sh
+            WARMUP=1 turns "" "- git for-each-ref refs/swarm" "before git-swarm $cmd" "after git-swarm $cmd"
+            compare_row "$1: $cmd, warm" "$cmd" 1 2 3 "$(compare_instructions "" "git-swarm $cmd")"
+            WARMUP=1 turns "rm -rf '$cache'" "- git for-each-ref refs/swarm" "before git-swarm $cmd" "after git-swarm $cmd"
+            compare_row "$1: $cmd, cold" "$cmd" 1 2 3
+            continue
+        fi
         # shellcheck disable=SC2086
         git-swarm $cmd >/dev/null # fills the cache: the warm runs find it
         # shellcheck disable=SC2086
@@ -155,7 +139,7 @@ reads() { # phase
         ir=""
         if [ -n "${CALLGRIND:-}" ]; then
             # shellcheck disable=SC2086
-            ir=$(awk -v c="$(instructions git-swarm $cmd)" -v b="$(instructions git for-each-ref refs/swarm)" \
+            ir=$(awk -v c="$(instructions "" "git-swarm $cmd")" -v b="$(instructions "" "git for-each-ref refs/swarm")" \
                 'BEGIN { printf "%.1fM / %.1fM = %.2fx", c / 1e6, b / 1e6, c / b }')
         fi
         # shellcheck disable=SC2086
@@ -197,23 +181,39 @@ exec "$real_git" "\$@"
 SH
 chmod +x "$work/gitlog/git"
 
-setup "$work/sync"
-: >"$work/git-calls.log"
-t0=$(date +%s%N)
-PATH="$work/gitlog:$PATH" git-swarm sync --json >"$work/sync.json"
-t1=$(date +%s%N)
-sync_ms=$(( (t1 - t0) / 1000000 ))
-spawned=$(wc -l <"$work/git-calls.log")
-pushes=$(grep -c '^push$' "$work/git-calls.log" || true)
-pushed=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["pushed"]))' "$work/sync.json")
-sync_rss=$(cd "$work/sync/clone" && rss git-swarm sync)
+# One sync with build NAME ("after" unless two builds are compared) and a
+# plain push of the same refs right after it.
+sync_once() { # name
+    local t0 t1 sync_ms spawned pushes pushed sync_rss plain_ms label=""
+    [ -n "${GIT_SWARM_BIN_BEFORE:-}" ] && label=" ($1)"
+    build_bin "$1"
+    setup "$work/sync"
+    : >"$work/git-calls.log"
+    t0=$(date +%s%N)
+    PATH="$work/gitlog:$PATH" git-swarm sync --json >"$work/sync.json"
+    t1=$(date +%s%N)
+    sync_ms=$(( (t1 - t0) / 1000000 ))
+    spawned=$(wc -l <"$work/git-calls.log")
+    pushes=$(grep -c '^push$' "$work/git-calls.log" || true)
+    pushed=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["pushed"]))' "$work/sync.json")
+    sync_rss=$(cd "$work/sync/clone" && rss git-swarm sync)
 
-setup "$work/plain"
-t0=$(date +%s%N)
-git push --quiet --atomic origin 'refs/swarm/*:refs/swarm/*'
-t1=$(date +%s%N)
-plain_ms=$(( (t1 - t0) / 1000000 ))
-echo "git swarm sync: $pushed refs published in $sync_ms ms with $spawned git processes and $pushes push(es); max RSS $(( sync_rss / 1024 )) MiB"
-awk -v s="$sync_ms" -v p="$plain_ms" 'BEGIN { printf "plain git push --atomic of the same refs: %d ms; ratio %.2f\n", p, s / p }'
+    setup "$work/plain"
+    t0=$(date +%s%N)
+    git push --quiet --atomic origin 'refs/swarm/*:refs/swarm/*'
+    t1=$(date +%s%N)
+    plain_ms=$(( (t1 - t0) / 1000000 ))
+    echo "git swarm sync$label: $pushed refs published in $sync_ms ms with $spawned git processes and $pushes push(es); max RSS $(( sync_rss / 1024 )) MiB"
+    awk -v s="$sync_ms" -v p="$plain_ms" 'BEGIN { printf "plain git push --atomic of the same refs: %d ms; ratio %.2f\n", p, s / p }'
+    build_bin after
+}
+# SYNC_ROUNDS rounds (default 1), each build in turn.
+for _ in $(seq "${SYNC_ROUNDS:-1}"); do
+    for b in $(builds); do sync_once "$b"; done
+done
 
-trust_bench
+if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then
+    echo "== trust: not measured with two builds (a build before swarm.trust would not check)"
+else
+    trust_bench
+fi

@@ -226,7 +226,9 @@ class Crate:
         for m in re.finditer(r"\bimpl\b([^{;]*)\{", code):
             head = m.group(1)
             head = head.split(" for ")[-1] if " for " in head else head
-            head = re.sub(r"<[^{]*>", "", head).strip()
+            while re.search(r"<[^<>]*>", head):
+                head = re.sub(r"<[^<>]*>", "", head)
+            head = head.strip()
             ty = re.findall(r"(\w+)", head)
             impls.append((m.end() - 1, matching(code, m.end() - 1, "{", "}"), ty[-1] if ty else None))
         traits = [
@@ -323,8 +325,10 @@ class Crate:
             fn = self.fns.get((caller.module, None, name))
             return fn
         full = self.absolute(rel, segs)
+        if full is None and len(segs) == 2:
+            # `Type::method` of a type this module defines
+            return self.fns.get((caller.module, segs[0], segs[1]))
         if full is None:
-            # `Ctx::open` with `Ctx` imported, or a type of this module
             return None
         return self.lookup(full)
 

@@ -103,6 +103,7 @@ codes! {
     RecordUntrusted("RECORD_UNTRUSTED", Check): "under swarm.trust=require, a record is unsigned, badly signed, or signed by a key that .swarm/allowed_signers on the base branch does not list for the actor it names: listings show it as UNTRUSTED with the reason, decisions skip it",
     SigningKeyMissing("SIGNING_KEY_MISSING", Usage): "under swarm.trust=require, a command would write a record for an actor with no signing key (swarm.<address>.signingKey, or an ssh user.signingKey with commit.gpgSign); nothing was written",
     SigningFailed("SIGNING_FAILED", Env): "a signing key is configured (swarm.<address>.signingKey, user.signingKey) but the signing program could not sign with it, or could not make a key (agent keygen); nothing was written",
+    SigningToolMissing("SIGNING_TOOL_MISSING", Env): "the program that signs and checks records (ssh-keygen, or gpg.ssh.program / gpg.program) is missing or too old for `ssh-keygen -Y` (OpenSSH 8.2p1 or later): nothing was written, no record was judged and no verdict kept; under swarm.trust=warn records are used unchecked, with a warning",
     // handoff, accept and leadership
     PacketSecret("PACKET_SECRET", Usage): "handoff: a packet field looks like a credential (named, never echoed); nothing was written",
     PlanSecret("PLAN_SECRET", Usage): "plan new/save: the plan text (line named), a record field or the message looks like a credential; nothing was written",

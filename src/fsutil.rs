@@ -141,6 +141,63 @@ pub fn too_large(path: &Path, size: u64, limit: u64) -> Error {
     .hint("plans and inputs are small text files: keep large material in the repository and link to it")
 }
 
+/// An exclusive lock on a file, held with `flock(2)` for as long as this
+/// value lives: another process (or another open of the file in this one)
+/// cannot take it meanwhile, and the kernel releases it when its holder
+/// ends however it ends — a SIGKILL included — so there is no stale lock
+/// to judge or take over, and nothing that depends on `/proc` or on age.
+///
+/// The file is opened without following a link and close-on-exec (a git
+/// child process never inherits the lock), and is never removed: removing
+/// it on release would let one process lock the removed file while another
+/// creates and locks a new one under the same name.
+#[derive(Debug)]
+pub struct Lock {
+    _file: std::fs::File,
+}
+
+impl Lock {
+    /// Take the lock at `path` (creating the file and its directory), or
+    /// None while another holder has it.
+    pub fn try_take(path: &Path) -> std::io::Result<Option<Lock>> {
+        use rustix::fs::{flock, FlockOperation};
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o644)
+            .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+            .open(path)?;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Some(Lock { _file: file })),
+                Err(e) if e == rustix::io::Errno::WOULDBLOCK => return Ok(None),
+                Err(e) if e == rustix::io::Errno::INTR => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+    }
+
+    /// Take the lock at `path`, waiting while a live holder has it, for at
+    /// most `patience`: None if it is still held then.
+    pub fn take(path: &Path, patience: std::time::Duration) -> std::io::Result<Option<Lock>> {
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(lock) = Lock::try_take(path)? {
+                return Ok(Some(lock));
+            }
+            if start.elapsed() >= patience {
+                return Ok(None);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
+}
+
 /// Replace `path` with a regular file holding `bytes`: written to a new
 /// temporary file next to it (created exclusively, never through a link),
 /// then renamed over the path. A symlink at `path` is replaced, never
@@ -249,6 +306,27 @@ pub fn same_path(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lock_has_one_holder_until_it_is_dropped_and_never_follows_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("swarm").join("x.lock");
+        let held = Lock::try_take(&path).unwrap().expect("free");
+        // Another open of the file, even in this process, is refused.
+        assert!(Lock::try_take(&path).unwrap().is_none());
+        assert!(Lock::take(&path, std::time::Duration::ZERO)
+            .unwrap()
+            .is_none());
+        drop(held);
+        // Released, and the file stays (never removed under a waiter).
+        assert!(path.exists());
+        let again = Lock::try_take(&path).unwrap();
+        assert!(again.is_some());
+        drop(again);
+        let link = dir.path().join("link.lock");
+        std::os::unix::fs::symlink(&path, &link).unwrap();
+        assert!(Lock::try_take(&link).is_err());
+    }
 
     #[test]
     fn confined_paths() {

@@ -315,7 +315,9 @@ impl Git {
     ///
     /// Two `git worktree add` running at once in one repository can read
     /// each other's half-written `.git/worktrees/<id>` and fail, so git-swarm
-    /// takes `<common dir>/swarm/worktree.lock` around it.
+    /// takes the kernel lock `<common dir>/swarm/worktree.lock` around it
+    /// ([`crate::fsutil::Lock`]), waiting up to 30 s for a live holder (a
+    /// killed one has released it).
     pub fn worktree_add(
         &self,
         common_dir: &Path,
@@ -323,7 +325,17 @@ impl Git {
         branch: &str,
         start: &str,
     ) -> Result<()> {
-        let _lock = FileLock::acquire(&common_dir.join("swarm").join("worktree.lock"))?;
+        let lock = common_dir.join("swarm").join("worktree.lock");
+        let _held = crate::fsutil::Lock::take(&lock, std::time::Duration::from_secs(30))
+            .map_err(|e| crate::fsutil::io_error(&lock, e))?
+            .ok_or_else(|| {
+                Error::new(
+                    Code::CasFailed,
+                    format!("{} is held by another git-swarm", lock.display()),
+                )
+                .hint("wait for the other `lane new` or `accept --worktree` to finish, then run this again")
+            })?;
+        crate::failpoint::point("worktree:add");
         let path = path.to_string_lossy();
         self.run([
             "worktree",
@@ -507,60 +519,6 @@ pub struct StatusEntry {
     pub path: String,
     /// The source path of a rename or copy.
     pub from: Option<String>,
-}
-
-/// An exclusive lock file, removed on drop. One left by a killed process is
-/// taken over once it is older than a minute.
-struct FileLock(PathBuf);
-
-impl FileLock {
-    fn acquire(path: &Path) -> Result<FileLock> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)
-                .map_err(|e| Error::new(Code::IoFailed, format!("{}: {e}", dir.display())))?;
-        }
-        let start = std::time::Instant::now();
-        loop {
-            match std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(path)
-            {
-                Ok(_) => return Ok(FileLock(path.to_path_buf())),
-                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
-                    let stale = std::fs::metadata(path)
-                        .and_then(|m| m.modified())
-                        .ok()
-                        .and_then(|t| t.elapsed().ok())
-                        .is_some_and(|age| age > std::time::Duration::from_secs(60));
-                    if stale {
-                        let _ = std::fs::remove_file(path);
-                    } else if start.elapsed() > std::time::Duration::from_secs(30) {
-                        return Err(Error::new(
-                            Code::CasFailed,
-                            format!("{} is held by another git-swarm", path.display()),
-                        )
-                        .hint(
-                            "wait for it to finish, or remove the file if no git-swarm is running",
-                        ));
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(20));
-                }
-                Err(e) => {
-                    return Err(Error::new(
-                        Code::IoFailed,
-                        format!("{}: {e}", path.display()),
-                    ))
-                }
-            }
-        }
-    }
-}
-
-impl Drop for FileLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
 }
 
 fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {

@@ -3,6 +3,11 @@
 //! is queued, then published at once if the queue's window has passed, or
 //! said to be queued; any other command first publishes a queue that is
 //! due. No daemon: a queue waits for the next command.
+//!
+//! One [`Session`] per command: the session with the remote is opened once
+//! (not once per step), and whether the queue is due is decided once.
+
+use jiff::SignedDuration;
 
 use crate::cli::output::Output;
 use git_swarm::ctx::Ctx;
@@ -12,76 +17,90 @@ use git_swarm::store::remote::{pending, Flushed};
 use super::publish::{keep, published};
 use super::Global;
 
-/// The session with the remote, whatever `--offline` the budget set.
-fn online(g: &Global) -> Option<Ctx> {
-    let cwd = std::env::current_dir().ok()?;
-    Ctx::open(&cwd, g.as_.clone(), false, None).ok()
+/// A command's view of the push budget: its session with the remote,
+/// whatever `--offline` the budget sets for the command itself.
+pub struct Session {
+    ctx: Ctx,
+    remote: String,
+    window: SignedDuration,
 }
 
-/// Whether a write of this command waits in the queue: a budget is set
-/// and `--offline` was not asked for.
-pub fn queues(g: &Global) -> bool {
-    if g.offline {
-        return false;
+impl Session {
+    /// Open it when a budget applies: a budget is set, there is a remote,
+    /// and `--offline` was not asked for. None otherwise (or when the
+    /// session cannot be opened: the command itself says why).
+    pub fn open(g: &Global) -> Option<Session> {
+        if g.offline {
+            return None;
+        }
+        let cwd = std::env::current_dir().ok()?;
+        let ctx = Ctx::open(&cwd, g.as_.clone(), false, None).ok()?;
+        let remote = ctx.settings.remote.clone()?;
+        let (_, window) = budget::budget(&ctx.store).ok()??;
+        Some(Session {
+            ctx,
+            remote,
+            window,
+        })
     }
-    let Some(ctx) = online(g) else {
-        return false;
-    };
-    ctx.settings.remote.is_some() && matches!(budget::budget(&ctx.store), Ok(Some(_)))
-}
 
-/// After a queued write: publish the queue if its window has passed, else
-/// say what waits and until when.
-pub fn queued_after(g: &Global, mut out: Output) -> Output {
-    let Some(ctx) = online(g) else {
-        return out;
-    };
-    let Some(remote) = ctx.settings.remote.clone() else {
-        return out;
-    };
-    let store = &ctx.store;
-    if !matches!(pending(store, &remote), Ok(p) if !p.updates.is_empty()) {
-        return out;
+    /// Whether the queue's window has passed (decided once per command).
+    fn due(&self) -> bool {
+        budget::queued_since(&self.ctx.store, &self.remote)
+            .and_then(|s| s.checked_add(self.window).ok())
+            .is_some_and(|by| self.ctx.store.clock.now() >= by)
     }
-    budget::mark_queued(store, &remote);
-    // The write ran as offline to stay here; it is queued, not offline.
-    out.warnings.retain(|w| !w.contains("not published"));
-    match budget::flush_if_due(store, &remote) {
-        Ok(None) => {}
-        Ok(Some(flushed)) => return said(out, &remote, flushed),
-        Err(e) => return keep(out, &e.message),
-    }
-    let Ok(Some(q)) = budget::queue(store, &remote) else {
-        return out;
-    };
-    out.text.push_str(&format!(
-        "queued (swarm.pushBudget {}): {} since {}; they go with this clone's next push, or with the first git-swarm command from {}\n",
-        q.budget,
-        crate::cli::output::count(q.refs.len(), "write", "writes"),
-        q.since.as_deref().unwrap_or("now"),
-        q.publish_by.as_deref().unwrap_or("now"),
-    ));
-    if let Some(doc) = out.json.as_object_mut() {
-        doc.insert("queued".into(), serde_json::json!(q));
-    }
-    out
-}
 
-/// Before a command that does not publish: publish the queue when it is
-/// due. What happened is added to the command's output afterwards.
-pub fn flush_first(g: &Global) -> Option<(String, Flushed)> {
-    if g.offline {
-        return None;
+    /// Publish the queue, holding the clone's flush lock; None while
+    /// another process of this clone holds it.
+    fn flush(&self) -> git_swarm::error::Result<Option<Flushed>> {
+        budget::flush(&self.ctx.store, &self.remote, Some("budget:flush"))
     }
-    let ctx = online(g)?;
-    let remote = ctx.remote()?.to_string();
-    if !budget::due(&ctx.store, &remote) {
-        return None;
+
+    /// After a queued write: publish the queue if its window has passed,
+    /// else say what waits and until when.
+    pub fn queued_after(&self, mut out: Output) -> Output {
+        let (store, remote) = (&self.ctx.store, self.remote.as_str());
+        if !matches!(pending(store, remote), Ok(p) if !p.updates.is_empty()) {
+            return out;
+        }
+        budget::mark_queued(store, remote);
+        // The write ran as offline to stay here; it is queued, not offline.
+        out.warnings.retain(|w| !w.contains("not published"));
+        if self.due() {
+            match self.flush() {
+                Ok(None) => {}
+                Ok(Some(flushed)) => return said(out, remote, flushed),
+                Err(e) => return keep(out, &e.message),
+            }
+        }
+        let Ok(Some(q)) = budget::queue(store, remote) else {
+            return out;
+        };
+        out.text.push_str(&format!(
+            "queued (swarm.pushBudget {}): {} since {}; they go with this clone's next push, or with the first git-swarm command from {}\n",
+            q.budget,
+            crate::cli::output::count(q.refs.len(), "write", "writes"),
+            q.since.as_deref().unwrap_or("now"),
+            q.publish_by.as_deref().unwrap_or("now"),
+        ));
+        if let Some(doc) = out.json.as_object_mut() {
+            doc.insert("queued".into(), serde_json::json!(q));
+        }
+        out
     }
-    match budget::flush_if_due(&ctx.store, &remote) {
-        Ok(Some(flushed)) => Some((remote, flushed)),
-        // Not reached, or busy: the queue stays for the next command.
-        _ => None,
+
+    /// Before a command that does not publish: publish the queue when it
+    /// is due. What happened is added to the command's output afterwards.
+    pub fn flush_first(&self) -> Option<(String, Flushed)> {
+        if !self.due() {
+            return None;
+        }
+        match self.flush() {
+            Ok(Some(flushed)) => Some((self.remote.clone(), flushed)),
+            // Not reached, or busy: the queue stays for the next command.
+            _ => None,
+        }
     }
 }
 

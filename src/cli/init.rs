@@ -14,10 +14,10 @@ pub struct InitArgs {
     #[arg(long, value_name = "R")]
     pub remote: Option<String>,
     /// Keep records on a repository of their own: adds the remote `swarm`
-    /// at URL, sets swarm.remote to it and swarm.codeRemote to origin unless
-    /// already set (lane branches and the base stay there; without an
-    /// origin it warns, and the code goes to the coordination remote). Idempotent; every clone of
-    /// the swarm runs the same command.
+    /// at URL and sets swarm.remote to it; the code (lane branches, the
+    /// base) stays on swarm.codeRemote, else origin (without either it
+    /// warns, and the code goes to the coordination remote). Idempotent;
+    /// every clone of the swarm runs the same command.
     #[arg(long, value_name = "URL", conflicts_with = "remote")]
     pub coordination_remote: Option<String>,
     /// Do not install the hook shims.

@@ -401,27 +401,37 @@ pub fn run(cli: Cli) -> Result<Output> {
         git_swarm::store::mirror::keep_writes_when_unreachable();
     }
     let mut publishes_after = cli.command.publishes_after();
+    // The push budget's session, opened once for the whole command.
+    let (budgeted, flushes_first) = (cli.command.budgeted(), cli.command.flushes_first());
+    let session = (budgeted || flushes_first)
+        .then(|| budget::Session::open(&g))
+        .flatten();
     // Under a push budget a write nobody races for stays here, queued.
-    let queued = cli.command.budgeted() && budget::queues(&g);
-    if queued {
+    let queued = session.as_ref().filter(|_| budgeted);
+    if queued.is_some() {
         g.offline = true;
         publishes_after = false;
     }
-    let flushed = if cli.command.flushes_first() {
-        budget::flush_first(&g)
-    } else {
-        None
-    };
-    let mut out = dispatch(&g, cli.command)?;
+    let flushed = session
+        .as_ref()
+        .filter(|_| flushes_first)
+        .and_then(budget::Session::flush_first);
+    let out = dispatch(&g, cli.command);
+    // Records that could not be checked at all (no ssh-keygen) were judged
+    // by nobody: the command fails with why, even if it listed them.
+    if let Some(e) = git_swarm::store::trust::take_tool_failure() {
+        return Err(e);
+    }
+    let mut out = out?;
     for notice in git_swarm::store::trust::take_notices() {
         out = out.warn(notice);
     }
     if let Some((remote, f)) = flushed {
         out = budget::said(out, &remote, f);
     }
-    if queued {
+    if let Some(session) = queued {
         g.offline = false;
-        out = budget::queued_after(&g, out);
+        out = session.queued_after(out);
     }
     if listing {
         if let Some(warning) = git_swarm::store::mirror::unreached_warning() {

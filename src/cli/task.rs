@@ -293,8 +293,20 @@ fn ran(r: &Ran) -> Output {
             rec.previous_lease_until.as_deref().unwrap_or("-")
         ));
     }
+    if !r.released.is_empty() {
+        text.push_str(&format!(
+            "; released {} (its reservations)",
+            r.released.join(", ")
+        ));
+    }
     text.push('\n');
     let mut out = Output::new(r, text);
+    if !r.still_reserved.is_empty() {
+        let ids = r.still_reserved.join(" ");
+        out = out.warn(format!(
+            "the task's reservations {ids} are still held: the reservation ledger kept changing; `git swarm release {ids}` releases them"
+        ));
+    }
     if !r.published && !r.already {
         out = out.warn(format!(
             "{}, and the remote may then prefer another clone's version",

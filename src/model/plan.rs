@@ -12,6 +12,10 @@ use crate::store::kind::{Diverged, Files, Record, Records, Versioned};
 use crate::store::record::{self, Extra, Unreadable};
 use crate::store::Store;
 
+mod journal;
+
+pub use journal::{catch_up, journal, newest_head};
+
 pub const SCHEMA: &str = "swarm-plan/v1";
 pub const RECORD_FILE: &str = "plan.yaml";
 pub const TEXT_FILE: &str = "PLAN.md";

@@ -390,6 +390,42 @@ pub fn release(
     Ok(ids)
 }
 
+/// Whether an entry's `task` names task `id` of `plan`: `<plan>/<id>`, as
+/// a lane with a task fills it in, or the bare id, as `--task` may be
+/// typed.
+pub fn for_task(entry: &Entry, plan: &str, id: &str) -> bool {
+    entry
+        .task
+        .as_deref()
+        .is_some_and(|t| t == id || t.split_once('/') == Some((plan, id)))
+}
+
+/// `task done`: release the entries `holder` still holds for task `id` of
+/// `plan` ([`for_task`]; lapsed ones too, which would otherwise linger in
+/// the live ledger). Returns the ids released (none: nothing changed).
+pub fn release_task(
+    ledger: &mut Ledger,
+    holder: &str,
+    plan: &str,
+    id: &str,
+    now: Timestamp,
+) -> Vec<String> {
+    let stamp = rfc3339(now);
+    let mut ids = Vec::new();
+    for e in ledger
+        .entries
+        .iter_mut()
+        .filter(|e| e.holder == holder && e.released_at.is_none() && for_task(e, plan, id))
+    {
+        e.released_at = Some(stamp.clone());
+        ids.push(e.id.clone());
+    }
+    if !ids.is_empty() {
+        prune(ledger, now);
+    }
+    ids
+}
+
 /// A pattern without the trailing `/` that marks a directory.
 fn as_typed(p: &str) -> &str {
     p.strip_suffix('/').unwrap_or(p)

@@ -19,7 +19,6 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use super::kind::{kind_of, AnyKind};
-use super::remote::{publish_loop, Fetch, Looped, Next, Step};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
@@ -187,9 +186,7 @@ fn delete_archived(store: &Store, actor: &str, records: &[(String, ObjectId)]) -
 /// at the same tip add nothing): the local-only publish loop.
 fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) -> Result<()> {
     let aref = archive_ref(kind);
-    let looped = publish_loop(store, None, Fetch::Nothing, FOLD_ATTEMPTS, |round| {
-        let tip = round.tip(&aref)?;
-        let old = tip.local;
+    let step = |old: Option<ObjectId>| {
         let mut files = match old {
             Some(t) => store.read_commit(t)?.files,
             None => BTreeMap::new(),
@@ -204,26 +201,21 @@ fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) 
             }
         }
         if new_tips.is_empty() {
-            return Ok(Step::Done(()));
+            return Ok(None);
         }
         let new = chain(store, actor, kind, old, &files, &new_tips)?;
-        Ok(Step::Publish(Next::new(
-            &aref,
-            tip,
-            new,
-            actor,
-            "gc: archive",
-            (),
-        )))
-    })?;
-    match looped {
-        Looped::Published(()) | Looped::Done(()) => Ok(()),
-        Looped::Exhausted(_) => Err(Error::new(
+        Ok(Some((new, actor.to_string(), "gc: archive".to_string())))
+    };
+    let exhausted = || {
+        Error::new(
             Code::CasFailed,
             format!("{aref} kept changing; nothing was deleted"),
         )
-        .hint("run `git swarm gc` again")),
-    }
+        .hint("run `git swarm gc` again")
+    };
+    store
+        .cas_loop(&aref, FOLD_ATTEMPTS, step, exhausted)
+        .map(drop)
 }
 
 /// Chain archive commits on `old` so none has more than

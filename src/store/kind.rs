@@ -102,14 +102,13 @@ mod testkit;
 mod txn;
 
 pub use publish::{Known, Written};
-pub use txn::{Outcome, Publication, Publish, Txn, OFFLINE, PUBLISH_ATTEMPTS};
+pub use txn::{Outcome, Publication, Publish, Rejected, Txn, OFFLINE, PUBLISH_ATTEMPTS};
 
 use std::marker::PhantomData;
 
 use gix::ObjectId;
 
 use super::record::Unreadable;
-use super::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
@@ -480,7 +479,7 @@ impl<'s, R: Record> Records<'s, R> {
     /// decide from it, write the result expecting what was read; when
     /// another process moved the ref meanwhile, read again and decide again.
     /// Returns the new commit, or None when `step` kept the record. It is
-    /// [`publish_loop`] run offline (the local CAS arbitrates).
+    /// [`Store::cas_loop`](crate::store::Store::cas_loop).
     pub fn update(
         &self,
         key: &R::Key,
@@ -488,33 +487,27 @@ impl<'s, R: Record> Records<'s, R> {
     ) -> Result<Option<ObjectId>> {
         let refname = R::refname(key);
         let store = self.store;
-        let looped = publish_loop(store, None, Fetch::Nothing, LOCAL_CAS_ATTEMPTS, |_round| {
-            let current = self.load(key)?;
+        let decide = |expected: Option<ObjectId>| {
+            let current = match expected {
+                None => None,
+                Some(tip) => Some(self.at(key, tip)?),
+            };
             let (value, event) = match step(current.as_ref())? {
-                Update::Keep => return Ok(Step::Done(None)),
+                Update::Keep => return Ok(None),
                 Update::Write(value, event) => (value, event),
             };
-            let expected = current.as_ref().map(|c| c.commit);
             let tree = store.write_tree(&value.to_files()?)?;
             let new = store.commit(tree, &expected.into_iter().collect::<Vec<_>>(), &event)?;
-            let next = Next::new(
-                &refname,
-                Tip::local(expected),
-                new,
-                &event.actor,
-                &event.summary,
-                Some(new),
-            );
-            Ok(Step::Publish(next))
-        })?;
-        match looped {
-            Looped::Published(id) | Looped::Done(id) => Ok(id),
-            Looped::Exhausted(_) => Err(Error::new(
+            Ok(Some((new, event.actor, event.summary)))
+        };
+        let exhausted = || {
+            Error::new(
                 Code::CasFailed,
                 format!("{refname} kept changing under {LOCAL_CAS_ATTEMPTS} attempts to update it; nothing was overwritten"),
             )
-            .hint("run the command again")),
-        }
+            .hint("run the command again")
+        };
+        store.cas_loop(&refname, LOCAL_CAS_ATTEMPTS, decide, exhausted)
     }
 }
 

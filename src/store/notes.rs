@@ -6,7 +6,7 @@
 
 use gix::ObjectId;
 
-use super::remote::{publish_loop, Fetch, Looped, Next, Step, LOCAL_ATTEMPTS};
+use super::remote::LOCAL_ATTEMPTS;
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
@@ -79,34 +79,33 @@ impl Store {
         event: &Event,
     ) -> Result<()> {
         let line = serde_json::to_string(line).expect("a JSON value always serialises");
-        let looped = publish_loop(self, None, Fetch::Nothing, LOCAL_ATTEMPTS, |round| {
-            let tip = round.tip(NOTES_REF)?;
-            let mut lines = match tip.local {
+        let step = |local: Option<ObjectId>| {
+            let mut lines = match local {
                 Some(_) => self.note_lines(target)?,
                 None => Vec::new(),
             };
             if lines.contains(&line) {
-                return Ok(Step::Done(()));
+                return Ok(None);
             }
             lines.push(line.clone());
-            let tree = match tip.local {
+            let tree = match local {
                 Some(t) => self.commit_tree(t)?,
                 None => self.empty_tree()?,
             };
             let new_tree = self.notes_tree_with(tree, &[(target, lines)])?;
-            let parents: Vec<ObjectId> = tip.local.into_iter().collect();
+            let parents: Vec<ObjectId> = local.into_iter().collect();
             let commit = self.commit(new_tree, &parents, event)?;
-            let next = Next::new(NOTES_REF, tip, commit, &event.actor, &event.summary, ());
-            Ok(Step::Publish(next))
-        })?;
-        match looped {
-            Looped::Published(()) | Looped::Done(()) => Ok(()),
-            Looped::Exhausted(_) => Err(Error::new(
+            Ok(Some((commit, event.actor.clone(), event.summary.clone())))
+        };
+        let exhausted = || {
+            Error::new(
                 Code::CasFailed,
                 "refs/notes/swarm kept changing under us; the note was not written",
             )
-            .hint("run the command again")),
-        }
+            .hint("run the command again")
+        };
+        self.cas_loop(NOTES_REF, LOCAL_ATTEMPTS, step, exhausted)
+            .map(drop)
     }
 
     /// Return a notes tree based on `tree` where each target's note is set to the given lines.

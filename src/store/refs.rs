@@ -91,6 +91,34 @@ impl Store {
             .map_err(Error::from)
     }
 
+    /// THE local-only compare-and-swap loop of one ref (adopting a
+    /// published value, a note, the archive fold, `Records::update`): read
+    /// the ref, let `step` decide its next value from it (None: keep it),
+    /// write that with `(actor, reason)` expecting what was read; when
+    /// another process of this clone moved the ref meanwhile, read again
+    /// and decide again, at most `attempts` times, then fail with
+    /// `exhausted`. Returns the value written (None: kept).
+    pub fn cas_loop(
+        &self,
+        refname: &str,
+        attempts: usize,
+        mut step: impl FnMut(Option<ObjectId>) -> Result<Option<(ObjectId, String, String)>>,
+        exhausted: impl FnOnce() -> Error,
+    ) -> Result<Option<ObjectId>> {
+        for _ in 0..attempts {
+            let local = self.ref_target(refname)?;
+            let Some((new, actor, reason)) = step(local)? else {
+                return Ok(None);
+            };
+            match self.try_cas(refname, local, Some(new), &actor, &reason) {
+                Ok(()) => return Ok(Some(new)),
+                Err(e) if e.is_lost_race() => continue,
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Err(exhausted())
+    }
+
     /// [`Store::cas`] with the typed error: [`StoreError::LostRace`] when
     /// another writer moved the ref first.
     pub fn try_cas(

@@ -22,7 +22,7 @@
 //! judged at the record commit's committer time, as git does.
 //!
 //! A record commit never changes, so a verdict is kept by (trust list blob,
-//! commit) in `<common dir>/swarm/cache/trust/<list>/<namespace>.verdicts`,
+//! commit) in `<common dir>/swarm/cache/trust/<list>/<namespace>.v2.verdicts`,
 //! one line per commit, appended; a new trust list starts new files.
 
 use std::collections::HashMap;
@@ -67,8 +67,12 @@ impl Policy {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub trusted: bool,
-    /// The address whose listed key made a sound signature, if any.
-    pub signer: Option<String>,
+    /// The principals the trust list holds the signing key for at the
+    /// record's time (the actor alone when it verified, until
+    /// [`Store::signed_by`] asks for every one).
+    pub signers: Vec<String>,
+    /// Whether `signers` is every principal the key maps to.
+    pub all_signers: bool,
     /// Why it is not trusted (empty when it is).
     pub reason: String,
 }
@@ -77,43 +81,57 @@ impl Verdict {
     fn good(signer: &str) -> Verdict {
         Verdict {
             trusted: true,
-            signer: Some(signer.to_string()),
+            signers: vec![signer.to_string()],
+            all_signers: false,
             reason: String::new(),
         }
     }
-    fn bad(signer: Option<String>, reason: impl Into<String>) -> Verdict {
+    fn bad(signers: Vec<String>, reason: impl Into<String>) -> Verdict {
         Verdict {
             trusted: false,
-            signer,
+            signers,
+            all_signers: true,
             reason: reason.into(),
         }
     }
+    /// `<commit> T|T+|U <signer,…|-> <reason>`: `T+` a trusted one whose
+    /// signers are all known.
     fn line(&self, commit: ObjectId) -> String {
+        let signers = if self.signers.is_empty() {
+            "-".to_string()
+        } else {
+            self.signers.join(",").replace(' ', "")
+        };
         format!(
-            "{commit} {} {} {}\n",
-            if self.trusted { "T" } else { "U" },
-            self.signer.as_deref().unwrap_or("-"),
+            "{commit} {} {signers} {}\n",
+            match (self.trusted, self.all_signers) {
+                (true, false) => "T",
+                (true, true) => "T+",
+                (false, _) => "U",
+            },
             self.reason.replace('\n', " ")
         )
     }
     fn parse_line(line: &str) -> Option<(ObjectId, Verdict)> {
         let mut parts = line.splitn(4, ' ');
         let commit = ObjectId::from_hex(parts.next()?.as_bytes()).ok()?;
-        let trusted = match parts.next()? {
-            "T" => true,
-            "U" => false,
+        let (trusted, all_signers) = match parts.next()? {
+            "T" => (true, false),
+            "T+" => (true, true),
+            "U" => (false, true),
             _ => return None,
         };
-        let signer = match parts.next()? {
-            "-" => None,
-            s => Some(s.to_string()),
+        let signers = match parts.next()? {
+            "-" => Vec::new(),
+            s => s.split(',').map(str::to_string).collect(),
         };
         let reason = parts.next().unwrap_or("").to_string();
         Some((
             commit,
             Verdict {
                 trusted,
-                signer,
+                signers,
+                all_signers,
                 reason,
             },
         ))
@@ -142,11 +160,26 @@ pub struct Trust {
     verdicts: Mutex<HashMap<String, HashMap<ObjectId, Verdict>>>,
     dir: PathBuf,
     disk: Mutex<bool>,
+    /// The first failure of the checking program itself (missing, too old
+    /// for `-Y`): every later check in this process fails with it at once,
+    /// and nothing it caused is kept as a verdict.
+    tool: Mutex<Option<Error>>,
 }
 
 /// Warnings for untrusted records used under `warn`, for the command's
 /// output: one per commit, in the order met.
 static NOTICES: Mutex<Vec<(ObjectId, String)>> = Mutex::new(Vec::new());
+
+/// Under `require`, the checking program's failure (missing, too old), if
+/// a check met one: a listing that showed the records it could not check as
+/// unreadable still fails with it (exit 4), since it judged none of them.
+static TOOL_FAILURE: Mutex<Option<Error>> = Mutex::new(None);
+
+/// The checking program's failure met under `require`, if any (the CLI
+/// ends the command with it).
+pub fn take_tool_failure() -> Option<Error> {
+    TOOL_FAILURE.lock().ok().and_then(|mut f| f.take())
+}
 
 /// The warnings collected so far (the CLI adds them to its output).
 pub fn take_notices() -> Vec<String> {
@@ -186,6 +219,7 @@ impl Trust {
             verdicts: Mutex::new(HashMap::new()),
             dir: common_dir.join("swarm").join("cache").join("trust"),
             disk: Mutex::new(cache),
+            tool: Mutex::new(None),
         }
     }
 
@@ -267,6 +301,13 @@ fn split_commit(raw: &[u8]) -> Signed {
         actor,
         time,
     }
+}
+
+/// A committer time as ssh-keygen's `-Overify-time` takes it.
+fn verify_time(seconds: i64) -> String {
+    jiff::Timestamp::from_second(seconds)
+        .map(|t| t.strftime("%Y%m%d%H%M%SZ").to_string())
+        .unwrap_or_else(|_| "19700101000000Z".to_string())
 }
 
 impl Store {
@@ -390,13 +431,17 @@ impl Store {
             self.trust
                 .dir
                 .join(blob.to_string())
-                .join(format!("{ns}.verdicts"))
+                .join(format!("{ns}.v2.verdicts"))
         })
     }
 
     /// The verdict on record commit `id` of namespace `ns` (cached by
-    /// commit id).
+    /// commit id). A checking program that cannot run is
+    /// `SIGNING_TOOL_MISSING`, no verdict, and nothing is kept.
     pub fn verdict(&self, ns: &str, id: ObjectId) -> Result<Verdict> {
+        if let Some(e) = self.trust.tool.lock().ok().and_then(|t| t.clone()) {
+            return Err(e);
+        }
         let mut guard = self
             .trust
             .verdicts
@@ -415,8 +460,23 @@ impl Store {
         if let Some(v) = known.get(&id) {
             return Ok(v.clone());
         }
-        let verdict = self.check_signature(id)?;
+        let verdict = match self.check_signature(id) {
+            Err(e) if e.code == Code::SigningToolMissing => {
+                if let Ok(mut t) = self.trust.tool.lock() {
+                    *t = Some(e.clone());
+                }
+                return Err(e);
+            }
+            other => other?,
+        };
         known.insert(id, verdict.clone());
+        self.keep_verdict(ns, id, &verdict);
+        Ok(verdict)
+    }
+
+    /// Append `verdict` on `id` to its namespace's file (a later line for
+    /// the same commit wins when read back).
+    fn keep_verdict(&self, ns: &str, id: ObjectId, verdict: &Verdict) {
         if let Some(file) = self.verdict_file(ns) {
             if let Some(dir) = file.parent() {
                 let _ = std::fs::create_dir_all(dir);
@@ -431,7 +491,76 @@ impl Store {
                 let _ = f.write_all(verdict.line(id).as_bytes());
             }
         }
-        Ok(verdict)
+    }
+
+    /// With `swarm.trust` on, whether `who` signed the record version at
+    /// `commit` (a relayed message's author): whether the trust list holds
+    /// its signing key for `who` at the record's time, every principal the
+    /// key maps to counted, as `git verify-commit` finds them. None when
+    /// trust is off, or under warn when the signature could not be checked.
+    pub fn signed_by(&self, ns: &str, commit: ObjectId, who: &str) -> Result<Option<bool>> {
+        if self.trust.policy == Policy::Off {
+            return Ok(None);
+        }
+        let verdict = match self.verdict(ns, commit) {
+            Ok(v) => v,
+            Err(e) if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Warn => {
+                return Ok(None)
+            }
+            Err(e) => return Err(self.unchecked(e)),
+        };
+        if verdict.signers.iter().any(|s| s == who) {
+            return Ok(Some(true));
+        }
+        if verdict.all_signers {
+            return Ok(Some(false));
+        }
+        // A good signature by the actor's key: which others is it theirs?
+        let signers = match self.principals_of(commit) {
+            Ok(s) => s,
+            Err(e) if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Warn => {
+                return Ok(None)
+            }
+            Err(e) => return Err(self.unchecked(e)),
+        };
+        let mut complete = verdict;
+        for s in signers {
+            if !complete.signers.contains(&s) {
+                complete.signers.push(s);
+            }
+        }
+        complete.all_signers = true;
+        let signed = complete.signers.iter().any(|s| s == who);
+        if let Ok(mut guard) = self.trust.verdicts.lock() {
+            guard
+                .entry(ns.to_string())
+                .or_default()
+                .insert(commit, complete.clone());
+        }
+        self.keep_verdict(ns, commit, &complete);
+        Ok(Some(signed))
+    }
+
+    /// Every principal the trust list holds the key that signed `commit`
+    /// for, at the commit's time.
+    fn principals_of(&self, commit: ObjectId) -> Result<Vec<String>> {
+        let raw = self
+            .repo
+            .find_object(commit)
+            .map_err(|e| Error::gix(format!("could not read commit {commit}"), e))?
+            .data
+            .clone();
+        let signed = split_commit(&raw);
+        let (Some(signature), Some(file)) = (signed.signature, &self.trust_list().file) else {
+            return Ok(Vec::new());
+        };
+        sign::ssh_find_principals(
+            self.config("gpg.ssh.program").as_deref(),
+            file,
+            &verify_time(signed.time),
+            &signature,
+            &self.trust.dir,
+        )
     }
 
     fn check_signature(&self, id: ObjectId) -> Result<Verdict> {
@@ -443,27 +572,25 @@ impl Store {
             .clone();
         let signed = split_commit(&raw);
         let Some(signature) = signed.signature else {
-            return Ok(Verdict::bad(None, "unsigned"));
+            return Ok(Verdict::bad(Vec::new(), "unsigned"));
         };
         if !signature.starts_with(b"-----BEGIN SSH SIGNATURE-----") {
             return Ok(Verdict::bad(
-                None,
+                Vec::new(),
                 "signed with openpgp or x509: only ssh signatures are checked against .swarm/allowed_signers",
             ));
         }
         let list = self.trust_list();
         let Some(file) = &list.file else {
             return Ok(Verdict::bad(
-                None,
+                Vec::new(),
                 format!(
                     "no {LIST_PATH} on {} to check the signature against",
                     list.source
                 ),
             ));
         };
-        let time = jiff::Timestamp::from_second(signed.time)
-            .map(|t| t.strftime("%Y%m%d%H%M%SZ").to_string())
-            .unwrap_or_else(|_| "19700101000000Z".to_string());
+        let time = verify_time(signed.time);
         let program = self.config("gpg.ssh.program");
         let check = sign::ssh_verify(
             program.as_deref(),
@@ -476,9 +603,9 @@ impl Store {
         )?;
         Ok(match check {
             SshCheck::Good => Verdict::good(&signed.actor),
-            SshCheck::Bad(why) => Verdict::bad(None, format!("bad signature ({why})")),
+            SshCheck::Bad(why) => Verdict::bad(Vec::new(), format!("bad signature ({why})")),
             SshCheck::NotAllowed { principals } if principals.is_empty() => Verdict::bad(
-                None,
+                Vec::new(),
                 format!(
                     "signed by a key {LIST_PATH} on {} does not list for {} at the record's time {}",
                     list.source,
@@ -486,14 +613,14 @@ impl Store {
                     jiff::Timestamp::from_second(signed.time).map(|t| t.to_string()).unwrap_or_default()
                 ),
             ),
-            SshCheck::NotAllowed { principals } => Verdict::bad(
-                principals.first().cloned(),
-                format!(
+            SshCheck::NotAllowed { principals } => {
+                let reason = format!(
                     "signed by the key of {}, not of {} whom the record names",
                     principals.join(", "),
                     signed.actor
-                ),
-            ),
+                );
+                Verdict::bad(principals, reason)
+            }
         })
     }
 
@@ -503,8 +630,21 @@ impl Store {
         if self.trust.policy != Policy::Require {
             return Ok(None);
         }
-        let verdict = self.verdict(namespace_of(refname), commit)?;
+        let verdict = self
+            .verdict(namespace_of(refname), commit)
+            .map_err(|e| self.unchecked(e))?;
         Ok((!verdict.trusted).then_some(verdict.reason))
+    }
+
+    /// A check that failed: a failure of the checking program is kept for
+    /// the CLI under `require` (see [`take_tool_failure`]).
+    fn unchecked(&self, e: Error) -> Error {
+        if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Require {
+            if let Ok(mut f) = TOOL_FAILURE.lock() {
+                f.get_or_insert_with(|| e.clone());
+            }
+        }
+        e
     }
 
     /// The one check point: whether the record version at `commit` may be
@@ -514,7 +654,21 @@ impl Store {
         if self.trust.policy == Policy::Off {
             return Ok(());
         }
-        let verdict = self.verdict(ns, commit)?;
+        let verdict = match self.verdict(ns, commit) {
+            Ok(v) => v,
+            // Under warn, records the program cannot check are used, said once.
+            Err(e) if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Warn => {
+                if let Ok(mut n) = NOTICES.lock() {
+                    let line = format!(
+                        "records not checked (swarm.trust=warn), used unchecked: {} [SIGNING_TOOL_MISSING]",
+                        e.message
+                    );
+                    n.push((ObjectId::null(gix::hash::Kind::Sha1), line));
+                }
+                return Ok(());
+            }
+            Err(e) => return Err(self.unchecked(e)),
+        };
         if verdict.trusted {
             return Ok(());
         }
@@ -581,9 +735,20 @@ mod tests {
     #[test]
     fn verdict_lines_round_trip() {
         let id = ObjectId::from_hex(b"0123456789012345678901234567890123456789").unwrap();
-        let v = Verdict::bad(Some("bob".into()), "signed by the key of bob, not of carol");
+        let v = Verdict::bad(
+            vec!["bob".into(), "dave".into()],
+            "signed by the key of bob, dave, not of carol",
+        );
         assert_eq!(Verdict::parse_line(v.line(id).trim_end()), Some((id, v)));
-        let g = Verdict::good("ann");
+        let mut g = Verdict::good("ann");
+        assert_eq!(
+            Verdict::parse_line(g.line(id).trim_end()),
+            Some((id, g.clone()))
+        );
+        g.signers.push("carol".into());
+        g.all_signers = true;
         assert_eq!(Verdict::parse_line(g.line(id).trim_end()), Some((id, g)));
+        let u = Verdict::bad(Vec::new(), "unsigned");
+        assert_eq!(Verdict::parse_line(u.line(id).trim_end()), Some((id, u)));
     }
 }

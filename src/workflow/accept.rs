@@ -9,9 +9,11 @@
 //! acceptance already published and runs the same completion steps
 //! ([`complete`]), each of which does nothing when done already.
 
+use std::cell::RefCell;
 use std::path::Path;
 
 use gix::ObjectId;
+use jiff::SignedDuration;
 
 use crate::clock::rfc3339;
 use crate::ctx::Ctx;
@@ -22,10 +24,10 @@ use crate::model::packet::{
     content_mismatch, locate, mismatch_error, mismatches, read_at, Acceptance, Facts, Packet,
     ACCEPTANCE_FILE, PREFIX,
 };
+use crate::store::kind::{Publish, Txn};
 use crate::store::record;
 use crate::store::remote;
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
-use crate::store::Event;
+use crate::store::{Event, Store};
 
 mod carry;
 mod lane;
@@ -64,7 +66,7 @@ const WANTED: &[&str] = &[
     crate::model::reservation::LEDGER_REF,
 ];
 
-/// What one round of the publish loop decided.
+/// What one round of the publication decided.
 struct Decided {
     refname: String,
     packet: Packet,
@@ -77,6 +79,33 @@ struct Decided {
     moves: carry::Moves,
 }
 
+/// What `accept` asks the session, once, and hands down: the steps below
+/// take these and the store, and do not climb back into the session.
+struct Asked<'c> {
+    store: &'c Store,
+    /// Who accepts.
+    actor: String,
+    /// The arbiter: None offline or without a remote (the local CAS).
+    remote: Option<&'c str>,
+    /// The leases the claim and the reservations move with (`swarm.taskLease`,
+    /// `swarm.reservationLease`): read once, a bad value refuses only an
+    /// acceptance that moves one.
+    task_lease: Result<SignedDuration>,
+    reservation_lease: Result<SignedDuration>,
+}
+
+impl<'c> Asked<'c> {
+    fn of(ctx: &'c Ctx) -> Result<Self> {
+        Ok(Asked {
+            store: &ctx.store,
+            actor: ctx.actor()?,
+            remote: ctx.remote(),
+            task_lease: ctx.lease(None, &crate::model::task::LEASE),
+            reservation_lease: ctx.lease(None, &crate::model::reservation::LEASE),
+        })
+    }
+}
+
 /// `git swarm accept <packet-id>`
 pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
     accept_with(ctx, arg, true)
@@ -85,46 +114,47 @@ pub fn accept(ctx: &Ctx, arg: &str) -> Result<Accepted> {
 /// `git swarm accept <packet-id> [--no-restore]`: with `restore`, a clean
 /// checkout at the packet's head gets the packet's snapshot first.
 pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
-    let actor = ctx.actor()?;
+    let s = &Asked::of(ctx)?;
+    let actor = &s.actor;
     // One round decides and publishes; a lost race is decided on a fresh
-    // fetch in the second round, which only explains it.
-    let mut tried: Option<Packet> = None;
-    let looped = publish_loop(
-        &ctx.store,
-        ctx.remote(),
-        Fetch::Refs(WANTED),
-        4,
-        |round| match (&round.rejected, &tried) {
-            (Some(lost), Some(packet)) => match lost_race(ctx, round, packet, lost) {
-                // Not an acceptance: the task or the ledger moved meanwhile.
-                None => decide(ctx, arg, &actor, restore, &mut tried),
-                Some(e) => Err(e),
-            },
-            _ => decide(ctx, arg, &actor, restore, &mut tried),
-        },
-    )?;
-    let d = match looped {
-        Looped::Published(d) => {
-            failpoint::point("accept:ref");
-            if ctx.remote().is_none() {
-                carry::write_locally(ctx, &d.moves, &actor)?;
+    // fetch in the second round, which only explains it. What was tried
+    // last: the packet's ref and the packet.
+    let tried: RefCell<Option<(String, Packet)>> = RefCell::new(None);
+    let published = Publish::new(s.store, s.remote)
+        .fetch(WANTED.iter().copied())
+        .attempts(4)
+        .point("accept")
+        .exhausted(|lines| {
+            let tried = tried.borrow();
+            let (_, packet) = tried.as_ref().expect("a refused acceptance was tried");
+            refused(packet, lines)
+        })
+        .run(|txn| {
+            let lost = txn.rejected().is_some();
+            if let (true, Some((refname, packet))) = (lost, tried.borrow().clone()) {
+                // None: not an acceptance, the task or the ledger moved
+                // meanwhile: decided again.
+                if let Some(e) = lost_race(s, txn, &refname, &packet) {
+                    return Err(e);
+                }
             }
-            d
+            decide(s, txn, arg, restore, &tried)
+        })?;
+    let d = published.then;
+    if !d.resumed {
+        failpoint::point("accept:ref");
+        if s.remote.is_none() {
+            carry::write_locally(s, &d.moves)?;
         }
-        Looped::Done(d) => d,
-        Looped::Exhausted(lost) => {
-            let packet = tried.expect("a refused acceptance was tried");
-            return Err(refused(&packet, &lost.lines));
-        }
-    };
-    let completed = complete(ctx, &d.refname, &d.packet, &d.acc, d.commit)?;
+    }
+    let completed = complete(s, &d.refname, &d.packet, &d.acc, d.commit)?;
     // The acceptor's own acceptance with nothing left to do: a re-run after
     // a run that completed (perhaps killed after its last step) is a no-op.
     let already = d.resumed && !completed;
     let mut warnings = Vec::new();
     // Accepting your own packet is allowed (an address may stand for an
     // account whose next session resumes), but it locks out any other successor.
-    if !d.resumed && d.packet.author == actor {
+    if !d.resumed && d.packet.author == *actor {
         warnings.push(format!(
             "you accepted a packet you wrote yourself ({}): no other successor can accept it now",
             d.packet.author
@@ -137,7 +167,7 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         resumed: d.resumed && completed,
         already,
         restored: d.restored,
-        published: ctx.remote().is_some(),
+        published: s.remote.is_some(),
         warnings,
         notes: Vec::new(),
     })
@@ -145,23 +175,23 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
 
 /// Find the packet and decide: our own acceptance already there (an
 /// interrupted run: nothing to publish), or check the packet against this
-/// checkout and write the acceptance, to publish at the arbiter with the
-/// lane handed over in the same push.
+/// checkout and write the acceptance, published at the arbiter with the
+/// lane handed over (and the claim and reservations moved) in the same push.
 fn decide(
-    ctx: &Ctx,
+    s: &Asked<'_>,
+    txn: &mut Txn<'_>,
     arg: &str,
-    actor: &str,
     restore: bool,
-    tried: &mut Option<Packet>,
-) -> Result<Step<Decided>> {
-    let store = &ctx.store;
-    let refname = locate(&ctx.store, ctx.remote(), arg)?;
-    let tip = remote::tip(store, ctx.remote(), &refname)?;
+    tried: &RefCell<Option<(String, Packet)>>,
+) -> Result<Decided> {
+    let (store, actor) = (s.store, s.actor.as_str());
+    let refname = locate(store, s.remote, arg)?;
+    let tip = txn.tip(&refname)?;
     let base = tip.base.expect("a located packet has a version");
     let version = read_at(store, &refname, base)?;
     let packet = version.packet.clone();
     if let Some(acc) = version.may_accept(actor)? {
-        return Ok(Step::Done(Decided {
+        return Ok(Decided {
             refname,
             acc: acc.clone(),
             packet,
@@ -169,24 +199,24 @@ fn decide(
             resumed: true,
             restored: false,
             moves: carry::Moves::default(),
-        }));
+        });
     }
     let restored = if restore {
-        restore::restore(ctx, &packet)?
+        restore::restore(s, &packet)?
     } else {
         None
     };
     // A refusal after the restore puts the checkout back as it was.
     let checked = (|| {
-        let found = rederive(ctx, &packet)?;
+        let found = rederive(s, &packet)?;
         if !found.is_empty() {
             return Err(mismatch_error(&packet, &found));
         }
         let workdir = store.workdir_or_err()?;
-        let mut acc = acceptance(ctx, &packet, actor, &workdir)?;
-        let mut lane_move = lane::lane_move(ctx, &packet, actor, &workdir)?;
+        let mut acc = acceptance(s, &packet, &workdir)?;
+        let mut lane_move = lane::lane_move(s, &packet, &workdir)?;
         // The claim and the reservations go out in the same push.
-        let moves = carry::decide(ctx, &packet, actor)?;
+        let moves = carry::decide(s, &packet)?;
         acc.moved = moves.moved.clone();
         lane_move.extend(moves.updates.iter().cloned());
         Ok((acc, lane_move, moves))
@@ -194,7 +224,7 @@ fn decide(
     let (acc, lane_move, moves) = match (checked, &restored) {
         (Ok(c), _) => c,
         (Err(e), Some(v)) => {
-            let _ = restore::undo(ctx, v);
+            let _ = restore::undo(s, v);
             return Err(e.hint("the files restored from the snapshot were taken away again"));
         }
         (Err(e), None) => return Err(e),
@@ -207,34 +237,33 @@ fn decide(
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
     failpoint::point("accept:objects");
-    *tried = Some(packet.clone());
-    let decided = Decided {
-        refname: refname.clone(),
+    *tried.borrow_mut() = Some((refname.clone(), packet.clone()));
+    txn.write_on(&refname, tip, commit, actor, &event.summary);
+    for update in lane_move {
+        txn.push_along(update);
+    }
+    Ok(Decided {
+        refname,
         packet,
         acc,
         commit,
         resumed: false,
         restored,
         moves,
-    };
-    Ok(Step::Publish(
-        Next::new(&refname, tip, commit, actor, &event.summary, decided)
-            .companions(lane_move)
-            .point("accept"),
-    ))
+    })
 }
 
 /// `actor`'s acceptance of the packet in the checkout at `workdir`.
-fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result<Acceptance> {
-    let store = &ctx.store;
-    let leader = crate::model::lead::known(store, ctx.remote(), &packet.plan)?;
+fn acceptance(s: &Asked<'_>, packet: &Packet, workdir: &Path) -> Result<Acceptance> {
+    let store = s.store;
+    let leader = crate::model::lead::known(store, s.remote, &packet.plan)?;
     let checkout = std::fs::canonicalize(workdir)
         .unwrap_or_else(|_| workdir.to_path_buf())
         .display()
         .to_string();
     Ok(Acceptance::new(
         packet,
-        actor,
+        &s.actor,
         rfc3339(store.clock.now()),
         checkout,
         leader
@@ -248,10 +277,9 @@ fn acceptance(ctx: &Ctx, packet: &Packet, actor: &str, workdir: &Path) -> Result
 /// Why the arbiter refused the acceptance, read after a fresh fetch:
 /// someone else's acceptance won (an error), or a record that travels with
 /// it moved (None: decide again on what was fetched).
-fn lost_race(ctx: &Ctx, round: &Round<'_>, packet: &Packet, lost: &Rejection) -> Option<Error> {
-    let refname = lost.refname.as_deref().unwrap_or_default();
-    let won = round.tip(refname).and_then(|after| match after.base {
-        Some(b) => read_at(&ctx.store, refname, b).map(|v| v.acceptance),
+fn lost_race(s: &Asked<'_>, txn: &mut Txn<'_>, refname: &str, packet: &Packet) -> Option<Error> {
+    let won = txn.tip(refname).and_then(|after| match after.base {
+        Some(b) => read_at(s.store, refname, b).map(|v| v.acceptance),
         None => Ok(None),
     });
     Some(match won {
@@ -285,22 +313,23 @@ fn refused(packet: &Packet, lines: &[String]) -> Error {
 /// and the lane (caught up to the published one, else handed over here).
 /// Returns whether any step had something left to do.
 fn complete(
-    ctx: &Ctx,
+    s: &Asked<'_>,
     refname: &str,
     packet: &Packet,
     acc: &Acceptance,
     commit: ObjectId,
 ) -> Result<bool> {
-    let store = &ctx.store;
+    let store = s.store;
     let mut completed = false;
     if store.ref_target(refname)? != Some(commit) {
         remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
         completed = true;
     }
-    restore::keep(ctx, packet, &acc.accepted_by)?;
+    restore::keep(store, packet, &acc.accepted_by)?;
     let event = accept_event(acc);
-    completed |= crate::ctx::plan::journal(
-        ctx,
+    completed |= crate::model::plan::journal(
+        store,
+        s.remote,
         &packet.plan,
         &event,
         None,
@@ -323,7 +352,7 @@ fn complete(
     if let Some(branch) = &packet.branch {
         // The lane record may have gone out with the acceptance: take it
         // first, so the handover here is not written twice.
-        completed |= lane::catch_up(ctx, packet, &acc.accepted_by)?;
+        completed |= lane::catch_up(s, packet, &acc.accepted_by)?;
         completed |= crate::model::lane::hand_over(
             store,
             branch,
@@ -336,9 +365,9 @@ fn complete(
 }
 
 /// Re-derive every fact the packet states that this checkout can check.
-fn rederive(ctx: &Ctx, packet: &Packet) -> Result<Vec<crate::model::packet::Mismatch>> {
-    let store = &ctx.store;
-    let (_, plan_tip) = crate::ctx::plan::newest_head(ctx, &packet.plan)?;
+fn rederive(s: &Asked<'_>, packet: &Packet) -> Result<Vec<crate::model::packet::Mismatch>> {
+    let store = s.store;
+    let (_, plan_tip) = crate::model::plan::newest_head(store, s.remote, &packet.plan)?;
     let contract = match plan_tip {
         None => None,
         Some(tip) => Some({

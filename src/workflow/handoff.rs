@@ -244,8 +244,9 @@ fn record_written(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
     if let Some(e) = packet.epoch {
         event = event.epoch(e);
     }
-    crate::ctx::plan::journal(
-        ctx,
+    crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &packet.plan,
         &event,
         None,

@@ -132,8 +132,8 @@ pub const COORDINATION_REMOTE: &str = "swarm";
 
 /// `init --coordination-remote URL`, before the rest of `init` (which then
 /// adds the mirror refspecs to it): add the remote `swarm` at `url`, make
-/// it `swarm.remote`, and pin `swarm.codeRemote` to origin, so that records
-/// go to the coordination remote and the code stays where it is.
+/// it `swarm.remote`, so that records go to the coordination remote and the
+/// code stays where it is (`swarm.codeRemote`, else origin: not pinned).
 /// Idempotent: a second run with the same URL changes nothing; a `swarm`
 /// remote at another URL is refused, nothing changed. Its default fetch
 /// refspec is dropped: a coordination remote holds no branches to track.
@@ -202,21 +202,17 @@ pub fn coordination_remote(store: &Store, url: &str) -> Result<(Vec<String>, Vec
             "set swarm.remote = {name} (records: plans, lanes, tasks, reservations, messages, packets, notes)"
         ));
     }
-    let code = git.config_get("swarm.codeRemote")?;
-    let origin = git.config_get("remote.origin.url")?.is_some();
-    match code {
-        Some(c) if !c.is_empty() => {}
-        _ if origin => {
-            git.run(["config", "swarm.codeRemote", "origin"])?;
-            actions.push(
-                "set swarm.codeRemote = origin (code: lane branches, the base branch)".to_string(),
-            );
-        }
-        _ => {
-            return Ok((actions, vec![format!(
-                "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
-            )]))
-        }
+    // The code stays where it is: swarm.codeRemote when set, else origin,
+    // which is the default and so is not pinned (a pinned name fails every
+    // command once origin is renamed). Without either it goes to the
+    // coordination remote, which is worth a warning on each run.
+    let code_set = git
+        .config_get("swarm.codeRemote")?
+        .is_some_and(|c| !c.is_empty());
+    if !code_set && git.config_get("remote.origin.url")?.is_none() {
+        return Ok((actions, vec![format!(
+            "there is no remote 'origin' for the code: lane branches go to {name} until you add one (`git remote add origin <url>`) or set swarm.codeRemote"
+        )]));
     }
     Ok((actions, Vec::new()))
 }

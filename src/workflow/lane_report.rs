@@ -71,8 +71,9 @@ pub fn report(
         entry.body = Some(format!("capacity={c}"));
         entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    let journal = crate::ctx::plan::journal(ctx, &plan_name, &entry, None, None)?
-        .expect("an entry without `once` is always written");
+    let journal =
+        crate::model::plan::journal(&ctx.store, ctx.remote(), &plan_name, &entry, None, None)?
+            .expect("an entry without `once` is always written");
     crate::failpoint::point("report:journalled");
 
     let report = LastReport {

@@ -1,7 +1,8 @@
 //! `git swarm renew`: one push renews everything the actor holds — the
 //! leases of their task claims (every plan) and of their reservations —
 //! in one atomic push, each ref leased on the value just fetched, in the
-//! store's fetch → decide → publish loop. An agent that holds three claims
+//! store's one publication ([`Publish`]; offline one local compare-and-swap
+//! of every ref, all or none). An agent that holds three claims
 //! and two reservations makes one push, not five. The agent's post-tool-use
 //! hook renews this way once any of its holdings is past half its lease.
 //!
@@ -17,11 +18,10 @@ use serde::Serialize;
 
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::git::PushUpdate;
 use crate::model::reservation::{self as reservation, Ledger, Request, LEDGER, LEDGER_REF};
 use crate::model::task::{self as task, plan_prefix, task_ref, Decision, Op, Status};
-use crate::store::kind::{Record, Records};
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::store::kind::{Publish, Record, Records};
+use crate::store::remote::Tip;
 use crate::store::Event;
 
 /// How many rounds a renewal re-reads and decides again after the remote
@@ -90,16 +90,27 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .collect();
     let mut fetch: Vec<String> = plans.iter().map(|p| plan_prefix(p)).collect();
     fetch.push(LEDGER_REF.to_string());
-    let fetch: Vec<&str> = fetch.iter().map(String::as_str).collect();
-    let looped = publish_loop(
-        store,
-        ctx.remote(),
-        Fetch::Refs(&fetch),
-        ATTEMPTS,
-        |round| {
+    let exhausted = |lines: &[String]| {
+        Error::new(
+            Code::PushRejected,
+            format!(
+                "your claims and reservations kept changing at the remote ({ATTEMPTS} attempts): {}",
+                lines.join("; ")
+            ),
+        )
+        .hint("run `git swarm renew` again")
+    };
+    let done = Publish::new(store, ctx.remote())
+        .fetch(fetch)
+        .attempts(ATTEMPTS)
+        .point("renew")
+        // An offline write of this clone meanwhile: exit 3, both named.
+        .strict()
+        .exhausted(exhausted)
+        .run(|txn| {
             let mut out = Renewed {
                 holder: me.clone(),
-                published: round.online(),
+                published: txn.online(),
                 ..Renewed::default()
             };
             // First decide, then write: `--due` runs after every tool use,
@@ -122,13 +133,13 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                         }
                     };
                     let refname = task_ref(&k.key.plan, &k.key.id);
-                    let tip = round.tip(&refname)?;
+                    let tip = txn.tip(&refname)?;
                     out.task_lease_until = rec.claim.as_ref().map(|c| c.lease_until.clone());
                     out.tasks.push(name);
                     decided.push((refname, tip, rec, event));
                 }
             }
-            let tip = round.tip(LEDGER_REF)?;
+            let tip = txn.tip(LEDGER_REF)?;
             let mut renewed_ledger = None;
             if let Some(base) = tip.base {
                 let mut ledger: Ledger = Records::<Ledger>::new(store)
@@ -171,67 +182,32 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
                 out.reservation_lease_until = None;
                 out.nothing = true;
                 out.published = false;
-                return Ok(Step::Done(out));
+                return Ok(out);
             }
-            let mut versions: Vec<(String, Tip, ObjectId)> = Vec::new();
-            for (refname, tip, rec, event) in decided {
-                let tree = store.write_tree(&rec.to_files()?)?;
-                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-                versions.push((refname, tip, store.commit(tree, &parents, &event)?));
-            }
-            if let Some((ledger, base)) = renewed_ledger {
-                let summary = format!("{me} renews {}", out.reservations.join(" "));
-                let event = Event::new("reservations-renewed", &me, summary);
-                let tree = store.write_tree(&ledger.to_files()?)?;
-                let commit = store.commit(tree, &[base], &event)?;
-                versions.push((LEDGER_REF.to_string(), tip, commit));
-            }
-            crate::failpoint::point("renew:objects");
+            // One push of every ref (offline one local compare-and-swap of
+            // every ref, all or none).
             let summary = format!(
                 "{me} renews {} claim(s) and {} reservation(s)",
                 out.tasks.len(),
                 out.reservations.len()
             );
-            if !round.online() {
-                // One local compare-and-swap of every ref, all or none:
-                // offline nobody else moves these records but another
-                // process of this clone (then: run it again).
-                let edits: Vec<(String, Option<ObjectId>, ObjectId)> = versions
-                    .iter()
-                    .map(|(refname, tip, new)| (refname.clone(), tip.local, *new))
-                    .collect();
-                store
-                    .try_cas_many(&edits, &me, &summary)
-                    .map_err(|e| Error::from(e).hint("run `git swarm renew` again"))?;
-                return Ok(Step::Done(out));
+            for (refname, tip, rec, event) in decided {
+                let tree = store.write_tree(&rec.to_files()?)?;
+                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+                let new = store.commit(tree, &parents, &event)?;
+                txn.write_on(&refname, tip, new, &me, &summary);
             }
-            let mut versions = versions.into_iter();
-            let (refname, tip, new) = versions.next().expect("one version at least");
-            let companions: Vec<PushUpdate> = versions
-                .map(|(refname, tip, new)| PushUpdate {
-                    refname,
-                    new: Some(new.to_string()),
-                    expected: tip.remote.map(|e| e.to_string()),
-                })
-                .collect();
-            Ok(Step::Publish(
-                Next::new(&refname, tip, new, &me, &summary, out)
-                    .companions(companions)
-                    .point("renew"),
-            ))
-        },
-    )?;
-    match looped {
-        Looped::Published(done) | Looped::Done(done) => Ok(done),
-        Looped::Exhausted(lost) => Err(Error::new(
-            Code::PushRejected,
-            format!(
-                "your claims and reservations kept changing at the remote ({ATTEMPTS} attempts): {}",
-                lost.lines.join("; ")
-            ),
-        )
-        .hint("run `git swarm renew` again")),
-    }
+            if let Some((ledger, base)) = renewed_ledger {
+                let what = format!("{me} renews {}", out.reservations.join(" "));
+                let event = Event::new("reservations-renewed", &me, what);
+                let tree = store.write_tree(&ledger.to_files()?)?;
+                let commit = store.commit(tree, &[base], &event)?;
+                txn.write_on(LEDGER_REF, tip, commit, &me, &summary);
+            }
+            crate::failpoint::point("renew:objects");
+            Ok(out)
+        })?;
+    Ok(done.then)
 }
 
 #[cfg(test)]

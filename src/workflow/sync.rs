@@ -5,9 +5,10 @@
 //! ([`crate::store::reconcile`], with the kinds of `crate::model::kinds()`),
 //! and publish everything that must go out in atomic pushes of at most
 //! `swarm.pushBatch` refs where each ref carries the value we expect the
-//! remote to hold; a lost race is retried
-//! from a fresh fetch a bounded number of times (the
-//! [`crate::store::remote::publish_loop`]).
+//! remote to hold; a lost race is retried from a fresh fetch a bounded
+//! number of times (the store's one publication,
+//! [`crate::store::kind::Publish`], whose rounds fetch the whole mirror and
+//! push independent records).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -17,9 +18,8 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::store::archive::{self, GcReport};
-use crate::store::mirror::fetch;
+use crate::store::kind::Publish;
 use crate::store::reconcile::{reconcile, Conflict, Fenced, Reconciled};
-use crate::store::remote::{publish_loop, Fetch, Looped, Step};
 use crate::store::Store;
 
 const MAX_ATTEMPTS: usize = 5;
@@ -100,53 +100,52 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
         ..Default::default()
     };
     let kinds = crate::model::kinds();
-    let looped = publish_loop(store, Some(remote), Fetch::Nothing, MAX_ATTEMPTS, |round| {
-        report.attempts = round.attempt;
-        progress(&format!("fetching swarm refs from {remote}…"));
-        fetch(store, remote)?;
-        let mut this_round = reconcile(store, kinds, remote, actor)?;
-        let updates = std::mem::take(&mut this_round.updates);
-        report.absorb(this_round);
-        if updates.is_empty() {
-            return Ok(Step::Done(Vec::new()));
-        }
-        crate::failpoint::point("sync:reconciled");
-        let batch = crate::store::remote::push_batch(store);
-        let pushes = updates.len().div_ceil(batch);
-        let how = match pushes {
-            1 => "one atomic push".to_string(),
-            n => format!("{n} atomic pushes of at most {batch} refs"),
-        };
-        progress(&format!(
-            "publishing {} to {remote} in {how}…",
-            crate::text::count(updates.len(), "ref", "refs")
-        ));
-        report.pushes += pushes;
-        // Deletions (records gc archived) are reported as `archived`.
-        let pushed: Vec<String> = updates
-            .iter()
-            .filter(|u| u.new.is_some())
-            .map(|u| u.refname.clone())
-            .collect();
-        Ok(Step::Push {
-            updates,
-            then: pushed,
-        })
-    })?;
-    match looped {
-        Looped::Done(_) => Ok(report),
-        Looped::Published(pushed) => {
-            report.pushed.extend(pushed);
-            report.pushed.sort();
-            report.pushed.dedup();
-            Ok(report)
-        }
-        Looped::Exhausted(_) => Err(Error::new(
+    let exhausted = |_: &[String]| {
+        Error::new(
             Code::PushRejected,
             format!("the remote kept changing: {MAX_ATTEMPTS} sync attempts lost the race"),
         )
-        .hint("run `git swarm sync` again")),
-    }
+        .hint("run `git swarm sync` again")
+    };
+    let pushed = Publish::new(store, Some(remote))
+        .attempts(MAX_ATTEMPTS)
+        .exhausted(exhausted)
+        .run(|txn| {
+            report.attempts = txn.attempt();
+            progress(&format!("fetching swarm refs from {remote}…"));
+            txn.fetch_mirror()?;
+            let mut this_round = reconcile(store, kinds, remote, actor)?;
+            let updates = std::mem::take(&mut this_round.updates);
+            report.absorb(this_round);
+            if updates.is_empty() {
+                return Ok(Vec::new());
+            }
+            crate::failpoint::point("sync:reconciled");
+            let batch = crate::store::remote::push_batch(store);
+            let pushes = updates.len().div_ceil(batch);
+            let how = match pushes {
+                1 => "one atomic push".to_string(),
+                n => format!("{n} atomic pushes of at most {batch} refs"),
+            };
+            progress(&format!(
+                "publishing {} to {remote} in {how}…",
+                crate::text::count(updates.len(), "ref", "refs")
+            ));
+            report.pushes += pushes;
+            // Deletions (records gc archived) are reported as `archived`.
+            let pushed: Vec<String> = updates
+                .iter()
+                .filter(|u| u.new.is_some())
+                .map(|u| u.refname.clone())
+                .collect();
+            txn.push_independent(updates);
+            Ok(pushed)
+        })?
+        .then;
+    report.pushed.extend(pushed);
+    report.pushed.sort();
+    report.pushed.dedup();
+    Ok(report)
 }
 
 /// Past `swarm.gcThreshold` live refs, `gc` runs first.

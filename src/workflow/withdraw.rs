@@ -69,8 +69,9 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         Decided::Wrote(wrote) => *wrote,
     };
     // The plan's journal says so too; a missing plan (archived) is no reason to fail.
-    match crate::ctx::plan::journal(
-        ctx,
+    match crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &packet.plan,
         &event,
         None,

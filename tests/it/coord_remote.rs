@@ -79,7 +79,13 @@ fn init_coordination_remote_sets_both_remotes_once() {
     let actions = first["actions"].to_string();
     assert!(actions.contains("added remote swarm"), "{first}");
     assert!(actions.contains("set swarm.remote = swarm"), "{first}");
-    assert!(actions.contains("set swarm.codeRemote = origin"), "{first}");
+    // The code stays on origin by default: nothing is pinned.
+    assert!(!actions.contains("codeRemote"), "{first}");
+    assert_eq!(
+        env.git_run(&a, &["config", "swarm.codeRemote"]).code,
+        1,
+        "swarm.codeRemote set"
+    );
     assert_eq!(first["remote"], "swarm");
     assert_eq!(first["code_remote"], "origin");
     // The base is protected on the code remote (its default branch).
@@ -106,6 +112,43 @@ fn init_coordination_remote_sets_both_remotes_once() {
         .err(2, "REMOTE_TAKEN")
         .stderr_has("git remote set-url swarm");
     assert_eq!(env.git(&a, &["config", "--list", "--local"]), config_before);
+}
+
+/// `init --coordination-remote` does not pin swarm.codeRemote to origin
+/// (the default already is origin): renamed later, origin no longer
+/// exists, and a pinned name made every command fail `REMOTE_MISSING`.
+/// Unpinned, the records keep going to the coordination remote, and init
+/// says the code has no origin any more.
+#[test]
+fn origin_renamed_after_init_with_a_coordination_remote_stops_nothing() {
+    let env = TestEnv::new();
+    let (code, coord) = two_remotes(&env);
+    let a = join(&env, &code, &coord, "a");
+    env.git(&a, &["remote", "rename", "origin", "upstream"]);
+    env.swarm(&a, &["plan", "new", "rel"]).ok();
+    env.swarm(
+        &a,
+        &["task", "new", "api", "--plan", "rel", "--title", "the API"],
+    )
+    .ok();
+    assert!(
+        ls_remote(&env, &coord).contains(&"refs/swarm/tasks/rel/api".to_string()),
+        "the task on the coordination remote"
+    );
+    assert!(ls_remote(&env, &code)
+        .iter()
+        .all(|r| !r.starts_with("refs/swarm/")));
+    env.swarm(&a, &["status"]).ok();
+    // init says where the code goes now, and how to keep it on upstream.
+    env.swarm(
+        &a,
+        &["init", "--coordination-remote", coord.to_str().unwrap()],
+    )
+    .ok()
+    .stderr_has("warning: there is no remote 'origin' for the code");
+    env.git(&a, &["config", "swarm.codeRemote", "upstream"]);
+    let v = env.swarm(&a, &["init", "--json"]).ok().json();
+    assert_eq!(v["code_remote"], "upstream");
 }
 
 #[test]

@@ -1001,3 +1001,35 @@ fn lane_new_starts_from_the_remotes_base_or_says_it_could_not() {
     run.expect_stderr("started from this clone's copy of origin/main as of 20");
     run.expect_stdout(&format!("from origin/main ({})", &tip[..12]));
 }
+
+/// The clone's worktree lock (one `git worktree add` at a time) is freed by
+/// the kernel when its holder is SIGKILLed: the next `lane new` proceeds at
+/// once instead of waiting for a stale lock file to age.
+#[test]
+fn a_lane_new_killed_while_it_adds_its_worktree_does_not_hold_up_the_next() {
+    let (env, repo) = swarm_repo(&["auth", "billing"]);
+    Paused::at(
+        &env,
+        &repo,
+        "worktree:add",
+        &[],
+        &["lane", "new", "login", "--plan", "auth"],
+    )
+    .kill();
+    let out = env
+        .swarm(
+            &repo,
+            &["lane", "new", "invoices", "--plan", "billing", "--json"],
+        )
+        .ok()
+        .json();
+    let wt = std::fs::canonicalize(&repo)
+        .unwrap()
+        .join("_swarm-worktrees/invoices");
+    assert_eq!(out["path"], wt.display().to_string());
+    assert!(wt.join(".git").is_file());
+    assert_eq!(
+        env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+        "feat/invoices"
+    );
+}

@@ -50,5 +50,6 @@ mod swarm_scale;
 mod sync;
 mod task;
 mod trust;
+mod trust_keys;
 mod unreadable_records;
 mod verify;

@@ -302,3 +302,60 @@ impl Paused {
         finish(self.child, &self.shown)
     }
 }
+
+impl Paused {
+    /// SIGKILL it where it waits, and wait until it is gone.
+    pub(crate) fn kill(mut self) {
+        self.child.kill().expect("SIGKILL the paused git-swarm");
+        let _ = self.child.wait();
+    }
+}
+
+/// One process of [`race_to`]: its directory, extra environment, arguments.
+pub(crate) type Start<'a> = (&'a Path, &'a [(&'a str, &'a str)], &'a [&'a str]);
+
+/// Start git-swarm processes (dir, extra environment, arguments) that may
+/// stop at `point`, each with a gate of its own, and wait until every one
+/// has either stopped there or finished without reaching it: those stopped
+/// (to release or kill), and the runs of the others.
+pub(crate) fn race_to(env: &TestEnv, point: &str, starts: &[Start]) -> (Vec<Paused>, Vec<Run>) {
+    let mut pending: Vec<(Child, PathBuf, String)> = starts
+        .iter()
+        .map(|(dir, vars, args)| {
+            let gate = new_gate(env, point);
+            let spec = format!("{point}={}", gate.display());
+            let mut all: Vec<(&str, &str)> = vec![("GIT_SWARM_PAUSE", &spec)];
+            all.extend_from_slice(vars);
+            let child = spawn(env, dir, &all, args);
+            let shown = format!("git-swarm {} (racing to {point})", args.join(" "));
+            (child, gate, shown)
+        })
+        .collect();
+    let (mut paused, mut runs) = (Vec::new(), Vec::new());
+    let start = Instant::now();
+    while !pending.is_empty() {
+        let mut i = 0;
+        while i < pending.len() {
+            let (child, gate, _) = &mut pending[i];
+            let arrived = arrivals(gate) > 0;
+            let exited = !arrived && matches!(child.try_wait(), Ok(Some(_)));
+            if arrived || exited {
+                let (child, gate, shown) = pending.swap_remove(i);
+                if arrived {
+                    paused.push(Paused { child, gate, shown });
+                } else {
+                    runs.push(finish(child, &shown));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{} processes neither reached {point} nor finished",
+            pending.len()
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    (paused, runs)
+}

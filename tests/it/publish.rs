@@ -652,3 +652,43 @@ fn read_only_views_show_local_plus_the_fetched_mirror_say_how_old_and_point_to_s
     assert_eq!(lead["leader"], "bob");
     assert_eq!(lead["epoch"], 2);
 }
+
+/// A remote that stops answering between a handoff's reads and its push:
+/// the packet is kept here under the id it was written with (the
+/// handoff's own `<time>-<author>`, not the next suffix), exit 0, said in
+/// the one wording; the next command that reaches the remote publishes it.
+#[test]
+fn a_handoff_whose_push_finds_the_remote_gone_keeps_its_packet_under_its_own_id() {
+    let (env, remote, clones) = Swarm::new(&["alice"])
+        .plan(0, "auth")
+        .lane(0, "login")
+        .parts();
+    let wt = worktree(&clones[0], "login");
+    let gone = env.root().join("remote.gone");
+    let paused = crate::process::Paused::at(
+        &env,
+        &wt,
+        "handoff:objects",
+        &[],
+        &["handoff", "--reason", "usage_limit", "--json"],
+    );
+    std::fs::rename(&remote, &gone).unwrap();
+    let run = paused.release().ok();
+    run.expect_stderr("not published: remote 'origin' could not be reached");
+    let json = run.json();
+    let id = json["id"].as_str().expect("the packet's id").to_string();
+    assert!(id.ends_with("-alice"), "{id}: the first id, not a suffix");
+    let packets = env.refs(&clones[0], "refs/swarm/packets/auth/");
+    assert_eq!(
+        packets.keys().collect::<Vec<_>>(),
+        [&format!("refs/swarm/packets/auth/{id}")],
+        "one packet, under its own id"
+    );
+    std::fs::rename(&gone, &remote).unwrap();
+    env.swarm(&clones[0], &["sync"]).ok();
+    let refname = format!("refs/swarm/packets/auth/{id}");
+    assert_eq!(
+        remote_has(&env, &remote, &refname),
+        packets.get(&refname).cloned()
+    );
+}

@@ -225,3 +225,61 @@ fn a_push_budget_that_is_not_a_rate_is_refused_with_a_hint() {
     assert!(run.stderr.contains("6/min"), "{}", run.stderr);
     assert_eq!(env.all_refs(&remote), before);
 }
+
+/// The clone's flush lock (one process publishes the queue, the others
+/// leave it to it) is a kernel lock: a live holder keeps it however long
+/// it holds it, a SIGKILLed one frees it, and of two processes that race
+/// for it exactly one takes it. Processes, not timings: each one either
+/// stops inside the lock (the `budget:flush` point) or finishes without it.
+#[test]
+fn the_flush_lock_has_one_holder_and_a_killed_holder_frees_it() {
+    use crate::process::{race_to, Paused};
+    let env = TestEnv::new();
+    let (remote, ann) = setup(&env);
+    at(
+        &env,
+        &ann,
+        "2026-01-01T10:00:00Z",
+        &["notify", "bob", "--plan", "p", "kept"],
+    )
+    .ok();
+    let local = env.refs(&ann, MESSAGES);
+    let list = ["task", "list"];
+    let due = [("GIT_SWARM_NOW", "2026-01-01T10:00:20Z")];
+    // A holder stops inside the lock, as a slow push would.
+    let holder = Paused::at(&env, &ann, "budget:flush", &due, &list);
+    // Held for as long as it lives (a lock older than a minute was once
+    // taken over from a live holder): another command finds it busy,
+    // leaves the queue to the holder and finishes.
+    let file = ann.join(".git/swarm/flushing-origin");
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600))
+        .unwrap();
+    let (took, finished) = race_to(&env, "budget:flush", &[(&ann, &due, &list)]);
+    let overtaken = took.len();
+    for p in took {
+        p.release();
+    }
+    assert_eq!(overtaken, 0, "a live holder's lock was taken over");
+    assert_eq!(finished[0].code, 0, "{:#?}", finished[0]);
+    assert!(env.refs(&remote, MESSAGES).is_empty());
+    // SIGKILLed inside the lock: the kernel frees it. Then two commands at
+    // once: exactly one takes it and publishes, the other finishes.
+    holder.kill();
+    let (took, finished) = race_to(
+        &env,
+        "budget:flush",
+        &[(&ann, &due, &list), (&ann, &due, &list)],
+    );
+    let takers = took.len();
+    let runs: Vec<_> = took.into_iter().map(Paused::release).collect();
+    assert_eq!(takers, 1, "{runs:#?}\n{finished:#?}");
+    assert_eq!(runs[0].code, 0, "{:#?}", runs[0]);
+    assert_eq!(finished[0].code, 0, "{:#?}", finished[0]);
+    assert_eq!(env.refs(&remote, MESSAGES), local);
+    let status = at(&env, &ann, "2026-01-01T10:00:30Z", &["status", "--json"]).ok();
+    assert_eq!(status.json()["queued"]["refs"], serde_json::json!([]));
+}

@@ -326,3 +326,32 @@ fn a_handover_moves_the_predecessors_entries_and_names_the_rest() {
     assert_eq!(moved, ["r1"]);
     assert_eq!(l, before);
 }
+
+#[test]
+fn a_done_task_releases_its_holders_entries_for_it_only() {
+    let now = t(NOW);
+    let mut l = Ledger::default();
+    let mut take = |holder: &str, path: &str, task: Option<&str>, lease_h: i64| {
+        let mut r = req(holder, &[path], false);
+        r.task = task.map(String::from);
+        r.lease = SignedDuration::from_hours(lease_h);
+        reserve(&mut l, &r, now, false).unwrap().id
+    };
+    let bare = take("ann", "a/", Some("t1"), 4);
+    let full = take("ann", "b/", Some("p/t1"), 4);
+    let other_task = take("ann", "c/", Some("t2"), 4);
+    let other_plan = take("ann", "d/", Some("q/t1"), 4);
+    let untied = take("ann", "e/", None, 4);
+    let others = take("bob", "f/", Some("p/t1"), 4);
+    // A lapsed entry would linger in the live ledger: released too.
+    let lapsed = take("ann", "g/", Some("p/t1"), 1);
+    let later = now + SignedDuration::from_mins(90);
+    let ids = release_task(&mut l, "ann", "p", "t1", later);
+    assert_eq!(ids, vec![bare, full, lapsed]);
+    let left: Vec<&str> = l.entries.iter().map(|e| e.id.as_str()).collect();
+    assert_eq!(left, vec![&other_task[..], &other_plan, &untied, &others]);
+    // Nothing more to release: nothing changes.
+    let before = l.clone();
+    assert!(release_task(&mut l, "ann", "p", "t1", later).is_empty());
+    assert_eq!(l, before);
+}

@@ -135,8 +135,9 @@ use serde::Serialize;
 
 use super::{Record, Records, Versioned};
 use crate::error::{Code, Error, Result};
-use crate::git::{PushOutcome, PushUpdate};
-use crate::store::mirror::{fetch_refs, gone, kept_why, note_unreachable};
+use crate::git::PushUpdate;
+use crate::store::mirror::{fetch, fetch_refs, gone, kept_why, note_unreachable};
+use crate::store::remote::land::{land, Landed, Landing, Write};
 use crate::store::remote::{self, adopt, not_published, Tip};
 use crate::store::{Event, Store};
 
@@ -180,16 +181,34 @@ pub struct Publish<'s> {
     fetch: Vec<String>,
     attempts: usize,
     point: &'static str,
+    strict: bool,
     exhausted: Option<Exhausted<'s>>,
 }
 
-/// One version the closure wrote, published at the end of the round.
-struct Write {
-    refname: String,
-    tip: Tip,
-    new: ObjectId,
-    actor: String,
-    reason: String,
+/// What the previous round decided and the arbiter refused.
+#[derive(Debug, Clone)]
+pub struct Rejected {
+    lines: Vec<String>,
+    before: Vec<(String, Tip)>,
+}
+
+impl Rejected {
+    /// git's lines for the refused push, or the lost CAS's message.
+    pub fn lines(&self) -> &[String] {
+        &self.lines
+    }
+    /// The first record the refused round wrote.
+    pub fn refname(&self) -> Option<&str> {
+        self.before.first().map(|(r, _)| &r[..])
+    }
+    /// Where `refname` stood when the refused round decided on it (its
+    /// lease): compared with where it stands now, whether it moved.
+    pub fn before(&self, refname: &str) -> Option<Tip> {
+        self.before
+            .iter()
+            .find(|(r, _)| r == refname)
+            .map(|(_, t)| *t)
+    }
 }
 
 /// One round of a [`Publish`], as its closure sees it.
@@ -197,10 +216,9 @@ pub struct Txn<'s> {
     store: &'s Store,
     remote: Option<&'s str>,
     attempt: usize,
-    rejected: Option<Vec<String>>,
+    rejected: Option<Rejected>,
     tips: BTreeMap<String, Tip>,
-    writes: Vec<Write>,
-    along: Vec<PushUpdate>,
+    landing: Landing,
 }
 
 /// What a [`Publish`] did.
@@ -224,6 +242,7 @@ impl<'s> Publish<'s> {
             fetch: Vec::new(),
             attempts: PUBLISH_ATTEMPTS,
             point: "record",
+            strict: false,
             exhausted: None,
         }
     }
@@ -244,6 +263,15 @@ impl<'s> Publish<'s> {
     /// local refs (default `record`).
     pub fn point(mut self, point: &'static str) -> Self {
         self.point = point;
+        self
+    }
+
+    /// A local ref that cannot move to the version just published (it
+    /// holds a local change that version lacks, e.g. an `--offline` write
+    /// of this clone meanwhile) fails the command with `CAS_FAILED` naming
+    /// both, once published; by default it is left for `sync` to join.
+    pub fn strict(mut self) -> Self {
+        self.strict = true;
         self
     }
 
@@ -300,121 +328,58 @@ impl<'s> Publish<'s> {
                 attempt,
                 rejected: rejected.take(),
                 tips: BTreeMap::new(),
-                writes: Vec::new(),
-                along: Vec::new(),
+                landing: Landing::default(),
             };
-            let first = txn.rejected.is_none();
             let then = decide(&mut txn)?;
             let commits: Vec<(String, ObjectId)> = txn
+                .landing
                 .writes
                 .iter()
                 .map(|w| (w.refname.clone(), w.new))
                 .collect();
             let done = |then| Outcome {
                 then,
-                commits: commits.clone(),
-                publication: publication.clone(),
+                commits,
+                publication,
             };
-            if txn.writes.is_empty() && txn.along.is_empty() {
+            if txn.landing.is_empty() {
                 return Ok(done(then));
             }
-            match remote {
-                Some(r) => {
-                    let mut updates: Vec<PushUpdate> = txn
-                        .writes
-                        .iter()
-                        .map(|w| PushUpdate {
-                            refname: w.refname.clone(),
-                            new: Some(w.new.to_string()),
-                            expected: w.tip.remote.map(|e| e.to_string()),
-                        })
-                        .collect();
-                    updates.extend(txn.along.iter().cloned());
-                    // Under a push budget, what this clone queued rides
-                    // along (first round only: a refusal may be a carried
-                    // record's stale lease, and the command's own write
-                    // must not pay for it), as in `remote::publish_loop`.
-                    let (carried, _carrying_lock) = match first {
-                        true => {
-                            let own: Vec<&str> = updates.iter().map(|u| &u.refname[..]).collect();
-                            remote::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
-                        }
-                        false => (Vec::new(), None),
-                    };
-                    let carrying = !carried.is_empty();
-                    updates.extend(carried);
-                    match remote::publish(store, r, &updates, &[]) {
-                        Ok(PushOutcome::Ok) => {
-                            if carrying {
-                                let _ = remote::budget::settle(store, r);
-                            }
-                        }
-                        Ok(PushOutcome::Rejected(lines)) => {
-                            lost.clone_from(&lines);
-                            rejected = Some(lines);
-                            // Lost at the remote: a jittered pause before
-                            // fetching again, so the losers spread out.
-                            if attempt < self.attempts {
-                                crate::git::net::backoff(
-                                    u32::try_from(attempt).unwrap_or(u32::MAX),
-                                );
-                            }
-                            continue;
-                        }
-                        // It stopped answering since the fetch: kept, as
-                        // offline (the next round arbitrates locally, and
-                        // does not count as an attempt).
-                        Err(_) if gone(r) => {
-                            why = format!("remote '{r}' could not be reached");
-                            remote = None;
-                            attempt -= 1;
-                            continue;
-                        }
-                        Err(e) => return Err(e),
-                    }
-                    crate::failpoint::point(&format!("{}:pushed", self.point));
-                    let along = txn.along.iter().filter_map(|u| {
-                        let new = ObjectId::from_hex(u.new.as_deref()?.as_bytes()).ok()?;
-                        let (actor, reason) = txn
+            let mut landing = txn.landing;
+            landing.point = self.point.to_string();
+            landing.strict = self.strict;
+            // Under a push budget, what this clone queued rides along in
+            // the first round's push (`remote::land`).
+            landing.carry = txn.rejected.is_none();
+            match land(store, remote, &landing)? {
+                Landed::Done => return Ok(done(then)),
+                Landed::Lost(lines) => {
+                    lost.clone_from(&lines);
+                    rejected = Some(Rejected {
+                        lines,
+                        before: landing
                             .writes
-                            .first()
-                            .map_or(("git-swarm", "published along"), |w| {
-                                (&w.actor[..], &w.reason[..])
-                            });
-                        Some((&u.refname[..], new, actor, reason))
+                            .iter()
+                            .map(|w| (w.refname.clone(), w.tip))
+                            .collect(),
                     });
-                    let written = txn
-                        .writes
-                        .iter()
-                        .map(|w| (&w.refname[..], w.new, &w.actor[..], &w.reason[..]));
-                    for (refname, new, actor, reason) in written.chain(along) {
-                        // Published already; a local ref holding a change
-                        // the pushed version lacks is `sync`'s to join.
-                        match adopt(store, refname, new, actor, reason) {
-                            Err(e) if e.code == Code::CasFailed => {}
-                            other => other?,
-                        }
+                    // Lost at the remote: a jittered pause before fetching
+                    // again, so the losers spread out (offline the other
+                    // writer is a process beside this one: at once).
+                    if remote.is_some() && attempt < self.attempts {
+                        crate::git::net::backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
                     }
-                    return Ok(done(then));
                 }
-                None => {
-                    let edits: Vec<(String, Option<ObjectId>, ObjectId)> = txn
-                        .writes
-                        .iter()
-                        .map(|w| (w.refname.clone(), w.tip.local, w.new))
-                        .collect();
-                    let (actor, reason) = txn
-                        .writes
-                        .first()
-                        .map_or(("git-swarm", ""), |w| (&w.actor[..], &w.reason[..]));
-                    match store.try_cas_many(&edits, actor, reason) {
-                        Ok(()) => return Ok(done(then)),
-                        Err(e) if e.is_lost_race() => {
-                            lost = vec![Error::from(e).message];
-                            rejected = Some(lost.clone());
-                        }
-                        Err(e) => return Err(e.into()),
-                    }
+                // It stopped answering since the fetch: kept, as offline
+                // (the next round arbitrates locally, and does not count
+                // as an attempt).
+                Landed::Unreachable => {
+                    why = format!(
+                        "remote '{}' could not be reached",
+                        remote.unwrap_or_default()
+                    );
+                    remote = None;
+                    attempt -= 1;
                 }
             }
         }
@@ -447,10 +412,10 @@ impl<'s> Txn<'s> {
     pub fn attempt(&self) -> usize {
         self.attempt
     }
-    /// git's lines (or the lost CAS's message) when the previous round
-    /// lost a race: what was decided then did not publish.
-    pub fn rejected(&self) -> Option<&[String]> {
-        self.rejected.as_deref()
+    /// What the previous round decided and the arbiter refused, if it
+    /// lost a race: this round decides again on a fresh fetch.
+    pub fn rejected(&self) -> Option<&Rejected> {
+        self.rejected.as_ref()
     }
     /// Whether a remote arbitrates (else the local CAS does).
     pub fn online(&self) -> bool {
@@ -462,6 +427,16 @@ impl<'s> Txn<'s> {
     pub fn fetch(&self, refs: &[&str]) -> Result<()> {
         match self.remote {
             Some(r) => fetch_refs(self.store, r, refs),
+            None => Ok(()),
+        }
+    }
+
+    /// Fetch the remote's whole mirror (online; offline a no-op), as
+    /// `sync` does each round, stamping the time of the fetch. (A tip
+    /// this round read already stays what it read.)
+    pub fn fetch_mirror(&self) -> Result<()> {
+        match self.remote {
+            Some(r) => fetch(self.store, r),
             None => Ok(()),
         }
     }
@@ -539,8 +514,9 @@ impl<'s> Txn<'s> {
     /// [`Txn::write_commit`] with the lease the caller decided on (e.g. a
     /// head it was handed, which the ref must still hold).
     pub fn write_on(&mut self, refname: &str, tip: Tip, new: ObjectId, actor: &str, reason: &str) {
-        self.writes.retain(|w| w.refname != refname);
-        self.writes.push(Write {
+        let writes = &mut self.landing.writes;
+        writes.retain(|w| w.refname != refname);
+        writes.push(Write {
             refname: refname.to_string(),
             tip,
             new,
@@ -555,7 +531,27 @@ impl<'s> Txn<'s> {
     /// racing changes decided on one graph refuse each other.
     pub fn push_along(&mut self, update: PushUpdate) {
         if self.remote.is_some() {
-            self.along.push(update);
+            self.landing.along.push(update);
+        }
+    }
+
+    /// Plain refspecs in the round's push (online; offline dropped), e.g.
+    /// `lead push`'s branches, fenced by the record written with them.
+    pub fn push_refspecs(&mut self, refspecs: &[String]) {
+        if self.remote.is_some() {
+            self.landing.extra.extend(refspecs.iter().cloned());
+        }
+    }
+
+    /// Leased updates of independent records whose local refs are already
+    /// where they should be (`sync`'s), pushed in atomic batches of at
+    /// most `swarm.pushBatch` refs (online; offline there is nothing to
+    /// push). A refused batch leaves the earlier ones published and starts
+    /// the next round, which decides again from a fresh fetch. A round
+    /// that pushes these writes nothing else.
+    pub fn push_independent(&mut self, updates: Vec<PushUpdate>) {
+        if self.remote.is_some() {
+            self.landing.independent.extend(updates);
         }
     }
 }

@@ -20,6 +20,7 @@ use serde::Serialize;
 use super::{pending, publish_pending, Flushed, PushUpdate};
 use crate::clock::rfc3339;
 use crate::error::Result;
+use crate::fsutil::Lock;
 use crate::store::Store;
 
 /// The budget, when one is set: its text (`6/min`) and its window.
@@ -101,54 +102,22 @@ pub fn due(store: &Store, remote: &str) -> bool {
         .is_some_and(|by| store.clock.now() >= by)
 }
 
+/// The clone's flush lock (`.git/swarm/flushing-<remote>`, a kernel lock,
+/// [`crate::fsutil::Lock`]). Several agents share a clone: the one that
+/// takes it publishes the queue, the others leave it to it (their pushes
+/// would carry the same refs and be refused). Its holder keeps it for as
+/// long as it lives, however long its push takes; killed, it frees it.
+fn flush_lock(store: &Store, remote: &str) -> Result<Option<Lock>> {
+    let path = store
+        .common_dir()
+        .join("swarm")
+        .join(format!("flushing-{remote}"));
+    Lock::try_take(&path).map_err(|e| crate::fsutil::io_error(&path, e))
+}
+
 /// Publish the queue of `remote` if it is due (one atomic push with
-/// leases, [`publish_pending`]); None when it is not due.
-/// Several agents share a clone: the one that takes this lock publishes
-/// the queue, the others leave it to it (their pushes would carry the same
-/// refs and be refused). A lock whose process is gone (killed), or older
-/// than a minute, is taken over.
-struct FlushLock(std::path::PathBuf);
-
-impl FlushLock {
-    fn take(store: &Store, remote: &str) -> Option<FlushLock> {
-        let path = store
-            .common_dir()
-            .join("swarm")
-            .join(format!("flushing-{remote}"));
-        let open = || {
-            use std::io::Write;
-            let mut f = std::fs::OpenOptions::new()
-                .write(true)
-                .create_new(true)
-                .open(&path)?;
-            f.write_all(std::process::id().to_string().as_bytes())
-        };
-        if open().is_ok() {
-            return Some(FlushLock(path));
-        }
-        let holder_gone = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|pid| pid.trim().parse::<u32>().ok())
-            .is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
-        let old = std::fs::metadata(&path)
-            .and_then(|m| m.modified())
-            .ok()
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age > std::time::Duration::from_secs(60));
-        if holder_gone || old {
-            let _ = std::fs::remove_file(&path);
-            return open().ok().map(|_| FlushLock(path));
-        }
-        None
-    }
-}
-
-impl Drop for FlushLock {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
+/// leases, [`publish_pending`]); None when it is not due, or while another
+/// process of this clone holds the flush lock.
 pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
     if !due(store, remote) {
         return Ok(None);
@@ -161,7 +130,7 @@ pub fn flush_if_due(store: &Store, remote: &str) -> Result<Option<Flushed>> {
 /// another process of this clone carries or flushes it (it publishes the
 /// same refs). What every command that published at once does last.
 pub fn flush(store: &Store, remote: &str, point: Option<&str>) -> Result<Option<Flushed>> {
-    let Some(_lock) = FlushLock::take(store, remote) else {
+    let Some(_lock) = flush_lock(store, remote)? else {
         return Ok(None);
     };
     if let Some(point) = point {
@@ -178,15 +147,11 @@ pub fn flush(store: &Store, remote: &str, point: Option<&str>) -> Result<Option<
 /// or while another process of this clone carries or flushes it (two
 /// pushes carrying the same refs: one would be refused and pushed again).
 /// Each carries the mirrored value as its lease.
-pub fn carry(
-    store: &Store,
-    remote: &str,
-    own: &[&str],
-) -> Result<(Vec<PushUpdate>, Option<impl Drop>)> {
+pub fn carry(store: &Store, remote: &str, own: &[&str]) -> Result<(Vec<PushUpdate>, Option<Lock>)> {
     if queued_since(store, remote).is_none() || budget(store)?.is_none() {
         return Ok((Vec::new(), None));
     }
-    let Some(lock) = FlushLock::take(store, remote) else {
+    let Some(lock) = flush_lock(store, remote)? else {
         return Ok((Vec::new(), None));
     };
     let updates = pending(store, remote)?

@@ -1,12 +1,13 @@
-//! The remote: the atomic compare-and-swap push with leases ([`publish`],
-//! [`publish_records`]), where a record stands before a command publishes
-//! its next version ([`Tip`], [`tip`], [`tips_under`]), and adopting a
-//! published value locally ([`adopt`]). THE fetch → decide → publish retry
-//! loop every command that publishes at once is written with is
-//! [`publish_loop`] (its own module, re-exported here).
+//! The remote: the atomic compare-and-swap push with leases ([`publish`]),
+//! where a record stands before a command publishes its next version
+//! ([`Tip`], [`tip`], [`tips_under`]), adopting a published value locally
+//! ([`adopt`]), and THE push step of a publication ([`land`]: the leased
+//! push, the local refs after it, offline one local CAS of every ref) that
+//! [`crate::store::kind::Publish`] runs each round.
 
 mod batch;
 pub mod budget;
+pub mod land;
 mod pending;
 mod publish_loop;
 mod view;
@@ -226,91 +227,6 @@ fn tip_of(
     })
 }
 
-/// The outcome of [`publish_records`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Published {
-    Ok,
-    /// The arbiter (the remote's lease, or the local CAS) refused: someone
-    /// moved the record first. Carries git's lines when a push was refused.
-    Rejected(Vec<String>),
-}
-
-/// One record version to publish at once (see [`publish_records`]).
-pub struct Publish<'a> {
-    pub refname: &'a str,
-    pub tip: &'a Tip,
-    pub new: ObjectId,
-    pub actor: &'a str,
-    pub reason: &'a str,
-    pub point: &'a str,
-}
-
-/// Publish `record.new` (a descendant of `tip.base`) as the next version
-/// of `record.refname`. With a remote: one atomic push with
-/// `--force-with-lease` at the value just fetched (plus `extra` refspecs in
-/// the same push), and only then the local ref. Offline: a local CAS from
-/// the local value. `point` names the failpoints (`<point>:pushed`, between
-/// push and local ref). `companions`: records that must travel in the same
-/// atomic push (each with its lease at the value fetched), e.g. the lane
-/// record with the packet that hands it over: the remote takes all or
-/// nothing. Offline the companions are left to the caller. After the push,
-/// each companion's local ref is moved forward; one that holds a local
-/// change the pushed value lacks is left for `sync` to join.
-pub fn publish_records(
-    store: &Store,
-    remote: Option<&str>,
-    record: &Publish<'_>,
-    companions: &[PushUpdate],
-    extra: &[String],
-) -> Result<Published> {
-    let Publish {
-        refname,
-        tip,
-        new,
-        actor,
-        reason,
-        point,
-    } = *record;
-    match remote {
-        Some(r) => {
-            let mut updates = vec![PushUpdate {
-                refname: refname.to_string(),
-                new: Some(new.to_string()),
-                expected: tip.remote.map(|e| e.to_string()),
-            }];
-            updates.extend(companions.iter().cloned());
-            match publish(store, r, &updates, extra)? {
-                PushOutcome::Ok => {}
-                PushOutcome::Rejected(lines) => return Ok(Published::Rejected(lines)),
-            }
-            if !point.is_empty() {
-                crate::failpoint::point(&format!("{point}:pushed"));
-            }
-            adopt(store, refname, new, actor, reason)?;
-            for c in companions {
-                let Some(id) = c
-                    .new
-                    .as_deref()
-                    .and_then(|n| ObjectId::from_hex(n.as_bytes()).ok())
-                else {
-                    continue;
-                };
-                // Published already; a local ref that diverged is `sync`'s to join.
-                match adopt(store, &c.refname, id, actor, reason) {
-                    Err(e) if e.code == Code::CasFailed => {}
-                    other => other?,
-                }
-            }
-            Ok(Published::Ok)
-        }
-        None => match store.try_cas(refname, tip.local, Some(new), actor, reason) {
-            Ok(()) => Ok(Published::Ok),
-            Err(e) if e.is_lost_race() => Ok(Published::Rejected(vec![Error::from(e).message])),
-            Err(e) => Err(e.into()),
-        },
-    }
-}
-
 /// Point the local ref at a value the remote has published, when the local
 /// ref is absent or behind it (an ancestor of it). A local ref holding
 /// anything else has a local write the published value does not contain
@@ -319,46 +235,37 @@ pub fn publish_records(
 /// to reconcile. A CAS loop, so a concurrent local writer is never lost
 /// mid-update.
 pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &str) -> Result<()> {
-    let looped = publish_loop(store, None, Fetch::Nothing, LOCAL_ATTEMPTS, |round| {
-        let tip = round.tip(refname)?;
-        match tip.local {
-            Some(local) if local == new => return Ok(Step::Done(())),
-            Some(local) if !store.is_ancestor(local, new)? => {
-                return Err(Error::new(
-                    Code::CasFailed,
-                    format!(
-                        "{refname}: the remote has {} but the local ref holds {}, a local change the published value does not contain; the local ref was left as it is",
-                        short(new),
-                        short(local)
-                    ),
-                )
-                .hint("run `git swarm sync` to reconcile the two")
-                .with_detail(serde_json::json!({
-                    "ref": refname,
-                    "published": new.to_string(),
-                    "local": local.to_string(),
-                })));
-            }
-            _ => {}
-        }
-        Ok(Step::Publish(Next::new(
-            refname,
-            tip,
-            new,
-            actor,
-            reason,
-            (),
-        )))
-    })?;
-    match looped {
-        Looped::Published(()) | Looped::Done(()) => Ok(()),
-        Looped::Exhausted(_) => Err(Error::new(
+    let step = |local: Option<ObjectId>| {
+        match local {
+        Some(local) if local == new => Ok(None),
+        Some(local) if !store.is_ancestor(local, new)? => Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "{refname}: the remote has {} but the local ref holds {}, a local change the published value does not contain; the local ref was left as it is",
+                short(new),
+                short(local)
+            ),
+        )
+        .hint("run `git swarm sync` to reconcile the two")
+        .with_detail(serde_json::json!({
+            "ref": refname,
+            "published": new.to_string(),
+            "local": local.to_string(),
+        }))),
+        _ => Ok(Some((new, actor.to_string(), reason.to_string()))),
+    }
+    };
+    let exhausted = || {
+        Error::new(
             Code::CasFailed,
             format!(
                 "{refname} kept changing locally; the remote has {}",
                 short(new)
             ),
         )
-        .hint("run `git swarm sync` to catch up")),
-    }
+        .hint("run `git swarm sync` to catch up")
+    };
+    store
+        .cas_loop(refname, LOCAL_ATTEMPTS, step, exhausted)
+        .map(drop)
 }

@@ -66,10 +66,8 @@
 
 use gix::ObjectId;
 
-use super::{
-    fetch, fetch_refs, publish_batched, publish_records, tip, Publish, Published, PushOutcome,
-    PushUpdate, Tip,
-};
+use super::land::{land, Landed, Landing, Write};
+use super::{fetch, fetch_refs, tip, PushUpdate, Tip};
 use crate::error::Result;
 use crate::store::mirror::gone;
 use crate::store::Store;
@@ -236,68 +234,56 @@ pub fn publish_loop<T>(
             _ => {}
         }
         offline_now(&mut round);
-        let rejection = match decide(&round)? {
+        // The one push step ([`super::land`]): the record's version, its
+        // companions and refspecs along (offline: its local CAS alone);
+        // independent updates in batches.
+        let (landing, before, then) = match decide(&round)? {
             Step::Done(then) => return Ok(Looped::Done(then)),
-            Step::Publish(mut next) => {
-                // Under a push budget, what this clone queued rides along
-                // (first round only: a refusal may be a carried record's
-                // stale lease, and the command's own write must not pay
-                // for it; what is left goes with the command's end).
-                let (carried, _carrying_lock) = match round.remote {
-                    Some(r) if round.rejected.is_none() => {
-                        let own: Vec<&str> = std::iter::once(next.refname.as_str())
-                            .chain(next.companions.iter().map(|c| c.refname.as_str()))
-                            .collect();
-                        super::budget::carry(store, r, &own).unwrap_or((Vec::new(), None))
-                    }
-                    _ => (Vec::new(), None),
+            Step::Publish(next) => {
+                let landing = Landing {
+                    writes: vec![Write {
+                        refname: next.refname.clone(),
+                        tip: next.tip,
+                        new: next.new,
+                        actor: next.actor,
+                        reason: next.reason,
+                    }],
+                    along: next.companions,
+                    extra: next.extra,
+                    point: next.point.to_string(),
+                    carry: round.rejected.is_none(),
+                    strict: true,
+                    ..Landing::default()
                 };
-                let carrying = !carried.is_empty();
-                next.companions.extend(carried);
-                let record = Publish {
-                    refname: &next.refname,
-                    tip: &next.tip,
-                    new: next.new,
-                    actor: &next.actor,
-                    reason: &next.reason,
-                    point: next.point,
-                };
-                match publish_records(store, round.remote, &record, &next.companions, &next.extra) {
-                    Ok(Published::Ok) => {
-                        if let (true, Some(r)) = (carrying, round.remote) {
-                            let _ = super::budget::settle(store, r);
-                        }
-                        return Ok(Looped::Published(next.then));
-                    }
-                    Ok(Published::Rejected(lines)) => Rejection {
-                        refname: Some(next.refname),
-                        before: Some(next.tip),
-                        lines,
+                let landing = match round.remote {
+                    Some(_) => landing,
+                    None => Landing {
+                        along: Vec::new(),
+                        extra: Vec::new(),
+                        ..landing
                     },
-                    Err(_) if offline_now(&mut round) => {
-                        attempt -= 1;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
+                };
+                (landing, Some((next.refname, next.tip)), next.then)
             }
             Step::Push { updates, then } => {
-                let Some(r) = round.remote else {
-                    return Ok(Looped::Published(then));
+                let landing = Landing {
+                    independent: updates,
+                    ..Landing::default()
                 };
-                match publish_batched(store, r, &updates) {
-                    Ok(PushOutcome::Ok) => return Ok(Looped::Published(then)),
-                    Ok(PushOutcome::Rejected(lines)) => Rejection {
-                        refname: None,
-                        before: None,
-                        lines,
-                    },
-                    Err(_) if offline_now(&mut round) => {
-                        attempt -= 1;
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
+                (landing, None, then)
+            }
+        };
+        let rejection = match land(store, round.remote, &landing)? {
+            Landed::Done => return Ok(Looped::Published(then)),
+            Landed::Lost(lines) => Rejection {
+                refname: before.as_ref().map(|(r, _)| r.clone()),
+                before: before.map(|(_, t)| t),
+                lines,
+            },
+            Landed::Unreachable => {
+                offline_now(&mut round);
+                attempt -= 1;
+                continue;
             }
         };
         round.rejected = Some(rejection);

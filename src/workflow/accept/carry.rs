@@ -10,7 +10,7 @@
 
 use gix::ObjectId;
 
-use crate::ctx::Ctx;
+use super::Asked;
 use crate::error::Result;
 use crate::git::PushUpdate;
 use crate::model::packet::{Moved, Packet};
@@ -31,31 +31,32 @@ pub struct Moves {
 }
 
 /// Decide what of the packet's claim and reservations moves to `to`.
-pub fn decide(ctx: &Ctx, packet: &Packet, to: &str) -> Result<Moves> {
+pub(super) fn decide(s: &Asked<'_>, packet: &Packet) -> Result<Moves> {
+    let to = s.actor.as_str();
     let mut out = Moves::default();
     if packet.author == to {
         return Ok(out);
     }
     if let Some(c) = &packet.claim {
-        claim(ctx, packet, c, to, &mut out)?;
+        claim(s, packet, c, to, &mut out)?;
     }
     if !packet.reservations.is_empty() {
-        ledger(ctx, packet, to, &mut out)?;
+        ledger(s, packet, to, &mut out)?;
     }
     Ok(out)
 }
 
 fn claim(
-    ctx: &Ctx,
+    s: &Asked<'_>,
     packet: &Packet,
     c: &crate::model::packet::PacketClaim,
     to: &str,
     out: &mut Moves,
 ) -> Result<()> {
-    let store = &ctx.store;
+    let store = s.store;
     let key = format!("{}/{}", c.plan, c.task);
     let refname = task_ref(&c.plan, &c.task);
-    let tip = remote::tip(store, ctx.remote(), &refname)?;
+    let tip = remote::tip(store, s.remote, &refname)?;
     let Some(base) = tip.base.filter(|_| !tip.archived) else {
         out.moved
             .not_moved
@@ -67,7 +68,7 @@ fn claim(
         id: c.task.clone(),
     };
     let current: TaskRecord = Records::<TaskRecord>::new(store).at(&tkey, base)?.value;
-    let lease = ctx.lease(None, &crate::model::task::LEASE)?;
+    let lease = s.task_lease.clone()?;
     let now = store.clock.now();
     match task::hand_over(&current, &packet.author, to, &packet.id, lease, now)? {
         HandOver::Already => out.moved.claim = Some(key),
@@ -86,9 +87,9 @@ fn claim(
     Ok(())
 }
 
-fn ledger(ctx: &Ctx, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
-    let store = &ctx.store;
-    let tip = remote::tip(store, ctx.remote(), LEDGER_REF)?;
+fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
+    let store = s.store;
+    let tip = remote::tip(store, s.remote, LEDGER_REF)?;
     let ids: Vec<String> = packet.reservations.iter().map(|r| r.id.clone()).collect();
     let Some(base) = tip.base.filter(|_| !tip.archived) else {
         out.moved.not_moved.extend(
@@ -101,7 +102,7 @@ fn ledger(ctx: &Ctx, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
         .at(&LEDGER.to_string(), base)?
         .value;
     let now = store.clock.now();
-    let lease = ctx.lease(None, &crate::model::reservation::LEASE)?;
+    let lease = s.reservation_lease.clone()?;
     let until = crate::clock::lease_end(now, lease, crate::error::Code::LeaseInvalidDuration)?;
     let before = ledger.clone();
     let (moved, not_moved) = reservation::hand_over(&mut ledger, &ids, &packet.author, to, &until);
@@ -139,10 +140,15 @@ fn write(
 }
 
 /// Offline: write the moves here by the local CAS, after the acceptance.
-pub fn write_locally(ctx: &Ctx, moves: &Moves, actor: &str) -> Result<()> {
+pub(super) fn write_locally(s: &Asked<'_>, moves: &Moves) -> Result<()> {
     for (refname, expected, new) in &moves.local {
-        ctx.store
-            .cas(refname, *expected, Some(*new), actor, "accept: handed over")?;
+        s.store.cas(
+            refname,
+            *expected,
+            Some(*new),
+            &s.actor,
+            "accept: handed over",
+        )?;
     }
     Ok(())
 }

@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::Asked;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::PushUpdate;
@@ -17,10 +18,9 @@ use crate::store::remote;
 /// record has not reached this clone is refused (`PACKET_LANE_MISSING`)
 /// rather than accepted with the lane left behind. Offline, the lane is
 /// moved locally after the acceptance (see `lane::hand_over`).
-pub fn lane_move(
-    ctx: &Ctx,
+pub(super) fn lane_move(
+    s: &Asked<'_>,
     packet: &Packet,
-    actor: &str,
     checkout: &Path,
 ) -> Result<Vec<PushUpdate>> {
     let Some(branch) = packet.branch.as_deref() else {
@@ -35,18 +35,18 @@ pub fn lane_move(
         return Ok(Vec::new());
     };
     let refname = crate::model::lane::lane_ref(&feature);
-    let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
+    let tip = remote::tip(s.store, s.remote, &refname)?;
     let Some(base) = tip.base else {
         if packet.lane.is_some() {
             return Err(lane_missing(packet, &feature));
         }
         return Ok(Vec::new());
     };
-    if ctx.remote().is_none() || tip.archived {
+    if s.remote.is_none() || tip.archived {
         return Ok(Vec::new());
     }
     let new = crate::model::lane::handover_commit(
-        &ctx.store, &feature, base, branch, actor, &packet.id, checkout,
+        s.store, &feature, base, branch, &s.actor, &packet.id, checkout,
     )?;
     Ok(new
         .map(|id| PushUpdate {
@@ -60,15 +60,15 @@ pub fn lane_move(
 
 /// Move the local lane ref up to the published one when it is missing or
 /// behind (a run interrupted between its push and its local update).
-pub fn catch_up(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<bool> {
-    let (Some(remote), Some(feature)) = (ctx.remote(), packet.lane.as_deref()) else {
+pub(super) fn catch_up(s: &Asked<'_>, packet: &Packet, actor: &str) -> Result<bool> {
+    let (Some(remote), Some(feature)) = (s.remote, packet.lane.as_deref()) else {
         return Ok(false);
     };
     let refname = crate::model::lane::lane_ref(feature);
-    let tip = remote::tip(&ctx.store, Some(remote), &refname)?;
-    match (tip.remote, tip.local_behind(&ctx.store)?) {
+    let tip = remote::tip(s.store, Some(remote), &refname)?;
+    match (tip.remote, tip.local_behind(s.store)?) {
         (Some(published), true) => {
-            remote::adopt(&ctx.store, &refname, published, actor, "accept: catch up")?;
+            remote::adopt(s.store, &refname, published, actor, "accept: catch up")?;
             Ok(true)
         }
         _ => Ok(false),

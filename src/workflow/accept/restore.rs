@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::Asked;
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::model::packet::snapshot::snapshot_ref;
@@ -12,6 +13,7 @@ use crate::model::packet::{
 };
 use crate::store::mirror::fetch_refs_from;
 use crate::store::remote;
+use crate::store::Store;
 use crate::worktree::restore::{Expected, Predicted, Verified};
 
 /// Restore the packet's snapshot when this checkout is on the packet's
@@ -21,11 +23,11 @@ use crate::worktree::restore::{Expected, Predicted, Verified};
 /// snapshot is verified before a byte is written. A checkout with changes
 /// of its own is left untouched: the re-derived facts then compare them
 /// with the packet (by path and content) and refuse any difference.
-pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
+pub(super) fn restore(s: &Asked<'_>, packet: &Packet) -> Result<Option<Verified>> {
     let Some(snap) = &packet.snapshot else {
         return Ok(None);
     };
-    let git = &ctx.store.git;
+    let git = &s.store.git;
     if git.current_branch()? != packet.branch
         || git.rev_parse("HEAD")?.as_deref() != Some(packet.head.as_str())
     {
@@ -37,8 +39,8 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
     }
     if !crate::worktree::snapshot::present(git, snap)? {
         fetch_refs_from(
-            &ctx.store,
-            ctx.remote(),
+            s.store,
+            s.remote,
             &[&snapshot_ref(&packet.plan, &packet.id)],
         )?;
     }
@@ -53,7 +55,7 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
         .hint("run `git swarm sync` to fetch it, then accept again")
         .hint("or `git swarm accept --no-restore` to take the packet over without the files"));
     }
-    let workdir = ctx.store.workdir_or_err()?;
+    let workdir = s.store.workdir_or_err()?;
     let expected = Expected {
         head: &packet.head,
         uncommitted: &packet.uncommitted,
@@ -63,7 +65,7 @@ pub fn restore(ctx: &Ctx, packet: &Packet) -> Result<Option<Verified>> {
             .map(String::as_str)
             .collect(),
     };
-    let verified = crate::worktree::restore::verify(&ctx.store, &workdir, &expected, snap, |p| {
+    let verified = crate::worktree::restore::verify(s.store, &workdir, &expected, snap, |p| {
         matches_packet(packet, p)
     })?;
     if resume {
@@ -103,8 +105,8 @@ fn matches_packet(packet: &Packet, predicted: &Predicted) -> Result<()> {
 
 /// Put the checkout back as it was before [`restore`] (a refusal came
 /// after the files were written).
-pub fn undo(ctx: &Ctx, verified: &Verified) -> Result<()> {
-    crate::worktree::restore::undo(&ctx.store.git, &ctx.store.workdir_or_err()?, verified)
+pub(super) fn undo(s: &Asked<'_>, verified: &Verified) -> Result<()> {
+    crate::worktree::restore::undo(&s.store.git, &s.store.workdir_or_err()?, verified)
 }
 
 /// The successor worktree for `accept --worktree <path>`: `path` as it is
@@ -247,17 +249,17 @@ pub fn remove_made(ctx: &Ctx, dir: &Path) {
 /// Keep the packet's snapshot under its ref here too (from the commit
 /// fetched), so that it lives as long as the packet here and `gc` archives
 /// it with the packet.
-pub fn keep(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
+pub(super) fn keep(store: &Store, packet: &Packet, actor: &str) -> Result<()> {
     let Some(snap) = &packet.snapshot else {
         return Ok(());
     };
     let refname = snapshot_ref(&packet.plan, &packet.id);
-    if ctx.store.ref_target(&refname)?.is_some()
-        || !crate::worktree::snapshot::present(&ctx.store.git, snap)?
+    if store.ref_target(&refname)?.is_some()
+        || !crate::worktree::snapshot::present(&store.git, snap)?
     {
         return Ok(());
     }
     let id = gix::ObjectId::from_hex(snap.commit.as_bytes())
         .map_err(|e| Error::gix("bad snapshot commit id", e))?;
-    remote::adopt(&ctx.store, &refname, id, actor, "accept: keep the snapshot")
+    remote::adopt(store, &refname, id, actor, "accept: keep the snapshot")
 }

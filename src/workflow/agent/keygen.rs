@@ -3,10 +3,9 @@
 //! `swarm.<address>.signingKey`, so that every record that address writes
 //! here is signed; it prints the line to add to the trust list.
 
-use std::path::PathBuf;
-
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
+use crate::git::sign::SshKey;
 use crate::store::trust::LIST_PATH;
 
 /// What `agent keygen` did.
@@ -27,7 +26,8 @@ pub fn keygen(ctx: &Ctx) -> Result<Keygen> {
     let config = format!("swarm.{address}.signingKey");
     let configured = ctx.store.config(&config).filter(|v| !v.is_empty());
     let (key, created) = match configured {
-        Some(path) => (PathBuf::from(path), false),
+        // Named as git names a key: a path (`~` expanded) or a literal one.
+        Some(value) => (SshKey::parse(&value)?, false),
         None => {
             let dir = ctx.store.common_dir().join("swarm").join("keys");
             std::fs::create_dir_all(&dir).map_err(|e| {
@@ -47,18 +47,16 @@ pub fn keygen(ctx: &Ctx) -> Result<Keygen> {
             }
             let path = key.to_string_lossy().into_owned();
             ctx.store.git.run(["config", &config, &path])?;
-            (key, created)
+            (SshKey::File(key), created)
         }
     };
-    let public_path = PathBuf::from(format!("{}.pub", key.display()));
-    let public = std::fs::read_to_string(&public_path).map_err(|e| {
-        Error::new(
-            Code::IoFailed,
-            format!("cannot read the public key {}: {e}", public_path.display()),
-        )
-        .hint(format!(
-            "{config} names {}; its public half must be beside it",
-            key.display()
+    let shown = match &key {
+        SshKey::File(path) => path.to_string_lossy().into_owned(),
+        SshKey::Literal(public) => format!("key::{public}"),
+    };
+    let public = key.public().map_err(|e| {
+        e.hint(format!(
+            "{config} names {shown}; its public half must be beside it ({shown}.pub)"
         ))
     })?;
     // `type base64 [comment]`: the comment is not part of the key.
@@ -66,13 +64,13 @@ pub fn keygen(ctx: &Ctx) -> Result<Keygen> {
     let (Some(kind), Some(blob)) = (words.next(), words.next()) else {
         return Err(Error::new(
             Code::SigningFailed,
-            format!("{} is not an ssh public key", public_path.display()),
+            format!("{shown} is not an ssh public key"),
         ));
     };
     Ok(Keygen {
         allowed_signers: format!("{address} namespaces=\"git\" {kind} {blob}"),
         address,
-        key: key.to_string_lossy().into_owned(),
+        key: shown,
         created,
         config,
     })

@@ -13,7 +13,7 @@ use crate::model::packet::{
 };
 use crate::names;
 use crate::store::kind::{Publish, Record};
-use crate::store::remote::{publish_loop, Fetch, Looped, Next, Step, Tip};
+use crate::store::remote::Tip;
 use crate::store::Event;
 use crate::store::{mirror, remote};
 
@@ -256,50 +256,60 @@ fn publish_new(
 ) -> Result<String> {
     let stem = format!("{}-{}", now.strftime("%Y%m%dT%H%M%SZ"), actor);
     names::validate_address(actor)?;
+    let no_free_id = || {
+        Error::new(
+            Code::CasFailed,
+            format!("could not find a free packet id ({ID_TRIES} tries)"),
+        )
+    };
     let mut n = 0;
-    let looped = publish_loop(
-        &ctx.store,
-        ctx.remote(),
-        Fetch::Nothing,
-        ID_TRIES,
-        |round| {
-            if let Some(lost) = &round.rejected {
-                let refname = lost.refname.as_deref().unwrap_or_default();
-                mirror::fetch_refs_from(
-                    &ctx.store,
-                    ctx.remote(),
-                    &[&format!("{PREFIX}{}/", packet.plan)],
-                )?;
-                if !companions.is_empty() && !id_taken(ctx, refname)? {
-                    // Not the id: the lane record moved at the remote meanwhile.
-                    return Err(Error::new(
-                        Code::PushRejected,
-                        format!(
-                            "the remote refused the packet with its lane record: {}",
-                            lost.lines.join("; ")
-                        ),
-                    )
-                    .hint("run `git swarm sync`, then hand off again"));
+    let published = Publish::new(&ctx.store, ctx.remote())
+        .attempts(ID_TRIES)
+        .point("handoff")
+        .exhausted(|_| no_free_id())
+        .run(|txn| {
+            match txn.rejected().map(|r| r.lines().to_vec()) {
+                // The first round, or one after a push that found the
+                // remote gone (this round arbitrates locally): the id tried
+                // was taken nowhere, so the search starts again from the
+                // handoff's own.
+                None => n = 0,
+                Some(lost) => {
+                    txn.fetch(&[&format!("{PREFIX}{}/", packet.plan)])?;
+                    let refname = packet_ref(&packet.plan, &packet.id);
+                    if !companions.is_empty() && !id_taken(ctx, &refname)? {
+                        // Not the id: the lane record moved at the remote meanwhile.
+                        return Err(Error::new(
+                            Code::PushRejected,
+                            format!(
+                                "the remote refused the packet with its lane record: {}",
+                                lost.join("; ")
+                            ),
+                        )
+                        .hint("run `git swarm sync`, then hand off again"));
+                    }
                 }
             }
             let Some(refname) = next_free_id(ctx, packet, &stem, &mut n)? else {
-                return Ok(Step::Done(None));
+                return Ok(None);
             };
             packet.created_at = rfc3339(now);
-            let next = first_version(ctx, packet, &refname, actor)?;
-            Ok(Step::Publish(
-                next.companions(with_snapshot(companions, packet))
-                    .point("handoff"),
-            ))
-        },
-    )?;
-    match looped {
-        Looped::Published(Some(refname)) => Ok(refname),
-        _ => Err(Error::new(
-            Code::CasFailed,
-            "could not find a free packet id (64 tries)",
-        )),
-    }
+            let (commit, summary) = first_version(ctx, packet, actor)?;
+            // A new ref: it must not exist at the arbiter yet.
+            let tip = Tip {
+                local: None,
+                remote: None,
+                base: None,
+                online: txn.online(),
+                archived: false,
+            };
+            txn.write_on(&refname, tip, commit, actor, &summary);
+            for c in with_snapshot(companions, packet) {
+                txn.push_along(c);
+            }
+            Ok(Some(refname))
+        })?;
+    published.then.ok_or_else(no_free_id)
 }
 
 /// The next id after the `n`th that no packet has yet, given to `packet`,
@@ -326,13 +336,8 @@ fn next_free_id(
     Ok(None)
 }
 
-/// Write the packet's first version under `refname`: what to publish.
-fn first_version(
-    ctx: &Ctx,
-    packet: &Packet,
-    refname: &str,
-    actor: &str,
-) -> Result<Next<Option<String>>> {
+/// Write the packet's first version: its commit, and the event's summary.
+fn first_version(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<(gix::ObjectId, String)> {
     let store = &ctx.store;
     let version = PacketVersion {
         packet: packet.clone(),
@@ -352,19 +357,5 @@ fn first_version(
     }
     let commit = store.commit(tree, &[], &event)?;
     failpoint::point("handoff:objects");
-    let tip = Tip {
-        local: None,
-        remote: None,
-        base: None,
-        online: ctx.remote().is_some(),
-        archived: false,
-    };
-    Ok(Next::new(
-        refname,
-        tip,
-        commit,
-        actor,
-        &event.summary,
-        Some(refname.to_string()),
-    ))
+    Ok((commit, event.summary))
 }

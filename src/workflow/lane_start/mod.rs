@@ -144,7 +144,7 @@ fn start(
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
     // A plan another clone published is found without a `sync` first.
-    crate::ctx::plan::catch_up(ctx, &plan_name)?;
+    crate::model::plan::catch_up(&ctx.store, ctx.remote(), &plan_name)?;
     let plan = crate::model::plan::require(&ctx.store, &plan_name)?;
 
     let resuming = start_marker(&ctx.store, feature).exists();
@@ -296,8 +296,9 @@ fn finish_after_record(ctx: &Ctx, lane: &Lane, actor: &str) -> Result<LaneStarte
     let summary = lane::started_summary(feature, &r.branch, &r.base, &r.plan);
     let record = lane.commit.to_string();
     let claim = lane::claim_event(actor, summary, feature, &record);
-    let wrote = crate::ctx::plan::journal(
-        ctx,
+    let wrote = crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
         &r.plan,
         &claim,
         None,
@@ -486,8 +487,14 @@ impl Making {
         let lane_commit = self.or_rollback(lanes.write(&key, expected, record, &event))?;
         crate::failpoint::point("lane:record");
         let claim = lane::claim_event(actor, summary, feature, &lane_commit.to_string());
-        let entry =
-            crate::ctx::plan::journal(ctx, &record.plan, &claim, Some(plan.head.commit), None);
+        let entry = crate::model::plan::journal(
+            &ctx.store,
+            ctx.remote(),
+            &record.plan,
+            &claim,
+            Some(plan.head.commit),
+            None,
+        );
         let entry = match entry {
             Ok(Some(id)) => Ok(id),
             Ok(None) => Err(Error::new(

@@ -17,11 +17,11 @@ use gix::ObjectId;
 
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::git::PushUpdate;
 use crate::model::lane::{self, check_start, Lane};
 use crate::model::plan::plan_ref;
+use crate::store::kind::Publish;
 use crate::store::mirror::mirror_ref;
-use crate::store::remote::{publish_loop, tips_under, Fetch, Looped, Next, Step};
+use crate::store::remote::tips_under;
 use crate::store::Event;
 
 const LANES: &str = lane::PREFIX;
@@ -89,7 +89,8 @@ pub struct Written<'a> {
 /// Publish the start (see the module docs). `Err(PLAN_HAS_EXECUTOR)` when
 /// another machine's lane of the plan was published first: the lane and
 /// plan refs are put back here, and the caller removes the worktree and
-/// branch it made.
+/// branch it made; so does a task the remote will not let this owner
+/// claim (`--task`).
 pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let Some(remote) = ctx.remote() else {
         return Ok(Outcome::Offline);
@@ -101,19 +102,30 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let mut fetch = vec![plan_refname.as_str(), LANES];
     fetch.extend(task_refname.as_deref());
     let (mut entry, mut entry_on) = (w.entry, w.entry_on);
-    // A task the remote will not let this owner claim (someone else's
-    // live claim won meanwhile): the start is undone with that error.
-    let mut task_refused: Option<Error> = None;
-    let looped = publish_loop(
-        store,
-        Some(remote),
-        // The first round decides on what `fetch_first` read a moment ago
-        // (the push's lease still arbitrates); a lost round fetches again.
-        Fetch::Nothing,
-        ATTEMPTS,
-        |round| {
-            if round.rejected.is_some() {
-                round.fetch(&fetch)?;
+    // Refused by this start's own check (another executor, the task held):
+    // the start is undone already, and this is the error.
+    let mut refused = false;
+    let published = Publish::new(store, Some(remote))
+        .attempts(ATTEMPTS)
+        .point("lane")
+        .exhausted(|lines| {
+            Error::new(
+                Code::CasFailed,
+                format!("the remote kept changing ({})", lines.join("; ")),
+            )
+        })
+        .run(|txn| {
+            // The first round decides on what `fetch_first` read a moment
+            // ago (the push's lease still arbitrates); a lost round fetches
+            // again.
+            if txn.rejected().is_some() {
+                txn.fetch(&fetch)?;
+            }
+            // The push found the remote gone (a start without a task keeps
+            // its writes then): the start stays here, as when the first
+            // fetch found it.
+            if !txn.online() {
+                return Ok(Some(crate::store::mirror::kept_why()));
             }
             // Another lane of the plan, or this very feature started on
             // another machine (a published record this one does not descend
@@ -135,19 +147,20 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             };
             if let Some(rival) = rival {
                 let undone = undo(ctx, w, entry, entry_on);
-                let refused = check_start(std::slice::from_ref(&rival), w.feature, w.plan, false)
+                refused = true;
+                let err = check_start(std::slice::from_ref(&rival), w.feature, w.plan, false)
                     .err()
                     .unwrap_or_else(|| {
                         Error::new(Code::PlanHasExecutor, "the plan has an executor")
                     });
-                return Err(refused.hint(if undone {
+                return Err(err.hint(if undone {
                     "this start was undone: its worktree, branch, lane record and plan entry are gone"
                 } else {
                     "this start was undone, but another command moved the lane or plan ref meanwhile: its entry may stay in the plan's journal until `git swarm sync` (the lane itself is gone)"
                 }));
             }
-            let local = |why: &str| Ok(Step::Done(Some(why.to_string())));
-            let tip = round.tip(&plan_refname)?;
+            let local = |why: &str| Ok(Some(why.to_string()));
+            let tip = txn.tip(&plan_refname)?;
             if tip.local != Some(entry) {
                 return local("the plan changed here while the lane was starting");
             }
@@ -170,17 +183,20 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                     return local("the lane record changed on the remote too");
                 }
             }
-            let mut companions = vec![PushUpdate {
-                refname: lane_refname.clone(),
-                new: Some(w.lane.to_string()),
-                expected: lane_published.map(|e| e.to_string()),
-            }];
+            // The plan's entry, the lane record and the claim: one atomic
+            // push, each leased at the value fetched.
+            let actor = &w.event.actor;
+            txn.write_on(&plan_refname, tip, entry, actor, "lane started");
+            let lane_tip = txn.tip(&lane_refname)?;
+            txn.write_on(&lane_refname, lane_tip, w.lane, actor, "lane started");
             if let (Some(t), Some(r)) = (w.task, task_refname.as_deref()) {
-                match super::task::companion(ctx, t, &round.tip(r)?) {
-                    Ok(c) => companions.extend(c),
+                let tip = txn.tip(r)?;
+                match super::task::next_version(ctx, t, &tip) {
+                    Ok(Some(claim)) => txn.write_on(r, tip, claim, actor, "lane new: task claimed"),
+                    Ok(None) => {}
                     Err(e) => {
                         let undone = undo(ctx, w, entry, entry_on);
-                        task_refused = Some(e.clone());
+                        refused = true;
                         return Err(e.hint(if undone {
                             "this start was undone: its worktree, branch, lane record and plan are gone"
                         } else {
@@ -189,30 +205,14 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                     }
                 }
             }
-            let tip = round.tip(&plan_refname)?;
-            Ok(Step::Publish(
-                Next::new(
-                    &plan_refname,
-                    tip,
-                    entry,
-                    &w.event.actor,
-                    "lane started",
-                    None,
-                )
-                .companions(companions)
-                .point("lane"),
-            ))
-        },
-    );
-    match looped {
-        Ok(Looped::Published(_)) => Ok(Outcome::Published),
-        Ok(Looped::Done(why)) => Ok(Outcome::Local(why.unwrap_or_default())),
-        Ok(Looped::Exhausted(lost)) => Ok(Outcome::Local(format!(
-            "the remote kept changing ({})",
-            lost.lines.join("; ")
-        ))),
-        Err(e) if matches!(e.code, Code::PlanHasExecutor | Code::LaneExists) => Err(e),
-        Err(e) if task_refused.is_some() => Err(e),
+            Ok(None)
+        });
+    match published {
+        Ok(done) => Ok(match done.then {
+            None => Outcome::Published,
+            Some(why) => Outcome::Local(why),
+        }),
+        Err(e) if refused || matches!(e.code, Code::PlanHasExecutor | Code::LaneExists) => Err(e),
         // The remote could not be reached, or refused for another reason:
         // the lane is started here and `sync` publishes it.
         Err(e) => Ok(Outcome::Local(e.message)),

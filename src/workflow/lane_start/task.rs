@@ -4,7 +4,7 @@
 //! work on P's tasks at once; T is claimed for the lane's owner and tied to
 //! the lane and its branch. The claim is decided here before anything is
 //! made (a task someone else holds refuses the start with nothing written)
-//! and again in every round of the start's publish loop, where the task's
+//! and again in every round of the start's publication, where the task's
 //! next version travels in the same atomic push as the child plan, the
 //! lane record and the plan entry: all of it reaches the remote, or none.
 
@@ -12,7 +12,6 @@ use gix::ObjectId;
 
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
-use crate::git::PushUpdate;
 use crate::model::plan::{plan_ref, PlanDoc, PlanRecord};
 use crate::model::task::{self, task_ref, Decision, Known, Op, TaskRecord};
 use crate::names;
@@ -150,20 +149,10 @@ fn decide(
     Ok(Some((rec, ev)))
 }
 
-/// The claim as one leased update of the start's atomic push, decided on
-/// the task as `tip` holds it; None when nothing is to be written.
-pub fn companion(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<PushUpdate>> {
-    let Some(commit) = next_version(ctx, t, tip)? else {
-        return Ok(None);
-    };
-    Ok(Some(PushUpdate {
-        refname: t.refname(),
-        new: Some(commit.to_string()),
-        expected: tip.remote.map(|r| r.to_string()),
-    }))
-}
-
-fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>> {
+/// The task's next version for the lane, decided on the task as `tip`
+/// holds it (one write of the start's atomic push); None when nothing is
+/// to be written.
+pub fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>> {
     let store = &ctx.store;
     let Some(base) = tip.base.filter(|_| !tip.archived) else {
         return Err(Error::new(

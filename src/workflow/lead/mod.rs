@@ -26,9 +26,9 @@ use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::model::lead::{self, lead_ref, read_at, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
-use crate::store::kind::Record;
+use crate::store::kind::{Publish, Record, Rejected, Txn};
 use crate::store::mirror::fetch_refs;
-use crate::store::remote::{self, publish_loop, Fetch, Looped, Rejection, Round, Step, Tip};
+use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 
 mod view;
@@ -64,7 +64,7 @@ pub struct Ran {
 }
 
 /// Run a leader command against the arbiter (the remote, else the local
-/// CAS), in the store's one fetch → decide → publish loop.
+/// CAS), in the store's one publication ([`Publish`]).
 pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
     names::validate_name("plan", plan)?;
     let actor = ctx.actor()?;
@@ -85,20 +85,17 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
         Op::Claim { .. } => &claim_refs,
         _ => &claim_refs[..1],
     };
-    let looped = publish_loop(
-        &ctx.store,
-        ctx.remote(),
-        Fetch::Refs(refs),
-        MAX_ATTEMPTS,
-        |round| cmd.round(round),
-    )?;
-    match looped {
-        Looped::Published(ran) | Looped::Done(ran) => {
-            push_code(ctx, plan, &op)?;
-            Ok(ran)
-        }
-        Looped::Exhausted(lost) => Err(lead::push_rejected(plan, &lost.lines)),
-    }
+    let ran = Publish::new(&ctx.store, ctx.remote())
+        .fetch(refs.iter().copied())
+        .attempts(MAX_ATTEMPTS)
+        .point("lead")
+        // An offline write of this clone meanwhile: exit 3, both named.
+        .strict()
+        .exhausted(|lines| lead::push_rejected(plan, lines))
+        .run(|txn| cmd.round(txn))?
+        .then;
+    push_code(ctx, plan, &op)?;
+    Ok(ran)
 }
 
 /// `lead push` with the code on a remote of its own: the refspecs go to
@@ -306,24 +303,24 @@ impl Command<'_> {
         lead::transition(record, self.actor, self.op, self.now, self.lease, &facts)
     }
 
-    /// One round of the publish loop (the refs are fetched already):
-    /// decide, write the next version and hand it to the loop to publish.
-    fn round(&self, round: &Round<'_>) -> Result<Step<Ran>> {
+    /// One round of the publication (the refs are fetched already):
+    /// decide, and write the next version for the round's push.
+    fn round(&self, txn: &mut Txn<'_>) -> Result<Ran> {
         let (ctx, plan) = (self.ctx, self.plan);
         let store = &ctx.store;
         let refname = lead_ref(plan);
-        if let Some(lost) = &round.rejected {
-            if let Some(ran) = self.after_rejection(round, lost)? {
-                return Ok(Step::Done(ran));
+        if let Some(lost) = txn.rejected().cloned() {
+            if let Some(ran) = self.after_rejection(txn, &lost)? {
+                return Ok(ran);
             }
         }
         if let Op::Claim { .. } = self.op {
             require_plan(ctx, plan)?;
         }
-        let tip = round.tip(&refname)?;
+        let tip = txn.tip(&refname)?;
         let state = State::load(store, plan, tip)?;
         let next = match self.decide(&state)? {
-            Transition::Already => return Ok(Step::Done(self.done(&state)?)),
+            Transition::Already => return self.done(&state),
             Transition::Write(next) => *next,
         };
         let tree = store.write_tree(&next.record.to_files()?)?;
@@ -338,17 +335,13 @@ impl Command<'_> {
             change: Some(next.change),
             ..self.ran(next.record)
         };
+        txn.write_on(&refname, tip, commit, self.actor, &summary);
         // Two remotes: the refspecs go to the code remote after this (see
         // `push_code`).
-        let extra = if ctx.split_remotes() {
-            Vec::new()
-        } else {
-            self.op.refspecs().to_vec()
-        };
-        let publish = remote::Next::new(&refname, tip, commit, self.actor, &summary, ran)
-            .extra(extra)
-            .point("lead");
-        Ok(Step::Publish(publish))
+        if !ctx.split_remotes() {
+            txn.push_refspecs(self.op.refspecs());
+        }
+        Ok(ran)
     }
 
     /// The previous round's publish was refused and this round fetched the
@@ -356,18 +349,19 @@ impl Command<'_> {
     /// not move) ends the command, as does a contest someone else won; an
     /// earlier run of ours that won completes it (Some); a leader-only
     /// command decides again (None).
-    fn after_rejection(&self, round: &Round<'_>, lost: &Rejection) -> Result<Option<Ran>> {
+    fn after_rejection(&self, txn: &mut Txn<'_>, lost: &Rejected) -> Result<Option<Ran>> {
         let (store, plan) = (&self.ctx.store, self.plan);
-        let after = round.tip(&lead_ref(plan))?;
-        let before = lost.before.unwrap_or(Tip::local(None));
-        let (arbiter_value, before) = if round.online() {
+        let refname = lead_ref(plan);
+        let after = txn.tip(&refname)?;
+        let before = lost.before(&refname).unwrap_or(Tip::local(None));
+        let (arbiter_value, before) = if txn.online() {
             (after.remote, before.remote)
         } else {
             (after.local, before.local)
         };
         if arbiter_value == before {
             // The record did not move: another ref of the push was refused.
-            return Err(lead::push_rejected(plan, &lost.lines));
+            return Err(lead::push_rejected(plan, lost.lines()));
         }
         if !self.op.verb().contest() {
             return Ok(None);
@@ -386,7 +380,7 @@ impl Command<'_> {
             plan,
             self.op.verb(),
             winner.as_ref().map(|(w, c)| (w, *c)),
-            round.online(),
+            txn.online(),
         ))
     }
 

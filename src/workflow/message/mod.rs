@@ -194,7 +194,14 @@ fn journal(ctx: &Ctx, msg: &Message) -> Option<String> {
         format!("{}: {first}", msg.kind),
     )
     .trailer("Swarm-Message", msg.id.as_str());
-    match crate::ctx::plan::journal(ctx, plan, &event, None, Some(("Swarm-Message", &msg.id))) {
+    match crate::model::plan::journal(
+        &ctx.store,
+        ctx.remote(),
+        plan,
+        &event,
+        None,
+        Some(("Swarm-Message", &msg.id)),
+    ) {
         Ok(_) => None,
         Err(e) if e.code == Code::NotFound => None,
         Err(e) => Some(format!(
@@ -373,11 +380,11 @@ fn relay_checked(store: &Store, v: crate::store::kind::Versioned<Message>) -> Re
     let mut msg = v.value;
     msg.extra.remove("relay_signed");
     if let Some(from) = msg.relayed_from.as_deref() {
-        if store.trust.policy() != crate::store::trust::Policy::Off {
-            let verdict =
-                store.verdict(<Message as crate::store::kind::Record>::NAMESPACE, v.commit)?;
-            msg.relay_signed = Some(verdict.signer.as_deref() == Some(from));
-        }
+        msg.relay_signed = store.signed_by(
+            <Message as crate::store::kind::Record>::NAMESPACE,
+            v.commit,
+            from,
+        )?;
     }
     Ok(msg)
 }

@@ -18,6 +18,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
+use crate::model::reservation::{self, Ledger, LEDGER, LEDGER_REF};
 use crate::model::task::{self, task_ref, Decision, Known, Op, Status, TaskKey, TaskRecord, Work};
 use crate::names;
 use crate::store::kind::{Publish, Txn};
@@ -34,6 +35,12 @@ pub use view::{list, ready, show, Listed, Shown};
 /// remote refused its push (someone moved a task of the plan first).
 const MAX_ATTEMPTS: usize = 5;
 
+/// The rounds of a `task done` whose push also releases the task's
+/// reservations on the one reservation ledger, which every reservation of
+/// the repository moves: after them the done goes alone for its own
+/// [`MAX_ATTEMPTS`] rounds, and says what it left held.
+const RELEASE_ROUNDS: usize = 7;
+
 /// What a task command did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Ran {
@@ -48,6 +55,13 @@ pub struct Ran {
     pub already: bool,
     /// Published to the shared remote (false: local only).
     pub published: bool,
+    /// `task done`: the reservations of the task released in its push.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<String>,
+    /// `task done`: the reservations of the task still held, because the
+    /// reservation ledger kept changing (release them with `release`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub still_reserved: Vec<String>,
     #[serde(skip)]
     pub record: TaskRecord,
 }
@@ -143,6 +157,20 @@ pub(crate) fn publish(
     plan: &str,
     id: &str,
     command: &'static str,
+    step: impl FnMut(Option<&Known>, &[Known]) -> Result<Option<(TaskRecord, Event)>>,
+) -> Result<Ran> {
+    publish_releasing(ctx, plan, id, command, None, step)
+}
+
+/// [`publish`], and with `release_for` (`task done`'s actor) the
+/// reservations that holder holds for the task released in the same
+/// atomic push as the task's new version ([`reservation::release_task`]).
+fn publish_releasing(
+    ctx: &Ctx,
+    plan: &str,
+    id: &str,
+    command: &'static str,
+    release_for: Option<&str>,
     mut step: impl FnMut(Option<&Known>, &[Known]) -> Result<Option<(TaskRecord, Event)>>,
 ) -> Result<Ran> {
     let store = &ctx.store;
@@ -153,19 +181,27 @@ pub(crate) fn publish(
     };
     let prefix = task::plan_prefix(plan);
     let plan_ref = crate::model::plan::plan_ref(plan);
+    let attempts = match release_for {
+        Some(_) => RELEASE_ROUNDS + MAX_ATTEMPTS,
+        None => MAX_ATTEMPTS,
+    };
     let exhausted = |lines: &[String]| {
         Error::new(
             Code::PushRejected,
             format!(
-                "the tasks of plan '{plan}' kept changing at the remote ({MAX_ATTEMPTS} attempts): {}",
+                "the tasks of plan '{plan}' kept changing at the remote ({attempts} attempts): {}",
                 lines.join("; ")
             ),
         )
         .hint("run the command again")
     };
+    let mut fetch = vec![prefix.as_str(), plan_ref.as_str()];
+    if release_for.is_some() {
+        fetch.push(LEDGER_REF);
+    }
     let done = Publish::new(store, ctx.remote())
-        .fetch([prefix.as_str(), plan_ref.as_str()])
-        .attempts(MAX_ATTEMPTS)
+        .fetch(fetch)
+        .attempts(attempts)
         .point("task")
         .exhausted(exhausted)
         .run(|txn| {
@@ -186,6 +222,8 @@ pub(crate) fn publish(
                 event,
                 already,
                 published: ctx.remote().is_some(),
+                released: Vec::new(),
+                still_reserved: Vec::new(),
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
@@ -213,10 +251,50 @@ pub(crate) fn publish(
             if record.depends_on != deps_before && !record.depends_on.is_empty() {
                 graph_version(ctx, txn, &plan_ref, &event)?;
             }
+            let (released, still_reserved) = match release_for {
+                Some(holder) => release_task(txn, holder, plan, id)?,
+                None => (Vec::new(), Vec::new()),
+            };
             failpoint::point("task:objects");
-            Ok(ran(record, Some(commit), false, Some(event.kind.clone())))
+            Ok(Ran {
+                released,
+                still_reserved,
+                ..ran(record, Some(commit), false, Some(event.kind.clone()))
+            })
         })?;
     Ok(done.then)
+}
+
+/// In a `task done`'s round: the ledger's next version with the entries
+/// `holder` holds for the task released (its ids), written to go in the
+/// round's push; after [`RELEASE_ROUNDS`] lost rounds, nothing written and
+/// the ids said to be still held. A ledger that cannot be read (forged,
+/// corrupt: `reservations --repair` says why) is left alone.
+fn release_task(
+    txn: &mut Txn<'_>,
+    holder: &str,
+    plan: &str,
+    id: &str,
+) -> Result<(Vec<String>, Vec<String>)> {
+    let now = txn.store().clock.now();
+    let key = LEDGER.to_string();
+    let Ok(Some(mut ledger)) = txn.current::<Ledger>(&key) else {
+        return Ok((Vec::new(), Vec::new()));
+    };
+    let ids = reservation::release_task(&mut ledger.value, holder, plan, id, now);
+    if ids.is_empty() || txn.attempt() > RELEASE_ROUNDS {
+        return Ok((Vec::new(), ids));
+    }
+    let event = Event::new(
+        "released",
+        holder,
+        format!(
+            "{holder} releases {} (task {plan}/{id} done)",
+            ids.join(" ")
+        ),
+    );
+    txn.write(&key, &ledger.value, &event)?;
+    Ok((ids, Vec::new()))
 }
 
 /// The plan's next version on the one just fetched (its tree as it is, a
@@ -265,7 +343,9 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     op.validate()?;
     let now = ctx.store.clock.now();
     let command = op.name();
-    publish(ctx, &plan, id, command, |current, tasks| {
+    // A done releases the task's reservations in its own push.
+    let release_for = matches!(op, OpArgs::Done { .. }).then_some(actor.as_str());
+    publish_releasing(ctx, &plan, id, command, release_for, |current, tasks| {
         let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {

@@ -75,8 +75,6 @@ struct Decided {
     commit: ObjectId,
     resumed: bool,
     restored: bool,
-    /// The claim and reservations moved with it.
-    moves: carry::Moves,
 }
 
 /// What `accept` asks the session, once, and hands down: the steps below
@@ -146,9 +144,6 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
     let d = published.then;
     if !d.resumed {
         failpoint::point("accept:ref");
-        if s.remote.is_none() {
-            carry::write_locally(s, &d.moves)?;
-        }
     }
     let completed = complete(s, &d.refname, &d.packet, &d.acc, d.commit)?;
     // The acceptor's own acceptance with nothing left to do: a re-run after
@@ -201,7 +196,6 @@ fn decide(
             commit: base,
             resumed: true,
             restored: false,
-            moves: carry::Moves::default(),
         });
     }
     let restored = if restore {
@@ -245,6 +239,13 @@ fn decide(
     for update in lane_move {
         txn.push_along(update);
     }
+    // Offline the claim and the ledger move in the acceptance's own local
+    // CAS: a run killed after it finds them moved with the acceptance.
+    if !txn.online() {
+        for (moved, tip, new) in &moves.local {
+            txn.write_on(moved, *tip, *new, actor, "accept: handed over");
+        }
+    }
     Ok(Decided {
         refname,
         packet,
@@ -252,7 +253,6 @@ fn decide(
         commit,
         resumed: false,
         restored,
-        moves,
     })
 }
 

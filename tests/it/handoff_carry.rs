@@ -355,3 +355,45 @@ fn a_handed_over_lanes_old_worktree_says_who_owns_the_lane_now_and_prune_cleans_
     );
     assert!(!env.refs(&a, "refs/heads/feat/login").is_empty());
 }
+
+/// An offline accept writes the claim and the ledger in the acceptance's
+/// own local CAS: killed right after it, the re-run finds them moved (they
+/// were written after the acceptance, and a re-run that found its own
+/// acceptance never wrote them).
+#[test]
+fn an_offline_accept_killed_after_its_acceptance_has_moved_the_claim_and_the_reservations() {
+    let (env, _remote, clones, _wt, id) = handed_off(TestEnv::new());
+    let bob = &clones[2];
+    env.swarm(bob, &["sync"]).ok();
+    env.git(bob, &["fetch", "--quiet", "origin"]);
+    env.git(bob, &["branch", "feat/f1", "origin/feat/f1"]);
+    let succ = bob.join("succ");
+    let succ = succ.to_str().unwrap();
+    let crashed = env.swarm_env(
+        bob,
+        &[("GIT_SWARM_FAILPOINT", "accept:ref")],
+        &["--offline", "accept", &id, "--worktree", succ],
+    );
+    crate::process::assert_aborted(&crashed, "accept:ref");
+    let task = yaml(&env, bob, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("bob"));
+    assert_eq!(task["previous_owner"].as_str(), Some("ann"));
+    let ledger = yaml(
+        &env,
+        bob,
+        "refs/swarm/reservations/ledger",
+        "reservations.yaml",
+    );
+    assert_eq!(ledger["entries"][0]["holder"].as_str(), Some("bob"));
+    let again = env
+        .swarm(
+            bob,
+            &["--offline", "accept", &id, "--worktree", succ, "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(again["resumed"], true);
+    let task = yaml(&env, bob, "refs/swarm/tasks/p/t", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("bob"));
+    assert_eq!(task["epoch"].as_u64(), Some(2), "moved once");
+}

@@ -5,8 +5,8 @@
 //! the successor). What cannot move — a claim or an entry someone else
 //! holds now, after its lease expired and was recovered — is named in the
 //! acceptance (`moved.not_moved`) and in `accept`'s output, never dropped
-//! silently. Offline the same versions are written by the local CAS after
-//! the acceptance.
+//! silently. Offline the same versions are written in the acceptance's own
+//! local CAS transaction: all of them or none.
 
 use gix::ObjectId;
 
@@ -17,17 +17,17 @@ use crate::model::packet::{Moved, Packet};
 use crate::model::reservation::{self as reservation, Ledger, LEDGER, LEDGER_REF};
 use crate::model::task::{self as task, task_ref, HandOver, TaskKey, TaskRecord};
 use crate::store::kind::{Record, Records};
-use crate::store::remote;
+use crate::store::remote::{self, Tip};
 use crate::store::Event;
 
 /// The moves decided for one acceptance: the updates for its push (each
-/// leased at the value fetched) and, for offline, the local value each
-/// update replaces.
+/// leased at the value fetched) and, for offline, each ref's next version
+/// on the tip it was decided on (written with the acceptance, one CAS).
 #[derive(Debug, Clone, Default)]
 pub struct Moves {
     pub moved: Moved,
     pub updates: Vec<PushUpdate>,
-    pub local: Vec<(String, Option<ObjectId>, ObjectId)>,
+    pub local: Vec<(String, Tip, ObjectId)>,
 }
 
 /// Decide what of the packet's claim and reservations moves to `to`.
@@ -80,7 +80,7 @@ fn claim(
                 new: Some(commit.to_string()),
                 expected: tip.remote.map(|r| r.to_string()),
             });
-            out.local.push((refname, tip.local, commit));
+            out.local.push((refname, tip, commit));
             out.moved.claim = Some(key);
         }
     }
@@ -125,7 +125,7 @@ fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<(
         new: Some(commit.to_string()),
         expected: tip.remote.map(|r| r.to_string()),
     });
-    out.local.push((LEDGER_REF.to_string(), tip.local, commit));
+    out.local.push((LEDGER_REF.to_string(), tip, commit));
     Ok(())
 }
 
@@ -137,18 +137,4 @@ fn write(
 ) -> Result<ObjectId> {
     let tree = store.write_tree(files)?;
     store.commit(tree, &[parent], ev)
-}
-
-/// Offline: write the moves here by the local CAS, after the acceptance.
-pub(super) fn write_locally(s: &Asked<'_>, moves: &Moves) -> Result<()> {
-    for (refname, expected, new) in &moves.local {
-        s.store.cas(
-            refname,
-            *expected,
-            Some(*new),
-            &s.actor,
-            "accept: handed over",
-        )?;
-    }
-    Ok(())
 }

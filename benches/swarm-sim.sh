@@ -14,8 +14,8 @@
 #   min 10  notify
 #   min 15  task renew      (half of the 30m lease; `renew --due` at 16 with BUDGET)
 #   min 20  notify
-#   min 25  task done --unverified --reason sim
-#   min 28  release src/<agent>.rs
+#   min 25  task done --unverified --reason sim   (releases the reservation
+#                           for the task in the same push: no `release`)
 #   min 30  task claim      (a second task, from a second pool of 2N)
 #   min 35  notify
 #   min 45  task renew      (`renew --due` at 46 with BUDGET)
@@ -140,7 +140,6 @@ do_renew2() { do_renew "$1" "$2" "$3" claim2; }
 do_done() { run "$1" "$2" "$3" task done "$(cat "$log/$1.$4.task")" --plan p --unverified --reason sim || true; }
 do_done1() { do_done "$1" "$2" "$3" claim1; }
 do_done2() { do_done "$1" "$2" "$3" claim2; }
-do_release() { run "$1" "$2" "$3" release "src/$1.rs" || true; }
 
 printf '| budget | N | clones | pushes/min (accepted) | pushes/agent/h (accepted) | refs/push | read queries/s | claim p50 | claim p99 | claims lost | claims doubled | messages lost | retries | failed commands | wall time |\n'
 printf '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n'
@@ -198,7 +197,6 @@ for n in $NS; do
     step $renew_at renew1 do_renew1
     step 20 notify3 do_notify
     step 25 done1 do_done1
-    step 28 release do_release
     step 30 claim2 do_claim2
     step 35 notify4 do_notify
     step $((renew_at + 30)) renew2 do_renew2
@@ -213,6 +211,9 @@ for n in $NS; do
     # The remote's final word on every task, from a fresh look.
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at 60) git-swarm sync >/dev/null &&
         GIT_SWARM_NOW=$(at 60) git-swarm --offline task list --plan p --json) >"$run_dir/tasks.json"
+    # The dones released the reservations: none should be left live.
+    left=$(git --git-dir="$run_dir/srv/remote.git" show refs/swarm/reservations/ledger:reservations.yaml 2>/dev/null | grep -c '^- id:' || true)
+    echo "N=$n: reservations left in the ledger at the end: $left" >&2
     python3 - "$run_dir" "$n" "$clones" "$wall" "$mode" <<'EOF'
 import json, glob, os, sys
 run_dir, n, clones, wall, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]

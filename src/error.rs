@@ -96,7 +96,7 @@ codes! {
     PushRejected("PUSH_REJECTED", Race): "the remote refused the atomic push (someone else moved a ref first)",
     RecordInvalid("RECORD_INVALID", Usage): "a record is too large or nested too deeply to be read (limits: 64 KiB, depth 32), holds a control character, or a name or address field breaks the name rules; listings skip it with a warning",
     PlanFileUnsafe("PLAN_FILE_UNSAFE", Usage): "the plan file is a symbolic link or not a regular file; git-swarm neither reads nor writes through it",
-    FileNotRegular("FILE_NOT_REGULAR", Usage): "an input file (--from, --file) is a FIFO, device or directory, not a regular file",
+    FileNotRegular("FILE_NOT_REGULAR", Usage): "an input file (--from, --file) is a FIFO, device or directory, not a regular file; agent install: a file it would write is one, or leads out of the checkout through a symbolic link (nothing written)",
     FileTooLarge("FILE_TOO_LARGE", Usage): "an input or plan file is larger than git-swarm reads (1 MiB of text, 64 KiB of YAML)",
     ConfigInvalid("CONFIG_INVALID", Usage): "a swarm.* setting is unusable: swarm.planFile outside the worktree, swarm.worktreeRoot outside the main worktree, or swarm.pushBudget / swarm.trust set to a value it cannot parse",
     EnvInvalid("ENV_INVALID", Usage): "an environment variable git-swarm reads has an invalid value (GIT_SWARM_NOW, GIT_CONFIG_PARAMETERS)",

@@ -221,6 +221,13 @@ impl Git {
         }
     }
 
+    /// The commit `rev` names, if any.
+    pub fn resolve(&self, rev: &str) -> Result<Option<gix::ObjectId>> {
+        Ok(self
+            .rev_parse(rev)?
+            .and_then(|s| gix::ObjectId::from_hex(s.as_bytes()).ok()))
+    }
+
     /// Does `rev` name a commit that is in the object database?
     pub fn has_commit(&self, rev: &str) -> Result<bool> {
         Ok(self.rev_parse(rev)?.is_some())

@@ -32,7 +32,8 @@ pub enum LaneCmd {
         /// remote that has it): the lane starts on a child plan of P named
         /// after the feature and titled after the task, T is claimed for the
         /// lane's owner and tied to feat/<feature>, all in one atomic push
-        /// (exit 3 and nothing made when someone else holds T).
+        /// (exit 3 and nothing made when someone else holds T; exit 4 and
+        /// nothing made when the remote cannot be reached, unless --offline).
         #[arg(long, value_name = "T")]
         task: Option<String>,
     },

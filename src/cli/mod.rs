@@ -210,7 +210,7 @@ impl Command {
     /// `--offline`: kept here, said in the one wording, published by the
     /// next command that reaches the remote. Not the arbitrations whose
     /// point is the remote's verdict (`accept`, `lead claim`, `lead
-    /// takeover`, `task claim`/`recover`, `reserve`:
+    /// takeover`, `task claim`/`recover`, `lane new --task`, `reserve`:
     /// offline two machines could each be told they won, and an agent told
     /// exit 0 starts work on a task someone else holds; these keep exit 4
     /// and name `--offline`), nor `lead push` and `sync`, whose point is to
@@ -226,6 +226,7 @@ impl Command {
                             | lead::LeadCmd::Push { .. }
                     )
                     | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                    | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
             )
             && !matches!(self, Command::Reserve(a) if !a.check)
     }

@@ -6,8 +6,6 @@
 
 use std::path::{Path, PathBuf};
 
-use gix::ObjectId;
-
 use super::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::fsutil::same_path;
@@ -18,9 +16,7 @@ use crate::store::Store;
 
 mod probe;
 
-pub use probe::{
-    cwd_inside, has_merged_verdict, ignored_paths, inspect, left_behind, merged, probe, uncommitted,
-};
+pub use probe::{cwd_inside, ignored_paths, inspect, left_behind, merged, probe, uncommitted};
 
 /// The main worktree's root: lanes live under it, whichever worktree we run in.
 pub fn main_worktree(store: &Store) -> Result<PathBuf> {
@@ -76,13 +72,6 @@ fn remote_base(ctx: &Ctx, remote: &str) -> Option<String> {
         return Some(format!("{remote}/main"));
     }
     None
-}
-
-/// The commit `rev` names, if any.
-pub fn resolve(git: &Git, rev: &str) -> Result<Option<ObjectId>> {
-    Ok(git
-        .rev_parse(rev)?
-        .and_then(|s| ObjectId::from_hex(s.as_bytes()).ok()))
 }
 
 /// Where this clone puts lane `feature`'s worktree.

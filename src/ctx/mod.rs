@@ -1,8 +1,12 @@
-//! The session (L2.5): who acts (`--as`, the configured identity), where
-//! (the open store: main checkout or which lane), the resolved settings and
-//! `--offline`. Built once by the CLI ([`Ctx::open`]) or a guard
-//! ([`Ctx::open_for_guards`]), passed down. Worktree work is
-//! [`crate::worktree`]'s, one level below.
+//! The session (L2.5): who acts (`--as`, the configured identity, a lane's
+//! owner), where (the open store; which lane we run in, where lanes, the
+//! base and the plan file live: [`lane`], [`base`], [`plan`]), the resolved
+//! settings (the remotes unless `--offline`, a kind's lease) and which plan
+//! a command means. Built once by the CLI ([`Ctx::open`]) or a guard
+//! ([`Ctx::open_for_guards`]), passed down; a command asks it once and hands
+//! the answers to its steps. No kind reader lives here: a kind's reads are
+//! the kind's (`model::<kind>`, over `store::kind::Records`), and worktree
+//! work is [`crate::worktree`]'s, one level below.
 
 pub mod base;
 pub mod lane;

@@ -95,10 +95,23 @@ pub struct LaneRecord {
     pub extra: Extra,
 }
 
+open_enum! {
+    /// A lane report's kind (`last_report.kind`, [`ReportKind::slug`]); a
+    /// kind a newer version wrote is kept as it is.
+    pub enum LastReportKind {
+        PlanReady = "plan-ready",
+        PrOpen = "pr-open",
+        Blocked = "blocked",
+        Handoff = "handoff",
+        Done = "done",
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LastReport {
-    /// `plan-ready`, `pr-open`, `blocked`, `handoff` or `done`.
-    pub kind: String,
+    /// `plan-ready`, `pr-open`, `blocked`, `handoff` or `done`, or a kind a
+    /// newer version wrote.
+    pub kind: LastReportKind,
     /// The vocabulary line, e.g. `PR open https://…`.
     pub text: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -359,6 +372,28 @@ mod tests {
         }
         assert_eq!(State::parse("active"), State::Active);
         assert_eq!(State::Removed.to_string(), "removed");
+    }
+
+    #[test]
+    fn a_report_kind_a_newer_version_wrote_round_trips() {
+        let yaml = YAML.replace(
+            "whatever: 1\n",
+            "last_report:\n  kind: reviewed\n  text: reviewed ok\n  at: ''\n  by: ''\n  commit: ''\nwhatever: 1\n",
+        );
+        let mut files = Files::new();
+        files.insert(RECORD_FILE.into(), yaml.as_bytes().to_vec());
+        let rec = LaneRecord::from_files(&files, &"f".to_string(), "x").unwrap();
+        let report = rec.last_report.clone().unwrap();
+        assert_eq!(report.kind, LastReportKind::Other("reviewed".into()));
+        let back = rec.to_files().unwrap();
+        assert_eq!(String::from_utf8_lossy(&back[RECORD_FILE]), yaml);
+        for k in ["plan-ready", "pr-open", "blocked", "handoff", "done"] {
+            assert_eq!(LastReportKind::parse(k).as_str(), k);
+            assert!(!matches!(
+                LastReportKind::parse(k),
+                LastReportKind::Other(_)
+            ));
+        }
     }
 
     #[test]

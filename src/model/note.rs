@@ -103,6 +103,14 @@ impl Note {
     }
 }
 
+/// A recorded verdict: a JSON note `{"kind": "verdict", "state": "merged", …}` on `head`.
+pub fn has_merged_verdict(store: &Store, head: ObjectId) -> Result<bool> {
+    Ok(store.note_objects(head)?.iter().any(|n| {
+        n.get("kind").and_then(|k| k.as_str()) == Some("verdict")
+            && n.get("state").and_then(|s| s.as_str()) == Some("merged")
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::Note;

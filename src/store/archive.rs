@@ -183,7 +183,7 @@ fn delete_archived(store: &Store, actor: &str, records: &[(String, ObjectId)]) -
 }
 
 /// Add records to the archive of `kind` (idempotent: entries already there
-/// at the same tip add nothing): the local-only publish loop.
+/// at the same tip add nothing), in the local-only [`Store::cas_loop`].
 fn fold(store: &Store, actor: &str, kind: &str, records: &[(String, ObjectId)]) -> Result<()> {
     let aref = archive_ref(kind);
     let step = |old: Option<ObjectId>| {

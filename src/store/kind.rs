@@ -436,7 +436,12 @@ impl<'s, R: Record> Records<'s, R> {
     pub fn all_under(&self, prefix: &str) -> Result<(Vec<Versioned<R>>, Vec<Unreadable>)> {
         let mut good = Vec::new();
         let mut bad = Vec::new();
-        for (refname, tip) in self.store.list_refs(prefix)? {
+        let refs = self.store.list_refs(prefix)?;
+        // With trust on, the signatures no verdict is kept for yet are
+        // checked a few at once first (a cold listing).
+        let tips: Vec<ObjectId> = refs.iter().map(|(_, tip)| *tip).collect();
+        self.store.check_ahead(R::NAMESPACE, &tips);
+        for (refname, tip) in refs {
             let path = &refname[prefix.len()..];
             let read = R::Key::from_path(path)
                 .ok_or_else(|| {

@@ -16,7 +16,8 @@
 //!   compare-and-swap transactions, failing with the typed [`StoreError`];
 //! - [`notes`]: `refs/notes/swarm`, appended as line unions;
 //! - [`mirror`] and [`remote`]: the mirror fetch, the atomic push with
-//!   leases, and the one fetch → decide → publish loop;
+//!   leases and the one push step of a publication (`remote::land`);
+//!   [`kind::Publish`] is the one fetch → decide → publish operation;
 //! - [`reconcile`]: joining diverged refs as each kind says (`sync`);
 //! - [`archive`]: folding finished records into archive refs (`gc`);
 //! - [`record`]: YAML parsing with schema and size checks;

@@ -2,7 +2,7 @@
 //! (handoffs written at a commit, acceptances, verification verdicts).
 //! Appends are line unions, so concurrent writers never lose each other's
 //! lines: a lost local CAS is simply retried on the new tip (the local-only
-//! [`super::remote::publish_loop`]).
+//! [`Store::cas_loop`]).
 
 use gix::ObjectId;
 

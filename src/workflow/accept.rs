@@ -124,6 +124,9 @@ pub fn accept_with(ctx: &Ctx, arg: &str, restore: bool) -> Result<Accepted> {
         .fetch(WANTED.iter().copied())
         .attempts(4)
         .point("accept")
+        // A local packet ref holding a change the acceptance lacks fails
+        // the command (`CAS_FAILED`, `sync` joins them).
+        .strict()
         .exhausted(|lines| {
             let tried = tried.borrow();
             let (_, packet) = tried.as_ref().expect("a refused acceptance was tried");

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::clock::rfc3339;
 use crate::ctx::lane::{
-    cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged, probe, resolve,
-    start_marker, uncommitted,
+    cwd_inside, ignored_paths, inspect, left_behind, main_worktree, merged, probe, start_marker,
+    uncommitted,
 };
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
@@ -203,7 +203,7 @@ fn remove(
     let head = ctx.store.ref_target(&format!("refs/heads/{}", r.branch))?;
     if !keep_branch && st.is_local() && head.is_some() {
         // Commits may have landed since the checks too.
-        let base = resolve(&ctx.store.git, &r.base)?;
+        let base = ctx.store.git.resolve(&r.base)?;
         if !force && !merged(ctx, r, head, base)?.loses_nothing() {
             return Err(Error::new(
                 Code::LaneUnmerged,

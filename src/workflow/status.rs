@@ -192,7 +192,10 @@ fn read_lanes(
                 owner: Some(lane.record.owner),
                 branch: Some(lane.record.branch),
                 state: Some(lane.record.state.to_string()),
-                blocked: lane.record.last_report.filter(|r| r.kind == "blocked"),
+                blocked: lane
+                    .record
+                    .last_report
+                    .filter(|r| r.kind == crate::model::lane::LastReportKind::Blocked),
             });
     }
     Ok(by_plan)

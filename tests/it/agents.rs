@@ -388,6 +388,105 @@ fn hooks_in_a_swarm_repository_with_an_unusable_setting_warn_instead_of_going_si
 }
 
 #[test]
+fn agent_install_never_writes_through_a_symlink_out_of_the_checkout_nor_opens_a_fifo() {
+    // A repository can track symlinks: a hostile one (or a careless one)
+    // could point AGENTS.md, the skill or the settings at a file of the
+    // user's outside the checkout; install must refuse, writing nothing.
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
+    let a = clones[0].clone();
+    let outside = env.root().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    let precious = outside.join("authorized_keys");
+    env.write(&precious, "ssh-ed25519 AAAA precious\n");
+    let settings = outside.join("settings.json");
+    env.write(&settings, "{\"mine\": 1}\n");
+    for (link, target) in [
+        (".claude/skills/git-swarm/SKILL.md", &precious),
+        ("AGENTS.md", &precious),
+        (".claude/settings.local.json", &settings),
+        (".codex", &outside),
+    ] {
+        let path = a.join(link);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::os::unix::fs::symlink(target, &path).unwrap();
+        let host = if link.starts_with(".codex") {
+            "codex"
+        } else {
+            "claude"
+        };
+        env.swarm(&a, &["agent", "install", "--host", host])
+            .err(2, "FILE_NOT_REGULAR")
+            .stderr_has(link.split('/').next().unwrap());
+        assert_eq!(env.read(&precious), "ssh-ed25519 AAAA precious\n", "{link}");
+        assert_eq!(env.read(&settings), "{\"mine\": 1}\n", "{link}");
+        assert!(!outside.join("hooks.json").exists(), "{link}");
+        assert!(
+            !a.join(".claude/settings.local.json").is_file()
+                || link == ".claude/settings.local.json",
+            "{link}: nothing was written"
+        );
+        std::fs::remove_file(&path).unwrap();
+    }
+    // A FIFO where a settings file goes: refused at once, not waited on.
+    let fifo = a.join(".claude/settings.local.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    env.swarm(&a, &["agent", "install"])
+        .err(2, "FILE_NOT_REGULAR")
+        .stderr_has("settings.local.json");
+    std::fs::remove_file(&fifo).unwrap();
+    // A symlink that stays inside the checkout (AGENTS.md -> CLAUDE.md, a
+    // common layout) is followed: the block goes into CLAUDE.md.
+    env.write(&a.join("CLAUDE.md"), "# Ours\n");
+    std::os::unix::fs::symlink("CLAUDE.md", a.join("AGENTS.md")).unwrap();
+    env.swarm(&a, &["agent", "install"]).ok();
+    assert!(env
+        .read(&a.join("CLAUDE.md"))
+        .contains("git-swarm agent guide"));
+    assert!(std::fs::symlink_metadata(a.join("AGENTS.md"))
+        .unwrap()
+        .file_type()
+        .is_symlink());
+}
+
+#[test]
+fn a_lane_whose_branch_tracks_a_symlink_out_gets_no_agent_files_through_it() {
+    // `lane new` writes the installed hosts' files into the worktree it
+    // makes; a base branch that tracks the skill as a symlink out of the
+    // checkout must not make it write there.
+    let (env, remote, clones) = Swarm::new(&["ann"]).plan(0, "p").parts();
+    let a = clones[0].clone();
+    env.swarm(&a, &["agent", "install"]).ok();
+    let precious = env.root().join("precious.txt");
+    env.write(&precious, "keep me\n");
+    let scratch = env.root().join("scratch");
+    env.git(
+        env.root(),
+        &["clone", "--quiet", remote.to_str().unwrap(), "scratch"],
+    );
+    std::fs::create_dir_all(scratch.join(".claude/skills/git-swarm")).unwrap();
+    std::os::unix::fs::symlink(&precious, scratch.join(".claude/skills/git-swarm/SKILL.md"))
+        .unwrap();
+    env.git(&scratch, &["add", "-f", ".claude"]);
+    env.git(&scratch, &["commit", "--quiet", "-m", "a tracked symlink"]);
+    env.git(
+        &scratch,
+        &["push", "--quiet", "--no-verify", "origin", "HEAD:main"],
+    );
+    env.git(&a, &["fetch", "--quiet", "origin"]);
+    let run = env.swarm(&a, &["lane", "new", "w", "--plan", "p"]).ok();
+    assert!(
+        run.stderr.contains("agent hooks were not written") && run.stderr.contains("symbolic link"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(env.read(&precious), "keep me\n");
+}
+
+#[test]
 fn agent_install_reaches_every_worktree_and_uninstall_restores_bytes() {
     let (env, _, clones) = Swarm::new(&["ann"]).plan(0, "p").parts();
     let a = clones[0].clone();

@@ -24,6 +24,10 @@
 //! and `src/model` (each kind's namespace); elsewhere code uses the kind's
 //! `PREFIX`, ref helper or `Record::refname`.
 //!
+//! The session (`src/ctx/`) holds no kind reader: it does not use the
+//! store's generic kinds (`store::kind`); a kind's reads live with the kind
+//! in `src/model/`.
+//!
 //! [`ALLOWLIST`] is empty: the record-model restructure removed every
 //! violation. A future move in several steps may list violations there
 //! while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
@@ -821,6 +825,56 @@ fn output_is_used_only_in_cli() {
         [
             "src/store/record.rs:1: crate::output::Output",
             "src/model/lane/rules.rs:1: use crate::output::count;",
+        ]
+    );
+}
+
+/// The session is the session only: a file in `src/ctx/` reading or
+/// writing records through the store's generic kinds (`store::kind`:
+/// `Records`, `Publish`) holds a kind's reader, which lives with the kind
+/// in `model/`. As `file:line: import`.
+fn kind_reads_in_ctx(files: &[(String, String)]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        if !file.starts_with("src/ctx/") {
+            continue;
+        }
+        let mut seen = BTreeSet::new();
+        for (line, import, segs) in imports(file, text) {
+            // A group (`kind::{self, Records}`) is one line, said once.
+            if segs.len() >= 2 && segs[0] == "store" && segs[1] == "kind" && seen.insert(line) {
+                out.push(format!("{file}:{line}: {import}"));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_session_holds_no_kind_reader() {
+    let found = kind_reads_in_ctx(&read_src());
+    assert!(
+        found.is_empty(),
+        "ctx/ is the session only (who, where, settings, which lane): read records in the kind's module (model/<kind>) over `Records`, and call that:\n{}",
+        found.join("\n")
+    );
+    let injected = files_of(&[
+        (
+            "src/ctx/task.rs",
+            "use crate::store::kind::{self, Records};\n",
+        ),
+        (
+            "src/ctx/lane.rs",
+            "fn f(s: &Store) { crate::store::kind::Records::<LaneRecord>::new(s); }\n",
+        ),
+        ("src/model/task.rs", "use crate::store::kind::Records;\n"),
+        ("src/ctx/mod.rs", "use crate::store::Store;\n"),
+    ]);
+    assert_eq!(
+        kind_reads_in_ctx(&injected),
+        [
+            "src/ctx/task.rs:1: use crate::store::kind::{self, Records};",
+            "src/ctx/lane.rs:1: crate::store::kind::Records",
         ]
     );
 }

@@ -1,8 +1,9 @@
 //! A coordination remote of its own: the code on one bare remote
 //! (`origin`), the records on another (`swarm`, added by `init
-//! --coordination-remote`). One agent's day across four clones, and what
-//! each remote holds at the end: records only on the coordination remote,
-//! branches only on the code remote.
+//! --coordination-remote`): setting it up, which remote is the code
+//! remote, and what happens when one of the two is missing or refuses.
+//! The whole day on two remotes is `day::…_on_two_remotes`, the same day
+//! as on one.
 
 use std::path::{Path, PathBuf};
 
@@ -10,7 +11,7 @@ use crate::harness::TestEnv;
 
 /// A bare code remote with one commit on main and an empty bare
 /// coordination remote.
-fn two_remotes(env: &TestEnv) -> (PathBuf, PathBuf) {
+pub(crate) fn two_remotes(env: &TestEnv) -> (PathBuf, PathBuf) {
     let code = env.root().join("code.git");
     let coord = env.root().join("coord.git");
     env.git(env.root(), &["init", "--quiet", "--bare", "code.git"]);
@@ -29,7 +30,7 @@ fn two_remotes(env: &TestEnv) -> (PathBuf, PathBuf) {
 
 /// A clone of the code remote that joined the swarm as the docs say:
 /// `git swarm init --coordination-remote URL`.
-fn join(env: &TestEnv, code: &Path, coord: &Path, name: &str) -> PathBuf {
+pub(crate) fn join(env: &TestEnv, code: &Path, coord: &Path, name: &str) -> PathBuf {
     env.git(
         env.root(),
         &["clone", "--quiet", code.to_str().unwrap(), name],
@@ -45,7 +46,7 @@ fn join(env: &TestEnv, code: &Path, coord: &Path, name: &str) -> PathBuf {
 }
 
 /// The refs a bare remote holds (`git ls-remote`), by name.
-fn ls_remote(env: &TestEnv, remote: &Path) -> Vec<String> {
+pub(crate) fn ls_remote(env: &TestEnv, remote: &Path) -> Vec<String> {
     env.git(env.root(), &["ls-remote", remote.to_str().unwrap()])
         .lines()
         .filter_map(|l| l.split_once('\t').map(|(_, r)| r.to_string()))
@@ -149,268 +150,6 @@ fn origin_renamed_after_init_with_a_coordination_remote_stops_nothing() {
     env.git(&a, &["config", "swarm.codeRemote", "upstream"]);
     let v = env.swarm(&a, &["init", "--json"]).ok().json();
     assert_eq!(v["code_remote"], "upstream");
-}
-
-#[test]
-fn a_day_with_code_and_records_on_two_remotes() {
-    let env = TestEnv::new();
-    let (code, coord) = two_remotes(&env);
-    let [lead, ann, bob, carol] =
-        ["lead", "ann", "bob", "carol"].map(|n| join(&env, &code, &coord, n));
-
-    // The coordinator's plan, tasks and leadership.
-    env.swarm(&lead, &["plan", "new", "rel", "--title", "release 1.1"])
-        .ok();
-    for (id, title) in [("api", "the API"), ("docs", "the guide")] {
-        env.swarm(
-            &lead,
-            &["task", "new", id, "--plan", "rel", "--title", title],
-        )
-        .ok();
-    }
-    env.swarm(
-        &lead,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "rel",
-            "--succession",
-            "lead,carol",
-        ],
-    )
-    .ok();
-
-    // Two agents take a task each; their lanes start from the code
-    // remote's main.
-    let started = env
-        .swarm(&ann, &["lane", "new", "api", "--task", "api", "--json"])
-        .ok();
-    assert_eq!(started.json()["base"], "origin/main", "{}", started.stdout);
-    let ann_wt = lane_path(&started);
-    let bob_wt = lane_path(
-        &env.swarm(&bob, &["lane", "new", "docs", "--task", "docs", "--json"])
-            .ok(),
-    );
-
-    // Reserve, commit, push the branch to the code remote, message.
-    env.swarm(&bob_wt, &["reserve", "docs/"]).ok();
-    env.swarm(&ann_wt, &["reserve", "src/api/"]).ok();
-    commit(
-        &env,
-        &ann_wt,
-        "src/api/mod.rs",
-        "pub fn api() {}\n",
-        "api: the endpoint",
-    );
-    commit(
-        &env,
-        &bob_wt,
-        "docs/guide.md",
-        "# Guide\n",
-        "docs: the outline",
-    );
-    // bob's reservation (read from the coordination remote) keeps ann's
-    // push of a commit to docs/ off the code remote: the pre-push check.
-    env.write(&ann_wt.join("docs/api.md"), "x\n");
-    env.git(&ann_wt, &["add", "docs/api.md"]);
-    env.git(
-        &ann_wt,
-        &["commit", "--quiet", "--no-verify", "-m", "docs from api"],
-    );
-    let refused = env.git_run(&ann_wt, &["push", "--quiet", "origin", "feat/api"]);
-    assert_ne!(refused.code, 0, "{refused:?}");
-    assert!(refused.stderr.contains("docs/"), "{refused:?}");
-    assert!(!ls_remote(&env, &code).contains(&"refs/heads/feat/api".to_string()));
-    env.git(&ann_wt, &["reset", "--quiet", "--hard", "HEAD~1"]);
-    env.git(&ann_wt, &["push", "--quiet", "origin", "feat/api"]);
-    env.swarm(
-        &ann_wt,
-        &["notify", "bob", "the API is in: document src/api"],
-    )
-    .ok();
-    env.swarm(&bob_wt, &["wait", "--for", "message", "--timeout", "1m"])
-        .ok()
-        .stdout_has("the API is in");
-
-    // The forecast reads the lane records from the coordination remote and
-    // ann's branch from the code remote.
-    let f = env.swarm(&bob, &["forecast", "--json"]).ok().json();
-    assert_eq!(f["fetched"], true, "{f}");
-    let lanes = f["lanes"].as_array().unwrap();
-    assert_eq!(lanes.len(), 2, "{f}");
-    assert_eq!(lanes[0]["feature"], "api");
-    assert_eq!(lanes[0]["source"], "remote", "{f}");
-    assert_eq!(f["conflicts"], 0, "{f}");
-
-    // bob stops mid-task with uncommitted work and an unpushed branch: the
-    // handoff pushes the branch to the code remote, then the packet to the
-    // coordination remote.
-    env.write(&bob_wt.join("docs/guide.md"), "# Guide\n\nhalf a chapter\n");
-    let out = env
-        .swarm(
-            &bob_wt,
-            &[
-                "handoff",
-                "--reason",
-                "usage_limit",
-                "--next",
-                "finish the chapter",
-                "--json",
-            ],
-        )
-        .ok();
-    let handed = out.json();
-    assert_eq!(handed["pushed"], true, "{}", out.stdout);
-    assert_eq!(handed["repo"], code.to_str().unwrap(), "{}", out.stdout);
-    let bob_head = env.git(&bob_wt, &["rev-parse", "HEAD"]);
-    let code_refs = env.git(
-        env.root(),
-        &["ls-remote", code.to_str().unwrap(), "refs/heads/feat/docs"],
-    );
-    assert!(code_refs.starts_with(&bob_head), "{code_refs}");
-    let packet = handed["id"].as_str().unwrap().to_string();
-
-    // carol accepts on her machine: the branch comes from the code remote.
-    let carol_wt = carol.join("docs-wt");
-    env.swarm(
-        &carol,
-        &["accept", &packet, "--worktree", carol_wt.to_str().unwrap()],
-    )
-    .ok()
-    .stdout_has("moved to you: the claim on task rel/docs");
-    assert_eq!(env.git(&carol_wt, &["rev-parse", "HEAD"]), bob_head);
-    env.write(
-        &carol_wt.join("docs/guide.md"),
-        "# Guide\n\na whole chapter\n",
-    );
-    env.git(
-        &carol_wt,
-        &["commit", "--quiet", "-am", "docs: the chapter"],
-    );
-    env.git(&carol_wt, &["push", "--quiet", "origin", "feat/docs"]);
-    env.swarm(&ann_wt, &["release", "src/api/"]).ok();
-    env.swarm(&carol_wt, &["release", "docs/"]).ok();
-
-    // A task is not done before its branch is merged on the code remote.
-    env.swarm(&ann_wt, &["task", "done"]).code(1);
-
-    // The coordinator merges both and publishes main, fenced: the leader
-    // record at the coordination remote, then main at the code remote.
-    env.git(&lead, &["fetch", "--quiet", "origin"]);
-    env.git(
-        &lead,
-        &[
-            "merge",
-            "--quiet",
-            "--no-edit",
-            "origin/feat/api",
-            "origin/feat/docs",
-        ],
-    );
-    env.swarm(&lead, &["lead", "push", "--plan", "rel", "main"])
-        .ok();
-    let merged = env.git(&lead, &["rev-parse", "HEAD"]);
-    let main = env.git(
-        env.root(),
-        &["ls-remote", code.to_str().unwrap(), "refs/heads/main"],
-    );
-    assert!(main.starts_with(&merged), "{main}");
-
-    // task done's merge check reads main from the code remote.
-    env.swarm(&ann_wt, &["task", "done"]).ok();
-    env.swarm(&carol_wt, &["task", "done"]).ok();
-    for id in ["api", "docs"] {
-        let tip = crate::process::ref_of(&env, &coord, &format!("refs/swarm/tasks/rel/{id}"))
-            .unwrap_or_else(|| panic!("task {id} on the coordination remote"));
-        let task = env.git(&coord, &["show", &format!("{tip}:task.yaml")]);
-        assert!(task.contains("status: done"), "{task}");
-    }
-
-    // A leader who was taken over cannot move main: fenced at the
-    // coordination remote before anything reaches the code remote.
-    env.swarm(
-        &carol,
-        &[
-            "lead",
-            "takeover",
-            "--plan",
-            "rel",
-            "--force",
-            "--reason",
-            "lead is away",
-        ],
-    )
-    .ok();
-    commit(&env, &lead, "late.txt", "late\n", "a stale leader's change");
-    env.swarm(&lead, &["lead", "push", "--plan", "rel", "main"])
-        .err(3, "LEAD_FENCED");
-    let after = env.git(
-        env.root(),
-        &["ls-remote", code.to_str().unwrap(), "refs/heads/main"],
-    );
-    assert_eq!(after, main, "a fenced leader moved main on the code remote");
-
-    // Records only on the coordination remote, branches only on the code
-    // remote.
-    let on_code = ls_remote(&env, &code);
-    let on_coord = ls_remote(&env, &coord);
-    assert!(
-        on_code
-            .iter()
-            .all(|r| r == "HEAD" || r.starts_with("refs/heads/")),
-        "the code remote holds records: {on_code:?}"
-    );
-    for b in [
-        "refs/heads/main",
-        "refs/heads/feat/api",
-        "refs/heads/feat/docs",
-    ] {
-        assert!(
-            on_code.contains(&b.to_string()),
-            "{b} not on the code remote: {on_code:?}"
-        );
-    }
-    assert!(
-        on_coord
-            .iter()
-            .all(|r| r.starts_with("refs/swarm/") || r == "refs/notes/swarm"),
-        "the coordination remote holds code: {on_coord:?}"
-    );
-    for prefix in [
-        "refs/swarm/plans/rel",
-        "refs/swarm/tasks/rel/",
-        "refs/swarm/lanes/",
-        "refs/swarm/packets/",
-        "refs/swarm/snapshots/",
-        "refs/swarm/lead/rel",
-        "refs/swarm/reservations",
-        "refs/swarm/messages/",
-    ] {
-        assert!(
-            on_coord.iter().any(|r| r.starts_with(prefix)),
-            "no {prefix} on the coordination remote: {on_coord:?}"
-        );
-    }
-
-    // Every clone ends with the same state.
-    let clones = [&lead, &ann, &bob, &carol];
-    for dir in clones {
-        env.swarm(dir, &["sync"]).ok();
-    }
-    let states: Vec<String> = clones
-        .iter()
-        .map(|d| env.swarm(d, &["state"]).ok().stdout)
-        .collect();
-    for (d, s) in clones.iter().zip(&states) {
-        assert_eq!(
-            s,
-            &states[0],
-            "{} differs from {}",
-            d.display(),
-            lead.display()
-        );
-    }
 }
 
 #[test]

@@ -260,3 +260,63 @@ fn an_interrupted_lane_new_task_finished_by_a_rerun_keeps_the_claim_with_the_lan
         assert_eq!(ref_of(&env, a, r), ref_of(&env, &remote, r), "{r}");
     }
 }
+
+/// `lane new --task` decides a claim, as `task claim` does: with the remote
+/// unreachable it refuses (exit 4, the hint names `--offline`) and makes
+/// nothing, so two machines are never both told they hold the task;
+/// `--offline` starts the lane and claims the task here, and says so.
+#[test]
+fn lane_new_task_refuses_when_the_remote_cannot_be_reached_unless_offline() {
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "bob"], &["t2"]);
+    let b = &clones[1];
+    // bob knows plan p and its task.
+    env.swarm(b, &["sync"]).ok();
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let before = env.all_refs(b);
+    let run = env
+        .swarm(b, &["lane", "new", "f2", "--task", "t2"])
+        .err(4, "GIT_FAILED");
+    run.expect_stderr("--offline");
+    assert!(!run.stderr.contains("not published"), "{}", run.stderr);
+    assert_eq!(env.all_refs(b), before, "nothing written");
+    assert!(!crate::fixture::worktree(b, "f2").exists(), "no worktree");
+    // Asked to decide here, it does.
+    let json = env
+        .swarm(
+            b,
+            &["--offline", "lane", "new", "f2", "--task", "t2", "--json"],
+        )
+        .ok()
+        .stderr_has("not published: offline (--offline, or no remote)")
+        .json();
+    assert_eq!(json["published"], false, "{json}");
+    assert_eq!(json["task"]["holder"], "bob", "{json}");
+    let task = yaml(&env, b, "refs/swarm/tasks/p/t2", "task.yaml");
+    assert_eq!(task["claim"]["holder"].as_str(), Some("bob"));
+    assert_eq!(task["lane"].as_str(), Some("f2"));
+}
+
+/// The remote gone between the start's reads and its push: the start is
+/// undone (worktree, branch, lane record, child plan), the claim is not
+/// kept here, exit 4 naming `--offline`.
+#[test]
+fn lane_new_task_whose_push_finds_the_remote_gone_keeps_nothing() {
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "bob"], &["t2"]);
+    let b = &clones[1];
+    env.swarm(b, &["sync"]).ok();
+    let before = env.all_refs(b);
+    let paused = crate::process::Paused::at(
+        &env,
+        b,
+        "lane:worktree",
+        &[],
+        &["lane", "new", "f2", "--task", "t2"],
+    );
+    std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
+    let run = paused.release().err(4, "GIT_FAILED");
+    run.expect_stderr("--offline");
+    run.expect_stderr("nothing was kept");
+    assert!(!run.stderr.contains("not published"), "{}", run.stderr);
+    assert_eq!(env.all_refs(b), before, "nothing written");
+    assert!(!crate::fixture::worktree(b, "f2").exists(), "no worktree");
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-use super::{lane_path, main_worktree, resolve};
+use super::{lane_path, main_worktree};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::fsutil::same_path;
@@ -33,7 +33,7 @@ pub fn probe(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -> 
     let git = &ctx.store.git;
     let head = ctx.store.ref_target(&format!("refs/heads/{}", r.branch))?;
     st.head = head.map(|h| h.to_string());
-    let base = resolve(git, &r.base)?;
+    let base = git.resolve(&r.base)?;
     if let (Some(h), Some(b)) = (head, base) {
         let (ahead, behind) = git.ahead_behind(&b.to_string(), &h.to_string())?;
         st.ahead = Some(ahead);
@@ -74,14 +74,6 @@ fn worktree_of(ctx: &Ctx, lane: &Lane, worktrees: &[PathBuf], leftovers: bool) -
     })
 }
 
-/// A recorded verdict: a JSON note `{"kind": "verdict", "state": "merged", …}` on `head`.
-pub fn has_merged_verdict(store: &Store, head: ObjectId) -> Result<bool> {
-    Ok(store.note_objects(head)?.iter().any(|n| {
-        n.get("kind").and_then(|k| k.as_str()) == Some("verdict")
-            && n.get("state").and_then(|s| s.as_str()) == Some("merged")
-    }))
-}
-
 /// How the lane's branch (at `head`) relates to its base (at `base`).
 pub fn merged(
     ctx: &Ctx,
@@ -92,7 +84,7 @@ pub fn merged(
     let Some(h) = head else {
         return Ok(merged_state(None, false, false, &r.base_commit));
     };
-    let verdict = has_merged_verdict(&ctx.store, h)?;
+    let verdict = crate::model::note::has_merged_verdict(&ctx.store, h)?;
     let in_base = !verdict && base.is_some_and(|b| ctx.store.is_ancestor(h, b).unwrap_or(false));
     Ok(merged_state(head, verdict, in_base, &r.base_commit))
 }

@@ -1,21 +1,28 @@
-//! THE publish operation, for records of any kinds: [`Publish`].
+//! THE publish operation, for records of any kinds: [`Publish`]. Every
+//! command that publishes at once is one (`lead`, `sync`, `renew`, the task
+//! commands, `reserve`, `handoff`, `accept`, `lane new`…).
 //!
-//! One round: fetch the refs the decision reads into the mirror; let the
-//! caller's closure read each record where it stands now
+//! One round: fetch the refs the decision reads into the mirror
+//! ([`Publish::fetch`], or the whole mirror, [`Txn::fetch_mirror`]); let
+//! the caller's closure read each record where it stands now
 //! ([`Txn::current`]: the published version, or the local one when it
 //! descends from it) and write the next versions it decides
-//! ([`Txn::write`], any number of records of any kinds); publish every
-//! version of the round in ONE atomic push whose leases are the values just
-//! fetched, then move the local refs. A lease that no longer holds (another
-//! clone won the race) starts the next round from a fresh fetch, so the
-//! closure decides again on what the winner wrote ([`Txn::rejected`] says
-//! what was refused). Without a remote (none, or `--offline`), or when it
-//! cannot be reached, one local compare-and-swap transaction of every ref
-//! arbitrates, and the outcome says why it is not published
-//! ([`Publication::Kept`]). (Records that need not move together, as
-//! `sync`'s and `gc`'s, go in `remote::publish_batched`'s batches, outside
-//! this operation: a round here is decided again as a whole, which a
-//! half-published batch would not allow.)
+//! ([`Txn::write`], any number of records of any kinds, with what travels
+//! along online: [`Txn::push_along`], [`Txn::push_refspecs`]); then the
+//! one push step, [`remote::land`]: every version of the round in ONE
+//! atomic push whose leases are the values just fetched (the first round
+//! carrying this clone's queued writes under a push budget), then the local
+//! refs. A lease that no longer holds (another clone won the race) starts
+//! the next round from a fresh fetch after a jittered pause, so the closure
+//! decides again on what the winner wrote ([`Txn::rejected`] says what was
+//! refused and what each written record held then: a contest lost, or a
+//! fence, is the closure's error to return). Without a remote (none, or
+//! `--offline`), or when it cannot be reached, one local compare-and-swap
+//! transaction of every ref arbitrates (all move, or none), and the outcome
+//! says why it is not published ([`Publication::Kept`]). Records that need
+//! not move together (`sync`'s) go in [`Txn::push_independent`]'s batches,
+//! alone in their round: a refused batch leaves the earlier ones published,
+//! and the next round reconciles from a fresh fetch.
 //!
 //! [`Records::publish`](super::Records::publish) is this operation for one
 //! record; a command whose refs must move together (a handoff's packet,
@@ -649,5 +656,49 @@ mod tests {
         assert_eq!(done.then, (before.0 + 1, 110));
         assert_eq!(local(&b), (before.0 + 1, 110));
         assert!(!done.publication.is_published());
+    }
+
+    /// The two records of a round offline, and a local writer that moves
+    /// the second between the round's read and its landing: that round
+    /// moves neither (never the first without its companion), the next
+    /// decides again on what the other writer left and moves both.
+    #[test]
+    fn offline_companion_refs_move_all_or_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        git(tmp.path(), &["init", "--quiet", "a"]);
+        let a = Store::open(&tmp.path().join("a")).unwrap();
+        let key = "k".to_string();
+        let ev = || Event::new("set", "ann", "set");
+        Records::<N<0>>::new(&a).create(&key, &N(1), &ev()).unwrap();
+        Records::<N<1>>::new(&a)
+            .create(&key, &N(10), &ev())
+            .unwrap();
+        let local = |store: &Store| {
+            let c = Records::<N<0>>::new(store).load(&key).unwrap().unwrap();
+            let s = Records::<N<1>>::new(store).load(&key).unwrap().unwrap();
+            (c.value.0, s.value.0)
+        };
+        let mut seen = Vec::new();
+        Publish::new(&a, None)
+            .run(|txn| {
+                seen.push(local(&a));
+                let c = txn.current::<N<0>>(&key)?.unwrap().value.0;
+                let s = txn.current::<N<1>>(&key)?.unwrap().value.0;
+                txn.write(&key, &N::<0>(c + 1), &ev())?;
+                txn.write(&key, &N::<1>(s + 10), &ev())?;
+                if txn.attempt() == 1 {
+                    Records::<N<1>>::new(&a)
+                        .update(&key, |_| Ok(super::super::Update::Write(N(100), ev())))
+                        .unwrap();
+                }
+                Ok(())
+            })
+            .unwrap();
+        assert_eq!(
+            seen,
+            [(1, 10), (1, 100)],
+            "the first ref did not move alone"
+        );
+        assert_eq!(local(&a), (2, 110));
     }
 }

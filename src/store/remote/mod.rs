@@ -9,18 +9,16 @@ mod batch;
 pub mod budget;
 pub mod land;
 mod pending;
-mod publish_loop;
 mod view;
 
 pub use batch::{publish_batched, push_batch};
 pub use pending::{not_published, pending, publish_pending, Flushed, Pending};
-pub use publish_loop::{publish_loop, Fetch, Looped, Next, Rejection, Round, Step};
 pub use view::MirrorView;
 
 use gix::ObjectId;
 
 use super::error::short;
-use super::mirror::{fetch, fetch_refs, mirror_ref};
+use super::mirror::mirror_ref;
 use super::Store;
 use crate::error::{Code, Error, Result};
 use crate::git::{PushOutcome, PushUpdate};
@@ -72,7 +70,7 @@ pub fn publish(
 
 /// Where one record stands before a command that publishes at once
 /// (`lead`, `handoff`, `accept`) writes its next version. Read it after
-/// fetching the ref with [`fetch_refs`].
+/// fetching the ref with [`fetch_refs`](crate::store::mirror::fetch_refs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Tip {
     /// The local ref.

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::error::Result;
+use crate::error::{Code, Error, Result};
 use crate::fsutil::io_error;
 
 /// One file `install` wrote, would write, or restored.
@@ -29,6 +29,62 @@ fn backup_key(dir: &Path, file: &Path) -> PathBuf {
         .map(|b| format!("{b:02x}"))
         .collect();
     dir.join(hex)
+}
+
+/// Refuse a file `install` would read or write (`FILE_NOT_REGULAR`,
+/// nothing written) when it is there but no regular file (a FIFO would
+/// block the read; a directory or device is no settings file) and, inside
+/// a checkout (`root`), when it or a directory on its way from `root` is a
+/// symlink leading out of the checkout, or nowhere: a repository can track
+/// symlinks, and install must not write a file of the user's elsewhere
+/// through one. A symlink within the checkout (AGENTS.md -> CLAUDE.md) is
+/// followed. `root` None: the user's own settings, whose symlinks are theirs.
+pub fn check_target(path: &Path, root: Option<&Path>) -> Result<()> {
+    let refuse = |why: String| {
+        Error::new(
+            Code::FileNotRegular,
+            format!("{} {why}; agent install wrote nothing", path.display()),
+        )
+        .hint("make it a regular file inside the checkout (or remove it), then run `git swarm agent install` again")
+    };
+    match std::fs::metadata(path) {
+        Ok(m) if !m.is_file() => {
+            return Err(refuse(
+                "is not a regular file (a FIFO, device or directory)".to_string(),
+            ))
+        }
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io_error(path, e)),
+        _ => {}
+    }
+    let Some(root) = root else {
+        return Ok(());
+    };
+    let inside = std::fs::canonicalize(root).map_err(|e| io_error(root, e))?;
+    let mut at = Some(path);
+    while let Some(p) = at.filter(|p| p.starts_with(root) && *p != root) {
+        let link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        if link {
+            match std::fs::canonicalize(p) {
+                Ok(to) if to.starts_with(&inside) => {}
+                Ok(to) => {
+                    return Err(refuse(format!(
+                        "leads out of the checkout {} through the symbolic link {} (to {})",
+                        root.display(),
+                        p.display(),
+                        to.display()
+                    )))
+                }
+                Err(_) => {
+                    return Err(refuse(format!(
+                        "leads nowhere through the symbolic link {}",
+                        p.display()
+                    )))
+                }
+            }
+        }
+        at = p.parent();
+    }
+    Ok(())
 }
 
 pub fn read_opt(path: &Path) -> Result<Option<Vec<u8>>> {

@@ -41,7 +41,7 @@ use crate::error::{Code, Error, Result};
 use crate::model::agent::{Event, Host, EVENTS};
 
 pub use super::backup::Touched;
-use super::backup::{put, read_opt, restore, write_file};
+use super::backup::{check_target, put, read_opt, restore, write_file};
 use super::guide;
 use super::json::Json;
 
@@ -331,6 +331,7 @@ pub fn install(ctx: &Ctx, o: &Options) -> Result<Installed> {
         o.hosts.clone()
     };
     let idle = super::stop::idle_wait(ctx)?;
+    check_targets(ctx, o, &hosts)?;
     let mut files = Vec::new();
     if o.user {
         let home = home()?;
@@ -397,6 +398,31 @@ pub fn install(ctx: &Ctx, o: &Options) -> Result<Installed> {
     })
 }
 
+/// Every file install would read or write, checked before any is
+/// ([`check_target`]): refused, nothing was written.
+fn check_targets(ctx: &Ctx, o: &Options, hosts: &[Host]) -> Result<()> {
+    let roots = if o.user {
+        vec![home()?]
+    } else {
+        checkouts(ctx)?
+    };
+    for root in &roots {
+        let within = (!o.user).then_some(root.as_path());
+        for &h in hosts {
+            check_target(&settings_path(root, h, o.user), within)?;
+            if h == Host::Claude {
+                check_target(&root.join(SKILL_PATH), within)?;
+            }
+        }
+    }
+    if !o.user {
+        if let Ok(main) = crate::ctx::lane::main_worktree(&ctx.store) {
+            check_target(&main.join("AGENTS.md"), Some(&main))?;
+        }
+    }
+    Ok(())
+}
+
 fn record_hosts(ctx: &Ctx, hosts: &[Host], uninstall: bool) -> Result<()> {
     let mut now = installed_hosts(ctx);
     if uninstall {
@@ -449,7 +475,12 @@ pub fn into_worktree(ctx: &Ctx, path: &Path) -> Option<String> {
     let idle = super::stop::idle_wait(ctx).ok().flatten();
     let backups = project_backups(ctx);
     for h in hosts {
-        if let Err(e) = host_files(path, h, false, idle, &backups, false) {
+        let checked =
+            check_target(&settings_path(path, h, false), Some(path)).and_then(|()| match h {
+                Host::Claude => check_target(&path.join(SKILL_PATH), Some(path)),
+                _ => Ok(()),
+            });
+        if let Err(e) = checked.and_then(|()| host_files(path, h, false, idle, &backups, false)) {
             return Some(format!(
                 "the {} agent hooks were not written into {}: {} (run `git swarm agent install` there)",
                 h.as_str(),

@@ -10,7 +10,6 @@ use std::collections::BTreeSet;
 use gix::ObjectId;
 use serde::Serialize;
 
-use crate::ctx::lane::resolve;
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::lane::wip::{standing, wip_ref, Standing};
@@ -335,7 +334,7 @@ fn commit_at(ctx: &Ctx, refname: &str) -> Option<ObjectId> {
 /// branch (as fetched) when it names a branch; the newer of the two, the
 /// remote's when they diverged (that is where merges land).
 fn base_of(ctx: &Ctx, remote: Option<&str>, base: &str) -> Result<Option<ObjectId>> {
-    let named = resolve(&ctx.store.git, &format!("{base}^{{commit}}"))?;
+    let named = ctx.store.git.resolve(&format!("{base}^{{commit}}"))?;
     let tracking = match remote {
         Some(r) if !base.starts_with(&format!("{r}/")) && !looks_like_id(base) => {
             commit_at(ctx, &format!("refs/remotes/{r}/{base}"))

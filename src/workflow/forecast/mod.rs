@@ -292,7 +292,7 @@ fn plan_known(ctx: &Ctx, remote: Option<&str>, p: &str) -> Result<bool> {
         refs.push(crate::store::mirror::mirror_ref(r, &local));
     }
     for r in refs {
-        if crate::ctx::lane::resolve(&ctx.store.git, &r)?.is_some() {
+        if ctx.store.git.resolve(&r)?.is_some() {
             return Ok(true);
         }
     }

@@ -266,6 +266,9 @@ fn publish_new(
     let published = Publish::new(&ctx.store, ctx.remote())
         .attempts(ID_TRIES)
         .point("handoff")
+        // A local packet ref another local handoff wrote meanwhile fails
+        // the command (`CAS_FAILED`), not left behind silently.
+        .strict()
         .exhausted(|_| no_free_id())
         .run(|txn| {
             match txn.rejected().map(|r| r.lines().to_vec()) {

@@ -15,7 +15,7 @@ use gix::ObjectId;
 use serde::Serialize;
 
 use crate::clock::rfc3339;
-use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, resolve, start_marker};
+use crate::ctx::lane::{confined_lane_path, default_base, main_worktree, start_marker};
 use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
@@ -111,14 +111,13 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         .map(str::to_string)
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
-    let mut warnings = Vec::new();
     let Some(t) = args.task else {
-        return start(ctx, &args, None, &actor, &owner, warnings);
+        return start(ctx, &args, None, &actor, &owner, Vec::new());
     };
     // The task is found and its claim checked before anything is made.
-    let taking = task::resolve(ctx, args.plan, t, &owner, args.feature, &mut warnings)?;
+    let taking = task::resolve(ctx, args.plan, t, &owner, args.feature)?;
     let made = task::child_plan(ctx, &taking, &actor)?;
-    start(ctx, &args, Some(&taking), &actor, &owner, warnings).inspect_err(|_| {
+    start(ctx, &args, Some(&taking), &actor, &owner, Vec::new()).inspect_err(|_| {
         if made {
             task::drop_child_plan(ctx, args.feature, &actor);
         }
@@ -330,7 +329,7 @@ struct Making {
 /// had a lane before, which an interrupted `lane rm` may have left).
 fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) -> Result<Making> {
     let branch = branch_of(feature);
-    let base_commit = resolve(&ctx.store.git, &base)?.ok_or_else(|| {
+    let base_commit = ctx.store.git.resolve(&base)?.ok_or_else(|| {
         Error::new(
             Code::NotFound,
             format!("base '{base}' does not name a commit"),

@@ -11,7 +11,10 @@
 //!
 //! When the remote cannot be reached, or the plan or the lane record
 //! changed both here and there in a way one entry cannot bridge, the lane
-//! stays local with a warning and `sync` publishes it, as before.
+//! stays local with a warning and `sync` publishes it, as before. Not a
+//! start that takes a task (`--task`): its claim is the remote's to decide,
+//! as `task claim`'s is, so a remote that cannot be reached (or a push that
+//! fails) refuses it with nothing kept; `--offline` decides it here.
 
 use gix::ObjectId;
 
@@ -89,8 +92,9 @@ pub struct Written<'a> {
 /// Publish the start (see the module docs). `Err(PLAN_HAS_EXECUTOR)` when
 /// another machine's lane of the plan was published first: the lane and
 /// plan refs are put back here, and the caller removes the worktree and
-/// branch it made; so does a task the remote will not let this owner
-/// claim (`--task`).
+/// branch it made. With `--task` the claim is the remote's to decide: a
+/// task it will not let this owner claim, or a push that fails (the remote
+/// cannot be reached, or refused), undoes the start the same way.
 pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let Some(remote) = ctx.remote() else {
         return Ok(Outcome::Offline);
@@ -213,10 +217,29 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             Some(why) => Outcome::Local(why),
         }),
         Err(e) if refused || matches!(e.code, Code::PlanHasExecutor | Code::LaneExists) => Err(e),
+        // The claim is not kept undecided by the remote (`--task` refuses
+        // as `task claim` does): the start is undone, unless the push went
+        // through and only a local step after it failed (the start is the
+        // remote's then, and `sync` catches up).
+        Err(e) if w.task.is_some() && !pushed(ctx, remote, w.plan, entry) => {
+            let undone = undo(ctx, w, entry, entry_on);
+            Err(e.hint(if undone {
+                "nothing was kept: the lane's worktree, branch, lane record and plan are gone"
+            } else {
+                "this start was undone, but another command moved the lane or plan ref meanwhile"
+            }))
+        }
         // The remote could not be reached, or refused for another reason:
         // the lane is started here and `sync` publishes it.
         Err(e) => Ok(Outcome::Local(e.message)),
     }
+}
+
+/// Whether the remote has the plan at `entry` (as the mirror says after
+/// this clone's last push or fetch).
+fn pushed(ctx: &Ctx, remote: &str, plan: &str, entry: ObjectId) -> bool {
+    let mirrored = ctx.store.ref_target(&mirror_ref(remote, &plan_ref(plan)));
+    matches!(mirrored, Ok(Some(at)) if at == entry)
 }
 
 /// Put the lane record and the plan back where they were before the start;

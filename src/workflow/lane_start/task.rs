@@ -49,20 +49,17 @@ pub fn resolve(
     id: &str,
     owner: &str,
     feature: &str,
-    warnings: &mut Vec<String>,
 ) -> Result<Taking> {
     names::validate_name("task", id)?;
     if let Some(p) = plan {
         names::validate_name("plan", p)?;
     }
+    // The claim is the remote's to decide, as `task claim`'s: a remote that
+    // cannot be read refuses the start before anything is made (exit 4, the
+    // hint names `--offline`, which decides here).
     if let Some(r) = ctx.remote() {
         let wanted = [task::PREFIX, crate::model::plan::PREFIX];
-        if let Err(e) = crate::store::mirror::fetch_refs(&ctx.store, r, &wanted) {
-            warnings.push(format!(
-                "could not read the tasks on '{r}' ({}): the task was looked up in this clone only",
-                e.message
-            ));
-        }
+        crate::store::mirror::fetch_refs(&ctx.store, r, &wanted)?;
     }
     let (all, _) = task::known(&ctx.store, ctx.remote(), plan)?;
     let mut found: Vec<Known> = all.into_iter().filter(|k| k.key.id == id).collect();

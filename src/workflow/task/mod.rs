@@ -37,9 +37,11 @@ const MAX_ATTEMPTS: usize = 5;
 
 /// The rounds of a `task done` whose push also releases the task's
 /// reservations on the one reservation ledger, which every reservation of
-/// the repository moves: after them the done goes alone for its own
-/// [`MAX_ATTEMPTS`] rounds, and says what it left held.
-const RELEASE_ROUNDS: usize = 7;
+/// the repository moves: as many as a `release` has (12). After them the
+/// done goes alone for its own [`MAX_ATTEMPTS`] rounds, and says what it
+/// left held. (Seven were too few: in the swarm simulation's step of 20
+/// dones at one instant, 9 of the 20 releases fell back.)
+const RELEASE_ROUNDS: usize = 12;
 
 /// What a task command did.
 #[derive(Debug, Clone, Serialize)]
@@ -475,11 +477,9 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
     // The merge happened at the remote (a PR, the leader's push): judge
     // on the base as the remote has it now, not as last fetched.
     let refreshed = crate::ctx::base::refresh(ctx, &base_name);
-    let mut bases: Vec<ObjectId> = crate::ctx::lane::resolve(&store.git, &base_name)?
-        .into_iter()
-        .collect();
+    let mut bases: Vec<ObjectId> = store.git.resolve(&base_name)?.into_iter().collect();
     if let Some(tracking) = refreshed.tracking() {
-        bases.extend(crate::ctx::lane::resolve(&store.git, tracking)?);
+        bases.extend(store.git.resolve(tracking)?);
     }
     let stale = refreshed
         .warning(&base_name, "judged on")
@@ -490,7 +490,7 @@ fn work(ctx: &Ctx, task: &TaskRecord, base_flag: Option<&str>) -> Result<Work> {
             why: format!("its branch {branch} does not exist here (fetch it, or `git swarm sync`)"),
         });
     };
-    let verdict = crate::ctx::lane::has_merged_verdict(store, h)?;
+    let verdict = crate::model::note::has_merged_verdict(store, h)?;
     let in_base = !verdict
         && bases
             .iter()

@@ -168,7 +168,7 @@ compare_row() { # label, command, baseline slot, before slot, after slot, [extra
     g=$(median <"$work/t.$3"); b=$(median <"$work/t.$4"); a=$(median <"$work/t.$5")
     paste "$work/t.$4" "$work/t.$5" | awk '{ print $2 / $1 }' | sort -g >"$work/r"
     lo=$(quantile 0.25 <"$work/r"); mid=$(quantile 0.5 <"$work/r"); hi=$(quantile 0.75 <"$work/r")
-    awk -v l="$1" -v c="${2//$work/\$work}" -v G="$g" -v B="$b" -v A="$a" -v lo="$lo" -v mid="$mid" -v hi="$hi" -v x="${6:-}" -v md="${MARKDOWN:-}" 'BEGIN {
+    awk -v l="${1//$work/\$work}" -v c="${2//$work/\$work}" -v G="$g" -v B="$b" -v A="$a" -v lo="$lo" -v mid="$mid" -v hi="$hi" -v x="${6:-}" -v md="${MARKDOWN:-}" 'BEGIN {
         if (md != "") printf "| %s | `%s` | %.1f ms | %.1f ms, %.2f× | %.1f ms, %.2f× | **%.2f×** | %.2f / %.2f / %.2f |%s\n", l, c, G / 1000, B / 1000, B / G, A / 1000, A / G, A / B, lo, mid, hi, x
         else printf "%-34s %-26s git %7.2f ms  before %7.2f ms %5.2fx  after %7.2f ms %5.2fx  after/before %5.2f (rounds %.2f/%.2f/%.2f)%s\n", l, c, G / 1000, B / 1000, B / G, A / 1000, A / G, A / B, lo, mid, hi, x
     }'

@@ -28,20 +28,29 @@ pub struct Session {
 impl Session {
     /// Open it when a budget applies: a budget is set, there is a remote,
     /// and `--offline` was not asked for. None otherwise (or when the
-    /// session cannot be opened: the command itself says why).
-    pub fn open(g: &Global) -> Option<Session> {
+    /// session cannot be opened: the command itself says why). A budget
+    /// that is not a rate is CONFIG_INVALID, as `status` says.
+    pub fn open(g: &Global) -> git_swarm::error::Result<Option<Session>> {
         if g.offline {
-            return None;
+            return Ok(None);
         }
-        let cwd = std::env::current_dir().ok()?;
-        let ctx = Ctx::open(&cwd, g.as_.clone(), false, None).ok()?;
-        let remote = ctx.settings.remote.clone()?;
-        let (_, window) = budget::budget(&ctx.store).ok()??;
-        Some(Session {
+        let Some(ctx) = std::env::current_dir()
+            .ok()
+            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None).ok())
+        else {
+            return Ok(None);
+        };
+        let Some(remote) = ctx.settings.remote.clone() else {
+            return Ok(None);
+        };
+        let Some((_, window)) = budget::budget(&ctx.store)? else {
+            return Ok(None);
+        };
+        Ok(Some(Session {
             ctx,
             remote,
             window,
-        })
+        }))
     }
 
     /// Whether the queue's window has passed (decided once per command).

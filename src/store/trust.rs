@@ -289,7 +289,7 @@ impl Store {
             {
                 // One short line per write: appends from two processes
                 // interleave whole lines.
-                for (id, verdict) in verdicts {
+                for (id, verdict) in verdicts.iter().filter(|(_, v)| v.lasting()) {
                     let _ = f.write_all(verdict.line(*id).as_bytes());
                 }
             }
@@ -420,6 +420,7 @@ impl Store {
         let signed = &check.signed;
         match said {
             SshCheck::Good => Verdict::good(&signed.actor),
+            SshCheck::Bad(why) if why.is_empty() => Verdict::bad(Vec::new(), verdict::UNEXPLAINED),
             SshCheck::Bad(why) => Verdict::bad(Vec::new(), format!("bad signature ({why})")),
             SshCheck::NotAllowed { principals } if principals.is_empty() => Verdict::bad(
                 Vec::new(),

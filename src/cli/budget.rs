@@ -87,10 +87,11 @@ impl Session {
             return out;
         };
         out.text.push_str(&format!(
-            "queued (swarm.pushBudget {}): {} since {}; they go with this clone's next push, or with the first git-swarm command from {}\n",
+            "queued (swarm.pushBudget {}): {} since {}; {} with this clone's next push, or with the first git-swarm command from {}\n",
             q.budget,
             crate::cli::output::count(q.refs.len(), "write", "writes"),
             q.since.as_deref().unwrap_or("now"),
+            if q.refs.len() == 1 { "it goes" } else { "they go" },
             q.publish_by.as_deref().unwrap_or("now"),
         ));
         if let Some(doc) = out.json.as_object_mut() {

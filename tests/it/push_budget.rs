@@ -226,6 +226,21 @@ fn a_push_budget_that_is_not_a_rate_is_refused_with_a_hint() {
     assert_eq!(env.all_refs(&remote), before);
 }
 
+/// One queued write is said in the singular.
+#[test]
+fn one_queued_write_is_said_in_the_singular() {
+    let env = TestEnv::new();
+    let (_remote, ann) = setup(&env);
+    at(
+        &env,
+        &ann,
+        "2026-01-01T10:00:00Z",
+        &["notify", "bob", "--plan", "p", "one"],
+    )
+    .ok()
+    .stdout_has("queued (swarm.pushBudget 6/min): 1 write since 2026-01-01T10:00:00Z; it goes with this clone's next push, or with the first git-swarm command from 2026-01-01T10:00:10Z");
+}
+
 /// A budgeted write under an invalid budget is refused like status, not
 /// published as if no budget were set: nothing written here or there.
 #[test]

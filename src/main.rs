@@ -42,10 +42,10 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
                 if e.kind() == ErrorKind::DisplayVersion && wants_json {
-                    let doc = serde_json::json!({
+                    let doc = cli::error::with_remote_ops(serde_json::json!({
                         "name": env!("CARGO_PKG_NAME"),
                         "version": env!("CARGO_PKG_VERSION"),
-                    });
+                    }));
                     let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
                     cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
                     return ExitCode::SUCCESS;

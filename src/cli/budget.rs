@@ -28,20 +28,29 @@ pub struct Session {
 impl Session {
     /// Open it when a budget applies: a budget is set, there is a remote,
     /// and `--offline` was not asked for. None otherwise (or when the
-    /// session cannot be opened: the command itself says why).
-    pub fn open(g: &Global) -> Option<Session> {
+    /// session cannot be opened: the command itself says why). A budget
+    /// that is not a rate is CONFIG_INVALID, as `status` says.
+    pub fn open(g: &Global) -> git_swarm::error::Result<Option<Session>> {
         if g.offline {
-            return None;
+            return Ok(None);
         }
-        let cwd = std::env::current_dir().ok()?;
-        let ctx = Ctx::open(&cwd, g.as_.clone(), false, None).ok()?;
-        let remote = ctx.settings.remote.clone()?;
-        let (_, window) = budget::budget(&ctx.store).ok()??;
-        Some(Session {
+        let Some(ctx) = std::env::current_dir()
+            .ok()
+            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None).ok())
+        else {
+            return Ok(None);
+        };
+        let Some(remote) = ctx.settings.remote.clone() else {
+            return Ok(None);
+        };
+        let Some((_, window)) = budget::budget(&ctx.store)? else {
+            return Ok(None);
+        };
+        Ok(Some(Session {
             ctx,
             remote,
             window,
-        })
+        }))
     }
 
     /// Whether the queue's window has passed (decided once per command).
@@ -78,10 +87,11 @@ impl Session {
             return out;
         };
         out.text.push_str(&format!(
-            "queued (swarm.pushBudget {}): {} since {}; they go with this clone's next push, or with the first git-swarm command from {}\n",
+            "queued (swarm.pushBudget {}): {} since {}; {} with this clone's next push, or with the first git-swarm command from {}\n",
             q.budget,
             crate::cli::output::count(q.refs.len(), "write", "writes"),
             q.since.as_deref().unwrap_or("now"),
+            if q.refs.len() == 1 { "it goes" } else { "they go" },
             q.publish_by.as_deref().unwrap_or("now"),
         ));
         if let Some(doc) = out.json.as_object_mut() {

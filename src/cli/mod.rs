@@ -404,9 +404,13 @@ pub fn run(cli: Cli) -> Result<Output> {
     let mut publishes_after = cli.command.publishes_after();
     // The push budget's session, opened once for the whole command.
     let (budgeted, flushes_first) = (cli.command.budgeted(), cli.command.flushes_first());
-    let session = (budgeted || flushes_first)
-        .then(|| budget::Session::open(&g))
-        .flatten();
+    // An invalid budget refuses a write it would queue (nothing written);
+    // a command that only flushes first leaves the queue where it is.
+    let session = match (budgeted || flushes_first).then(|| budget::Session::open(&g)) {
+        Some(Ok(session)) => session,
+        Some(Err(e)) if budgeted => return Err(e),
+        _ => None,
+    };
     // Under a push budget a write nobody races for stays here, queued.
     let queued = session.as_ref().filter(|_| budgeted);
     if queued.is_some() {

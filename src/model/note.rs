@@ -87,14 +87,16 @@ impl Note {
     }
 
     /// Append this line to the note on `target`, once (a line already there
-    /// is not written twice).
+    /// is not written twice), on `remote`'s published notes when the local
+    /// ones lag behind them ([`Store::note_append`]).
     pub fn append(
         &self,
         store: &Store,
+        remote: Option<&str>,
         target: ObjectId,
         event: &crate::store::Event,
     ) -> Result<()> {
-        store.note_append(target, &self.value(), event)
+        store.note_append(target, &self.value(), event, remote)
     }
 
     /// A verdict that the PR merged.

@@ -18,6 +18,11 @@ impl Store {
         let Some(tip) = self.ref_target(notes_ref)? else {
             return Ok(Vec::new());
         };
+        self.note_lines_at(tip, target)
+    }
+
+    /// The note lines attached to `target` in the notes commit `tip`.
+    fn note_lines_at(&self, tip: ObjectId, target: ObjectId) -> Result<Vec<String>> {
         let tree = self.commit_tree(tip)?;
         let mut state = gix::note::plumbing::State::new(tree, &self.repo.objects)
             .map_err(|e| Error::gix("could not read the notes tree", e))?;
@@ -72,28 +77,48 @@ impl Store {
     }
 
     /// Append one JSON line to the note on `target` (no-op if already there).
+    ///
+    /// With `remote`, on the notes published there as last fetched when
+    /// the local notes have none of their own (absent, or behind them): the
+    /// new notes commit is then a fast-forward of the published one, and
+    /// goes out with the command's push. Local notes that diverged from the
+    /// published ones stay the base (`sync` joins the two).
     pub fn note_append(
         &self,
         target: ObjectId,
         line: &serde_json::Value,
         event: &Event,
+        remote: Option<&str>,
     ) -> Result<()> {
         let line = serde_json::to_string(line).expect("a JSON value always serialises");
+        let published = match remote {
+            Some(r) => self.ref_target(&super::mirror::mirror_ref(r, NOTES_REF))?,
+            None => None,
+        };
         let step = |local: Option<ObjectId>| {
-            let mut lines = match local {
-                Some(_) => self.note_lines(target)?,
+            let base = match (local, published) {
+                (None, p) => p,
+                (Some(l), Some(p)) if l != p && self.is_ancestor(l, p)? => Some(p),
+                (l, _) => l,
+            };
+            let mut lines = match base {
+                Some(b) => self.note_lines_at(b, target)?,
                 None => Vec::new(),
             };
             if lines.contains(&line) {
-                return Ok(None);
+                // There already: at most catch up with the published notes.
+                return Ok(base.filter(|b| Some(*b) != local).map(|b| {
+                    let why = "catch up with the published notes".to_string();
+                    (b, event.actor.clone(), why)
+                }));
             }
             lines.push(line.clone());
-            let tree = match local {
+            let tree = match base {
                 Some(t) => self.commit_tree(t)?,
                 None => self.empty_tree()?,
             };
             let new_tree = self.notes_tree_with(tree, &[(target, lines)])?;
-            let parents: Vec<ObjectId> = local.into_iter().collect();
+            let parents: Vec<ObjectId> = base.into_iter().collect();
             let commit = self.commit(new_tree, &parents, event)?;
             Ok(Some((commit, event.actor.clone(), event.summary.clone())))
         };

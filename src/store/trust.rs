@@ -32,12 +32,14 @@ use std::sync::{Mutex, OnceLock};
 
 use gix::ObjectId;
 
+mod list;
 mod signing;
 mod verdict;
 
 use super::Store;
 use crate::error::{Code, Error, Result};
 use crate::git::sign::{self, SshCheck};
+use list::List;
 pub use verdict::Verdict;
 use verdict::{check_jobs, split_commit, verify_time, Check, Prepared};
 
@@ -65,16 +67,6 @@ impl Policy {
             .hint("fix it: `git config swarm.trust require` (or warn, or off)")),
         }
     }
-}
-
-/// The trust list as read once per process.
-struct List {
-    /// Its blob id; None when the base has no trust list.
-    blob: Option<ObjectId>,
-    /// Where it came from, for messages (`refs/remotes/origin/main`).
-    source: String,
-    /// A copy on disk for ssh-keygen.
-    file: Option<PathBuf>,
 }
 
 /// The trust state of one store: the policy, where the trust list lives,
@@ -173,36 +165,6 @@ impl Trust {
 }
 
 impl Store {
-    fn trust_list(&self) -> &List {
-        self.trust.list.get_or_init(|| {
-            let base = self.trust.base.lock().ok().and_then(|b| b.clone());
-            let source = base
-                .clone()
-                .unwrap_or_else(|| "(no base branch)".to_string());
-            let blob = base.and_then(|b| self.list_blob(&b));
-            let file = blob.and_then(|id| {
-                let data = self.repo.find_object(id).ok()?.data.clone();
-                let path = self.trust.dir.join(format!("{id}.allowed_signers"));
-                if !path.exists() {
-                    std::fs::create_dir_all(&self.trust.dir).ok()?;
-                    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-                    std::fs::write(&tmp, &data).ok()?;
-                    std::fs::rename(&tmp, &path).ok()?;
-                }
-                Some(path)
-            });
-            List { blob, source, file }
-        })
-    }
-
-    /// The blob of the trust list at the tip of `refname`.
-    fn list_blob(&self, refname: &str) -> Option<ObjectId> {
-        let tip = self.ref_target(refname).ok()??;
-        let tree = self.repo.find_commit(tip).ok()?.tree().ok()?;
-        let entry = tree.lookup_entry_by_path(LIST_PATH).ok()??;
-        entry.mode().is_blob().then(|| entry.object_id())
-    }
-
     /// Where verdicts of namespace `ns` for the current trust list are
     /// kept on disk.
     fn verdict_file(&self, ns: &str) -> Option<PathBuf> {
@@ -289,7 +251,7 @@ impl Store {
             {
                 // One short line per write: appends from two processes
                 // interleave whole lines.
-                for (id, verdict) in verdicts {
+                for (id, verdict) in verdicts.iter().filter(|(_, v)| v.lasting()) {
                     let _ = f.write_all(verdict.line(*id).as_bytes());
                 }
             }
@@ -398,13 +360,7 @@ impl Store {
         }
         let list = self.trust_list();
         let Some(file) = &list.file else {
-            return Ok(Prepared::Done(Verdict::bad(
-                Vec::new(),
-                format!(
-                    "no {LIST_PATH} on {} to check the signature against",
-                    list.source
-                ),
-            )));
+            return Ok(Prepared::Done(Verdict::bad(Vec::new(), list.missing())));
         };
         Ok(Prepared::Check(Check {
             id,
@@ -420,6 +376,7 @@ impl Store {
         let signed = &check.signed;
         match said {
             SshCheck::Good => Verdict::good(&signed.actor),
+            SshCheck::Bad(why) if why.is_empty() => Verdict::bad(Vec::new(), verdict::UNEXPLAINED),
             SshCheck::Bad(why) => Verdict::bad(Vec::new(), format!("bad signature ({why})")),
             SshCheck::NotAllowed { principals } if principals.is_empty() => Verdict::bad(
                 Vec::new(),

@@ -64,6 +64,8 @@ const WANTED: &[&str] = &[
     crate::model::lane::PREFIX,
     crate::model::task::PREFIX,
     crate::model::reservation::LEDGER_REF,
+    // The note on the head builds on the published notes (same fetch).
+    crate::store::notes::NOTES_REF,
 ];
 
 /// What one round of the publication decided.
@@ -349,7 +351,7 @@ fn complete(
         commit: commit.to_string(),
     };
     if !store.note_lines(head_id)?.contains(&note.line()) {
-        note.append(store, head_id, &event)?;
+        note.append(store, s.remote, head_id, &event)?;
         completed = true;
     }
     if let Some(branch) = &packet.branch {

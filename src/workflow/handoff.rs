@@ -261,7 +261,7 @@ fn record_written(ctx: &Ctx, packet: &Packet, actor: &str) -> Result<()> {
         author: packet.author.clone(),
         reason: packet.reason.clone(),
     };
-    note.append(&ctx.store, head_id, &event)
+    note.append(&ctx.store, ctx.remote(), head_id, &event)
 }
 
 /// Why a successor elsewhere may not reach the work.

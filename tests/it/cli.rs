@@ -431,6 +431,8 @@ fn version_json_prints_json() {
     let json = run.json();
     assert_eq!(json["version"], env!("CARGO_PKG_VERSION"));
     assert_eq!(json["name"], "git-swarm");
+    // Like every JSON document: what it cost on the remote (nothing).
+    assert_eq!(json["remote_ops"]["pushes"], 0, "{json}");
     env.swarm(&repo, &["--version"])
         .ok()
         .stdout_has(&format!("git-swarm {}", env!("CARGO_PKG_VERSION")));

@@ -68,6 +68,36 @@ fn a_handoff_from_a_lane_whose_branch_was_never_pushed_is_accepted_on_another_ma
     assert_eq!(env.read(&succ.join("src/b.txt")), "half done\n");
 }
 
+/// The acceptance's note on the head joins the published notes (the
+/// handoff's line stays under it) and goes out with the accept: nothing is
+/// left unpublished, and a later sync has nothing to merge.
+#[test]
+fn accept_publishes_its_note_on_top_of_the_published_notes() {
+    let (env, remote, clones, _wt, id) = handed_off(TestEnv::new());
+    let bob = &clones[2];
+    let handoff_notes = ref_of(&env, &remote, "refs/notes/swarm").expect("the handoff's note");
+    let succ = bob.join("succ");
+    env.swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    let local = ref_of(&env, bob, "refs/notes/swarm").expect("bob's notes");
+    env.git(
+        bob,
+        &["merge-base", "--is-ancestor", &handoff_notes, &local],
+    );
+    assert_eq!(
+        ref_of(&env, &remote, "refs/notes/swarm"),
+        Some(local.clone())
+    );
+    let status = env.swarm(bob, &["status", "--json"]).ok();
+    assert_eq!(status.json()["unpublished"], 0, "{}", status.stdout);
+    let head = env.git(&succ, &["rev-parse", "HEAD"]);
+    let note = env.git(bob, &["notes", "--ref=swarm", "show", &head]);
+    assert!(note.contains(r#""kind":"handoff""#), "{note}");
+    assert!(note.contains(r#""kind":"acceptance""#), "{note}");
+    env.swarm(bob, &["sync"]).ok();
+    assert_eq!(ref_of(&env, bob, "refs/notes/swarm"), Some(local));
+}
+
 #[test]
 fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
     let (env, remote, clones, wt, id) = handed_off(TestEnv::new());

@@ -226,11 +226,13 @@ fn a_packet_written_on_one_clone_is_accepted_on_another_once() {
     assert!(msg.contains("Swarm-Event: handoff-accepted"), "{msg}");
     assert!(msg.contains(&format!("Swarm-Packet: {id}")), "{msg}");
     assert_eq!(journal_count(&env, b, "handoff-accepted", &id), 1);
+    // On the published notes: the handoff's line, then the acceptance's.
     let notes = note_objects(&env, b, &head);
-    assert_eq!(notes.len(), 1, "{notes:?}");
-    assert_eq!(notes[0]["kind"], "acceptance");
-    assert_eq!(notes[0]["by"], "bob");
-    assert_eq!(notes[0]["commit"], accepted.as_str());
+    assert_eq!(notes.len(), 2, "{notes:?}");
+    assert_eq!(notes[0]["kind"], "handoff");
+    assert_eq!(notes[1]["kind"], "acceptance");
+    assert_eq!(notes[1]["by"], "bob");
+    assert_eq!(notes[1]["commit"], accepted.as_str());
 
     // A second accept records nothing: by bob it is a no-op (exit 0), by
     // anyone else it is refused.

@@ -226,6 +226,42 @@ fn a_push_budget_that_is_not_a_rate_is_refused_with_a_hint() {
     assert_eq!(env.all_refs(&remote), before);
 }
 
+/// One queued write is said in the singular.
+#[test]
+fn one_queued_write_is_said_in_the_singular() {
+    let env = TestEnv::new();
+    let (_remote, ann) = setup(&env);
+    at(
+        &env,
+        &ann,
+        "2026-01-01T10:00:00Z",
+        &["notify", "bob", "--plan", "p", "one"],
+    )
+    .ok()
+    .stdout_has("queued (swarm.pushBudget 6/min): 1 write since 2026-01-01T10:00:00Z; it goes with this clone's next push, or with the first git-swarm command from 2026-01-01T10:00:10Z");
+}
+
+/// A budgeted write under an invalid budget is refused like status, not
+/// published as if no budget were set: nothing written here or there.
+#[test]
+fn a_budgeted_write_under_an_invalid_push_budget_is_refused() {
+    let env = TestEnv::new();
+    let (remote, ann) = setup(&env);
+    env.git(&ann, &["config", "swarm.pushBudget", "6"]);
+    let (here, there) = (env.all_refs(&ann), env.all_refs(&remote));
+    let run = at(
+        &env,
+        &ann,
+        "2026-01-01T10:00:00Z",
+        &["notify", "bob", "--plan", "p", "one", "--json"],
+    )
+    .err(2, "CONFIG_INVALID");
+    assert!(run.stderr.contains("6/min"), "{}", run.stderr);
+    assert_eq!(env.all_refs(&ann), here);
+    assert_eq!(env.all_refs(&remote), there);
+    assert!(env.refs(&ann, MESSAGES).is_empty());
+}
+
 /// The clone's flush lock (one process publishes the queue, the others
 /// leave it to it) is a kernel lock: a live holder keeps it however long
 /// it holds it, a SIGKILLed one frees it, and of two processes that race

@@ -270,6 +270,58 @@ fn a_check_that_cannot_run_ssh_keygen_is_an_environment_error_and_no_verdict_is_
     assert!(kept_verdicts(&a).contains(" T "), "{}", kept_verdicts(&a));
 }
 
+/// A trust list committed as a symlink is not followed (it is read from
+/// the base branch's tree, where a symlink's blob is its target's path):
+/// the reason says so instead of "no .swarm/allowed_signers".
+#[test]
+fn a_symlinked_trust_list_is_said_to_be_a_symlink_not_missing() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = clones[0].clone();
+    let line = keygen(&env, &a, "alice");
+    let seed = env.root().join("seed");
+    env.git(&seed, &["pull", "--quiet", "--ff-only", "origin", "main"]);
+    std::fs::create_dir_all(seed.join(".swarm")).unwrap();
+    env.write(&seed.join("signers"), &format!("{line}\n"));
+    std::os::unix::fs::symlink("../signers", seed.join(".swarm/allowed_signers")).unwrap();
+    env.git(&seed, &["add", "signers", ".swarm/allowed_signers"]);
+    env.git(&seed, &["commit", "--quiet", "-m", "trust list, linked"]);
+    env.git(&seed, &["push", "--quiet", "origin", "HEAD:main"]);
+    env.git(&a, &["fetch", "--quiet", "origin"]);
+    env.git(&a, &["config", "swarm.trust", "warn"]);
+    env.swarm(&a, &["plan", "new", "p"]).ok();
+    let list = env.swarm(&a, &["plan", "list"]).ok();
+    assert!(
+        list.stderr.contains(
+            ".swarm/allowed_signers on refs/remotes/origin/main is a symlink (to ../signers)"
+        ),
+        "{list:?}"
+    );
+}
+
+/// A verify program that fails without saying why (`/bin/false`) judged
+/// nothing: the record shows untrusted for that run, but no verdict is
+/// kept, so the next run with ssh-keygen trusts it.
+#[test]
+fn a_verify_program_that_fails_without_a_reason_leaves_no_verdict_kept() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = clones[0].clone();
+    let line = keygen(&env, &a, "alice");
+    publish_trust_list(&env, &[line], &[&a]);
+    env.git(&a, &["config", "swarm.trust", "warn"]);
+    env.swarm(&a, &["plan", "new", "p"]).ok();
+    std::fs::remove_dir_all(a.join(".git/swarm/cache/trust")).unwrap();
+    env.git(&a, &["config", "gpg.ssh.program", "/bin/false"]);
+    let failed = env.swarm(&a, &["plan", "list"]);
+    env.git(&a, &["config", "--unset", "gpg.ssh.program"]);
+    assert!(failed.stderr.contains("untrusted plan 'p'"), "{failed:?}");
+    assert!(!kept_verdicts(&a).contains(" U "), "{}", kept_verdicts(&a));
+    let list = env.swarm(&a, &["plan", "list"]).ok();
+    assert!(!list.stderr.contains("untrusted"), "{list:?}");
+    assert!(kept_verdicts(&a).contains(" T "), "{}", kept_verdicts(&a));
+}
+
 #[test]
 fn a_relayed_message_is_signed_by_whom_its_key_is_listed_for_at_its_time_every_principal_counted() {
     let mut env = TestEnv::new();

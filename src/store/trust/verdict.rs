@@ -9,6 +9,11 @@ use gix::ObjectId;
 use crate::error::Result;
 use crate::git::sign::{self, SshCheck};
 
+/// The reason of a signature the verify program refused without saying
+/// why (kept for this run only, see [`Verdict::lasting`]).
+pub(super) const UNEXPLAINED: &str =
+    "bad signature (the verify program failed without a reason; not kept, checked again next run)";
+
 /// What checking one record commit found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
@@ -39,6 +44,11 @@ impl Verdict {
             all_signers: true,
             reason: reason.into(),
         }
+    }
+    /// Whether it may be kept on disk: not a "bad" that the verify program
+    /// gave no reason for (it judged nothing; the next run checks again).
+    pub(super) fn lasting(&self) -> bool {
+        self.reason != UNEXPLAINED
     }
     /// `<commit> T|T+|U <signer,…|-> <reason>`: `T+` a trusted one whose
     /// signers are all known.

@@ -35,7 +35,7 @@ pub(super) fn record(ctx: &Ctx, v: &Verdict, report: &mut dyn Report) -> bool {
         &actor,
         format!("verify {}#{}: {}", v.repo, v.number, v.state.as_str()),
     );
-    match ctx.store.note_append(target, &line, &event) {
+    match ctx.store.note_append(target, &line, &event, ctx.remote()) {
         Ok(()) => true,
         Err(e) => {
             report.warn(&format!(

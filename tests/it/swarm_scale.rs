@@ -464,3 +464,27 @@ fn renew_due_writes_nothing_until_due_and_offline_moves_every_holding_at_once() 
     }
     assert_eq!(env.refs(&remote, "refs/swarm/"), remote_before);
 }
+
+/// A renewal whose push landed while another write here built on it (a
+/// second renewal of the same claim): the local ref already holds what was
+/// published and more, so there is nothing to reconcile and no error.
+#[test]
+fn a_renewal_whose_local_ref_moved_past_its_published_version_succeeds() {
+    let swarm = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t1", "work");
+    let (env, remote, clones) = swarm.parts();
+    let ann = &clones[0];
+    env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    let paused = crate::process::Paused::at(&env, ann, "renew:pushed", &[], &["renew"]);
+    let published = env.refs(&remote, "refs/swarm/tasks/p/t1");
+    env.swarm(ann, &["task", "renew", "t1", "--plan", "p"]).ok();
+    let later = env.refs(ann, "refs/swarm/tasks/p/t1");
+    assert_ne!(published, later, "the second renewal moved the claim on");
+    let run = paused.release();
+    assert_eq!(run.code, 0, "{run:?}");
+    // Nothing moved back: here and at the remote, the later renewal.
+    assert_eq!(env.refs(ann, "refs/swarm/tasks/p/t1"), later);
+    assert_eq!(env.refs(&remote, "refs/swarm/tasks/p/t1"), later);
+}

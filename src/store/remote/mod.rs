@@ -226,8 +226,9 @@ fn tip_of(
 }
 
 /// Point the local ref at a value the remote has published, when the local
-/// ref is absent or behind it (an ancestor of it). A local ref holding
-/// anything else has a local write the published value does not contain
+/// ref is absent or behind it (an ancestor of it); one that already
+/// contains it (a later write here built on it) is left as it is, with
+/// nothing to reconcile. A local ref holding anything else has a local write the published value does not contain
 /// (e.g. a concurrent `--offline` command in this clone): it is left as it
 /// is and the command fails with `CAS_FAILED` naming both values, for `sync`
 /// to reconcile. A CAS loop, so a concurrent local writer is never lost
@@ -236,6 +237,9 @@ pub fn adopt(store: &Store, refname: &str, new: ObjectId, actor: &str, reason: &
     let step = |local: Option<ObjectId>| {
         match local {
         Some(local) if local == new => Ok(None),
+        // A later write here built on the published version (e.g. a second
+        // renewal while this one was pushing): nothing to reconcile.
+        Some(local) if store.is_ancestor(new, local)? => Ok(None),
         Some(local) if !store.is_ancestor(local, new)? => Err(Error::new(
             Code::CasFailed,
             format!(

@@ -398,3 +398,24 @@ fn a_relayed_message_is_signed_by_whom_its_key_is_listed_for_at_its_time_every_p
         .stdout_has("(relayed from carol, signed by carol)")
         .stdout_has("(relayed from carol; carol did not sign it)");
 }
+
+/// A trust list line with an option ssh-keygen does not know is skipped by
+/// ssh-keygen, so its key signs for nobody: the command names the line.
+#[test]
+fn a_trust_list_option_ssh_keygen_does_not_know_is_named_with_its_line() {
+    let env = TestEnv::new();
+    let (_remote, clones) = env.remote_with_clones(&["alice"]);
+    let a = clones[0].clone();
+    let line = keygen(&env, &a, "alice");
+    let odd = line.replacen("alice ", "alice frobnicate=\"1\" ", 1);
+    publish_trust_list(&env, &[odd], &[&a]);
+    env.git(&a, &["config", "swarm.trust", "warn"]);
+    env.swarm(&a, &["plan", "new", "p"]).ok();
+    let list = env.swarm(&a, &["plan", "list"]).ok();
+    assert!(
+        list.stderr.contains(
+            ".swarm/allowed_signers on refs/remotes/origin/main names options ssh-keygen does not know (line 1: 'frobnicate')"
+        ),
+        "{list:?}"
+    );
+}

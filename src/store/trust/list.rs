@@ -58,6 +58,12 @@ impl Store {
             };
             let file = blob.and_then(|id| {
                 let data = self.repo.find_object(id).ok()?.data.clone();
+                let odd = unknown_options(&data);
+                if !odd.is_empty() {
+                    if let Ok(mut n) = super::NOTICES.lock() {
+                        n.push((id, odd_lines(&source, &odd)));
+                    }
+                }
                 let path = self.trust.dir.join(format!("{id}.allowed_signers"));
                 if !path.exists() {
                     std::fs::create_dir_all(&self.trust.dir).ok()?;
@@ -84,5 +90,109 @@ impl Store {
         let entry = tree.lookup_entry_by_path(LIST_PATH).ok()??;
         let mode = entry.mode();
         (mode.is_blob() || mode.is_link()).then(|| (entry.object_id(), mode.is_link()))
+    }
+}
+
+/// The options of `ssh-keygen`'s allowed-signers format.
+const KNOWN_OPTIONS: &[&str] = &[
+    "cert-authority",
+    "namespaces",
+    "valid-after",
+    "valid-before",
+];
+
+/// Lines (1-based) of a trust list whose options field names an option
+/// `ssh-keygen` does not know: it skips such a line, so that key signs for
+/// nobody, without a word.
+fn unknown_options(data: &[u8]) -> Vec<(usize, String)> {
+    let text = String::from_utf8_lossy(data);
+    let mut found = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let (_, rest) = field(line);
+        let rest = rest.trim_start();
+        let key_first = ["ssh-", "ecdsa-", "sk-"]
+            .iter()
+            .any(|k| rest.starts_with(k));
+        if rest.is_empty() || key_first {
+            continue;
+        }
+        let (options, _) = field(rest);
+        for option in split_unquoted(options, ',') {
+            let name = option.split('=').next().unwrap_or_default().trim();
+            if !KNOWN_OPTIONS.iter().any(|k| k.eq_ignore_ascii_case(name)) {
+                found.push((i + 1, name.to_string()));
+            }
+        }
+    }
+    found
+}
+
+/// The first whitespace-separated field of `s` (quotes keep spaces in),
+/// and the rest.
+fn field(s: &str) -> (&str, &str) {
+    let mut quoted = false;
+    for (i, c) in s.char_indices() {
+        match c {
+            '"' => quoted = !quoted,
+            c if c.is_whitespace() && !quoted => return (&s[..i], &s[i..]),
+            _ => {}
+        }
+    }
+    (s, "")
+}
+
+/// `s` split at `sep` outside double quotes.
+fn split_unquoted(s: &str, sep: char) -> Vec<&str> {
+    let (mut parts, mut quoted, mut start) = (Vec::new(), false, 0);
+    for (i, c) in s.char_indices() {
+        if c == '"' {
+            quoted = !quoted;
+        } else if c == sep && !quoted {
+            parts.push(&s[start..i]);
+            start = i + c.len_utf8();
+        }
+    }
+    parts.push(&s[start..]);
+    parts
+}
+
+fn odd_lines(source: &str, odd: &[(usize, String)]) -> String {
+    let named: Vec<String> = odd
+        .iter()
+        .take(5)
+        .map(|(line, name)| format!("line {line}: '{name}'"))
+        .collect();
+    let more = odd.len().saturating_sub(5);
+    let more = if more > 0 {
+        format!(" and {more} more")
+    } else {
+        String::new()
+    };
+    format!(
+        "{LIST_PATH} on {source} names options ssh-keygen does not know ({}{more}): it skips those lines, so their keys sign for nobody; the options it knows are {}",
+        named.join(", "),
+        KNOWN_OPTIONS.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unknown_options;
+
+    #[test]
+    fn only_options_ssh_keygen_does_not_know_are_named() {
+        let list = b"# comment\n\
+alice ssh-ed25519 AAAA one\n\
+bob namespaces=\"git,file\",valid-after=\"20260101\" ssh-ed25519 AAAA two\n\
+\"carol,dave\" frobnicate=\"1\",cert-authority ssh-ed25519 AAAA three\n\
+eve Valid-Before=\"20300101\",no-such sk-ssh-ed25519@openssh.com AAAA four\n";
+        assert_eq!(
+            unknown_options(list),
+            vec![(4, "frobnicate".to_string()), (5, "no-such".to_string())]
+        );
     }
 }

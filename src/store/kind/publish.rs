@@ -167,7 +167,7 @@ impl<R: Record> Records<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kind::testkit::{git, N};
+    use crate::store::kind::testkit::{self, N};
     use crate::store::kind::OFFLINE;
     use crate::store::{Event, Store};
 
@@ -185,12 +185,9 @@ mod tests {
 
     #[test]
     fn publish_decides_on_the_fresh_version_retries_a_lost_race_and_batches_keys() {
-        let tmp = tempfile::tempdir().unwrap();
-        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
-        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
-        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
-        let a = Store::open(&tmp.path().join("a")).unwrap();
-        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let (_tmp, stores) = testkit::clones(2);
+        let mut stores = stores.into_iter();
+        let (a, b) = (stores.next().unwrap(), stores.next().unwrap());
         let key = "c".to_string();
         let remote_value = |store: &Store| {
             crate::store::mirror::fetch(store, "origin").unwrap();

@@ -45,3 +45,19 @@ pub(crate) fn git(dir: &std::path::Path, args: &[&str]) {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// A bare `remote.git` in a fresh temporary directory and `n` clones of
+/// it (`a`, `b`, …), each opened as a store. Keep the directory alive.
+pub(crate) fn clones(n: usize) -> (tempfile::TempDir, Vec<crate::store::Store>) {
+    let tmp = tempfile::tempdir().unwrap();
+    git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
+    let stores = (b'a'..)
+        .take(n)
+        .map(|c| {
+            let name = (c as char).to_string();
+            git(tmp.path(), &["clone", "--quiet", "remote.git", &name]);
+            crate::store::Store::open(&tmp.path().join(&name)).unwrap()
+        })
+        .collect();
+    (tmp, stores)
+}

@@ -566,7 +566,7 @@ impl<'s> Txn<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kind::testkit::{git, N};
+    use crate::store::kind::testkit::{self, git, N};
 
     /// Both kinds' records bumped in one round (by `by`: two clones that
     /// decide alike still write two commits).
@@ -580,12 +580,9 @@ mod tests {
 
     #[test]
     fn records_of_two_kinds_move_together_online_and_offline() {
-        let tmp = tempfile::tempdir().unwrap();
-        git(tmp.path(), &["init", "--quiet", "--bare", "remote.git"]);
-        git(tmp.path(), &["clone", "--quiet", "remote.git", "a"]);
-        git(tmp.path(), &["clone", "--quiet", "remote.git", "b"]);
-        let a = Store::open(&tmp.path().join("a")).unwrap();
-        let b = Store::open(&tmp.path().join("b")).unwrap();
+        let (_tmp, stores) = testkit::clones(2);
+        let mut stores = stores.into_iter();
+        let (a, b) = (stores.next().unwrap(), stores.next().unwrap());
         let key = "k".to_string();
         let refs = [N::<0>::refname(&key), N::<1>::refname(&key)];
         let publish = |store| Publish::new(store, Some("origin")).fetch(refs.clone());

@@ -27,7 +27,6 @@ use crate::failpoint;
 use crate::model::lead::{self, lead_ref, read_at, Change, LeadRecord, Op, Transition, Verb};
 use crate::names;
 use crate::store::kind::{Publish, Record, Rejected, Txn};
-use crate::store::mirror::fetch_refs;
 use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 
@@ -155,14 +154,6 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
         }
     }
     Ok(lease)
-}
-
-/// Fetch the given refs from the remote into its mirror, unless offline.
-fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
-    if let Some(remote) = ctx.remote() {
-        fetch_refs(&ctx.store, remote, refs)?;
-    }
-    Ok(())
 }
 
 /// Refuse a command on a plan that does not exist: local, published or

@@ -6,11 +6,12 @@ use gix::ObjectId;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::{fetch, require_plan};
+use super::require_plan;
 use crate::ctx::Ctx;
 use crate::error::{Error, Result};
 use crate::model::lead::{lead_ref, read_at, LeadRecord};
 use crate::names;
+use crate::store::mirror::fetch_refs_from;
 use crate::store::remote;
 use crate::store::remote::MirrorView;
 
@@ -42,7 +43,7 @@ pub struct Status {
 pub fn status(ctx: &Ctx, plan: &str) -> Result<Status> {
     names::validate_name("plan", plan)?;
     let refname = lead_ref(plan);
-    fetch(ctx, &[&refname])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[&refname])?;
     // Read-only: the mirror as last fetched counts, `--offline` or not.
     let configured = ctx.settings.remote.as_deref();
     let tip = remote::tip(&ctx.store, configured, &refname)?;
@@ -53,7 +54,11 @@ pub fn status(ctx: &Ctx, plan: &str) -> Result<Status> {
             .transpose()
     };
     let Some(base) = tip.base else {
-        fetch(ctx, &[&crate::model::plan::plan_ref(plan)])?;
+        fetch_refs_from(
+            &ctx.store,
+            ctx.remote(),
+            &[&crate::model::plan::plan_ref(plan)],
+        )?;
         require_plan(ctx, plan)?;
         return Ok(Status {
             record: LeadRecord::new(plan),
@@ -115,10 +120,14 @@ pub struct LogEntry {
 pub fn log(ctx: &Ctx, plan: &str) -> Result<Log> {
     names::validate_name("plan", plan)?;
     let refname = lead_ref(plan);
-    fetch(ctx, &[&refname])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[&refname])?;
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     let Some(base) = tip.base else {
-        fetch(ctx, &[&crate::model::plan::plan_ref(plan)])?;
+        fetch_refs_from(
+            &ctx.store,
+            ctx.remote(),
+            &[&crate::model::plan::plan_ref(plan)],
+        )?;
         require_plan(ctx, plan)?;
         return Ok(Log {
             plan: plan.to_string(),
@@ -175,7 +184,7 @@ pub fn check(ctx: &Ctx, plan: &str) -> Result<Check> {
     names::validate_name("plan", plan)?;
     let actor = ctx.actor()?;
     let refname = lead_ref(plan);
-    fetch(ctx, &[&refname])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[&refname])?;
     let tip = remote::tip(&ctx.store, ctx.remote(), &refname)?;
     // At the remote when there is one: an unpublished local record does not count.
     let at = if tip.online { tip.remote } else { tip.local };

@@ -76,7 +76,7 @@ pub fn resolve_plan(ctx: &Ctx, plan: Option<&str>, id: &str) -> Result<String> {
         names::validate_name("plan", p)?;
         return Ok(p.to_string());
     }
-    fetch(ctx, &[crate::model::task::PREFIX])?;
+    crate::store::mirror::fetch_refs_from(&ctx.store, ctx.remote(), &[crate::model::task::PREFIX])?;
     let (all, unreadable) = task::known(&ctx.store, ctx.remote(), None)?;
     // An unreadable task counts: naming its plan lets the command fail
     // with the record's own error rather than "no task".
@@ -125,13 +125,6 @@ pub fn named(
         (None, _, _) => Err(Error::new(Code::Usage, "name the task")
             .hint("e.g. `git swarm task renew <id> --plan <plan>`; in the worktree of a lane started with `lane new --task`, the lane's task is the default")),
     }
-}
-
-pub(crate) fn fetch(ctx: &Ctx, refs: &[&str]) -> Result<()> {
-    if let Some(r) = ctx.remote() {
-        crate::store::mirror::fetch_refs(&ctx.store, r, refs)?;
-    }
-    Ok(())
 }
 
 /// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'

@@ -7,11 +7,12 @@ use std::collections::BTreeMap;
 use jiff::Timestamp;
 use serde::Serialize;
 
-use super::{fetch, not_found, resolve_plan, statuses};
+use super::{not_found, resolve_plan, statuses};
 use crate::ctx::Ctx;
 use crate::error::Result;
 use crate::model::task::{self, Known, Status};
 use crate::names;
+use crate::store::mirror::fetch_refs_from;
 use crate::store::record::Unreadable;
 use crate::store::JournalEntry;
 
@@ -71,7 +72,7 @@ fn load(ctx: &Ctx, plan: Option<&str>) -> Result<(Vec<Known>, Vec<Unreadable>)> 
     if let Some(p) = plan {
         names::validate_name("plan", p)?;
     }
-    fetch(ctx, &[crate::model::task::PREFIX])?;
+    fetch_refs_from(&ctx.store, ctx.remote(), &[crate::model::task::PREFIX])?;
     task::known(&ctx.store, ctx.remote(), plan)
 }
 

@@ -34,12 +34,16 @@ impl Session {
         if g.offline {
             return Ok(None);
         }
-        let Some(ctx) = std::env::current_dir()
+        let Some(mut ctx) = std::env::current_dir()
             .ok()
             .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None).ok())
         else {
             return Ok(None);
         };
+        if g.no_cache {
+            ctx.store.cache.bypass();
+            ctx.store.trust.bypass_cache();
+        }
         let Some(remote) = ctx.settings.remote.clone() else {
             return Ok(None);
         };

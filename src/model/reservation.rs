@@ -393,7 +393,7 @@ pub fn release(
 /// Whether an entry's `task` names task `id` of `plan`: `<plan>/<id>`, as
 /// a lane with a task fills it in, or the bare id, as `--task` may be
 /// typed.
-pub fn for_task(entry: &Entry, plan: &str, id: &str) -> bool {
+fn for_task(entry: &Entry, plan: &str, id: &str) -> bool {
     entry
         .task
         .as_deref()

@@ -204,10 +204,6 @@ impl Rejected {
     pub fn lines(&self) -> &[String] {
         &self.lines
     }
-    /// The first record the refused round wrote.
-    pub fn refname(&self) -> Option<&str> {
-        self.before.first().map(|(r, _)| &r[..])
-    }
     /// Where `refname` stood when the refused round decided on it (its
     /// lease): compared with where it stands now, whether it moved.
     pub fn before(&self, refname: &str) -> Option<Tip> {
@@ -432,10 +428,7 @@ impl<'s> Txn<'s> {
     /// Fetch more refs into the mirror (online; offline a no-op), e.g. a
     /// prefix to look for a free name after a lost race.
     pub fn fetch(&self, refs: &[&str]) -> Result<()> {
-        match self.remote {
-            Some(r) => fetch_refs(self.store, r, refs),
-            None => Ok(()),
-        }
+        crate::store::mirror::fetch_refs_from(self.store, self.remote, refs)
     }
 
     /// Fetch the remote's whole mirror (online; offline a no-op), as

@@ -145,7 +145,7 @@ pub enum TaskCmd {
         #[arg(long, value_name = "TEXT")]
         reason: Option<String>,
     },
-    /// Complete your task: refused unless its branch is merged (or --unverified --reason).
+    /// Complete your task: refused unless its branch is merged (or --unverified --reason); releases the reservations you hold for it in the same push.
     Done {
         /// The task id (default: the task of the lane whose worktree you are in).
         id: Option<String>,

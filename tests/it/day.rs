@@ -56,6 +56,13 @@ fn one_agents_day_end_to_end_with_code_and_records_on_two_remotes() {
     day(Remotes::Two, false);
 }
 
+/// Two remotes with `swarm.trust=require`: the trust list is read from the
+/// base branch as the code remote has it, the records from the other.
+#[test]
+fn one_agents_day_end_to_end_on_two_remotes_with_trust_required() {
+    day(Remotes::Two, true);
+}
+
 /// The clones of the four machines, and the code and records remotes (the
 /// same one with [`Remotes::One`]).
 fn machines(remotes: Remotes) -> (TestEnv, PathBuf, PathBuf, Vec<PathBuf>) {

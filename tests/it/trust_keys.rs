@@ -313,7 +313,7 @@ fn a_verify_program_that_fails_without_a_reason_leaves_no_verdict_kept() {
     env.swarm(&a, &["plan", "new", "p"]).ok();
     std::fs::remove_dir_all(a.join(".git/swarm/cache/trust")).unwrap();
     env.git(&a, &["config", "gpg.ssh.program", "/bin/false"]);
-    let failed = env.swarm(&a, &["plan", "list"]);
+    let failed = env.swarm(&a, &["plan", "list"]).ok();
     env.git(&a, &["config", "--unset", "gpg.ssh.program"]);
     assert!(failed.stderr.contains("untrusted plan 'p'"), "{failed:?}");
     assert!(!kept_verdicts(&a).contains(" U "), "{}", kept_verdicts(&a));
@@ -408,14 +408,18 @@ fn a_trust_list_option_ssh_keygen_does_not_know_is_named_with_its_line() {
     let a = clones[0].clone();
     let line = keygen(&env, &a, "alice");
     let odd = line.replacen("alice ", "alice frobnicate=\"1\" ", 1);
-    publish_trust_list(&env, &[odd], &[&a]);
+    // A good line first (another address's), then alice's odd one.
+    let good = line.replacen("alice ", "bob ", 1);
+    publish_trust_list(&env, &[good, odd], &[&a]);
     env.git(&a, &["config", "swarm.trust", "warn"]);
     env.swarm(&a, &["plan", "new", "p"]).ok();
     let list = env.swarm(&a, &["plan", "list"]).ok();
     assert!(
         list.stderr.contains(
-            ".swarm/allowed_signers on refs/remotes/origin/main names options ssh-keygen does not know (line 1: 'frobnicate')"
+            ".swarm/allowed_signers on refs/remotes/origin/main names options ssh-keygen does not know (line 2: 'frobnicate')"
         ),
         "{list:?}"
     );
+    // ssh-keygen skipped the line: alice's key signs for nobody.
+    assert!(list.stderr.contains("untrusted plan 'p'"), "{list:?}");
 }

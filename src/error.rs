@@ -93,6 +93,7 @@ codes! {
     PlanAmbiguous("PLAN_AMBIGUOUS", Usage): "a command that takes a plan was given none, outside a lane, with several plans: it lists them",
     CasFailed("CAS_FAILED", Race): "a ref changed under us between read and write; nothing was overwritten",
     PlanConflict("PLAN_CONFLICT", Race): "sync: the same record name was created independently on two sides",
+    WriteLost("WRITE_LOST", Race): "sync: a write this clone kept (its command exited 0) could not be replayed on the published version; each is named with what the remote holds instead, and kept under refs/swarm-lost/",
     PushRejected("PUSH_REJECTED", Race): "the remote refused the atomic push (someone else moved a ref first)",
     RecordInvalid("RECORD_INVALID", Usage): "a record is too large or nested too deeply to be read (limits: 64 KiB, depth 32), holds a control character, or a name or address field breaks the name rules; listings skip it with a warning",
     PlanFileUnsafe("PLAN_FILE_UNSAFE", Usage): "the plan file is a symbolic link or not a regular file; git-swarm neither reads nor writes through it",

@@ -25,10 +25,11 @@ use serde::{Deserialize, Serialize};
 use crate::clock::rfc3339;
 use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record};
+use crate::store::kind::{Diverged, Files, Record, Replayed};
 use crate::store::record::{self, Extra};
 
 mod path;
+mod replay;
 #[cfg(test)]
 mod tests;
 
@@ -217,6 +218,53 @@ impl Record for Ledger {
         let bytes = record::the_file(files, RECORD_FILE, what)?;
         parse_ledger(bytes)
     }
+    fn replay(
+        &self,
+        base: Option<&Self>,
+        published: &Self,
+        store: &crate::store::Store,
+    ) -> Option<Replayed<Self>> {
+        let ic = store
+            .repo
+            .config_snapshot()
+            .boolean("core.ignoreCase")
+            .unwrap_or(false);
+        Some(replay::replay(
+            base,
+            self,
+            published,
+            store.clock.now(),
+            ic,
+        ))
+    }
+}
+
+/// The id of a reservation made where no remote arbitrates (`--offline`):
+/// `r<n>-<holder>`. An online id `r<n>` is unique because the remote's
+/// compare-and-swap on the ledger hands out each `n` once; offline nothing
+/// does, so the id carries its holder's address, which no other actor
+/// has: two clones offline at once cannot make one id, and `sync` keeps it
+/// as it is (a packet, a message or a terminal that names it stays right).
+/// (Renumbering at `sync` instead would leave every copy of the old id
+/// that `sync` cannot rewrite — output already shown, text in messages —
+/// naming nothing, or another's reservation.)
+pub fn offline_id(n: u64, holder: &str) -> String {
+    format!("r{n}-{holder}")
+}
+
+/// Whether `text` is a reservation id (`r3`, or an offline one,
+/// `r3-ann`) rather than a path.
+pub fn is_id(text: &str) -> bool {
+    let Some(rest) = text.strip_prefix('r') else {
+        return false;
+    };
+    let (n, holder) = match rest.split_once('-') {
+        Some((n, h)) => (n, Some(h)),
+        None => (rest, None),
+    };
+    !n.is_empty()
+        && n.chars().all(|c| c.is_ascii_digit())
+        && holder.is_none_or(crate::names::is_valid_address)
 }
 
 /// A request to reserve.
@@ -281,6 +329,18 @@ pub fn prune(ledger: &mut Ledger, now: Timestamp) {
 /// Reserve: refuse a conflict; the same holder asking for exactly the paths
 /// of one of their live entries renews it (same id). Returns the entry.
 pub fn reserve(ledger: &mut Ledger, req: &Request, now: Timestamp, ic: bool) -> Result<Entry> {
+    reserve_as(ledger, req, now, ic, true)
+}
+
+/// [`reserve`], allocating a new entry's id as `online` says: `r<n>` when
+/// the remote arbitrates the write, else [`offline_id`].
+pub fn reserve_as(
+    ledger: &mut Ledger,
+    req: &Request,
+    now: Timestamp,
+    ic: bool,
+    online: bool,
+) -> Result<Entry> {
     let found = conflicts(ledger, req, now, ic);
     if !found.is_empty() {
         return Err(conflict_error(&found));
@@ -307,7 +367,11 @@ pub fn reserve(ledger: &mut Ledger, req: &Request, now: Timestamp, ic: bool) -> 
         return Ok(e.clone());
     }
     let entry = Entry {
-        id: format!("r{}", ledger.next),
+        id: if online {
+            format!("r{}", ledger.next)
+        } else {
+            offline_id(ledger.next, &req.holder)
+        },
         holder: req.holder.clone(),
         paths: req.paths.clone(),
         shared: req.shared,
@@ -450,6 +514,19 @@ pub fn recover(
     now: Timestamp,
     ic: bool,
 ) -> Result<Entry> {
+    recover_as(ledger, holder, id, reason, (lease, now), ic, true)
+}
+
+/// [`recover`], allocating the new entry's id as `online` says.
+pub fn recover_as(
+    ledger: &mut Ledger,
+    holder: &str,
+    id: &str,
+    reason: &str,
+    (lease, now): (SignedDuration, Timestamp),
+    ic: bool,
+    online: bool,
+) -> Result<Entry> {
     let old = ledger
         .entries
         .iter()
@@ -483,7 +560,7 @@ pub fn recover(
     for e in ledger.entries.iter_mut().filter(|e| e.id == id) {
         e.released_at = Some(stamp.clone());
     }
-    let mut entry = reserve(ledger, &req, now, ic)?;
+    let mut entry = reserve_as(ledger, &req, now, ic, online)?;
     let recovery = Recovery {
         id: old.id.clone(),
         previous_holder: old.holder.clone(),

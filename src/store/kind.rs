@@ -249,6 +249,22 @@ pub trait Record: Sized + Clone {
         0
     }
 
+    /// `sync`'s replay of this clone's unpublished writes: given the
+    /// version both sides last shared (`base`; None when the two histories
+    /// are unrelated), this clone's version (`self`) and the published one,
+    /// the published version with each of this clone's writes re-decided on
+    /// it, and the writes that could not be kept (each named, with the code
+    /// saying why). None (the default): the kind does not replay, and its
+    /// [`Record::DIVERGED`] policy decides (see `store::reconcile`).
+    fn replay(
+        &self,
+        _base: Option<&Self>,
+        _published: &Self,
+        _store: &Store,
+    ) -> Option<Replayed<Self>> {
+        None
+    }
+
     /// The ref of the record with this key.
     fn refname(key: &Self::Key) -> String {
         format!("refs/swarm/{}/{}", Self::NAMESPACE, key.to_path())
@@ -262,6 +278,16 @@ pub trait Record: Sized + Clone {
             .strip_prefix('/')?;
         Self::Key::from_path(path)
     }
+}
+
+/// What [`Record::replay`] made of this clone's unpublished writes.
+#[derive(Debug, Clone)]
+pub struct Replayed<R> {
+    /// The published version with every write that could be kept re-applied.
+    pub value: R,
+    /// Each write that could not be kept: why (its code) and what (one
+    /// line naming the write and what the remote holds instead).
+    pub lost: Vec<(Code, String)>,
 }
 
 /// One version of a record: its key, its value and the commit holding it.
@@ -531,6 +557,19 @@ pub trait AnyKind: Sync {
         tip: ObjectId,
         finished_elsewhere: &dyn Fn(&str, &str) -> bool,
     ) -> bool;
+    /// [`Record::replay`] of the versions at these commits (`base`: their
+    /// merge base, if any): the files of the replayed version and the
+    /// writes that could not be kept. Ok(None): the kind does not replay.
+    fn replay(
+        &self,
+        _store: &Store,
+        _path: &str,
+        _base: Option<ObjectId>,
+        _local: ObjectId,
+        _published: ObjectId,
+    ) -> Result<Option<(Files, Vec<(Code, String)>)>> {
+        Ok(None)
+    }
 }
 
 /// The [`AnyKind`] of a [`Record`] type.
@@ -575,6 +614,27 @@ impl<R: Record> AnyKind for KindOf<R> {
             .at(&key, tip)
             .map(|v| v.value.is_finished(&key, finished_elsewhere))
             .unwrap_or(false)
+    }
+    fn replay(
+        &self,
+        store: &Store,
+        path: &str,
+        base: Option<ObjectId>,
+        local: ObjectId,
+        published: ObjectId,
+    ) -> Result<Option<(Files, Vec<(Code, String)>)>> {
+        let Some(key) = R::Key::from_path(path) else {
+            return Ok(None);
+        };
+        let records = Records::<R>::new(store);
+        let (l, r) = (records.at(&key, local)?, records.at(&key, published)?);
+        // A base that cannot be read (or is not trusted) is taken as none:
+        // every local write is then re-decided on the published version.
+        let b = base.and_then(|b| records.at(&key, b).ok());
+        match l.value.replay(b.as_ref().map(|b| &b.value), &r.value, store) {
+            None => Ok(None),
+            Some(done) => Ok(Some((done.value.to_files()?, done.lost))),
+        }
     }
 }
 

@@ -21,7 +21,7 @@ use super::error::short;
 use super::kind::{kind_of, AnyKind, Diverged};
 use super::notes::NOTES_REF;
 use super::{Event, Store};
-use crate::error::Result;
+use crate::error::{Code, Result};
 use crate::git::PushUpdate;
 
 /// A record whose local version lost to the published one.
@@ -40,6 +40,33 @@ pub struct Conflict {
     pub remote: String,
 }
 
+/// The prefix under which `sync` keeps each local version it could not
+/// keep (`refs/swarm-lost/<namespace>/<key>@<commit>`): never pushed,
+/// never listed as a record, removed only by hand.
+pub const LOST_PREFIX: &str = "refs/swarm-lost/";
+
+/// One write of this clone that `sync` could not keep.
+#[derive(Debug, Clone, Serialize)]
+pub struct LostWrite {
+    /// Why: `RESERVATION_CONFLICT`, or `WRITE_LOST` for a write whose
+    /// record the published version replaced.
+    pub code: &'static str,
+    /// The write, and what the remote holds instead.
+    pub what: String,
+}
+
+/// A record with writes of this clone that `sync` could not keep: the
+/// local version stays reachable at `kept`.
+#[derive(Debug, Clone, Serialize)]
+pub struct Lost {
+    pub r#ref: String,
+    pub local: String,
+    pub remote: String,
+    /// The ref that keeps the local version (under [`LOST_PREFIX`]).
+    pub kept: String,
+    pub writes: Vec<LostWrite>,
+}
+
 /// What one reconciliation did, and what it leaves to push.
 #[derive(Debug, Clone, Default)]
 pub struct Reconciled {
@@ -55,6 +82,8 @@ pub struct Reconciled {
     pub conflicts: Vec<Conflict>,
     /// Content that could not be merged automatically.
     pub warnings: Vec<String>,
+    /// Writes of this clone that could not be kept (sync exits 3 naming them).
+    pub lost: Vec<Lost>,
     /// Live refs removed (here or on the remote) because `gc` archived them.
     pub archived: Vec<String>,
     /// What must go out, each with the value the remote is expected to hold.
@@ -214,18 +243,21 @@ fn one(
             } else if store.is_ancestor(r, l)? {
                 out.updates.push(push_update(name, l, Some(r)));
             } else {
-                diverged(store, join_of(kinds, name), actor, name, l, r, out)?;
+                diverged(store, kinds, actor, name, l, r, out)?;
             }
         }
     }
     Ok(())
 }
 
-/// Both sides moved and neither contains the other: join them as the
-/// kind says.
+/// Both sides moved and neither contains the other: replay this clone's
+/// writes on the published version when the kind can ([`AnyKind::replay`]),
+/// else join them as the kind's policy says. Whatever this clone wrote that
+/// the result does not keep is [`Lost`]: named, and kept under
+/// [`LOST_PREFIX`].
 fn diverged(
     store: &Store,
-    join: Join,
+    kinds: &[&dyn AnyKind],
     actor: &str,
     name: &str,
     l: ObjectId,
@@ -237,7 +269,39 @@ fn diverged(
         local: l.to_string(),
         remote: r.to_string(),
     };
-    match join {
+    if let Some((kind, path)) = kind_of(kinds, name) {
+        let base = store.merge_base(l, r)?;
+        match kind.replay(store, &path, base, l, r) {
+            Ok(Some((files, lost))) => {
+                let tree = store.write_tree(&files)?;
+                let event = Event::new(
+                    "merge",
+                    actor,
+                    format!("sync: this clone's writes replayed on the published {name}"),
+                );
+                let merged = store.commit(tree, &[l, r], &event)?;
+                store.cas(name, Some(l), Some(merged), actor, "sync: replay")?;
+                out.merged.push(name.to_string());
+                out.updates.push(push_update(name, merged, Some(r)));
+                let lost = lost
+                    .into_iter()
+                    .map(|(code, what)| LostWrite {
+                        code: code.as_str(),
+                        what,
+                    })
+                    .collect();
+                lose(store, actor, name, l, r, lost, out)?;
+                return Ok(());
+            }
+            Ok(None) => {}
+            Err(e) => out.warnings.push(format!(
+                "{name}: this clone's writes could not be replayed ({}); {}",
+                e.message,
+                "the kind's own rule decides"
+            )),
+        }
+    }
+    match join_of(kinds, name) {
         // Two records of one key written independently (e.g. two packets:
         // same author, same second, two machines offline) are two different
         // records, not two versions of one.
@@ -249,6 +313,27 @@ fn diverged(
             | Diverged::PublishedWinsIfRelated
             | Diverged::PublishedWins),
         ) => {
+            // Named before the local ref moves: what this clone wrote that
+            // the published version does not hold.
+            let writes = if policy == Diverged::PublishedWins
+                || store.commit_tree(l)? == store.commit_tree(r)?
+            {
+                // A record written once under a name its content decides
+                // (an escalation): the published copy is the same message.
+                Vec::new()
+            } else {
+                let rule = match policy {
+                    Diverged::PublishedWinsFenced => "fenced by",
+                    _ => "the version published first wins:",
+                };
+                unpublished(store, l, r)?
+                    .into_iter()
+                    .map(|w| LostWrite {
+                        code: Code::WriteLost.as_str(),
+                        what: format!("{w} ({rule} {} on the remote)", short(r)),
+                    })
+                    .collect()
+            };
             store.cas(
                 name,
                 Some(l),
@@ -266,6 +351,7 @@ fn diverged(
             } else {
                 out.superseded.push(entry);
             }
+            lose(store, actor, name, l, r, writes, out)?;
         }
         Join::Kind(Diverged::NewestWins) => {
             let now = store.clock.now().as_second();
@@ -299,14 +385,87 @@ fn diverged(
         Join::Kind(Diverged::MergeJournals) => match store.merge_base(l, r)? {
             None => out.conflicts.push(conflict()),
             Some(base) => {
-                let merged = merge_journals(store, name, base, l, r, actor, &mut out.warnings)?;
+                let mut overlaps = Vec::new();
+                let merged = merge_journals(store, name, base, l, r, actor, &mut overlaps)?;
                 store.cas(name, Some(l), Some(merged), actor, "sync: merge journals")?;
                 out.merged.push(name.to_string());
                 out.updates.push(push_update(name, merged, Some(r)));
+                let writes = overlaps
+                    .into_iter()
+                    .map(|what| LostWrite {
+                        code: Code::WriteLost.as_str(),
+                        what,
+                    })
+                    .collect();
+                lose(store, actor, name, l, r, writes, out)?;
             }
         },
     }
     Ok(())
+}
+
+/// Report `writes` of `name` as lost (none: nothing to report), keeping
+/// the local version `l` at `refs/swarm-lost/<namespace>/<key>@<l>`.
+fn lose(
+    store: &Store,
+    actor: &str,
+    name: &str,
+    l: ObjectId,
+    r: ObjectId,
+    writes: Vec<LostWrite>,
+    out: &mut Reconciled,
+) -> Result<()> {
+    if writes.is_empty() {
+        return Ok(());
+    }
+    let rest = name.strip_prefix("refs/swarm/").unwrap_or(name);
+    let kept = format!("{LOST_PREFIX}{rest}@{}", short(l));
+    if store.ref_target(&kept)?.is_none() {
+        store.cas(
+            &kept,
+            None,
+            Some(l),
+            actor,
+            "sync: a local version whose writes could not be kept",
+        )?;
+    }
+    out.lost.push(Lost {
+        r#ref: name.to_string(),
+        local: l.to_string(),
+        remote: r.to_string(),
+        kept,
+        writes,
+    });
+    Ok(())
+}
+
+/// The writes of this clone's version `l` that the published `r` lacks,
+/// newest first, as their journal names them (`<event> by <actor>:
+/// <summary> (<commit>)`); at most 20.
+fn unpublished(store: &Store, l: ObjectId, r: ObjectId) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    for entry in store.journal(l, Some(50))? {
+        let Ok(id) = entry.commit.parse::<ObjectId>() else {
+            continue;
+        };
+        if id == r || store.is_ancestor(id, r)? {
+            continue;
+        }
+        out.push(format!(
+            "{} by {}: {} ({})",
+            entry.event,
+            entry.actor,
+            entry.summary,
+            short(id)
+        ));
+        if out.len() >= 20 {
+            break;
+        }
+    }
+    if out.is_empty() {
+        out.push(format!("this clone's version {}", short(l)));
+    }
+    Ok(out)
 }
 
 /// Record name -> archived tip, from the local and the remote's archives.

@@ -239,12 +239,12 @@ fn write<T: Clone>(
     ctx: &Ctx,
     actor: &str,
     kind: &str,
-    mut decide: impl FnMut(&mut Ledger, Timestamp) -> Result<(T, String)>,
+    mut decide: impl FnMut(&mut Ledger, Timestamp, bool) -> Result<(T, String)>,
 ) -> Result<(T, ObjectId)> {
     let store = &ctx.store;
     let done = ledger_publish(ctx).run(|txn| {
         let mut ledger = read(store, txn.tip(LEDGER_REF)?.base)?;
-        let (then, summary) = decide(&mut ledger, store.clock.now())?;
+        let (then, summary) = decide(&mut ledger, store.clock.now(), txn.online())?;
         let event = Event::new(kind, actor, summary);
         let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
         crate::failpoint::point("reserve:objects");
@@ -306,8 +306,8 @@ pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
         lease: lease(ctx, args.lease.as_deref())?,
     };
     let ic = ignore_case(&ctx.store);
-    let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now| {
-        let e = reservation::reserve(ledger, &req, now, ic)?;
+    let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now, online| {
+        let e = reservation::reserve_as(ledger, &req, now, ic, online)?;
         let list: Vec<&str> = e.paths.iter().map(Pattern::as_str).collect();
         Ok((
             e.clone(),
@@ -355,7 +355,7 @@ pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
     let here = prefix(&root)?;
     let mut named = Vec::new();
     for t in targets {
-        let is_id = t.starts_with('r') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1;
+        let is_id = reservation::is_id(t);
         let pat = if is_id {
             None
         } else {
@@ -364,7 +364,7 @@ pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
         named.push((t.clone(), pat));
     }
     let ic = ignore_case(&ctx.store);
-    let (ids, commit) = write(ctx, &actor, "released", |ledger, now| {
+    let (ids, commit) = write(ctx, &actor, "released", |ledger, now, _| {
         let ids = reservation::release(ledger, &actor, &named, now, ic)?;
         Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
     })?;
@@ -381,8 +381,8 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
     check_text(None, Some(reason), &[])?;
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
-    let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {
-        let e = reservation::recover(ledger, &actor, id, reason, lease, now, ic)?;
+    let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now, online| {
+        let e = reservation::recover_as(ledger, &actor, id, reason, (lease, now), ic, online)?;
         Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
     })?;
     Ok(written(

@@ -19,7 +19,7 @@ use crate::ctx::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::store::archive::{self, GcReport};
 use crate::store::kind::Publish;
-use crate::store::reconcile::{reconcile, Conflict, Fenced, Reconciled};
+use crate::store::reconcile::{reconcile, Conflict, Fenced, Lost, Reconciled};
 use crate::store::Store;
 
 const MAX_ATTEMPTS: usize = 5;
@@ -41,6 +41,10 @@ pub struct SyncReport {
     pub conflicts: Vec<Conflict>,
     /// Notes about content that could not be merged automatically.
     pub warnings: Vec<String>,
+    /// Writes of this clone that could not be kept on the published
+    /// version (sync exits 3 naming them; each local version is kept
+    /// under `refs/swarm-lost/`).
+    pub lost: Vec<Lost>,
     /// Live refs removed (here or on the remote) because `gc` archived them.
     pub archived: Vec<String>,
     /// What `gc` folded first when the live ref count passed swarm.gcThreshold.
@@ -71,6 +75,7 @@ impl SyncReport {
         merge(&mut self.superseded, round.superseded);
         merge(&mut self.conflicts, round.conflicts);
         merge(&mut self.warnings, round.warnings);
+        merge(&mut self.lost, round.lost);
         merge(&mut self.archived, round.archived);
     }
 }

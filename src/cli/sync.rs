@@ -219,6 +219,10 @@ mod tests {
         assert!(!text.contains(&format!("replaced {task}")), "{text}");
         let err = conflict_error(&report).expect("a lost write fails the sync");
         assert_eq!(err.code, Code::WriteLost);
-        assert!(err.message.contains("task-claimed by ann"), "{}", err.message);
+        assert!(
+            err.message.contains("task-claimed by ann"),
+            "{}",
+            err.message
+        );
     }
 }

@@ -229,13 +229,7 @@ impl Record for Ledger {
             .config_snapshot()
             .boolean("core.ignoreCase")
             .unwrap_or(false);
-        Some(replay::replay(
-            base,
-            self,
-            published,
-            store.clock.now(),
-            ic,
-        ))
+        Some(replay::replay(base, self, published, store.clock.now(), ic))
     }
 }
 

@@ -631,7 +631,10 @@ impl<R: Record> AnyKind for KindOf<R> {
         // A base that cannot be read (or is not trusted) is taken as none:
         // every local write is then re-decided on the published version.
         let b = base.and_then(|b| records.at(&key, b).ok());
-        match l.value.replay(b.as_ref().map(|b| &b.value), &r.value, store) {
+        match l
+            .value
+            .replay(b.as_ref().map(|b| &b.value), &r.value, store)
+        {
             None => Ok(None),
             Some(done) => Ok(Some((done.value.to_files()?, done.lost))),
         }

@@ -296,8 +296,7 @@ fn diverged(
             Ok(None) => {}
             Err(e) => out.warnings.push(format!(
                 "{name}: this clone's writes could not be replayed ({}); {}",
-                e.message,
-                "the kind's own rule decides"
+                e.message, "the kind's own rule decides"
             )),
         }
     }

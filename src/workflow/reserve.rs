@@ -381,10 +381,15 @@ pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> R
     check_text(None, Some(reason), &[])?;
     let lease = lease(ctx, lease_flag)?;
     let ic = ignore_case(&ctx.store);
-    let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now, online| {
-        let e = reservation::recover_as(ledger, &actor, id, reason, (lease, now), ic, online)?;
-        Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
-    })?;
+    let (entry, commit) = write(
+        ctx,
+        &actor,
+        "reservation-recovered",
+        |ledger, now, online| {
+            let e = reservation::recover_as(ledger, &actor, id, reason, (lease, now), ic, online)?;
+            Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
+        },
+    )?;
     Ok(written(
         ctx,
         "recovered",

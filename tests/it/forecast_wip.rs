@@ -179,7 +179,7 @@ fn sync_keeps_the_newer_snapshot_and_gc_archives_the_wip_of_a_removed_lane() {
     );
     env.swarm(&m2, &["sync"])
         .ok()
-        .stdout_has("lost     refs/swarm/wip/beta: the newer snapshot wins");
+        .stdout_has("replaced refs/swarm/wip/beta: the newer snapshot wins");
     assert_eq!(
         env.refs(&m2, "refs/swarm/wip/")["refs/swarm/wip/beta"],
         published

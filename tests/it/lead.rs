@@ -732,7 +732,14 @@ fn sync_lets_the_published_leader_record_win_and_reports_the_local_one_fenced() 
     env.swarm(a, &["--offline", "lead", "renew", "--plan", "auth"])
         .ok();
     let stale = ref_of(&env, a, LEAD).unwrap();
-    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    // alice's renew exited 0 (offline): the fenced write is named, exit 3.
+    let out = env
+        .swarm(a, &["sync", "--json"])
+        .err(3, "WRITE_LOST")
+        .json();
+    let out = &out["error"]["detail"];
+    assert_eq!(out["lost"][0]["ref"], LEAD);
+    assert_eq!(out["lost"][0]["local"], stale.as_str());
     assert_eq!(out["fenced"][0]["ref"], LEAD);
     assert_eq!(out["fenced"][0]["local"], stale.as_str());
     assert_eq!(out["fenced"][0]["remote"], bobs.as_str());
@@ -914,8 +921,13 @@ fn an_offline_write_during_a_publish_is_kept_and_reported_not_dropped() {
         ref_of(&env, &remote, LEAD).as_deref(),
         Some(published.as_str())
     );
-    let out = env.swarm(a, &["sync", "--json"]).ok().json();
+    let out = env
+        .swarm(a, &["sync", "--json"])
+        .err(3, "WRITE_LOST")
+        .json();
+    let out = &out["error"]["detail"];
     assert_eq!(out["fenced"][0]["local"], offline.as_str());
+    assert_eq!(out["lost"][0]["local"], offline.as_str());
     assert_eq!(ref_of(&env, a, LEAD).as_deref(), Some(published.as_str()));
     env.swarm(a, &["lead", "renew", "--plan", "auth"]).ok();
 }

@@ -857,7 +857,16 @@ fn sync_keeps_the_first_published_acceptance_and_unions_the_notes() {
     let carols = ref_of(&env, &remote, &pref).unwrap();
     assert_ne!(bobs, carols);
 
-    let out = env.swarm(b, &["sync", "--json"]).ok().json();
+    // bob's acceptance exited 0 (offline): the sync that cannot keep it
+    // fails naming it, and keeps it under refs/swarm-lost/.
+    let out = env
+        .swarm(b, &["sync", "--json"])
+        .err(3, "WRITE_LOST")
+        .json();
+    let out = &out["error"]["detail"];
+    assert_eq!(out["lost"][0]["ref"], pref.as_str());
+    let kept = out["lost"][0]["kept"].as_str().unwrap().to_string();
+    assert_eq!(ref_of(&env, b, &kept).as_deref(), Some(bobs.as_str()));
     assert_eq!(out["superseded"][0]["ref"], pref.as_str());
     assert_eq!(out["superseded"][0]["local"], bobs.as_str());
     assert_eq!(out["superseded"][0]["remote"], carols.as_str());

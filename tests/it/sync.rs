@@ -220,11 +220,14 @@ fn both_sides_editing_the_plan_text_keeps_the_published_one_and_warns_on_stderr(
         )
         .ok()
         .json();
-    let run = env.swarm(b, &["sync"]).ok();
+    // bob's `plan save` exited 0: the sync that cannot keep it says so
+    // (exit 3) and names it.
+    let run = env.swarm(b, &["sync"]).err(3, "WRITE_LOST");
     run.expect_stdout("merged   refs/swarm/plans/auth");
     assert!(!run.stdout.contains("warning"), "{}", run.stdout);
     let bob_commit = bob_save["commit"].as_str().unwrap();
-    run.expect_stderr(&format!("warning: refs/swarm/plans/auth:PLAN.md: both sides edited the same lines; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12]));
+    run.expect_stdout(&format!("lost     refs/swarm/plans/auth: [WRITE_LOST] refs/swarm/plans/auth:PLAN.md: both sides edited the same lines; kept the published version, yours is at {}:PLAN.md", &bob_commit[..12]));
+    run.expect_stderr("refs/swarm-lost/plans/auth@");
     let tip = env.refs(&remote, "refs/swarm/plans/auth")["refs/swarm/plans/auth"].clone();
     assert_eq!(
         env.git(b, &["show", &format!("{tip}:PLAN.md")]),

@@ -79,7 +79,10 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     assert!(!run.stdout.contains("lost"), "{}", run.stdout);
     assert_eq!(ids(&env, &remote, LEDGER), ["r1", "r1-ann"]);
     let published = ref_of(&env, &remote, LEDGER).unwrap();
-    assert_eq!(ref_of(&env, &a, LEDGER).as_deref(), Some(published.as_str()));
+    assert_eq!(
+        ref_of(&env, &a, LEDGER).as_deref(),
+        Some(published.as_str())
+    );
     // The offline version stays in the ledger's history; nothing was lost.
     env.git(&a, &["merge-base", "--is-ancestor", &offline, &published]);
     assert!(lost_refs(&env, &a).is_empty());
@@ -88,7 +91,9 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     env.swarm(&b, &["reserve", "Cargo.toml"])
         .err(3, "RESERVATION_CONFLICT")
         .stderr_has("r1-ann held by ann");
-    env.swarm(&b, &["reserve", "README.md"]).ok().stdout_has("r2");
+    env.swarm(&b, &["reserve", "README.md"])
+        .ok()
+        .stdout_has("r2");
     env.swarm(&a, &["release", "r1-ann"]).ok();
     assert_eq!(ids(&env, &remote, LEDGER), ["r1", "r2"]);
     env.swarm(&a, &["sync"]).ok().stdout_has("up to date");
@@ -124,7 +129,8 @@ fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_an
 fn an_offline_renewal_is_replayed_on_the_published_ledger() {
     let (mut env, remote, a, b) = two();
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
-    env.swarm(&a, &["reserve", "Cargo.toml", "--lease", "1h"]).ok();
+    env.swarm(&a, &["reserve", "Cargo.toml", "--lease", "1h"])
+        .ok();
     env.swarm(&b, &["reserve", "src/"]).ok();
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:30:00Z");
     env.swarm(&a, &["--offline", "renew"])
@@ -154,9 +160,15 @@ fn an_offline_renewal_is_replayed_on_the_published_ledger() {
 #[test]
 fn two_clones_reserving_offline_get_ids_that_never_clash() {
     let (env, remote, a, b) = two();
-    env.swarm(&a, &["--offline", "reserve", "a.txt"]).ok().stdout_has("r1-ann");
-    env.swarm(&b, &["--offline", "reserve", "b.txt"]).ok().stdout_has("r1-bob");
-    env.swarm(&a, &["--offline", "reserve", "c.txt"]).ok().stdout_has("r2-ann");
+    env.swarm(&a, &["--offline", "reserve", "a.txt"])
+        .ok()
+        .stdout_has("r1-ann");
+    env.swarm(&b, &["--offline", "reserve", "b.txt"])
+        .ok()
+        .stdout_has("r1-bob");
+    env.swarm(&a, &["--offline", "reserve", "c.txt"])
+        .ok()
+        .stdout_has("r2-ann");
     env.swarm(&a, &["sync"]).ok();
     // Two ledgers made apart (no common version): replayed, not a conflict.
     env.swarm(&b, &["sync"]).ok().stdout_has("merged");
@@ -171,8 +183,11 @@ fn two_clones_reserving_offline_get_ids_that_never_clash() {
 fn a_write_another_kind_cannot_replay_fails_sync_naming_it_and_is_kept() {
     let (env, remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").sync(0).parts();
     let (a, b) = (&clones[0], &clones[1]);
-    env.swarm(a, &["task", "new", "t", "--plan", "p", "--title", "the parser"])
-        .ok();
+    env.swarm(
+        a,
+        &["task", "new", "t", "--plan", "p", "--title", "the parser"],
+    )
+    .ok();
     env.swarm(b, &["sync"]).ok();
     let task = "refs/swarm/tasks/p/t";
     env.swarm(a, &["--offline", "task", "claim", "t", "--plan", "p"])
@@ -189,4 +204,74 @@ fn a_write_another_kind_cannot_replay_fails_sync_naming_it_and_is_kept() {
     assert_eq!(ref_of(&env, &remote, task).as_deref(), Some(bobs.as_str()));
     assert_eq!(ref_of(&env, a, &kept).as_deref(), Some(anns.as_str()));
     env.swarm(a, &["sync"]).ok().stdout_has("up to date");
+}
+
+#[test]
+fn a_packet_written_offline_naming_an_offline_reservation_is_accepted_with_it_moved() {
+    let (env, remote, clones) = Swarm::new(&["lead", "ann", "bob"])
+        .plan(0, "p")
+        .sync(0)
+        .task(0, "t", "the parser")
+        .parts();
+    let (ann, bob) = (&clones[1], &clones[2]);
+    let out = env
+        .swarm(ann, &["lane", "new", "f1", "--task", "t", "--json"])
+        .ok();
+    let wt = PathBuf::from(out.json()["path"].as_str().unwrap());
+    // Another agent takes r1 at the remote while ann is offline.
+    env.swarm(bob, &["reserve", "docs/"]).ok().stdout_has("r1");
+    env.swarm(&wt, &["--offline", "reserve", "src/"])
+        .ok()
+        .stdout_has("r1-ann");
+    env.write(&wt.join("src/a.txt"), "committed\n");
+    env.git(&wt, &["add", "src/a.txt"]);
+    env.git(&wt, &["commit", "--quiet", "-m", "parser: first half"]);
+    env.write(&wt.join("src/b.txt"), "half done\n");
+    let out = env
+        .swarm(
+            &wt,
+            &[
+                "--offline",
+                "handoff",
+                "--reason",
+                "usage_limit",
+                "--next",
+                "finish b",
+                "--json",
+            ],
+        )
+        .ok()
+        .stderr_has("not published");
+    let id = out.json()["id"].as_str().unwrap().to_string();
+    let packet = format!("refs/swarm/packets/f1/{id}");
+    let text = env.git(ann, &["show", &format!("{packet}:packet.yaml")]);
+    assert!(text.contains("r1-ann"), "{text}");
+    env.swarm(&wt, &["sync"])
+        .ok()
+        .stdout_has(&format!("pushed   {packet}"));
+    assert_eq!(ids(&env, &remote, LEDGER), ["r1", "r1-ann"]);
+    env.git(
+        &wt,
+        &["push", "--quiet", "--no-verify", "origin", "feat/f1"],
+    );
+    // Before the fix: `NOT moved: reservation r3: released or gone from the
+    // ledger` (or another's r1 named).
+    let succ = bob.join("succ");
+    let run = env
+        .swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
+        .ok();
+    run.expect_stdout("moved to you: reservation r1-ann");
+    assert!(!run.stdout.contains("NOT moved"), "{}", run.stdout);
+    let held: Vec<(String, String)> = entries(&env, &remote, LEDGER)
+        .into_iter()
+        .map(|e| (e.0, e.1))
+        .collect();
+    assert_eq!(
+        held,
+        [
+            ("r1".to_string(), "bob".to_string()),
+            ("r1-ann".to_string(), "bob".to_string())
+        ]
+    );
+    assert!(lost_refs(&env, ann).is_empty());
 }

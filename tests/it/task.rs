@@ -381,7 +381,13 @@ fn offline_claims_say_they_are_unpublished() {
     // takes the published version (a claim is never merged away).
     env.swarm(b, &["task", "claim", "t", "--plan", "p"]).ok();
     let bobs = ref_of(&env, &remote, &task_ref("p", "t")).unwrap();
-    let sync = env.swarm(a, &["sync", "--json"]).ok().json();
+    // ann's claim exited 0: the sync that cannot keep it fails naming it.
+    let sync = env
+        .swarm(a, &["sync", "--json"])
+        .err(3, "WRITE_LOST")
+        .json();
+    let sync = &sync["error"]["detail"];
+    assert_eq!(sync["lost"][0]["ref"], task_ref("p", "t").as_str());
     let lost: Vec<&str> = sync["superseded"]
         .as_array()
         .unwrap()

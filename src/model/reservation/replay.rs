@@ -76,7 +76,11 @@ pub fn replay(
                 let blocking: Vec<String> = out
                     .entries
                     .iter()
-                    .filter(|o| l.paths.iter().any(|q| o.blocks(&l.holder, q, l.shared, now, ic)))
+                    .filter(|o| {
+                        l.paths
+                            .iter()
+                            .any(|q| o.blocks(&l.holder, q, l.shared, now, ic))
+                    })
                     .map(Entry::describe)
                     .collect();
                 if blocking.is_empty() {
@@ -169,8 +173,7 @@ fn merge_entry(b: &Entry, l: &Entry, p: &Entry) -> Result<Entry, String> {
     }
     if l.released_at.is_some() && p.released_at.is_none() {
         out.released_at = l.released_at.clone();
-    } else if p.released_at.is_some() && l.released_at.is_none() && l.lease_until != b.lease_until
-    {
+    } else if p.released_at.is_some() && l.released_at.is_none() && l.lease_until != b.lease_until {
         return Err(format!(
             "renewed here until {}, but released on the remote",
             l.lease_until

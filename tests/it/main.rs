@@ -48,6 +48,7 @@ mod soak;
 mod status;
 mod swarm_scale;
 mod sync;
+mod sync_props;
 mod sync_replay;
 mod task;
 mod trust;

@@ -74,7 +74,10 @@ pub fn render(report: &SyncReport) -> Output {
     // lane's snapshot (replaced whole: the newer one wins), a message
     // written twice under its content's name.
     for f in report.superseded.iter().filter(|f| !lost(&f.r#ref)) {
-        let rule = if f.r#ref.starts_with(git_swarm::records::lane::wip::WIP_PREFIX) {
+        let rule = if f
+            .r#ref
+            .starts_with(git_swarm::records::lane::wip::WIP_PREFIX)
+        {
             "the newer snapshot wins"
         } else {
             "the same record was published first"

@@ -82,7 +82,7 @@ pub enum Command {
     /// Leadership of a plan: one leader per epoch, fenced across machines.
     #[command(subcommand)]
     Lead(lead::LeadCmd),
-    /// Reconcile swarm refs and notes with the shared remote in one atomic push.
+    /// Reconcile swarm refs and notes with the shared remote in one atomic push: this clone's unpublished writes are replayed on the published records, and one that cannot be kept exits 3 naming it (kept under refs/swarm-lost/).
     Sync(sync::SyncArgs),
     /// Fold finished records (accepted packets, removed lanes, closed plans) into archive refs.
     Gc(gc::GcArgs),

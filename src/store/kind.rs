@@ -567,7 +567,7 @@ pub trait AnyKind: Sync {
         _base: Option<ObjectId>,
         _local: ObjectId,
         _published: ObjectId,
-    ) -> Result<Option<(Files, Vec<(Code, String)>)>> {
+    ) -> Result<Option<Replayed<Files>>> {
         Ok(None)
     }
 }
@@ -622,7 +622,7 @@ impl<R: Record> AnyKind for KindOf<R> {
         base: Option<ObjectId>,
         local: ObjectId,
         published: ObjectId,
-    ) -> Result<Option<(Files, Vec<(Code, String)>)>> {
+    ) -> Result<Option<Replayed<Files>>> {
         let Some(key) = R::Key::from_path(path) else {
             return Ok(None);
         };
@@ -636,7 +636,10 @@ impl<R: Record> AnyKind for KindOf<R> {
             .replay(b.as_ref().map(|b| &b.value), &r.value, store)
         {
             None => Ok(None),
-            Some(done) => Ok(Some((done.value.to_files()?, done.lost))),
+            Some(done) => Ok(Some(Replayed {
+                value: done.value.to_files()?,
+                lost: done.lost,
+            })),
         }
     }
 }

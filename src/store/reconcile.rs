@@ -18,7 +18,7 @@ use serde::Serialize;
 
 use super::archive::{entries_at, ARCHIVE_PREFIX};
 use super::error::short;
-use super::kind::{kind_of, AnyKind, Diverged};
+use super::kind::{kind_of, AnyKind, Diverged, Replayed};
 use super::notes::NOTES_REF;
 use super::{Event, Store};
 use crate::error::{Code, Result};
@@ -272,7 +272,7 @@ fn diverged(
     if let Some((kind, path)) = kind_of(kinds, name) {
         let base = store.merge_base(l, r)?;
         match kind.replay(store, &path, base, l, r) {
-            Ok(Some((files, lost))) => {
+            Ok(Some(Replayed { value: files, lost })) => {
                 let tree = store.write_tree(&files)?;
                 let event = Event::new(
                     "merge",

@@ -207,3 +207,135 @@ fn paths(e: &Entry) -> String {
         .collect::<Vec<_>>()
         .join(" ")
 }
+
+#[cfg(test)]
+mod tests {
+    use jiff::SignedDuration;
+
+    use super::super::{hand_over, normalise, release, reserve, reserve_as, Request};
+    use super::*;
+
+    const NOW: &str = "2026-01-01T00:00:00Z";
+
+    fn t(s: &str) -> Timestamp {
+        s.parse().unwrap()
+    }
+
+    fn req(holder: &str, path: &str) -> Request {
+        Request {
+            holder: holder.into(),
+            paths: vec![normalise(path, "").unwrap()],
+            shared: false,
+            task: None,
+            reason: None,
+            lease: SignedDuration::from_hours(1),
+        }
+    }
+
+    /// The shared base (ann holds z.txt as r1), bob's published ledger
+    /// with `theirs` reserved online, and ann's with `mine` reserved offline.
+    fn apart(mine: &str, theirs: &str) -> (Ledger, Ledger, Ledger) {
+        let now = t(NOW);
+        let mut base = Ledger::default();
+        reserve(&mut base, &req("ann", "z.txt"), now, false).unwrap();
+        let mut published = base.clone();
+        reserve(&mut published, &req("bob", theirs), now, false).unwrap();
+        let mut local = base.clone();
+        reserve_as(&mut local, &req("ann", mine), now, false, false).unwrap();
+        (base, local, published)
+    }
+
+    fn ids(l: &Ledger) -> Vec<&str> {
+        l.entries.iter().map(|e| e.id.as_str()).collect()
+    }
+
+    #[test]
+    fn an_offline_reservation_nothing_overlaps_is_kept_with_its_id() {
+        let (base, local, published) = apart("Cargo.toml", "src/");
+        let done = replay(Some(&base), &local, &published, t(NOW), false);
+        assert!(done.lost.is_empty(), "{:?}", done.lost);
+        assert_eq!(ids(&done.value), ["r1", "r2", "r2-ann"]);
+        assert_eq!(done.value.next, 3);
+    }
+
+    #[test]
+    fn an_offline_reservation_that_overlaps_is_lost_naming_both() {
+        let (base, local, published) = apart("src/lib.rs", "src/");
+        let done = replay(Some(&base), &local, &published, t(NOW), false);
+        assert_eq!(ids(&done.value), ["r1", "r2"]);
+        let [(code, what)] = done.lost.as_slice() else {
+            panic!("{:?}", done.lost)
+        };
+        assert_eq!(*code, Code::ReservationConflict);
+        assert!(what.contains("r2-ann held by ann"), "{what}");
+        assert!(what.contains("r2 held by bob"), "{what}");
+    }
+
+    #[test]
+    fn a_renewal_and_a_release_are_re_applied_and_a_renewal_of_what_moved_is_lost() {
+        let (base, _, published) = apart("x", "src/");
+        // ann renews r1 later, offline.
+        let mut local = base.clone();
+        reserve(
+            &mut local,
+            &req("ann", "z.txt"),
+            t("2026-01-01T00:30:00Z"),
+            false,
+        )
+        .unwrap();
+        let done = replay(Some(&base), &local, &published, t(NOW), false);
+        assert!(done.lost.is_empty());
+        assert_eq!(done.value.entries[0].lease_until, "2026-01-01T01:30:00Z");
+        // ann releases r1 offline.
+        let mut local = base.clone();
+        release(&mut local, "ann", &[("r1".into(), None)], t(NOW), false).unwrap();
+        let done = replay(Some(&base), &local, &published, t(NOW), false);
+        assert_eq!(ids(&done.value), ["r2"]);
+        // ann's r1 was handed to bob at the remote: her renewal is lost.
+        let mut moved = published.clone();
+        hand_over(
+            &mut moved,
+            &["r1".into()],
+            "ann",
+            "bob",
+            "2026-01-01T02:00:00Z",
+        );
+        let mut local = base.clone();
+        reserve(
+            &mut local,
+            &req("ann", "z.txt"),
+            t("2026-01-01T00:30:00Z"),
+            false,
+        )
+        .unwrap();
+        let done = replay(Some(&base), &local, &moved, t(NOW), false);
+        assert_eq!(done.value.entries[0].holder, "bob");
+        assert_eq!(done.lost.len(), 1, "{:?}", done.lost);
+        assert!(done.lost[0].1.contains("held by bob"), "{:?}", done.lost);
+    }
+
+    #[test]
+    fn an_offline_hand_over_is_re_applied_and_two_ledgers_started_apart_are_joined() {
+        let (base, _, published) = apart("x", "src/");
+        let mut local = base.clone();
+        hand_over(
+            &mut local,
+            &["r1".into()],
+            "ann",
+            "cat",
+            "2026-01-01T03:00:00Z",
+        );
+        let done = replay(Some(&base), &local, &published, t(NOW), false);
+        assert!(done.lost.is_empty());
+        assert_eq!(done.value.entries[0].holder, "cat");
+        assert_eq!(done.value.entries[0].lease_until, "2026-01-01T03:00:00Z");
+        // No shared version: every local entry is re-decided.
+        let mut mine = Ledger::default();
+        reserve_as(&mut mine, &req("ann", "a.txt"), t(NOW), false, false).unwrap();
+        let mut theirs = Ledger::default();
+        reserve_as(&mut theirs, &req("bob", "b.txt"), t(NOW), false, false).unwrap();
+        let done = replay(None, &mine, &theirs, t(NOW), false);
+        assert!(done.lost.is_empty());
+        assert_eq!(ids(&done.value), ["r1-bob", "r1-ann"]);
+    }
+}

@@ -29,6 +29,7 @@ mod lane;
 mod lane_task;
 mod lead;
 mod message;
+mod model_server;
 mod names;
 mod openapi;
 mod packet;

@@ -6,6 +6,8 @@ mod harness;
 
 mod agents;
 mod agents_live;
+mod agents_live_codex;
+mod agents_live_gemini;
 mod architecture;
 mod cache;
 mod cli;

@@ -199,11 +199,11 @@ fn codex_stop_with_uncommitted_work_is_sent_back_once() {
 fn codex_idle_agent_wakes_with_a_message_from_another_clone() {
     let Some(codex) = codex() else { return };
     let (env, a, b, lane) = swarm_with_lane("codex");
-    env.git(&a, &["config", "swarm.agentIdleWait", "10s"]);
+    env.git(&a, &["config", "swarm.agentIdleWait", "15s"]);
     env.swarm(&a, &["agent", "install", "--host", "codex"]).ok();
     for checkout in [&a, &lane] {
         let hooks = env.read(&checkout.join(".codex/hooks.json"));
-        assert!(hooks.contains("\"timeout\": 70"), "{hooks}");
+        assert!(hooks.contains("\"timeout\": 75"), "{hooks}");
     }
     let model = serve(
         Wire::Responses,

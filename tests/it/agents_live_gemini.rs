@@ -186,11 +186,11 @@ fn gemini_stop_with_uncommitted_work_is_sent_back_once() {
 fn gemini_idle_agent_wakes_with_a_message_from_another_clone() {
     let Some(gemini) = gemini() else { return };
     let (env, a, b, lane) = swarm_with_lane("gemini");
-    env.git(&a, &["config", "swarm.agentIdleWait", "10s"]);
+    env.git(&a, &["config", "swarm.agentIdleWait", "15s"]);
     env.swarm(&a, &["agent", "install", "--host", "gemini"])
         .ok();
     let settings = env.read(&lane.join(".gemini/settings.json"));
-    assert!(settings.contains("\"timeout\": 70000"), "{settings}");
+    assert!(settings.contains("\"timeout\": 75000"), "{settings}");
     let model = serve(
         Wire::Gemini,
         Arc::new(|req, _| {

@@ -40,7 +40,7 @@ pub fn host_bin(var: &str, host: &str) -> Option<PathBuf> {
     }
 }
 
-fn claude() -> Option<PathBuf> {
+pub fn claude() -> Option<PathBuf> {
     host_bin("GIT_SWARM_CLAUDE", "Claude Code")
 }
 
@@ -91,7 +91,7 @@ fn run_claude(
 }
 
 /// [`run_claude`] with more arguments.
-fn run_claude_with(
+pub fn run_claude_with(
     env: &TestEnv,
     claude: &Path,
     dir: &Path,

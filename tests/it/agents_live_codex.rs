@@ -23,7 +23,7 @@ use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::model_server::{has_tools, last_text, serve, Model, Reply, Wire};
 
-fn codex() -> Option<PathBuf> {
+pub fn codex() -> Option<PathBuf> {
     host_bin("GIT_SWARM_CODEX", "Codex")
 }
 
@@ -64,6 +64,20 @@ fn run_codex(
     model: &Model,
     prompt: &str,
 ) -> Run {
+    run_codex_with(env, codex, clone, dir, model, prompt, "workspace-write")
+}
+
+/// [`run_codex`] with another sandbox (`danger-full-access` lets its shell
+/// push to the test's remote, outside the workspace).
+pub fn run_codex_with(
+    env: &TestEnv,
+    codex: &Path,
+    clone: &Path,
+    dir: &Path,
+    model: &Model,
+    prompt: &str,
+    sandbox: &str,
+) -> Run {
     let home = codex_home(env, model, &[clone, dir]);
     let mut cmd = env.command(codex.to_str().unwrap(), dir);
     cmd.args([
@@ -71,7 +85,7 @@ fn run_codex(
         "--json",
         "--dangerously-bypass-hook-trust",
         "--sandbox",
-        "workspace-write",
+        sandbox,
         prompt,
     ])
     .env("HOME", &home)

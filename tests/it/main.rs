@@ -8,6 +8,7 @@ mod agents;
 mod agents_live;
 mod agents_live_codex;
 mod agents_live_gemini;
+mod agents_live_handoff;
 mod architecture;
 mod cache;
 mod cli;

@@ -22,12 +22,26 @@ use crate::fixture::Swarm;
 use crate::harness::{Run, TestEnv};
 use crate::model_server::{has_tools, last_text, serve, Model, Reply, Wire};
 
-fn gemini() -> Option<PathBuf> {
+pub fn gemini() -> Option<PathBuf> {
     host_bin("GIT_SWARM_GEMINI", "Gemini CLI")
 }
 
-/// Run `gemini -p <prompt>` in `dir` against the model, once.
+/// Run `gemini -p <prompt>` in `dir` against the model, once (file edits
+/// approved, as an agent at work has them).
 fn run_gemini(env: &TestEnv, gemini: &Path, dir: &Path, model: &Model, prompt: &str) -> Run {
+    run_gemini_with(env, gemini, dir, model, prompt, "auto_edit")
+}
+
+/// [`run_gemini`] with another `--approval-mode` (`yolo` runs its shell
+/// tool unasked).
+pub fn run_gemini_with(
+    env: &TestEnv,
+    gemini: &Path,
+    dir: &Path,
+    model: &Model,
+    prompt: &str,
+    approval: &str,
+) -> Run {
     let home = env.root().join("gemini-home");
     std::fs::create_dir_all(home.join(".gemini")).unwrap();
     let settings = json!({
@@ -50,7 +64,7 @@ fn run_gemini(env: &TestEnv, gemini: &Path, dir: &Path, model: &Model, prompt: &
         "--output-format",
         "stream-json",
         "--approval-mode",
-        "auto_edit",
+        approval,
     ])
     .env("HOME", &home)
     .env("GEMINI_API_KEY", "dummy-key-for-tests")

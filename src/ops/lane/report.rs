@@ -105,7 +105,7 @@ fn reporting_lane(ctx: &Ctx) -> Result<String> {
         return Ok(lane.feature);
     }
     if let (Some(moved), Some(here)) = (ctx.moved_from_here(), ctx.store.workdir()) {
-        return Err(crate::ctx::lane::moved_error(&moved, here));
+        return Err(crate::session::lane::moved_error(&moved, here));
     }
     Err(Error::new(
         Code::Usage,

@@ -352,6 +352,7 @@ impl Record for LaneRecord {
     fn refuses_join(&self, base: &Self, published: &Self) -> Option<String> {
         rules::stale_owner_write(base, self, published)
     }
+    const REFUSES_JOINS: bool = true;
 }
 
 #[cfg(test)]

@@ -239,6 +239,9 @@ pub trait Record: Sized + Clone {
     fn refuses_join(&self, _base: &Self, _published: &Self) -> Option<String> {
         None
     }
+    /// Whether [`Record::refuses_join`] can refuse anything (so that `sync`
+    /// reads the three versions only for kinds that may).
+    const REFUSES_JOINS: bool = false;
 
     /// The value as the record cache keeps it (see `store::record_cache`); None
     /// (the default) keeps this kind, or this value, out of the cache, so
@@ -558,6 +561,10 @@ pub trait AnyKind: Sync {
     ) -> Result<Option<String>> {
         Ok(None)
     }
+    /// Whether [`AnyKind::refuses_join`] can refuse anything.
+    fn may_refuse_join(&self) -> bool {
+        false
+    }
     /// Whether the record at `tip` (ref path `path` below the namespace) is
     /// finished; an unreadable record is not.
     fn finished(
@@ -594,6 +601,9 @@ impl<R: Record> AnyKind for KindOf<R> {
     fn diverged(&self) -> Diverged {
         R::DIVERGED
     }
+    fn may_refuse_join(&self) -> bool {
+        R::REFUSES_JOINS
+    }
     fn refuses_join(
         &self,
         store: &Store,
@@ -602,6 +612,9 @@ impl<R: Record> AnyKind for KindOf<R> {
         local: ObjectId,
         published: ObjectId,
     ) -> Result<Option<String>> {
+        if !R::REFUSES_JOINS {
+            return Ok(None);
+        }
         let Some(key) = R::Key::from_path(path) else {
             return Ok(None);
         };

@@ -257,13 +257,11 @@ fn refused_join(
     r: ObjectId,
     out: &mut Reconciled,
 ) -> Result<bool> {
-    let Some((kind, path)) = kind_of(kinds, name) else {
+    let Some((kind, path)) = kind_of(kinds, name).filter(|(k, _)| k.may_refuse_join()) else {
         return Ok(false);
     };
-    if store.is_ancestor(l, r)? || store.is_ancestor(r, l)? {
-        return Ok(false);
-    }
-    let Some(base) = store.merge_base(l, r)? else {
+    // One side containing the other is no join (a fast-forward).
+    let Some(base) = store.merge_base(l, r)?.filter(|b| *b != l && *b != r) else {
         return Ok(false);
     };
     let Some(why) = kind.refuses_join(store, &path, base, l, r)? else {

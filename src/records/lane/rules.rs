@@ -473,4 +473,33 @@ mod tests {
         assert!(e.message.contains("has 2 commits not merged into main"));
         assert!(rm_check("f", &st, true, "PLAN.md").is_ok());
     }
+
+    #[test]
+    fn a_write_for_the_previous_owner_is_not_joined_into_a_lane_handed_over() {
+        let base = lane("f", "p", true).record;
+        let report = |by: &str, commit: &str| LastReport {
+            kind: "done".into(),
+            text: "done".into(),
+            capacity: None,
+            at: "T2".into(),
+            by: by.into(),
+            commit: commit.into(),
+            extra: Default::default(),
+        };
+        let bobs = base.with_report(&report("alice", "c1"));
+        let mut handed = base.clone();
+        handed.owner = "cat".into();
+        handed.path = "/cat".into();
+        let why = stale_owner_write(&base, &bobs, &handed).expect("refused");
+        assert!(why.contains("the report 'done' by alice"), "{why}");
+        assert!(why.contains("handed to cat at /cat"), "{why}");
+        // Not handed over there: the journals join as before.
+        let other = base.with_report(&report("alice", "c2"));
+        assert!(stale_owner_write(&base, &bobs, &other).is_none());
+        // Nothing written here, or the move made here too: nothing refused.
+        assert!(stale_owner_write(&base, &base, &handed).is_none());
+        assert!(
+            stale_owner_write(&base, &handed.with_report(&report("cat", "c3")), &handed).is_none()
+        );
+    }
 }

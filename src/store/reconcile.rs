@@ -204,6 +204,30 @@ fn one(
             }
         }
     }
+    // A record this clone lacks, published with an untrusted version on top
+    // of trusted history: its newest trusted version is what is taken.
+    if let (None, Some(r)) = (l, r) {
+        if super::kind::kind_of(kinds, name).is_some() {
+            if let Some(why) = store.refused(name, r)? {
+                if let Some(t) = store.trusted_version(name, r)?.filter(|t| *t != r) {
+                    store.cas(
+                        name,
+                        None,
+                        Some(t),
+                        actor,
+                        "sync: the newest trusted version",
+                    )?;
+                    out.pulled.push(name.to_string());
+                    out.warnings.push(format!(
+                        "{name}: the published version {} is not trusted ({why}); took its newest trusted version {} (swarm.trust=require)",
+                        super::short(r),
+                        super::short(t)
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+    }
     if let (Some(l), Some(r)) = (l, r) {
         if l != r && refused_join(store, kinds, actor, name, l, r, out)? {
             return Ok(());

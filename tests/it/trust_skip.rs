@@ -169,6 +169,15 @@ fn an_unsigned_claim_from_a_clone_with_trust_off_is_passed_over_and_replaced_by_
         .ok();
     assert!(!shown.stdout.contains("\"carol\""), "{}", shown.stdout);
 
+    // A clone that never had t2 takes its trusted version at sync.
+    let dan = env.clone_remote(&t.remote, "dan");
+    env.git(&dan, &["config", "swarm.trust", "require"]);
+    env.swarm(&dan, &["sync"])
+        .ok()
+        .stderr_has(&format!("{T2}: the published version"))
+        .stderr_has("took its newest trusted version");
+    assert_eq!(env.git(&dan, &["rev-parse", T2]), trusted_t2);
+
     // The next trusted write (bob's claim) replaces the unsigned tip.
     env.swarm(&t.bob, &["task", "claim", "t2", "--plan", "rel"])
         .ok();

@@ -167,14 +167,17 @@ for n in $NS; do
     pool_size=$((2 * n))
     tasks=$((2 * pool_size))
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at -5) git-swarm --offline plan new p >/dev/null 2>&1)
-    for k in $(seq 0 $((tasks - 1))); do
-        (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at -5) git-swarm --offline task new "t$k" --plan p --title "task $k" >/dev/null 2>"$run_dir/task-new.err") ||
-            { echo "task new t$k failed: $(cat "$run_dir/task-new.err")" >&2; exit 1; }
-    done
+    # All the tasks in one command (`task new --from`, one `<id> <title>`
+    # a line), published by the sync below in one push.
+    setup_start=$EPOCHREALTIME
+    for k in $(seq 0 $((tasks - 1))); do echo "t$k task $k"; done >"$run_dir/tasks.txt"
+    (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at -5) git-swarm --offline task new --plan p --from "$run_dir/tasks.txt" >/dev/null 2>"$run_dir/task-new.err") ||
+        { echo "task new --from failed: $(cat "$run_dir/task-new.err")" >&2; exit 1; }
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at -5) git-swarm sync >/dev/null)
     created=$(git --git-dir="$run_dir/srv/remote.git" for-each-ref refs/swarm/tasks/p/ | wc -l)
     [ "$created" -eq "$tasks" ] || { echo "the remote has $created tasks of $tasks" >&2; exit 1; }
     for c in $(seq 1 $((clones - 1))); do (cd "$run_dir/c$c" && git-swarm sync >/dev/null); done
+    echo "N=$n set-up ($tasks tasks, $clones clones synced): $(echo "$EPOCHREALTIME - $setup_start" | bc) s" >&2
     if [ -n "$BUDGET" ]; then
         for c in $(seq 0 $((clones - 1))); do git -C "$run_dir/c$c" config swarm.pushBudget "$BUDGET"; done
     fi

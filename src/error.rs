@@ -163,6 +163,7 @@ codes! {
     TaskDependencyNotReady("TASK_DEPENDENCY_NOT_READY", Check): "task claim/done: a dependency is not done yet (named); finish it first",
     TaskUnknownDependency("TASK_UNKNOWN_DEPENDENCY", Usage): "task new/update: --depends-on names a task the plan does not have",
     TaskDependencyCycle("TASK_DEPENDENCY_CYCLE", Usage): "task new/update: the dependencies would form a cycle (the cycle is named)",
+    NoReadyTask("NO_READY_TASK", Check): "task claim --next: no task is ready to claim (open, unclaimed, its dependencies done), or others claimed every ready one first (named)",
     LeaseHeld("LEASE_HELD", Race): "task claim: someone else holds a live claim on the task (holder and lease named), or won the race to claim it",
     LeaseNotHolder("LEASE_NOT_HOLDER", Race): "task renew/release/block/done/cancel: you do not hold the task's claim (the holder is named)",
     LeaseExpired("LEASE_EXPIRED", Race): "task claim/renew: the claim expired; an expired claim is taken only by `task recover --reason`",

@@ -2,7 +2,7 @@
 
 use crate::cli::output::{count, Output};
 use clap::Subcommand;
-use git_swarm::error::Result;
+use git_swarm::error::{Code, Error, Result};
 use git_swarm::ops::task::{self, Fields, Listed, NewTask, OpArgs, Ran, Shown};
 use git_swarm::records::task::Status;
 
@@ -58,7 +58,11 @@ pub enum TaskCmd {
     /// Create a task in a plan (published at once).
     New {
         /// The new task's id, unique in its plan ([a-z0-9][a-z0-9._-]*, e.g. t1 or login-form).
-        id: String,
+        #[arg(required_unless_present = "from")]
+        id: Option<String>,
+        /// Create every task of FILE in one push: one `<id> <title>` a line, or a YAML list of `- id: …` / `  title: …` (with depends_on, files_hint, acceptance, owner, branch, lane); a bad line refuses the whole file, naming its line, and nothing is written.
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["id", "title", "depends_on", "files_hint", "acceptance", "owner", "branch", "lane"])]
+        from: Option<std::path::PathBuf>,
         /// The plan the task belongs to.
         #[arg(long, value_name = "P")]
         plan: String,
@@ -104,10 +108,14 @@ pub enum TaskCmd {
         #[arg(long, value_name = "P")]
         plan: Option<String>,
     },
-    /// Claim a task for yourself (published at once; exit 3 if someone else has it).
+    /// Claim a task for yourself (published at once; exit 3 if someone else has it), or with --next the first ready one.
     Claim {
         /// The task id (as `task new` named it, e.g. T1).
-        id: String,
+        #[arg(required_unless_present = "next", conflicts_with = "next")]
+        id: Option<String>,
+        /// Claim the first ready task (of --plan, else of every plan): one another clone takes first is passed over for another ready one at once; the output names the task taken (exit 1, NO_READY_TASK, when none is ready).
+        #[arg(long)]
+        next: bool,
         /// The task's plan (default: the one plan that has a task with this id).
         #[arg(long, value_name = "P")]
         plan: Option<String>,
@@ -192,7 +200,20 @@ pub enum TaskCmd {
 pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
     let ctx = g.ctx()?;
     let (plan, id, op) = match cmd {
-        TaskCmd::New { id, plan, fields } => {
+        TaskCmd::New {
+            id,
+            from,
+            plan,
+            fields,
+        } => {
+            let Some(id) = id else {
+                let file = from.expect("clap requires an id or --from");
+                let shown = file.display().to_string();
+                let text = std::fs::read_to_string(&file)
+                    .map_err(|e| Error::new(Code::NotFound, format!("cannot read {shown}: {e}")))?;
+                let lines = task::parse_task_file(&shown, &text)?;
+                return task::create_many(&ctx, &plan, &shown, &lines).map(|c| created(&c));
+            };
             let new = NewTask {
                 plan,
                 id,
@@ -223,7 +244,15 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             let f = fields.fields(clear_owner, clear_branch);
             return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r));
         }
-        TaskCmd::Claim { id, plan, lease } => (plan, id, OpArgs::Claim { lease }),
+        TaskCmd::Claim {
+            id,
+            next,
+            plan,
+            lease,
+        } => match id {
+            Some(id) if !next => (plan, id, OpArgs::Claim { lease }),
+            _ => return task::claim_next(&ctx, plan.as_deref(), lease.as_deref()).map(|r| ran(&r)),
+        },
         TaskCmd::Renew { id, plan, lease } => {
             let (plan, id) = task::named(&ctx, id, plan)?;
             (plan, id, OpArgs::Renew { lease })
@@ -293,6 +322,12 @@ fn ran(r: &Ran) -> Output {
             rec.previous_lease_until.as_deref().unwrap_or("-")
         ));
     }
+    if !r.lost_to_others.is_empty() {
+        text.push_str(&format!(
+            "; passed over {} (claimed by others first)",
+            r.lost_to_others.join(", ")
+        ));
+    }
     if !r.released.is_empty() {
         text.push_str(&format!(
             "; released {} (its reservations)",
@@ -311,6 +346,29 @@ fn ran(r: &Ran) -> Output {
         out = out.warn(format!(
             "{}, and the remote may then prefer another clone's version",
             git_swarm::store::remote::not_published(&git_swarm::store::mirror::kept_why())
+        ));
+    }
+    out
+}
+
+fn created(c: &task::Created) -> Output {
+    let mut text = format!(
+        "created {} in plan {}",
+        count(c.created.len(), "task", "tasks"),
+        c.plan
+    );
+    if !c.already.is_empty() {
+        text.push_str(&format!(
+            " ({} already there just so: {})",
+            c.already.len(),
+            c.already.join(", ")
+        ));
+    }
+    text.push('\n');
+    let mut out = Output::new(c, text);
+    if !c.published && !c.created.is_empty() {
+        out = out.warn(git_swarm::store::remote::not_published(
+            &git_swarm::store::mirror::kept_why(),
         ));
     }
     out

@@ -34,7 +34,7 @@ pub struct NewTask {
 }
 
 impl Fields {
-    fn validate(&self) -> Result<()> {
+    pub(super) fn validate(&self) -> Result<()> {
         if let Some(t) = &self.title {
             if t.trim().is_empty() {
                 return Err(Error::new(Code::Usage, "a task needs a non-empty --title"));
@@ -79,7 +79,7 @@ impl Fields {
     }
 
     /// Apply to `rec`; whether anything changed.
-    fn apply(&self, rec: &mut TaskRecord) -> bool {
+    pub(super) fn apply(&self, rec: &mut TaskRecord) -> bool {
         let before = rec.clone();
         if let Some(t) = &self.title {
             rec.title = t.clone();

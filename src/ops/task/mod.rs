@@ -27,10 +27,14 @@ use crate::store::kind::{Publish, Txn};
 use crate::store::remote;
 use crate::store::Event;
 
+mod batch;
 mod fields;
+mod next;
 mod view;
 
+pub use batch::{create_many, parse as parse_task_file, Created};
 pub use fields::{create, update, Fields, NewTask};
+pub use next::claim_next;
 pub use view::{list, ready, show, Listed, Shown};
 
 /// How many times a task command re-reads and decides again after the
@@ -66,6 +70,10 @@ pub struct Ran {
     /// reservation ledger kept changing (release them with `release`).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub still_reserved: Vec<String>,
+    /// `task claim --next`: the ready tasks (plan/id) other clones claimed
+    /// first, one lost push each, before this one was taken.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lost_to_others: Vec<String>,
     #[serde(skip)]
     pub record: TaskRecord,
 }
@@ -225,6 +233,7 @@ fn publish_releasing(
                 published: ctx.remote().is_some(),
                 released: Vec::new(),
                 still_reserved: Vec::new(),
+                lost_to_others: Vec::new(),
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {

@@ -222,6 +222,7 @@ pub struct Txn<'s> {
     rejected: Option<Rejected>,
     tips: BTreeMap<String, Tip>,
     landing: Landing,
+    keep_view: bool,
 }
 
 /// What a [`Publish`] did.
@@ -293,6 +294,7 @@ impl<'s> Publish<'s> {
         let mut why = OFFLINE.to_string();
         let mut lost: Vec<String> = Vec::new();
         let mut rejected = None;
+        let mut keep_view = false;
         let mut attempt = 0;
         while attempt < self.attempts {
             attempt += 1;
@@ -302,7 +304,11 @@ impl<'s> Publish<'s> {
                 why = kept_why();
                 remote = None;
             }
-            if let (Some(r), false) = (remote, refs.is_empty()) {
+            // A round that lost and kept its view decides again on what
+            // its fetch showed (`Txn::keep_view_if_lost`): no fetch.
+            if let (Some(r), false, false) =
+                (remote, refs.is_empty(), std::mem::take(&mut keep_view))
+            {
                 match fetch_refs(store, r, &refs) {
                     Ok(()) if !gone(r) => {}
                     Ok(()) => {
@@ -332,6 +338,7 @@ impl<'s> Publish<'s> {
                 rejected: rejected.take(),
                 tips: BTreeMap::new(),
                 landing: Landing::default(),
+                keep_view: false,
             };
             let then = decide(&mut txn)?;
             let commits: Vec<(String, ObjectId)> = txn
@@ -348,6 +355,7 @@ impl<'s> Publish<'s> {
             if txn.landing.is_empty() {
                 return Ok(done(then));
             }
+            let kept_view = txn.keep_view;
             let mut landing = txn.landing;
             landing.point = self.point.to_string();
             landing.strict = self.strict;
@@ -369,7 +377,10 @@ impl<'s> Publish<'s> {
                     // Lost at the remote: a jittered pause before fetching
                     // again, so the losers spread out (offline the other
                     // writer is a process beside this one: at once).
-                    if remote.is_some() && attempt < self.attempts {
+                    // A round that kept its view goes on at once to
+                    // another ref than the one it lost.
+                    keep_view = kept_view;
+                    if remote.is_some() && attempt < self.attempts && !kept_view {
                         crate::git::net::backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
                     }
                 }
@@ -420,6 +431,15 @@ impl<'s> Txn<'s> {
     pub fn rejected(&self) -> Option<&Rejected> {
         self.rejected.as_ref()
     }
+    /// Should this round lose at the remote, decide the next round at once
+    /// on the view this round's fetch gave — no pause, no fetch — because
+    /// it will write another ref than the one it lost (`task claim
+    /// --next`: another task it saw ready). Without it a lost round is
+    /// followed by a jittered pause and a fresh fetch.
+    pub fn keep_view_if_lost(&mut self) {
+        self.keep_view = true;
+    }
+
     /// Whether a remote arbitrates (else the local CAS does).
     pub fn online(&self) -> bool {
         self.remote.is_some()

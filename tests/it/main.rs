@@ -4,6 +4,7 @@
 mod fixture;
 mod harness;
 
+mod agent_lane_task;
 mod agents;
 mod agents_live;
 mod architecture;
@@ -43,6 +44,7 @@ mod reserve;
 mod reserve_guard;
 mod secrets;
 mod serve;
+mod small_promises;
 mod snapshot;
 mod soak;
 mod status;

@@ -26,10 +26,12 @@ use crate::store::kind::{Diverged, Files, Record, Records};
 use crate::store::record::{self, Extra};
 use crate::store::{remote, short, Store};
 
+mod nearest;
 mod rules;
 #[cfg(test)]
 mod tests;
 
+pub use nearest::nearest;
 pub use rules::{
     last_epoch_led, push_rejected, race_lost, transition, Change, Facts, Next, Transition,
 };
@@ -375,7 +377,7 @@ pub fn check_push_target(plan: &str, spec: &str) -> Result<()> {
             Code::Usage,
             format!("'{spec}' is not a refspec lead push can publish"),
         )
-        .hint("name code refs such as main, HEAD:main or refs/tags/v1; swarm records travel with `git swarm sync`"));
+        .hint("name code refs such as your base branch, HEAD:<base branch> or refs/tags/v1; swarm records travel with `git swarm sync`"));
     }
     Ok(())
 }

@@ -137,7 +137,7 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .map(|u| clean_url(&u));
     let pushed = pushed(ctx, branch.as_deref(), &head)?;
     // A child plan's packet names the leader it answers to (its parent's).
-    let leader = crate::records::lead::nearest(store, ctx.remote(), plan_name)?;
+    let leader = crate::ops::lead::nearest(store, ctx.remote(), plan_name)?;
     let checkout = std::fs::canonicalize(&workdir)
         .unwrap_or(workdir)
         .display()

@@ -26,12 +26,10 @@ use crate::store::kind::{Diverged, Files, Record, Records};
 use crate::store::record::{self, Extra};
 use crate::store::{remote, short, Store};
 
-mod nearest;
 mod rules;
 #[cfg(test)]
 mod tests;
 
-pub use nearest::nearest;
 pub use rules::{
     last_epoch_led, push_rejected, race_lost, transition, Change, Facts, Next, Transition,
 };

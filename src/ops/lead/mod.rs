@@ -30,8 +30,10 @@ use crate::store::kind::{Publish, Record, Rejected, Txn};
 use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 
+mod nearest;
 mod view;
 
+pub use nearest::nearest;
 pub use view::{check, log, status, Check, Log, LogEntry, Status};
 
 /// How many times a leader-only command re-reads and retries when the record

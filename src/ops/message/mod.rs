@@ -308,7 +308,7 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
     })?;
     let remote = ctx.settings.remote.as_deref();
     if let Some(leader) =
-        crate::records::lead::nearest(&ctx.store, remote, plan)?.and_then(|r| r.leader)
+        crate::ops::lead::nearest(&ctx.store, remote, plan)?.and_then(|r| r.leader)
     {
         return Ok(leader);
     }

@@ -2,8 +2,8 @@
 //! leader of its own, e.g. a lane's plan under its coordinator's) its
 //! nearest parent's. What `ask lead` addresses and a packet names.
 
-use super::{known, LeadRecord};
 use crate::error::Result;
+use crate::records::lead::{known, LeadRecord};
 use crate::store::{remote, Store};
 
 /// The live leader record (a leader, not released) of `plan` or of its

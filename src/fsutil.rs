@@ -198,6 +198,32 @@ impl Lock {
     }
 }
 
+/// Remove the temporary files of [`replace_file`] for `name` in `dir` that
+/// a process killed before its rename left (`.<name>.swarm-<pid>-<n>` of a
+/// pid no longer running): in a worktree they would show as uncommitted
+/// work. Where `/proc` is missing nothing is removed.
+fn clear_dead_temporaries(dir: &Path, name: &str) {
+    if !Path::new("/proc/self").exists() {
+        return;
+    }
+    let prefix = format!(".{name}.swarm-");
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let Some(rest) = file.to_str().and_then(|f| f.strip_prefix(&prefix)) else {
+            continue;
+        };
+        let Some(pid) = rest.split('-').next().and_then(|p| p.parse::<u32>().ok()) else {
+            continue;
+        };
+        if pid != std::process::id() && !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
 /// Replace `path` with a regular file holding `bytes`: written to a new
 /// temporary file next to it (created exclusively, never through a link),
 /// then renamed over the path. A symlink at `path` is replaced, never
@@ -209,6 +235,7 @@ pub fn replace_file(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    clear_dead_temporaries(dir, &name);
     let mut attempt = 0u32;
     loop {
         let tmp = dir.join(format!(".{name}.swarm-{}-{attempt}", std::process::id()));

@@ -115,7 +115,7 @@ pub fn mirror_text(m: &MirrorView, now: jiff::Timestamp) -> String {
         "shown: local records plus the mirror of {} ({age})\n",
         m.remote
     );
-    if !m.ahead.is_empty() {
+    if !m.ahead.is_empty() && !m.announced {
         let n = m.ahead.len();
         let shown: Vec<&str> = m.ahead.iter().take(3).map(String::as_str).collect();
         out.push_str(&format!(

@@ -95,7 +95,6 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let store = &ctx.store;
     let plan_rec = crate::records::plan::require(store, plan_name)?;
     let workdir = store.workdir_or_err()?;
-    let lead_ref = crate::records::lead::lead_ref(plan_name);
     let packets_prefix = format!("{PREFIX}{plan_name}/");
     let branch = store.git.current_branch()?;
     let lane = match &branch {
@@ -110,7 +109,9 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .map(|l| crate::records::lane::lane_ref(&l.feature));
     let lane_task = lane.as_ref().and_then(|l| l.record.task.clone());
     let carried = carry::wanted(lane_task.as_deref());
-    let mut wanted = vec![lead_ref.as_str(), packets_prefix.as_str()];
+    // Every leader record (few, small): a child plan's leader is its
+    // parent's, found in the parent's record.
+    let mut wanted = vec![crate::records::lead::PREFIX, packets_prefix.as_str()];
     wanted.extend(lane_ref.as_deref());
     wanted.extend(carried.iter().map(String::as_str));
     fetch_refs_from(&ctx.store, ctx.remote(), &wanted)?;
@@ -135,7 +136,8 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         .and_then(|r| store.config(&format!("remote.{r}.url")))
         .map(|u| clean_url(&u));
     let pushed = pushed(ctx, branch.as_deref(), &head)?;
-    let leader = crate::records::lead::known(store, ctx.remote(), plan_name)?;
+    // A child plan's packet names the leader it answers to (its parent's).
+    let leader = crate::ops::lead::nearest(store, ctx.remote(), plan_name)?;
     let checkout = std::fs::canonicalize(&workdir)
         .unwrap_or(workdir)
         .display()

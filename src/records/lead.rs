@@ -375,7 +375,7 @@ pub fn check_push_target(plan: &str, spec: &str) -> Result<()> {
             Code::Usage,
             format!("'{spec}' is not a refspec lead push can publish"),
         )
-        .hint("name code refs such as main, HEAD:main or refs/tags/v1; swarm records travel with `git swarm sync`"));
+        .hint("name code refs such as your base branch, HEAD:<base branch> or refs/tags/v1; swarm records travel with `git swarm sync`"));
     }
     Ok(())
 }

@@ -303,6 +303,16 @@ impl Store {
         self.wait_for_locks(std::slice::from_ref(&lock)) && !lock.exists()
     }
 
+    /// [`Store::clear_stale_branch_lock`] for `packed-refs.lock`, which a
+    /// git killed while deleting a ref leaves behind.
+    pub fn clear_stale_packed_refs_lock(&self) -> bool {
+        let lock = self.common_dir().join("packed-refs.lock");
+        if !lock.exists() {
+            return false;
+        }
+        self.wait_for_locks(std::slice::from_ref(&lock)) && !lock.exists()
+    }
+
     /// Wait for lock files to go; remove those older than [`STALE_LOCK`].
     /// False when one could not be removed or outlived the wait.
     fn wait_for_locks(&self, locks: &[PathBuf]) -> bool {

@@ -304,6 +304,13 @@ pub fn state(ctx: &Ctx, plan: Option<&str>) -> Result<State> {
     if let Some(p) = plan {
         crate::names::validate_name("plan", p)?;
     }
+    // From the local refs; the fetch only finds out whether the remote
+    // answers (a listing that cannot reach it says so once, as all do).
+    crate::store::mirror::fetch_refs_from(
+        &ctx.store,
+        ctx.remote(),
+        &[crate::records::plan::PREFIX, crate::records::lane::PREFIX],
+    )?;
     let mut sections = Vec::new();
     for (title, build) in SECTIONS {
         let rows = build(&ctx.store, plan)?;

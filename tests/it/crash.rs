@@ -189,3 +189,267 @@ fn count(killed: Killed, args: &[&str], kill: Kill) -> usize {
     }
     (killed == Killed::MidWrite) as usize
 }
+
+/// alice's lane `login` (plan auth) handed off with a packet; bob's clone
+/// has the branch checked out: (env, remote, alice's clone, bob's, packet id).
+fn lane_handed_off() -> (
+    TestEnv,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    std::path::PathBuf,
+    String,
+) {
+    let s = Swarm::new(&["alice", "bob"])
+        .plan(0, "auth")
+        .sync(0)
+        .lane(0, "login")
+        .pushed(0, "login", &[("login.rs", "fn login() {}\n")], "login");
+    let id = s.handoff(0, "login");
+    let (env, remote, clones) = s.switched(1, "feat/login").parts();
+    (env, remote, clones[0].clone(), clones[1].clone(), id)
+}
+
+/// Who accepted packet `id` and who owns lane login, at `dir`'s view.
+#[track_caller]
+fn accepted_by(env: &TestEnv, dir: &Path, id: &str) -> (String, String) {
+    let shown = env
+        .swarm(dir, &["packet", "show", id, "--json"])
+        .ok()
+        .json();
+    let lanes = env
+        .swarm(dir, &["--offline", "lane", "list", "--json"])
+        .ok()
+        .json();
+    let owner = lanes["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["feature"] == "login")
+        .map(|l| l["owner"].as_str().unwrap_or("").to_string())
+        .unwrap_or_default();
+    (
+        shown["acceptance"]["accepted_by"]
+            .as_str()
+            .unwrap_or("")
+            .to_string(),
+        owner,
+    )
+}
+
+/// The failpoints `accept` passes (an acceptance that moves a lane, with a
+/// remote): killed at each, `accept --lane F` run again completes the
+/// acceptance, as `accept <id>` does, instead of "no open packet".
+const ACCEPT_POINTS: &[&str] = &[
+    "accept:objects",
+    "store:commit",
+    "publish:pushed",
+    "accept:pushed",
+    "accept:ref",
+    "accept:journal",
+];
+
+#[test]
+fn accept_lane_killed_at_every_failpoint_is_completed_by_running_it_again() {
+    for point in ACCEPT_POINTS {
+        let (env, remote, _a, b, id) = lane_handed_off();
+        let crashed = env.swarm_env(
+            &b,
+            &[("GIT_SWARM_FAILPOINT", point)],
+            &["accept", "--lane", "login"],
+        );
+        crate::process::assert_aborted(&crashed, point);
+        records_whole(&env, &b);
+        let again = env.swarm(&b, &["accept", "--lane", "login"]);
+        assert_eq!(again.code, 0, "{point}: {again:#?}");
+        assert!(!again.stderr.contains("NOT_FOUND"), "{point}: {again:#?}");
+        records_whole(&env, &b);
+        assert_eq!(
+            accepted_by(&env, &b, &id),
+            ("bob".to_string(), "bob".to_string()),
+            "{point}"
+        );
+        // Accepted once at the remote: packet + acceptance.
+        let pref = format!("refs/swarm/packets/auth/{id}");
+        assert_eq!(env.git(&remote, &["rev-list", "--count", &pref]), "2");
+        // A third run is a no-op, exit 0, not a false "no open packet".
+        env.swarm(&b, &["accept", "--lane", "login"]).ok();
+    }
+}
+
+#[test]
+fn accept_lane_after_someone_else_accepted_names_who_did() {
+    let (env, _remote, a, b, _id) = lane_handed_off();
+    env.swarm(&b, &["accept", "--lane", "login"]).ok();
+    let wt = a.join("_swarm-worktrees/login");
+    env.swarm(&wt, &["--as", "carol", "accept", "--lane", "login"])
+        .err(2, "NOT_FOUND")
+        .stderr_has("was accepted by bob")
+        .stderr_has("`git swarm lane list`");
+}
+
+#[test]
+fn accept_lane_killed_at_random_moments_reruns_to_completion() {
+    let (env, _remote, a, b, _id) = lane_handed_off();
+    let wt = a.join("_swarm-worktrees/login");
+    let mut rng = Rng::new("accept-lane");
+    let rounds = soak_rounds(10);
+    let mut kills = 0;
+    // The lane goes back and forth: bob accepts, hands off; alice accepts, …
+    let mut from: (&Path, &str) = (&b, "bob");
+    for round in 0..rounds {
+        let (dir, me) = from;
+        let kill = Kill::draw(&mut rng, round, 40);
+        let args = ["--as", me, "accept", "--lane", "login"];
+        kills += (run_and_kill(&env, dir, WRITING, &args, kill) == Killed::MidWrite) as usize;
+        records_whole(&env, dir);
+        let again = env.swarm(dir, &args);
+        assert_eq!(again.code, 0, "round {round} after {kill:?}: {again:#?}");
+        let lanes = env
+            .swarm(dir, &["--offline", "lane", "list", "--json"])
+            .ok()
+            .json();
+        assert_eq!(lanes["lanes"][0]["owner"], me, "round {round}");
+        env.swarm(
+            dir,
+            &[
+                "--as",
+                me,
+                "handoff",
+                "--reason",
+                "capacity_low",
+                "--next",
+                "go on",
+            ],
+        )
+        .ok();
+        from = if me == "bob" {
+            (&wt, "alice")
+        } else {
+            (&b, "bob")
+        };
+    }
+    eprintln!("accept --lane: {kills} kills mid-write over {rounds} rounds");
+    assert!(kills >= rounds / 2, "only {kills} kills landed mid-write");
+}
+
+/// The failpoints `lane new` passes with a remote (plain, and `--task`).
+const LANE_NEW_POINTS: &[&str] = &[
+    "worktree:add",
+    "lane:worktree",
+    "store:commit",
+    "lane:record",
+    "lane:pushed",
+];
+
+#[test]
+fn lane_new_killed_at_every_failpoint_reruns_to_exit_0() {
+    let mut s = Swarm::new(&["alice"]).init(0);
+    for i in 0..LANE_NEW_POINTS.len() {
+        s = s.plan(0, &format!("p{i}"));
+    }
+    let s = s.plan(0, "tp").task(0, "t1", "do t1").sync(0);
+    let (env, remote, clones) = s.parts();
+    let a = &clones[0];
+    for (i, point) in LANE_NEW_POINTS.iter().enumerate() {
+        for (feature, args) in [
+            (format!("f{i}"), vec!["--plan".to_string(), format!("p{i}")]),
+            (
+                format!("t{i}"),
+                vec!["--task".to_string(), "t1".to_string()],
+            ),
+        ] {
+            let mut argv = vec!["lane", "new", feature.as_str()];
+            argv.extend(args.iter().map(String::as_str));
+            let crashed = env.swarm_env(a, &[("GIT_SWARM_FAILPOINT", point)], &argv);
+            crate::process::assert_aborted(&crashed, point);
+            records_whole(&env, a);
+            let again = env.swarm(a, &argv);
+            assert_eq!(again.code, 0, "{point} {argv:?}: {again:#?}");
+            records_whole(&env, a);
+            let wt = a.join("_swarm-worktrees").join(&feature);
+            assert_eq!(
+                env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+                format!("feat/{feature}")
+            );
+            // Published: the lane record is at the remote.
+            env.git(
+                &remote,
+                &["rev-parse", &format!("refs/swarm/lanes/{feature}")],
+            );
+            // The `--task` lane is removed again so the next one can take t1.
+            if args[0] == "--task" {
+                env.swarm(a, &["lane", "rm", &feature]).ok();
+                env.swarm(a, &["task", "release", "t1", "--plan", "tp"]);
+            }
+        }
+    }
+}
+
+/// Run `git-swarm <args>` in a process group of its own and SIGKILL the
+/// whole group (git-swarm and the git processes it runs, as a terminal's
+/// Ctrl-\ or a container stop would) `ms` milliseconds after the start.
+/// True when it was still running then.
+fn kill_group_after(env: &TestEnv, dir: &Path, args: &[&str], ms: u64) -> bool {
+    use std::os::unix::process::CommandExt;
+    let mut child = env
+        .command("git-swarm", dir)
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .process_group(0)
+        .spawn()
+        .expect("spawn git-swarm");
+    std::thread::sleep(std::time::Duration::from_millis(ms));
+    let running = matches!(child.try_wait(), Ok(None));
+    if running {
+        let group = format!("-{}", child.id());
+        let _ = std::process::Command::new("kill")
+            .args(["-KILL", "--", &group])
+            .status();
+    }
+    let _ = child.wait();
+    running
+}
+
+#[test]
+fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
+    let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
+    let a = &clones[0];
+    let mut rng = Rng::new("lane-new-kill");
+    // How long a start takes here, unkilled: kill moments spread over it.
+    let t = std::time::Instant::now();
+    env.swarm(a, &["--offline", "lane", "new", "warm", "--plan", "auth"])
+        .ok();
+    let span = (t.elapsed().as_millis() as u64).max(20);
+    env.swarm(a, &["--offline", "lane", "rm", "warm"]).ok();
+    let want = soak_rounds(40);
+    let (mut kills, mut round) = (0, 0);
+    while kills < want {
+        assert!(round < want * 4, "only {kills} of {round} kills landed");
+        let feature = format!("k{round}");
+        let args = ["--offline", "lane", "new", &feature, "--plan", "auth"];
+        if kill_group_after(&env, a, &args, rng.below(span)) {
+            kills += 1;
+        }
+        // (No fsck here: a `git worktree add` killed half-way leaves its
+        // worktree's HEAD pointing at nothing, which the re-run clears.)
+        let again = env.swarm(a, &args);
+        // A kill after the start had finished leaves it done: the re-run
+        // then finds the lane active (the ordinary `LANE_EXISTS`).
+        let done_before = again.code == 2 && again.stderr.contains("is already active");
+        assert!(
+            again.code == 0 || done_before,
+            "round {round}, feature {feature}: {again:#?}"
+        );
+        let wt = a.join("_swarm-worktrees").join(&feature);
+        assert_eq!(
+            env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
+            format!("feat/{feature}"),
+            "round {round}"
+        );
+        assert_fsck_clean(&env, a);
+        env.swarm(a, &["--offline", "lane", "rm", &feature]).ok();
+        round += 1;
+    }
+    eprintln!("lane new: {kills} group kills over {round} runs");
+}

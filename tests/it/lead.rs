@@ -296,7 +296,8 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
             "--as", "dave", "lead", "takeover", "--plan", "auth", "--force", "--reason", "x",
         ],
     )
-    .err(3, "NOT_IN_SUCCESSION");
+    .err(3, "NOT_IN_SUCCESSION")
+    .stderr_has("`git swarm lead succession --plan auth bob,carol,dave`");
     env.swarm(
         &repo,
         &[

@@ -4,6 +4,7 @@
 mod fixture;
 mod harness;
 
+mod agent_lane_task;
 mod agents;
 mod agents_live;
 mod agents_live_codex;
@@ -50,6 +51,7 @@ mod reserve;
 mod reserve_guard;
 mod secrets;
 mod serve;
+mod small_promises;
 mod snapshot;
 mod soak;
 mod status;

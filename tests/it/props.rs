@@ -494,3 +494,69 @@ fn the_readme_and_the_sources_have_no_finding() {
     assert!(lines > 10_000, "the corpus is too small: {lines} lines");
     assert!(found.is_empty(), "false positives:\n{}", found.join("\n"));
 }
+
+/// A model's or assistant's name as a co-author would write it: any case,
+/// maybe a version or a model word after it.
+fn model_name() -> impl Strategy<Value = String> {
+    let base = prop_oneof![
+        Just("Claude"),
+        Just("Sonnet"),
+        Just("Opus"),
+        Just("Haiku"),
+        Just("GPT"),
+        Just("GPT-4o"),
+        Just("Codex"),
+        Just("Gemini"),
+        Just("Copilot"),
+        Just("Cursor"),
+        Just("Devin"),
+        Just("Aider"),
+    ];
+    let tail = prop_oneof![
+        Just(""),
+        Just(" 4"),
+        Just(" 4.5"),
+        Just(" Sonnet 4"),
+        Just(" Opus"),
+        Just(" CLI"),
+        Just(" Agent"),
+    ];
+    (base, tail, any::<u32>()).prop_map(|(b, t, case)| {
+        let name = format!("{b}{t}");
+        match case % 3 {
+            0 => name,
+            1 => name.to_lowercase(),
+            _ => name.to_uppercase(),
+        }
+    })
+}
+
+proptest! {
+    #[test]
+    fn a_co_author_named_as_a_model_or_at_a_bot_address_is_refused(
+        name in model_name(),
+        human in "[A-Z][a-z]{2,8}( [A-Z][a-z]{2,10})?",
+        mail in "[a-z]{2,8}@[a-z]{3,8}\\.(com|org|dev)",
+        id in 1u32..99_999_999,
+        bot in prop_oneof![Just("bot".to_string()), "[a-z]{2,10}\\[bot\\]", "[a-z]{2,10}-bot"],
+        login in "[a-z][a-z0-9]{2,12}",
+    ) {
+        use git_swarm::guards::attribution::classify;
+        // A random first name may be an assistant's own ("Devin").
+        let first = human.split(' ').next().unwrap_or("").to_lowercase();
+        prop_assume!(!["claude", "sonnet", "opus", "haiku", "gpt", "codex", "gemini", "copilot", "cursor", "devin", "aider", "grok", "jules", "openai", "chatgpt", "codeium", "windsurf", "tabnine", "anthropic"].contains(&first.as_str()));
+        prop_assume!(!["copilot", "claude"].contains(&login.as_str()));
+        let by_name = format!("Co-authored-by: {name} <{mail}>");
+        prop_assert!(classify(&by_name).is_some(), "{}", by_name);
+        let plain_bot = format!("Co-authored-by: {human} <{bot}@users.noreply.github.com>");
+        prop_assert!(classify(&plain_bot).is_some(), "{}", plain_bot);
+        let id_bot = format!("Co-authored-by: {human} <{id}+{bot}@users.noreply.github.com>");
+        prop_assert!(classify(&id_bot).is_some(), "{}", id_bot);
+        // A person, at their own address or their GitHub noreply one, passes
+        // (unless the login happens to end like a bot's).
+        let person = format!("Co-authored-by: {human} <{mail}>");
+        prop_assert!(classify(&person).is_none(), "{}", person);
+        let noreply = format!("Co-authored-by: {human} <{id}+{login}@users.noreply.github.com>");
+        prop_assert!(classify(&noreply).is_none(), "{}", noreply);
+    }
+}

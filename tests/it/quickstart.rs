@@ -39,7 +39,15 @@ fn blocks() -> Vec<(String, String)> {
 
 #[test]
 fn the_readme_quick_start_runs_verbatim() {
-    quick_start(false);
+    quick_start(false, "main");
+}
+
+/// The same on a repository whose base branch is `master`: the quick start
+/// names no branch, so `lead push` publishes master and no stray `main`
+/// appears on the remote.
+#[test]
+fn the_readme_quick_start_runs_on_a_repository_whose_base_is_master() {
+    quick_start(false, "master");
 }
 
 /// The same day with the records on a coordination remote of their own:
@@ -47,10 +55,10 @@ fn the_readme_quick_start_runs_verbatim() {
 /// after cloning (docs/remote.md), then runs the quick start unchanged.
 #[test]
 fn the_readme_quick_start_runs_with_records_on_a_coordination_remote() {
-    quick_start(true);
+    quick_start(true, "main");
 }
 
-fn quick_start(coordination: bool) {
+fn quick_start(coordination: bool, base: &str) {
     let env = TestEnv::new();
     let blocks = blocks();
     assert!(blocks.len() >= 5, "{blocks:?}");
@@ -58,7 +66,16 @@ fn quick_start(coordination: bool) {
     assert!(section_lines <= 45, "the quick start's commands stay short");
     // One bare remote with a first commit on main; a plain clone per machine.
     let remote = env.root().join("remote.git");
-    env.git(env.root(), &["init", "--quiet", "--bare", "remote.git"]);
+    env.git(
+        env.root(),
+        &[
+            "init",
+            "--quiet",
+            "--bare",
+            &format!("--initial-branch={base}"),
+            "remote.git",
+        ],
+    );
     let coord = env.root().join("coord.git");
     if coordination {
         env.git(env.root(), &["init", "--quiet", "--bare", "coord.git"]);
@@ -71,7 +88,10 @@ fn quick_start(coordination: bool) {
     env.write(&seed.join("README.md"), "hello\n");
     env.git(&seed, &["add", "README.md"]);
     env.git(&seed, &["commit", "--quiet", "-m", "initial"]);
-    env.git(&seed, &["push", "--quiet", "origin", "HEAD:main"]);
+    env.git(
+        &seed,
+        &["push", "--quiet", "origin", &format!("HEAD:{base}")],
+    );
     let mut machines: BTreeMap<String, PathBuf> = BTreeMap::new();
     for (machine, script) in &blocks {
         let dir = machines.entry(machine.clone()).or_insert_with(|| {
@@ -115,11 +135,22 @@ fn quick_start(coordination: bool) {
     let docs = env.git(records, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
     assert!(docs.contains("previous_owner: bob"), "{docs}");
     for b in ["feat/api", "feat/docs"] {
-        env.git_run(&remote, &["merge-base", "--is-ancestor", b, "main"])
+        env.git_run(&remote, &["merge-base", "--is-ancestor", b, base])
             .ok();
     }
-    let guide = env.git(&remote, &["show", "main:docs/guide.md"]);
+    let guide = env.git(&remote, &["show", &format!("{base}:docs/guide.md")]);
     assert_eq!(guide, "# The API");
+    // The base branch moved; no other branch appeared beside the lanes'.
+    let heads: Vec<String> = env.refs(&remote, "refs/heads").into_keys().collect();
+    assert_eq!(
+        heads,
+        [
+            "refs/heads/feat/api".to_string(),
+            "refs/heads/feat/docs".to_string(),
+            format!("refs/heads/{base}"),
+        ],
+        "{heads:?}"
+    );
     if coordination {
         let code_refs = env.refs(&remote, "refs");
         assert!(

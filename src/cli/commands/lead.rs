@@ -104,8 +104,8 @@ pub enum LeadCmd {
         /// The plan.
         #[arg(long, value_name = "P")]
         plan: String,
-        /// What to publish, as for `git push` (e.g. HEAD:main, v1.2); in one atomic push with the lead ref (with a coordination remote of its own: the lead ref there first, then these to the code remote).
-        #[arg(required = true, value_name = "REFSPEC")]
+        /// What to publish, as for `git push` (e.g. HEAD:<base>, v1.2); none: the base branch (`swarm.base`, else the code remote's default branch). In one atomic push with the lead ref (with a coordination remote of its own: the lead ref there first, then these to the code remote).
+        #[arg(value_name = "REFSPEC")]
         refspecs: Vec<String>,
     },
 }
@@ -169,7 +169,10 @@ fn lease_until(rec: &LeadRecord) -> &str {
 
 /// A leader command's outcome: what changed, or what an earlier run did.
 pub fn ran(r: &Ran) -> Output {
-    let out = Output::new(r, ran_text(r));
+    let mut out = Output::new(r, ran_text(r));
+    if let Some(stale) = &r.stale {
+        out = out.warn(stale.clone());
+    }
     let list = &r.record.succession;
     if r.change.is_some() && succession_omits(r.verb, list, &r.actor) {
         return out.warn(format!(

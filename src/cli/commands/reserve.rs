@@ -144,6 +144,10 @@ fn render(ctx: &git_swarm::session::Ctx, done: Written) -> Output {
             &git_swarm::store::mirror::kept_why(),
         ));
     }
+    // As every write says where it went.
+    if let Some(remote) = ctx.remote() {
+        text.push_str(&format!("published to {remote}\n"));
+    }
     Output::new(&done, text)
 }
 

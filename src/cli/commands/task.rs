@@ -219,7 +219,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
                 id,
                 fields: fields.fields(false, false),
             };
-            return task::create(&ctx, new).map(|r| ran(&r));
+            return task::create(&ctx, new).map(|r| ran(&r, ctx.remote()));
         }
         TaskCmd::List { plan, status } => {
             let filter = status
@@ -242,7 +242,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             clear_branch,
         } => {
             let f = fields.fields(clear_owner, clear_branch);
-            return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r));
+            return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r, ctx.remote()));
         }
         TaskCmd::Claim {
             id,
@@ -293,10 +293,12 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             },
         ),
     };
-    task::act(&ctx, plan.as_deref(), &id, op).map(|r| ran(&r))
+    task::act(&ctx, plan.as_deref(), &id, op).map(|r| ran(&r, ctx.remote()))
 }
 
-fn ran(r: &Ran) -> Output {
+/// What a task command did, and (as every write says) where it went:
+/// published to the remote, or kept here with the warning.
+fn ran(r: &Ran, remote: Option<&str>) -> Output {
     let rec = &r.record;
     let who = format!("task {}/{}", r.plan, r.id);
     let what = match (r.command, &rec.claim) {
@@ -333,6 +335,9 @@ fn ran(r: &Ran) -> Output {
             "; released {} (its reservations)",
             r.released.join(", ")
         ));
+    }
+    if let (true, false, Some(remote)) = (r.published, r.already, remote) {
+        text.push_str(&format!(", published to {remote}"));
     }
     text.push('\n');
     let mut out = Output::new(r, text);

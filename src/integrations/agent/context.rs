@@ -26,6 +26,25 @@ pub fn claimed(ctx: &Ctx, me: &str, plan: Option<&str>) -> Result<Vec<TaskRecord
         .collect())
 }
 
+/// The tasks the agent holds for the work here: of its plan, and the one
+/// its lane took (`lane new --task`: a task of the parent plan, while the
+/// lane runs on a child plan of its own).
+pub fn held_here(
+    ctx: &Ctx,
+    me: &str,
+    plan: Option<&str>,
+    lane: Option<&crate::records::lane::Lane>,
+) -> Result<Vec<TaskRecord>> {
+    let lane_task = lane.and_then(|l| l.record.task.clone());
+    let Some(key) = lane_task else {
+        return claimed(ctx, me, plan);
+    };
+    Ok(claimed(ctx, me, None)?
+        .into_iter()
+        .filter(|t| plan.is_none_or(|p| t.plan == p) || format!("{}/{}", t.plan, t.id) == key)
+        .collect())
+}
+
 /// The plan the agent works on: its lane's, else the only one.
 pub fn plan_of(ctx: &Ctx, lane: Option<&crate::records::lane::Lane>) -> Option<String> {
     lane.map(|l| l.record.plan.clone())
@@ -61,7 +80,7 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
             }
         }
     }
-    let tasks = claimed(ctx, &me, plan.as_deref())?;
+    let tasks = held_here(ctx, &me, plan.as_deref(), lane.as_ref())?;
     for t in &tasks {
         let until = t
             .claim

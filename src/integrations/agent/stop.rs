@@ -117,9 +117,21 @@ pub fn unfinished(ctx: &Ctx, me: &str) -> Result<Option<String>> {
             ));
         }
     }
+    // A claim an open packet of this agent's carries is handed off: the
+    // successor's `accept` moves it; releasing it would undo the handoff.
+    let handed: Vec<(String, String)> =
+        crate::records::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())
+            .map(|(open, _)| {
+                open.into_iter()
+                    .filter(|p| p.author == me)
+                    .filter_map(|p| p.claim)
+                    .collect()
+            })
+            .unwrap_or_default();
     for t in claimed(ctx, me, None)?
         .iter()
         .filter(|t| t.status == Status::InProgress)
+        .filter(|t| !handed.contains(&(t.plan.clone(), t.id.clone())))
     {
         out.push_str(&format!(
             "git swarm: you hold task {} ({}) of plan {}. When its branch is merged run `git swarm task done {} --plan {}`; if you stop without finishing, run `git swarm task release {} --plan {}` (or hand it off: `git swarm handoff --reason \"<why>\" --task {}`).\n",

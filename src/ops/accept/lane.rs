@@ -109,11 +109,7 @@ pub fn open_packet_of(ctx: &Ctx, feature: &str) -> Result<String> {
         .collect();
     match found.as_slice() {
         [one] => Ok(one.clone()),
-        [] => Err(Error::new(
-            Code::NotFound,
-            format!("no open packet hands over lane {feature}"),
-        )
-        .hint("`git swarm packets --open` lists the open packets")),
+        [] => settled_packet_of(ctx, feature, &branch),
         many => Err(Error::new(
             Code::Usage,
             format!(
@@ -122,5 +118,50 @@ pub fn open_packet_of(ctx: &Ctx, feature: &str) -> Result<String> {
             ),
         )
         .hint("name one: `git swarm accept <plan>/<packet-id>`")),
+    }
+}
+
+/// `accept --lane F` when no open packet hands over lane F: the newest
+/// packet of the lane that the actor accepted, so that a re-run after an
+/// interrupted acceptance completes it (as `accept <id>` does) and a re-run
+/// after a completed one is a no-op; else `NOT_FOUND` saying who accepted
+/// the lane's last packet, or that none hands it over.
+fn settled_packet_of(ctx: &Ctx, feature: &str, branch: &str) -> Result<String> {
+    use crate::records::packet::PacketVersion;
+    use crate::store::kind::Records;
+    let actor = ctx.actor()?;
+    let (known, _) = Records::<PacketVersion>::new(&ctx.store).known(ctx.remote())?;
+    let mut accepted: Vec<(String, String, String)> = known
+        .into_iter()
+        .map(|k| k.value)
+        .filter(|v| v.packet.branch.as_deref() == Some(branch))
+        .filter_map(|v| {
+            let acc = v.acceptance?;
+            Some((
+                acc.accepted_at,
+                acc.accepted_by,
+                format!("{}/{}", v.packet.plan, v.packet.id),
+            ))
+        })
+        .collect();
+    accepted.sort();
+    if let Some((_, _, id)) = accepted.iter().rev().find(|(_, by, _)| *by == actor) {
+        return Ok(id.clone());
+    }
+    match accepted.last() {
+        Some((at, by, id)) => Err(Error::new(
+            Code::NotFound,
+            format!(
+                "no open packet hands over lane {feature}: its last packet, {id}, was accepted by {by} at {at}"
+            ),
+        )
+        .hint(format!(
+            "`git swarm lane list` shows who holds lane {feature} now; ask {by} to hand it off"
+        ))),
+        None => Err(Error::new(
+            Code::NotFound,
+            format!("no packet hands over lane {feature}"),
+        )
+        .hint("the lane's owner writes one with `git swarm handoff`; `git swarm sync` fetches the shared ones")),
     }
 }

@@ -21,6 +21,9 @@ pub struct LaneList {
 
 /// `lane list`
 pub fn list(ctx: &Ctx, include_removed: bool) -> Result<LaneList> {
+    // The lanes as the remote has them now (a remote that cannot be
+    // reached: what this clone knows, with the one warning line).
+    crate::store::mirror::fetch_refs_from(&ctx.store, ctx.remote(), &[lane::PREFIX])?;
     let worktrees = ctx.store.git.worktree_paths()?;
     let mut lanes = Vec::new();
     let mut removed_hidden = 0;

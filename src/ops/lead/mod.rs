@@ -30,8 +30,10 @@ use crate::store::kind::{Publish, Record, Rejected, Txn};
 use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 
+mod nearest;
 mod view;
 
+pub use nearest::nearest;
 pub use view::{check, log, status, Check, Log, LogEntry, Status};
 
 /// How many times a leader-only command re-reads and retries when the record
@@ -60,6 +62,11 @@ pub struct Ran {
     /// What changed (None when `already`).
     #[serde(skip)]
     pub change: Option<Change>,
+    /// Kept here only (offline) while the remote's mirror, as last
+    /// fetched, holds a newer leader record: who leads there, and why this
+    /// one is stale.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale: Option<String>,
 }
 
 /// Run a leader command against the arbiter (the remote, else the local
@@ -67,6 +74,17 @@ pub struct Ran {
 pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
     names::validate_name("plan", plan)?;
     let actor = ctx.actor()?;
+    // `lead push` without a refspec publishes the base branch (`swarm.base`,
+    // else the code remote's default branch): `main` or `master` alike.
+    let op = match op {
+        Op::Push { refspecs } if refspecs.is_empty() => {
+            let branch = base_branch(ctx);
+            Op::Push {
+                refspecs: vec![branch],
+            }
+        }
+        op => op,
+    };
     let lease = validate(ctx, plan, &op)?;
     let cmd = Command {
         ctx,
@@ -94,6 +112,8 @@ pub fn run(ctx: &Ctx, plan: &str, op: Op) -> Result<Ran> {
         .run(|txn| cmd.round(txn))?
         .then;
     push_code(ctx, plan, &op)?;
+    let mut ran = ran;
+    ran.stale = stale_against_mirror(ctx, plan, &ran);
     Ok(ran)
 }
 
@@ -150,10 +170,41 @@ fn validate(ctx: &Ctx, plan: &str, op: &Op) -> Result<SignedDuration> {
                 Code::Usage,
                 format!("'{src}' (in refspec '{spec}') names no commit here"),
             )
-            .hint("push a branch, tag or commit that exists locally, e.g. HEAD:main"));
+            .hint(push_example(ctx)));
         }
     }
     Ok(lease)
+}
+
+/// The base branch as a branch name (`swarm.base` or the code remote's
+/// default branch, without the remote's prefix: `origin/master` → `master`).
+fn base_branch(ctx: &Ctx) -> String {
+    let base = crate::session::lane::default_base(ctx);
+    let strip = |r: &str| base.strip_prefix(&format!("{r}/")).map(str::to_string);
+    ctx.code_remote()
+        .or(ctx.settings.code_remote.as_deref())
+        .and_then(strip)
+        .or_else(|| base.strip_prefix("refs/heads/").map(str::to_string))
+        .unwrap_or_else(|| base.clone())
+}
+
+/// The hint for a refspec naming nothing: an example with the base branch
+/// only when the code remote has it (never a branch it lacks, which a push
+/// would create).
+fn push_example(ctx: &Ctx) -> String {
+    let base = base_branch(ctx);
+    let on_remote = ctx.code_remote().is_some_and(|r| {
+        ctx.store
+            .ref_target(&format!("refs/remotes/{r}/{base}"))
+            .ok()
+            .flatten()
+            .is_some()
+    });
+    if on_remote {
+        format!("push a branch, tag or commit that exists locally, e.g. HEAD:{base}; without a refspec `lead push` publishes {base}")
+    } else {
+        "push a branch, tag or commit that exists locally, to a branch the remote has (`git ls-remote --heads`); without a refspec `lead push` publishes the base branch".to_string()
+    }
 }
 
 /// Refuse a command on a plan that does not exist: local, published or
@@ -407,6 +458,32 @@ impl Command<'_> {
             actor: self.actor.to_string(),
             verb: self.op.verb(),
             change: None,
+            stale: None,
         }
     }
+}
+
+/// An offline write (not published) while the mirror of the remote holds
+/// a newer version of the leader record, naming someone else or a later
+/// epoch: what the mirror says, for the command to report its result as
+/// stale (`sync` will refuse it). None when published, or nothing newer is
+/// known.
+fn stale_against_mirror(ctx: &Ctx, plan: &str, ran: &Ran) -> Option<String> {
+    if ran.published {
+        return None;
+    }
+    let remote = ctx.settings.remote.as_deref()?;
+    let mirrored = crate::store::mirror::mirror_ref(remote, &lead_ref(plan));
+    let at = ctx.store.ref_target(&mirrored).ok()??;
+    let there = read_at(&ctx.store, plan, at).ok()?;
+    let leader = there.current_leader().unwrap_or("nobody");
+    let newer = there.epoch > ran.record.epoch
+        || (there.epoch == ran.record.epoch
+            && there.current_leader() != ran.record.current_leader());
+    newer.then(|| {
+        format!(
+            "stale: the mirror of '{remote}' (as last fetched) shows {leader} leading plan {plan} at epoch {}, past this clone's epoch {}; this was kept here only and `git swarm sync` will refuse it (`git swarm lead status --plan {plan}` after a sync shows the leader)",
+            there.epoch, ran.record.epoch
+        )
+    })
 }

@@ -87,11 +87,12 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
             p.plan = original.plan.clone();
         }
     }
+    // As every command given no plan: the plan of the lane we are in,
+    // whoever the message is for (`lead`, a name, `all`).
+    if p.plan.is_none() {
+        p.plan = ctx.lane_here().map(|l| l.record.plan);
+    }
     if p.to == "lead" {
-        // As every command given no plan: the plan of the lane we are in.
-        if p.plan.is_none() {
-            p.plan = ctx.lane_here().map(|l| l.record.plan);
-        }
         p.to = leader(ctx, p.plan.as_deref())?;
         lead_of = true;
     } else if p.to != "all" {
@@ -306,41 +307,16 @@ fn leader(ctx: &Ctx, plan: Option<&str>) -> Result<String> {
             .hint("add --plan P (in a lane's worktree the lane's plan is meant)")
     })?;
     let remote = ctx.settings.remote.as_deref();
-    let mut seen = vec![plan.to_string()];
-    loop {
-        let at = seen.last().expect("starts with the plan");
-        let rec = crate::records::lead::known(&ctx.store, remote, at)?;
-        if let Some(leader) = rec.and_then(|r| if r.released { None } else { r.leader }) {
-            return Ok(leader);
-        }
-        match parent_of(&ctx.store, remote, at)? {
-            Some(parent) if !seen.contains(&parent) => seen.push(parent),
-            _ => break,
-        }
+    if let Some(leader) =
+        crate::ops::lead::nearest(&ctx.store, remote, plan)?.and_then(|r| r.leader)
+    {
+        return Ok(leader);
     }
     Err(Error::new(
         Code::NoLeader,
         format!("plan {plan} has no leader ({})", lead_ref(plan)),
     )
     .hint("address someone by name, or `all`; `git swarm lead status --plan P` shows the record"))
-}
-
-/// The parent of `plan`, as the newer of the local and mirrored record names it.
-fn parent_of(store: &Store, remote: Option<&str>, plan: &str) -> Result<Option<String>> {
-    let refname = crate::records::plan::plan_ref(plan);
-    let Some(tip) = remote::tip(store, remote, &refname)?.base else {
-        return Ok(None);
-    };
-    // An unreadable (or, under swarm.trust=require, untrusted) plan record
-    // names no parent: the leader search stops.
-    if store.refused(&refname, tip)?.is_some() {
-        return Ok(None);
-    }
-    Ok(store
-        .read_commit(tip)
-        .and_then(|r| crate::records::plan::from_record(plan, r))
-        .ok()
-        .and_then(|p| p.record.parent))
 }
 
 /// Every message this clone knows: its own refs and the remote's mirror,

@@ -359,7 +359,16 @@ impl Decision<'_> {
                     current.who()
                 ),
             )
-            .hint("the leader can add you with a new claim after a release, or hand over to you"));
+            .hint(format!(
+                "the leader can add you: `git swarm lead succession --plan {plan} {}`, or hand over to you",
+                current
+                    .succession
+                    .iter()
+                    .map(String::as_str)
+                    .chain([actor])
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )));
         }
         let live = current.lease_live(self.now);
         let until = current.lease_until.as_deref().unwrap_or("-");

@@ -135,6 +135,9 @@ pub struct OpenPacket {
     pub reason: String,
     pub created_at: String,
     pub branch: Option<String>,
+    /// The claim it carries to the successor (plan, task), if any.
+    #[serde(skip)]
+    pub claim: Option<(String, String)>,
 }
 
 /// Every open (neither accepted nor withdrawn) live packet known here —
@@ -167,6 +170,7 @@ pub fn open_packets(
                 reason: p.reason,
                 created_at: p.created_at,
                 branch: p.branch,
+                claim: p.claim.map(|c| (c.plan, c.task)),
             }
         })
         .collect();

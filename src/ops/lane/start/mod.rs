@@ -369,6 +369,17 @@ impl Making {
     /// loses nothing. Anything else in the way is `LANE_EXISTS`.
     fn look_at_leftovers(&mut self, ctx: &Ctx, feature: &str, hint: Option<&str>) -> Result<()> {
         let (branch, path) = (self.branch.clone(), self.path.clone());
+        // `git worktree add` killed half-way (its worktree still marked
+        // "initializing", or a directory without its `.git`): what it made
+        // is taken away, and the start begins again.
+        if self.marker.exists() {
+            if let Some(what) = clear_half_made(ctx, &path, &branch) {
+                let _ = self.git.worktree_prune();
+                self.notes.push(format!(
+                    "an earlier `git swarm lane new {feature}` was interrupted while git made its worktree: removed {what}"
+                ));
+            }
+        }
         if let Some(tip) = ctx.store.ref_target(&self.branch_ref())? {
             let no_own_commits = ctx.store.is_ancestor(tip, self.base_commit)?;
             let on_branch = path.exists()
@@ -383,6 +394,9 @@ impl Making {
                 ));
             } else if self.marker.exists() && no_own_commits && !path.exists() {
                 let _ = self.git.worktree_prune();
+                // A git killed while it moved these refs leaves its locks.
+                ctx.store.clear_stale_branch_lock(&self.branch_ref());
+                ctx.store.clear_stale_packed_refs_lock();
                 self.git.branch_delete(&branch)?;
                 self.notes.push(format!(
                     "an earlier `git swarm lane new {feature}` was interrupted after creating {branch}: removed that branch (it had no commits) and started again"
@@ -531,4 +545,56 @@ fn with_hint(err: Error, hint: Option<&str>) -> Error {
         Some(h) => err.hint(h.to_string()),
         None => err,
     }
+}
+
+/// What a `git worktree add` killed half-way left for `path` (on `branch`):
+/// its administrative directory still locked as "initializing" (git
+/// removes that lock last), and the directory itself when it holds nothing
+/// but what git began to write. Removed; says what, or None when nothing
+/// was half-made. Called only while this feature's start marker is here (a
+/// start of ours was interrupted), so nothing of anyone else's is touched.
+fn clear_half_made(ctx: &Ctx, path: &std::path::Path, branch: &str) -> Option<String> {
+    let admin = ctx.store.common_dir().join("worktrees");
+    let want_gitdir = path.join(".git");
+    let branch_ref = format!("ref: refs/heads/{branch}");
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(&admin).ok()?.flatten() {
+        let dir = entry.path();
+        let locked = std::fs::read_to_string(dir.join("locked")).ok();
+        let empty = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none());
+        if !empty && locked.as_deref().map(str::trim) != Some("initializing") {
+            continue;
+        }
+        let gitdir = std::fs::read_to_string(dir.join("gitdir")).ok();
+        let head = std::fs::read_to_string(dir.join("HEAD")).unwrap_or_default();
+        // git names the directory after the worktree's (`<name>`, else
+        // `<name><n>`); one begun so far that it names nothing yet is ours
+        // by that name alone.
+        let named = entry.file_name().to_str().is_some_and(|n| {
+            path.file_name().and_then(|b| b.to_str()).is_some_and(|b| {
+                n.strip_prefix(b)
+                    .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+            })
+        });
+        let ours = match &gitdir {
+            Some(g) => crate::fsutil::same_path(std::path::Path::new(g.trim()), &want_gitdir),
+            None => named,
+        } || head.trim() == branch_ref;
+        if ours && std::fs::remove_dir_all(&dir).is_ok() {
+            removed.push(format!("the half-made worktree {}", dir.display()));
+        }
+    }
+    // The directory: gone with its administrative half, or never more
+    // than git's first files (a `.git` pointing nowhere, or empty).
+    let dangling = match std::fs::read_to_string(path.join(".git")) {
+        Ok(link) => link
+            .trim()
+            .strip_prefix("gitdir:")
+            .is_some_and(|d| !std::path::Path::new(d.trim()).exists()),
+        Err(_) => std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()),
+    };
+    if path.exists() && dangling && std::fs::remove_dir_all(path).is_ok() {
+        removed.push(path.display().to_string());
+    }
+    (!removed.is_empty()).then(|| removed.join(" and "))
 }

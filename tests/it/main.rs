@@ -8,6 +8,7 @@ mod agents;
 mod agents_live;
 mod architecture;
 mod cache;
+mod capacity;
 mod cli;
 mod controls;
 mod coord_remote;

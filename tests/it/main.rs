@@ -9,6 +9,7 @@ mod agents_live;
 mod architecture;
 mod cache;
 mod capacity;
+mod capacity_live;
 mod cli;
 mod controls;
 mod coord_remote;

@@ -215,7 +215,9 @@ pub fn record_spend(ctx: &Ctx, me: &str, input: &Input, host: &str) {
     let (Some(session), Some(path)) = (&input.session_id, &input.transcript_path) else {
         return;
     };
-    let Some(usage) = transcript::read(Path::new(path)) else {
+    let Some(usage) =
+        transcript::read_settled(Path::new(path), std::time::Duration::from_millis(1500))
+    else {
         return;
     };
     if usage.tokens.total() == 0 {

@@ -74,13 +74,17 @@ pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
     if checked.packet.is_some() {
         return Ok(Answer::Nothing);
     }
-    if !input.stop_hook_active && session.blocks < MAX_BLOCKS {
-        let now = checked.hand_off_now();
-        if let Some(advice) = checked.advice.filter(|_| now) {
+    // Sent back to write the packet even when the host already goes on
+    // because of a stop hook (the transcript a stop hook reads may lack
+    // the newest message: the next stop sees it); bounded by MAX_BLOCKS.
+    if session.blocks < MAX_BLOCKS && checked.hand_off_now() {
+        if let Some(advice) = checked.advice {
             session.blocks += 1;
             session.save();
             return Ok(Answer::Block(advice));
         }
+    }
+    if !input.stop_hook_active && session.blocks < MAX_BLOCKS {
         if let Some(reason) = unfinished(ctx, &me)? {
             session.blocks += 1;
             session.save();

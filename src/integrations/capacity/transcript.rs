@@ -27,6 +27,9 @@ pub struct Usage {
     pub model: Option<String>,
     /// Cost the host wrote into the transcript (`costUSD`), summed, if any.
     pub cost_usd: Option<f64>,
+    /// The last turn written is an assistant message that ended its turn
+    /// (the host may still be writing the newest one when a hook runs).
+    pub settled: bool,
 }
 
 fn n(v: &Value, k: &str) -> u64 {
@@ -38,16 +41,27 @@ pub fn parse(text: &str) -> Usage {
     let mut by_id: BTreeMap<String, (usize, Tokens, Option<f64>)> = BTreeMap::new();
     let mut last: Option<(usize, u64)> = None;
     let mut model = None;
+    let mut settled = false;
     for (i, line) in text.lines().enumerate() {
-        if !line.contains("\"usage\"") {
+        let turn = line.contains("\"type\":\"user\"") || line.contains("\"type\":\"assistant\"");
+        if !turn {
             continue;
         }
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
-        if v.get("type").and_then(Value::as_str) != Some("assistant") {
-            continue;
+        match v.get("type").and_then(Value::as_str) {
+            Some("user") => {
+                settled = false;
+                continue;
+            }
+            Some("assistant") => {}
+            _ => continue,
         }
+        settled = v
+            .pointer("/message/stop_reason")
+            .and_then(Value::as_str)
+            .is_none_or(|r| r != "tool_use");
         let Some(msg) = v.get("message") else {
             continue;
         };
@@ -72,6 +86,7 @@ pub fn parse(text: &str) -> Usage {
         by_id.insert(id, (i, t, cost));
     }
     let mut out = Usage {
+        settled,
         model,
         last_input: last.map_or(0, |(_, x)| x),
         ..Usage::default()
@@ -88,6 +103,20 @@ pub fn parse(text: &str) -> Usage {
 /// Read the transcript at `path` (None when it cannot be read).
 pub fn read(path: &std::path::Path) -> Option<Usage> {
     std::fs::read_to_string(path).ok().map(|t| parse(&t))
+}
+
+/// [`read`], waiting up to `patience` (polling every 25 ms) while the
+/// last turn is not a finished assistant message: a host may run its stop
+/// hook before it has written the message that ended the turn.
+pub fn read_settled(path: &std::path::Path, patience: std::time::Duration) -> Option<Usage> {
+    let deadline = std::time::Instant::now() + patience;
+    loop {
+        let u = read(path)?;
+        if u.settled || std::time::Instant::now() >= deadline {
+            return Some(u);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(25));
+    }
 }
 
 /// The window of `model` (`window` overrides).

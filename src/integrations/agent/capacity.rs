@@ -27,6 +27,16 @@ use crate::records::agent::Input;
 use crate::session::Ctx;
 use crate::store::Event;
 
+/// Whether the hooks check capacity: not with `swarm.capacity=off` (or
+/// `GIT_SWARM_CAPACITY=off`, which wins). Reports still carry a line.
+pub fn enabled(ctx: &Ctx) -> bool {
+    let off = |v: &str| ["off", "false", "no", "0"].contains(&v.trim());
+    match std::env::var("GIT_SWARM_CAPACITY") {
+        Ok(v) if !v.trim().is_empty() => !off(&v),
+        _ => !ctx.store.config("swarm.capacity").is_some_and(|v| off(&v)),
+    }
+}
+
 /// A step longer than this is a boundary (20 minutes).
 pub const LONG_STEP_MS: u64 = 20 * 60 * 1000;
 
@@ -88,22 +98,40 @@ pub fn reading(ctx: &Ctx, me: &str) -> Reading {
 
 /// Check `me` at a boundary, in `plan` (the lane's, or the only one).
 pub fn check(ctx: &Ctx, me: &str, plan: Option<&str>, context_used: Option<f64>) -> Checked {
+    let in_lane = ctx.lane_here().is_some_and(|l| l.record.owner == me);
+    check_in(ctx, me, plan, in_lane, context_used)
+}
+
+/// [`check`] where the caller knows whether `me` works in its own lane here.
+pub fn check_in(
+    ctx: &Ctx,
+    me: &str,
+    plan: Option<&str>,
+    in_lane: bool,
+    context_used: Option<f64>,
+) -> Checked {
     let r = reading(ctx, me);
     let verdict = capacity::verdict(&r, context_used, capacity::fresh_context(&ctx.store));
     let remote = ctx.settings.remote.as_deref();
-    let packet = crate::records::packet::open_packets(&ctx.store, remote)
-        .ok()
+    // What only matters when there is something to say: the agent's own
+    // open packet (hysteresis: looked up in its lane, or when a handoff is
+    // due) and whether it leads.
+    let acting = verdict.action != Action::Go;
+    let packet = (acting || in_lane)
+        .then(|| crate::records::packet::open_packets(&ctx.store, remote).ok())
+        .flatten()
         .and_then(|(ps, _)| {
             ps.into_iter()
                 .find(|p| p.author == me && plan.is_none_or(|pl| p.plan == pl))
                 .map(|p| p.id)
         });
-    let leader = plan.is_some_and(|p| {
-        crate::records::lead::known(&ctx.store, remote, p)
-            .ok()
-            .flatten()
-            .is_some_and(|l| !l.released && l.leader.as_deref() == Some(me))
-    });
+    let leader = acting
+        && plan.is_some_and(|p| {
+            crate::records::lead::known(&ctx.store, remote, p)
+                .ok()
+                .flatten()
+                .is_some_and(|l| !l.released && l.leader.as_deref() == Some(me))
+        });
     let line = r.line();
     let plan_flag = plan.map(|p| format!(" --plan {p}")).unwrap_or_default();
     let advice = if let Some(id) = &packet {

@@ -61,8 +61,12 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
         return quiet();
     }
     let result = match event {
-        Event::SessionStart => super::context::session_start(&ctx, ops)
-            .map(|t| Answer::Context(with_capacity(&ctx, input, t))),
+        Event::SessionStart => {
+            super::context::session_start_with(&ctx, ops, |me, plan, in_lane| {
+                capacity_lines(&ctx, input, me, plan, in_lane)
+            })
+            .map(Answer::Context)
+        }
         Event::PreToolUse => pre_tool_use(&ctx, &cwd, input),
         Event::UserPromptSubmit => user_prompt(&ctx, ops),
         Event::Stop => super::stop::stop(&ctx, input, ops),
@@ -80,32 +84,23 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
     }
 }
 
-/// The session-start context with the capacity check of this boundary
-/// (after the "You are" line, so that a cut never drops it) and the
-/// plan's budget when it is reached.
-fn with_capacity(ctx: &Ctx, input: &Input, text: String) -> String {
-    let Ok(Some(me)) = ctx.actor_opt() else {
-        return text;
-    };
-    let plan = super::context::plan_of(ctx, ctx.lane_here().as_ref());
+/// The capacity check of the session-start boundary (after the "You are"
+/// line, so that a cut never drops it) and the plan's budget when it is
+/// reached.
+fn capacity_lines(ctx: &Ctx, input: &Input, me: &str, plan: Option<&str>, in_lane: bool) -> String {
+    if !super::capacity::enabled(ctx) {
+        return String::new();
+    }
     let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
-    let c = super::capacity::check(ctx, &me, plan.as_deref(), context);
+    let c = super::capacity::check_in(ctx, me, plan, in_lane, context);
     let mut add = c.line();
     if let Some(a) = &c.advice {
         add.push_str(a);
     }
-    if let Some(note) = plan
-        .as_deref()
-        .and_then(|p| super::capacity::budget_note(ctx, &me, p))
-    {
+    if let Some(note) = plan.and_then(|p| super::capacity::budget_note(ctx, me, p)) {
         add.push_str(&note);
     }
-    let at = text
-        .match_indices('\n')
-        .nth(1)
-        .map_or(text.len(), |(i, _)| i + 1);
-    let joined = format!("{}{add}{}", &text[..at], &text[at..]);
-    super::context::cut(&joined, super::context::MAX_BYTES)
+    add
 }
 
 /// Post-tool-use after a command that ran longer than
@@ -120,6 +115,9 @@ fn after_long_step(ctx: &Ctx, input: &Input) -> Answer {
     let Ok(Some(me)) = ctx.actor_opt() else {
         return Answer::Nothing;
     };
+    if !super::capacity::enabled(ctx) {
+        return Answer::Nothing;
+    }
     let plan = super::context::plan_of(ctx, ctx.lane_here().as_ref());
     let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
     match super::capacity::check(ctx, &me, plan.as_deref(), context).advice {

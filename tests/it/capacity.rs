@@ -436,3 +436,49 @@ fn a_budget_reached_is_told_escalated_once_and_raising_it_resumes() {
     .ok();
     assert!(!start.stdout.contains("budget"), "{start:?}");
 }
+
+#[test]
+fn install_adds_the_status_line_which_records_the_reading_and_prints_the_previous_one() {
+    let (env, a, lane) = lane();
+    let settings = a.join(".claude/settings.local.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(
+        &settings,
+        r#"{"statusLine": {"type": "command", "command": "echo my-bar"}}"#,
+    )
+    .unwrap();
+    env.swarm(&a, &["agent", "install", "--host", "claude"])
+        .ok();
+    let v: Value = serde_json::from_str(&env.read(&settings)).unwrap();
+    let cmd = v["statusLine"]["command"].as_str().unwrap().to_string();
+    assert_eq!(cmd, "git-swarm capacity statusline --then 'echo my-bar'");
+    // The host runs it with its status line input.
+    let input = json!({"context_window": {"used_percentage": 12},
+        "rate_limits": {"five_hour": {"used_percentage": 80, "resets_at": 1767243600},
+                        "seven_day": {"used_percentage": 10, "resets_at": 1767800000}}});
+    let mut child = env
+        .command("sh", &lane)
+        .args(["-c", &cmd])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.to_string().as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "my-bar\n");
+    let r = reading(&env, &lane);
+    assert_eq!(r["capacity"], "low 20%", "{r}");
+    assert_eq!(r["reading"]["source"], "claude-statusline");
+    assert_eq!(r["reading"]["window"], "five_hour");
+    // Uninstall puts the user's status line back.
+    env.swarm(&a, &["agent", "install", "--host", "claude", "--uninstall"])
+        .ok();
+    let v: Value = serde_json::from_str(&env.read(&settings)).unwrap();
+    assert_eq!(v["statusLine"]["command"], "echo my-bar");
+}

@@ -18,8 +18,8 @@ pub mod output;
 mod publish;
 
 use commands::{
-    agent, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man, message, plan,
-    renew, reserve, serve, status, sync, task, verify,
+    agent, capacity, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man,
+    message, plan, renew, reserve, serve, status, sync, task, verify,
 };
 
 use std::io::Write;
@@ -121,6 +121,8 @@ pub enum Command {
     /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
     #[command(subcommand)]
     Agent(agent::AgentCmd),
+    /// Your capacity reading (cached 300 s) and what to do at this task boundary; record a host's figures (note, statusline); the plan's spend against swarm.budget (budget).
+    Capacity(capacity::CapacityArgs),
     /// Reserve paths (files, dir/, globs) for yourself, arbitrated by the remote; --check, --recover.
     Reserve(reserve::ReserveCmdArgs),
     /// Release reservations by id or path.
@@ -264,6 +266,7 @@ impl Command {
                     | Command::Init(_)
                     | Command::Demo(_)
                     | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Install(_))
+                    | Command::Capacity(_)
             )
             && !matches!(self, Command::Agent(agent::AgentCmd::Hook(h)) if h.event == "pre-tool-use")
     }
@@ -287,6 +290,7 @@ impl Command {
             | Command::Man(_)
             | Command::Forecast(_)
             | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
+            | Command::Capacity(_)
             | Command::Serve(_) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
@@ -421,6 +425,13 @@ pub fn run(cli: Cli) -> Result<Output> {
         .as_ref()
         .filter(|_| flushes_first)
         .and_then(budget::Session::flush_first);
+    // A task boundary: the capacity check follows the command's outcome.
+    let boundary = matches!(
+        cli.command,
+        Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Done { .. })
+            | Command::Accept(_)
+            | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
+    );
     let out = dispatch(&g, cli.command);
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
@@ -428,6 +439,9 @@ pub fn run(cli: Cli) -> Result<Output> {
         return Err(e);
     }
     let mut out = out?;
+    if boundary && out.exit == 0 {
+        out = capacity::at_boundary(&g, out);
+    }
     for notice in git_swarm::store::trust::take_notices() {
         out = out.warn(notice);
     }
@@ -483,6 +497,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Task(c) => task::run(g, c),
         Command::Forecast(a) => forecast::forecast(g, a),
         Command::Agent(c) => agent::run(g, c),
+        Command::Capacity(a) => capacity::capacity(g, a),
         Command::Reserve(a) => reserve::reserve(g, a),
         Command::Release(a) => reserve::release(g, a),
         Command::Reservations(a) => reserve::reservations(g, a),

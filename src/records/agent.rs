@@ -130,6 +130,10 @@ pub struct Input {
     pub tool_input: Value,
     /// True when the agent already goes on because a stop hook said so.
     pub stop_hook_active: bool,
+    /// The session's transcript (usage and context fill), when the host gave one.
+    pub transcript_path: Option<String>,
+    /// How long the tool ran (post-tool-use, Claude Code's `duration_ms`).
+    pub duration_ms: Option<u64>,
 }
 
 impl Input {
@@ -147,6 +151,8 @@ impl Input {
                 .get("stop_hook_active")
                 .and_then(Value::as_bool)
                 .unwrap_or(false),
+            transcript_path: s("transcript_path"),
+            duration_ms: v.get("duration_ms").and_then(Value::as_u64),
         }
     }
 

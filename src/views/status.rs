@@ -121,6 +121,12 @@ pub struct LaneStatus {
     pub state: Option<String>,
     /// The lane's last report when it is `blocked` (someone must act).
     pub blocked: Option<crate::records::lane::LastReport>,
+    /// The capacity line of the lane's last report (its last verdict).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capacity: Option<String>,
+    /// What the lane's sessions spent, as recorded in this clone.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spend: Option<crate::integrations::capacity::spend::Totals>,
 }
 
 /// Every record under `prefix` known here, local or in the mirror, each at
@@ -192,10 +198,16 @@ fn read_lanes(
                 owner: Some(lane.record.owner),
                 branch: Some(lane.record.branch),
                 state: Some(lane.record.state.to_string()),
+                capacity: lane
+                    .record
+                    .last_report
+                    .as_ref()
+                    .and_then(|r| r.capacity.clone()),
                 blocked: lane
                     .record
                     .last_report
                     .filter(|r| r.kind == crate::records::lane::LastReportKind::Blocked),
+                spend: None,
             });
     }
     Ok(by_plan)
@@ -365,6 +377,9 @@ pub struct StatusView {
     /// Live path reservations in the whole repository.
     #[serde(skip_serializing_if = "is_zero")]
     pub reservations: usize,
+    /// Tokens and cost per lane, task (`<plan>/<id>`), agent and plan,
+    /// from the sessions this clone recorded (the hooks, the runner).
+    pub spend: crate::integrations::capacity::spend::Summary,
     #[serde(skip)]
     pub unreadable: Vec<Unreadable>,
     /// When it was read (the mirror's age is shown against it).
@@ -430,7 +445,11 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         Some(r) => crate::store::remote::budget::queue(&ctx.store, r)?,
         None => None,
     };
+    let sessions = crate::integrations::capacity::spend::sessions(&ctx.store);
+    let spend = crate::integrations::capacity::spend::summary(&sessions);
+    attach_spend(&mut roots, &spend);
     Ok(StatusView {
+        spend,
         remote: ctx.settings.remote.clone(),
         plans: roots,
         mirror,
@@ -468,6 +487,15 @@ fn live_reservations(
             unreadable.push(Unreadable::new("reservations", LEDGER, LEDGER_REF, &e));
             Ok(Vec::new())
         }
+    }
+}
+
+fn attach_spend(nodes: &mut [PlanStatus], spend: &crate::integrations::capacity::spend::Summary) {
+    for n in nodes {
+        for l in &mut n.lanes {
+            l.spend = spend.lanes.get(&l.feature).cloned();
+        }
+        attach_spend(&mut n.children, spend);
     }
 }
 

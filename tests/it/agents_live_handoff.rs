@@ -65,7 +65,7 @@ fn a_handoff_written_by_a_claude_lane_is_accepted_and_finished_by_a_codex_lane()
     assert_eq!(run.code, 0, "{run:?}");
     let shown = model.all_text();
     assert!(
-        shown.contains("[tool_result]") && shown.contains("handoff"),
+        shown.contains("[tool_result]") && shown.contains("wrote packet"),
         "the agent saw its handoff: {shown}"
     );
     let packets = env.swarm(bob, &["packets", "--open", "--json"]).ok().json();

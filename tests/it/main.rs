@@ -13,6 +13,8 @@ mod agents_live_handoff;
 mod architecture;
 mod cache;
 mod claim_next;
+mod capacity;
+mod capacity_live;
 mod cli;
 mod controls;
 mod coord_remote;

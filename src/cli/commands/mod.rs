@@ -2,6 +2,7 @@
 //! operation, and how it renders the outcome.
 
 pub mod agent;
+pub mod capacity;
 pub mod completions;
 pub mod demo;
 pub mod forecast;

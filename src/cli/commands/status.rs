@@ -109,6 +109,25 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: 
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default()
             ));
+            if lane.capacity.is_some() || lane.spend.is_some() {
+                let cap = lane
+                    .capacity
+                    .as_deref()
+                    .map(|c| format!("capacity={c}"))
+                    .unwrap_or_else(|| "capacity=?".into());
+                let spend = lane
+                    .spend
+                    .as_ref()
+                    .map(|t| {
+                        let cost = t
+                            .cost_usd
+                            .map(|c| format!(", {c:.2} USD"))
+                            .unwrap_or_default();
+                        format!("  spent {} tokens{cost}", t.total_tokens)
+                    })
+                    .unwrap_or_default();
+                out.push_str(&format!("{pad}    {cap}{spend}\n"));
+            }
             if let Some(r) = &lane.blocked {
                 out.push_str(&format!(
                     "{pad}    {} (reported by {} at {})\n",

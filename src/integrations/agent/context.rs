@@ -52,6 +52,16 @@ pub fn plan_of(ctx: &Ctx, lane: Option<&crate::records::lane::Lane>) -> Option<S
 }
 
 pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
+    session_start_with(ctx, ops, |_, _, _| String::new())
+}
+
+/// [`session_start`] with `more(me, plan, in own lane)` inserted after the
+/// "You are" line (where a cut never reaches): the capacity check.
+pub fn session_start_with(
+    ctx: &Ctx,
+    ops: &dyn Swarm,
+    more: impl FnOnce(&str, Option<&str>, bool) -> String,
+) -> Result<String> {
     let me = ctx.actor_opt()?;
     let lane = ctx.lane_here();
     let plan = plan_of(ctx, lane.as_ref());
@@ -71,6 +81,8 @@ pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
         ));
     }
     out.push_str(".\n");
+    let in_lane = lane.as_ref().is_some_and(|l| l.record.owner == me);
+    out.push_str(&more(&me, plan.as_deref(), in_lane));
     if let Some(p) = &plan {
         if let Ok(Some(lead)) =
             crate::records::lead::known(&ctx.store, ctx.settings.remote.as_deref(), p)

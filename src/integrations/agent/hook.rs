@@ -61,11 +61,18 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
         return quiet();
     }
     let result = match event {
-        Event::SessionStart => super::context::session_start(&ctx, ops).map(Answer::Context),
+        Event::SessionStart => {
+            super::context::session_start_with(&ctx, ops, |me, plan, in_lane| {
+                capacity_lines(&ctx, input, me, plan, in_lane)
+            })
+            .map(Answer::Context)
+        }
         Event::PreToolUse => pre_tool_use(&ctx, &cwd, input),
         Event::UserPromptSubmit => user_prompt(&ctx, ops),
         Event::Stop => super::stop::stop(&ctx, input, ops),
-        Event::PostToolUse => super::renew::post_tool_use(&ctx, ops).map(|_| Answer::Nothing),
+        Event::PostToolUse => {
+            super::renew::post_tool_use(&ctx, ops).map(|_| after_long_step(&ctx, input))
+        }
     };
     match result {
         Ok(Answer::Context(t)) if t.trim().is_empty() => quiet(),
@@ -74,6 +81,48 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
             warning: None,
         },
         Err(e) => failed(event, &e),
+    }
+}
+
+/// The capacity check of the session-start boundary (after the "You are"
+/// line, so that a cut never drops it) and the plan's budget when it is
+/// reached.
+fn capacity_lines(ctx: &Ctx, input: &Input, me: &str, plan: Option<&str>, in_lane: bool) -> String {
+    if !super::capacity::enabled(ctx) {
+        return String::new();
+    }
+    let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
+    let c = super::capacity::check_in(ctx, me, plan, in_lane, context);
+    let mut add = c.line();
+    if let Some(a) = &c.advice {
+        add.push_str(a);
+    }
+    if let Some(note) = plan.and_then(|p| super::capacity::budget_note(ctx, me, p)) {
+        add.push_str(&note);
+    }
+    add
+}
+
+/// Post-tool-use after a command that ran longer than
+/// [`super::capacity::LONG_STEP_MS`]: a task boundary; the advice, if any.
+fn after_long_step(ctx: &Ctx, input: &Input) -> Answer {
+    if input
+        .duration_ms
+        .is_none_or(|d| d < super::capacity::LONG_STEP_MS)
+    {
+        return Answer::Nothing;
+    }
+    let Ok(Some(me)) = ctx.actor_opt() else {
+        return Answer::Nothing;
+    };
+    if !super::capacity::enabled(ctx) {
+        return Answer::Nothing;
+    }
+    let plan = super::context::plan_of(ctx, ctx.lane_here().as_ref());
+    let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
+    match super::capacity::check(ctx, &me, plan.as_deref(), context).advice {
+        Some(a) => Answer::Context(a),
+        None => Answer::Nothing,
     }
 }
 

@@ -151,6 +151,85 @@ pub fn merge(settings: &mut Json, host: Host, idle: Option<std::time::Duration>)
     Ok(())
 }
 
+/// Claude Code's status line command that records the capacity reading.
+pub const STATUS_LINE: &str = "git-swarm capacity statusline";
+
+/// `'…'` for `sh`.
+fn sh_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "'\\''"))
+}
+
+/// The inverse of [`sh_quote`] (None for anything else).
+fn sh_unquote(s: &str) -> Option<String> {
+    let body = s.strip_prefix('\'')?.strip_suffix('\'')?;
+    let text = body.replace("'\\''", "\u{0}");
+    (!text.contains('\'')).then(|| text.replace('\u{0}', "'"))
+}
+
+/// Claude Code's `statusLine`: ours, which records the rate limits and
+/// context fill it receives and then prints what the user's previous
+/// status line command printed (`--then '<command>'`), if there was one.
+/// A second install keeps it as it is.
+pub fn merge_status_line(settings: &mut Json) {
+    let previous = match settings.get("statusLine") {
+        Some(sl) => match sl.get("command").and_then(Json::as_str) {
+            Some(c) if c.contains(STATUS_LINE) => return,
+            Some(c) => Some(c.to_string()),
+            None => return, // a status line of another type: left alone
+        },
+        None => None,
+    };
+    let command = match &previous {
+        Some(c) => format!("{STATUS_LINE} --then {}", sh_quote(c)),
+        None => STATUS_LINE.to_string(),
+    };
+    match settings.get_mut("statusLine").and_then(Json::as_obj_mut) {
+        Some(m) => {
+            for (k, v) in m.iter_mut() {
+                if k == "command" {
+                    *v = Json::str(command.clone());
+                }
+            }
+        }
+        None => {
+            if let Some(sl) = settings.entry("statusLine", Json::obj) {
+                *sl = Json::Obj(vec![
+                    ("type".into(), Json::str("command")),
+                    ("command".into(), Json::str(command)),
+                ]);
+            }
+        }
+    }
+}
+
+/// Undo [`merge_status_line`]: the user's command back, or no status line.
+pub fn strip_status_line(settings: &mut Json) {
+    let Some(c) = settings
+        .get("statusLine")
+        .and_then(|sl| sl.get("command"))
+        .and_then(Json::as_str)
+        .filter(|c| c.contains(STATUS_LINE))
+        .map(str::to_string)
+    else {
+        return;
+    };
+    let previous = c
+        .split_once(" --then ")
+        .and_then(|(_, q)| sh_unquote(q.trim()));
+    match previous {
+        Some(p) => {
+            if let Some(m) = settings.get_mut("statusLine").and_then(Json::as_obj_mut) {
+                for (k, v) in m.iter_mut() {
+                    if k == "command" {
+                        *v = Json::str(p.clone());
+                    }
+                }
+            }
+        }
+        None => settings.remove("statusLine"),
+    }
+}
+
 fn is_ours(h: &Json) -> bool {
     h.get("command")
         .and_then(Json::as_str)
@@ -225,6 +304,9 @@ fn host_files(
     };
     merge(&mut settings, host, idle)
         .map_err(|e| Error::new(e.code, format!("{}: {}", path.display(), e.message)))?;
+    if host == Host::Claude {
+        merge_status_line(&mut settings);
+    }
     let mut out = vec![put(backups, &path, settings.render().as_bytes(), dry)?];
     if host == Host::Claude {
         let skill = root.join(SKILL_PATH);
@@ -244,6 +326,7 @@ fn undo_host_files(
     let mut out: Vec<Touched> = restore(backups, &path, dry, |now| {
         let mut v: Json = serde_json::from_slice(now).ok()?;
         strip(&mut v);
+        strip_status_line(&mut v);
         if v.is_empty_obj() {
             return None;
         }
@@ -529,6 +612,34 @@ mod tests {
         assert_eq!(stop[1]["hooks"][0]["timeout"], 660);
         strip(&mut v);
         assert_eq!(v.render(), original.render());
+    }
+
+    #[test]
+    fn the_status_line_keeps_the_users_command_and_strip_puts_it_back() {
+        let text = r#"{"statusLine":{"type":"command","command":"echo 'it''s' $PWD","padding":0}}"#;
+        let original = parse(text);
+        let mut v = original.clone();
+        merge_status_line(&mut v);
+        let sl = serde_json::to_value(v.get("statusLine").unwrap()).unwrap();
+        let cmd = sl["command"].as_str().unwrap();
+        assert!(
+            cmd.starts_with("git-swarm capacity statusline --then '"),
+            "{cmd}"
+        );
+        assert_eq!(sl["padding"], 0);
+        let once = v.clone();
+        merge_status_line(&mut v);
+        assert_eq!(v.render(), once.render(), "idempotent");
+        strip_status_line(&mut v);
+        assert_eq!(v.render(), original.render());
+        let mut none = parse("{}");
+        merge_status_line(&mut none);
+        assert_eq!(
+            serde_json::to_value(&none).unwrap()["statusLine"]["command"],
+            "git-swarm capacity statusline"
+        );
+        strip_status_line(&mut none);
+        assert!(none.is_empty_obj());
     }
 
     #[test]

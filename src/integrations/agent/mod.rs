@@ -5,6 +5,8 @@
 //! - `guide`: the protocol text, the skill, the `AGENTS.md` block;
 //! - `hook`: one event in, one answer out (pre-tool-use, user-prompt-submit);
 //!   `inbox`: the messages the hooks show by themselves;
+//! - `capacity`: the capacity check at a task boundary, spend from the
+//!   transcript, the budget note;
 //! - `context`: session-start; `stop`: unfinished work and idle mode;
 //!   `renew`: post-tool-use (`git swarm renew` once anything is due);
 //! - `install`: the hosts' settings files, merged; `backup`: restored;
@@ -12,6 +14,7 @@
 //!   files read and written in their own key order.
 
 pub mod backup;
+pub mod capacity;
 pub mod context;
 pub mod guide;
 pub mod hook;

@@ -64,6 +64,28 @@ pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
         return Ok(Answer::Nothing);
     };
     let mut session = Session::load(&ctx.store, input.session_id.as_deref());
+    // The capacity boundary: the session's spend, then its verdict. An
+    // agent whose own packet is open may stop (hysteresis); one told to
+    // hand off is sent back to write the packet.
+    if super::capacity::enabled(ctx) {
+        super::capacity::record_spend(ctx, &me, input, "");
+        let plan = plan_of(ctx, ctx.lane_here().as_ref());
+        let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
+        let checked = super::capacity::check(ctx, &me, plan.as_deref(), context);
+        if checked.packet.is_some() {
+            return Ok(Answer::Nothing);
+        }
+        // Sent back to write the packet even when the host already goes on
+        // because of a stop hook (the transcript a stop hook reads may lack
+        // the newest message: the next stop sees it); bounded by MAX_BLOCKS.
+        if session.blocks < MAX_BLOCKS && checked.hand_off_now() {
+            if let Some(advice) = checked.advice {
+                session.blocks += 1;
+                session.save();
+                return Ok(Answer::Block(advice));
+            }
+        }
+    }
     if !input.stop_hook_active && session.blocks < MAX_BLOCKS {
         if let Some(reason) = unfinished(ctx, &me)? {
             session.blocks += 1;

@@ -49,6 +49,19 @@ pub fn report(
         crate::records::packet::locate(&ctx.store, ctx.remote(), packet)?;
     }
     let capacity = capacity.map(parse_capacity).transpose()?;
+    // Without --capacity: the agent's reading (the cache while fresh),
+    // `unknown` when no source answers; never typed by the agent.
+    let capacity = match capacity {
+        Some(c) => Some(c),
+        None => ctx.actor_opt()?.map(|me| {
+            let account = crate::integrations::capacity::account_from_env();
+            crate::integrations::capacity::read(
+                &ctx.store,
+                &crate::integrations::capacity::Who::of(&me, account.as_deref()),
+            )
+            .line()
+        }),
+    };
     let feature = match lane_flag {
         Some(f) => f.to_string(),
         None => reporting_lane(ctx)?,

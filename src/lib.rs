@@ -78,6 +78,7 @@ pub mod fsutil;
 pub mod git;
 pub mod github;
 pub mod guard;
+pub mod integrations;
 pub mod model;
 pub mod names;
 pub mod secret;

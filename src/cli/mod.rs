@@ -27,6 +27,7 @@ pub mod man;
 pub mod message;
 pub mod output;
 pub mod plan;
+pub mod pool;
 mod publish;
 pub mod renew;
 pub mod reserve;
@@ -130,6 +131,9 @@ pub enum Command {
     /// Tasks with dependencies and leased claims the shared remote arbitrates (refs/swarm/tasks/<plan>/<id>).
     #[command(subcommand)]
     Task(task::TaskCmd),
+    /// The accounts agents may run on, each leased to one session at a time (refs/swarm/pool/<account>).
+    #[command(subcommand)]
+    Pool(pool::PoolCmd),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
     /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
@@ -184,6 +188,7 @@ impl Command {
                 | task::TaskCmd::Ready { .. },
             ) => true,
             Command::Reservations(a) => !a.repair,
+            Command::Pool(pool::PoolCmd::List { .. }) => true,
             _ => false,
         }
     }
@@ -226,6 +231,7 @@ impl Command {
                             | lead::LeadCmd::Push { .. }
                     )
                     | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                    | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })
                     | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
             )
             && !matches!(self, Command::Reserve(a) if !a.check)
@@ -287,7 +293,8 @@ impl Command {
             | Command::Man(_)
             | Command::Forecast(_)
             | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
-            | Command::Serve(_) => Access::Read,
+            | Command::Serve(_)
+            | Command::Pool(pool::PoolCmd::List { .. }) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -478,6 +485,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Escalate(a) => message::escalate(g, a),
         Command::State(a) => message::state(g, a),
         Command::Task(c) => task::run(g, c),
+        Command::Pool(c) => pool::run(g, c),
         Command::Forecast(a) => forecast::forecast(g, a),
         Command::Agent(c) => agent::run(g, c),
         Command::Reserve(a) => reserve::reserve(g, a),

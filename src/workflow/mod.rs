@@ -21,6 +21,7 @@ pub mod lead;
 pub mod message;
 pub mod packets;
 pub mod plan;
+pub mod pool;
 pub mod renew;
 pub mod reserve;
 pub mod state;

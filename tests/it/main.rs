@@ -33,6 +33,7 @@ mod names;
 mod openapi;
 mod packet;
 mod plan;
+mod pool;
 mod process;
 mod props;
 mod protect;

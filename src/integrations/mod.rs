@@ -1,0 +1,4 @@
+//! What git-swarm drives outside itself: the agent hosts the runner
+//! launches (`hosts`).
+
+pub mod hosts;

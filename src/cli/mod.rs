@@ -31,6 +31,7 @@ pub mod pool;
 mod publish;
 pub mod renew;
 pub mod reserve;
+pub mod run;
 pub mod serve;
 pub mod status;
 pub mod sync;
@@ -134,6 +135,8 @@ pub enum Command {
     /// The accounts agents may run on, each leased to one session at a time (refs/swarm/pool/<account>).
     #[command(subcommand)]
     Pool(pool::PoolCmd),
+    /// Launch an agent on each ready task of a plan, within --max-lanes and the pool's free accounts; replace one that hands off; report one that is lost or waits for a person (foreground; stops cleanly on SIGINT/SIGTERM).
+    Run(run::RunArgs),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
     /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
@@ -486,6 +489,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::State(a) => message::state(g, a),
         Command::Task(c) => task::run(g, c),
         Command::Pool(c) => pool::run(g, c),
+        Command::Run(a) => run::run(g, a),
         Command::Forecast(a) => forecast::forecast(g, a),
         Command::Agent(c) => agent::run(g, c),
         Command::Reserve(a) => reserve::reserve(g, a),

@@ -24,6 +24,7 @@ pub mod plan;
 pub mod pool;
 pub mod renew;
 pub mod reserve;
+pub mod run;
 pub mod state;
 pub mod status;
 pub mod sync;

@@ -42,6 +42,7 @@ mod push_budget;
 mod quickstart;
 mod reserve;
 mod reserve_guard;
+mod run_live;
 mod secrets;
 mod serve;
 mod snapshot;

@@ -162,3 +162,57 @@ fn pool_rm_removes_a_free_account_and_names_an_unknown_one() {
     let listed = env.swarm(a, &["pool", "list", "--json"]).ok().json();
     assert_eq!(listed["accounts"][0]["state"], "free");
 }
+
+/// `run --once` with a host that dies by SIGKILL at once (a stand-in for a
+/// killed agent, no model needed): the loss is recorded in the plan's
+/// journal, the account is freed, the lane is not relaunched, exit 0.
+#[test]
+fn run_records_a_killed_agent_as_lost_and_frees_its_account() {
+    let (mut env, remote, clones) = Swarm::new(&["lead"]).parts();
+    let a = clones[0].clone();
+    env.set_env("GIT_SWARM_RUN_TICK_MS", "200");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    env.swarm(
+        &a,
+        &["task", "new", "t1", "--plan", "p", "--title", "first"],
+    )
+    .ok();
+    env.swarm(&a, &["pool", "add", "w1", "--host", "claude"])
+        .ok();
+    env.git(
+        &a,
+        &[
+            "config",
+            "swarm.host.claude.command",
+            "sh -c 'kill -9 $$' --",
+        ],
+    );
+    let run = env
+        .swarm(&a, &["run", "--plan", "p", "--once", "--json"])
+        .ok()
+        .json();
+    let whats: Vec<&str> = run["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["what"].as_str().unwrap())
+        .collect();
+    assert_eq!(whats, ["launch", "lost", "idle"], "{run:#}");
+    assert!(
+        run["steps"][1]["text"]
+            .as_str()
+            .unwrap()
+            .contains("signal 9"),
+        "{run:#}"
+    );
+    let pool = env.swarm(&a, &["pool", "list", "--json"]).ok().json();
+    assert_eq!(pool["accounts"][0]["state"], "free");
+    let journal = env.git(&remote, &["log", "--format=%B", "refs/swarm/plans/t1"]);
+    assert!(journal.contains("agent_lost"), "{journal}");
+    // Nothing ready and no agent: a second run is idle at once.
+    let again = env
+        .swarm(&a, &["run", "--plan", "p", "--once", "--json"])
+        .ok()
+        .json();
+    assert_eq!(again["launched"], 0);
+}

@@ -375,9 +375,20 @@ impl Runner<'_> {
         );
     }
 
+    /// The seam for the plan's budget (`swarm.budget`, issue 37): why no
+    /// new agent may be launched now, or None. Until the capacity and
+    /// spend module lands on this branch, nothing is refused here.
+    fn budget_refuses(&self) -> Option<String> {
+        None
+    }
+
     /// Launch on every ready task there is room and an account for.
     fn fill(&mut self) -> Result<usize> {
         if self.agents.len() >= self.opts.max_lanes {
+            return Ok(0);
+        }
+        if let Some(why) = self.budget_refuses() {
+            self.step("wait", None, None, format!("no launch: {why}"));
             return Ok(0);
         }
         let plan = self.opts.plan.clone();

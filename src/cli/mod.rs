@@ -19,7 +19,7 @@ mod publish;
 
 use commands::{
     agent, capacity, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man,
-    message, plan, renew, reserve, serve, status, sync, task, verify,
+    message, plan, pool, renew, reserve, run, serve, status, sync, task, verify,
 };
 
 use std::io::Write;
@@ -116,6 +116,11 @@ pub enum Command {
     /// Tasks with dependencies and leased claims the shared remote arbitrates (refs/swarm/tasks/<plan>/<id>).
     #[command(subcommand)]
     Task(task::TaskCmd),
+    /// The accounts agents may run on, each leased to one session at a time (refs/swarm/pool/<account>).
+    #[command(subcommand)]
+    Pool(pool::PoolCmd),
+    /// Launch an agent on each ready task of a plan, within --max-lanes and the pool's free accounts; replace one that hands off; report one that is lost or waits for a person (foreground; stops cleanly on SIGINT/SIGTERM).
+    Run(run::RunArgs),
     /// Forecast conflicts between live lanes (local and other machines' pushed branches) and against their bases, by merging in memory; cached.
     Forecast(forecast::ForecastArgs),
     /// Agents in Claude Code, Codex and Gemini CLI: the guide, the hooks the hosts call, installing them.
@@ -172,6 +177,7 @@ impl Command {
                 | task::TaskCmd::Ready { .. },
             ) => true,
             Command::Reservations(a) => !a.repair,
+            Command::Pool(pool::PoolCmd::List { .. }) => true,
             _ => false,
         }
     }
@@ -214,6 +220,7 @@ impl Command {
                             | lead::LeadCmd::Push { .. }
                     )
                     | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                    | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })
                     | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
             )
             && !matches!(self, Command::Reserve(a) if !a.check)
@@ -291,7 +298,8 @@ impl Command {
             | Command::Forecast(_)
             | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
             | Command::Capacity(_)
-            | Command::Serve(_) => Access::Read,
+            | Command::Serve(_)
+            | Command::Pool(pool::PoolCmd::List { .. }) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
                 | task::TaskCmd::Show { .. }
@@ -495,6 +503,8 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Escalate(a) => message::escalate(g, a),
         Command::State(a) => message::state(g, a),
         Command::Task(c) => task::run(g, c),
+        Command::Pool(c) => pool::run(g, c),
+        Command::Run(a) => run::run(g, a),
         Command::Forecast(a) => forecast::forecast(g, a),
         Command::Agent(c) => agent::run(g, c),
         Command::Capacity(a) => capacity::capacity(g, a),

@@ -7,4 +7,5 @@ pub mod agent;
 pub mod capacity;
 pub mod forecast;
 pub mod github;
+pub mod hosts;
 pub mod verify;

@@ -13,6 +13,7 @@ pub mod message;
 pub mod note;
 pub mod packet;
 pub mod plan;
+pub mod pool;
 pub mod reservation;
 pub mod task;
 
@@ -31,7 +32,8 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
     static SNAPSHOT: packet::snapshot::SnapshotKind = packet::snapshot::SnapshotKind;
     static RESERVATIONS: KindOf<reservation::Ledger> = KindOf::new();
     static WIP: lane::wip::WipKind = lane::wip::WipKind;
-    static KINDS: [&dyn AnyKind; 9] = [
+    static POOL: KindOf<pool::Account> = KindOf::new();
+    static KINDS: [&dyn AnyKind; 10] = [
         &PLAN,
         &LANE,
         &LEAD,
@@ -41,6 +43,7 @@ pub fn kinds() -> &'static [&'static dyn AnyKind] {
         &SNAPSHOT,
         &RESERVATIONS,
         &WIP,
+        &POOL,
     ];
     &KINDS
 }

@@ -210,6 +210,7 @@ impl Command {
                         lead::LeadCmd::Claim { .. }
                             | lead::LeadCmd::Takeover { .. }
                             | lead::LeadCmd::Push { .. }
+                            | lead::LeadCmd::Merge { .. }
                     )
                     | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
                     | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })

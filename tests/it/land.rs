@@ -367,3 +367,134 @@ fn killed_after_landing_a_rerun_finishes_the_lane_and_lands_it_once() {
         assert_eq!(l["state"].as_str(), Some("removed"));
     }
 }
+
+/// A fixture of fixtures/github with its placeholders replaced.
+fn gh_fixture(name: &str, subst: &[(&str, &str)]) -> serde_json::Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/github")
+        .join(name);
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in subst {
+        text = text.replace(from, to);
+    }
+    serde_json::from_str(&text).unwrap()
+}
+
+#[test]
+fn a_lane_with_a_github_pr_lands_through_the_merge_api_and_a_moved_head_is_refused() {
+    use crate::github_server::{GitHubServer, Reply};
+    let gh = GitHubServer::start();
+    let mut env = TestEnv::new();
+    env.set_env("GITHUB_API_URL", &gh.url);
+    env.set_env("GITHUB_TOKEN", "ghp_LandTestTokenZq81xWq9Lm2Pp0DISTINCT");
+    env.set_env("GIT_SWARM_VIRTUAL_WAITS", "1");
+    env.set_env("GIT_SWARM_HTTP_TIMEOUT_MS", "60000");
+    let (env, remote, clones) = Swarm::in_env(env, &["lead", "ann"])
+        .plan(0, "rel")
+        .task(0, "a", "do a")
+        .sync(0)
+        .leader(0, "lead")
+        .run(1, &["lane", "new", "a", "--task", "a"])
+        .pushed(1, "a", &[("a.txt", "a\n")], "a: the work")
+        .parts();
+    let (lead, ann) = (&clones[0], &clones[1]);
+    let wt = crate::fixture::worktree(ann, "a");
+    env.swarm(
+        &wt,
+        &[
+            "report",
+            "pr-open",
+            "https://github.com/acme/widgets/pull/7",
+        ],
+    )
+    .ok();
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    let base = env.git(&remote, &["rev-parse", "main"]);
+    let pr = gh_fixture("pull.json", &[("HEAD_SHA", &head), ("BASE_SHA", &base)]);
+    gh.stub("/repos/acme/widgets/pulls/7", Reply::json(&pr));
+    gh.stub(
+        &format!("/repos/acme/widgets/commits/{head}/status"),
+        Reply::json(&gh_fixture("status.json", &[("HEAD_SHA", &head)])),
+    );
+    let run = gh_fixture("check-runs.json", &[("HEAD_SHA", &head)]);
+    gh.stub(
+        &format!("/repos/acme/widgets/commits/{head}/check-runs?per_page=100"),
+        Reply::json(&run),
+    );
+    gh.stub(
+        "/repos/acme/widgets/pulls/7/reviews?per_page=100",
+        Reply::json(&gh_fixture("reviews.json", &[("HEAD_SHA", &head)])),
+    );
+    gh.stub(
+        "/repos/acme/widgets/issues/7/comments?per_page=100",
+        Reply::json(&gh_fixture("comments.json", &[])),
+    );
+    gh.stub_optional(
+        "/repos/acme/widgets/branches/main/protection/required_status_checks",
+        Reply::status(404, r#"{"message":"Branch not protected","status":"404"}"#),
+    );
+    gh.stub_optional(
+        "/repos/acme/widgets/rules/branches/main?per_page=100",
+        Reply::json(&serde_json::json!([])),
+    );
+    // The branch moved on GitHub after the verdict: the merge API refuses.
+    gh.stub_seq(
+        "PUT /repos/acme/widgets/pulls/7/merge",
+        vec![
+            Reply::status(409, r#"{"message":"Head branch was modified. Review and try the merge again."}"#),
+            Reply::json(&serde_json::json!({"sha": "1234567890123456789012345678901234567890", "merged": true, "message": "Pull Request successfully merged"})),
+        ],
+    );
+    let q = env
+        .swarm(
+            lead,
+            &["lead", "merge", "--plan", "rel", "--no-gate", "--json"],
+        )
+        .code(1)
+        .json();
+    assert_eq!(q["refused"][0]["code"], "HEAD_MOVED", "{q}");
+    assert!(
+        q["refused"][0]["brief"]
+            .as_str()
+            .unwrap()
+            .contains("HTTP 409"),
+        "{q}"
+    );
+    let put: Vec<_> = gh
+        .requests()
+        .into_iter()
+        .filter(|r| r.path.ends_with("/merge"))
+        .collect();
+    assert_eq!(put.len(), 1);
+    let body: serde_json::Value = serde_json::from_str(&put[0].body).unwrap();
+    assert_eq!(
+        body["sha"].as_str(),
+        Some(head.as_str()),
+        "the expected head is sent"
+    );
+    assert_eq!(body["merge_method"], "merge");
+    let t = record(&env, &remote, "refs/swarm/tasks/rel/a", "task.yaml");
+    assert_ne!(
+        t["status"].as_str(),
+        Some("done"),
+        "a refused merge marks nothing done"
+    );
+    let l = record(&env, &remote, "refs/swarm/lanes/a", "lane.yaml");
+    assert_eq!(l["state"].as_str(), Some("active"));
+    // The next run: GitHub merges at the expected head; the lane ends.
+    let q = env
+        .swarm(
+            lead,
+            &["lead", "merge", "--plan", "rel", "--no-gate", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(
+        q["landed"][0]["commit"], "1234567890123456789012345678901234567890",
+        "{q}"
+    );
+    let t = record(&env, &remote, "refs/swarm/tasks/rel/a", "task.yaml");
+    assert_eq!(t["status"].as_str(), Some("done"));
+    let l = record(&env, &remote, "refs/swarm/lanes/a", "lane.yaml");
+    assert_eq!(l["state"].as_str(), Some("removed"));
+}

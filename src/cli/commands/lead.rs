@@ -191,7 +191,14 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
                 no_gate,
                 dry_run,
             };
-            return merge::merge(&ctx, &args).map(|q| queue(&q));
+            let mut github =
+                || -> Result<Box<dyn git_swarm::integrations::github::client::GitHub>> {
+                    Ok(Box::new(super::verify::rest_client(
+                        &ctx,
+                        &git_swarm::integrations::verify::Target::Lane(String::new()),
+                    )?))
+                };
+            return merge::merge(&ctx, &args, &mut github).map(|q| queue(&q));
         }
     };
     lead::run(&ctx, &plan, op).map(|r| ran(&r))

@@ -24,6 +24,9 @@ use serde::Serialize;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::Git;
+use crate::integrations::github::client::{parse_pr_arg, GitHub, RepoId};
+use crate::integrations::github::verdict::{Require, State};
+use crate::integrations::verify::{self, Request, Target, Timing};
 use crate::names;
 use crate::ops::message::{self, Post};
 use crate::records::lane::{self, Lane, LastReportKind};
@@ -114,7 +117,9 @@ pub struct Landed {
 pub struct Refused {
     pub lane: String,
     pub owner: String,
-    /// `MERGE_CONFLICT`, `GATE_FAILED` or `PUSH_REJECTED`.
+    /// `MERGE_CONFLICT`, `GATE_FAILED`, `PUSH_REJECTED`; through a GitHub
+    /// PR: `PR_NOT_READY`, `HEAD_MOVED` (the merge API's 409, or the PR's
+    /// head is not the pushed branch) or `PR_NOT_MERGEABLE`.
     pub code: &'static str,
     pub head: String,
     pub base: String,
@@ -142,8 +147,12 @@ struct Item {
     tracking: String,
 }
 
-/// Run the queue.
-pub fn merge(ctx: &Ctx, args: &Args) -> Result<Queue> {
+/// Makes the GitHub client, once, when a lane's PR is on GitHub.
+pub type GitHubFactory<'a> = dyn FnMut() -> Result<Box<dyn GitHub>> + 'a;
+
+/// Run the queue. A lane whose last report is `PR open <GitHub PR URL>` is
+/// landed through that PR (`github` makes the client when one is needed).
+pub fn merge(ctx: &Ctx, args: &Args, github: &mut GitHubFactory<'_>) -> Result<Queue> {
     let store = &ctx.store;
     let actor = ctx.actor()?;
     for f in &args.features {
@@ -265,8 +274,63 @@ pub fn merge(ctx: &Ctx, args: &Args) -> Result<Queue> {
     if args.dry_run {
         return Ok(q);
     }
+    let mut client: Option<Box<dyn GitHub>> = None;
     for item in &items {
         let base_tip = store.git.rev_parse(&item.tracking)?.unwrap_or_default();
+        if let Some((repo, number, url)) = pr_of(item) {
+            let gh = match &mut client {
+                Some(c) => c,
+                None => client.insert(github()?),
+            };
+            match land_github(
+                ctx,
+                &plan,
+                item,
+                &repo,
+                number,
+                &url,
+                style,
+                gh.as_mut(),
+                &mut q.warnings,
+            )? {
+                Outcome::Landed { commit, gate } => {
+                    failpoint::point("lead-merge:landed");
+                    q.landed.push(finish(
+                        ctx,
+                        &plan,
+                        item,
+                        &commit,
+                        false,
+                        gate,
+                        &mut q.warnings,
+                    ));
+                }
+                Outcome::Refused {
+                    code,
+                    paths,
+                    detail,
+                } => {
+                    let involved = pairs_of(&pairs, &item.lane.feature);
+                    let brief = brief(
+                        item, &base_tip, &store.git, code, &paths, &detail, &involved, &q.landed,
+                    );
+                    let message = tell(ctx, &plan, item, &brief, &mut q.warnings);
+                    q.refused.push(Refused {
+                        lane: item.lane.feature.clone(),
+                        owner: item.lane.record.owner.clone(),
+                        code,
+                        head: item.head.clone(),
+                        base: item.base.clone(),
+                        base_commit: base_tip.clone(),
+                        paths,
+                        pairs: involved,
+                        brief,
+                        message,
+                    });
+                }
+            }
+            continue;
+        }
         if let Some(commit) = already_landed(&store.git, item, &base_tip)? {
             q.landed.push(finish(
                 ctx,
@@ -507,6 +571,120 @@ fn already_landed(git: &Git, item: &Item, base_tip: &str) -> Result<Option<Strin
 
 fn landed_trailer(feature: &str, head: &str) -> String {
     format!("Swarm-Landed: {feature} {head}")
+}
+
+/// The GitHub PR a lane reported (`PR open <url>`), when the URL names one.
+fn pr_of(item: &Item) -> Option<(RepoId, u64, String)> {
+    let r = item.lane.record.last_report.as_ref()?;
+    if r.kind != LastReportKind::PrOpen {
+        return None;
+    }
+    let url = r.text.strip_prefix("PR open ")?.trim();
+    let (repo, number) = parse_pr_arg(url).ok()?;
+    Some((repo?, number, url.to_string()))
+}
+
+/// Warnings of `verify` go to the queue's warnings.
+struct Collect<'a>(&'a mut Vec<String>);
+
+impl verify::Report for Collect<'_> {
+    fn warn(&mut self, message: &str) {
+        self.0.push(message.to_string());
+    }
+    fn progress(&mut self, _: &str) {}
+}
+
+/// Land a lane through its GitHub PR: `verify` re-derives the PR's state
+/// (checks green, review as required, no hold comment) and it must be
+/// `ready` on the head the lane pushed; the leader is checked again; then
+/// the merge API with the expected head `sha`, so a branch that moved is
+/// refused by GitHub (409), not merged. The PR's checks are its gate.
+#[allow(clippy::too_many_arguments)]
+fn land_github(
+    ctx: &Ctx,
+    plan: &str,
+    item: &Item,
+    repo: &RepoId,
+    number: u64,
+    url: &str,
+    style: Style,
+    gh: &mut dyn GitHub,
+    warnings: &mut Vec<String>,
+) -> Result<Outcome> {
+    let req = Request {
+        target: Target::Pr(url.to_string()),
+        repo: None,
+        require: Some(Require::Ready),
+        wait: false,
+        timeout: std::time::Duration::ZERO,
+    };
+    let out = verify::verify(ctx, gh, &req, &Timing::from_env(), &mut Collect(warnings))?;
+    let v = out.verdict;
+    let pr = format!("{repo}#{number}");
+    match v.state {
+        State::Merged | State::MergedUnconfirmed => {
+            return Ok(Outcome::Landed {
+                commit: v.merge_commit.unwrap_or_else(|| item.head.clone()),
+                gate: Some(format!("{pr} was merged already")),
+            })
+        }
+        State::Ready => {}
+        other => {
+            return Ok(Outcome::Refused {
+                code: "PR_NOT_READY",
+                paths: v.conflicts.clone(),
+                detail: format!("{pr} is {}: {}\n", other.as_str(), v.reasons.join("; ")),
+            })
+        }
+    }
+    if v.head_sha.as_deref() != Some(item.head.as_str()) {
+        return Ok(Outcome::Refused {
+            code: "HEAD_MOVED",
+            paths: Vec::new(),
+            detail: format!(
+                "{pr}'s head is {}, but {} on the code remote is {}: push the branch the PR is for\n",
+                v.head_sha.as_deref().unwrap_or("unknown"),
+                item.lane.record.branch,
+                item.head
+            ),
+        });
+    }
+    // Right before the irreversible step: still the leader? (A renew
+    // fails LEAD_FENCED / NOT_LEADER when not.)
+    if !super::check(ctx, plan)?.is_leader {
+        super::run(
+            ctx,
+            plan,
+            Op::Renew {
+                lease: None,
+                lanes: None,
+            },
+        )?;
+    }
+    let method = match style {
+        Style::Merge => "merge",
+        Style::Squash => "squash",
+        Style::Rebase => "rebase",
+    };
+    let ans = gh.merge_pull(repo, number, &item.head, method)?;
+    if ans.merged {
+        return Ok(Outcome::Landed {
+            commit: ans.sha.unwrap_or_else(|| item.head.clone()),
+            gate: Some(format!("{pr}: checks green, merged by the API")),
+        });
+    }
+    Ok(Outcome::Refused {
+        code: if ans.status == 409 {
+            "HEAD_MOVED"
+        } else {
+            "PR_NOT_MERGEABLE"
+        },
+        paths: Vec::new(),
+        detail: format!(
+            "GitHub refused to merge {pr} at {} (HTTP {}): {}\n",
+            item.head, ans.status, ans.message
+        ),
+    })
 }
 
 enum Outcome {
@@ -808,7 +986,8 @@ fn brief(
             item.lane.record.branch,
             short(base_tip)
         ),
-        _ => format!("lead merge did not land lane {f}: the push to {base} was refused.\n"),
+        "PUSH_REJECTED" => format!("lead merge did not land lane {f}: the push to {base} was refused.\n"),
+        other => format!("lead merge did not land lane {f} through its pull request ({other}).\n"),
     };
     if !pairs.is_empty() {
         b.push_str(&format!("Forecast pairs: {}\n", pairs.join("; ")));

@@ -60,6 +60,16 @@ pub const KEYS: &[(&str, &str, &str)] = &[
         "AI attribution trailers in commit messages: block, strip or allow",
     ),
     (
+        "swarm.gate",
+        "(unset)",
+        "the command `lead merge` runs in each merged tree before it lands a lane (e.g. `cargo test`); exit 0 with no test run fails",
+    ),
+    (
+        "swarm.mergeStyle",
+        "merge",
+        "how `lead merge` puts a lane onto its base: merge (a merge commit), squash or rebase",
+    ),
+    (
         "swarm.protect",
         "(unset)",
         "refs that only `lead push` may move (multi-valued, e.g. refs/heads/main); `init` adds the base branch unless --no-protect",

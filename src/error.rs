@@ -146,6 +146,7 @@ codes! {
     LaneExists("LANE_EXISTS", Usage): "lane new: the lane, its branch feat/<feature> or its worktree directory already exists",
     LaneDirty("LANE_DIRTY", Check): "lane rm: the lane's worktree has uncommitted changes or unsaved plan edits (--force discards them)",
     LaneUnmerged("LANE_UNMERGED", Check): "lane rm: the lane's branch has commits not merged into its base (--keep-branch or --force)",
+    LaneNeedsTask("LANE_NEEDS_TASK", Check): "lane new --plan P without --task while P has ready, unclaimed tasks: it lists them and the --task form (--no-task starts anyway)",
     LaneElsewhere("LANE_ELSEWHERE", Check): "lane rm: the lane's worktree is in another clone (--force marks the record removed)",
     LaneMoved("LANE_MOVED", Check): "report, lane snapshot, handoff or a task write in the old worktree of a lane handed over since (its record fetched first), or sync keeping the published lane over a write made here for its previous owner; says who owns it now and where",
     GuardFailed("GUARD_FAILED", Check): "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",

@@ -218,6 +218,7 @@ impl Command {
                         lead::LeadCmd::Claim { .. }
                             | lead::LeadCmd::Takeover { .. }
                             | lead::LeadCmd::Push { .. }
+                            | lead::LeadCmd::Merge { .. }
                     )
                     | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
                     | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })

@@ -71,6 +71,8 @@ pub struct Recorded {
     pub headers: BTreeMap<String, String>,
     pub status: u16,
     pub at: Instant,
+    /// The request's body (a PUT's JSON).
+    pub body: String,
 }
 
 struct Stub {
@@ -201,8 +203,15 @@ fn handle(
     let method = req.method().as_str().to_string();
     let reply = {
         let mut st = state.lock().unwrap();
-        let found = if method == "GET" {
-            st.stubs.iter_mut().find(|s| s.path == path).map(|s| {
+        // A GET matches a stub of its path; another method a stub named
+        // `<METHOD> <path>` (e.g. `PUT /repos/o/r/pulls/7/merge`).
+        let key = if method == "GET" {
+            path.clone()
+        } else {
+            format!("{method} {path}")
+        };
+        let found = if method == "GET" || key.contains(' ') {
+            st.stubs.iter_mut().find(|s| s.path == key).map(|s| {
                 let r = s.replies[s.calls.min(s.replies.len() - 1)].clone();
                 s.calls += 1;
                 r
@@ -232,6 +241,7 @@ fn handle(
             headers: headers.clone(),
             status,
             at: Instant::now(),
+            body: body.clone(),
         });
         (reply, status, remaining)
     };

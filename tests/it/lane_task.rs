@@ -320,3 +320,24 @@ fn lane_new_task_whose_push_finds_the_remote_gone_keeps_nothing() {
     assert_eq!(env.all_refs(b), before, "nothing written");
     assert!(!crate::fixture::worktree(b, "f2").exists(), "no worktree");
 }
+
+#[test]
+fn lane_new_without_a_task_on_a_plan_with_ready_tasks_is_refused_naming_them() {
+    let (env, remote, clones) = coordinator_with_tasks(&["lead", "bob"], &["t1", "t2"]);
+    let b = &clones[1];
+    env.swarm(b, &["sync"]).ok();
+    let before = env.all_refs(&remote);
+    env.swarm(b, &["lane", "new", "f", "--plan", "p"])
+        .err(1, "LANE_NEEDS_TASK")
+        .stderr_has("t1 (do t1), t2 (do t2)")
+        .stderr_has("git swarm lane new f --task t1 --plan p");
+    assert_eq!(env.all_refs(&remote), before, "nothing published");
+    assert!(ref_of(&env, b, "refs/swarm/lanes/f").is_none());
+    assert!(ref_of(&env, b, "refs/heads/feat/f").is_none());
+    // --no-task starts it anyway; --task takes one.
+    env.swarm(b, &["lane", "new", "f", "--plan", "p", "--no-task"])
+        .ok();
+    assert!(ref_of(&env, b, "refs/swarm/lanes/f").is_some());
+    env.swarm(b, &["lane", "new", "g", "--task", "t1", "--no-task"])
+        .code(2);
+}

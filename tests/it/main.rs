@@ -33,6 +33,7 @@ mod handoff_carry;
 mod hook_cache;
 mod hostile_files;
 mod init;
+mod land;
 mod lane;
 mod lane_moved;
 mod lane_task;

@@ -2,7 +2,7 @@
 //! `# machine: <name>` and runs with `bash -e` in that machine's clone of
 //! one bare remote (plain clones made here, nothing else set up). Every
 //! block must exit 0, and the day must end as the quick start says: both
-//! tasks done, both branches merged into main by the leader, the handoff
+//! tasks done and both lanes and child plans closed by the leader's `lead merge`, both branches merged into main, the handoff
 //! accepted by ann with bob's claim and reservation moved to her.
 
 use std::collections::BTreeMap;
@@ -131,6 +131,20 @@ fn quick_start(coordination: bool, base: &str) {
             &["show", &format!("refs/swarm/tasks/rel/{id}:task.yaml")],
         );
         assert!(task.contains("status: done"), "{task}");
+    }
+    // `lead merge` ended both lanes: each lane record closed, each child
+    // plan closed, at the remote.
+    for id in ["api", "docs"] {
+        let lane = env.git(
+            records,
+            &["show", &format!("refs/swarm/lanes/{id}:lane.yaml")],
+        );
+        assert!(lane.contains("state: removed"), "{lane}");
+        let plan = env.git(
+            records,
+            &["show", &format!("refs/swarm/plans/{id}:plan.yaml")],
+        );
+        assert!(plan.contains("status: closed"), "{plan}");
     }
     let docs = env.git(records, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
     assert!(docs.contains("previous_owner: bob"), "{docs}");

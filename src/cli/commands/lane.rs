@@ -34,8 +34,12 @@ pub enum LaneCmd {
         /// lane's owner and tied to feat/<feature>, all in one atomic push
         /// (exit 3 and nothing made when someone else holds T; exit 4 and
         /// nothing made when the remote cannot be reached, unless --offline).
-        #[arg(long, value_name = "T")]
+        #[arg(long, value_name = "T", conflicts_with = "no_task")]
         task: Option<String>,
+        /// Start without a task although --plan has ready, unclaimed tasks
+        /// (without it that is refused, LANE_NEEDS_TASK, listing them).
+        #[arg(long)]
+        no_task: bool,
     },
     /// List lanes with branch, head, ahead/behind, dirty paths and last report.
     List {
@@ -122,6 +126,7 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             base,
             owner,
             task,
+            no_task,
         } => {
             let args = NewLane {
                 feature: &feature,
@@ -129,6 +134,7 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
                 base: base.as_deref(),
                 owner: owner.as_deref(),
                 task: task.as_deref(),
+                no_task,
             };
             let out = start::new(&ctx, args)?;
             // The agent hooks installed in this clone, in the new checkout.

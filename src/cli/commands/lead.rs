@@ -3,7 +3,7 @@
 use crate::cli::output::Output;
 use clap::Subcommand;
 use git_swarm::error::Result;
-use git_swarm::ops::lead::{self, Check, Log, Ran, Status};
+use git_swarm::ops::lead::{self, merge, Check, Log, Ran, Status};
 use git_swarm::records::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
 
 use crate::cli::Global;
@@ -108,6 +108,24 @@ pub enum LeadCmd {
         #[arg(value_name = "REFSPEC")]
         refspecs: Vec<String>,
     },
+    /// The merge queue: land the plan's ready lanes (forecast order, gate run, fenced push); refused lanes get a resolution brief.
+    Merge {
+        /// Only these lanes (a named lane counts as ready without a `PR open`/`done` report).
+        #[arg(value_name = "F")]
+        features: Vec<String>,
+        /// The plan (default: the only one).
+        #[arg(long, value_name = "P")]
+        plan: Option<String>,
+        /// The gate, run in the merged tree (default swarm.gate); exit 0 with no test run fails.
+        #[arg(long, value_name = "CMD")]
+        gate: Option<String>,
+        /// Land without a gate (said in each owner's message).
+        #[arg(long)]
+        no_gate: bool,
+        /// Show the queue (ready lanes in order, waiting ones and why); land nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
@@ -159,6 +177,29 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
         LeadCmd::Release { plan } => (plan, Op::Release),
         LeadCmd::Succession { plan, succession } => (plan, Op::Succession { succession }),
         LeadCmd::Push { plan, refspecs } => (plan, Op::Push { refspecs }),
+        LeadCmd::Merge {
+            features,
+            plan,
+            gate,
+            no_gate,
+            dry_run,
+        } => {
+            let args = merge::Args {
+                features,
+                plan,
+                gate,
+                no_gate,
+                dry_run,
+            };
+            let mut github =
+                || -> Result<Box<dyn git_swarm::integrations::github::client::GitHub>> {
+                    Ok(Box::new(super::verify::rest_client(
+                        &ctx,
+                        &git_swarm::integrations::verify::Target::Lane(String::new()),
+                    )?))
+                };
+            return merge::merge(&ctx, &args, &mut github).map(|q| queue(&q));
+        }
     };
     lead::run(&ctx, &plan, op).map(|r| ran(&r))
 }
@@ -342,4 +383,67 @@ pub fn check(c: &Check) -> Output {
         (None, false) => format!("nobody has claimed plan {plan}\n"),
     };
     Output::new(c, text).with_exit(if c.is_leader { 0 } else { 1 })
+}
+
+/// `lead merge`: what landed, what was refused (with its brief), what waits.
+/// Exit 1 when a ready lane was refused (each names its code).
+pub fn queue(q: &merge::Queue) -> Output {
+    let mut text = String::new();
+    let short = |c: &str| c[..c.len().min(12)].to_string();
+    if q.dry_run {
+        text.push_str(&format!(
+            "plan {}: {} ready, in this order: {}\n",
+            q.plan,
+            q.order.len(),
+            if q.order.is_empty() {
+                "-".to_string()
+            } else {
+                q.order.join(", ")
+            }
+        ));
+    }
+    for l in &q.landed {
+        text.push_str(&format!(
+            "landed {} on {} in {}{}{}\n",
+            l.lane,
+            l.base,
+            short(&l.commit),
+            match &l.gate {
+                Some(g) => format!(" (gate: {g})"),
+                None => " (no gate)".into(),
+            },
+            if l.resumed {
+                " (landed by an earlier run; finished now)"
+            } else {
+                ""
+            }
+        ));
+        if !l.closed.is_empty() {
+            text.push_str(&format!("  closed: {}\n", l.closed.join(", ")));
+        }
+    }
+    for r in &q.refused {
+        text.push_str(&format!(
+            "not landed {} ({}): brief sent to {}\n",
+            r.lane, r.code, r.owner
+        ));
+        for line in r.brief.lines().take(4) {
+            text.push_str(&format!("  {line}\n"));
+        }
+    }
+    for w in &q.waiting {
+        text.push_str(&format!("waiting {}: {}\n", w.lane, w.why));
+    }
+    if q.landed.is_empty() && q.refused.is_empty() && q.waiting.is_empty() && !q.dry_run {
+        text.push_str(&format!("plan {}: no lane to land\n", q.plan));
+    }
+    let mut out = Output::new(q, text);
+    for w in &q.warnings {
+        out = out.warn(w.clone());
+    }
+    if q.refused.is_empty() {
+        out
+    } else {
+        out.with_exit(1)
+    }
 }

@@ -136,7 +136,7 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
 
 /// The REST client for the host the repository lives on (a PR URL's, else
 /// the remote's), with its token and the ETag cache under the common dir.
-fn rest_client(ctx: &Ctx, target: &Target) -> Result<RestClient> {
+pub(crate) fn rest_client(ctx: &Ctx, target: &Target) -> Result<RestClient> {
     // The host the repository lives on: a PR URL's, else the remote's.
     let pr_host = match target {
         Target::Pr(arg) if arg.contains("://") => RepoId::host_of_url(arg),

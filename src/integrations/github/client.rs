@@ -36,6 +36,35 @@ pub trait GitHub {
     fn set_wait_deadline(&mut self, deadline: Option<Instant>);
     /// Whether requests carry a token (to warn before asking without one).
     fn authenticated(&self) -> bool;
+    /// `PUT /repos/{o}/{r}/pulls/{n}/merge` with `sha` (the head GitHub
+    /// must still have, else it refuses: 409) and `merge_method` (`merge`,
+    /// `squash`, `rebase`). A refusal (405, 409, 422) is an answer, not an
+    /// error; a network failure or another status is an error.
+    fn merge_pull(
+        &mut self,
+        repo: &RepoId,
+        number: u64,
+        sha: &str,
+        method: &str,
+    ) -> Result<MergeAnswer> {
+        let _ = (repo, number, sha, method);
+        Err(Error::new(
+            Code::GithubApi,
+            "this GitHub client cannot merge pull requests",
+        ))
+    }
+}
+
+/// GitHub's answer to a merge request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeAnswer {
+    /// 200: merged; 405: not mergeable; 409: the head moved; 422: invalid.
+    pub status: u16,
+    pub merged: bool,
+    /// The merge commit (200).
+    pub sha: Option<String>,
+    /// GitHub's `message`.
+    pub message: String,
 }
 
 /// Request accounting, reported in the verdict.

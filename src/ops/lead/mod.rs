@@ -30,6 +30,7 @@ use crate::store::kind::{Publish, Record, Rejected, Txn};
 use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 
+pub mod merge;
 mod nearest;
 mod view;
 

@@ -385,6 +385,25 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     })
 }
 
+/// `lead merge` landed task `id` of `plan` in `commit`: mark it done on
+/// the leader's word (no holder check; the merge is the evidence).
+pub fn landed(ctx: &Ctx, plan: &str, id: &str, commit: &str) -> Result<Ran> {
+    let actor = ctx.actor()?;
+    let now = ctx.store.clock.now();
+    let op = Op::Landed {
+        commit: commit.to_string(),
+    };
+    publish_releasing(ctx, plan, id, "done", None, |current, tasks| {
+        let cur = current.ok_or_else(|| not_found(Some(plan), id, tasks))?;
+        let st = statuses(tasks);
+        let dep = |d: &str| st.get(d).copied();
+        match task::decide(&cur.record, &actor, &op, now, &dep)? {
+            Decision::Already => Ok(None),
+            Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
+        }
+    })
+}
+
 /// A task command's arguments, as the CLI passes them.
 #[derive(Debug, Clone)]
 pub enum OpArgs {

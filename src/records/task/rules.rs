@@ -44,6 +44,12 @@ pub enum Op {
         reason: String,
         lease: SignedDuration,
     },
+    /// The leader landed the task's branch (`lead merge`): the merge is the
+    /// evidence, so the holder's claim does not matter. `commit` is the
+    /// commit on the base that carries the work.
+    Landed {
+        commit: String,
+    },
 }
 
 impl Op {
@@ -56,6 +62,7 @@ impl Op {
             Op::Done { .. } => "done",
             Op::Cancel => "cancel",
             Op::Recover { .. } => "recover",
+            Op::Landed { .. } => "done",
         }
     }
 }
@@ -91,6 +98,7 @@ pub fn decide(
             reason,
             lease,
         } => d.recover(owner, reason, *lease),
+        Op::Landed { commit } => d.landed(commit, dep),
     }
 }
 
@@ -326,6 +334,28 @@ impl Decider<'_> {
         rec.claim = None;
         rec.status = Status::Done;
         self.write(rec, "task-done", summary)
+    }
+
+    /// Done because the leader's merge queue landed the branch: no holder
+    /// check (the leader is not the holder), the dependencies still count.
+    fn landed(&self, commit: &str, dep: &dyn Fn(&str) -> Option<Status>) -> Result<Decision> {
+        let (id, t) = (self.id(), self.task);
+        if t.status == Status::Done {
+            return Ok(Decision::Already);
+        }
+        if !transition_ok(t.status, Status::Done) {
+            return Err(invalid_transition(id, t.status, Status::Done));
+        }
+        self.deps_done(Status::Done, dep)?;
+        let mut rec = self.next();
+        rec.claim = None;
+        rec.status = Status::Done;
+        let short = &commit[..commit.len().min(12)];
+        self.write(
+            rec,
+            "task-done",
+            format!("task {id}: done (landed by {} in {short})", self.actor),
+        )
     }
 
     fn cancel(&self) -> Result<Decision> {

@@ -5,7 +5,7 @@ use std::time::Instant;
 
 use super::RestClient;
 use crate::error::{Code, Error, Result};
-use crate::integrations::github::client::{GitHub, RepoId, Stats};
+use crate::integrations::github::client::{GitHub, MergeAnswer, RepoId, Stats};
 use crate::integrations::github::model::{
     BranchRule, CheckRun, CheckRunsPage, CombinedStatus, IssueComment, PullRequest, RequiredChecks,
     RequiredStatusChecks, Review,
@@ -137,6 +137,37 @@ impl GitHub for RestClient {
 
     fn set_wait_deadline(&mut self, deadline: Option<Instant>) {
         self.deadline = deadline;
+    }
+
+    fn merge_pull(
+        &mut self,
+        repo: &RepoId,
+        number: u64,
+        sha: &str,
+        method: &str,
+    ) -> Result<MergeAnswer> {
+        let path = format!("/repos/{repo}/pulls/{number}/merge");
+        let body = serde_json::json!({"sha": sha, "merge_method": method});
+        let result = self.put(&path, &body).and_then(|(status, text)| {
+            let mut value: serde_json::Value =
+                serde_json::from_str(&text).unwrap_or(serde_json::Value::Null);
+            self.redactor.json(&mut value);
+            let message = value["message"].as_str().unwrap_or("").to_string();
+            match status {
+                200 | 405 | 409 | 422 => Ok(MergeAnswer {
+                    status,
+                    merged: status == 200 && value["merged"].as_bool().unwrap_or(true),
+                    sha: value["sha"].as_str().map(str::to_string),
+                    message,
+                }),
+                _ => Err(Error::new(
+                    Code::GithubApi,
+                    format!("GitHub answered HTTP {status} for PUT {path}: {message}"),
+                )
+                .with_detail(serde_json::json!({"status": status, "path": path}))),
+            }
+        });
+        self.shield(result)
     }
 
     fn authenticated(&self) -> bool {

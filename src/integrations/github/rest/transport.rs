@@ -74,6 +74,42 @@ impl RestClient {
         }
     }
 
+    /// One HTTP PUT of `body` to `path`: its status and body, uncached and
+    /// never retried (a merge is not repeated behind the caller's back).
+    pub(super) fn put(&mut self, path: &str, body: &serde_json::Value) -> Result<(u16, String)> {
+        self.stats.requests += 1;
+        let octo = &self.octo;
+        let timeout = self.timeout;
+        let uri = path.to_string();
+        let result = self.rt.block_on(async move {
+            tokio::time::timeout(timeout, async move {
+                let resp = octo._put(uri, Some(body)).await?;
+                let status = resp.status().as_u16();
+                let headers = resp.headers().clone();
+                let body = octo.body_to_string(resp).await?;
+                Ok::<_, octocrab::Error>((status, headers, body))
+            })
+            .await
+        });
+        match result {
+            Err(_) => Err(Error::new(
+                Code::GithubUnreachable,
+                format!(
+                    "GitHub did not answer PUT {path} within {} ms",
+                    timeout.as_millis()
+                ),
+            )),
+            Ok(Err(e)) => Err(Error::new(
+                Code::GithubUnreachable,
+                format!("could not reach GitHub at {} (PUT {path}): {e}", self.base),
+            )),
+            Ok(Ok((status, headers, body))) => {
+                self.note_headers(&headers);
+                Ok((status, body))
+            }
+        }
+    }
+
     /// GET with caching, rate-limit handling and error mapping; one page.
     pub(super) fn get(&mut self, path: &str) -> Result<Answer> {
         let mut waits = 0;

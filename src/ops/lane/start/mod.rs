@@ -32,6 +32,8 @@ pub struct NewLane<'a> {
     /// `--task T`: take task T (of `plan` when given, else of the one plan
     /// that has it); the lane then starts on a child plan named `feature`.
     pub task: Option<&'a str>,
+    /// `--no-task`: start without a task although the plan has ready ones.
+    pub no_task: bool,
 }
 
 /// The task a lane took, as `lane new --task` reports it.
@@ -112,6 +114,9 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
         .unwrap_or_else(|| actor.clone());
     names::validate_address(&owner)?;
     let Some(t) = args.task else {
+        if let (Some(plan), false) = (args.plan, args.no_task) {
+            refuse_ready_tasks(ctx, plan, args.feature)?;
+        }
         return start(ctx, &args, None, &actor, &owner, Vec::new());
     };
     // The task is found and its claim checked before anything is made.
@@ -122,6 +127,41 @@ pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
             task::drop_child_plan(ctx, args.feature, &actor);
         }
     })
+}
+
+/// A lane started on plan `plan` without `--task` while the plan has
+/// ready, unclaimed tasks would take the plan's one executor slot and none
+/// of its work: `LANE_NEEDS_TASK`, naming them and the `--task` form.
+fn refuse_ready_tasks(ctx: &Ctx, plan: &str, feature: &str) -> Result<()> {
+    let ready: Vec<_> = crate::ops::task::ready(ctx, Some(plan))?
+        .tasks
+        .into_iter()
+        .filter(|r| r.holder.is_none())
+        .collect();
+    let Some(first) = ready.first() else {
+        return Ok(());
+    };
+    let list: Vec<String> = ready
+        .iter()
+        .map(|r| format!("{} ({})", r.id, r.title))
+        .collect();
+    Err(Error::new(
+        Code::LaneNeedsTask,
+        format!(
+            "plan '{plan}' has {} ready task(s) nobody holds: {}; a lane without a task would take the plan's one executor slot",
+            ready.len(),
+            list.join(", ")
+        ),
+    )
+    .hint(format!(
+        "take one: `git swarm lane new {feature} --task {} --plan {plan}`",
+        first.id
+    ))
+    .hint("or start it anyway with --no-task")
+    .with_detail(serde_json::json!({
+        "plan": plan,
+        "ready": ready.iter().map(|r| &r.id).collect::<Vec<_>>(),
+    })))
 }
 
 fn start(

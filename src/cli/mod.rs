@@ -217,18 +217,21 @@ impl Command {
     /// reach it.
     fn keeps_when_unreachable(&self) -> bool {
         self.publishes_after()
-            && !matches!(
-                self,
-                Command::Accept(_)
-                    | Command::Lead(
-                        lead::LeadCmd::Claim { .. }
-                            | lead::LeadCmd::Takeover { .. }
-                            | lead::LeadCmd::Push { .. }
-                    )
-                    | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
-                    | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
-            )
-            && !matches!(self, Command::Reserve(a) if !a.check)
+            && !self.arbitration()
+            && !matches!(self, Command::Lead(lead::LeadCmd::Push { .. }))
+    }
+
+    /// An arbitration: its point is the remote's verdict, so it refuses
+    /// when the remote cannot be reached and decides in this clone alone
+    /// only with `--offline` (what the `REMOTE_UNREACHABLE` hint says).
+    fn arbitration(&self) -> bool {
+        matches!(
+            self,
+            Command::Accept(_)
+                | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
+                | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
+        ) || matches!(self, Command::Reserve(a) if !a.check)
     }
 
     /// A write nobody races for, which a push budget queues: messages,
@@ -421,7 +424,8 @@ pub fn run(cli: Cli) -> Result<Output> {
         .as_ref()
         .filter(|_| flushes_first)
         .and_then(budget::Session::flush_first);
-    let out = dispatch(&g, cli.command);
+    let arbitration = cli.command.arbitration();
+    let out = dispatch(&g, cli.command).map_err(|e| error::unreachable_hint(e, arbitration));
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
     if let Some(e) = git_swarm::store::trust::take_tool_failure() {

@@ -30,6 +30,8 @@ mod lane_task;
 mod lead;
 mod message;
 mod names;
+mod offline;
+mod oldgit;
 mod openapi;
 mod packet;
 mod plan;

@@ -1,22 +1,22 @@
 #!/usr/bin/env python3
 """Follow the session through a command: a static call walk from one function.
 
-    python3 scripts/walk.py workflow::accept::accept [--list] [--root DIR]
+    python3 scripts/walk.py ops::accept::accept [--list] [--root DIR]
 
 A *step* is a call into a function that takes the session (a parameter
-whose type names `Ctx`) or lives in `src/ctx/`. The walk starts at the named
-function (a path below `crate`, e.g. `workflow::task::claim`; a method as
-`ctx::Ctx::lane_here`) and follows every step into its callee, each function
+whose type names `Ctx`) or lives in `src/session/`. The walk starts at the named
+function (a path below `crate`, e.g. `ops::task::claim`; a method as
+`session::Ctx::lane_here`) and follows every step into its callee, each function
 once; calls into functions without the session are not followed (that is
-where the walk has reached the store or the model). `#[cfg(test)]` modules
+where the walk has reached the store or the records). `#[cfg(test)]` modules
 are left out.
 
 Counted:
 - steps: call sites of step functions in the functions walked;
 - files: the files of the functions walked (the start's included);
-- climbs: steps from outside `src/ctx/` into it, split into session
+- climbs: steps from outside `src/session/` into it, split into session
   queries (methods of `Ctx`: who acts, the remote, the lane here, the
-  settings) and ctx functions (free functions in `src/ctx/`: the kind
+  settings) and ctx functions (free functions in `src/session/`: the kind
   readers and helpers that live there).
 
 Static and approximate, by design: a call is resolved through the file's
@@ -174,7 +174,7 @@ class Fn:
         self.body = body  # (start, end) into the file's code
         self.line = line
         self.takes_ctx = bool(re.search(r"\bCtx\b", params))
-        self.in_ctx = file.startswith("src/ctx/")
+        self.in_ctx = file.startswith("src/session/")
         names = set(re.findall(r"(\w+)\s*:\s*&\s*(?:'\w+\s+)?(?:[\w:]*::)?Ctx\b", params))
         if owner == "Ctx":
             names.add("self")
@@ -395,7 +395,7 @@ def find_start(crate, name):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("function", nargs="+", help="e.g. workflow::accept::accept")
+    ap.add_argument("function", nargs="+", help="e.g. ops::accept::accept")
     ap.add_argument("--list", action="store_true", help="print every step")
     ap.add_argument("--root", default=os.path.join(os.path.dirname(__file__), ".."))
     args = ap.parse_args()

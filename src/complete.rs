@@ -17,9 +17,9 @@ pub enum Kind {
 /// The names of `kind` starting with `prefix`, sorted, each once.
 pub fn names(store: &Store, remote: Option<&str>, kind: Kind, prefix: &str) -> Result<Vec<String>> {
     let ns = match kind {
-        Kind::Plans => crate::model::plan::PREFIX,
-        Kind::Lanes => crate::model::lane::PREFIX,
-        Kind::Packets => crate::model::packet::PREFIX,
+        Kind::Plans => crate::records::plan::PREFIX,
+        Kind::Lanes => crate::records::lane::PREFIX,
+        Kind::Packets => crate::records::packet::PREFIX,
     };
     let mut prefixes = vec![ns.to_string()];
     if let Some(r) = remote {

@@ -23,13 +23,13 @@ fn main() -> ExitCode {
         };
         cli::emit(
             &mut std::io::stdout().lock(),
-            &cli::completions::complete(words),
+            &cli::commands::completions::complete(words),
         );
         return ExitCode::SUCCESS;
     }
     let wants_json = args.iter().any(|a| a == "--json");
     let parsed = match cli::parse_hook_pre_commit(&args)
-        .or_else(|| cli::agent::parse_fast(&args))
+        .or_else(|| cli::commands::agent::parse_fast(&args))
         .map_or_else(cli::parse, Ok)
     {
         Ok(c) => c,
@@ -128,7 +128,7 @@ fn open_man_page() -> bool {
     if !long_help || !wanted {
         return false;
     }
-    let page = cli::man::page_for(&words);
+    let page = cli::commands::man::page_for(&words);
     let found = std::process::Command::new("man")
         .args(["-w", &page])
         .stdout(std::process::Stdio::null())

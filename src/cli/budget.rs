@@ -10,7 +10,7 @@
 use jiff::SignedDuration;
 
 use crate::cli::output::Output;
-use git_swarm::ctx::Ctx;
+use git_swarm::session::Ctx;
 use git_swarm::store::remote::budget;
 use git_swarm::store::remote::{pending, Flushed};
 

@@ -1,5 +1,5 @@
 //! The command line: clap definitions (the `///` comments are the `--help`
-//! text), one module per command group, and the rendering of results and
+//! text), one module per command group (`commands/`), and the rendering of results and
 //! errors (SPEC §3, §4). Domain logic lives in the library.
 
 /// A line on stderr, its control characters made visible (it may quote a
@@ -11,37 +11,23 @@ macro_rules! say {
     };
 }
 
-pub mod agent;
 mod budget;
-pub mod completions;
-pub mod demo;
+pub mod commands;
 pub mod error;
-pub mod forecast;
-pub mod gc;
-pub mod guard;
-pub mod handoff;
-pub mod init;
-pub mod lane;
-pub mod lead;
-pub mod man;
-pub mod message;
 pub mod output;
-pub mod plan;
 mod publish;
-pub mod renew;
-pub mod reserve;
-pub mod serve;
-pub mod status;
-pub mod sync;
-pub mod task;
-pub mod verify;
+
+use commands::{
+    agent, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man, message, plan,
+    renew, reserve, serve, status, sync, task, verify,
+};
 
 use std::io::Write;
 
 use crate::cli::output::Output;
 use clap::{Parser, Subcommand};
-use git_swarm::ctx::Ctx;
 use git_swarm::error::{Code, Error, Result};
+use git_swarm::session::Ctx;
 
 /// Coordinate a coordinator and many parallel coding agents ("lanes") on one
 /// repository: plans, handoff packets and leader records live in git refs and

@@ -6,7 +6,7 @@
 //! a published version diverged, and when `gc` may archive it. Given that,
 //! [`Records`] loads, lists, creates and updates it — the one local
 //! compare-and-swap loop lives here — and [`AnyKind`] lets `sync` and `gc`
-//! treat every registered kind alike (`crate::model::kinds()` lists them).
+//! treat every registered kind alike (`crate::records::kinds()` lists them).
 //!
 //! # A toy kind, end to end
 //!
@@ -60,7 +60,7 @@
 //! let a = Store::open(&tmp.path().join("a")).unwrap();
 //! let b = Store::open(&tmp.path().join("b")).unwrap();
 //!
-//! // `sync`, as its workflow does it, for the kinds given.
+//! // `sync`, as its operation does it, for the kinds given.
 //! let sync = |store: &Store| -> Result<reconcile::Reconciled> {
 //!     mirror::fetch(store, "origin")?;
 //!     let done = reconcile::reconcile(store, kinds, "origin", "ann")?;
@@ -195,8 +195,8 @@ impl RecordKey for ScopedKey {
     }
 }
 
-/// A record kind. Implement it once, in `src/model/<kind>.rs`, and register
-/// the kind in `crate::model::kinds()`: create, CAS update, listing with
+/// A record kind. Implement it once, in `src/records/<kind>.rs`, and register
+/// the kind in `crate::records::kinds()`: create, CAS update, listing with
 /// unreadable records, `sync` and `gc` then work for it unchanged.
 pub trait Record: Sized + Clone {
     /// `refs/swarm/<NAMESPACE>/<key>`; also the archive name under
@@ -517,7 +517,7 @@ impl<'s, R: Record> Records<'s, R> {
 }
 
 /// A kind as `sync` and `gc` see it, without its type: one value per
-/// registered kind (see `crate::model::kinds()`).
+/// registered kind (see `crate::records::kinds()`).
 pub trait AnyKind: Sync {
     fn namespace(&self) -> &'static str;
     fn kind(&self) -> &'static str;

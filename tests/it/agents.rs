@@ -636,8 +636,8 @@ fn post_tool_use_renews_everything_held_in_one_push_once_a_claim_is_past_half_it
 /// (`GIT_SWARM_BLESS=1` rewrites it).
 #[test]
 fn the_claude_plugin_in_the_repository_is_current() {
-    use git_swarm::model::agent::Host;
-    use git_swarm::workflow::agent::{guide, install, json::Json};
+    use git_swarm::integrations::agent::{guide, install, json::Json};
+    use git_swarm::records::agent::Host;
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut hooks = Json::obj();
     install::merge(&mut hooks, Host::Claude, None).unwrap();

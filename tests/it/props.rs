@@ -2,8 +2,8 @@
 //! commit-message trailers, record YAML round-trips, and hook-block merging.
 //! Case counts scale with `PROPTEST_CASES` (CI runs the default 256).
 
-use git_swarm::model::plan::PlanRecord;
 use git_swarm::names::{is_valid_address, is_valid_name};
+use git_swarm::records::plan::PlanRecord;
 use git_swarm::store::record;
 use git_swarm::store::{parse_journal_entry, Event};
 use git_swarm::text::first_forbidden;
@@ -441,14 +441,14 @@ proptest! {
             format!("ssh://git@{host}/{owner}/{name}{suffix}"),
             format!("ssh://git@{host}:22/{owner}/{name}{suffix}"),
         ] {
-            let repo = git_swarm::github::client::RepoId::from_remote_url(&url);
+            let repo = git_swarm::integrations::github::client::RepoId::from_remote_url(&url);
             prop_assert_eq!(
                 repo.as_ref().map(|r| (r.owner.as_str(), r.name.as_str())),
                 Some((owner.as_str(), name.as_str())),
                 "{}", url
             );
         }
-        let parsed = git_swarm::github::client::RepoId::parse(&format!("{owner}/{name}")).unwrap();
+        let parsed = git_swarm::integrations::github::client::RepoId::parse(&format!("{owner}/{name}")).unwrap();
         prop_assert_eq!((parsed.owner, parsed.name), (owner, name));
     }
 }

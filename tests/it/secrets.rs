@@ -309,7 +309,7 @@ fn ordinary_text_is_published_without_a_finding() {
     .ok();
     env.swarm(&repo, &["plan", "checkout", "docs"]).ok();
     // The verify module (once src/github/verify.rs), without its tests.
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/workflow/verify");
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/integrations/verify");
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap()
         .map(|e| e.unwrap().path())

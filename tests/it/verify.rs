@@ -933,7 +933,7 @@ fn merged_with_no_base_branch_to_check_is_unconfirmed_with_base_unavailable() {
 /// checked: an open PR judged without its checks is never ready.
 #[test]
 fn an_open_pr_judged_without_its_checks_is_pending_with_checks_unknown() {
-    use git_swarm::github::verdict::{Judge, LocalFacts, PrFacts};
+    use git_swarm::integrations::github::verdict::{Judge, LocalFacts, PrFacts};
     let pr = subst(fixture("pull.json"), "HEAD_SHA", &"a".repeat(40));
     let snap = PrFacts {
         pr: serde_json::from_value(subst(pr, "BASE_SHA", &"b".repeat(40))).unwrap(),
@@ -1550,7 +1550,7 @@ fn a_note_from_verify_sits_beside_other_note_lines() {
 /// the repository, so this never skips) parses with our models.
 #[test]
 fn every_recorded_github_response_parses_with_our_models() {
-    use git_swarm::github::model::{
+    use git_swarm::integrations::github::model::{
         CheckRunsPage, CombinedStatus, IssueComment, PullRequest, Review,
     };
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/github-replay");

@@ -30,8 +30,8 @@
 //!
 //! # A toy kind with a published command
 //!
-//! What a new kind needs, file by file: its model file, its workflow, its
-//! CLI module, and one registration line in `model::kinds()` (plus the
+//! What a new kind needs, file by file: its records file, its operation, its
+//! CLI module, and one registration line in `records::kinds()` (plus the
 //! subcommand's line in the CLI's command list). Nothing in `src/store/`:
 //!
 //! ```
@@ -42,7 +42,7 @@
 //! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, ScopedKey, Update};
 //! use git_swarm::store::{Event, Store};
 //!
-//! // ---- src/model/tally.rs: the kind --------------------------------------
+//! // ---- src/records/tally.rs: the kind ----------------------------------------
 //! #[derive(Debug, Clone)]
 //! pub struct Tally {
 //!     pub yes: u64,
@@ -62,10 +62,10 @@
 //!     }
 //! }
 //!
-//! // ---- src/model/mod.rs: the one registration line in `kinds()` ----------
+//! // ---- src/records/mod.rs: the one registration line in `kinds()` ------------
 //! static TALLY: KindOf<Tally> = KindOf::new();
 //!
-//! // ---- src/workflow/tally.rs: the decision, published at once -----------
+//! // ---- src/ops/tally.rs: the decision, published at once ---------------------
 //! #[derive(Debug, Serialize)]
 //! pub struct Voted {
 //!     pub tally: String,
@@ -84,7 +84,7 @@
 //!     Ok(Voted { tally: key.to_string(), yes, published })
 //! }
 //!
-//! // ---- src/cli/tally.rs: the arguments and the rendering ----------------
+//! // ---- src/cli/commands/tally.rs: the arguments and the rendering ------------
 //! /// Vote yes on a tally.
 //! #[derive(Debug, Parser)]
 //! pub struct VoteArgs {
@@ -101,7 +101,7 @@
 //!     })
 //! }
 //!
-//! // ---- using it: a bare remote and two clones ----------------------------
+//! // ---- using it: a bare remote and two clones --------------------------------
 //! let tmp = tempfile::tempdir().unwrap();
 //! let git = |args: &[&str]| {
 //!     let ok = Command::new("git").args(args).current_dir(tmp.path()).output().unwrap();

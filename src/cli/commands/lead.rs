@@ -1,0 +1,342 @@
+//! `git swarm lead …`
+
+use crate::cli::output::Output;
+use clap::Subcommand;
+use git_swarm::error::Result;
+use git_swarm::ops::lead::{self, Check, Log, Ran, Status};
+use git_swarm::records::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
+
+use crate::cli::Global;
+
+#[derive(Debug, Subcommand)]
+pub enum LeadCmd {
+    /// Claim leadership of a plan (epoch 1, or epoch+1 after a release).
+    Claim {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// Ordered successors, comma-separated.
+        #[arg(long, value_name = "A,B", value_delimiter = ',', required = true)]
+        succession: Vec<String>,
+        /// Lanes under this leader, comma-separated.
+        #[arg(long, value_name = "X,Y", value_delimiter = ',')]
+        lanes: Vec<String>,
+        /// Lease length, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+    },
+    /// Extend the lease (leader only; epoch unchanged).
+    Renew {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// Lease length from now, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+        /// Replace the lanes list (as lanes start and finish), comma-separated.
+        #[arg(long, value_name = "X,Y", value_delimiter = ',')]
+        lanes: Option<Vec<String>>,
+    },
+    /// Hand leadership to ADDR (leader only; epoch+1).
+    Handover {
+        /// The new leader's address.
+        addr: String,
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// The new leader's lease, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+        /// Hand over to an address that is not in the succession (it is added).
+        #[arg(long)]
+        force: bool,
+    },
+    /// Take leadership as a succession member (lease expired, or --force).
+    Takeover {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// Why you take over (recorded in the lead record's journal).
+        #[arg(long, value_name = "R")]
+        reason: String,
+        /// Take over although the lease is still live.
+        #[arg(long)]
+        force: bool,
+        /// Your lease, e.g. 30m, 2h (default swarm.lease, else 30m).
+        #[arg(long, value_name = "DURATION")]
+        lease: Option<String>,
+    },
+    /// Give up leadership (leader only; epoch unchanged).
+    Release {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Replace the ordered succession (leader only; epoch unchanged; published at once).
+    Succession {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// The new succession, in order, comma-separated.
+        #[arg(value_name = "A,B", value_delimiter = ',', required = true)]
+        succession: Vec<String>,
+    },
+    /// Print the leader record's journal, newest first (epochs, events, actors).
+    Log {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Show the leader record.
+    Status {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Exit 0 iff you are the current leader (at the remote, when there is one).
+    Check {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+    },
+    /// Fenced publish: push refspecs and a new lead record in one atomic push.
+    Push {
+        /// The plan.
+        #[arg(long, value_name = "P")]
+        plan: String,
+        /// What to publish, as for `git push` (e.g. HEAD:main, v1.2); in one atomic push with the lead ref (with a coordination remote of its own: the lead ref there first, then these to the code remote).
+        #[arg(required = true, value_name = "REFSPEC")]
+        refspecs: Vec<String>,
+    },
+}
+
+pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
+    let ctx = g.ctx()?;
+    let (plan, op) = match cmd {
+        LeadCmd::Log { plan } => return lead::log(&ctx, &plan).map(|l| log(&l)),
+        LeadCmd::Status { plan } => return lead::status(&ctx, &plan).map(|s| status(&s)),
+        LeadCmd::Check { plan } => return lead::check(&ctx, &plan).map(|c| check(&c)),
+        LeadCmd::Claim {
+            plan,
+            succession,
+            lanes,
+            lease,
+        } => (
+            plan,
+            Op::Claim {
+                succession,
+                lanes,
+                lease,
+            },
+        ),
+        LeadCmd::Renew { plan, lease, lanes } => (plan, Op::Renew { lease, lanes }),
+        LeadCmd::Handover {
+            addr,
+            plan,
+            lease,
+            force,
+        } => (
+            plan,
+            Op::Handover {
+                to: addr,
+                lease,
+                force,
+            },
+        ),
+        LeadCmd::Takeover {
+            plan,
+            reason,
+            force,
+            lease,
+        } => (
+            plan,
+            Op::Takeover {
+                reason,
+                force,
+                lease,
+            },
+        ),
+        LeadCmd::Release { plan } => (plan, Op::Release),
+        LeadCmd::Succession { plan, succession } => (plan, Op::Succession { succession }),
+        LeadCmd::Push { plan, refspecs } => (plan, Op::Push { refspecs }),
+    };
+    lead::run(&ctx, &plan, op).map(|r| ran(&r))
+}
+
+fn lease_until(rec: &LeadRecord) -> &str {
+    rec.lease_until.as_deref().unwrap_or("-")
+}
+
+/// A leader command's outcome: what changed, or what an earlier run did.
+pub fn ran(r: &Ran) -> Output {
+    let out = Output::new(r, ran_text(r));
+    let list = &r.record.succession;
+    if r.change.is_some() && succession_omits(r.verb, list, &r.actor) {
+        return out.warn(format!(
+            "the succession of plan '{}' ({}) does not name you ({}): once your lease lapses you cannot take the plan back with `lead takeover`",
+            r.plan,
+            list.join(", "),
+            r.actor
+        ));
+    }
+    out
+}
+
+fn ran_text(r: &Ran) -> String {
+    let (plan, rec) = (&r.plan, &r.record);
+    let epoch = rec.epoch;
+    let Some(change) = &r.change else {
+        return already_text(r);
+    };
+    match change {
+        Change::Claimed => format!(
+            "you lead plan {plan} at epoch {epoch} (lease until {}; succession {})\n",
+            lease_until(rec),
+            if rec.succession.is_empty() {
+                "none".to_string()
+            } else {
+                rec.succession.join(", ")
+            }
+        ),
+        Change::Renewed => format!(
+            "you lead plan {plan} at epoch {epoch}; lease until {}\n",
+            lease_until(rec)
+        ),
+        Change::Succession => format!(
+            "succession of plan {plan} is now {} (epoch {epoch} unchanged)\n",
+            rec.succession.join(", ")
+        ),
+        Change::HandedOver { to } => {
+            format!("{to} now leads plan {plan} at epoch {epoch}; you are fenced from now on\n")
+        }
+        Change::TookOver { previous, forced } => format!(
+            "you lead plan {plan} at epoch {epoch} (took over from {previous}, {}); lease until {}\n",
+            if *forced { "forced" } else { "lease expired" },
+            lease_until(rec)
+        ),
+        Change::Released => {
+            format!("released plan {plan} at epoch {epoch}; nobody leads it now\n")
+        }
+        Change::Pushed { refspecs } => format!(
+            "published {} as leader of plan {plan} at epoch {epoch}\n",
+            refspecs.join(" ")
+        ),
+    }
+}
+
+/// An earlier run had published what this one asked for.
+fn already_text(r: &Ran) -> String {
+    let (plan, rec) = (&r.plan, &r.record);
+    let epoch = rec.epoch;
+    let earlier = |what: &str| format!("(your earlier {what} was published; local ref updated)");
+    match r.verb {
+        Verb::Succession => format!(
+            "the succession of plan {plan} is already {} (epoch {epoch}): nothing to change\n",
+            rec.succession.join(", ")
+        ),
+        Verb::Handover => format!(
+            "{} leads plan {plan} at epoch {epoch} {}\n",
+            rec.current_leader().unwrap_or("-"),
+            earlier("handover")
+        ),
+        Verb::Release => format!(
+            "plan {plan} is released at epoch {epoch} {}\n",
+            earlier("release")
+        ),
+        verb => format!(
+            "you lead plan {plan} at epoch {epoch} {}\n",
+            earlier(verb.name())
+        ),
+    }
+}
+
+/// `lead status`.
+pub fn status(s: &Status) -> Output {
+    let plan = &s.plan;
+    let mut text = if !s.exists {
+        format!(
+            "plan {plan}: nobody has claimed it (no {})\n",
+            lead_ref(plan)
+        )
+    } else {
+        status_fields(s)
+    };
+    if let Some(view) = &s.mirror {
+        text.push_str(&crate::cli::output::mirror_text(view, s.now));
+    }
+    Output::new(s, text)
+}
+
+fn status_fields(s: &Status) -> String {
+    let rec = &s.record;
+    let list = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    let lease = match (&rec.lease_until, s.lease_live) {
+        (Some(u), true) => format!("until {u}"),
+        (Some(u), false) => format!("expired at {u}"),
+        (None, _) => "-".into(),
+    };
+    let commit = s.commit.as_deref().unwrap_or("");
+    format!(
+        "plan:       {}\nleader:     {}\nepoch:      {}\nlease:      {lease}\nsuccession: {}\nlanes:      {}\nupdated:    {}\ncommit:     {}{}\n",
+        s.plan,
+        rec.current_leader().unwrap_or("(none: released)"),
+        rec.epoch,
+        list(&rec.succession),
+        list(&rec.lanes),
+        rec.updated_at,
+        &commit[..commit.len().min(12)],
+        if s.online && s.published != Some(true) {
+            " (not published: `git swarm sync` publishes it)"
+        } else {
+            ""
+        }
+    )
+}
+
+/// `lead log`.
+pub fn log(l: &Log) -> Output {
+    let plan = &l.plan;
+    if !l.exists {
+        return Output::new(
+            l,
+            format!(
+                "plan {plan}: nobody has claimed it (no {})\n",
+                lead_ref(plan)
+            ),
+        );
+    }
+    let mut text = String::new();
+    for e in &l.entries {
+        text.push_str(&format!(
+            "{} {} epoch {:<3} {:<16} {:<12} leader {:<12} {}\n",
+            &e.commit[..12],
+            e.time,
+            e.epoch,
+            e.event,
+            e.actor,
+            e.leader.as_deref().unwrap_or("-"),
+            e.summary
+        ));
+    }
+    Output::new(l, text)
+}
+
+/// `lead check`: exit 0 iff the actor leads.
+pub fn check(c: &Check) -> Output {
+    let (plan, actor, epoch) = (&c.plan, &c.actor, c.epoch);
+    let text = match (&c.leader, c.is_leader) {
+        (_, true) => format!("you ({actor}) lead plan {plan} at epoch {epoch}\n"),
+        (Some(l), false) => format!("{l} leads plan {plan} at epoch {epoch}, not you ({actor})\n"),
+        (None, false) if c.exists => {
+            format!("nobody leads plan {plan} (released at epoch {epoch})\n")
+        }
+        (None, false) => format!("nobody has claimed plan {plan}\n"),
+    };
+    Output::new(c, text).with_exit(if c.is_leader { 0 } else { 1 })
+}

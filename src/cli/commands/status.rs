@@ -1,0 +1,185 @@
+//! `git swarm status`.
+
+use crate::cli::output::report_unreadable;
+use crate::cli::output::{count, Output};
+use clap::Args;
+use git_swarm::error::Result;
+use git_swarm::views::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
+
+use crate::cli::Global;
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// Show only this plan (and its children).
+    #[arg(long, value_name = "P")]
+    pub plan: Option<String>,
+}
+
+pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
+    let ctx = g.ctx()?;
+    git_swarm::views::status::status(&ctx, a.plan.as_deref()).map(status_output)
+}
+
+fn status_output(view: StatusView) -> Output {
+    let mut text = String::new();
+    if view.plans.is_empty() && view.unreadable.is_empty() {
+        text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
+    }
+    render_plans(&view.plans, 0, view.now, &mut text);
+    let (open, blocked) = view.attention();
+    if open + blocked > 0 {
+        text.push_str(&format!(
+            "needs attention: {}, {}\n",
+            count(open, "open packet", "open packets"),
+            count(blocked, "blocked lane", "blocked lanes")
+        ));
+    }
+    if view.reservations > 0 {
+        text.push_str(&format!(
+            "{} live (`git swarm reservations`)\n",
+            count(view.reservations, "reservation", "reservations")
+        ));
+    }
+    if let Some(m) = &view.mirror {
+        text.push_str(&crate::cli::output::mirror_text(m, view.now));
+    }
+    match &view.queued {
+        Some(q) if !q.refs.is_empty() => text.push_str(&format!(
+            "queued (swarm.pushBudget {}): {} since {}, published with this clone's next push or by the first git-swarm command from {}: {}\n",
+            q.budget,
+            count(q.refs.len(), "write", "writes"),
+            q.since.as_deref().unwrap_or("(unknown)"),
+            q.publish_by.as_deref().unwrap_or("now"),
+            q.refs.join(", ")
+        )),
+        _ if view.unpublished > 0 => text.push_str(&format!(
+            "{} not published: `git swarm sync` publishes {}\n",
+            count(view.unpublished, "local change", "local changes"),
+            if view.unpublished == 1 { "it" } else { "them" }
+        )),
+        _ => {}
+    }
+    report_unreadable(Output::listing(&view, text), &view.unreadable)
+}
+
+/// A plan's last forecast: its count, age, and whether lanes moved since.
+fn forecast_line(f: &git_swarm::records::forecast::Seen, now: jiff::Timestamp) -> String {
+    let age =
+        f.at.parse::<jiff::Timestamp>()
+            .map(|t| git_swarm::clock::ago(now, t))
+            .unwrap_or_else(|_| f.at.clone());
+    let mut line = format!("forecast: {}", count(f.conflicts, "conflict", "conflicts"));
+    if f.reserved > 0 {
+        line.push_str(&format!(
+            ", {} reserved by others",
+            count(f.reserved, "changed path", "changed paths")
+        ));
+    }
+    line.push_str(&format!(" ({age} ago"));
+    if f.moved {
+        line.push_str("; lanes moved since: `git swarm forecast`");
+    }
+    line.push(')');
+    line
+}
+
+/// The plan tree as `status` shows it, children indented under parents.
+fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: &mut String) {
+    for n in nodes {
+        let pad = "  ".repeat(indent);
+        let lead = match (&n.leader, n.epoch) {
+            (Some(l), Some(e)) => format!("lead {l} (epoch {e})"),
+            (None, Some(e)) => format!("no leader (epoch {e})"),
+            _ => "no leader".to_string(),
+        };
+        out.push_str(&format!(
+            "{pad}{} [{}] — {} — {lead}\n",
+            n.plan,
+            n.status,
+            cut(&n.title, TITLE_WIDTH)
+        ));
+        for lane in &n.lanes {
+            out.push_str(&format!(
+                "{pad}  lane {} on {} owner {}{}\n",
+                lane.feature,
+                lane.branch.as_deref().unwrap_or("?"),
+                lane.owner.as_deref().unwrap_or("-"),
+                lane.state
+                    .as_deref()
+                    .map(|s| format!(" ({s})"))
+                    .unwrap_or_default()
+            ));
+            if let Some(r) = &lane.blocked {
+                out.push_str(&format!(
+                    "{pad}    {} (reported by {} at {})\n",
+                    cut(&r.text, 72),
+                    r.by,
+                    r.at
+                ));
+            }
+        }
+        if let Some(t) = &n.tasks {
+            render_tasks(t, &pad, out);
+        }
+        if n.reservations > 0 {
+            out.push_str(&format!(
+                "{pad}  {} held by its lane owners\n",
+                count(n.reservations, "reservation", "reservations")
+            ));
+        }
+        if let Some(f) = &n.forecast {
+            out.push_str(&format!("{pad}  {}\n", forecast_line(f, now)));
+        }
+        for p in &n.open_packets {
+            out.push_str(&format!(
+                "{pad}  packet {} open: {} by {}{} — `git swarm accept {}`\n",
+                p.id,
+                p.reason,
+                p.author,
+                p.branch
+                    .as_deref()
+                    .map(|b| format!(" on {b}"))
+                    .unwrap_or_default(),
+                p.id
+            ));
+        }
+        render_plans(&n.children, indent + 1, now, out);
+    }
+}
+
+/// A plan's task lines in `status`.
+fn render_tasks(t: &git_swarm::views::status::PlanTasks, pad: &str, out: &mut String) {
+    let list = |l: &[String]| {
+        if l.is_empty() {
+            "-".to_string()
+        } else {
+            l.join(", ")
+        }
+    };
+    let claims: Vec<String> = t
+        .in_progress
+        .iter()
+        .map(|c| {
+            let mut holder = c.holder.as_deref().unwrap_or("-").to_string();
+            if let Some(l) = &c.lane {
+                holder.push_str(&format!(", lane {l}"));
+            }
+            if c.expired {
+                format!("{} ({holder}, lease EXPIRED)", c.id)
+            } else {
+                format!(
+                    "{} ({holder}, {}m left)",
+                    c.id,
+                    c.lease_left_secs.div_euclid(60)
+                )
+            }
+        })
+        .collect();
+    out.push_str(&format!(
+        "{pad}  tasks: ready {}; in progress {}; blocked {}; done {}\n",
+        list(&t.ready),
+        list(&claims),
+        list(&t.blocked),
+        list(&t.done)
+    ));
+}

@@ -1,0 +1,187 @@
+//! The session-start context: who the agent is, its plan and lane, the
+//! task it holds (lease end, acceptance criteria), its reservations, what
+//! is new for it, a packet it could accept, the forecast for its plan, the
+//! leader, the next step, and where the guide is. Short (at most
+//! [`MAX_BYTES`]): what does not fit is counted, not listed.
+
+use crate::error::Result;
+use crate::records::task::{Status, TaskRecord};
+use crate::session::Ctx;
+
+use super::Swarm;
+
+/// The context's budget (the hosts add it to every request of the session).
+pub const MAX_BYTES: usize = 2048;
+
+/// Tasks this agent holds a claim on, not done nor cancelled.
+pub fn claimed(ctx: &Ctx, me: &str, plan: Option<&str>) -> Result<Vec<TaskRecord>> {
+    let (tasks, _) = crate::records::task::known(&ctx.store, ctx.settings.remote.as_deref(), plan)?;
+    Ok(tasks
+        .into_iter()
+        .map(|k| k.record)
+        .filter(|r| {
+            matches!(r.status, Status::InProgress | Status::Blocked)
+                && r.claim.as_ref().is_some_and(|c| c.holder == me)
+        })
+        .collect())
+}
+
+/// The plan the agent works on: its lane's, else the only one.
+pub fn plan_of(ctx: &Ctx, lane: Option<&crate::records::lane::Lane>) -> Option<String> {
+    lane.map(|l| l.record.plan.clone())
+        .or_else(|| crate::session::plan::infer(ctx).ok())
+}
+
+pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
+    let me = ctx.actor_opt()?;
+    let lane = ctx.lane_here();
+    let plan = plan_of(ctx, lane.as_ref());
+    let mut out = String::from("git swarm: this repository is coordinated by git-swarm.\n");
+    let Some(me) = me else {
+        out.push_str("You have no swarm identity here: ask who you are, then work in your lane's worktree (or set GIT_SWARM_AS). `git swarm agent guide` explains the protocol.\n");
+        return Ok(out);
+    };
+    out.push_str(&format!("You are {me}"));
+    if let Some(p) = &plan {
+        out.push_str(&format!(", plan {p}"));
+    }
+    if let Some(l) = &lane {
+        out.push_str(&format!(
+            ", lane {} (branch {})",
+            l.feature, l.record.branch
+        ));
+    }
+    out.push_str(".\n");
+    if let Some(p) = &plan {
+        if let Ok(Some(lead)) =
+            crate::records::lead::known(&ctx.store, ctx.settings.remote.as_deref(), p)
+        {
+            if let Some(l) = lead.leader.filter(|_| !lead.released) {
+                out.push_str(&format!("Leader: {l} (epoch {}).\n", lead.epoch));
+            }
+        }
+    }
+    let tasks = claimed(ctx, &me, plan.as_deref())?;
+    for t in &tasks {
+        let until = t
+            .claim
+            .as_ref()
+            .map(|c| c.lease_until.as_str())
+            .unwrap_or("");
+        out.push_str(&format!(
+            "Your task {}: {} ({}; claim until {until}; renew with `git swarm task renew {}`).\n",
+            t.id,
+            t.title,
+            t.status.as_str(),
+            t.id
+        ));
+        for a in &t.acceptance {
+            out.push_str(&format!("  acceptance: {a}\n"));
+        }
+    }
+    let entries = super::live_reservations(ctx)?;
+    let mine: Vec<String> = entries
+        .iter()
+        .filter(|e| e.holder == me)
+        .map(|e| {
+            let paths: Vec<&str> = e.paths.iter().map(|p| p.as_str()).collect();
+            format!("{} {} (until {})", e.id, paths.join(" "), e.lease_until)
+        })
+        .collect();
+    if !mine.is_empty() {
+        out.push_str(&format!("Your reservations: {}.\n", mine.join("; ")));
+    }
+    let others = entries
+        .iter()
+        .filter(|e| e.holder != me && !e.shared)
+        .count();
+    if others > 0 {
+        out.push_str(&format!(
+            "{others} reservations of others (`git swarm reservations`): writing their paths is refused.\n"
+        ));
+    }
+    let read = ops.inbox_read(ctx, &me)?;
+    let unread: Vec<_> = ops
+        .messages(ctx)?
+        .into_iter()
+        .filter(|m| m.is_for(&me) && !read.contains(&m.id))
+        .collect();
+    if !unread.is_empty() {
+        out.push_str(&format!(
+            "{} new message(s) for you (`git swarm inbox`).\n",
+            unread.len()
+        ));
+        for m in unread.iter().filter(|m| m.to == me).take(5) {
+            let first = m.body.lines().next().unwrap_or("");
+            out.push_str(&format!(
+                "- {} from {} ({}): {first}\n",
+                m.kind, m.from, m.id
+            ));
+        }
+    }
+    let (packets, _) =
+        crate::records::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
+    let waiting: Vec<_> = packets
+        .iter()
+        .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))
+        .collect();
+    if let Some(p) = waiting.first() {
+        out.push_str(&format!(
+            "Open handoff packet {} by {} ({}): take it over with `git swarm accept {}`.\n",
+            p.id, p.author, p.reason, p.id
+        ));
+    }
+    if let Some(p) = &plan {
+        if let Some(seen) = crate::records::forecast::last(&ctx.store).get(p) {
+            if seen.conflicts > 0 || seen.reserved > 0 {
+                out.push_str(&format!(
+                    "Forecast ({}{}): {} conflicting lane pair(s), {} changed path(s) reserved by others; `git swarm forecast`.\n",
+                    seen.at,
+                    if seen.moved { ", lanes moved since" } else { "" },
+                    seen.conflicts,
+                    seen.reserved
+                ));
+            }
+        }
+    }
+    let next = if !unread.iter().any(|m| m.to == me) && tasks.is_empty() && waiting.is_empty() {
+        "claim a task: `git swarm task ready`, then `git swarm task claim <id>`".to_string()
+    } else if unread.iter().any(|m| m.to == me) {
+        "read your messages: `git swarm inbox`".to_string()
+    } else if let Some(t) = tasks.first() {
+        format!("work on {}: reserve what you edit (`git swarm reserve <path> --task {}`), commit, and `git swarm task done {}` when merged", t.id, t.id, t.id)
+    } else {
+        "look at the open packet: `git swarm packets`".to_string()
+    };
+    out.push_str(&format!("Next: {next}.\n"));
+    out.push_str("The protocol (claim, reserve, commit, report, ask, wait, hand off, done): `git swarm agent guide`.\n");
+    Ok(cut(&out, MAX_BYTES))
+}
+
+/// At most `max` bytes, cut at a line end, saying that it was cut.
+pub fn cut(text: &str, max: usize) -> String {
+    if text.len() <= max {
+        return text.to_string();
+    }
+    let tail = "… (cut: `git swarm status` shows more)\n";
+    let mut end = max.saturating_sub(tail.len());
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    let end = text[..end].rfind('\n').map_or(end, |i| i + 1);
+    format!("{}{tail}", &text[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::cut;
+
+    #[test]
+    fn long_context_is_cut_at_a_line() {
+        let text = "line of text\n".repeat(500);
+        let c = cut(&text, 2048);
+        assert!(c.len() <= 2048);
+        assert!(c.ends_with("more)\n"));
+        assert_eq!(cut("short\n", 2048), "short\n");
+    }
+}

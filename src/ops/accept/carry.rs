@@ -1,0 +1,140 @@
+//! The claim and the reservations a packet carries, moved to the successor
+//! in the same atomic push as the acceptance: the task's next version (the
+//! claim counter increases, the successor holds it, the author is the
+//! previous owner) and the ledger's next version (the entries' holder is
+//! the successor). What cannot move — a claim or an entry someone else
+//! holds now, after its lease expired and was recovered — is named in the
+//! acceptance (`moved.not_moved`) and in `accept`'s output, never dropped
+//! silently. Offline the same versions are written in the acceptance's own
+//! local CAS transaction: all of them or none.
+
+use gix::ObjectId;
+
+use super::Asked;
+use crate::error::Result;
+use crate::git::PushUpdate;
+use crate::records::packet::{Moved, Packet};
+use crate::records::reservation::{self as reservation, Ledger, LEDGER, LEDGER_REF};
+use crate::records::task::{self as task, task_ref, HandOver, TaskKey, TaskRecord};
+use crate::store::kind::{Record, Records};
+use crate::store::remote::{self, Tip};
+use crate::store::Event;
+
+/// The moves decided for one acceptance: the updates for its push (each
+/// leased at the value fetched) and, for offline, each ref's next version
+/// on the tip it was decided on (written with the acceptance, one CAS).
+#[derive(Debug, Clone, Default)]
+pub struct Moves {
+    pub moved: Moved,
+    pub updates: Vec<PushUpdate>,
+    pub local: Vec<(String, Tip, ObjectId)>,
+}
+
+/// Decide what of the packet's claim and reservations moves to `to`.
+pub(super) fn decide(s: &Asked<'_>, packet: &Packet) -> Result<Moves> {
+    let to = s.actor.as_str();
+    let mut out = Moves::default();
+    if packet.author == to {
+        return Ok(out);
+    }
+    if let Some(c) = &packet.claim {
+        claim(s, packet, c, to, &mut out)?;
+    }
+    if !packet.reservations.is_empty() {
+        ledger(s, packet, to, &mut out)?;
+    }
+    Ok(out)
+}
+
+fn claim(
+    s: &Asked<'_>,
+    packet: &Packet,
+    c: &crate::records::packet::PacketClaim,
+    to: &str,
+    out: &mut Moves,
+) -> Result<()> {
+    let store = s.store;
+    let key = format!("{}/{}", c.plan, c.task);
+    let refname = task_ref(&c.plan, &c.task);
+    let tip = remote::tip(store, s.remote, &refname)?;
+    let Some(base) = tip.base.filter(|_| !tip.archived) else {
+        out.moved
+            .not_moved
+            .push(format!("task {key}: not found here or on the remote"));
+        return Ok(());
+    };
+    let tkey = TaskKey {
+        plan: c.plan.clone(),
+        id: c.task.clone(),
+    };
+    let current: TaskRecord = Records::<TaskRecord>::new(store).at(&tkey, base)?.value;
+    let lease = s.task_lease.clone()?;
+    let now = store.clock.now();
+    match task::hand_over(&current, &packet.author, to, &packet.id, lease, now)? {
+        HandOver::Already => out.moved.claim = Some(key),
+        HandOver::Lost(why) => out.moved.not_moved.push(why),
+        HandOver::Move(rec, ev) => {
+            let commit = write(store, &rec.to_files()?, base, &ev)?;
+            out.updates.push(PushUpdate {
+                refname: refname.clone(),
+                new: Some(commit.to_string()),
+                expected: tip.remote.map(|r| r.to_string()),
+            });
+            out.local.push((refname, tip, commit));
+            out.moved.claim = Some(key);
+        }
+    }
+    Ok(())
+}
+
+fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
+    let store = s.store;
+    let tip = remote::tip(store, s.remote, LEDGER_REF)?;
+    let ids: Vec<String> = packet.reservations.iter().map(|r| r.id.clone()).collect();
+    let Some(base) = tip.base.filter(|_| !tip.archived) else {
+        out.moved.not_moved.extend(
+            ids.iter()
+                .map(|id| format!("reservation {id}: the ledger is not here")),
+        );
+        return Ok(());
+    };
+    let mut ledger: Ledger = Records::<Ledger>::new(store)
+        .at(&LEDGER.to_string(), base)?
+        .value;
+    let now = store.clock.now();
+    let lease = s.reservation_lease.clone()?;
+    let until = crate::clock::lease_end(now, lease, crate::error::Code::LeaseInvalidDuration)?;
+    let before = ledger.clone();
+    let (moved, not_moved) = reservation::hand_over(&mut ledger, &ids, &packet.author, to, &until);
+    out.moved.reservations = moved.clone();
+    out.moved.not_moved.extend(not_moved);
+    if ledger.entries == before.entries {
+        return Ok(());
+    }
+    let summary = format!(
+        "reservations {} handed over from {} to {to} (packet {})",
+        moved.join(", "),
+        packet.author,
+        packet.id
+    );
+    let ev = Event::new("reservation-handed-over", to, summary)
+        .trailer("Swarm-Packet", packet.id.as_str());
+    let commit = write(store, &ledger.to_files()?, base, &ev)?;
+    out.updates.push(PushUpdate {
+        refname: LEDGER_REF.to_string(),
+        new: Some(commit.to_string()),
+        expected: tip.remote.map(|r| r.to_string()),
+    });
+    out.local.push((LEDGER_REF.to_string(), tip, commit));
+    Ok(())
+}
+
+fn write(
+    store: &crate::store::Store,
+    files: &crate::store::kind::Files,
+    parent: ObjectId,
+    ev: &Event,
+) -> Result<ObjectId> {
+    let tree = store.write_tree(files)?;
+    store.commit(tree, &[parent], ev)
+}

@@ -1,0 +1,186 @@
+//! `report`: journal a lane report in the plan (event `lane-report`,
+//! trailer `Swarm-Lane`) and keep it as the lane's `last_report`.
+
+use gix::ObjectId;
+use serde::Serialize;
+
+use crate::clock::rfc3339;
+use crate::error::{Code, Error, Result};
+use crate::records::lane::{
+    self, parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind,
+};
+use crate::session::Ctx;
+use crate::store::kind::{Records, Update};
+use crate::store::record::Extra;
+use crate::store::{Event, Store};
+
+/// What `report` journalled.
+#[derive(Debug, Serialize)]
+pub struct Reported {
+    pub lane: String,
+    pub plan: String,
+    pub kind: &'static str,
+    pub text: String,
+    pub capacity: Option<String>,
+    /// The plan journal commit carrying the report.
+    pub commit: String,
+    /// Why the lane's `last_report` copy was not updated, if it was not.
+    pub warnings: Vec<String>,
+}
+
+/// `report`
+pub fn report(
+    ctx: &Ctx,
+    lane_flag: Option<&str>,
+    kind: ReportKind,
+    capacity: Option<&str>,
+) -> Result<Reported> {
+    // Before anything else, so that not even an error message echoes it.
+    crate::secret::check_fields(
+        "the report",
+        &[
+            ("report", kind.line().as_str()),
+            ("--capacity", capacity.unwrap_or("")),
+        ],
+    )?;
+    kind.validate()?;
+    if let ReportKind::Handoff(packet) = &kind {
+        // The report points at a packet: it must be one that exists.
+        crate::records::packet::locate(&ctx.store, ctx.remote(), packet)?;
+    }
+    let capacity = capacity.map(parse_capacity).transpose()?;
+    let feature = match lane_flag {
+        Some(f) => f.to_string(),
+        None => reporting_lane(ctx)?,
+    };
+    let lane = lane::require(&ctx.store, &feature)?;
+    if !lane.record.is_active() {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("lane '{feature}' was removed; it cannot report"),
+        ));
+    }
+    let actor = ctx.actor()?;
+    let plan_name = lane.record.plan.clone();
+    crate::records::plan::require(&ctx.store, &plan_name)?;
+    let line = kind.line();
+    let mut entry = Event::new("lane-report", &actor, line.clone())
+        .trailer("Swarm-Lane", feature.as_str())
+        .trailer("Swarm-Report", kind.slug());
+    if let Some(c) = &capacity {
+        entry.body = Some(format!("capacity={c}"));
+        entry = entry.trailer("Swarm-Capacity", c.as_str());
+    }
+    let journal =
+        crate::records::plan::journal(&ctx.store, ctx.remote(), &plan_name, &entry, None, None)?
+            .expect("an entry without `once` is always written");
+    crate::failpoint::point("report:journalled");
+
+    let report = LastReport {
+        kind: kind.slug().into(),
+        text: line.clone(),
+        capacity: capacity.clone(),
+        at: rfc3339(ctx.store.clock.now()),
+        by: actor,
+        commit: journal.to_string(),
+        extra: Extra::new(),
+    };
+    let warnings = keep_last_report(&ctx.store, &lane, &report)?
+        .into_iter()
+        .collect();
+    Ok(Reported {
+        lane: feature,
+        plan: plan_name,
+        kind: kind.slug(),
+        text: line,
+        capacity,
+        commit: journal.to_string(),
+        warnings,
+    })
+}
+
+/// The lane whose worktree we run in; an error saying why when none.
+fn reporting_lane(ctx: &Ctx) -> Result<String> {
+    if let Some(lane) = ctx.lane_here() {
+        return Ok(lane.feature);
+    }
+    if let (Some(moved), Some(here)) = (ctx.moved_from_here(), ctx.store.workdir()) {
+        return Err(moved_error(&moved, here));
+    }
+    Err(Error::new(
+        Code::Usage,
+        "which lane is reporting? you are not in a lane worktree",
+    )
+    .hint("pass --lane <feature>, or run it inside the lane's worktree"))
+}
+
+/// Said where a handed-over lane's old worktree is used.
+fn moved_error(lane: &Lane, here: &std::path::Path) -> Error {
+    let r = &lane.record;
+    Error::new(
+        Code::LaneMoved,
+        format!(
+            "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
+            here.display(),
+            lane.feature,
+            r.owner,
+            r.path
+        ),
+    )
+    .hint(format!(
+        "the lane's reports come from there (or pass --lane {} on purpose)",
+        lane.feature
+    ))
+    .hint("`git swarm lane prune` removes this old worktree once nothing in it is uncommitted (the branch stays)")
+    .with_detail(serde_json::json!({ "feature": lane.feature, "owner": r.owner, "path": r.path }))
+}
+
+/// Keep a journalled report as the lane's `last_report`. The plan's journal
+/// is the report; this copy is a convenience. A lane record moved by a
+/// concurrent writer is re-read and written again; losing that race every
+/// time, or the lane being removed meanwhile, costs only the copy (returned
+/// as a warning). Any other failure is an error.
+fn keep_last_report(store: &Store, lane: &Lane, report: &LastReport) -> Result<Option<String>> {
+    let feature = lane.feature.clone();
+    let ours = ObjectId::from_hex(report.commit.as_bytes()).ok();
+    let mut warning = None;
+    let step = |current: Option<&crate::store::kind::Versioned<LaneRecord>>| {
+        warning = None;
+        let Some(current) = current else {
+            warning = Some(format!("lane '{feature}' has no record any more"));
+            return Ok(Update::Keep);
+        };
+        if !current.value.is_active() {
+            warning = Some(format!(
+                "lane '{feature}' was removed meanwhile; its last_report was not updated"
+            ));
+            return Ok(Update::Keep);
+        }
+        // A report journalled after ours got there first: it is the last one.
+        let theirs = current
+            .value
+            .last_report
+            .as_ref()
+            .and_then(|r| ObjectId::from_hex(r.commit.as_bytes()).ok());
+        if let (Some(o), Some(t)) = (ours, theirs) {
+            if o != t && store.is_ancestor(o, t).unwrap_or(false) {
+                return Ok(Update::Keep);
+            }
+        }
+        let record = current.value.with_report(report);
+        Ok(Update::Write(record, report_event(&feature, report)))
+    };
+    match Records::<LaneRecord>::new(store).update(&lane.feature, step) {
+        Ok(_) => Ok(warning),
+        Err(e) if e.code == Code::CasFailed => Ok(Some(format!(
+            "lane '{}' kept changing; its last_report was not updated",
+            lane.feature
+        ))),
+        Err(e) => Err(e.hint(format!(
+            "the report itself is in plan '{}' ({}); only lane '{}''s last_report copy is missing, so do not report it again",
+            lane.record.plan,
+            &report.commit[..12],
+            lane.feature
+        ))),
+    }
+}

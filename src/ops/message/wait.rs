@@ -1,0 +1,303 @@
+//! `wait`: block until something of a kind arrives, at (almost) no cost.
+//!
+//! Each round is one cheap local check (reading refs) and, online, one
+//! question to the remote limited to the refs the wait watches (and the
+//! plan's): `git fetch --dry-run` of their prefixes, which the remote
+//! answers by advertising only those refs, so the cost of a round does not
+//! grow with unrelated records (10,000 message refs do not slow a wait for
+//! packets); only when the answer says something moved is anything fetched. Between rounds the
+//! process sleeps, the interval doubling from `--interval` up to the
+//! ceiling `--max-interval`: it never spins. Sleeps go through the verify
+//! wait clock (`GIT_SWARM_VIRTUAL_WAITS=1` makes them virtual, so a test
+//! plays a 10-minute wait out at once and counts its rounds).
+//!
+//! What "arrives" means per kind: `message`, an unread message for me (the
+//! inbox cursor; it is marked read unless `--peek`); `packet`, `lead`,
+//! `task`, a ref under that kind's namespace (of `--plan`, if given) that
+//! is new or moved since the wait began; `verdict`, the notes moved; `any`,
+//! any of these. A new kind is one more line in [`Watch::prefixes`].
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+
+use super::{all, Cursor};
+use crate::error::{Code, Error, Result};
+use crate::integrations::github::wait as clock;
+use crate::records::message::Message;
+use crate::session::Ctx;
+use crate::store::mirror;
+
+pub const KINDS: &[&str] = &["message", "packet", "lead", "task", "verdict", "any"];
+
+/// What one `wait` watches.
+pub struct Watch {
+    pub kind: String,
+    pub plan: Option<String>,
+    pub timeout: Duration,
+    pub interval: Duration,
+    pub ceiling: Duration,
+    pub peek: bool,
+}
+
+/// What woke the wait, and what it cost.
+#[derive(Debug, Clone, Serialize)]
+pub struct Woke {
+    pub kind: String,
+    /// New unread messages for me (`message`, `any`).
+    pub messages: Vec<Message>,
+    /// Refs new or moved since the wait began (other kinds).
+    pub refs: Vec<String>,
+    pub cost: Cost,
+}
+
+/// The cost of a wait: rounds of local checks, `ls-remote` queries, fetches,
+/// and the time it slept.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Cost {
+    pub checks: u64,
+    pub remote_queries: u64,
+    pub fetches: u64,
+    /// Rounds where the remote could not be asked (the wait goes on).
+    pub remote_errors: u64,
+    pub slept_ms: u64,
+}
+
+impl Watch {
+    /// The local ref prefixes whose changes count as arrivals (besides
+    /// messages, which go by the cursor). Tasks and reservations are added
+    /// here as their kinds land (`refs/swarm/tasks/<plan>/`).
+    fn prefixes(&self) -> Vec<String> {
+        // The kind's prefix, then the plan's name and a `/`: plan `shop`
+        // is not a prefix of plan `shop-api`'s records.
+        let plan = |prefix: &str| match &self.plan {
+            Some(p) => format!("{prefix}{p}/"),
+            None => prefix.to_string(),
+        };
+        let of = |kind: &str| -> Vec<String> {
+            match kind {
+                "packet" => vec![plan(crate::records::packet::PREFIX)],
+                // One leader record per plan: that ref exactly.
+                "lead" => vec![match &self.plan {
+                    Some(p) => crate::records::lead::lead_ref(p),
+                    None => crate::records::lead::PREFIX.to_string(),
+                }],
+                "task" => vec![plan(crate::records::task::PREFIX)],
+                "verdict" => vec![crate::store::notes::NOTES_REF.to_string()],
+                _ => vec![],
+            }
+        };
+        if self.kind == "any" {
+            ["packet", "lead", "task", "verdict"]
+                .iter()
+                .flat_map(|k| of(k))
+                .collect()
+        } else {
+            of(&self.kind)
+        }
+    }
+
+    fn wants_messages(&self) -> bool {
+        self.kind == "message" || self.kind == "any"
+    }
+}
+
+/// The refs under `prefixes`, local and in the remote's mirror.
+fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> {
+    let mut refs = BTreeMap::new();
+    let remote = ctx.settings.remote.as_deref();
+    for prefix in prefixes {
+        let mut places = vec![(prefix.clone(), prefix.clone())];
+        if let Some(r) = remote {
+            // A swarm ref's prefix, or the notes ref.
+            places.push((crate::store::mirror::mirror_ref(r, prefix), prefix.clone()));
+        }
+        for (place, shown) in places {
+            // A name not ending in `/` is one ref: listing it as a prefix
+            // would take every ref whose name starts with it.
+            let exact = !place.ends_with('/');
+            for (name, id) in ctx.store.list_refs(&place)? {
+                if exact && name != place {
+                    continue;
+                }
+                let name = format!("{shown}{}", &name[place.len()..]);
+                let id = id.to_string();
+                // The newer of local and mirror is not known here; either
+                // moving is an arrival, so keep both.
+                refs.insert(format!("{name}@{}", id), id);
+            }
+        }
+    }
+    Ok(refs)
+}
+
+/// Block until something arrives; `WAIT_TIMEOUT` (exit 1) at the timeout.
+/// `notice` hears, once per streak, that the remote stopped answering (the
+/// wait goes on over what this clone knows) and that it answers again.
+pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Woke> {
+    if !KINDS.contains(&watch.kind.as_str()) {
+        return Err(
+            Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
+                .hint(format!("use one of {}", KINDS.join(", "))),
+        );
+    }
+    let reader = ctx.actor()?;
+    let prefixes = watch.prefixes();
+    let start = snapshot(ctx, &prefixes)?;
+    let deadline = clock::now() + watch.timeout;
+    let mut interval = watch.interval.max(Duration::from_millis(10));
+    let mut cost = Cost::default();
+    let mut unreachable = false;
+    loop {
+        cost.checks += 1;
+        if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+            return Ok(woke);
+        }
+        if let Some(r) = ctx.remote() {
+            let errors_before = cost.remote_errors;
+            let fetched = remote_round(ctx, r, watch, &mut cost)?;
+            let failing = cost.remote_errors > errors_before;
+            if failing && !unreachable {
+                notice(&format!(
+                    "{}; still waiting",
+                    mirror::unreachable_warning(&ctx.store, r)
+                ));
+            } else if !failing && unreachable {
+                notice(&format!("remote '{r}' answers again"));
+            }
+            unreachable = failing;
+            if fetched {
+                if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+                    return Ok(woke);
+                }
+            }
+        }
+        let now = clock::now();
+        if now >= deadline {
+            let unanswered = if cost.remote_errors > 0 {
+                format!(
+                    " ({} of {} questions to the remote failed: nothing it holds could be seen then)",
+                    cost.remote_errors, cost.remote_queries
+                )
+            } else {
+                String::new()
+            };
+            return Err(Error::new(
+                Code::WaitTimeout,
+                format!(
+                    "nothing of kind '{}' arrived for {reader} before the timeout{unanswered}",
+                    watch.kind
+                ),
+            )
+            .hint("wait again, or raise --timeout")
+            .with_detail(serde_json::json!({ "cost": cost })));
+        }
+        let nap = interval.min(deadline - now);
+        clock::sleep(nap, "poll");
+        cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
+        interval = (interval * 2).min(watch.ceiling.max(watch.interval));
+    }
+}
+
+/// The remote refs a wait asks about: its kinds' prefixes (the
+/// messages' too, for `message` and `any`) and, with `--plan`, the plan's
+/// record. Never all of `refs/swarm/`.
+fn remote_prefixes(watch: &Watch) -> Vec<String> {
+    let mut out = watch.prefixes();
+    if watch.wants_messages() {
+        out.push(match &watch.plan {
+            Some(p) => format!("{}{p}/", crate::records::message::PREFIX),
+            None => crate::records::message::PREFIX.to_string(),
+        });
+    }
+    if let Some(p) = &watch.plan {
+        out.push(crate::records::plan::plan_ref(p));
+    }
+    out
+}
+
+/// One question to the remote (would a fetch of the watched refs change
+/// anything here?), and that fetch when it would; true when it fetched. An
+/// unreachable remote is a round without news, not the end of the wait.
+fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bool> {
+    // A push budget's queue whose window passed goes out now: a wait may be
+    // this clone's only command for a while (no daemon publishes it).
+    let _ = crate::store::remote::budget::flush_if_due(&ctx.store, r);
+    cost.remote_queries += 1;
+    let prefixes = remote_prefixes(watch);
+    let specs: Vec<String> = prefixes
+        .iter()
+        .map(|p| format!("+{p}*:{}*", mirror::mirror_ref(r, p)))
+        .collect();
+    // A refspec's glob takes every name that starts with the watched one
+    // (plan `shop`'s leader ref and plan `shop-api`'s): only a watched ref
+    // moving is news.
+    let watched = |moved: &String| {
+        prefixes.iter().any(|p| {
+            let m = mirror::mirror_ref(r, p);
+            match p.ends_with('/') {
+                true => moved.starts_with(&m),
+                false => *moved == m,
+            }
+        })
+    };
+    match ctx.store.git.fetch_would_move(r, &specs) {
+        Err(_) => {
+            cost.remote_errors += 1;
+            Ok(false)
+        }
+        Ok(moved) if !moved.iter().any(watched) => Ok(false),
+        Ok(_) => {
+            cost.fetches += 1;
+            let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+            if mirror::fetch_refs(&ctx.store, r, &refs).is_err() {
+                cost.remote_errors += 1;
+                return Ok(false);
+            }
+            Ok(true)
+        }
+    }
+}
+
+fn arrived(
+    ctx: &Ctx,
+    watch: &Watch,
+    reader: &str,
+    prefixes: &[String],
+    start: &BTreeMap<String, String>,
+    cost: &Cost,
+) -> Result<Option<Woke>> {
+    let mut messages = Vec::new();
+    if watch.wants_messages() {
+        let mut cursor = Cursor::load(&ctx.store, reader)?;
+        messages = all(ctx)?
+            .into_iter()
+            .filter(|m| m.is_for(reader) && !cursor.read.contains(&m.id))
+            .filter(|m| watch.plan.is_none() || m.plan == watch.plan)
+            .collect();
+        if !messages.is_empty() && !watch.peek {
+            cursor.advance(messages.iter().map(|m| m.id.as_str()))?;
+        }
+    }
+    let refs: Vec<String> = if prefixes.is_empty() {
+        Vec::new()
+    } else {
+        snapshot(ctx, prefixes)?
+            .into_keys()
+            .filter(|k| !start.contains_key(k))
+            .map(|k| k.split_once('@').map(|(n, _)| n.to_string()).unwrap_or(k))
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect()
+    };
+    if messages.is_empty() && refs.is_empty() {
+        return Ok(None);
+    }
+    Ok(Some(Woke {
+        kind: watch.kind.clone(),
+        messages,
+        refs,
+        cost: cost.clone(),
+    }))
+}

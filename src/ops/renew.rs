@@ -1,0 +1,229 @@
+//! `git swarm renew`: one push renews everything the actor holds — the
+//! leases of their task claims (every plan) and of their reservations —
+//! in one atomic push, each ref leased on the value just fetched, in the
+//! store's one publication ([`Publish`]; offline one local compare-and-swap
+//! of every ref, all or none). An agent that holds three claims
+//! and two reservations makes one push, not five. The agent's post-tool-use
+//! hook renews this way once any of its holdings is past half its lease.
+//!
+//! Leader leases are not renewed here: a leader record is fenced by its
+//! epoch, and one atomic push would let a fenced leader's refusal stop the
+//! renewal of every claim with it (`lead renew` renews it).
+
+use std::collections::BTreeSet;
+
+use gix::ObjectId;
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::error::{Code, Error, Result};
+use crate::records::reservation::{self as reservation, Ledger, Request, LEDGER, LEDGER_REF};
+use crate::records::task::{self as task, plan_prefix, task_ref, Decision, Op, Status};
+use crate::session::Ctx;
+use crate::store::kind::{Publish, Record, Records};
+use crate::store::remote::Tip;
+use crate::store::Event;
+
+/// How many rounds a renewal re-reads and decides again after the remote
+/// refused its push (someone moved one of the records first): as many as
+/// a reservation's, since the one ledger is in the push.
+const ATTEMPTS: usize = 12;
+
+/// What `renew` did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Renewed {
+    pub holder: String,
+    /// The claims renewed, as `plan/id`.
+    pub tasks: Vec<String>,
+    /// The reservations renewed, by id.
+    pub reservations: Vec<String>,
+    /// Until when each kind now runs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_lease_until: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reservation_lease_until: Option<String>,
+    /// Holdings not renewed, and why (an expired claim is not renewed
+    /// silently: `task recover` names a holder and a reason).
+    pub skipped: Vec<String>,
+    /// Nothing was due (with `--due`), or nothing is held.
+    pub nothing: bool,
+    pub published: bool,
+}
+
+/// Whether a lease running until `until` is past half of `lease` at `now`
+/// (and not over: an expired one is not ours to renew).
+pub fn due(until: &str, now: Timestamp, lease: SignedDuration) -> bool {
+    match until.parse::<Timestamp>() {
+        Ok(u) => u.duration_since(now) < lease / 2 && u > now,
+        Err(_) => false,
+    }
+}
+
+fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
+    ctx.lease(None, &crate::records::reservation::LEASE)
+}
+
+/// `git swarm renew [--due]`: renew every claim and reservation the actor
+/// holds in one push. With `due_only`, only when one of them is past half
+/// its lease (then all of them, in that one push).
+pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
+    let me = ctx.actor()?;
+    let store = &ctx.store;
+    let now = store.clock.now();
+    let task_lease = ctx.lease(None, &crate::records::task::LEASE)?;
+    let res_lease = reservation_lease(ctx)?;
+    let ignore_case = store
+        .repo
+        .config_snapshot()
+        .boolean("core.ignoreCase")
+        .unwrap_or(false);
+    let mine = |r: &task::TaskRecord| {
+        r.status == Status::InProgress && r.claim.as_ref().is_some_and(|c| c.holder == me)
+    };
+    // The plans where this clone knows a claim of mine: their tasks are
+    // fetched, not every plan's.
+    let (known, _) = crate::records::task::known(store, ctx.remote(), None)?;
+    let plans: BTreeSet<String> = known
+        .iter()
+        .filter(|k| mine(&k.record))
+        .map(|k| k.key.plan.clone())
+        .collect();
+    let mut fetch: Vec<String> = plans.iter().map(|p| plan_prefix(p)).collect();
+    fetch.push(LEDGER_REF.to_string());
+    let exhausted = |lines: &[String]| {
+        Error::new(
+            Code::PushRejected,
+            format!(
+                "your claims and reservations kept changing at the remote ({ATTEMPTS} attempts): {}",
+                lines.join("; ")
+            ),
+        )
+        .hint("run `git swarm renew` again")
+    };
+    let done = Publish::new(store, ctx.remote())
+        .fetch(fetch)
+        .attempts(ATTEMPTS)
+        .point("renew")
+        // An offline write of this clone meanwhile: exit 3, both named.
+        .strict()
+        .exhausted(exhausted)
+        .run(|txn| {
+            let mut out = Renewed {
+                holder: me.clone(),
+                published: txn.online(),
+                ..Renewed::default()
+            };
+            // First decide, then write: `--due` runs after every tool use,
+            // and most times nothing is due (no objects, no signatures).
+            let mut any_due = false;
+            let mut decided: Vec<(String, Tip, task::TaskRecord, Event)> = Vec::new();
+            for plan in &plans {
+                let (tasks, _) = crate::records::task::known(store, ctx.remote(), Some(plan))?;
+                for k in tasks.iter().filter(|k| mine(&k.record)) {
+                    let name = format!("{}/{}", k.key.plan, k.key.id);
+                    let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());
+                    any_due |= until.as_deref().is_some_and(|u| due(u, now, task_lease));
+                    let op = Op::Renew { lease: task_lease };
+                    let (rec, event) = match task::decide(&k.record, &me, &op, now, &|_| None) {
+                        Ok(Decision::Write(rec, event)) => (*rec, event),
+                        Ok(Decision::Already) => continue,
+                        Err(e) => {
+                            out.skipped.push(format!("task {name}: {}", e.message));
+                            continue;
+                        }
+                    };
+                    let refname = task_ref(&k.key.plan, &k.key.id);
+                    let tip = txn.tip(&refname)?;
+                    out.task_lease_until = rec.claim.as_ref().map(|c| c.lease_until.clone());
+                    out.tasks.push(name);
+                    decided.push((refname, tip, rec, event));
+                }
+            }
+            let tip = txn.tip(LEDGER_REF)?;
+            let mut renewed_ledger = None;
+            if let Some(base) = tip.base {
+                let mut ledger: Ledger = Records::<Ledger>::new(store)
+                    .at(&LEDGER.to_string(), base)?
+                    .value;
+                let held: Vec<reservation::Entry> = ledger
+                    .entries
+                    .iter()
+                    .filter(|e| e.holder == me && e.released_at.is_none() && e.live(now))
+                    .cloned()
+                    .collect();
+                for e in &held {
+                    any_due |= due(&e.lease_until, now, res_lease);
+                    let req = Request {
+                        holder: me.clone(),
+                        paths: e.paths.clone(),
+                        shared: e.shared,
+                        task: None,
+                        reason: None,
+                        lease: res_lease,
+                    };
+                    match reservation::reserve(&mut ledger, &req, now, ignore_case) {
+                        Ok(renewed) => {
+                            out.reservation_lease_until = Some(renewed.lease_until);
+                            out.reservations.push(renewed.id);
+                        }
+                        Err(err) => out
+                            .skipped
+                            .push(format!("reservation {}: {}", e.id, err.message)),
+                    }
+                }
+                if !out.reservations.is_empty() {
+                    renewed_ledger = Some((ledger, base));
+                }
+            }
+            if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
+                out.tasks.clear();
+                out.reservations.clear();
+                out.task_lease_until = None;
+                out.reservation_lease_until = None;
+                out.nothing = true;
+                out.published = false;
+                return Ok(out);
+            }
+            // One push of every ref (offline one local compare-and-swap of
+            // every ref, all or none).
+            let summary = format!(
+                "{me} renews {} claim(s) and {} reservation(s)",
+                out.tasks.len(),
+                out.reservations.len()
+            );
+            for (refname, tip, rec, event) in decided {
+                let tree = store.write_tree(&rec.to_files()?)?;
+                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+                let new = store.commit(tree, &parents, &event)?;
+                txn.write_on(&refname, tip, new, &me, &summary);
+            }
+            if let Some((ledger, base)) = renewed_ledger {
+                let what = format!("{me} renews {}", out.reservations.join(" "));
+                let event = Event::new("reservations-renewed", &me, what);
+                let tree = store.write_tree(&ledger.to_files()?)?;
+                let commit = store.commit(tree, &[base], &event)?;
+                txn.write_on(LEDGER_REF, tip, commit, &me, &summary);
+            }
+            crate::failpoint::point("renew:objects");
+            Ok(out)
+        })?;
+    Ok(done.then)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn renewal_is_due_past_half_the_lease() {
+        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
+        let lease = SignedDuration::from_mins(30);
+        assert!(!due("2026-01-01T00:20:00Z", now, lease));
+        assert!(due("2026-01-01T00:14:00Z", now, lease));
+        assert!(
+            !due("2025-12-31T23:59:00Z", now, lease),
+            "expired: not ours to renew"
+        );
+        assert!(!due("garbage", now, lease));
+    }
+}

@@ -1,0 +1,452 @@
+//! `reserve`, `release`, `reservations`, `reserve --check` and
+//! `reserve --recover`: read the reservation ledger, decide with the rules
+//! of [`crate::records::reservation`], publish the next ledger in the store's
+//! fetch → decide → publish loop (see that module for why there is one
+//! ledger). A refusal writes nothing; a lost race re-reads and decides again.
+
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use jiff::{SignedDuration, Timestamp};
+use serde::Serialize;
+
+use crate::error::{Code, Error, Result};
+use crate::records::reservation::{
+    self, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
+};
+use crate::session::Ctx;
+use crate::store::kind::{Publish, Records};
+use crate::store::remote;
+use crate::store::{short, Event, Store};
+
+/// How many times a write re-reads the ledger after losing a race on it to
+/// a change that does not conflict with its own.
+pub const ATTEMPTS: usize = 12;
+
+/// What `reserve`, `release` or `reserve --recover` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Written {
+    pub action: &'static str,
+    pub holder: String,
+    /// The entry reserved, renewed or recovered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub entry: Option<Entry>,
+    /// The ids released.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub released: Vec<String>,
+    pub commit: String,
+    pub published: bool,
+}
+
+/// The arguments of `reserve`.
+#[derive(Debug, Clone, Default)]
+pub struct ReserveArgs {
+    pub paths: Vec<String>,
+    pub lease: Option<String>,
+    pub shared: bool,
+    pub task: Option<String>,
+    pub reason: Option<String>,
+}
+
+/// Whether paths compare case-insensitively here (`core.ignoreCase`).
+pub fn ignore_case(store: &Store) -> bool {
+    store
+        .repo
+        .config_snapshot()
+        .boolean("core.ignoreCase")
+        .unwrap_or(false)
+}
+
+fn lease(ctx: &Ctx, flag: Option<&str>) -> Result<SignedDuration> {
+    ctx.lease(flag, &reservation::RESERVE_LEASE)
+}
+
+/// The current directory relative to the worktree root ("" at the root).
+fn prefix(root: &Path) -> Result<String> {
+    let cwd = std::env::current_dir().map_err(|e| {
+        Error::new(
+            Code::IoFailed,
+            format!("cannot read the current directory: {e}"),
+        )
+    })?;
+    let (cwd, root) = (canonical(&cwd), canonical(root));
+    Ok(cwd
+        .strip_prefix(&root)
+        .map(|p| p.to_string_lossy().replace('\\', "/"))
+        .unwrap_or_default())
+}
+
+fn canonical(p: &Path) -> PathBuf {
+    std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf())
+}
+
+/// Refuse a path that leaves the worktree through a symlink: any existing
+/// leading part of its literal prefix that resolves outside the root, or
+/// into the repository's git directory (`link -> .git`).
+fn inside(root: &Path, git_dir: &Path, p: &Pattern) -> Result<()> {
+    let root = canonical(root);
+    let git_dir = canonical(git_dir);
+    let literal = p.as_str().split(['*', '?', '[']).next().unwrap_or("");
+    let mut at = root.clone();
+    for seg in literal.split('/').filter(|s| !s.is_empty()) {
+        at.push(seg);
+        let Ok(meta) = std::fs::symlink_metadata(&at) else {
+            break;
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::canonicalize(&at).unwrap_or_else(|_| PathBuf::from("/"));
+            if !target.starts_with(&root) || target.starts_with(&git_dir) {
+                return Err(Error::new(
+                    Code::ReservationPathInvalid,
+                    format!("'{p}' cannot be reserved: it leaves the worktree through the symlink {seg}; nothing was written"),
+                )
+                .hint("reserve the files inside this repository"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Normalise the paths as typed here; every one is checked before anything
+/// is read or written.
+pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
+    if paths.is_empty() {
+        return Err(Error::new(Code::Usage, "name at least one path to reserve")
+            .hint("e.g. `git swarm reserve src/parser/ docs/*.md`"));
+    }
+    let root = ctx.store.workdir_or_err()?;
+    let here = prefix(&root)?;
+    let git_dir = ctx.store.common_dir();
+    let mut out: Vec<Pattern> = Vec::new();
+    for p in paths {
+        let mut pat = normalise(p, &here)?;
+        inside(&root, &git_dir, &pat)?;
+        // A directory named without its '/' is reserved as the directory.
+        if pat.shape() == Shape::File && root.join(pat.as_str()).is_dir() {
+            pat = Pattern(format!("{pat}/"));
+        }
+        if !out.contains(&pat) {
+            out.push(pat);
+        }
+    }
+    Ok(out)
+}
+
+fn read(store: &Store, at: Option<ObjectId>) -> Result<Ledger> {
+    match at {
+        None => Ok(Ledger::default()),
+        Some(c) => Ok(Records::<Ledger>::new(store)
+            .at(&LEDGER.to_string(), c)
+            .map_err(|e| {
+                e.hint("the reservation ledger is shared by every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version on top of this one (history keeps both)")
+            })?
+            .value),
+    }
+}
+
+/// How many versions back `--repair` looks for a readable ledger.
+const REPAIR_DEPTH: usize = 1000;
+
+/// What `reservations --repair` did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Repaired {
+    /// The unreadable version repaired.
+    pub unreadable: String,
+    /// The readable version whose content was restored (None: none was
+    /// found, the ledger starts empty).
+    pub restored_from: Option<String>,
+    pub entries: usize,
+    pub commit: String,
+    pub published: bool,
+}
+
+/// `git swarm reservations --repair --reason …`: when the ledger cannot be
+/// read (a forged or corrupt version stops every guard and every
+/// reservation command), publish its newest readable ancestor's content as
+/// the next version, in the same publish loop as every ledger write. A
+/// readable ledger is left alone (`USAGE`).
+pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
+    let actor = ctx.actor()?;
+    if reason.trim().is_empty() {
+        return Err(Error::new(Code::Usage, "a repair needs a --reason").hint(
+            "e.g. `git swarm reservations --repair --reason \"forged version pushed by hand\"`",
+        ));
+    }
+    check_text(None, Some(reason), &[])?;
+    let store = &ctx.store;
+    let done = ledger_publish(ctx).run(|txn| {
+        let Some(bad) = txn.tip(LEDGER_REF)?.base else {
+            return Err(Error::new(
+                Code::Usage,
+                "there is no reservation ledger to repair",
+            ));
+        };
+        if read(store, Some(bad)).is_ok() {
+            return Err(Error::new(
+                Code::Usage,
+                format!(
+                    "the reservation ledger at {} reads fine; nothing to repair",
+                    short(bad)
+                ),
+            )
+            .hint("`git swarm reservations` lists it"));
+        }
+        let mut good = None;
+        // A parent that cannot be read ends the walk (the ledger starts empty).
+        let mut at = store.first_parent(bad).ok().flatten();
+        for _ in 0..REPAIR_DEPTH {
+            let Some(c) = at else { break };
+            if let Ok(l) = read(store, Some(c)) {
+                good = Some((c, l));
+                break;
+            }
+            at = store.first_parent(c).ok().flatten();
+        }
+        let (from, ledger) = match good {
+            Some((c, l)) => (Some(c), l),
+            None => (None, Ledger::default()),
+        };
+        let summary = format!(
+            "reservations repaired: {} ({reason})",
+            from.map_or(
+                "no readable version: started empty".to_string(),
+                |c| format!("restored {}", short(c))
+            )
+        );
+        let event = Event::new("reservations-repaired", &actor, summary)
+            .trailer("Swarm-Repaired", bad.to_string().as_str());
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        Ok(Repaired {
+            unreadable: bad.to_string(),
+            restored_from: from.map(|c| c.to_string()),
+            entries: ledger.entries.len(),
+            commit: new.to_string(),
+            published: ctx.remote().is_some(),
+        })
+    })?;
+    Ok(done.then)
+}
+
+/// The ledger as this clone knows it (local, or the last fetched mirror
+/// when that is newer), without fetching.
+pub fn known(ctx: &Ctx) -> Result<Ledger> {
+    let tip = remote::live_tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
+    read(&ctx.store, tip.base)
+}
+
+/// Decide on the ledger and publish the next version, in the publish loop.
+fn write<T: Clone>(
+    ctx: &Ctx,
+    actor: &str,
+    kind: &str,
+    mut decide: impl FnMut(&mut Ledger, Timestamp) -> Result<(T, String)>,
+) -> Result<(T, ObjectId)> {
+    let store = &ctx.store;
+    let done = ledger_publish(ctx).run(|txn| {
+        let mut ledger = read(store, txn.tip(LEDGER_REF)?.base)?;
+        let (then, summary) = decide(&mut ledger, store.clock.now())?;
+        let event = Event::new(kind, actor, summary);
+        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        crate::failpoint::point("reserve:objects");
+        Ok((then, new))
+    })?;
+    Ok(done.then)
+}
+
+/// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.
+fn ledger_publish(ctx: &Ctx) -> Publish<'_> {
+    Publish::new(&ctx.store, ctx.remote())
+        .fetch([LEDGER_REF])
+        .attempts(ATTEMPTS)
+        .point("reserve")
+        .exhausted(kept_changing)
+}
+
+/// Every attempt of a ledger write lost a race (`CAS_FAILED`).
+fn kept_changing(lines: &[String]) -> Error {
+    Error::new(
+        Code::CasFailed,
+        format!(
+            "the reservation ledger kept changing under {ATTEMPTS} attempts; nothing was written ({})",
+            lines.join("; ")
+        ),
+    )
+    .hint("run the command again")
+}
+
+/// Control characters and credentials in what the ledger would publish
+/// (`TEXT_INVALID`, `SECRET_IN_TEXT`), before anything is read or written:
+/// the ledger is shared with every clone and keeps every version.
+fn check_text(task: Option<&str>, reason: Option<&str>, paths: &[String]) -> Result<()> {
+    let mut fields = vec![
+        ("--task", task.unwrap_or("")),
+        ("--reason", reason.unwrap_or("")),
+    ];
+    fields.extend(paths.iter().map(|p| ("path", p.as_str())));
+    crate::secret::check_fields("the reservation", &fields)
+}
+
+/// `git swarm reserve <path>…`
+pub fn reserve(ctx: &Ctx, args: &ReserveArgs) -> Result<Written> {
+    let actor = ctx.actor()?;
+    let paths = patterns(ctx, &args.paths)?;
+    check_text(args.task.as_deref(), args.reason.as_deref(), &args.paths)?;
+    // In the worktree of a lane that took a task, the reservation is for
+    // that task: a handoff from the lane carries it.
+    let task = args
+        .task
+        .clone()
+        .or_else(|| ctx.lane_here().and_then(|l| l.record.task));
+    let req = Request {
+        holder: actor.clone(),
+        paths,
+        shared: args.shared,
+        task,
+        reason: args.reason.clone(),
+        lease: lease(ctx, args.lease.as_deref())?,
+    };
+    let ic = ignore_case(&ctx.store);
+    let (entry, commit) = write(ctx, &actor, "reserved", |ledger, now| {
+        let e = reservation::reserve(ledger, &req, now, ic)?;
+        let list: Vec<&str> = e.paths.iter().map(Pattern::as_str).collect();
+        Ok((
+            e.clone(),
+            format!("{} reserves {} ({})", actor, list.join(" "), e.id),
+        ))
+    })?;
+    Ok(written(
+        ctx,
+        "reserved",
+        actor,
+        Some(entry),
+        Vec::new(),
+        commit,
+    ))
+}
+
+fn written(
+    ctx: &Ctx,
+    action: &'static str,
+    holder: String,
+    entry: Option<Entry>,
+    released: Vec<String>,
+    commit: ObjectId,
+) -> Written {
+    Written {
+        action,
+        holder,
+        entry,
+        released,
+        commit: commit.to_string(),
+        published: ctx.remote().is_some(),
+    }
+}
+
+/// `git swarm release <id|path>…`
+pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
+    let actor = ctx.actor()?;
+    if targets.is_empty() {
+        return Err(
+            Error::new(Code::Usage, "name a reservation id or a path to release")
+                .hint("list yours with `git swarm reservations`"),
+        );
+    }
+    let root = ctx.store.workdir_or_err()?;
+    let here = prefix(&root)?;
+    let mut named = Vec::new();
+    for t in targets {
+        let is_id = t.starts_with('r') && t[1..].chars().all(|c| c.is_ascii_digit()) && t.len() > 1;
+        let pat = if is_id {
+            None
+        } else {
+            Some(normalise(t, &here)?)
+        };
+        named.push((t.clone(), pat));
+    }
+    let ic = ignore_case(&ctx.store);
+    let (ids, commit) = write(ctx, &actor, "released", |ledger, now| {
+        let ids = reservation::release(ledger, &actor, &named, now, ic)?;
+        Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
+    })?;
+    Ok(written(ctx, "released", actor, None, ids, commit))
+}
+
+/// `git swarm reserve --recover <id> --reason …`
+pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> Result<Written> {
+    let actor = ctx.actor()?;
+    if reason.trim().is_empty() {
+        return Err(Error::new(Code::Usage, "a recovery needs a --reason")
+            .hint("say why the previous holder's reservation is taken over"));
+    }
+    check_text(None, Some(reason), &[])?;
+    let lease = lease(ctx, lease_flag)?;
+    let ic = ignore_case(&ctx.store);
+    let (entry, commit) = write(ctx, &actor, "reservation-recovered", |ledger, now| {
+        let e = reservation::recover(ledger, &actor, id, reason, lease, now, ic)?;
+        Ok((e.clone(), format!("{actor} recovers {id} as {}", e.id)))
+    })?;
+    Ok(written(
+        ctx,
+        "recovered",
+        actor,
+        Some(entry),
+        Vec::new(),
+        commit,
+    ))
+}
+
+/// What `reserve --check` found.
+#[derive(Debug, Clone, Serialize)]
+pub struct Checked {
+    pub holder: String,
+    pub paths: Vec<Pattern>,
+    pub conflicts: Vec<Conflict>,
+}
+
+/// `git swarm reserve --check <path>…`: fetch the ledger, report conflicts.
+pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
+    let actor = ctx.actor()?;
+    let paths = patterns(ctx, paths)?;
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+    }
+    let tip = remote::tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
+    let ledger = read(&ctx.store, tip.base)?;
+    let req = Request {
+        holder: actor.clone(),
+        paths: paths.clone(),
+        shared,
+        task: None,
+        reason: None,
+        lease: SignedDuration::ZERO,
+    };
+    let conflicts = reservation::conflicts(
+        &ledger,
+        &req,
+        ctx.store.clock.now(),
+        ignore_case(&ctx.store),
+    );
+    Ok(Checked {
+        holder: actor,
+        paths,
+        conflicts,
+    })
+}
+
+/// `git swarm reservations [--all]`: live entries (with `--all`, expired
+/// ones too), and the time it is now.
+pub fn list(ctx: &Ctx, all: bool) -> Result<(Vec<Entry>, Timestamp)> {
+    // The ledger as the remote has it now (a listing: a remote that cannot
+    // be reached leaves what was fetched before, with one warning).
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+    }
+    let ledger = known(ctx)?;
+    let now = ctx.store.clock.now();
+    let entries = ledger
+        .entries
+        .into_iter()
+        .filter(|e| all || e.live(now))
+        .collect();
+    Ok((entries, now))
+}

@@ -1,0 +1,6 @@
+//! L3, the read models: `status`, `state` and the dashboard (`serve`),
+//! derived from the records and returned for the CLI to render.
+
+pub mod dashboard;
+pub mod state;
+pub mod status;

@@ -1,0 +1,555 @@
+//! `git swarm status`: the plans as a tree (children under their parent),
+//! each with its leader and epoch and its lanes — read straight from the
+//! refs, the way a successor arriving on a fresh machine would see them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::error::Result;
+use crate::records::packet::OpenPacket;
+use crate::records::plan::{self, Plan, PlanDoc, Status};
+use crate::records::{lane, lead};
+use crate::session::Ctx;
+use crate::store::kind::Records;
+use crate::store::record::Unreadable;
+use crate::store::Store;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct PlanStatus {
+    pub plan: String,
+    pub title: String,
+    pub status: Status,
+    pub parent: Option<String>,
+    pub leader: Option<String>,
+    pub epoch: Option<u64>,
+    pub lease_until: Option<String>,
+    pub lanes: Vec<LaneStatus>,
+    /// Handoff packets of this plan that nobody has accepted yet.
+    pub open_packets: Vec<OpenPacket>,
+    pub children: Vec<PlanStatus>,
+    /// The plan's tasks, when it has any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<PlanTasks>,
+    /// Live path reservations held by the owners of this plan's lanes.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reservations: usize,
+    /// The last forecast covering this plan (`git swarm forecast`), as kept
+    /// in the forecast cache: status itself never merges or fetches.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub forecast: Option<crate::records::forecast::Seen>,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
+}
+
+/// A plan's tasks as `status` shows them: ready (open, unclaimed, every
+/// dependency done), in progress (holder, lease left), blocked, done.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PlanTasks {
+    pub ready: Vec<String>,
+    pub in_progress: Vec<TaskClaim>,
+    pub blocked: Vec<String>,
+    pub done: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskClaim {
+    pub id: String,
+    pub holder: Option<String>,
+    /// The lane working on it (`lane new --task`).
+    pub lane: Option<String>,
+    pub lease_left_secs: i64,
+    pub expired: bool,
+}
+
+/// Every plan's tasks, by plan.
+fn plan_tasks(
+    store: &Store,
+    remote: Option<&str>,
+    now: jiff::Timestamp,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<BTreeMap<String, PlanTasks>> {
+    use crate::records::task::Status as T;
+    let (tasks, bad) = crate::records::task::known(store, remote, None)?;
+    unreadable.extend(bad);
+    let done: BTreeSet<(String, String)> = tasks
+        .iter()
+        .filter(|k| k.record.status == T::Done)
+        .map(|k| (k.key.plan.clone(), k.key.id.clone()))
+        .collect();
+    let mut out: BTreeMap<String, PlanTasks> = BTreeMap::new();
+    for k in &tasks {
+        let (plan, id, r) = (&k.key.plan, k.key.id.clone(), &k.record);
+        let entry = out.entry(plan.clone()).or_default();
+        match r.status {
+            T::Open if r.ready(now, |d| done.contains(&(plan.clone(), d.to_string()))) => {
+                entry.ready.push(id)
+            }
+            T::InProgress => entry.in_progress.push(TaskClaim {
+                id,
+                holder: r.claim.as_ref().map(|c| c.holder.clone()),
+                lane: r.lane.clone(),
+                lease_left_secs: r.claim.as_ref().map_or(0, |c| c.left(now).as_secs()),
+                expired: r.claim.as_ref().is_none_or(|c| !c.live(now)),
+            }),
+            T::Blocked => entry.blocked.push(id),
+            T::Done => entry.done.push(if r.done_unverified {
+                format!("{id} (unverified)")
+            } else {
+                id
+            }),
+            _ => {}
+        }
+    }
+    Ok(out)
+}
+
+fn attach_tasks(nodes: &mut [PlanStatus], tasks: &mut BTreeMap<String, PlanTasks>) {
+    for n in nodes {
+        n.tasks = tasks.remove(&n.plan);
+        attach_tasks(&mut n.children, tasks);
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LaneStatus {
+    pub feature: String,
+    pub owner: Option<String>,
+    pub branch: Option<String>,
+    pub state: Option<String>,
+    /// The lane's last report when it is `blocked` (someone must act).
+    pub blocked: Option<crate::records::lane::LastReport>,
+}
+
+/// Every record under `prefix` known here, local or in the mirror, each at
+/// the newer of its two versions (the rule of every read-only view).
+fn newest(
+    store: &Store,
+    remote: Option<&str>,
+    prefix: &str,
+) -> Result<Vec<(String, gix::ObjectId)>> {
+    Ok(crate::store::remote::tips_under(store, remote, prefix)?
+        .into_iter()
+        .filter_map(|(name, tip)| tip.base.map(|base| (name, base)))
+        .collect())
+}
+
+/// The ref names under `prefix`, without it.
+fn names_under(store: &Store, prefix: &str) -> Result<BTreeSet<String>> {
+    Ok(store
+        .list_refs(prefix)?
+        .into_iter()
+        .map(|(r, _)| r[prefix.len()..].to_string())
+        .collect())
+}
+
+/// The plans known here, each at its newest version, and those unreadable.
+fn read_plans(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Vec<Plan>> {
+    let mut plans = Vec::new();
+    for (name, id) in newest(store, remote, plan::PREFIX)? {
+        match Records::<PlanDoc>::new(store).at(&name, id) {
+            Ok(v) => plans.push(Plan::from(v)),
+            Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
+        }
+    }
+    Ok(plans)
+}
+
+/// The active lanes known here, by plan, each at its newest version.
+fn read_lanes(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
+    let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
+    for (feature, id) in newest(store, remote, lane::PREFIX)? {
+        let lane = match crate::records::lane::at(store, &feature, id) {
+            Ok(l) => l,
+            Err(e) => {
+                unreadable.push(Unreadable::new(
+                    "lane",
+                    &feature,
+                    &lane::lane_ref(&feature),
+                    &e,
+                ));
+                continue;
+            }
+        };
+        if !lane.record.is_active() {
+            continue;
+        }
+        by_plan
+            .entry(lane.record.plan.clone())
+            .or_default()
+            .push(LaneStatus {
+                feature: lane.feature,
+                owner: Some(lane.record.owner),
+                branch: Some(lane.record.branch),
+                state: Some(lane.record.state.to_string()),
+                blocked: lane
+                    .record
+                    .last_report
+                    .filter(|r| r.kind == crate::records::lane::LastReportKind::Blocked),
+            });
+    }
+    Ok(by_plan)
+}
+
+/// One plan's node (without children yet), with its leader as known here:
+/// looked up only for plans in `led`, those with a leader record here or on
+/// the remote (else it would search the gc archive per plan).
+fn node(
+    store: &Store,
+    remote: Option<&str>,
+    p: &Plan,
+    led: &BTreeSet<String>,
+    lanes: Vec<LaneStatus>,
+    open_packets: Vec<OpenPacket>,
+    unreadable: &mut Vec<Unreadable>,
+) -> PlanStatus {
+    let name = &p.record.plan;
+    let lead = if led.contains(name) {
+        crate::records::lead::known(store, remote, name).unwrap_or_else(|e| {
+            unreadable.push(Unreadable::new("lead", name, &lead::lead_ref(name), &e));
+            None
+        })
+    } else {
+        None
+    };
+    PlanStatus {
+        plan: name.clone(),
+        title: p.record.title.clone(),
+        status: p.record.status.clone(),
+        parent: p.record.parent.clone(),
+        leader: lead
+            .as_ref()
+            .and_then(|l| l.current_leader())
+            .map(str::to_string),
+        epoch: lead.as_ref().map(|l| l.epoch),
+        lease_until: lead.as_ref().and_then(|l| l.lease_until.clone()),
+        lanes,
+        open_packets,
+        tasks: None,
+        children: Vec::new(),
+        reservations: 0,
+        forecast: None,
+    }
+}
+
+/// Plans with their leaders and active lanes, each record the newer of the
+/// local and the mirrored (last fetched) version. A record that cannot be
+/// read is returned as such (name, ref, why), not a silent gap in the
+/// picture, and not a failure that hides every other record.
+pub fn collect(
+    store: &Store,
+    remote: Option<&str>,
+    only: Option<&str>,
+    packets: Vec<OpenPacket>,
+) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
+    let mut unreadable = Vec::new();
+    let plans = read_plans(store, remote, &mut unreadable)?;
+    let mut lanes_by_plan = read_lanes(store, remote, &mut unreadable)?;
+    let mut led = names_under(store, lead::PREFIX)?;
+    if let Some(r) = remote {
+        led.extend(names_under(
+            store,
+            &crate::store::mirror::mirror_ref(r, lead::PREFIX),
+        )?);
+    }
+    // Each plan's packets in one pass (a partition per plan was quadratic).
+    let mut packets_by_plan: BTreeMap<String, Vec<OpenPacket>> = BTreeMap::new();
+    for k in packets {
+        packets_by_plan.entry(k.plan.clone()).or_default().push(k);
+    }
+    let mut flat: BTreeMap<String, PlanStatus> = BTreeMap::new();
+    for p in &plans {
+        let lanes = lanes_by_plan.remove(&p.record.plan).unwrap_or_default();
+        let mine = packets_by_plan.remove(&p.record.plan).unwrap_or_default();
+        let n = node(store, remote, p, &led, lanes, mine, &mut unreadable);
+        flat.insert(p.record.plan.clone(), n);
+    }
+    let mut roots = tree(flat);
+    if let Some(only) = only {
+        roots = find(roots, only).into_iter().collect();
+    }
+    Ok((roots, unreadable))
+}
+
+/// How many parents up a plan's chain has (at most 65: a cycle stops there).
+fn depth(name: &str, flat: &BTreeMap<String, PlanStatus>) -> usize {
+    let mut d = 0;
+    let mut cur = flat.get(name).and_then(|p| p.parent.clone());
+    while let Some(p) = cur {
+        d += 1;
+        if d > 64 {
+            break;
+        }
+        cur = flat.get(&p).and_then(|x| x.parent.clone());
+    }
+    d
+}
+
+/// Attach children to parents, deepest first, so the tree is built
+/// bottom-up; a plan whose parent is unknown stays a root.
+fn tree(mut flat: BTreeMap<String, PlanStatus>) -> Vec<PlanStatus> {
+    let mut order: Vec<(usize, String)> =
+        flat.keys().map(|k| (depth(k, &flat), k.clone())).collect();
+    order.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (d, name) in order {
+        if d == 0 {
+            continue;
+        }
+        let node = flat.remove(&name).expect("present");
+        let parent = node.parent.clone().unwrap_or_default();
+        match flat.get_mut(&parent) {
+            Some(p) => {
+                p.children.push(node);
+                p.children.sort_by(|a, b| a.plan.cmp(&b.plan));
+            }
+            None => {
+                flat.insert(name, node);
+            }
+        }
+    }
+    flat.into_values().collect()
+}
+
+fn find(nodes: Vec<PlanStatus>, name: &str) -> Option<PlanStatus> {
+    for n in nodes {
+        if n.plan == name {
+            return Some(n);
+        }
+        if let Some(found) = find(n.children, name) {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Titles longer than this are cut (with '…') in the human view, so one
+/// plan stays one line; `--json` and `plan show` have the whole title.
+pub const TITLE_WIDTH: usize = 48;
+
+/// `text` cut to `width` characters, ending in '…' when cut.
+pub fn cut(text: &str, width: usize) -> String {
+    let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= width {
+        return one_line;
+    }
+    let mut s: String = one_line.chars().take(width.saturating_sub(1)).collect();
+    s.push('…');
+    s
+}
+
+/// What `status` shows: its `Serialize` is the JSON (`unreadable` is added
+/// by the CLI, as for every listing).
+#[derive(Debug, Serialize)]
+pub struct StatusView {
+    pub remote: Option<String>,
+    pub plans: Vec<PlanStatus>,
+    pub mirror: Option<crate::store::remote::MirrorView>,
+    /// Local changes (records, archive moves, notes) the remote does not
+    /// have yet, as last fetched: the next command that reaches it, or
+    /// `sync`, publishes them.
+    pub unpublished: usize,
+    /// Under a push budget (`swarm.pushBudget`): what waits in this
+    /// clone's queue, since when, and from when the next command publishes it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub queued: Option<crate::store::remote::budget::Queue>,
+    /// Live path reservations in the whole repository.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub reservations: usize,
+    #[serde(skip)]
+    pub unreadable: Vec<Unreadable>,
+    /// When it was read (the mirror's age is shown against it).
+    #[serde(skip)]
+    pub now: jiff::Timestamp,
+}
+
+impl StatusView {
+    /// Open packets and blocked lanes in the whole tree.
+    pub fn attention(&self) -> (usize, usize) {
+        fn tally(nodes: &[PlanStatus], open: &mut usize, blocked: &mut usize) {
+            for n in nodes {
+                *open += n.open_packets.len();
+                *blocked += n.lanes.iter().filter(|l| l.blocked.is_some()).count();
+                tally(&n.children, open, blocked);
+            }
+        }
+        let (mut open, mut blocked) = (0, 0);
+        tally(&self.plans, &mut open, &mut blocked);
+        (open, blocked)
+    }
+}
+
+/// `git swarm status [--plan P]`
+pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
+    // The whole mirror first (one fetch; a remote that cannot be reached
+    // leaves what was fetched before, with one warning), so that what
+    // another clone published shows here without `sync`. Read-only: the
+    // mirror as last fetched counts, `--offline` or not.
+    if let Some(r) = ctx.remote() {
+        crate::store::mirror::fetch(&ctx.store, r)?;
+    }
+    let remote = ctx.settings.remote.as_deref();
+    let (packets, unreadable_packets) =
+        crate::records::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
+    let (mut roots, mut unreadable) = collect(&ctx.store, remote, only, packets)?;
+    let holders = live_reservations(&ctx.store, remote, &mut unreadable)?;
+    count_reservations(&mut roots, &holders);
+    attach_forecast(&mut roots, &mut crate::records::forecast::last(&ctx.store));
+    unreadable.extend(unreadable_packets);
+    let now = ctx.store.clock.now();
+    let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
+    attach_tasks(&mut roots, &mut tasks);
+    if let Some(p) = only {
+        if roots.is_empty() {
+            plan::require(&ctx.store, p)?;
+        }
+    }
+    let mirror = remote
+        .map(|r| {
+            crate::store::remote::MirrorView::read(
+                &ctx.store,
+                r,
+                &[plan::PREFIX, lane::PREFIX, lead::PREFIX],
+            )
+        })
+        .transpose()?;
+    let unpublished = match remote {
+        Some(r) => crate::store::remote::pending(&ctx.store, r)?.count(),
+        None => 0,
+    };
+    let queued = match remote {
+        Some(r) => crate::store::remote::budget::queue(&ctx.store, r)?,
+        None => None,
+    };
+    Ok(StatusView {
+        remote: ctx.settings.remote.clone(),
+        plans: roots,
+        mirror,
+        unpublished,
+        queued,
+        reservations: holders.len(),
+        unreadable,
+        now: ctx.store.clock.now(),
+    })
+}
+
+/// The holder of each live reservation (the ledger as known here).
+fn live_reservations(
+    store: &Store,
+    remote: Option<&str>,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Vec<String>> {
+    use crate::records::reservation::{Ledger, LEDGER, LEDGER_REF};
+    let tip = crate::store::remote::tip(store, remote, LEDGER_REF)?;
+    let Some(base) = tip.base else {
+        return Ok(Vec::new());
+    };
+    let key = LEDGER.to_string();
+    match Records::<Ledger>::new(store).at(&key, base) {
+        Ok(v) => {
+            let now = store.clock.now();
+            Ok(v.value
+                .entries
+                .iter()
+                .filter(|e| e.live(now))
+                .map(|e| e.holder.clone())
+                .collect())
+        }
+        Err(e) => {
+            unreadable.push(Unreadable::new("reservations", LEDGER, LEDGER_REF, &e));
+            Ok(Vec::new())
+        }
+    }
+}
+
+fn attach_forecast(
+    nodes: &mut [PlanStatus],
+    seen: &mut BTreeMap<String, crate::records::forecast::Seen>,
+) {
+    for n in nodes {
+        n.forecast = seen.remove(&n.plan);
+        attach_forecast(&mut n.children, seen);
+    }
+}
+
+/// Each plan's count: the live reservations held by its lanes' owners.
+fn count_reservations(nodes: &mut [PlanStatus], holders: &[String]) {
+    for n in nodes {
+        let owners: BTreeSet<&str> = n.lanes.iter().filter_map(|l| l.owner.as_deref()).collect();
+        n.reservations = holders
+            .iter()
+            .filter(|h| owners.contains(h.as_str()))
+            .count();
+        count_reservations(&mut n.children, holders);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn node(name: &str, parent: Option<&str>) -> PlanStatus {
+        PlanStatus {
+            plan: name.into(),
+            title: String::new(),
+            status: Status::Active,
+            parent: parent.map(str::to_string),
+            leader: None,
+            epoch: None,
+            lease_until: None,
+            lanes: Vec::new(),
+            open_packets: Vec::new(),
+            children: Vec::new(),
+            tasks: None,
+            reservations: 0,
+            forecast: None,
+        }
+    }
+
+    #[test]
+    fn children_hang_under_their_parents_and_orphans_stay_roots() {
+        let flat: BTreeMap<String, PlanStatus> = [
+            node("a", None),
+            node("b", Some("a")),
+            node("c", Some("b")),
+            node("d", Some("a")),
+            node("e", Some("gone")),
+        ]
+        .into_iter()
+        .map(|n| (n.plan.clone(), n))
+        .collect();
+        let roots = tree(flat);
+        let names: Vec<&str> = roots.iter().map(|n| n.plan.as_str()).collect();
+        assert_eq!(names, ["a", "e"]);
+        let kids: Vec<&str> = roots[0].children.iter().map(|n| n.plan.as_str()).collect();
+        assert_eq!(kids, ["b", "d"]);
+        assert_eq!(roots[0].children[0].children[0].plan, "c");
+        assert_eq!(find(roots, "c").map(|n| n.plan), Some("c".to_string()));
+    }
+
+    #[test]
+    fn a_parent_cycle_does_not_hang() {
+        let flat: BTreeMap<String, PlanStatus> = [node("x", Some("y")), node("y", Some("x"))]
+            .into_iter()
+            .map(|n| (n.plan.clone(), n))
+            .collect();
+        assert!(depth("x", &flat) > 64);
+        let _ = tree(flat);
+    }
+
+    #[test]
+    fn long_titles_are_cut_to_one_line() {
+        assert_eq!(cut("a  b\nc", 10), "a b c");
+        assert_eq!(cut("abcdefghij", 5), "abcd…");
+        assert_eq!(cut("abcde", 5), "abcde");
+    }
+}

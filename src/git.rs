@@ -17,9 +17,10 @@ mod push;
 pub mod sign;
 pub mod version;
 pub use failure::NetFailure;
-pub use merge::{parse_version, MergeReport};
+pub use merge::MergeReport;
 pub use net::{remote_ops, RemoteOps};
 pub use push::{PushOutcome, PushUpdate};
+pub use version::parse_version;
 
 /// `git`, as every run of it starts: in the C locale, so that its messages
 /// are the English ones [`failure::TABLE`] reads, whatever the user's

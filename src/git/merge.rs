@@ -40,15 +40,6 @@ impl Git {
     }
 }
 
-/// `git version 2.47.3` → (2, 47).
-pub fn parse_version(text: &str) -> Option<(u32, u32)> {
-    let v = text.trim().strip_prefix("git version ")?;
-    let mut parts = v.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
-}
-
 /// Parse `--name-only -z` output: `<tree>\0<path>\0…\0\0` then messages,
 /// each `<n>\0<path>\0…<type>\0<text>\0`. A clean merge has no paths.
 pub fn parse(stdout: &str) -> MergeReport {
@@ -124,14 +115,5 @@ mod tests {
         let r = parse("abcd\n");
         assert_eq!(r.tree, "abcd");
         assert!(r.conflicts.is_empty());
-    }
-
-    #[test]
-    fn versions_parse_and_old_ones_are_refused() {
-        assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
-        assert_eq!(
-            parse_version("git version 2.39.5 (Apple Git-154)"),
-            Some((2, 39))
-        );
     }
 }

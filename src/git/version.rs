@@ -65,7 +65,7 @@ pub fn installed() -> Option<(u32, u32)> {
             .stdin(std::process::Stdio::null())
             .output()
             .ok()?;
-        super::parse_version(&String::from_utf8_lossy(&out.stdout))
+        parse_version(&String::from_utf8_lossy(&out.stdout))
     })
 }
 
@@ -104,9 +104,27 @@ pub fn too_old_for(n: Need, version: Option<(u32, u32)>) -> Option<Error> {
     )
 }
 
+/// `git version 2.47.3` → (2, 47).
+pub fn parse_version(text: &str) -> Option<(u32, u32)> {
+    let v = text.trim().strip_prefix("git version ")?;
+    let mut parts = v.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next()?.parse().ok()?;
+    let minor = parts.next()?.parse().ok()?;
+    Some((major, minor))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn versions_parse() {
+        assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
+        assert_eq!(
+            parse_version("git version 2.39.5 (Apple Git-154)"),
+            Some((2, 39))
+        );
+    }
 
     #[test]
     fn an_old_git_is_named_with_the_version_needed_and_what_for() {

@@ -165,11 +165,11 @@ fn an_older_git_reads_what_a_fetch_would_move_from_its_dry_run() {
     let (_tmp, remote, clone, head) = remote_and_clone();
     let g = Git::new(&clone);
     let url = remote.to_str().unwrap();
-    let specs = vec!["+refs/heads/*:refs/swarm-remotes/r/*".to_string()];
+    let specs = vec!["+refs/heads/*:refs/theirs/r/*".to_string()];
     // Nothing fetched yet: main would be created.
     assert_eq!(
         g.dry_run_would_move(url, &specs).unwrap(),
-        vec!["refs/swarm-remotes/r/main"]
+        vec!["refs/theirs/r/main"]
     );
     g.fetch(url, &specs).unwrap();
     assert!(g.dry_run_would_move(url, &specs).unwrap().is_empty());
@@ -179,11 +179,11 @@ fn an_older_git_reads_what_a_fetch_would_move_from_its_dry_run() {
     let two = git(&clone, &["rev-parse", "HEAD"]);
     git(&clone, &["push", "--quiet", url, "HEAD:refs/heads/main"]);
     git(&remote, &["update-ref", "refs/heads/new", &head]);
-    git(&clone, &["update-ref", "refs/swarm-remotes/r/old", &two]);
+    git(&clone, &["update-ref", "refs/theirs/r/old", &two]);
     let moved = vec![
-        "refs/swarm-remotes/r/main",
-        "refs/swarm-remotes/r/new",
-        "refs/swarm-remotes/r/old",
+        "refs/theirs/r/main",
+        "refs/theirs/r/new",
+        "refs/theirs/r/old",
     ];
     assert_eq!(g.dry_run_would_move(url, &specs).unwrap(), moved);
     if crate::git::version::has(crate::git::version::Need::FetchPorcelain) {

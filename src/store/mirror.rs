@@ -318,6 +318,44 @@ pub fn fetch_refs_from(store: &Store, remote: Option<&str>, refs: &[&str]) -> Re
     }
 }
 
+/// The mirror refs under `prefixes` (local swarm ref names: a prefix
+/// ending in `/`, or one ref) that differ from what `remote` holds now,
+/// asked by one `git ls-remote` and compared here with the mirror: where
+/// the prefixes hold many refs (the messages), this costs one listing and
+/// no connectivity check, which `git fetch --dry-run` runs over every ref
+/// it is advertised. (The remote lists all its refs to `ls-remote`, so
+/// for prefixes of few refs among many `fetch --dry-run` is cheaper.)
+pub fn remote_moves(store: &Store, remote: &str, prefixes: &[String]) -> Result<Vec<String>> {
+    let asked: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let theirs = store.git.ls_remote(remote, &asked)?;
+    stamp_reached(store, remote);
+    let under = |name: &str, p: &str| match p.ends_with('/') {
+        true => name.starts_with(p),
+        false => name == p,
+    };
+    let mut ours: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for p in prefixes {
+        let m = mirror_ref(remote, p);
+        for (name, id) in store.list_refs(&m)? {
+            if under(&name, &m) {
+                ours.insert(name, id.to_string());
+            }
+        }
+    }
+    let mut moved = Vec::new();
+    for (name, id) in theirs {
+        if !prefixes.iter().any(|p| under(&name, p)) {
+            continue;
+        }
+        let m = mirror_ref(remote, &name);
+        if ours.remove(&m).as_deref() != Some(id.as_str()) {
+            moved.push(m);
+        }
+    }
+    moved.extend(ours.into_keys());
+    Ok(moved)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

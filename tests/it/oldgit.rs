@@ -57,11 +57,12 @@ fn direct(
     )
 }
 
-/// What the traced gits asked the remote: a `fetch --dry-run`, never with
-/// `--porcelain` (which this git would not know).
-fn asked_without_porcelain(trace: &std::path::Path) {
+/// What the traced gits asked the remote: `asked` (`ls-remote` for the
+/// messages, `fetch --dry-run` for the other kinds), never `fetch
+/// --porcelain` (which this git would not know).
+fn asked_without_porcelain(trace: &std::path::Path, asked: &str) {
     let text = std::fs::read_to_string(trace).unwrap();
-    assert!(text.contains("fetch --dry-run --prune"), "{text}");
+    assert!(text.contains(asked), "{text}");
     assert!(
         !text.contains("--porcelain --prune"),
         "no fetch --porcelain: {text}"
@@ -102,7 +103,7 @@ fn wait_wakes_on_a_message_from_another_clone_with_git_2_39() {
             "100ms",
         ],
     );
-    asked_without_porcelain(&trace);
+    asked_without_porcelain(&trace, "built-in: git ls-remote");
     assert_eq!(woke.code, 0, "{woke:#?}");
     let doc = woke.json();
     assert_eq!(doc["messages"][0]["body"], "wake up", "{doc}");
@@ -122,6 +123,45 @@ fn wait_wakes_on_a_message_from_another_clone_with_git_2_39() {
     assert_eq!(cost["remote_errors"], 0, "{cost}");
     assert_eq!(cost["fetches"], 0, "{cost}");
     assert!(cost["remote_queries"].as_u64().unwrap() > 5, "{cost}");
+}
+
+/// A claim in another clone (a fast-forward of the task ref) wakes a
+/// `wait --for task`, asked by the dry run's lines.
+#[test]
+fn wait_for_task_wakes_on_a_claim_with_git_2_39() {
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .task(0, "t1", "first")
+        .sync(1)
+        .parts();
+    let (ann, bob) = (&clones[0], &clones[1]);
+    claim_version(&env, "2.39.5");
+    env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    let trace = env.root().join("trace");
+    let run = direct(
+        &env,
+        bob,
+        &trace,
+        &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+        &[
+            "wait",
+            "--for",
+            "task",
+            "--plan",
+            "p",
+            "--timeout",
+            "1m",
+            "--json",
+        ],
+    )
+    .ok();
+    asked_without_porcelain(&trace, "fetch --dry-run --prune");
+    let doc = run.json();
+    assert_eq!(
+        doc["refs"],
+        serde_json::json!(["refs/swarm/tasks/p/t1"]),
+        "{doc}"
+    );
 }
 
 #[test]
@@ -156,7 +196,7 @@ fn the_idle_hook_wakes_on_a_message_from_another_clone_with_git_2_39() {
     );
     let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(answer["decision"], "block", "{answer}");
-    asked_without_porcelain(&trace);
+    asked_without_porcelain(&trace, "built-in: git ls-remote");
     assert!(
         answer["reason"]
             .as_str()

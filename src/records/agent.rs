@@ -62,6 +62,21 @@ impl Host {
         }
     }
 
+    /// What the host needs before it runs hooks installed at project
+    /// scope (None: nothing), as the pinned versions behave (tested live,
+    /// tests/it/agents_live_*.rs).
+    pub fn activation_note(self) -> Option<&'static str> {
+        match self {
+            Host::Claude => None,
+            Host::Codex => Some(
+                "Codex runs them once the project is trusted (`codex exec --trust`, or the trust prompt of `codex` there) and the hooks are trusted (review them with `/hooks` in `codex`); a headless run may pass `--dangerously-bypass-hook-trust` instead. Until then the commit guard still refuses reserved paths",
+            ),
+            Host::Gemini => Some(
+                "Gemini CLI runs them in a trusted folder only (the trust prompt of `gemini`, or GEMINI_CLI_TRUST_WORKSPACE=true for a headless run); until then the commit guard still refuses reserved paths",
+            ),
+        }
+    }
+
     /// Timeouts in the host's unit: Claude Code and Codex count seconds,
     /// Gemini CLI milliseconds.
     pub fn timeout_value(self, seconds: u64) -> u64 {

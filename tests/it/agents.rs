@@ -559,6 +559,24 @@ fn agent_install_reaches_every_worktree_and_uninstall_restores_bytes() {
     assert!(env.git_run(&a, &["config", "swarm.agentHosts"]).code != 0);
 }
 
+/// What each host needs before it runs project hooks (seen live in
+/// agents_live_codex / agents_live_gemini): install says it; Claude Code
+/// needs nothing.
+#[test]
+fn install_notes_what_codex_and_gemini_need_before_they_run_the_hooks() {
+    let (env, _, clones) = Swarm::new(&["ann"]).parts();
+    let a = clones[0].clone();
+    let run = env
+        .swarm(&a, &["agent", "install", "--host", "claude"])
+        .ok();
+    assert!(!run.stdout.contains("note:"), "{run:?}");
+    env.swarm(&a, &["agent", "install", "--host", "codex,gemini"])
+        .ok()
+        .stdout_has("note: Codex runs them once the project is trusted (`codex exec --trust`")
+        .stdout_has("`--dangerously-bypass-hook-trust`")
+        .stdout_has("note: Gemini CLI runs them in a trusted folder only");
+}
+
 #[test]
 fn user_scope_install_writes_home_settings() {
     let (env, _, clones) = Swarm::new(&["ann"]).parts();

@@ -6,6 +6,9 @@ mod harness;
 
 mod agents;
 mod agents_live;
+mod agents_live_codex;
+mod agents_live_gemini;
+mod agents_live_handoff;
 mod architecture;
 mod cache;
 mod cli;
@@ -29,6 +32,7 @@ mod lane;
 mod lane_task;
 mod lead;
 mod message;
+mod model_server;
 mod names;
 mod offline;
 mod oldgit;

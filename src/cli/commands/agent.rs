@@ -184,6 +184,13 @@ fn run_install(g: &Global, a: InstallArgs) -> Result<Output> {
             done.scope,
             done.stop_timeout_secs
         ));
+        if !a.user {
+            for h in &done.hosts {
+                if let Some(note) = Host::parse(h).and_then(Host::activation_note) {
+                    text.push_str(&format!("note: {note}\n"));
+                }
+            }
+        }
     }
     Ok(Output::new(&done, text))
 }

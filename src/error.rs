@@ -148,7 +148,7 @@ codes! {
     LaneDirty("LANE_DIRTY", Check): "lane rm: the lane's worktree has uncommitted changes or unsaved plan edits (--force discards them)",
     LaneUnmerged("LANE_UNMERGED", Check): "lane rm: the lane's branch has commits not merged into its base (--keep-branch or --force)",
     LaneElsewhere("LANE_ELSEWHERE", Check): "lane rm: the lane's worktree is in another clone (--force marks the record removed)",
-    LaneMoved("LANE_MOVED", Check): "report: this is the old worktree of a lane handed over since; says who owns it now and where",
+    LaneMoved("LANE_MOVED", Check): "report, lane snapshot, handoff or a task write in the old worktree of a lane handed over since (its record fetched first), or sync keeping the published lane over a write made here for its previous owner; says who owns it now and where",
     GuardFailed("GUARD_FAILED", Check): "a hook or check found guard violations; each names its guard, the path, line or ref, and the fix",
     GuardError("GUARD_ERROR", Env): "a guard could not read what it needs, so it failed closed (nothing passes unchecked)",
     MessageSecret("MESSAGE_SECRET", Usage): "notify/ask/reply/decide/escalate: the message looks like it holds a credential (named, never echoed); nothing was written",

@@ -220,6 +220,20 @@ impl Command {
         ) || matches!(self, Command::Reserve(a) if !a.check)
     }
 
+    /// A write that is the lane owner's when run in a lane's worktree:
+    /// refused with `LANE_MOVED` in the worktree of a lane handed over
+    /// since ([`Ctx::refuse_if_moved`], which fetches the lane record
+    /// first). `--lane F` names a lane on purpose and is not checked.
+    fn writes_in_a_lane(&self) -> bool {
+        match self {
+            Command::Report(a) => a.lane.is_none(),
+            Command::Lane(lane::LaneCmd::Snapshot { lane }) => lane.is_none(),
+            Command::Handoff(_) => true,
+            Command::Task(_) => self.access() == Access::Write,
+            _ => false,
+        }
+    }
+
     /// A write nobody races for, which a push budget queues: messages,
     /// reports, plan saves, lane snapshots.
     fn budgeted(&self) -> bool {
@@ -440,6 +454,9 @@ pub fn run(cli: Cli) -> Result<Output> {
 }
 
 fn dispatch(g: &Global, command: Command) -> Result<Output> {
+    if command.writes_in_a_lane() {
+        g.ctx()?.refuse_if_moved()?;
+    }
     match command {
         Command::Init(a) => init::init(g, a),
         Command::Status(a) => status::status(g, a),

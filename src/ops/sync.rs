@@ -19,7 +19,7 @@ use crate::error::{Code, Error, Result};
 use crate::session::Ctx;
 use crate::store::archive::{self, GcReport};
 use crate::store::kind::Publish;
-use crate::store::reconcile::{reconcile, Conflict, Fenced, Reconciled};
+use crate::store::reconcile::{reconcile, Conflict, Fenced, Moved, Reconciled};
 use crate::store::Store;
 
 const MAX_ATTEMPTS: usize = 5;
@@ -37,6 +37,9 @@ pub struct SyncReport {
     pub fenced: Vec<Fenced>,
     /// Packets whose local acceptance lost to the one published first.
     pub superseded: Vec<Fenced>,
+    /// Records whose local writes were not joined (a lane handed over
+    /// since, written here for its old owner): sync fails naming them.
+    pub moved: Vec<Moved>,
     /// Records created independently on both sides: left untouched locally.
     pub conflicts: Vec<Conflict>,
     /// Notes about content that could not be merged automatically.
@@ -69,6 +72,7 @@ impl SyncReport {
         merge(&mut self.merged, round.merged);
         merge(&mut self.fenced, round.fenced);
         merge(&mut self.superseded, round.superseded);
+        merge(&mut self.moved, round.moved);
         merge(&mut self.conflicts, round.conflicts);
         merge(&mut self.warnings, round.warnings);
         merge(&mut self.archived, round.archived);

@@ -345,6 +345,14 @@ impl Record for LaneRecord {
     fn is_finished(&self, _: &String, _: &dyn Fn(&str, &str) -> bool) -> bool {
         self.state() == State::Removed
     }
+    /// A lane handed over on the published side (its owner or its path
+    /// changed since the two sides parted) takes no write this clone made
+    /// for its previous holder: the old owner's report after the handover
+    /// is not merged into the new owner's lane.
+    fn refuses_join(&self, base: &Self, published: &Self) -> Option<String> {
+        rules::stale_owner_write(base, self, published)
+    }
+    const REFUSES_JOINS: bool = true;
 }
 
 #[cfg(test)]

@@ -189,6 +189,48 @@ impl Ctx {
         .then_some(lane.record.owner)
     }
 
+    /// Refuse with `LANE_MOVED` in the worktree this clone made for a lane
+    /// (`<worktree root>/<feature>` on `feat/<feature>`) once the lane was
+    /// handed over to a checkout elsewhere: its record is fetched first
+    /// (when the remote answers; else the last fetched copy decides), so an
+    /// old owner whose clone has not synced since cannot write into it. Any
+    /// other worktree, or the lane's own, passes. What `report`, `lane
+    /// snapshot`, `handoff` and the task commands check before they write.
+    pub fn refuse_if_moved(&self) -> Result<()> {
+        let Some(here) = self.store.workdir().map(Path::to_path_buf) else {
+            return Ok(());
+        };
+        let Ok(Some(branch)) = self.store.git.current_branch() else {
+            return Ok(());
+        };
+        let Some(feature) = branch
+            .strip_prefix("feat/")
+            .filter(|f| crate::names::is_valid_name(f))
+        else {
+            return Ok(());
+        };
+        let main = main_worktree(&self.store)?;
+        if !same_path(&lane_path(self, &main, feature), &here) {
+            return Ok(());
+        }
+        let refname = lane::lane_ref(feature);
+        if let Some(remote) = self.remote() {
+            // A remote that does not answer leaves the last fetched copy to decide.
+            let _ = crate::store::mirror::fetch_refs(&self.store, remote, &[&refname]);
+        }
+        let known =
+            match lane::require_newest(&self.store, self.settings.remote.as_deref(), feature) {
+                Ok(l) => l,
+                Err(e) if e.code == Code::NotFound => return Ok(()),
+                Err(e) => return Err(e),
+            };
+        let worktrees = self.store.git.worktree_paths()?;
+        match left_behind(self, &known, &worktrees)? {
+            Some(_) => Err(moved_error(&known, &here)),
+            None => Ok(()),
+        }
+    }
+
     /// The lane whose old worktree we run in, if it was handed over since.
     pub fn moved_from_here(&self) -> Option<Lane> {
         let here = self.store.workdir()?.to_path_buf();
@@ -200,4 +242,25 @@ impl Ctx {
                 .is_some_and(|p| same_path(&p, &here))
         })
     }
+}
+
+/// Said where a handed-over lane's old worktree is used.
+pub fn moved_error(lane: &Lane, here: &Path) -> Error {
+    let r = &lane.record;
+    Error::new(
+        Code::LaneMoved,
+        format!(
+            "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
+            here.display(),
+            lane.feature,
+            r.owner,
+            r.path
+        ),
+    )
+    .hint(format!(
+        "the lane's reports, snapshots, handoffs and task writes come from there (or pass --lane {} on purpose where a command takes it)",
+        lane.feature
+    ))
+    .hint("`git swarm lane prune` removes this old worktree once nothing in it is uncommitted (the branch stays)")
+    .with_detail(serde_json::json!({ "feature": lane.feature, "owner": r.owner, "path": r.path }))
 }

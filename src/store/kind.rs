@@ -231,6 +231,18 @@ pub trait Record: Sized + Clone {
         false
     }
 
+    /// `sync`, when both sides moved since `base`: why this clone's version
+    /// (`self`) must not be joined into the published one — the record
+    /// changed hands on the published side, and the local writes were made
+    /// for its previous holder (a lane's old owner reporting after a
+    /// handover) — or None (the default): [`Record::DIVERGED`] joins them.
+    fn refuses_join(&self, _base: &Self, _published: &Self) -> Option<String> {
+        None
+    }
+    /// Whether [`Record::refuses_join`] can refuse anything (so that `sync`
+    /// reads the three versions only for kinds that may).
+    const REFUSES_JOINS: bool = false;
+
     /// The value as the record cache keeps it (see `store::record_cache`); None
     /// (the default) keeps this kind, or this value, out of the cache, so
     /// every read parses its files. A serde type returns
@@ -396,10 +408,16 @@ impl<'s, R: Record> Records<'s, R> {
     }
 
     /// The live record, if its ref exists.
+    /// Under `swarm.trust=require` the newest trusted version of it (see
+    /// [`Store::trusted_version`]).
     pub fn load(&self, key: &R::Key) -> Result<Option<Versioned<R>>> {
-        match self.store.ref_target(&R::refname(key))? {
+        let refname = R::refname(key);
+        match self.store.ref_target(&refname)? {
             None => Ok(None),
-            Some(tip) => self.at(key, tip).map(Some),
+            Some(tip) => {
+                let trusted = self.store.trusted_version(&refname, tip)?;
+                self.at(key, trusted.unwrap_or(tip)).map(Some)
+            }
         }
     }
 
@@ -450,7 +468,16 @@ impl<'s, R: Record> Records<'s, R> {
                         format!("{refname} is not a valid {} ref name", R::KIND),
                     )
                 })
-                .and_then(|key| self.at(&key, tip));
+                .and_then(|key| {
+                    // An untrusted version on top is passed over, and said.
+                    let trusted = self.store.trusted_version(&refname, tip)?.unwrap_or(tip);
+                    if trusted != tip {
+                        if let Err(e) = self.store.trusted(R::NAMESPACE, R::KIND, path, tip) {
+                            bad.push(Unreadable::new(R::KIND, path, &refname, &e));
+                        }
+                    }
+                    self.at(&key, trusted)
+                });
             match read {
                 Ok(v) => good.push(v),
                 Err(e) => bad.push(Unreadable::new(R::KIND, path, &refname, &e)),
@@ -522,6 +549,22 @@ pub trait AnyKind: Sync {
     fn namespace(&self) -> &'static str;
     fn kind(&self) -> &'static str;
     fn diverged(&self) -> Diverged;
+    /// [`Record::refuses_join`] of the versions at these commits (`base`
+    /// their merge base); a version that cannot be read refuses nothing.
+    fn refuses_join(
+        &self,
+        _store: &Store,
+        _path: &str,
+        _base: ObjectId,
+        _local: ObjectId,
+        _published: ObjectId,
+    ) -> Result<Option<String>> {
+        Ok(None)
+    }
+    /// Whether [`AnyKind::refuses_join`] can refuse anything.
+    fn may_refuse_join(&self) -> bool {
+        false
+    }
     /// Whether the record at `tip` (ref path `path` below the namespace) is
     /// finished; an unreadable record is not.
     fn finished(
@@ -557,6 +600,30 @@ impl<R: Record> AnyKind for KindOf<R> {
     }
     fn diverged(&self) -> Diverged {
         R::DIVERGED
+    }
+    fn may_refuse_join(&self) -> bool {
+        R::REFUSES_JOINS
+    }
+    fn refuses_join(
+        &self,
+        store: &Store,
+        path: &str,
+        base: ObjectId,
+        local: ObjectId,
+        published: ObjectId,
+    ) -> Result<Option<String>> {
+        if !R::REFUSES_JOINS {
+            return Ok(None);
+        }
+        let Some(key) = R::Key::from_path(path) else {
+            return Ok(None);
+        };
+        let records = Records::<R>::new(store);
+        let read = |c| records.at(&key, c).ok().map(|v| v.value);
+        Ok(match (read(base), read(local), read(published)) {
+            (Some(b), Some(l), Some(p)) => l.refuses_join(&b, &p),
+            _ => None,
+        })
     }
     fn finished(
         &self,

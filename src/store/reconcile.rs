@@ -32,6 +32,21 @@ pub struct Fenced {
     pub remote: String,
 }
 
+/// A record whose local writes its kind refuses to join with the
+/// published version ([`AnyKind::refuses_join`]: e.g. a lane handed over
+/// since, written by its old owner): the published version stands, the
+/// local one is kept at `kept`, and `sync` fails naming it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Moved {
+    pub r#ref: String,
+    pub local: String,
+    pub remote: String,
+    /// The ref that keeps the local version (`refs/swarm-lost/…`).
+    pub kept: String,
+    /// The writes not joined, and why.
+    pub why: String,
+}
+
 /// A record created independently on both sides: left untouched.
 #[derive(Debug, Clone, Serialize)]
 pub struct Conflict {
@@ -51,6 +66,8 @@ pub struct Reconciled {
     pub fenced: Vec<Fenced>,
     /// Records of a [`Diverged::PublishedWinsIfRelated`] kind whose local version lost.
     pub superseded: Vec<Fenced>,
+    /// Records whose local writes were refused a join (see [`Moved`]).
+    pub moved: Vec<Moved>,
     /// Records created independently on both sides: left untouched locally.
     pub conflicts: Vec<Conflict>,
     /// Content that could not be merged automatically.
@@ -187,6 +204,35 @@ fn one(
             }
         }
     }
+    // A record this clone lacks, published with an untrusted version on top
+    // of trusted history: its newest trusted version is what is taken.
+    if let (None, Some(r)) = (l, r) {
+        if super::kind::kind_of(kinds, name).is_some() {
+            if let Some(why) = store.refused(name, r)? {
+                if let Some(t) = store.trusted_version(name, r)?.filter(|t| *t != r) {
+                    store.cas(
+                        name,
+                        None,
+                        Some(t),
+                        actor,
+                        "sync: the newest trusted version",
+                    )?;
+                    out.pulled.push(name.to_string());
+                    out.warnings.push(format!(
+                        "{name}: the published version {} is not trusted ({why}); took its newest trusted version {} (swarm.trust=require)",
+                        super::short(r),
+                        super::short(t)
+                    ));
+                    return Ok(());
+                }
+            }
+        }
+    }
+    if let (Some(l), Some(r)) = (l, r) {
+        if l != r && refused_join(store, kinds, actor, name, l, r, out)? {
+            return Ok(());
+        }
+    }
     match (l, r) {
         (None, None) => {}
         (Some(l), None) if was_archived(l)? => {
@@ -219,6 +265,58 @@ fn one(
         }
     }
     Ok(())
+}
+
+/// Both sides moved since `base`, and the record's kind refuses to join
+/// this clone's writes into the published version (a lane handed over
+/// meanwhile, written here by someone who does not own it there): the
+/// published version stands locally, the local one is kept at
+/// `refs/swarm-lost/<ref below refs/swarm/>@<commit>`, and it is reported.
+fn refused_join(
+    store: &Store,
+    kinds: &[&dyn AnyKind],
+    actor: &str,
+    name: &str,
+    l: ObjectId,
+    r: ObjectId,
+    out: &mut Reconciled,
+) -> Result<bool> {
+    let Some((kind, path)) = kind_of(kinds, name).filter(|(k, _)| k.may_refuse_join()) else {
+        return Ok(false);
+    };
+    // One side containing the other is no join (a fast-forward).
+    let Some(base) = store.merge_base(l, r)?.filter(|b| *b != l && *b != r) else {
+        return Ok(false);
+    };
+    let Some(why) = kind.refuses_join(store, &path, base, l, r)? else {
+        return Ok(false);
+    };
+    let rest = name.strip_prefix("refs/swarm/").unwrap_or(name);
+    let kept = format!("refs/swarm-lost/{rest}@{}", short(l));
+    if store.ref_target(&kept)?.is_none() {
+        store.cas(
+            &kept,
+            None,
+            Some(l),
+            actor,
+            "sync: a local version not joined",
+        )?;
+    }
+    store.cas(
+        name,
+        Some(l),
+        Some(r),
+        actor,
+        "sync: the published record stands",
+    )?;
+    out.moved.push(Moved {
+        r#ref: name.to_string(),
+        local: l.to_string(),
+        remote: r.to_string(),
+        kept,
+        why,
+    });
+    Ok(true)
 }
 
 /// Both sides moved and neither contains the other: join them as the

@@ -43,6 +43,11 @@ use list::List;
 pub use verdict::Verdict;
 use verdict::{check_jobs, split_commit, verify_time, Check, Prepared};
 
+/// How many untrusted versions on top of a record a read passes over to
+/// find a trusted one before it gives up (the record is then unreadable):
+/// a bound on the signatures one read checks.
+pub const MAX_PASSED_OVER: usize = 64;
+
 /// The trust list's path on the base branch.
 pub const LIST_PATH: &str = ".swarm/allowed_signers";
 
@@ -472,6 +477,35 @@ impl Store {
         }
         drop(guard);
         self.keep_verdicts(ns, &judged);
+    }
+
+    /// The newest version of the record at `tip` that may be used: `tip`
+    /// itself unless `swarm.trust=require` refuses it; then the first
+    /// trusted commit down its first parents (a record is a commit chain:
+    /// untrusted commits on top of trusted history are passed over, their
+    /// trees never read). None when no version is trusted, or none within
+    /// [`MAX_PASSED_OVER`] versions: the record then stays unreadable.
+    /// Off and warn: `tip`.
+    pub fn trusted_version(&self, refname: &str, tip: ObjectId) -> Result<Option<ObjectId>> {
+        if self.trust.policy != Policy::Require {
+            return Ok(Some(tip));
+        }
+        let mut at = tip;
+        for _ in 0..=MAX_PASSED_OVER {
+            if self.refused(refname, at)?.is_none() {
+                return Ok(Some(at));
+            }
+            // Only the commit's header is read (its parents), never its tree.
+            let parent = match self.repo.find_commit(at) {
+                Ok(c) => c.parent_ids().next().map(|p| p.detach()),
+                Err(_) => None,
+            };
+            match parent {
+                Some(p) => at = p,
+                None => return Ok(None),
+            }
+        }
+        Ok(None)
     }
 
     /// Under `require`, why the record version at `commit` may not be

@@ -172,10 +172,11 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     assert_eq!(find("--as agent-i2 task renew"), 0);
     assert_eq!(
         find("--as agent-i task renew"),
-        3,
-        "the predecessor's renew is refused"
+        1,
+        "the predecessor's renew in its old worktree is refused"
     );
-    run.expect_stderr("agent-i2 holds the claim on task 'images'");
+    run.expect_stderr("error[LANE_MOVED]");
+    run.expect_stderr("agent-i2 owns it now");
     run.expect_stderr("images (agent-i2, lane images, ");
     run.expect_stderr("[fenced-publish]");
     run.expect_stderr("[plan-untracked]");

@@ -249,10 +249,10 @@ fn day(remotes: Remotes, trust: bool) {
         &["commit", "--quiet", "-am", "docs: the chapter"],
     );
     env.git(&carol_wt, &["push", "--quiet", "origin", "feat/docs"]);
-    // bob's claim is carol's now.
+    // bob's lane and claim are carol's now: his old worktree says so.
     env.swarm(&bob_wt, &["task", "renew"])
-        .err(3, "LEASE_NOT_HOLDER")
-        .stderr_has("carol");
+        .err(1, "LANE_MOVED")
+        .stderr_has("carol owns it now");
 
     // Her work pushed, ann gives her paths back; carol's go with her done.
     env.swarm(&ann_wt, &["release", "src/api/"]).ok();

@@ -164,11 +164,17 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
     env.git(&succ, &["add", "src/b.txt"]);
     env.git(&succ, &["commit", "--quiet", "-m", "parser: second half"]);
     env.git(&succ, &["push", "--quiet", "origin", "feat/f1"]);
-    // ann's renew and release are refused, naming bob.
+    // ann's renew and release in her old worktree are refused: the lane
+    // is bob's now (LANE_MOVED, before the claim is even looked at).
     env.swarm(&wt, &["task", "renew"])
-        .err(3, "LEASE_NOT_HOLDER")
-        .stderr_has("bob holds the claim");
+        .err(1, "LANE_MOVED")
+        .stderr_has("bob owns it now");
     env.swarm(&wt, &["task", "release", "t", "--plan", "p"])
+        .err(1, "LANE_MOVED")
+        .stderr_has("bob owns it now");
+    // Elsewhere (her main checkout) the claim itself refuses her, naming bob.
+    let ann = wt.parent().unwrap().parent().unwrap();
+    env.swarm(ann, &["task", "release", "t", "--plan", "p"])
         .err(3, "LEASE_NOT_HOLDER")
         .stderr_has("bob");
 }

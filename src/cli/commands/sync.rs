@@ -101,6 +101,16 @@ pub fn render(report: &SyncReport) -> Output {
             &c.remote[..12]
         ));
     }
+    for m in &report.moved {
+        text.push_str(&format!(
+            "lost     {}: {}; yours ({}) is kept at {}, the remote holds {}\n",
+            m.r#ref,
+            m.why,
+            &m.local[..12],
+            m.kept,
+            &m.remote[..12]
+        ));
+    }
     if text.is_empty() {
         text.push_str(&format!("up to date with {}\n", report.remote));
     }
@@ -111,7 +121,7 @@ pub fn render(report: &SyncReport) -> Output {
 /// other ref has been synced by then.
 pub fn conflict_error(report: &SyncReport) -> Option<Error> {
     if report.conflicts.is_empty() {
-        return None;
+        return moved_error(report);
     }
     let names: Vec<&str> = report.conflicts.iter().map(|c| c.r#ref.as_str()).collect();
     Some(
@@ -125,6 +135,37 @@ pub fn conflict_error(report: &SyncReport) -> Option<Error> {
             ),
         )
         .hint("your local record is untouched; rename yours (create it under another name and delete this ref), or drop it with `git update-ref -d <ref>` and sync again")
+        .with_detail(serde_json::to_value(report).expect("serialisable")),
+    )
+}
+
+/// Exit 1 `LANE_MOVED` when a write of this clone was not joined because
+/// the lane it was made for changed hands on the remote; every other ref
+/// has been synced by then.
+fn moved_error(report: &SyncReport) -> Option<Error> {
+    if report.moved.is_empty() {
+        return None;
+    }
+    let why: Vec<String> = report
+        .moved
+        .iter()
+        .map(|m| format!("{}: {}", m.r#ref, m.why))
+        .collect();
+    let kept: Vec<&str> = report.moved.iter().map(|m| m.kept.as_str()).collect();
+    Some(
+        Error::new(
+            Code::LaneMoved,
+            format!(
+                "sync kept the published version of {} on {}: {}",
+                git_swarm::text::count(report.moved.len(), "record", "records"),
+                report.remote,
+                why.join("; ")
+            ),
+        )
+        .hint(format!(
+            "your version is kept at {} (`git log` shows it); tell the lane's owner what still matters, e.g. `git swarm notify <owner> ...`, then delete it with `git update-ref -d`",
+            kept.join(", ")
+        ))
         .with_detail(serde_json::to_value(report).expect("serialisable")),
     )
 }

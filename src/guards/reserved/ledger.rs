@@ -6,8 +6,8 @@
 //! The file carries a checksum over everything before it; a missing, torn,
 //! edited or foreign file is ignored (read from the objects again), never
 //! trusted, and a cache that cannot be written is not an error. It holds
-//! only the versions the last run read (the local ledger and the last
-//! fetched one), so it stays the size of two ledgers.
+//! only the versions the last run read (the one ledger `load` chose, the
+//! local one or the mirrored one), so it stays the size of a ledger or two.
 
 use std::path::PathBuf;
 

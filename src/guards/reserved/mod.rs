@@ -9,7 +9,11 @@
 //! until its next write, so what was live at an old commit's time is not
 //! known for sure.
 //!
-//! The hot path: the ledger ref is looked up first, and when there is none,
+//! Which ledger: the one read every listing uses (`remote::live_tip`: the
+//! local ledger when it contains the mirrored one, else the mirror as last
+//! fetched), so a clone that only fetched enforces what it fetched.
+//!
+//! The hot path: the ledger refs are looked up first, and when there is none,
 //! or no entry of someone else, nothing else is read. The ledger comes from
 //! a cache keyed by its commit (`ledger`), not from its YAML; the identity
 //! from the lane record the checked-out branch names (no process). The
@@ -51,48 +55,32 @@ pub struct Ledgered {
     pub ignore_case: bool,
 }
 
-/// The setting, and the ledger (the local one, or the last fetched one when
-/// it is further on). None when the guard is off or there is no ledger.
+/// The setting, and the ledger as this clone knows it: the one read every
+/// listing uses (`remote::live_tip`: the local ledger, or the last fetched
+/// one unless the local one contains it; under `swarm.trust=require` its
+/// newest trusted version). None when the guard is off or there is no
+/// (trusted) ledger. The mirror is looked at even though a hook never
+/// fetches first: a clone that only fetched enforces what it fetched.
 pub fn load(ctx: &Ctx) -> Result<Option<Ledgered>> {
     let store = &ctx.store;
     let mode = Enforce::parse(store.config("swarm.reservations").as_deref());
     if mode == Enforce::Off {
         return Ok(None);
     }
-    let mut tips = Vec::new();
-    let local = store
-        .ref_target(LEDGER_REF)
+    let tip = crate::store::remote::live_tip(store, ctx.settings.remote.as_deref(), LEDGER_REF)
         .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
-    tips.extend(local);
-    if let Some(remote) = ctx.settings.remote.as_deref() {
-        let mirror = crate::store::mirror::mirror_ref(remote, LEDGER_REF);
-        let published = store
-            .ref_target(&mirror)
-            .map_err(|e| unreadable(RESERVATIONS, &mirror, e.message))?;
-        tips.extend(published.filter(|p| Some(*p) != local));
-    }
-    // Under swarm.trust=require an untrusted ledger reserves nothing.
-    let mut trusted = Vec::with_capacity(tips.len());
-    for tip in tips {
-        let refused = store
-            .refused(LEDGER_REF, tip)
-            .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
-        if refused.is_none() {
-            trusted.push(tip);
-        }
-    }
-    let tips = trusted;
-    if tips.is_empty() {
+    let Some(base) = tip.base else {
+        return Ok(None);
+    };
+    // Under swarm.trust=require a ledger with no trusted version reserves nothing.
+    let refused = store
+        .refused(LEDGER_REF, base)
+        .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
+    if refused.is_some() {
         return Ok(None);
     }
     let mut cache = Cache::load(&store.repo);
-    let mut best: Option<Version> = None;
-    for tip in tips {
-        let ledger = cache.at(&store.repo, tip)?;
-        if best.as_ref().is_none_or(|b| ledger.next >= b.next) {
-            best = Some(ledger);
-        }
-    }
+    let best = Some(cache.at(&store.repo, base)?);
     cache.save();
     let ignore_case = store
         .repo
@@ -253,8 +241,8 @@ fn judging(ctx: &Ctx, f: &mut Findings) -> Result<Option<(Ledgered, String)>> {
 
 /// The live exclusive reservations of someone else that cover each of
 /// `paths` (repository-relative), for the agents' pre-tool-use hook: local
-/// state only (the local ledger or the last fetched one, whichever is
-/// further on). Empty when the guard is off or only warns.
+/// state only (the ledger as this clone knows it, see [`load`]: local, or
+/// the mirror as last fetched). Empty when the guard is off or only warns.
 pub fn held_by_others(ctx: &Ctx, paths: &[String]) -> Result<Vec<(String, Held)>> {
     let Some(l) = load(ctx)? else {
         return Ok(Vec::new());

@@ -46,7 +46,7 @@ pub trait Swarm {
 }
 
 /// The live entries of the reservation ledger this clone knows (local or
-/// last fetched, whichever is further on); empty when the guard is off.
+/// last fetched: the one read of the listings); empty when the guard is off.
 pub fn live_reservations(ctx: &Ctx) -> Result<Vec<Held>> {
     let Some(l) = crate::guards::reserved::load(ctx)? else {
         return Ok(Vec::new());

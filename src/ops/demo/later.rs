@@ -341,12 +341,14 @@ fn handoff_with_claim(d: &mut Demo<'_>) -> Result<()> {
     let succ = "alice/_swarm-worktrees/images";
     d.swarm(succ, &["--as", "agent-i2", "task", "renew"])?;
     d.run(succ, "sh", &["-c", "echo 'thumbnails: done' > images/README.md && git add images && git commit --quiet -m 'Product images' && git push --quiet origin feat/images"], 0)?;
-    d.say("The predecessor's renew is refused, naming the successor");
+    d.say(
+        "The predecessor's renew in its old worktree is refused (LANE_MOVED), naming the successor",
+    );
     d.run(
         images,
         "git-swarm",
         &["--as", "agent-i", "task", "renew"],
-        3,
+        1,
     )?;
     Ok(())
 }

@@ -305,6 +305,7 @@ fn publish_new(
                 base: None,
                 online: txn.online(),
                 archived: false,
+                skipped: None,
             };
             txn.write_on(&refname, tip, commit, actor, &summary);
             for c in with_snapshot(companions, packet) {

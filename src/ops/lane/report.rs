@@ -105,34 +105,13 @@ fn reporting_lane(ctx: &Ctx) -> Result<String> {
         return Ok(lane.feature);
     }
     if let (Some(moved), Some(here)) = (ctx.moved_from_here(), ctx.store.workdir()) {
-        return Err(moved_error(&moved, here));
+        return Err(crate::session::lane::moved_error(&moved, here));
     }
     Err(Error::new(
         Code::Usage,
         "which lane is reporting? you are not in a lane worktree",
     )
     .hint("pass --lane <feature>, or run it inside the lane's worktree"))
-}
-
-/// Said where a handed-over lane's old worktree is used.
-fn moved_error(lane: &Lane, here: &std::path::Path) -> Error {
-    let r = &lane.record;
-    Error::new(
-        Code::LaneMoved,
-        format!(
-            "{} was lane {}'s worktree, but the lane was handed over: {} owns it now, at {}",
-            here.display(),
-            lane.feature,
-            r.owner,
-            r.path
-        ),
-    )
-    .hint(format!(
-        "the lane's reports come from there (or pass --lane {} on purpose)",
-        lane.feature
-    ))
-    .hint("`git swarm lane prune` removes this old worktree once nothing in it is uncommitted (the branch stays)")
-    .with_detail(serde_json::json!({ "feature": lane.feature, "owner": r.owner, "path": r.path }))
 }
 
 /// Keep a journalled report as the lane's `last_report`. The plan's journal

@@ -101,6 +101,36 @@ impl Merged {
     }
 }
 
+/// Why the local version `local` of a lane must not be joined into the
+/// `published` one (both parted from `base`): the published side handed
+/// the lane over (owner or path changed) while the local side, still the
+/// previous holder's, wrote something. None: the lane was not handed over
+/// there, the local side took part in the move, or it wrote nothing.
+pub fn stale_owner_write(
+    base: &LaneRecord,
+    local: &LaneRecord,
+    published: &LaneRecord,
+) -> Option<String> {
+    let moved = |r: &LaneRecord| r.owner != base.owner || r.path != base.path;
+    if !moved(published) || moved(local) {
+        return None;
+    }
+    let yaml = |r: &LaneRecord| crate::store::record::to_yaml(r).ok();
+    if yaml(local) == yaml(base) {
+        return None;
+    }
+    let what = match &local.last_report {
+        Some(r) if base.last_report.as_ref().map(|b| &b.commit) != Some(&r.commit) => {
+            format!("the report '{}' by {}", r.text, r.by)
+        }
+        _ => "this clone's change".to_string(),
+    };
+    Some(format!(
+        "{what} was written for lane {}'s previous owner {}; the lane was handed to {} at {} meanwhile, so it was not merged",
+        local.feature, base.owner, published.owner, published.path
+    ))
+}
+
 /// How the branch at `head` relates to the base: `verdict`, a merged
 /// verdict is recorded on the head; `in_base`, the head is an ancestor of
 /// the base; `base_commit`, the commit the lane started from.
@@ -442,5 +472,34 @@ mod tests {
         assert_eq!(e.code, Code::LaneUnmerged);
         assert!(e.message.contains("has 2 commits not merged into main"));
         assert!(rm_check("f", &st, true, "PLAN.md").is_ok());
+    }
+
+    #[test]
+    fn a_write_for_the_previous_owner_is_not_joined_into_a_lane_handed_over() {
+        let base = lane("f", "p", true).record;
+        let report = |by: &str, commit: &str| LastReport {
+            kind: "done".into(),
+            text: "done".into(),
+            capacity: None,
+            at: "T2".into(),
+            by: by.into(),
+            commit: commit.into(),
+            extra: Default::default(),
+        };
+        let bobs = base.with_report(&report("alice", "c1"));
+        let mut handed = base.clone();
+        handed.owner = "cat".into();
+        handed.path = "/cat".into();
+        let why = stale_owner_write(&base, &bobs, &handed).expect("refused");
+        assert!(why.contains("the report 'done' by alice"), "{why}");
+        assert!(why.contains("handed to cat at /cat"), "{why}");
+        // Not handed over there: the journals join as before.
+        let other = base.with_report(&report("alice", "c2"));
+        assert!(stale_owner_write(&base, &bobs, &other).is_none());
+        // Nothing written here, or the move made here too: nothing refused.
+        assert!(stale_owner_write(&base, &base, &handed).is_none());
+        assert!(
+            stale_owner_write(&base, &handed.with_report(&report("cat", "c3")), &handed).is_none()
+        );
     }
 }

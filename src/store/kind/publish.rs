@@ -98,6 +98,13 @@ impl<R: Record> Records<'_, R> {
                     )
                 })
                 .and_then(|key| read(&key, base));
+            // A version passed over as untrusted is still said, until a
+            // trusted write replaces it.
+            if let Some(skipped) = tip.skipped {
+                if let Err(e) = self.store.trusted(R::NAMESPACE, R::KIND, &path, skipped) {
+                    bad.push(Unreadable::new(R::KIND, &path, &refname, &e));
+                }
+            }
             match read {
                 Ok(Some(version)) => good.push(Known { version, tip }),
                 Ok(None) => {}

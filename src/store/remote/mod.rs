@@ -85,6 +85,10 @@ pub struct Tip {
     /// `base` comes from a `gc` archive: the record has no live ref on
     /// either side, and its next version continues the archived history.
     pub archived: bool,
+    /// Under `swarm.trust=require`: the untrusted version passed over to
+    /// reach `base`, the newest trusted one below it (the listings still
+    /// name it `UNTRUSTED` until a trusted write replaces it).
+    pub skipped: Option<ObjectId>,
 }
 
 impl Tip {
@@ -96,6 +100,7 @@ impl Tip {
             base: local,
             online: false,
             archived: false,
+            skipped: None,
         }
     }
 
@@ -199,30 +204,48 @@ fn tip_of(
     local: Option<ObjectId>,
     published: Option<ObjectId>,
 ) -> Result<Tip> {
-    if !online {
-        return Ok(Tip::local(local));
-    }
-    let base = match (local, published) {
-        (l, None) => l,
-        (None, r) => r,
-        (Some(l), Some(r)) => {
-            // Under swarm.trust=require a published version that is not
-            // trusted is no base: the local one is, and the next write
-            // replaces the untrusted one at the remote (its lease is it).
-            if l != r && (store.is_ancestor(r, l)? || store.refused(refname, r)?.is_some()) {
-                Some(l)
-            } else {
-                Some(r)
+    let mut tip = if online {
+        let base = match (local, published) {
+            (l, None) => l,
+            (None, r) => r,
+            (Some(l), Some(r)) => {
+                // Under swarm.trust=require a published version that is not
+                // trusted is no base over a local one it does not contain:
+                // the local one is, and the next write replaces the
+                // untrusted one at the remote (its lease is it).
+                if l != r
+                    && (store.is_ancestor(r, l)?
+                        || (store.refused(refname, r)?.is_some() && !store.is_ancestor(l, r)?))
+                {
+                    Some(l)
+                } else {
+                    Some(r)
+                }
+            }
+        };
+        Tip {
+            local,
+            remote: published,
+            base,
+            online: true,
+            archived: false,
+            skipped: None,
+        }
+    } else {
+        Tip::local(local)
+    };
+    // An untrusted version on top of trusted history is passed over: the
+    // newest trusted one is read and built on (a record with no trusted
+    // version at all stays at its tip, unreadable as before).
+    if let Some(base) = tip.base {
+        if let Some(trusted) = store.trusted_version(refname, base)? {
+            if trusted != base {
+                tip.base = Some(trusted);
+                tip.skipped = Some(base);
             }
         }
-    };
-    Ok(Tip {
-        local,
-        remote: published,
-        base,
-        online: true,
-        archived: false,
-    })
+    }
+    Ok(tip)
 }
 
 /// Point the local ref at a value the remote has published, when the local

@@ -124,6 +124,8 @@ codes! {
     LeaseLive("LEASE_LIVE", Race): "lead takeover: the leader's lease has not expired (wait, or pass --force with a reason)",
     RemoteBusy("REMOTE_BUSY", Env): "the remote kept failing a push or fetch on its side (a ref it could not lock, an HTTP 5xx, a dropped connection) through every retry; not a lost race: run the command again later",
     PushDenied("PUSH_DENIED", Env): "the remote refused a push on its own policy (a hook, branch protection); retrying cannot help",
+    RemoteUnreachable("REMOTE_UNREACHABLE", Env): "the remote could not be reached (no connection, or no repository at its URL): names the remote and when this clone last reached it; an arbitration decides in this clone only with --offline, listings show what the clone knows",
+    GitTooOld("GIT_TOO_OLD", Env): "the installed git lacks a feature the command needs (the forecast's `git merge-tree --write-tree`: 2.38): names the installed version, the version needed and what for",
     RemoteMissing("REMOTE_MISSING", Usage): "the configured remote does not exist",
     RemoteTaken("REMOTE_TAKEN", Usage): "init --coordination-remote: a remote of the name it adds already points at another URL; nothing was changed",
     ReftableUnsupported("REFTABLE_UNSUPPORTED", Env): "the repository uses the reftable ref backend",
@@ -177,7 +179,6 @@ codes! {
     SnapshotMissing("SNAPSHOT_MISSING", Env): "accept: the packet's snapshot commit has not reached this clone (`git swarm sync`, or `accept --no-restore`); nothing was recorded",
     // forecast
     ForecastConflict("FORECAST_CONFLICT", Check): "forecast --exit-code: two lanes, or a lane and its base, are forecast to conflict (pairs and paths named)",
-    ForecastGitTooOld("FORECAST_GIT_TOO_OLD", Env): "forecast: the installed git cannot merge in memory (`git merge-tree --write-tree` needs git 2.38 or newer)",
     // dashboard
     ServeTokenRequired("SERVE_TOKEN_REQUIRED", Usage): "serve: --bind to an address other than 127.0.0.1 needs --token (or GIT_SWARM_SERVE_TOKEN), which every request must carry",
     ServeBindFailed("SERVE_BIND_FAILED", Env): "serve: the address or port cannot be listened on (in use, or not an address of this machine)",

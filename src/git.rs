@@ -10,13 +10,28 @@ use std::process::{Command, Output, Stdio};
 
 use crate::error::{Code, Error, Result};
 
+pub mod failure;
 mod merge;
 pub mod net;
 mod push;
 pub mod sign;
-pub use merge::{parse_version, too_old, MergeReport};
+pub mod version;
+pub use failure::NetFailure;
+pub use merge::MergeReport;
 pub use net::{remote_ops, RemoteOps};
 pub use push::{PushOutcome, PushUpdate};
+pub use version::parse_version;
+
+/// `git`, as every run of it starts: in the C locale, so that its messages
+/// are the English ones [`failure::TABLE`] reads, whatever the user's
+/// language (git's output that is data, refs and paths, does not change).
+pub(crate) fn git_command() -> Command {
+    let mut cmd = Command::new("git");
+    cmd.env("LC_ALL", "C")
+        .env("LANG", "C")
+        .env_remove("LANGUAGE");
+    cmd
+}
 
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -47,7 +62,7 @@ impl Git {
         I: IntoIterator<Item = S>,
         S: AsRef<OsStr>,
     {
-        let mut cmd = Command::new("git");
+        let mut cmd = git_command();
         cmd.current_dir(&self.cwd).args(args);
         cmd
     }
@@ -245,6 +260,7 @@ impl Git {
     /// Merge `theirs` into `ours` in memory (`git merge-tree --write-tree`,
     /// git >= 2.38): nothing in the worktree, index or refs changes.
     pub fn merge_tree(&self, ours: &str, theirs: &str) -> Result<MergeTree> {
+        version::require(version::Need::MergeTreeWriteTree)?;
         let args = [
             "merge-tree",
             "--write-tree",
@@ -308,14 +324,11 @@ impl Git {
         if stderr.contains("couldn't find remote ref") {
             return Ok(false);
         }
-        Err(Error::new(
-            Code::GitFailed,
-            format!(
-                "could not fetch branch {branch} from remote '{remote}': {}",
-                stderr.trim()
-            ),
-        )
-        .hint("check the remote URL and your network, or pass --offline"))
+        Err(failure::network_error(
+            &format!("fetch branch {branch} from"),
+            remote,
+            &out,
+        ))
     }
 
     /// `git worktree add -b <branch> <path> <start>`: a new branch in a new worktree.
@@ -372,12 +385,26 @@ impl Git {
 
     /// The worktrees git knows, main worktree first (`git worktree list --porcelain`).
     pub fn worktree_paths(&self) -> Result<Vec<PathBuf>> {
-        let out = self.run(["worktree", "list", "--porcelain", "-z"])?;
-        Ok(out
-            .split('\0')
+        Ok(self
+            .worktree_fields()?
+            .iter()
             .filter_map(|l| l.strip_prefix("worktree "))
             .map(PathBuf::from)
             .collect())
+    }
+
+    /// The fields of `git worktree list --porcelain` (`worktree <path>`,
+    /// `branch <ref>`, `locked <why>`, …), NUL-separated with `-z` (git
+    /// 2.36), else one a line (a path holding a newline is then misread:
+    /// git before 2.36 has no way to say it).
+    pub fn worktree_fields(&self) -> Result<Vec<String>> {
+        let z = version::has(version::Need::WorktreeListZ);
+        let out = match z {
+            true => self.run(["worktree", "list", "--porcelain", "-z"])?,
+            false => self.run(["worktree", "list", "--porcelain"])?,
+        };
+        let sep = if z { '\0' } else { '\n' };
+        Ok(out.split(sep).map(str::to_string).collect())
     }
 
     /// Delete a local branch whatever its merge state (callers decide that).
@@ -506,7 +533,11 @@ impl Git {
         let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
         args.extend(prefixes.iter().map(|p| format!("{p}*")));
         net::count_query();
-        let out = self.run(&args)?;
+        let out = self.output(&args)?;
+        if !out.status.success() {
+            return Err(failure::network_error("list the refs of", remote, &out));
+        }
+        let out = String::from_utf8_lossy(&out.stdout);
         let mut refs: Vec<(String, String)> = out
             .lines()
             .filter_map(|l| l.split_once('\t'))

@@ -54,6 +54,21 @@ pub fn from_clap(e: &clap::Error) -> Error {
     err.hint("see `git swarm <command> -h`")
 }
 
+/// The hint of `REMOTE_UNREACHABLE` (whose message the store words: the
+/// remote, when it was last reached, git's reason): an arbitration decides
+/// in this clone alone with `--offline`; a command whose point is the
+/// remote (`sync`, `lead push`) is run again once it answers.
+pub fn unreachable_hint(err: Error, arbitration: bool) -> Error {
+    if err.code != Code::RemoteUnreachable {
+        return err;
+    }
+    if arbitration {
+        err.hint("check the remote's URL and your network; or pass --offline to decide in this clone alone (`git swarm sync` publishes it once the remote answers, where it may lose to another clone's)")
+    } else {
+        err.hint("check the remote's URL and your network, and run it again once the remote answers; `git swarm status` counts what this clone has not published")
+    }
+}
+
 /// Show `err`: the JSON document on stdout under `--json`, and always the
 /// text on stderr (control characters made visible).
 pub fn report(err: &Error, json: bool) {

@@ -211,20 +211,25 @@ impl Command {
     /// reach it.
     fn keeps_when_unreachable(&self) -> bool {
         self.publishes_after()
+            && !self.arbitration()
             && !matches!(
                 self,
-                Command::Accept(_)
-                    | Command::Lead(
-                        lead::LeadCmd::Claim { .. }
-                            | lead::LeadCmd::Takeover { .. }
-                            | lead::LeadCmd::Push { .. }
-                            | lead::LeadCmd::Merge { .. }
-                    )
-                    | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                Command::Lead(lead::LeadCmd::Push { .. } | lead::LeadCmd::Merge { .. })
                     | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })
-                    | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
             )
-            && !matches!(self, Command::Reserve(a) if !a.check)
+    }
+
+    /// An arbitration: its point is the remote's verdict, so it refuses
+    /// when the remote cannot be reached and decides in this clone alone
+    /// only with `--offline` (what the `REMOTE_UNREACHABLE` hint says).
+    fn arbitration(&self) -> bool {
+        matches!(
+            self,
+            Command::Accept(_)
+                | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
+                | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
+                | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
+        ) || matches!(self, Command::Reserve(a) if !a.check)
     }
 
     /// A write that is the lane owner's when run in a lane's worktree:
@@ -441,7 +446,8 @@ pub fn run(cli: Cli) -> Result<Output> {
             | Command::Accept(_)
             | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
     );
-    let out = dispatch(&g, cli.command);
+    let arbitration = cli.command.arbitration();
+    let out = dispatch(&g, cli.command).map_err(|e| error::unreachable_hint(e, arbitration));
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
     if let Some(e) = git_swarm::store::trust::take_tool_failure() {

@@ -5,7 +5,7 @@
 //! index or refs changes; only objects are written.
 
 use super::Git;
-use crate::error::{Code, Error, Result};
+use crate::error::Result;
 
 /// What `git merge-tree` said about one merge.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -22,6 +22,7 @@ pub struct MergeReport {
 impl Git {
     /// `git merge-tree --write-tree` of `ours` and `theirs`, with messages.
     pub fn merge_tree_report(&self, ours: &str, theirs: &str) -> Result<MergeReport> {
+        super::version::require(super::version::Need::MergeTreeWriteTree)?;
         let args = [
             "merge-tree",
             "--write-tree",
@@ -37,21 +38,6 @@ impl Git {
             _ => Err(super::failed(&args, &out)),
         }
     }
-
-    /// The installed git's version as (major, minor), if it says.
-    pub fn version(&self) -> Result<Option<(u32, u32)>> {
-        let out = self.output(["--version"])?;
-        Ok(parse_version(&String::from_utf8_lossy(&out.stdout)))
-    }
-}
-
-/// `git version 2.47.3` → (2, 47).
-pub fn parse_version(text: &str) -> Option<(u32, u32)> {
-    let v = text.trim().strip_prefix("git version ")?;
-    let mut parts = v.split(|c: char| !c.is_ascii_digit());
-    let major = parts.next()?.parse().ok()?;
-    let minor = parts.next()?.parse().ok()?;
-    Some((major, minor))
 }
 
 /// Parse `--name-only -z` output: `<tree>\0<path>\0…\0\0` then messages,
@@ -100,24 +86,6 @@ pub fn parse(stdout: &str) -> MergeReport {
     }
 }
 
-/// The installed git cannot merge in memory (`merge-tree --write-tree`
-/// came with 2.38).
-pub fn too_old(version: Option<(u32, u32)>) -> Option<Error> {
-    match version {
-        Some(v) if v >= (2, 38) => None,
-        v => Some(
-            Error::new(
-                Code::ForecastGitTooOld,
-                format!(
-                    "the forecast needs `git merge-tree --write-tree` (git 2.38 or newer); this git is {}",
-                    v.map_or("of unknown version".to_string(), |(a, b)| format!("{a}.{b}"))
-                ),
-            )
-            .hint("install a newer git (2.38+) and run `git swarm forecast` again"),
-        ),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -147,20 +115,5 @@ mod tests {
         let r = parse("abcd\n");
         assert_eq!(r.tree, "abcd");
         assert!(r.conflicts.is_empty());
-    }
-
-    #[test]
-    fn versions_parse_and_old_ones_are_refused() {
-        assert_eq!(parse_version("git version 2.47.3\n"), Some((2, 47)));
-        assert_eq!(
-            parse_version("git version 2.39.5 (Apple Git-154)"),
-            Some((2, 39))
-        );
-        assert!(too_old(Some((2, 38))).is_none());
-        assert_eq!(
-            too_old(Some((2, 37))).unwrap().code,
-            Code::ForecastGitTooOld
-        );
-        assert!(too_old(None).is_some());
     }
 }

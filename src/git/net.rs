@@ -74,48 +74,10 @@ pub(crate) fn count_retry() {
 /// lease check itself ("stale info"), and those are not transient. An HTTP
 /// 5xx and a connection dropped mid-push are transient too.
 pub fn transient(stdout: &str, stderr: &str) -> Option<&'static str> {
-    let lost_race = |l: &str| {
-        l.contains("but expected")
-            || l.contains("reference already exists")
-            || l.contains("incorrect old value")
-    };
-    let remote_lines = stderr.lines().filter(|l| l.starts_with("remote: "));
-    let rejected = stdout.lines().filter(|l| l.starts_with('!'));
-    if remote_lines
-        .chain(rejected)
-        .any(|l| (l.contains("cannot lock ref") || l.contains("failed to lock")) && !lost_race(l))
-    {
-        return Some("the server could not lock a ref");
+    match super::failure::classify(Some(1), stdout, stderr) {
+        Some((super::NetFailure::Busy, why)) => Some(why),
+        _ => None,
     }
-    // The porcelain output already names a definitive answer (the lease
-    // check's "stale info", a hook's refusal): the connection git closes
-    // after it ("the remote end hung up") is not a dropped one.
-    let answered =
-        stdout.lines().any(|l| l.starts_with('!')) || stderr.contains("atomic push failed for ref");
-    if answered {
-        return None;
-    }
-    const HTTP: &[&str] = &[
-        "The requested URL returned error: 5",
-        "RPC failed; HTTP 5",
-        "HTTP/1.1 5",
-        "HTTP/2 5",
-        "Empty reply from server",
-    ];
-    if HTTP.iter().any(|p| stderr.contains(p)) {
-        return Some("the server answered with an HTTP 5xx");
-    }
-    const DROPPED: &[&str] = &[
-        "the remote end hung up unexpectedly",
-        "unexpected disconnect while reading sideband packet",
-        "early EOF",
-        "Connection reset by peer",
-        "RPC failed",
-    ];
-    if DROPPED.iter().any(|p| stderr.contains(p)) {
-        return Some("the connection to the server dropped");
-    }
-    None
 }
 
 /// The first pause of a backoff, and the longest one.

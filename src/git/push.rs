@@ -42,27 +42,22 @@ impl Git {
         loop {
             attempt += 1;
             net::count_fetch();
-            match self.run(&args) {
-                Ok(_) => return Ok(()),
-                Err(e) if attempt < 5 && is_lock_contention(&e.message) => {
-                    std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
-                }
-                Err(e) if attempt < net::ATTEMPTS && net::transient("", &e.message).is_some() => {
-                    net::count_retry();
-                    net::backoff(attempt);
-                }
-                Err(e) => {
-                    let code = match net::transient("", &e.message) {
-                        Some(_) => Code::RemoteBusy,
-                        None => Code::GitFailed,
-                    };
-                    return Err(Error::new(
-                        code,
-                        format!("could not fetch from remote '{remote}': {}", e.message),
-                    )
-                    .hint("check the remote URL and your network, or pass --offline"));
-                }
+            let out = self.output(&args)?;
+            if out.status.success() {
+                return Ok(());
             }
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            // This clone's own mirror lock, held by another local process.
+            if attempt < 5 && is_lock_contention(&stderr) && !stderr.contains("remote: ") {
+                std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
+                continue;
+            }
+            if attempt < net::ATTEMPTS && net::transient("", &stderr).is_some() {
+                net::count_retry();
+                net::backoff(attempt);
+                continue;
+            }
+            return Err(super::failure::network_error("fetch from", remote, &out));
         }
     }
 
@@ -78,7 +73,13 @@ impl Git {
 
     /// The local refs a fetch of `refspecs` would move (create, update or
     /// prune), as [`Self::fetch_would_change`] asks it.
+    ///
+    /// A git older than 2.41 has no `fetch --porcelain`: there the same
+    /// fetch is asked without it ([`Self::dry_run_would_move`]).
     pub fn fetch_would_move(&self, remote: &str, refspecs: &[String]) -> Result<Vec<String>> {
+        if !super::version::has(super::version::Need::FetchPorcelain) {
+            return self.dry_run_would_move(remote, refspecs);
+        }
         let mut args: Vec<String> = vec![
             "fetch".into(),
             "--dry-run".into(),
@@ -89,13 +90,58 @@ impl Git {
             remote.into(),
         ];
         args.extend(refspecs.iter().cloned());
-        let out = self.run(&args)?;
-        // `<flag> <old-id> <new-id> <local ref>` per line.
+        net::count_query();
+        let out = self.output(&args)?;
+        if !out.status.success() {
+            return Err(super::failure::network_error("ask", remote, &out));
+        }
+        let out = String::from_utf8_lossy(&out.stdout);
+        // `<flag> <old-id> <new-id> <local ref>` per line; the flag of a
+        // fast-forward is a space, so the fields are read after it.
         Ok(out
             .lines()
-            .filter_map(|l| l.split_whitespace().nth(3))
+            .filter_map(|l| l.get(2..)?.split_whitespace().nth(2))
             .map(str::to_string)
             .collect())
+    }
+
+    /// [`Self::fetch_would_move`] for a git without `fetch --porcelain`
+    /// (before 2.41): the same `git fetch --dry-run`, whose ref
+    /// advertisement the remote limits to the refspecs' prefixes as well,
+    /// read from its human-readable lines (`-c fetch.output=full`, in the
+    /// C locale): ` * [new ref]  <src> -> <dst>`, `   a..b  <src> -> <dst>`,
+    /// ` - [deleted]  (none) -> <dst>`. git shortens `<dst>` by dropping
+    /// `refs/` where that is unambiguous; it is put back.
+    pub fn dry_run_would_move(&self, remote: &str, refspecs: &[String]) -> Result<Vec<String>> {
+        let mut args: Vec<String> = vec![
+            "-c".into(),
+            "fetch.output=full".into(),
+            "fetch".into(),
+            "--dry-run".into(),
+            "--prune".into(),
+            "--no-tags".into(),
+            "--no-write-fetch-head".into(),
+            remote.into(),
+        ];
+        args.extend(refspecs.iter().cloned());
+        net::count_query();
+        let out = self.output(&args)?;
+        if !out.status.success() {
+            return Err(super::failure::network_error("ask", remote, &out));
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut moved: Vec<String> = stderr
+            .lines()
+            .filter_map(|l| l.split_once(" -> "))
+            .filter_map(|(_, dst)| dst.split_whitespace().next())
+            .map(|dst| match dst.starts_with("refs/") {
+                true => dst.to_string(),
+                false => format!("refs/{dst}"),
+            })
+            .collect();
+        moved.sort();
+        moved.dedup();
+        Ok(moved)
     }
 
     /// One atomic push; every ref carries an explicit lease so that the
@@ -283,9 +329,11 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         }
         return Err(err.hint("fix what the guard names, then run the command again"));
     }
-    Err(Error::new(
-        Code::GitFailed,
-        format!("git push to '{remote}' failed: {}", stderr.trim()),
-    )
-    .hint("check the remote URL and your network, or pass --offline"))
+    Err(super::failure::failure_error(
+        "push to",
+        remote,
+        Some(128),
+        stdout,
+        stderr,
+    ))
 }

@@ -5,7 +5,7 @@
 
 use super::refs::NOTES_REF;
 use super::Store;
-use crate::error::Result;
+use crate::error::{Code, Error, Result};
 
 /// The fetch refspecs that mirror the remote's swarm refs.
 pub fn mirror_refspecs(remote: &str) -> [String; 2] {
@@ -79,38 +79,54 @@ fn mark_unreached(store: &Store, remote: &str) {
 /// could not connect, or there is no such repository (e.g. a bare remote
 /// renamed away). Not a refusal (a lease, a hook) and not a busy remote (a
 /// server-side lock, a 5xx, a dropped connection): those are not "offline".
-pub fn is_unreachable(e: &crate::error::Error) -> bool {
-    const NO_ANSWER: &[&str] = &[
-        "does not appear to be a git repository",
-        "Could not read from remote repository",
-        "Could not resolve host",
-        "Could not resolve hostname",
-        "Connection refused",
-        "Connection timed out",
-        "No route to host",
-        "Network is unreachable",
-        "Failed to connect",
-        "Repository not found",
-        "repository not found",
-    ];
-    const BUSY: &[&str] = &[
-        "The requested URL returned error: 5",
-        "the remote end hung up unexpectedly",
-        "early EOF",
-        "Connection reset",
-        "RPC failed",
-    ];
-    let m = &e.message;
-    e.code == crate::error::Code::GitFailed
-        && (m.starts_with("could not fetch from remote") || m.starts_with("git push to '"))
-        && NO_ANSWER.iter().any(|s| m.contains(s))
-        && !BUSY.iter().any(|s| m.contains(s))
+/// The git layer decided it ([`crate::git::failure`]).
+pub fn is_unreachable(e: &Error) -> bool {
+    e.code == Code::RemoteUnreachable
 }
 
-/// Whether `e` is a fetch that failed, whatever the reason (what a listing
-/// tolerates).
-fn did_not_answer(e: &crate::error::Error) -> bool {
-    e.code == crate::error::Code::GitFailed && e.message.starts_with("could not fetch from remote")
+/// Whether `e` is a fetch that failed on the remote's side, whatever the
+/// reason (what a listing tolerates): unreachable, busy, or a failure of
+/// git naming the remote.
+fn did_not_answer(e: &Error) -> bool {
+    matches!(e.code, Code::RemoteUnreachable | Code::RemoteBusy)
+        || (e.code == Code::GitFailed
+            && e.detail.as_ref().is_some_and(|d| d.get("remote").is_some()))
+}
+
+/// The one wording of a remote that could not be reached, for an error:
+/// `remote 'origin' could not be reached (last reached 5 minutes ago, at
+/// …): <git's reason>`, as listings warn it. Any other error is returned
+/// as it is. (The CLI adds the hint that names `--offline` where the
+/// command has it.)
+pub fn unreachable_error(store: &Store, remote: &str, e: Error) -> Error {
+    let worded = e
+        .detail
+        .as_ref()
+        .is_some_and(|d| d.get("last_reached").is_some());
+    if !is_unreachable(&e) || worded {
+        return e;
+    }
+    let why = e
+        .message
+        .split_once(": ")
+        .map(|(_, why)| why.to_string())
+        .unwrap_or_default();
+    let mut out = Error::new(
+        Code::RemoteUnreachable,
+        format!(
+            "remote '{remote}' could not be reached ({}): {why}",
+            last_reached_words(store, remote)
+        ),
+    );
+    out.hints = e.hints;
+    out.detail = e.detail;
+    if let Some(d) = out.detail.as_mut().and_then(|d| d.as_object_mut()) {
+        d.insert(
+            "last_reached".into(),
+            last_reached(store, remote).map_or(serde_json::Value::Null, serde_json::Value::String),
+        );
+    }
+    out
 }
 
 fn keeps_writes() -> bool {
@@ -141,7 +157,7 @@ pub fn gone(remote: &str) -> bool {
 /// Note that a push found `remote` unreachable (`e`, see
 /// [`is_unreachable`]), as a fetch that could not reach it does; true when
 /// this process keeps its writes then ([`gone`]).
-pub fn note_unreachable(store: &Store, remote: &str, e: &crate::error::Error) -> bool {
+pub fn note_unreachable(store: &Store, remote: &str, e: &Error) -> bool {
     if TOLERATE.load(std::sync::atomic::Ordering::Relaxed) && is_unreachable(e) {
         mark_unreached(store, remote);
     }
@@ -189,9 +205,10 @@ pub fn last_reached(store: &Store, remote: &str) -> Option<String> {
         .filter(|s| !s.is_empty())
 }
 
-/// The one warning line of a read that could not reach `remote`.
-pub fn unreachable_warning(store: &Store, remote: &str) -> String {
-    let when = match last_reached(store, remote) {
+/// When this clone last reached `remote`, in words: `last reached 5
+/// minutes ago, at <time>`, or `never reached from this clone`.
+fn last_reached_words(store: &Store, remote: &str) -> String {
+    match last_reached(store, remote) {
         Some(t) => match t.parse::<jiff::Timestamp>() {
             Ok(at) => format!(
                 "last reached {} ago, at {t}",
@@ -200,8 +217,15 @@ pub fn unreachable_warning(store: &Store, remote: &str) -> String {
             Err(_) => format!("last reached at {t}"),
         },
         None => "never reached from this clone".to_string(),
-    };
-    format!("remote '{remote}' could not be reached ({when}); showing what this clone knows")
+    }
+}
+
+/// The one warning line of a read that could not reach `remote`.
+pub fn unreachable_warning(store: &Store, remote: &str) -> String {
+    format!(
+        "remote '{remote}' could not be reached ({}); showing what this clone knows",
+        last_reached_words(store, remote)
+    )
 }
 
 /// Where the time of the last whole-mirror fetch is kept: a cache (a
@@ -241,7 +265,7 @@ fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()
             mark_unreached(store, remote);
             Ok(())
         }
-        Err(e) => Err(e),
+        Err(e) => Err(unreachable_error(store, remote, e)),
     }
 }
 
@@ -294,6 +318,44 @@ pub fn fetch_refs_from(store: &Store, remote: Option<&str>, refs: &[&str]) -> Re
     }
 }
 
+/// The mirror refs under `prefixes` (local swarm ref names: a prefix
+/// ending in `/`, or one ref) that differ from what `remote` holds now,
+/// asked by one `git ls-remote` and compared here with the mirror: where
+/// the prefixes hold many refs (the messages), this costs one listing and
+/// no connectivity check, which `git fetch --dry-run` runs over every ref
+/// it is advertised. (The remote lists all its refs to `ls-remote`, so
+/// for prefixes of few refs among many `fetch --dry-run` is cheaper.)
+pub fn remote_moves(store: &Store, remote: &str, prefixes: &[String]) -> Result<Vec<String>> {
+    let asked: Vec<&str> = prefixes.iter().map(String::as_str).collect();
+    let theirs = store.git.ls_remote(remote, &asked)?;
+    stamp_reached(store, remote);
+    let under = |name: &str, p: &str| match p.ends_with('/') {
+        true => name.starts_with(p),
+        false => name == p,
+    };
+    let mut ours: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for p in prefixes {
+        let m = mirror_ref(remote, p);
+        for (name, id) in store.list_refs(&m)? {
+            if under(&name, &m) {
+                ours.insert(name, id.to_string());
+            }
+        }
+    }
+    let mut moved = Vec::new();
+    for (name, id) in theirs {
+        if !prefixes.iter().any(|p| under(&name, p)) {
+            continue;
+        }
+        let m = mirror_ref(remote, &name);
+        if ours.remove(&m).as_deref() != Some(id.as_str()) {
+            moved.push(m);
+        }
+    }
+    moved.extend(ours.into_keys());
+    Ok(moved)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -308,42 +370,5 @@ mod tests {
             mirror_ref("origin", NOTES_REF),
             "refs/swarm-remotes/origin/notes/swarm"
         );
-    }
-
-    #[test]
-    fn only_no_connection_or_no_repository_is_unreachable_not_a_busy_remote() {
-        use crate::error::{Code, Error};
-        let fetch = |stderr: &str| {
-            Error::new(
-                Code::GitFailed,
-                format!("could not fetch from remote 'origin': {stderr}"),
-            )
-        };
-        let push = |stderr: &str| {
-            Error::new(
-                Code::GitFailed,
-                format!("git push to 'origin' failed: {stderr}"),
-            )
-        };
-        for gone in [
-            "fatal: '/x/r.git' does not appear to be a git repository\nfatal: Could not read from remote repository.",
-            "fatal: unable to access 'https://h/r.git/': Could not resolve host: h",
-            "ssh: connect to host h port 22: Connection refused",
-        ] {
-            assert!(is_unreachable(&fetch(gone)), "{gone}");
-            assert!(is_unreachable(&push(gone)), "{gone}");
-        }
-        for busy in [
-            "fatal: unable to access 'https://h/r.git/': The requested URL returned error: 503",
-            "fatal: the remote end hung up unexpectedly\nfatal: Could not read from remote repository.",
-            "error: RPC failed; curl 56 Connection reset by peer",
-        ] {
-            assert!(!is_unreachable(&fetch(busy)), "{busy}");
-        }
-        // A refusal is not an absence, nor is another error code.
-        assert!(!is_unreachable(&Error::new(
-            Code::PushDenied,
-            "the remote 'origin' refused the push: does not appear to be a git repository"
-        )));
     }
 }

@@ -106,6 +106,12 @@ impl TestEnv {
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::create_dir_all(&home).unwrap();
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_git-swarm"), bin.join("git-swarm")).unwrap();
+        // `GIT_SWARM_TEST_GIT=/usr/bin/git`: every test (and git-swarm
+        // under test) runs that git instead of the first on PATH, e.g.
+        // Debian's own 2.39 in CI's old-git pass.
+        if let Some(git) = std::env::var_os("GIT_SWARM_TEST_GIT").filter(|g| !g.is_empty()) {
+            std::os::unix::fs::symlink(&git, bin.join("git")).unwrap();
+        }
         std::fs::write(
             home.join(".gitconfig"),
             "[user]\n\tname = Test User\n\temail = test@example.invalid\n[init]\n\tdefaultBranch = main\n[advice]\n\tdetachedHead = false\n[protocol \"file\"]\n\tallow = always\n",

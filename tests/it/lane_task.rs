@@ -275,7 +275,7 @@ fn lane_new_task_refuses_when_the_remote_cannot_be_reached_unless_offline() {
     let before = env.all_refs(b);
     let run = env
         .swarm(b, &["lane", "new", "f2", "--task", "t2"])
-        .err(4, "GIT_FAILED");
+        .err(4, "REMOTE_UNREACHABLE");
     run.expect_stderr("--offline");
     assert!(!run.stderr.contains("not published"), "{}", run.stderr);
     assert_eq!(env.all_refs(b), before, "nothing written");
@@ -313,7 +313,7 @@ fn lane_new_task_whose_push_finds_the_remote_gone_keeps_nothing() {
         &["lane", "new", "f2", "--task", "t2"],
     );
     std::fs::rename(&remote, env.root().join("remote.gone")).unwrap();
-    let run = paused.release().err(4, "GIT_FAILED");
+    let run = paused.release().err(4, "REMOTE_UNREACHABLE");
     run.expect_stderr("--offline");
     run.expect_stderr("nothing was kept");
     assert!(!run.stderr.contains("not published"), "{}", run.stderr);

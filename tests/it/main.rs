@@ -41,6 +41,8 @@ mod lead;
 mod message;
 mod model_server;
 mod names;
+mod offline;
+mod oldgit;
 mod openapi;
 mod packet;
 mod plan;

@@ -893,3 +893,42 @@ fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
         .err(2, "MESSAGE_INVALID")
         .stderr_has("--plan");
 }
+
+/// A task ref the remote moved by a fast-forward (a claim in another
+/// clone) wakes a `wait --for task`: the dry run's porcelain line of a
+/// fast-forward starts with a space for its flag, and was read as one
+/// field short (so only new, forced and pruned refs woke a wait).
+#[test]
+fn wait_for_task_wakes_on_a_claim_published_by_another_clone() {
+    let (env, _, clones) = Swarm::new(&["ann", "bob"])
+        .plan(0, "p")
+        .task(0, "t1", "first")
+        .sync(1)
+        .parts();
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(bob, &["task", "list", "--plan", "p"]).ok();
+    env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    let run = env
+        .swarm_env(
+            bob,
+            &[("GIT_SWARM_VIRTUAL_WAITS", "1")],
+            &[
+                "wait",
+                "--for",
+                "task",
+                "--plan",
+                "p",
+                "--timeout",
+                "1m",
+                "--json",
+            ],
+        )
+        .ok();
+    let doc = run.json();
+    assert_eq!(
+        doc["refs"],
+        serde_json::json!(["refs/swarm/tasks/p/t1"]),
+        "{doc}"
+    );
+    assert_eq!(doc["cost"]["fetches"], 1, "{doc}");
+}

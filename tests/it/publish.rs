@@ -488,7 +488,7 @@ fn accept_and_lead_claim_or_takeover_do_not_decide_offline_when_the_remote_canno
         &["task", "claim", "t9", "--plan", "auth"],
         &["reserve", "src/login.rs"],
     ] {
-        let run = env.swarm(b, args).err(4, "GIT_FAILED");
+        let run = env.swarm(b, args).err(4, "REMOTE_UNREACHABLE");
         run.expect_stderr("--offline");
         assert!(
             !run.stderr.contains("not published"),

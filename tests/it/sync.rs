@@ -169,7 +169,7 @@ fn an_unreachable_remote_fails_with_exit_4_and_moves_nothing() {
     let a = &clones[0];
     let before = env.all_refs(a);
     std::fs::rename(&remote, env.root().join("moved.git")).unwrap();
-    env.swarm(a, &["sync"]).err(4, "GIT_FAILED");
+    env.swarm(a, &["sync"]).err(4, "REMOTE_UNREACHABLE");
     assert_eq!(before, env.all_refs(a));
 }
 

@@ -310,11 +310,10 @@ fn remote_round(ctx: &Ctx, r: &str, plan: Option<&str>) -> bool {
         plan.map_or_else(|| task::PREFIX.to_string(), task::plan_prefix),
         plan.map_or_else(|| packet::PREFIX.to_string(), packet::plan_prefix),
     ];
-    let specs: Vec<String> = prefixes
-        .iter()
-        .map(|p| format!("+{p}*:{}*", crate::store::mirror::mirror_ref(r, p)))
-        .collect();
-    if !matches!(ctx.store.git.fetch_would_change(r, &specs), Ok(true)) {
+    // The messages are watched: one listing compared with the mirror
+    // (`wait`'s question when it watches them).
+    let moved = crate::store::mirror::remote_moves(&ctx.store, r, &prefixes);
+    if !matches!(moved, Ok(m) if !m.is_empty()) {
         return false;
     }
     let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();

@@ -145,9 +145,7 @@ pub struct Forecast {
 
 /// `git swarm forecast [--plan P]`.
 pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
-    if let Some(err) = crate::git::too_old(ctx.store.git.version()?) {
-        return Err(err);
-    }
+    crate::git::version::require(crate::git::version::Need::MergeTreeWriteTree)?;
     if let Some(p) = plan {
         crate::names::validate_name("plan", p)?;
     }

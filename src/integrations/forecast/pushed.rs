@@ -55,7 +55,7 @@ pub fn pushed(ctx: &Ctx, input: &str) -> Result<Vec<PushConflict>> {
     if pushes.is_empty() {
         return Ok(Vec::new());
     }
-    if crate::git::too_old(ctx.store.git.version()?).is_some() {
+    if !crate::git::version::has(crate::git::version::Need::MergeTreeWriteTree) {
         return Ok(Vec::new());
     }
     let (all, _, _) = heads::live(ctx, heads::Remotes::of(ctx), false)?;

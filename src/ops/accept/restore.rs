@@ -208,10 +208,9 @@ pub fn worktree_noted(
 /// Whether `path` is a worktree of this repository that git left locked
 /// "initializing": its `git worktree add` never finished.
 fn half_made(git: &crate::git::Git, path: &Path) -> Result<bool> {
-    let listed = git.run(["worktree", "list", "--porcelain", "-z"])?;
     let want = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let mut here = false;
-    for field in listed.split('\0') {
+    for field in git.worktree_fields()? {
         if let Some(p) = field.strip_prefix("worktree ") {
             here = std::fs::canonicalize(p).unwrap_or_else(|_| PathBuf::from(p)) == want;
         } else if here && field.starts_with("locked") {

@@ -149,9 +149,10 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let mut interval = watch.interval.max(Duration::from_millis(10));
     let mut cost = Cost::default();
     let mut unreachable = false;
+    let mut read_at = None;
     loop {
         cost.checks += 1;
-        if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+        if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)? {
             return Ok(woke);
         }
         if let Some(r) = ctx.remote() {
@@ -168,7 +169,9 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
             }
             unreachable = failing;
             if fetched {
-                if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost)? {
+                if let Some(woke) =
+                    arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)?
+                {
                     return Ok(woke);
                 }
             }
@@ -242,7 +245,14 @@ fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bo
             }
         })
     };
-    match ctx.store.git.fetch_would_move(r, &specs) {
+    // Watching the messages (the kind of record that grows to thousands),
+    // one listing compared with the mirror here is cheaper than a dry-run
+    // fetch, whose connectivity check walks every advertised ref.
+    let asked = match watch.wants_messages() {
+        true => mirror::remote_moves(&ctx.store, r, &prefixes),
+        false => ctx.store.git.fetch_would_move(r, &specs),
+    };
+    match asked {
         Err(_) => {
             cost.remote_errors += 1;
             Ok(false)
@@ -267,9 +277,20 @@ fn arrived(
     prefixes: &[String],
     start: &BTreeMap<String, String>,
     cost: &Cost,
+    read_at: &mut Option<BTreeMap<String, String>>,
 ) -> Result<Option<Woke>> {
     let mut messages = Vec::new();
-    if watch.wants_messages() {
+    // The messages are read again only when a message ref (local or
+    // mirrored) moved since they were last read and held nothing new: a
+    // round over 2,000 unchanged messages lists their refs, no more.
+    let message_refs = match watch.wants_messages() {
+        true => Some(snapshot(
+            ctx,
+            &[crate::records::message::PREFIX.to_string()],
+        )?),
+        false => None,
+    };
+    if message_refs.is_some() && message_refs != *read_at {
         let mut cursor = Cursor::load(&ctx.store, reader)?;
         messages = all(ctx)?
             .into_iter()
@@ -279,6 +300,7 @@ fn arrived(
         if !messages.is_empty() && !watch.peek {
             cursor.advance(messages.iter().map(|m| m.id.as_str()))?;
         }
+        *read_at = message_refs;
     }
     let refs: Vec<String> = if prefixes.is_empty() {
         Vec::new()

@@ -39,7 +39,7 @@ pub fn publish(
         Ok(outcome) => outcome,
         Err(e) => {
             super::mirror::note_unreachable(store, remote, &e);
-            return Err(e);
+            return Err(super::mirror::unreachable_error(store, remote, e));
         }
     };
     super::mirror::stamp_reached(store, remote);

@@ -251,7 +251,10 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             lease,
         } => match id {
             Some(id) if !next => (plan, id, OpArgs::Claim { lease }),
-            _ => return task::claim_next(&ctx, plan.as_deref(), lease.as_deref()).map(|r| ran(&r)),
+            _ => {
+                return task::claim_next(&ctx, plan.as_deref(), lease.as_deref())
+                    .map(|r| ran(&r, ctx.remote()))
+            }
         },
         TaskCmd::Renew { id, plan, lease } => {
             let (plan, id) = task::named(&ctx, id, plan)?;

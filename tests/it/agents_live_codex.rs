@@ -29,7 +29,7 @@ pub fn codex() -> Option<PathBuf> {
 
 /// `$CODEX_HOME/config.toml`: the scripted provider, and `trusted` as
 /// trusted projects.
-fn codex_home(env: &TestEnv, model: &Model, trusted: &[&Path]) -> PathBuf {
+pub fn codex_home(env: &TestEnv, model: &Model, trusted: &[&Path]) -> PathBuf {
     let home = env.root().join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
     let mut config = format!(

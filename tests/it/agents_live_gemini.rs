@@ -26,6 +26,26 @@ pub fn gemini() -> Option<PathBuf> {
     host_bin("GIT_SWARM_GEMINI", "Gemini CLI")
 }
 
+/// A home for Gemini CLI (`HOME` or `GEMINI_CLI_HOME`) whose user
+/// settings log in with the API key and turn telemetry, usage statistics
+/// and update checks off.
+pub fn gemini_home(env: &TestEnv) -> PathBuf {
+    let home = env.root().join("gemini-home");
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
+        "telemetry": {"enabled": false},
+        "privacy": {"usageStatisticsEnabled": false}
+    });
+    std::fs::write(
+        home.join(".gemini/settings.json"),
+        serde_json::to_string_pretty(&settings).unwrap(),
+    )
+    .unwrap();
+    home
+}
+
 /// Run `gemini -p <prompt>` in `dir` against the model, once (file edits
 /// approved, as an agent at work has them).
 fn run_gemini(env: &TestEnv, gemini: &Path, dir: &Path, model: &Model, prompt: &str) -> Run {
@@ -42,19 +62,7 @@ pub fn run_gemini_with(
     prompt: &str,
     approval: &str,
 ) -> Run {
-    let home = env.root().join("gemini-home");
-    std::fs::create_dir_all(home.join(".gemini")).unwrap();
-    let settings = json!({
-        "security": {"auth": {"selectedType": "gemini-api-key"}},
-        "general": {"disableAutoUpdate": true, "disableUpdateNag": true},
-        "telemetry": {"enabled": false},
-        "privacy": {"usageStatisticsEnabled": false}
-    });
-    std::fs::write(
-        home.join(".gemini/settings.json"),
-        serde_json::to_string_pretty(&settings).unwrap(),
-    )
-    .unwrap();
+    let home = gemini_home(env);
     let mut cmd = env.command(gemini.to_str().unwrap(), dir);
     cmd.args([
         "-p",

@@ -55,6 +55,7 @@ mod push_budget;
 mod quickstart;
 mod reserve;
 mod reserve_guard;
+mod run_hosts_live;
 mod run_live;
 mod secrets;
 mod serve;

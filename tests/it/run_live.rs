@@ -117,7 +117,7 @@ fn script(brief: &str) -> String {
 }
 
 /// Commit the task's work, merge it (a push to main) and mark it done.
-fn finish(task: &str) -> String {
+pub fn finish(task: &str) -> String {
     format!(
         "echo {task} > {task}.txt && git add {task}.txt && git commit -qm '{task}' && \
          git push -q origin HEAD:main && git swarm task done"

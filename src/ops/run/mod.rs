@@ -694,6 +694,12 @@ impl Runner<'_> {
             .and_then(|t| t["task"]["status"].as_str().map(String::from))
             .unwrap_or_default();
         let tokens = a.summary.usage.input_tokens + a.summary.usage.output_tokens;
+        let session = a
+            .summary
+            .session
+            .as_deref()
+            .map(|s| format!("session {s}, "))
+            .unwrap_or_default();
         if task_status == "done" || task_status == "cancelled" || task_status == "open" {
             self.free(&name, a.epoch);
             self.step(
@@ -701,7 +707,7 @@ impl Runner<'_> {
                 Some(&lane),
                 Some(&name),
                 format!(
-                    "{} on {name} {how}: task {} is {task_status} ({tokens} tokens); account {name} freed",
+                    "{} on {name} {how}: task {} is {task_status} ({session}{tokens} tokens); account {name} freed",
                     a.host.as_str(),
                     a.task
                 ),

@@ -282,7 +282,10 @@ fn lane() -> (TestEnv, PathBuf, PathBuf) {
     env.swarm(&a, &["task", "new", "t1", "--plan", "p", "--title", "One"])
         .ok();
     let lane = env
-        .swarm(&a, &["lane", "new", "work", "--plan", "p", "--no-task", "--json"])
+        .swarm(
+            &a,
+            &["lane", "new", "work", "--plan", "p", "--no-task", "--json"],
+        )
         .ok()
         .json();
     let path = PathBuf::from(

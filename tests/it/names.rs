@@ -59,7 +59,7 @@ fn a_typo_of_a_known_name_or_address_gets_a_did_you_mean() {
     let (env, _, clones) = Swarm::new(&["alice", "bob"])
         .plan(0, "auth")
         .task(0, "login", "log in")
-        .lane(0, "tokenizer")
+        .lane_with(0, "tokenizer", &["--no-task"])
         .run(1, &["notify", "alice", "hello from bob"])
         .sync(0)
         .parts();

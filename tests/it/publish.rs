@@ -67,7 +67,7 @@ fn plan_save_report_lane_rm_prune_and_gc_publish_at_once() {
             .cloned()
     );
     // report (a lane's record)
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth", "--no-task"])
         .ok();
     let wt = worktree(a, "login");
     let lane_ref = "refs/swarm/lanes/login";
@@ -377,7 +377,7 @@ fn publish_loop_commands_keep_their_write_when_the_remote_cannot_be_reached() {
         &["lead", "claim", "--plan", "auth", "--succession", "alice"],
     )
     .ok();
-    env.swarm(a, &["lane", "new", "login", "--plan", "auth"])
+    env.swarm(a, &["lane", "new", "login", "--plan", "auth", "--no-task"])
         .ok();
     let wt = worktree(a, "login");
     let gone = env.root().join("remote.gone");

@@ -204,7 +204,8 @@ fn record_text_on_the_dashboard_stays_inert_text() {
     .ok();
     env.swarm(&repo, &["notify", "all", "--plan", "p", EVIL])
         .ok();
-    env.swarm(&repo, &["lane", "new", "l", "--plan", "p"]).ok();
+    env.swarm(&repo, &["lane", "new", "l", "--plan", "p", "--no-task"])
+        .ok();
     let wt = repo.join("_swarm-worktrees").join("l");
     env.swarm(&wt, &["report", "blocked", "approval", EVIL])
         .ok();

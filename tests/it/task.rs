@@ -850,7 +850,7 @@ fn task_claim_help_describes_its_id_and_plan() {
             .unwrap_or_else(|| panic!("no {start} line\n{}", run.stdout))
             .to_string()
     };
-    assert!(line("<ID>").contains("The task id"), "{}", run.stdout);
+    assert!(line("[ID]").contains("The task id"), "{}", run.stdout);
     assert!(
         line("--plan <P>").contains("The task's plan"),
         "{}",

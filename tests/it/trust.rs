@@ -321,7 +321,10 @@ fn a_forged_acceptance_does_not_accept_the_packet_under_require() {
     let env = TestEnv::new();
     let (remote, a, m) = two_clones(&env, "require");
     let lane = env
-        .swarm(&a, &["lane", "new", "api", "--plan", "rel", "--json"])
+        .swarm(
+            &a,
+            &["lane", "new", "api", "--plan", "rel", "--no-task", "--json"],
+        )
         .ok();
     let wt = PathBuf::from(lane.json()["path"].as_str().unwrap());
     env.write(&wt.join("api.rs"), "fn api() {}\n");

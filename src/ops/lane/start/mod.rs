@@ -497,7 +497,12 @@ impl Making {
                     std::thread::sleep(std::time::Duration::from_millis(50 * attempt));
                 }
                 Err(e) => {
-                    let _ = std::fs::remove_file(&self.marker);
+                    // The marker stays while git made anything (a git killed
+                    // under us, seen before our own kill lands, leaves the
+                    // branch): the re-run then knows them for its own.
+                    if !self.path.exists() && ctx.store.ref_target(&branch_ref)?.is_none() {
+                        let _ = std::fs::remove_file(&self.marker);
+                    }
                     return Err(e);
                 }
             }

@@ -412,6 +412,45 @@ fn kill_group_after(env: &TestEnv, dir: &Path, args: &[&str], ms: u64) -> bool {
 }
 
 #[test]
+fn lane_new_after_git_was_killed_writing_the_worktrees_admin_files_reruns_to_exit_0() {
+    // What `git worktree add -b` leaves when killed between creating its
+    // administrative directory and writing `commondir`: the branch, the
+    // directory still locked "initializing", an empty `commondir`. `git
+    // worktree list` itself then fails, so the re-run must clear it first.
+    let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
+    let a = &clones[0];
+    let git_dir = a.join(".git");
+    std::fs::create_dir_all(git_dir.join("swarm/lane-start")).unwrap();
+    std::fs::write(git_dir.join("swarm/lane-start/k1"), "auth\n").unwrap();
+    let admin = git_dir.join("worktrees/k1");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(admin.join("locked"), "initializing").unwrap();
+    let wt = a.join("_swarm-worktrees").join("k1");
+    let gitdir = format!("{}\n", wt.join(".git").display());
+    std::fs::write(admin.join("gitdir"), gitdir).unwrap();
+    std::fs::write(admin.join("HEAD"), "ref: refs/heads/feat/k1\n").unwrap();
+    std::fs::write(admin.join("commondir"), "").unwrap();
+    let head = env.git(a, &["rev-parse", "HEAD"]);
+    env.git(a, &["branch", "feat/k1", &head]);
+    let listing = env.git_run(a, &["worktree", "list", "--porcelain"]);
+    assert_ne!(
+        listing.code, 0,
+        "git itself cannot list worktrees: {listing:#?}"
+    );
+
+    let again = env
+        .swarm(a, &["--offline", "lane", "new", "k1", "--plan", "auth"])
+        .ok();
+    assert!(again.stdout.contains("interrupted"), "{again:#?}");
+    assert_eq!(
+        env.git(&wt, &["symbolic-ref", "--short", "HEAD"]),
+        "feat/k1"
+    );
+    assert!(!git_dir.join("swarm/lane-start/k1").exists(), "marker left");
+    env.git(a, &["worktree", "list"]);
+}
+
+#[test]
 fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
     let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
     let a = &clones[0];

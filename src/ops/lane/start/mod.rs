@@ -376,6 +376,13 @@ fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) -> Result<M
         )
         .hint("pass --base <branch or commit>, or set `git config swarm.base <branch>`")
     })?;
+    // A `git worktree add` killed while it wrote its administrative files
+    // (a `commondir` still empty) makes `git worktree list` itself fail:
+    // what this feature's interrupted start left there goes first.
+    let cleared = start_marker(&ctx.store, feature)
+        .exists()
+        .then(|| clear_half_made_admin(ctx, feature))
+        .flatten();
     let main = main_worktree(&ctx.store)?;
     let path = confined_lane_path(ctx, &main, feature)?;
     // Refuse an unusable swarm.planFile before anything is created.
@@ -394,6 +401,11 @@ fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) -> Result<M
     let leftover_hint = had_record.then(|| {
         format!("if an interrupted `git swarm lane rm {feature}` left it, run that again to finish")
     });
+    if let Some(what) = cleared {
+        making.notes.push(format!(
+            "an earlier `git swarm lane new {feature}` was interrupted while git made its worktree: removed {what}"
+        ));
+    }
     making.look_at_leftovers(ctx, feature, leftover_hint.as_deref())?;
     Ok(making)
 }
@@ -598,6 +610,29 @@ fn with_hint(err: Error, hint: Option<&str>) -> Error {
 /// but what git began to write. Removed; says what, or None when nothing
 /// was half-made. Called only while this feature's start marker is here (a
 /// start of ours was interrupted), so nothing of anyone else's is touched.
+/// The administrative half of this feature's worktree that a killed `git
+/// worktree add` left still marked "initializing" (or empty), taken away
+/// before anything lists the worktrees. Called only while this feature's
+/// start marker is here.
+fn clear_half_made_admin(ctx: &Ctx, feature: &str) -> Option<String> {
+    let admin = ctx.store.common_dir().join("worktrees");
+    let mut removed = Vec::new();
+    for entry in std::fs::read_dir(&admin).ok()?.flatten() {
+        let ours = entry.file_name().to_str().is_some_and(|n| {
+            n.strip_prefix(feature)
+                .is_some_and(|rest| rest.chars().all(|c| c.is_ascii_digit()))
+        });
+        let dir = entry.path();
+        let locked = std::fs::read_to_string(dir.join("locked")).ok();
+        let empty = std::fs::read_dir(&dir).is_ok_and(|mut d| d.next().is_none());
+        let half_made = empty || locked.as_deref().map(str::trim) == Some("initializing");
+        if ours && half_made && std::fs::remove_dir_all(&dir).is_ok() {
+            removed.push(format!("the half-made worktree {}", dir.display()));
+        }
+    }
+    (!removed.is_empty()).then(|| removed.join(" and "))
+}
+
 fn clear_half_made(ctx: &Ctx, path: &std::path::Path, branch: &str) -> Option<String> {
     let admin = ctx.store.common_dir().join("worktrees");
     let want_gitdir = path.join(".git");

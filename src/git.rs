@@ -565,7 +565,7 @@ fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {
         .map(|a| a.as_ref().to_string_lossy().into_owned())
         .collect();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    Error::new(
+    let err = Error::new(
         Code::GitFailed,
         format!(
             "`git {}` failed ({}): {}",
@@ -575,5 +575,21 @@ fn failed<S: AsRef<OsStr>>(args: &[S], out: &Output) -> Error {
                 .map_or("killed".to_string(), |c| format!("exit {c}")),
             stderr.trim()
         ),
-    )
+    );
+    // A git killed by a signal may leave children still finishing what it
+    // began (`worktree add -b` runs `git branch`): say so, for the callers
+    // that must not judge what it made until those are gone.
+    match std::os::unix::process::ExitStatusExt::signal(&out.status) {
+        Some(sig) => err.with_detail(serde_json::json!({ "killed_by_signal": sig })),
+        None => err,
+    }
+}
+
+/// Whether `err` is a git run that a signal ended (see [`failed`]).
+pub fn killed_by_signal(err: &Error) -> bool {
+    err.code == Code::GitFailed
+        && err
+            .detail
+            .as_ref()
+            .is_some_and(|d| d.get("killed_by_signal").is_some())
 }

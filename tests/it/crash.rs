@@ -492,3 +492,84 @@ fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
     }
     eprintln!("lane new: {kills} group kills over {round} runs");
 }
+
+#[test]
+fn lane_new_whose_git_is_killed_while_its_child_still_makes_the_branch_keeps_its_marker() {
+    // `git worktree add -b` makes the branch in a child `git branch`. Killed
+    // by a signal, the parent can be reaped (and git-swarm look at the
+    // branch) before that child has finished writing it. Here a `git` on
+    // PATH plays that moment exactly: for `worktree add` it leaves the real
+    // `git branch` running a little later, then kills itself.
+    let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
+    let a = &clones[0];
+    let real_git = env
+        .command("sh", a)
+        .args(["-c", "command -v git"])
+        .output()
+        .unwrap();
+    let real_git = String::from_utf8_lossy(&real_git.stdout).trim().to_string();
+    let real_git = std::fs::canonicalize(&real_git).unwrap();
+    let wrapper = env.bin.join("git");
+    let _ = std::fs::remove_file(&wrapper);
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\nreal='{real}'\n\
+             if [ \"$1\" = worktree ] && [ \"$2\" = add ]; then\n\
+             \x20 for last; do :; done\n\
+             \x20 (sleep 0.5; \"$real\" branch feat/late \"$last\") </dev/null >/dev/null 2>&1 &\n\
+             \x20 kill -KILL $$\n\
+             fi\n\
+             exec \"$real\" \"$@\"\n",
+            real = real_git.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(
+        &wrapper,
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    let args = ["--offline", "lane", "new", "late", "--plan", "auth"];
+    // Run directly: `git swarm` would put git's exec-path first on PATH.
+    let first = env.command("git-swarm", a).args(args).output().unwrap();
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert_eq!(
+        first.status.code(),
+        Some(4),
+        "git's death is a git failure: {stderr}"
+    );
+    assert!(stderr.contains("killed"), "{stderr}");
+    // The child finishes the branch after git-swarm has looked.
+    let branch = "refs/heads/feat/late";
+    let mut seen = false;
+    for _ in 0..100 {
+        if env
+            .git_run(a, &["rev-parse", "--verify", "--quiet", branch])
+            .code
+            == 0
+        {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert!(seen, "the child made {branch}");
+    assert!(
+        a.join(".git/swarm/lane-start/late").exists(),
+        "the start marker is kept for the re-run"
+    );
+    std::fs::remove_file(&wrapper).unwrap();
+    let again = env.swarm(a, &args).ok();
+    assert!(again.stdout.contains("interrupted"), "{again:#?}");
+    let wt = a.join("_swarm-worktrees").join("late");
+    assert_eq!(
+        env.git(&wt, &["symbolic-ref", "--short", "HEAD"]),
+        "feat/late"
+    );
+    assert!(
+        !a.join(".git/swarm/lane-start/late").exists(),
+        "marker left"
+    );
+    assert_fsck_clean(&env, a);
+}

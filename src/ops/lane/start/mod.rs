@@ -511,8 +511,14 @@ impl Making {
                 Err(e) => {
                     // The marker stays while git made anything (a git killed
                     // under us, seen before our own kill lands, leaves the
-                    // branch): the re-run then knows them for its own.
-                    if !self.path.exists() && ctx.store.ref_target(&branch_ref)?.is_none() {
+                    // branch): the re-run then knows them for its own. A git
+                    // killed by a signal may have left its own child (`git
+                    // branch`) still writing the branch after this looks, so
+                    // then the marker stays whatever is here now.
+                    if !crate::git::killed_by_signal(&e)
+                        && !self.path.exists()
+                        && ctx.store.ref_target(&branch_ref)?.is_none()
+                    {
                         let _ = std::fs::remove_file(&self.marker);
                     }
                     return Err(e);
@@ -525,9 +531,14 @@ impl Making {
     /// next re-run: the worktree may hold work done since.
     fn rollback(&self) {
         if !self.resume {
-            let _ = self.git.worktree_remove(&self.path);
-            let _ = self.git.branch_delete(&self.branch);
-            let _ = std::fs::remove_file(&self.marker);
+            let removed = self.git.worktree_remove(&self.path);
+            let deleted = self.git.branch_delete(&self.branch);
+            // The marker goes only with what it marks: a removal that failed
+            // (a git killed under us) leaves the branch or worktree for the
+            // re-run, which must still know them for its own.
+            if removed.is_ok() && deleted.is_ok() {
+                let _ = std::fs::remove_file(&self.marker);
+            }
         }
     }
 

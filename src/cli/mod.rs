@@ -155,6 +155,24 @@ pub enum Access {
 }
 
 impl Command {
+    /// Whether the command ends by showing leadership announcements that
+    /// concern the actor ([`git_swarm::ops::message::announce::notices`]):
+    /// every command a person or agent types, not the hooks, which must stay
+    /// cheap and have their own way of showing messages.
+    fn shows_announcements(&self) -> bool {
+        !matches!(
+            self,
+            Command::Agent(_)
+                | Command::Hook(_)
+                | Command::Check(_)
+                | Command::Completions(_)
+                | Command::Man(_)
+                | Command::Serve(_)
+                | Command::Demo(_)
+                | Command::Init(_)
+        )
+    }
+
     /// A listing: it works from what the clone knows when the remote cannot
     /// be reached (exit 0, one warning line naming the remote and when it
     /// was last reached), instead of failing on the fetch.
@@ -447,7 +465,27 @@ pub fn run(cli: Cli) -> Result<Output> {
             | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
     );
     let arbitration = cli.command.arbitration();
+    let announces = cli.command.shows_announcements();
     let out = dispatch(&g, cli.command).map_err(|e| error::unreachable_hint(e, arbitration));
+    // A change of leader made by someone else that concerns this actor
+    // (a takeover from them, a handover to them): once, at their next
+    // command (a warning line; on a refusal, a hint).
+    let notices = match announces {
+        true => g
+            .ctx()
+            .map(|ctx| git_swarm::ops::message::announce::notices(&ctx))
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
+    let out = match out {
+        Err(e) => Err(notices.into_iter().fold(e, |e, n| e.hint(n))),
+        Ok(mut o) => {
+            for n in notices {
+                o = o.warn(n);
+            }
+            Ok(o)
+        }
+    };
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
     if let Some(e) = git_swarm::store::trust::take_tool_failure() {

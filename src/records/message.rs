@@ -86,6 +86,14 @@ pub struct Message {
     /// `notify --urgent`: agent hooks show it at once, even sent to `all`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub urgent: bool,
+    /// A leadership announcement (`lead claim`, `handover`, `takeover`):
+    /// who leads the plan now, from which epoch, and who led before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leader: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub epoch: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub previous_leader: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -119,6 +127,9 @@ impl Message {
             class: None,
             task: None,
             urgent: false,
+            leader: None,
+            epoch: None,
+            previous_leader: None,
             extra: Extra::new(),
         }
     }

@@ -10,6 +10,7 @@ mod agents_live;
 mod agents_live_codex;
 mod agents_live_gemini;
 mod agents_live_handoff;
+mod announce;
 mod architecture;
 mod cache;
 mod capacity;

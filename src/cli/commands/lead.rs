@@ -2,8 +2,9 @@
 
 use crate::cli::output::Output;
 use clap::Subcommand;
-use git_swarm::error::Result;
+use git_swarm::error::{Code, Result};
 use git_swarm::ops::lead::{self, merge, Check, Log, Ran, Status};
+use git_swarm::ops::message::announce;
 use git_swarm::records::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
 
 use crate::cli::Global;
@@ -201,7 +202,61 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
             return merge::merge(&ctx, &args, &mut github).map(|q| queue(&q));
         }
     };
-    lead::run(&ctx, &plan, op).map(|r| ran(&r))
+    let verb = op.verb();
+    let r = match lead::run(&ctx, &plan, op) {
+        Ok(r) => r,
+        Err(e) => {
+            // A fenced leader learns who leads now and why at this very
+            // command (the notices after it read what this fetched).
+            if matches!(e.code, Code::LeadFenced | Code::NotLeader) {
+                announce::fetch(&ctx, &plan);
+            }
+            if verb.contest() || verb == Verb::Handover {
+                announce::flush(&ctx, &plan);
+            }
+            return Err(e);
+        }
+    };
+    let announced = match (verb, &r.commit) {
+        (Verb::Claim | Verb::Handover | Verb::Takeover, Some(commit)) => {
+            announce::flush(&ctx, &plan);
+            announce::leadership(&ctx, &plan, &r.record, commit)?
+        }
+        _ => None,
+    };
+    let mut out = ran(&r);
+    if let Some(a) = announced {
+        out = announcement(out, &a);
+    }
+    Ok(out)
+}
+
+/// Add a leadership announcement to a leader command's output: in the JSON
+/// as `announced`, in the text as one line, and a warning when it stayed
+/// local.
+fn announcement(mut out: Output, a: &announce::Announced) -> Output {
+    if let Some(map) = out.json.as_object_mut() {
+        map.insert(
+            "announced".into(),
+            serde_json::to_value(a).unwrap_or_default(),
+        );
+    }
+    let m = &a.posted.message;
+    out.text.push_str(&format!(
+        "announced to plan {} ({}{}): {}\n",
+        m.plan.as_deref().unwrap_or("-"),
+        m.id,
+        if a.already {
+            ", written by an earlier run"
+        } else {
+            ""
+        },
+        m.body
+    ));
+    if let Some(w) = &a.posted.warning {
+        out = out.warn(w.clone());
+    }
+    out
 }
 
 fn lease_until(rec: &LeadRecord) -> &str {

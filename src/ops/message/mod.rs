@@ -14,6 +14,7 @@
 //! earlier can arrive after later ones were read.
 
 mod address;
+pub mod announce;
 pub mod wait;
 
 use std::collections::{BTreeMap, BTreeSet};

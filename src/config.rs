@@ -271,17 +271,30 @@ pub fn identity(
     flag: Option<&str>,
     lane_owner: impl FnOnce() -> Option<String>,
 ) -> Result<Option<String>> {
-    let found = match flag {
-        Some(a) => Some(a.to_string()),
-        None => match std::env::var("GIT_SWARM_AS").ok().filter(|v| !v.is_empty()) {
-            Some(a) => Some(a),
-            None => lane_owner().or_else(|| store.config("swarm.as")),
-        },
-    };
+    let found = identity_source(store, flag, lane_owner).map(|(a, _)| a);
     if let Some(a) = &found {
         names::validate_address(a)?;
     }
     Ok(found)
+}
+
+/// [`identity`] unchecked, with where it came from: `--as`,
+/// `GIT_SWARM_AS`, `lane owner` or `swarm.as` (for `whoami`).
+pub fn identity_source(
+    store: &Store,
+    flag: Option<&str>,
+    lane_owner: impl FnOnce() -> Option<String>,
+) -> Option<(String, &'static str)> {
+    if let Some(a) = flag {
+        return Some((a.to_string(), "--as"));
+    }
+    if let Some(a) = std::env::var("GIT_SWARM_AS").ok().filter(|v| !v.is_empty()) {
+        return Some((a, "GIT_SWARM_AS"));
+    }
+    if let Some(a) = lane_owner() {
+        return Some((a, "lane owner"));
+    }
+    store.config("swarm.as").map(|a| (a, "swarm.as"))
 }
 
 pub fn identity_missing() -> Error {

@@ -156,6 +156,7 @@ codes! {
     MessageSecret("MESSAGE_SECRET", Usage): "notify/ask/reply/decide/escalate: the message looks like it holds a credential (named, never echoed); nothing was written",
     MessageInvalid("MESSAGE_INVALID", Usage): "notify/ask/reply/decide/escalate: the message is empty, too large, or addressed to nobody",
     MessageNotFound("MESSAGE_NOT_FOUND", Usage): "reply: no message has that id (sync first if it was posted elsewhere)",
+    AskNotFound("ASK_NOT_FOUND", Usage): "reply --last: no ask addressed to you (from --from, if given) is known in this clone (sync first if it was posted elsewhere)",
     NoLeader("NO_LEADER", Check): "notify/ask lead: the plan has no current leader to address",
     EscalationSent("ESCALATION_SENT", Check): "escalate: the same escalation was already recorded; says when and by whom",
     WaitTimeout("WAIT_TIMEOUT", Check): "wait: nothing of the kind arrived before --timeout",

@@ -19,7 +19,7 @@ mod publish;
 
 use commands::{
     agent, capacity, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man,
-    message, plan, pool, renew, reserve, run, serve, status, sync, task, verify,
+    message, plan, pool, renew, reserve, run, serve, status, sync, task, verify, whoami,
 };
 
 use std::io::Write;
@@ -136,6 +136,8 @@ pub enum Command {
     Reservations(reserve::ReservationsArgs),
     /// Renew every task claim and reservation you hold, in one push (the agent hook does this once one is past half its lease).
     Renew(renew::RenewArgs),
+    /// Who you act as here and why (--as, GIT_SWARM_AS, lane owner, swarm.as), your lane and plan, its leader, your signing key, the remote.
+    Whoami(whoami::WhoamiArgs),
     /// Serve a live, read-only dashboard of the swarm on 127.0.0.1 (plans, task board and graph, lanes, reservations, forecast matrix, messages, verdicts).
     Serve(serve::ServeArgs),
 }
@@ -323,6 +325,7 @@ impl Command {
             | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
             | Command::Capacity(_)
             | Command::Serve(_)
+            | Command::Whoami(_)
             | Command::Pool(pool::PoolCmd::List { .. }) => Access::Read,
             Command::Task(
                 task::TaskCmd::List { .. }
@@ -558,6 +561,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Reservations(a) => reserve::reservations(g, a),
         Command::Renew(a) => renew::renew(g, a),
         Command::Serve(a) => serve::serve(g, a),
+        Command::Whoami(a) => whoami::whoami(g, a),
     }
 }
 

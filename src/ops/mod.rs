@@ -20,3 +20,4 @@ pub mod reserve;
 pub mod run;
 pub mod sync;
 pub mod task;
+pub mod whoami;

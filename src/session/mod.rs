@@ -138,6 +138,18 @@ impl Ctx {
         })
     }
 
+    /// Who is acting and where that came from (`--as`, `GIT_SWARM_AS`,
+    /// `lane owner`, `swarm.as`), checked as [`Ctx::actor_opt`] checks it.
+    pub fn actor_source(&self) -> Result<Option<(String, &'static str)>> {
+        let found = config::identity_source(&self.store, self.as_flag.as_deref(), || {
+            self.lane_owner_here()
+        });
+        if let Some((a, _)) = &found {
+            crate::names::validate_address(a)?;
+        }
+        Ok(found)
+    }
+
     /// Who is acting; an error with a hint when nobody is known.
     pub fn actor(&self) -> Result<String> {
         self.actor_opt()?.ok_or_else(config::identity_missing)

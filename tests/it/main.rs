@@ -18,6 +18,7 @@ mod capacity_live;
 mod claim_next;
 mod cli;
 mod controls;
+mod conveniences;
 mod coord_remote;
 mod crash;
 mod day;

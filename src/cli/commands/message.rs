@@ -46,10 +46,17 @@ pub struct NotifyArgs {
 
 #[derive(Debug, Args)]
 pub struct ReplyArgs {
-    /// The id of the message answered (see `git swarm inbox`).
-    pub message_id: String,
+    /// The id of the message answered (see `git swarm inbox`); with --last, the first word of the text.
+    #[arg(required_unless_present = "last")]
+    pub message_id: Option<String>,
     /// The text.
     pub text: Vec<String>,
+    /// Answer the newest ask addressed to you (by name, as leader, or to all); ASK_NOT_FOUND when there is none.
+    #[arg(long)]
+    pub last: bool,
+    /// With --last: the newest ask from this address.
+    #[arg(long, value_name = "ADDRESS", requires = "last")]
+    pub from: Option<String>,
     #[command(flatten)]
     pub body: BodyArgs,
 }
@@ -197,9 +204,18 @@ pub fn notify(g: &Global, a: NotifyArgs, kind: &str) -> Result<Output> {
 }
 
 pub fn reply(g: &Global, a: ReplyArgs) -> Result<Output> {
-    let text = body(&a.text, &a.body)?;
+    let (id, words) = match (a.last, a.message_id) {
+        // With --last every word is the answer.
+        (true, first) => (None, first.into_iter().chain(a.text).collect::<Vec<_>>()),
+        (false, id) => (id, a.text),
+    };
+    let text = body(&words, &a.body)?;
+    let id = match id {
+        Some(id) => id,
+        None => git_swarm::ops::message::last_ask(&g.ctx()?, a.from.as_deref())?.id,
+    };
     let mut p = post_of("reply", String::new(), text, a.body);
-    p.reply_to = Some(a.message_id);
+    p.reply_to = Some(id);
     posted(g, p)
 }
 

@@ -24,3 +24,4 @@ pub mod status;
 pub mod sync;
 pub mod task;
 pub mod verify;
+pub mod whoami;

@@ -366,6 +366,31 @@ fn relay_checked(store: &Store, v: crate::store::kind::Versioned<Message>) -> Re
     Ok(msg)
 }
 
+/// The newest `ask` addressed to the one acting (by name, as the plan's
+/// leader, or to `all`), optionally from `from`, among the messages this
+/// clone knows after fetching: what `reply --last` answers. `ASK_NOT_FOUND`
+/// when there is none.
+pub fn last_ask(ctx: &Ctx, from: Option<&str>) -> Result<Message> {
+    let me = ctx.actor()?;
+    if let Some(f) = from {
+        crate::names::validate_address(f)?;
+    }
+    if let Some(r) = ctx.remote() {
+        let _ = mirror::fetch(&ctx.store, r);
+    }
+    let newest = all(ctx)?
+        .into_iter()
+        .rfind(|m| m.kind == Kind::Ask && m.is_for(&me) && from.is_none_or(|f| m.from == f));
+    newest.ok_or_else(|| {
+        let whose = from.map(|f| format!(" from {f}")).unwrap_or_default();
+        Error::new(
+            Code::AskNotFound,
+            format!("no ask{whose} addressed to {me} is known in this clone"),
+        )
+        .hint("`git swarm sync` fetches new messages; `git swarm inbox --all` lists yours; `git swarm reply <id> <text>` answers any message")
+    })
+}
+
 /// The message with this id, if this clone knows it.
 pub fn find(ctx: &Ctx, id: &str) -> Result<Option<Message>> {
     Ok(all(ctx)?.into_iter().find(|m| m.id == id))

@@ -9,6 +9,20 @@ use crate::git::sign::{self, Format};
 use crate::store::Store;
 
 impl Store {
+    /// The key that would sign `actor`'s records, as `whoami` shows it: its
+    /// format (`ssh`, `openpgp`, `x509`) and the key as configured (a path
+    /// or a key id). None: records are written unsigned.
+    pub fn signing_key_shown(&self, actor: &str) -> Result<Option<(&'static str, String)>> {
+        Ok(self.signing_key(actor)?.map(|(format, key, _)| {
+            let name = match format {
+                Format::Ssh => "ssh",
+                Format::OpenPgp => "openpgp",
+                Format::X509 => "x509",
+            };
+            (name, key)
+        }))
+    }
+
     /// The key that signs `actor`'s records, if any: its own
     /// `swarm.<actor>.signingKey` (ssh), else, with trust on, git's
     /// `user.signingKey` when git signs commits here (`commit.gpgSign`), in

@@ -114,6 +114,10 @@ pub struct LastReport {
     pub kind: LastReportKind,
     /// The vocabulary line, e.g. `PR open https://…`.
     pub text: String,
+    /// Why a `blocked` report no longer counts ([`LaneRecord::blocked_cleared`]):
+    /// set by the read models when they show it, never stored.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    pub cleared: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub capacity: Option<String>,
     #[serde(default)]
@@ -189,6 +193,42 @@ impl LaneRecord {
         record.removed_by = Some(actor.to_string());
         record.branch_kept = keep_branch;
         record
+    }
+
+    /// Why the lane's last report, a `blocked` one, no longer counts as
+    /// blocked, if something answered it since: its task is done or
+    /// cancelled (`task_closed`: that status), a handoff packet for the
+    /// lane was written after it (`handoff_at`: the newest one's time), or
+    /// the lane passed to another owner after it (an accept). The lane's
+    /// next report replaces it. None: still blocked (or not a `blocked`
+    /// report).
+    pub fn blocked_cleared(
+        &self,
+        task_closed: Option<&str>,
+        handoff_at: Option<&str>,
+    ) -> Option<String> {
+        let r = self.last_report.as_ref()?;
+        if r.kind != LastReportKind::Blocked {
+            return None;
+        }
+        if let Some(status) = task_closed {
+            let task = self.task.as_deref().unwrap_or("-");
+            return Some(format!("task {task} is {status}"));
+        }
+        if let Some(at) = handoff_at.filter(|at| *at >= r.at.as_str()) {
+            return Some(format!("handed off at {at}"));
+        }
+        if self.owner != r.by && self.updated_at > r.at && !r.by.is_empty() {
+            return Some(format!("passed to {} since", self.owner));
+        }
+        None
+    }
+
+    /// The last report if it is a `blocked` one that still counts.
+    pub fn open_blocked(&self) -> Option<&LastReport> {
+        self.last_report
+            .as_ref()
+            .filter(|r| r.kind == LastReportKind::Blocked && r.cleared.is_none())
     }
 
     /// This record with `report` as its last report.
@@ -452,6 +492,7 @@ mod tests {
             Some(&removed.with_report(&LastReport {
                 kind: "done".into(),
                 text: "done".into(),
+                cleared: None,
                 capacity: None,
                 at: "T1".into(),
                 by: "alice".into(),

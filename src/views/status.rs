@@ -171,11 +171,12 @@ fn read_plans(
 fn read_lanes(
     store: &Store,
     remote: Option<&str>,
+    packets: &[OpenPacket],
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
     for (feature, id) in newest(store, remote, lane::PREFIX)? {
-        let lane = match crate::records::lane::at(store, &feature, id) {
+        let mut lane = match crate::records::lane::at(store, &feature, id) {
             Ok(l) => l,
             Err(e) => {
                 unreadable.push(Unreadable::new(
@@ -190,6 +191,8 @@ fn read_lanes(
         if !lane.record.is_active() {
             continue;
         }
+        super::clear_stale_blocked(store, remote, &mut lane.record, packets);
+        let blocked = lane.record.open_blocked().cloned();
         by_plan
             .entry(lane.record.plan.clone())
             .or_default()
@@ -203,10 +206,7 @@ fn read_lanes(
                     .last_report
                     .as_ref()
                     .and_then(|r| r.capacity.clone()),
-                blocked: lane
-                    .record
-                    .last_report
-                    .filter(|r| r.kind == crate::records::lane::LastReportKind::Blocked),
+                blocked,
                 spend: None,
             });
     }
@@ -266,7 +266,7 @@ pub fn collect(
 ) -> Result<(Vec<PlanStatus>, Vec<Unreadable>)> {
     let mut unreadable = Vec::new();
     let plans = read_plans(store, remote, &mut unreadable)?;
-    let mut lanes_by_plan = read_lanes(store, remote, &mut unreadable)?;
+    let mut lanes_by_plan = read_lanes(store, remote, &packets, &mut unreadable)?;
     let mut led = names_under(store, lead::PREFIX)?;
     if let Some(r) = remote {
         led.extend(names_under(

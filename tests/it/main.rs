@@ -12,6 +12,7 @@ mod agents_live_gemini;
 mod agents_live_handoff;
 mod announce;
 mod architecture;
+mod blocked;
 mod cache;
 mod capacity;
 mod capacity_live;

@@ -307,8 +307,13 @@ fn listed(l: LaneList) -> Output {
                 .as_deref()
                 .map(|c| format!("  capacity={c}"))
                 .unwrap_or_default();
+            let cleared = r
+                .cleared
+                .as_deref()
+                .map(|c| format!("  [no longer blocking: {c}]"))
+                .unwrap_or_default();
             text.push_str(&format!(
-                "  report  {}{cap}  ({}, {})\n",
+                "  report  {}{cap}  ({}, {}){cleared}\n",
                 r.text, r.by, r.at
             ));
         }

@@ -29,10 +29,29 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<LaneList> {
     let mut removed_hidden = 0;
     // Local and mirror, newest wins: the read `status` shows.
     let (all, unreadable) = lane::known(&ctx.store, ctx.settings.remote.as_deref())?;
-    for lane in all {
+    // Open packets, read once and only when a lane has a `blocked` report.
+    let mut packets: Option<Vec<crate::records::packet::OpenPacket>> = None;
+    let remote = ctx.settings.remote.as_deref();
+    for mut lane in all {
         if !lane.record.is_active() && !include_removed {
             removed_hidden += 1;
             continue;
+        }
+        if lane
+            .record
+            .last_report
+            .as_ref()
+            .is_some_and(|r| r.kind == lane::LastReportKind::Blocked)
+        {
+            let known = match &mut packets {
+                Some(p) => p,
+                None => packets.insert(
+                    crate::records::packet::open_packets(&ctx.store, remote)
+                        .map(|(p, _)| p)
+                        .unwrap_or_default(),
+                ),
+            };
+            crate::views::clear_stale_blocked(&ctx.store, remote, &mut lane.record, known);
         }
         lanes.push(inspect(ctx, &lane, &worktrees)?);
     }

@@ -92,6 +92,7 @@ pub fn report(
     let report = LastReport {
         kind: kind.slug().into(),
         text: line.clone(),
+        cleared: None,
         capacity: capacity.clone(),
         at: rfc3339(ctx.store.clock.now()),
         by: actor,

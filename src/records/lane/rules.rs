@@ -480,6 +480,7 @@ mod tests {
         let report = |by: &str, commit: &str| LastReport {
             kind: "done".into(),
             text: "done".into(),
+            cleared: None,
             capacity: None,
             at: "T2".into(),
             by: by.into(),

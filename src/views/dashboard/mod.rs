@@ -431,9 +431,24 @@ fn lanes(
     let snapshots = read::snapshot_tips(store, remote)?;
     let worktrees = store.git.worktree_paths()?;
     let mut out = Vec::new();
-    for (feature, r) in records {
+    let mut packets: Option<Vec<crate::records::packet::OpenPacket>> = None;
+    for (feature, mut r) in records {
         if !r.is_active() {
             continue;
+        }
+        if r.last_report
+            .as_ref()
+            .is_some_and(|l| l.kind == crate::records::lane::LastReportKind::Blocked)
+        {
+            let known = match &mut packets {
+                Some(p) => p,
+                None => packets.insert(
+                    crate::records::packet::open_packets(store, remote)
+                        .map(|(p, _)| p)
+                        .unwrap_or_default(),
+                ),
+            };
+            super::clear_stale_blocked(store, remote, &mut r, known);
         }
         let lane = crate::records::lane::Lane {
             feature: feature.clone(),

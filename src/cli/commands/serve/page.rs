@@ -297,7 +297,10 @@ fn lanes(d: &Dashboard) -> Markup {
                             td { (shown(&l.owner)) }
                             td {
                                 @match &l.last_report {
-                                    Some(r) => { (shown(&r.text)) br; span.n { (plain(&r.at)) } }
+                                    Some(r) => {
+                                        (shown(&r.text)) br; span.n { (plain(&r.at)) }
+                                        @if let Some(c) = &r.cleared { br; span.n { "no longer blocking: " (shown(c)) } }
+                                    }
                                     None => { span.n { "none" } }
                                 }
                             }

@@ -473,10 +473,18 @@ pub fn run(cli: Cli) -> Result<Output> {
     // A change of leader made by someone else that concerns this actor
     // (a takeover from them, a handover to them): once, at their next
     // command (a warning line; on a refusal, a hint).
+    // And the worktrees of lanes closed since go, their uncommitted work
+    // kept as a snapshot first (said in the same way).
     let notices = match announces {
         true => g
             .ctx()
-            .map(|ctx| git_swarm::ops::message::announce::notices(&ctx))
+            .map(|ctx| {
+                let mut n = git_swarm::ops::message::announce::notices(&ctx);
+                if !ctx.store.repo.is_bare() {
+                    n.extend(git_swarm::ops::lane::sweep::sweep_closed(&ctx));
+                }
+                n
+            })
             .unwrap_or_default(),
         false => Vec::new(),
     };

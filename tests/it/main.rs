@@ -18,6 +18,7 @@ mod capacity;
 mod capacity_live;
 mod claim_next;
 mod cli;
+mod closed_lane;
 mod controls;
 mod conveniences;
 mod coord_remote;

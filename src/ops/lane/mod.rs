@@ -6,3 +6,4 @@ pub mod remove;
 pub mod report;
 pub mod snapshot;
 pub mod start;
+pub mod sweep;

@@ -341,6 +341,12 @@ impl Pruned {
 /// base (ancestry, or a recorded merged verdict) and whose worktree is clean;
 /// also finish the removals an interrupted `lane rm` or prune left here.
 pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
+    // Closed lanes' worktrees first, their uncommitted work snapshotted.
+    let swept = if dry_run {
+        Vec::new()
+    } else {
+        super::sweep::sweep_closed(ctx)
+    };
     let worktrees = ctx.store.git.worktree_paths()?;
     let actor = if dry_run { String::new() } else { ctx.actor()? };
     // Local and mirror, newest wins: the lanes `status` and `lane list` show.
@@ -351,7 +357,7 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
         kept: Vec::new(),
         old_worktrees: Vec::new(),
         order: Vec::new(),
-        warnings: Vec::new(),
+        warnings: swept,
         unreadable,
     };
     for lane in lanes {

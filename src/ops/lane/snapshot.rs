@@ -182,7 +182,12 @@ fn same_work(ctx: &Ctx, a: ObjectId, b: ObjectId) -> bool {
 
 /// Publish `new` at `refname` (online: one leased push, then the local
 /// ref; offline: the local ref). Returns (unchanged, the remote published to).
-fn publish(ctx: &Ctx, refname: &str, new: ObjectId, actor: &str) -> Result<(bool, Option<String>)> {
+pub(super) fn publish(
+    ctx: &Ctx,
+    refname: &str,
+    new: ObjectId,
+    actor: &str,
+) -> Result<(bool, Option<String>)> {
     let store = &ctx.store;
     let remote = ctx.remote();
     let unchanged = Publish::new(store, remote)

@@ -469,6 +469,7 @@ pub fn run(cli: Cli) -> Result<Output> {
     );
     let arbitration = cli.command.arbitration();
     let announces = cli.command.shows_announcements();
+    let lane_cmd = matches!(cli.command, Command::Lane(_));
     let out = dispatch(&g, cli.command).map_err(|e| error::unreachable_hint(e, arbitration));
     // A change of leader made by someone else that concerns this actor
     // (a takeover from them, a handover to them): once, at their next
@@ -480,7 +481,10 @@ pub fn run(cli: Cli) -> Result<Output> {
             .ctx()
             .map(|ctx| {
                 let mut n = git_swarm::ops::message::announce::notices(&ctx);
-                if !ctx.store.repo.is_bare() {
+                // Not after a `lane` command: `lane rm` keeps a worktree it
+                // found dirty on purpose (until --force), `lane prune` sweeps
+                // itself.
+                if !ctx.store.repo.is_bare() && !lane_cmd {
                     n.extend(git_swarm::ops::lane::sweep::sweep_closed(&ctx));
                 }
                 n

@@ -147,7 +147,8 @@ fn gc_archives_finished_records_keeps_history_and_the_deletion_syncs() {
         .collect();
     assert_eq!(remote_live, vec!["refs/swarm/plans/ui".to_string()]);
     let bob = env.swarm(b, &["sync", "--json"]).ok().json();
-    assert_eq!(bob["archived"].as_array().unwrap().len(), 4, "{bob}");
+    // With the announcement of alice's claim (tests/it/announce.rs).
+    assert_eq!(bob["archived"].as_array().unwrap().len(), 5, "{bob}");
     assert_eq!(bob["pushes"], 0);
     assert_eq!(live(&env, b), vec!["refs/swarm/plans/ui".to_string()]);
     assert_eq!(env.refs(&remote, "refs/swarm"), env.refs(a, "refs/swarm"));

@@ -38,7 +38,10 @@ fn ask_inside_a_lane_goes_to_the_lanes_plan_for_a_name_as_for_lead() {
         .ok()
         .stdout_has("refs/swarm/messages/auth/");
     assert!(env.refs(&remote, "refs/swarm/messages/_/").is_empty());
-    assert_eq!(env.refs(&remote, "refs/swarm/messages/auth/").len(), 2);
+    // The two asks, and the announcement of alice's claim.
+    let posted = env.refs(&remote, "refs/swarm/messages/auth/");
+    assert_eq!(posted.len(), 3, "{posted:?}");
+    assert_eq!(posted.keys().filter(|k| k.contains("lead-e1-")).count(), 1);
 }
 
 #[test]

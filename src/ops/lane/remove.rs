@@ -341,12 +341,6 @@ impl Pruned {
 /// base (ancestry, or a recorded merged verdict) and whose worktree is clean;
 /// also finish the removals an interrupted `lane rm` or prune left here.
 pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
-    // Closed lanes' worktrees first, their uncommitted work snapshotted.
-    let swept = if dry_run {
-        Vec::new()
-    } else {
-        super::sweep::sweep_closed(ctx)
-    };
     let worktrees = ctx.store.git.worktree_paths()?;
     let actor = if dry_run { String::new() } else { ctx.actor()? };
     // Local and mirror, newest wins: the lanes `status` and `lane list` show.
@@ -357,7 +351,7 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
         kept: Vec::new(),
         old_worktrees: Vec::new(),
         order: Vec::new(),
-        warnings: swept,
+        warnings: Vec::new(),
         unreadable,
     };
     for lane in lanes {
@@ -402,6 +396,18 @@ pub fn prune(ctx: &Ctx, dry_run: bool) -> Result<Pruned> {
             why: how.to_string(),
             branch_head: st.head,
         });
+    }
+    // What is left of closed lanes (worktrees kept above for their
+    // uncommitted work) goes now, the work snapshotted first.
+    if !dry_run {
+        for s in super::sweep::sweep(ctx) {
+            if s.removed {
+                out.kept.retain(|k| k.feature != s.feature);
+                out.order.retain(|l| !matches!(l, PruneLine::Kept(_)));
+                out.order.extend((0..out.kept.len()).map(PruneLine::Kept));
+            }
+            out.warnings.push(s.line);
+        }
     }
     Ok(out)
 }

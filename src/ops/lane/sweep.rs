@@ -52,6 +52,19 @@ fn lane_worktrees(ctx: &Ctx) -> Vec<(String, PathBuf)> {
 /// the command to say (removed, with the snapshot that keeps its work; or
 /// kept, and why). Never fails the command.
 pub fn sweep_closed(ctx: &Ctx) -> Vec<String> {
+    sweep(ctx).into_iter().map(|s| s.line).collect()
+}
+
+/// One closed lane's worktree seen by [`sweep`].
+pub struct Swept {
+    pub feature: String,
+    /// Its worktree was removed.
+    pub removed: bool,
+    pub line: String,
+}
+
+/// [`sweep_closed`], saying which lane each line is about.
+pub fn sweep(ctx: &Ctx) -> Vec<Swept> {
     let found = lane_worktrees(ctx);
     if found.is_empty() {
         return Vec::new();
@@ -69,20 +82,25 @@ pub fn sweep_closed(ctx: &Ctx) -> Vec<String> {
             continue;
         }
         if crate::session::lane::cwd_inside(&path) {
-            lines.push(format!(
+            let line = format!(
                 "lane {feature} is closed; its worktree {} goes at your next git-swarm command outside it",
                 path.display()
-            ));
+            );
+            lines.push(Swept {
+                feature,
+                removed: false,
+                line,
+            });
             continue;
         }
         match close_one(ctx, &feature, &lane.record.owner, &path) {
-            Ok(line) => lines.push(line),
-            Err(e) => lines.push(format!(
+            Ok(line) => lines.push(Swept { feature, removed: true, line }),
+            Err(e) => lines.push(Swept { removed: false, line: format!(
                 "lane {feature} is closed, but its worktree {} was kept: {} (remove it by hand: `git worktree remove {}`)",
                 path.display(),
                 e.message,
                 path.display()
-            )),
+            ), feature }),
         }
     }
     lines

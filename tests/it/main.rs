@@ -14,6 +14,7 @@ mod architecture;
 mod cache;
 mod capacity;
 mod capacity_live;
+mod capacity_run;
 mod claim_next;
 mod cli;
 mod controls;

@@ -28,6 +28,7 @@ use serde_json::Value;
 
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
+use crate::integrations::capacity::spend;
 use crate::integrations::hosts::{self, Event, Host, Summary};
 use crate::records::pool::{self, Account, AgentRun, Lease, Op};
 use crate::session::Ctx;
@@ -133,6 +134,8 @@ struct Runner<'c> {
     next_id: usize,
     /// Lanes reported blocked (a wait for a person, a loss): not relaunched.
     blocked: BTreeSet<String>,
+    /// The plan's budget was found reached (said once, until it is raised).
+    over_budget: Option<String>,
     ran: Ran,
     tx: mpsc::Sender<Msg>,
     on_step: &'c mut dyn FnMut(&Step),
@@ -177,6 +180,7 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         agents: BTreeMap::new(),
         next_id: 0,
         blocked: BTreeSet::new(),
+        over_budget: None,
         on_step,
     };
     r.main_loop(rx)?;
@@ -234,15 +238,17 @@ impl Runner<'_> {
             let launched = if stopping { 0 } else { self.fill()? };
             if self.agents.is_empty() && (stopping || (self.opts.once && launched == 0)) {
                 if !stopping {
-                    self.step(
-                        "idle",
-                        None,
-                        None,
-                        format!(
+                    let text = match &self.over_budget {
+                        Some(_) => format!(
+                            "plan {}: its budget is reached and no agent is working",
+                            self.opts.plan
+                        ),
+                        None => format!(
                             "plan {}: no task ready and no agent working",
                             self.opts.plan
                         ),
-                    );
+                    };
+                    self.step("idle", None, None, text);
                 }
                 return Ok(());
             }
@@ -264,6 +270,11 @@ impl Runner<'_> {
                     if first_session {
                         // Record the session id at once.
                         a.renewed = Instant::now() - Duration::from_secs(3600);
+                    }
+                }
+                if matches!(e, Event::Usage(_)) {
+                    if let Some(a) = self.agents.get(&id) {
+                        self.record_spend(a);
                     }
                 }
             }
@@ -375,11 +386,101 @@ impl Runner<'_> {
         );
     }
 
-    /// The seam for the plan's budget (`swarm.budget`, issue 37): why no
-    /// new agent may be launched now, or None. Until the capacity and
-    /// spend module lands on this branch, nothing is refused here.
-    fn budget_refuses(&self) -> Option<String> {
-        None
+    /// The plan's budget (`swarm.budget`, issue 37): why no new agent may
+    /// be launched now, or None. Reached, it is said once and escalated
+    /// once (class `budget`, one journal entry per budget however many
+    /// runs see it); raised above the spend, launches resume.
+    fn budget_refuses(&mut self) -> Option<String> {
+        let plan = self.opts.plan.clone();
+        let remote = self.ctx.settings.remote.as_deref();
+        let check = match spend::check_budget(&self.ctx.store, remote, &plan) {
+            Ok(c) => c,
+            Err(e) => {
+                // A budget that cannot be read stops launches: it was set.
+                let why = format!("{} ({})", e.message, e.code.as_str());
+                self.say_budget(&why);
+                return Some(why);
+            }
+        };
+        let spend::BudgetCheck::Reached { limit, spent } = check else {
+            if self.over_budget.take().is_some() {
+                self.step(
+                    "budget",
+                    None,
+                    None,
+                    format!("plan {plan}: under its budget again: launches resume"),
+                );
+            }
+            return None;
+        };
+        let cost = spent
+            .cost_usd
+            .map(|c| format!(", {c:.2} USD"))
+            .unwrap_or_default();
+        let why = format!(
+            "plan {plan} reached its budget ({limit}; spent {} tokens{cost}): nothing new is launched; raising `swarm.budget` resumes",
+            spent.total_tokens
+        );
+        if self.over_budget.is_none() {
+            crate::integrations::agent::capacity::escalate_budget(
+                self.ctx,
+                &self.actor,
+                &plan,
+                &limit,
+                &spent,
+            );
+        }
+        self.say_budget(&why);
+        Some(why)
+    }
+
+    fn say_budget(&mut self, why: &str) {
+        if self.over_budget.as_deref() != Some(why) {
+            self.over_budget = Some(why.to_string());
+            self.step("budget", None, None, format!("no launch: {why}"));
+        }
+    }
+
+    /// The session's spend so far, from the host's stream, recorded with
+    /// the lane's records (its plan's journal, published with the next
+    /// push) and in this clone; a report that adds nothing writes nothing.
+    fn record_spend(&self, a: &Agent) {
+        let u = &a.summary.usage;
+        let tokens = spend::Tokens {
+            input: u.input_tokens,
+            cache_read: u.cache_read_tokens,
+            cache_write: u.cache_write_tokens,
+            output: u.output_tokens,
+        };
+        if tokens.total() == 0 && u.cost_usd.is_none() {
+            return;
+        }
+        let session = a
+            .summary
+            .session
+            .clone()
+            .unwrap_or_else(|| format!("{}-{}-{}", a.host.as_str(), a.lane, a.started));
+        let journal_plan = crate::records::lane::load(&self.ctx.store, &a.lane)
+            .ok()
+            .flatten()
+            .map(|l| l.record.plan)
+            .unwrap_or_else(|| self.opts.plan.clone());
+        spend::publish(
+            &self.ctx.store,
+            Some(&journal_plan),
+            &spend::SessionSpend {
+                session,
+                host: a.host.as_str().into(),
+                agent: a.account.address.clone(),
+                account: Some(a.account.account.clone()),
+                lane: Some(a.lane.clone()),
+                task: Some(a.task.clone()),
+                plan: Some(self.opts.plan.clone()),
+                tokens,
+                cost_usd: u.cost_usd,
+                at: String::new(),
+            },
+        );
     }
 
     /// Launch on every ready task there is room and an account for.
@@ -387,8 +488,7 @@ impl Runner<'_> {
         if self.agents.len() >= self.opts.max_lanes {
             return Ok(0);
         }
-        if let Some(why) = self.budget_refuses() {
-            self.step("wait", None, None, format!("no launch: {why}"));
+        if self.budget_refuses().is_some() {
             return Ok(0);
         }
         let plan = self.opts.plan.clone();
@@ -657,6 +757,7 @@ impl Runner<'_> {
     fn ended(&mut self, a: &mut Agent, status: Option<std::process::ExitStatus>) -> Result<()> {
         let plan = self.opts.plan.clone();
         let (name, lane) = (a.account.account.clone(), a.lane.clone());
+        self.record_spend(a);
         // Its last figures go on the record before the account is freed.
         let mut run = Self::agent_run(a);
         run.last_event_at = rfc3339(self.ctx.store.clock.now());
@@ -736,6 +837,16 @@ impl Runner<'_> {
                     p["reason"].as_str().unwrap_or("")
                 ),
             );
+            if let Some(why) = self.budget_refuses() {
+                self.free(&name, a.epoch);
+                self.step(
+                    "wait",
+                    Some(&lane),
+                    None,
+                    format!("no successor launched ({why}): the packet waits"),
+                );
+                return Ok(());
+            }
             let avoid = a.account.host.to_string();
             match self.lease(&a.task, &lane, Some(&avoid))? {
                 Some((succ, epoch)) => {

@@ -154,6 +154,14 @@ fn the_runner_records_spend_per_session_another_clone_sums_it_and_a_budget_stops
         assert_eq!(t["sessions"], 1, "{by} {key}");
         assert_eq!(t["cost_usd"], COST, "{by} {key}");
     }
+    let sessions = s["spend"]["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{s:#}");
+    assert!(sessions[0]["session"]
+        .as_str()
+        .unwrap()
+        .starts_with("sess-"));
+    assert_eq!(sessions[0]["host"], "claude");
+    assert_eq!(sessions[0]["tokens"], want);
     let text = env.swarm(&b, &["status"]).ok().stdout;
     assert!(
         text.contains("spent by task: p/t1 2000 tokens, 0.05 USD"),

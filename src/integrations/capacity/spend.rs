@@ -373,9 +373,11 @@ pub fn sum_by(
     out
 }
 
-/// The four sums `status --json` shows.
+/// The four sums `status --json` shows, and the sessions summed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
+    /// Each session's totals, by session id.
+    pub sessions: Vec<SessionSpend>,
     pub lanes: BTreeMap<String, Totals>,
     /// By `<plan>/<task>`.
     pub tasks: BTreeMap<String, Totals>,
@@ -385,6 +387,7 @@ pub struct Summary {
 
 pub fn summary(sessions: &[SessionSpend]) -> Summary {
     Summary {
+        sessions: sessions.to_vec(),
         lanes: sum_by(sessions, |s| s.lane.clone()),
         tasks: sum_by(sessions, |s| {
             s.task.as_ref().map(|t| match &s.plan {

@@ -28,9 +28,12 @@ fn scripted_host(env: &TestEnv) -> PathBuf {
         "usage": {"input_tokens": input, "cache_read_input_tokens": read,
                   "cache_creation_input_tokens": write, "output_tokens": output}});
     let init = json!({"type": "system", "subtype": "init", "session_id": "SESSION"});
+    let limit = json!({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed_warning",
+        "resetsAt": 1767243600, "rateLimitType": "five_hour"}, "session_id": "SESSION"});
     let script = format!(
         "#!/bin/sh\nsession=\"sess-$$\"\n\
          echo '{init}' | sed \"s/SESSION/$session/\"\n\
+         echo '{limit}'\n\
          task=$(basename \"$PWD\")\n\
          echo \"$task\" > \"$task.txt\" && git add \"$task.txt\" && git commit -qm \"$task\" && \
          git push -q origin HEAD:main && git swarm task done >&2 || exit 1\n\
@@ -126,6 +129,17 @@ fn the_runner_records_spend_per_session_another_clone_sums_it_and_a_budget_stops
         "{lane_journal}"
     );
     assert_eq!(escalations(&env, &remote), 1);
+    // The stream's rate-limit report is the agent's reading on its account
+    // (GIT_SWARM_ACCOUNT, set by the runner), as its hooks read it.
+    let mut read = env.command("git-swarm", &a);
+    read.args(["capacity", "--plan", "p", "--json"])
+        .env("GIT_SWARM_AS", "w1")
+        .env("GIT_SWARM_ACCOUNT", "w1");
+    let out = read.output().unwrap();
+    let r: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["capacity"], "low @w1", "{r}");
+    assert_eq!(r["reading"]["source"], "stream", "{r}");
+    assert_eq!(r["reading"]["resets_at"], "2026-01-01T05:00:00Z", "{r}");
 
     // A re-run launches nothing and escalates nothing again.
     let again = env

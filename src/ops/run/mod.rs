@@ -272,9 +272,13 @@ impl Runner<'_> {
                         a.renewed = Instant::now() - Duration::from_secs(3600);
                     }
                 }
-                if matches!(e, Event::Usage(_)) {
-                    if let Some(a) = self.agents.get(&id) {
-                        self.record_spend(a);
+                if let Some(a) = self.agents.get(&id) {
+                    match &e {
+                        Event::Usage(_) => self.record_spend(a),
+                        Event::RateLimit {
+                            status, resets_at, ..
+                        } => self.note_rate_limit(a, status, *resets_at),
+                        _ => {}
                     }
                 }
             }
@@ -441,6 +445,33 @@ impl Runner<'_> {
         }
     }
 
+    /// A headless rate-limit report, as the agent's capacity reading (its
+    /// address on its account: what its hooks read at the next task
+    /// boundary). `allowed` alone says nothing; `allowed_warning` is low,
+    /// `rejected` critical.
+    fn note_rate_limit(&self, a: &Agent, status: &str, resets_at: Option<i64>) {
+        use crate::integrations::capacity::{self, Figures, State, Who};
+        let state = match State::parse(status) {
+            Some(s @ (State::Low | State::Critical)) => s,
+            _ => return,
+        };
+        let resets_at = resets_at
+            .and_then(|s| jiff::Timestamp::from_second(s).ok())
+            .map(rfc3339);
+        let f = Figures {
+            source: "stream".into(),
+            windows: Vec::new(),
+            status: Some(state),
+            resets_at,
+            context_used: None,
+        };
+        capacity::note(
+            &self.ctx.store,
+            &Who::of(&a.account.address, Some(&a.account.account)),
+            &f,
+        );
+    }
+
     /// The session's spend so far, from the host's stream, recorded with
     /// the lane's records (its plan's journal, published with the next
     /// push) and in this clone; a report that adds nothing writes nothing.
@@ -578,6 +609,7 @@ impl Runner<'_> {
             .current_dir(worktree)
             .envs(&account.env)
             .env("GIT_SWARM_AS", &account.address)
+            .env("GIT_SWARM_ACCOUNT", &account.account)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);

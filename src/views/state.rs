@@ -210,15 +210,28 @@ fn spent_text(t: &spend::Totals) -> String {
 /// What the swarm spent, per plan and per task (this clone's sessions and
 /// the local journals' `spend` entries).
 fn spend(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    let sum = spend::summary(&spend::known(store, None));
+    let sessions = spend::known(store, None);
+    let sum = spend::summary(&sessions);
     let mut out = Vec::new();
     for (p, t) in &sum.plans {
         if plan.is_some_and(|only| only != p) {
             continue;
         }
+        // The plan's budget (this clone's setting), when it has one.
+        let check = spend::budget_of(store, p)
+            .ok()
+            .flatten()
+            .map(|limit| spend::check(Some(limit), p, &sessions));
+        let budget = match &check {
+            Some(spend::BudgetCheck::Reached { limit, .. }) => {
+                format!(" — budget {limit} REACHED: nothing new is launched")
+            }
+            Some(spend::BudgetCheck::Under { limit, .. }) => format!(" — budget {limit}"),
+            _ => String::new(),
+        };
         out.push(item(
-            format!("plan {p}: {}", spent_text(t)),
-            &serde_json::json!({ "plan": p, "spend": t }),
+            format!("plan {p}: {}{budget}", spent_text(t)),
+            &serde_json::json!({ "plan": p, "spend": t, "budget": check }),
         ));
     }
     for (k, t) in &sum.tasks {

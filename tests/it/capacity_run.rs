@@ -30,16 +30,28 @@ fn scripted_host(env: &TestEnv) -> PathBuf {
     let init = json!({"type": "system", "subtype": "init", "session_id": "SESSION"});
     let limit = json!({"type": "rate_limit_event", "rate_limit_info": {"status": "allowed_warning",
         "resetsAt": 1767243600, "rateLimitType": "five_hour"}, "session_id": "SESSION"});
+    host_script(env, "sess", &[init, limit], &[result])
+}
+
+/// A host stand-in named `name` printing `before` (with SESSION replaced
+/// by a session id of its own), finishing the lane's task, then `after`.
+fn host_script(env: &TestEnv, name: &str, before: &[Value], after: &[Value]) -> PathBuf {
+    let echo = |lines: &[Value]| {
+        lines
+            .iter()
+            .map(|l| format!("echo '{l}' | sed \"s/SESSION/$session/\"\n"))
+            .collect::<String>()
+    };
     let script = format!(
-        "#!/bin/sh\nsession=\"sess-$$\"\n\
-         echo '{init}' | sed \"s/SESSION/$session/\"\n\
-         echo '{limit}'\n\
+        "#!/bin/sh\nsession=\"{name}-$$\"\n{}\
          task=$(basename \"$PWD\")\n\
          echo \"$task\" > \"$task.txt\" && git add \"$task.txt\" && git commit -qm \"$task\" && \
-         git push -q origin HEAD:main && git swarm task done >&2 || exit 1\n\
-         echo '{result}' | sed \"s/SESSION/$session/\"\n"
+         for i in 1 2 3 4 5; do git pull -q --rebase origin main && git push -q origin HEAD:main && break; done && \
+         git swarm task done >&2 || exit 1\n{}",
+        echo(before),
+        echo(after)
     );
-    let path = env.root().join("scripted-claude");
+    let path = env.root().join(format!("scripted-{name}"));
     std::fs::write(&path, script).unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
@@ -215,4 +227,87 @@ fn the_runner_records_spend_per_session_another_clone_sums_it_and_a_budget_stops
     assert_eq!(s["spend"]["plans"]["p"]["total_tokens"], 2 * total);
     assert_eq!(s["spend"]["plans"]["p"]["sessions"], 2);
     assert_eq!(s["spend"]["tasks"]["p/t2"]["total_tokens"], total);
+}
+
+/// Codex's `exec --json` and Gemini CLI's `stream-json` figures go to the
+/// spend records per session too, with no cost (neither host reports one).
+#[test]
+fn codex_and_gemini_streams_are_recorded_per_session() {
+    let (mut env, _remote, clones) = Swarm::new(&["lead"]).parts();
+    let a = clones[0].clone();
+    env.set_env("GIT_SWARM_RUN_TICK_MS", "200");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    for t in ["t1", "t2"] {
+        env.swarm(&a, &["task", "new", t, "--plan", "p", "--title", t])
+            .ok();
+    }
+    let codex = host_script(
+        &env,
+        "codex",
+        &[json!({"type": "thread.started", "thread_id": "SESSION"})],
+        &[
+            json!({"type": "turn.completed", "usage": {"input_tokens": 700,
+            "cached_input_tokens": 200, "output_tokens": 90, "reasoning_output_tokens": 10}}),
+        ],
+    );
+    let gemini = host_script(
+        &env,
+        "gemini",
+        &[json!({"type": "init", "session_id": "SESSION"})],
+        &[json!({"type": "result", "status": "success",
+            "stats": {"input_tokens": 500, "cached": 100, "output_tokens": 50}})],
+    );
+    for (acc, host, path) in [("c1", "codex", &codex), ("g1", "gemini", &gemini)] {
+        env.swarm(&a, &["pool", "add", acc, "--host", host]).ok();
+        let key = format!("swarm.host.{host}.command");
+        env.git(&a, &["config", &key, &path.display().to_string()]);
+    }
+    env.git(&a, &["config", "swarm.protect", "refs/heads/release"]);
+    // Both at once, one on each account (each host its own).
+    let run = env.swarm(
+        &a,
+        &["run", "--plan", "p", "--once", "--max-lanes", "2", "--json"],
+    );
+    assert_eq!(run.code, 0, "{run:?}");
+    let ran = run.json();
+    let mut steps = whats(&ran);
+    steps.sort();
+    assert_eq!(
+        steps,
+        ["finished", "finished", "idle", "launch", "launch"],
+        "{ran:#}"
+    );
+    let s = env.swarm(&a, &["status", "--json"]).ok().json();
+    let mut by_host: Vec<(String, Value, Value)> = s["spend"]["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| {
+            (
+                x["host"].as_str().unwrap().to_string(),
+                x["tokens"].clone(),
+                x["cost_usd"].clone(),
+            )
+        })
+        .collect();
+    by_host.sort_by(|x, y| x.0.cmp(&y.0));
+    assert_eq!(
+        by_host,
+        [
+            (
+                "codex".to_string(),
+                json!({"input": 700, "cache_read": 200, "cache_write": 0, "output": 100}),
+                Value::Null
+            ),
+            (
+                "gemini".to_string(),
+                json!({"input": 500, "cache_read": 100, "cache_write": 0, "output": 50}),
+                Value::Null
+            ),
+        ],
+        "{s:#}"
+    );
+    assert_eq!(s["spend"]["plans"]["p"]["total_tokens"], 1650);
+    assert_eq!(s["spend"]["plans"]["p"]["sessions"], 2);
+    assert!(s["spend"]["plans"]["p"].get("cost_usd").is_none(), "{s:#}");
 }

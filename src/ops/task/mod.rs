@@ -74,6 +74,13 @@ pub struct Ran {
     /// first, one lost push each, before this one was taken.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost_to_others: Vec<String>,
+    /// `task done` on merged work: what the lane's end closed (`lane F`,
+    /// `plan C`; see [`crate::ops::lane::end`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ended: Vec<String>,
+    /// What the lane's end could not close, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     #[serde(skip)]
     pub record: TaskRecord,
 }
@@ -234,6 +241,8 @@ fn publish_releasing(
                 released: Vec::new(),
                 still_reserved: Vec::new(),
                 lost_to_others: Vec::new(),
+                ended: Vec::new(),
+                warnings: Vec::new(),
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
@@ -355,7 +364,8 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let command = op.name();
     // A done releases the task's reservations in its own push.
     let release_for = matches!(op, OpArgs::Done { .. }).then_some(actor.as_str());
-    publish_releasing(ctx, &plan, id, command, release_for, |current, tasks| {
+    let done = matches!(op, OpArgs::Done { .. });
+    let mut ran = publish_releasing(ctx, &plan, id, command, release_for, |current, tasks| {
         let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {
@@ -382,7 +392,36 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
             Decision::Already => Ok(None),
             Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
         }
-    })
+    })?;
+    if done {
+        end_lane(ctx, &mut ran);
+    }
+    Ok(ran)
+}
+
+/// A task done on merged work (not `--unverified`, not a task without a
+/// branch) ends its lane: the lane record and its child plan are closed
+/// ([`crate::ops::lane::end`], the mechanism `lead merge` uses). Run again
+/// (the task already done), it closes what an interrupted run left.
+fn end_lane(ctx: &Ctx, ran: &mut Ran) {
+    let rec = &ran.record;
+    if rec.status != Status::Done || rec.done_unverified || rec.branch.is_none() {
+        return;
+    }
+    let Some(feature) = rec.lane.as_deref() else {
+        return;
+    };
+    let Ok(lane) = crate::records::lane::require_newest(&ctx.store, ctx.remote(), feature) else {
+        return;
+    };
+    let own = format!("{}/{}", ran.plan, ran.id);
+    if !lane.record.is_active() || lane.record.task.as_deref() != Some(own.as_str()) {
+        return;
+    }
+    failpoint::point("task-done:lane-end");
+    let ended = crate::ops::lane::end::end(ctx, &lane, &ran.plan);
+    ran.ended = ended.closed;
+    ran.warnings = ended.warnings;
 }
 
 /// `lead merge` landed task `id` of `plan` in `commit`: mark it done on

@@ -368,6 +368,21 @@ fn finish_killed_at_each_failpoint_finishes_when_run_again() {
         let killed = env.swarm_env(lead, &[("GIT_SWARM_FAILPOINT", point)], &args);
         assert_ne!(killed.code, 0, "{point}: {killed:#?}");
         assert!(!out.exists(), "{point}: no report before the end");
+        // Stopped where the point is: before the plan's close, between
+        // it and the release, or after the release.
+        let p = record(&env, &remote, "refs/swarm/plans/rel", "plan.yaml");
+        let l = record(&env, &remote, "refs/swarm/lead/rel", "lead.yaml");
+        let (closed, released) = match point {
+            "finish:lanes-closed" => (false, false),
+            "finish:closed" => (true, false),
+            _ => (true, true),
+        };
+        assert_eq!(
+            p["status"].as_str() == Some("closed"),
+            closed,
+            "{point}: {p:?}"
+        );
+        assert_eq!(l["released"].as_bool(), Some(released), "{point}: {l:?}");
         let again = env.swarm(lead, &args).ok();
         again.expect_stdout("completion report written to");
         let report = env.read(&out);

@@ -92,7 +92,7 @@ fn a_task_done_by_its_holder_on_merged_work_closes_its_lane_and_child_plan() {
     assert_eq!(p["status"].as_str(), Some("closed"), "{p:?}");
     assert!(wt.join("a.txt").is_file(), "the worktree is left");
     // The text says so; a re-run has nothing left to close.
-    let again = env.swarm(&wt, &["task", "done", "a"]).ok();
+    let again = env.swarm(&wt, &["task", "done"]).ok();
     again.expect_stdout("already so");
     assert!(!again.stdout.contains("its lane ended"), "{}", again.stdout);
 }

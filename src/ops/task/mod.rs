@@ -135,7 +135,8 @@ pub fn named(
     id: Option<String>,
     plan: Option<String>,
 ) -> Result<(Option<String>, String)> {
-    let lane_task = ctx.lane_here().and_then(|l| l.record.task).and_then(|t| {
+    let lane = ctx.lane_here().or_else(|| ended_lane_here(ctx));
+    let lane_task = lane.and_then(|l| l.record.task).and_then(|t| {
         t.split_once('/')
             .map(|(p, i)| (p.to_string(), i.to_string()))
     });
@@ -146,6 +147,24 @@ pub fn named(
         (None, _, _) => Err(Error::new(Code::Usage, "name the task")
             .hint("e.g. `git swarm task renew <id> --plan <plan>`; in the worktree of a lane started with `lane new --task`, the lane's task is the default")),
     }
+}
+
+/// The lane whose worktree this is, once its record was closed (its task
+/// done on merged work ends it, and the worktree stays until the clone
+/// removes it): its task stays the default, so `task done` run again there
+/// says "already so" rather than asking for the task.
+fn ended_lane_here(ctx: &Ctx) -> Option<crate::records::lane::Lane> {
+    let here = std::fs::canonicalize(ctx.store.workdir()?).ok()?;
+    let branch = crate::git::Git::new(&here).current_branch().ok()??;
+    crate::records::lane::all(&ctx.store)
+        .ok()?
+        .0
+        .into_iter()
+        .find(|l| {
+            !l.record.is_active()
+                && l.record.branch == branch
+                && std::fs::canonicalize(&l.record.path).ok().as_deref() == Some(here.as_path())
+        })
 }
 
 /// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'

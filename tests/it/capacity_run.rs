@@ -193,6 +193,13 @@ fn the_runner_records_spend_per_session_another_clone_sums_it_and_a_budget_stops
         text.contains("spent by task: p/t1 2000 tokens, 0.05 USD"),
         "{text}"
     );
+    let lanes = env
+        .swarm(&b, &["lane", "list", "--all", "--json"])
+        .ok()
+        .json();
+    assert_eq!(lanes["spend"]["t1"]["total_tokens"], total, "{lanes:#}");
+    let listed = env.swarm(&b, &["lane", "list", "--all"]).ok().stdout;
+    assert!(listed.contains("spent   2000 tokens, 0.05 USD"), "{listed}");
     // Its own budget check reads the same spend: reached there too.
     env.git(&b, &["config", "swarm.budget", "2k tokens"]);
     let checked = env

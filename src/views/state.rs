@@ -161,6 +161,11 @@ fn asks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Va
 
 fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
     let (all, _) = Records::<LaneRecord>::new(store).all()?;
+    // Each lane's agent as this clone's pool records name it (no clock:
+    // whether its lease lapsed is for `status`, which reads the time).
+    let (accounts, _) = Records::<crate::records::pool::Account>::new(store).all()?;
+    let accounts: Vec<_> = accounts.into_iter().map(|v| v.value).collect();
+    let agents = super::agents::derive(&accounts, &[], jiff::Timestamp::UNIX_EPOCH).by_lane;
     let mut reports: BTreeMap<String, BTreeMap<String, (String, Option<String>)>> = BTreeMap::new();
     let mut out = Vec::new();
     for v in all.into_iter().filter(|v| v.value.is_active()) {
@@ -186,7 +191,19 @@ fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
             r.feature, r.plan, r.owner, r.state
         );
         let (report, capacity) = last.map_or((None, None), |(t, c)| (Some(t), c));
-        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity })));
+        let agent = agents.get(&r.feature);
+        let line = match agent {
+            Some(a) => format!("{line}; agent {}", a.line()),
+            None => line,
+        };
+        let agent = agent.map(|a| {
+            let mut v = serde_json::to_value(a).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("live");
+            }
+            v
+        });
+        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity, "agent": agent })));
     }
     Ok(out)
 }

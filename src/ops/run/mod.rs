@@ -13,6 +13,7 @@
 //! records and its leases' renewal; it never polls a host.
 
 mod brief;
+mod recover;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -131,8 +132,10 @@ struct Runner<'c> {
     tick: Duration,
     agents: BTreeMap<usize, Agent>,
     next_id: usize,
-    /// Lanes reported blocked (a wait for a person, a loss): not relaunched.
+    /// Lanes reported blocked (a wait for a person, too many losses): not relaunched.
     blocked: BTreeSet<String>,
+    /// Agents lost per lane (a successor is launched up to [`recover::MAX_LOSSES`]).
+    losses: BTreeMap<String, usize>,
     ran: Ran,
     tx: mpsc::Sender<Msg>,
     on_step: &'c mut dyn FnMut(&Step),
@@ -177,6 +180,7 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         agents: BTreeMap::new(),
         next_id: 0,
         blocked: BTreeSet::new(),
+        losses: BTreeMap::new(),
         on_step,
     };
     r.main_loop(rx)?;
@@ -391,13 +395,16 @@ impl Runner<'_> {
             self.step("wait", None, None, format!("no launch: {why}"));
             return Ok(0);
         }
+        let mut launched = self.recover_orphans()?;
+        if self.agents.len() >= self.opts.max_lanes {
+            return Ok(launched);
+        }
         let plan = self.opts.plan.clone();
         let ready = self.swarm(
             &self.root.clone(),
             None,
             &["task", "ready", "--plan", &plan],
         )?;
-        let mut launched = 0;
         let tasks: Vec<Value> = ready["tasks"].as_array().cloned().unwrap_or_default();
         for t in tasks {
             if self.agents.len() >= self.opts.max_lanes {
@@ -481,6 +488,21 @@ impl Runner<'_> {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
+        let runner = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                // Its own process group (the runner stops the whole agent),
+                // and killed with the runner: an agent never outlives the
+                // lease its runner keeps alive.
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != runner {
+                    libc::_exit(137);
+                }
+                Ok(())
+            });
+        }
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -581,7 +603,21 @@ impl Runner<'_> {
             lane: Some(a.lane.clone()),
         };
         let name = a.account.account.clone();
+        let waiting = a.packet.is_some();
+        let (task, address) = (a.task.clone(), a.account.address.clone());
         let _ = pool::publish(&self.ctx.store, self.ctx.remote(), &name, &op, &self.actor);
+        if !waiting {
+            // The task's claim lives as long as the account's lease: once
+            // this runner is gone, both lapse together and any runner may
+            // recover the lane. (A successor about to accept a packet gets
+            // the claim with it.)
+            let (plan, lease) = (self.opts.plan.clone(), format!("{}s", self.ttl.as_secs()));
+            let _ = self.swarm(
+                &self.root.clone(),
+                Some(&address),
+                &["task", "renew", &task, "--plan", &plan, "--lease", &lease],
+            );
+        }
     }
 
     /// Renew each live agent's lease at half of it (and once its session
@@ -634,6 +670,19 @@ impl Runner<'_> {
                 format!("packet {packet} accepted: account {account} freed"),
             );
         }
+    }
+
+    /// The task goes `blocked` (so no runner anywhere relaunches it as an
+    /// orphan): under its holder's address, the claim being theirs.
+    fn block_task(&self, a: &Agent, reason: &str) {
+        let plan = self.opts.plan.clone();
+        let _ = self.swarm(
+            &self.root.clone(),
+            Some(&a.account.address),
+            &[
+                "task", "block", &a.task, "--plan", &plan, "--reason", reason,
+            ],
+        );
     }
 
     /// Act on every agent whose process ended.
@@ -783,6 +832,7 @@ impl Runner<'_> {
                     &format!("the agent waits for a person: {what}"),
                 ],
             );
+            self.block_task(a, &format!("{class}: the agent waits for a person"));
             self.blocked.insert(a.task.clone());
             self.free(&name, a.epoch);
             self.step(
@@ -809,14 +859,12 @@ impl Runner<'_> {
             Some(&a.account.address),
             &["report", "--lane", &lane, "blocked", "agent_lost", &format!("{} on account {name} was lost ({why}); its uncommitted work is the lane snapshot", a.host.as_str())],
         );
-        self.blocked.insert(a.task.clone());
-        self.free(&name, a.epoch);
         self.step(
             "lost",
             Some(&lane),
             Some(&name),
-            format!("{} on {name} was lost ({why}): the lane's work is kept as its snapshot, the loss recorded; account {name} freed", a.host.as_str()),
+            format!("{} on {name} was lost ({why}): the lane's work is kept as its snapshot, the loss recorded", a.host.as_str()),
         );
-        Ok(())
+        self.after_loss(a, &why)
     }
 }

@@ -168,6 +168,10 @@ pub struct LaneView {
     pub worktree: String,
     /// Its published snapshot of uncommitted work (`refs/swarm/wip/<lane>`).
     pub snapshot: Option<String>,
+    /// Its agent as the runner recorded it in the pool's lease.
+    pub agent: Option<crate::views::agents::LaneAgent>,
+    /// Its task's claim lapsed and no runner holds it: the agent is gone.
+    pub orphaned: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -430,6 +434,7 @@ fn lanes(
     let records = read::known::<LaneRecord>(store, remote, "lane", unreadable)?;
     let snapshots = read::snapshot_tips(store, remote)?;
     let worktrees = store.git.worktree_paths()?;
+    let agents = crate::views::agents::read(store, remote, store.clock.now(), unreadable)?;
     let mut out = Vec::new();
     for (feature, r) in records {
         if !r.is_active() {
@@ -449,6 +454,8 @@ fn lanes(
             Err(_) => (None, "unknown".to_string()),
         };
         out.push(LaneView {
+            agent: agents.by_lane.get(&feature).cloned(),
+            orphaned: agents.is_orphaned(&feature),
             snapshot: snapshots.get(&feature).cloned(),
             feature,
             plan: r.plan,

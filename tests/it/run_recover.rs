@@ -485,3 +485,89 @@ fn runners_and_agents_killed_at_random_never_strand_a_task_nor_share_an_account(
         }
     }
 }
+
+/// `run --lead` on a member of the succession takes over when the
+/// leader's runner dies and its lease lapses; the old leader's runner,
+/// started again, sees the higher epoch and does not lead.
+#[test]
+fn a_succession_members_runner_takes_over_when_the_leaders_runner_dies() {
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    setup(&mut env, &clones, "3s");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    env.swarm(
+        &a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "p",
+            "--succession",
+            "bob",
+            "--lease",
+            "3s",
+        ],
+    )
+    .ok();
+    env.swarm(&b, &["sync"]).ok();
+    let mut leader = process::spawn(&env, &a, &[], &["run", "--plan", "p", "--lead"]);
+    let member = process::spawn(&env, &b, &[], &["run", "--plan", "p", "--lead", "--json"]);
+    // Let the leader's runner renew the lease at least once.
+    let first = env
+        .swarm(&a, &["lead", "status", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    until("the leader's runner renewed", || {
+        let s = env
+            .swarm(&b, &["lead", "status", "--plan", "p", "--json"])
+            .json();
+        s["leader"] == "ann" && s["lease_until"] != first["lease_until"]
+    });
+    leader.kill().unwrap();
+    let _ = leader.wait();
+    until("bob leads", || {
+        let s = env
+            .swarm(&b, &["lead", "status", "--plan", "p", "--json"])
+            .json();
+        s["leader"] == "bob"
+    });
+    let again = env
+        .swarm(&a, &["run", "--plan", "p", "--lead", "--once", "--json"])
+        .ok()
+        .json();
+    assert!(
+        again["steps"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("not claimed"),
+        "{again:#}"
+    );
+    let s = env
+        .swarm(&a, &["lead", "status", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(
+        (s["leader"].as_str(), s["epoch"].as_u64()),
+        (Some("bob"), Some(2)),
+        "{s:#}"
+    );
+    // SAFETY: SIGTERM to a runner this test started.
+    unsafe {
+        libc::kill(member.id() as i32, libc::SIGTERM);
+    }
+    let run = process::finish(member, "run");
+    assert_eq!(run.code, 0, "{run:#?}");
+    let out: Value = serde_json::from_str(&run.stdout).unwrap();
+    let takeover = out["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["what"] == "takeover")
+        .unwrap_or_else(|| panic!("{out:#}"));
+    assert!(
+        takeover["text"].as_str().unwrap().contains("is missing"),
+        "{out:#}"
+    );
+    let log = env.git(&remote, &["log", "--format=%B", "refs/swarm/lead/p"]);
+    assert!(log.contains("intent since is missing"), "{log}");
+}

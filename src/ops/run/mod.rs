@@ -13,6 +13,7 @@
 //! records and its leases' renewal; it never polls a host.
 
 mod brief;
+mod lead;
 mod recover;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -136,6 +137,7 @@ struct Runner<'c> {
     blocked: BTreeSet<String>,
     /// Agents lost per lane (a successor is launched up to [`recover::MAX_LOSSES`]).
     losses: BTreeMap<String, usize>,
+    leading: lead::Leading,
     ran: Ran,
     tx: mpsc::Sender<Msg>,
     on_step: &'c mut dyn FnMut(&Step),
@@ -181,6 +183,7 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         next_id: 0,
         blocked: BTreeSet::new(),
         losses: BTreeMap::new(),
+        leading: lead::Leading::default(),
         on_step,
     };
     r.main_loop(rx)?;
@@ -202,17 +205,7 @@ impl Runner<'_> {
 
     fn main_loop(&mut self, rx: mpsc::Receiver<Msg>) -> Result<()> {
         if self.opts.lead {
-            let plan = self.opts.plan.clone();
-            let claimed = self.swarm(
-                &self.root.clone(),
-                None,
-                &["lead", "claim", "--plan", &plan],
-            );
-            let text = match claimed {
-                Ok(_) => format!("{} leads plan {plan}", self.actor),
-                Err(e) => format!("leadership of {plan} not claimed: {e}"),
-            };
-            self.step("lead", None, self.opts.account.clone().as_deref(), text);
+            self.lead_start();
         }
         loop {
             // Take every message there is, then act.
@@ -222,6 +215,7 @@ impl Runner<'_> {
             self.reap()?;
             self.free_after_accept();
             self.renew_due();
+            self.lead_tick();
             let stopping = STOP.load(Ordering::SeqCst);
             if stopping && !self.ran.stopped_by_signal {
                 self.ran.stopped_by_signal = true;

@@ -22,6 +22,7 @@ mod crash;
 mod day;
 mod docs;
 mod executor;
+mod finish;
 mod forecast;
 mod forecast_wip;
 mod forged_lane;

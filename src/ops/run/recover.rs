@@ -11,7 +11,8 @@ use crate::records::{pool, task};
 use crate::store::mirror;
 
 /// How many agents a lane may lose before it is reported blocked for a
-/// person (each loss launches a successor, up to this many).
+/// person (each loss launches a successor, up to this many), unless
+/// `git config swarm.runMaxLosses` says otherwise.
 pub const MAX_LOSSES: usize = 3;
 
 impl Runner<'_> {
@@ -28,7 +29,13 @@ impl Runner<'_> {
             *n += 1;
             *n
         };
-        if n > MAX_LOSSES {
+        let max = self
+            .ctx
+            .store
+            .config("swarm.runMaxLosses")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MAX_LOSSES);
+        if n > max {
             let _ = self.swarm(
                 &a.worktree.clone(),
                 Some(&a.account.address),

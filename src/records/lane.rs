@@ -22,7 +22,7 @@ mod rules;
 pub mod wip;
 
 pub use known::{
-    all, at, hand_over, handover_commit, holders, known, load, require, require_newest,
+    all, at, hand_over, handover_commit, holders, known, load, recover, require, require_newest,
 };
 pub use report::{parse_capacity, ReportKind};
 pub use rules::{

@@ -163,6 +163,11 @@ fn asks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Va
 
 fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
     let (all, _) = Records::<LaneRecord>::new(store).all()?;
+    // Each lane's agent as this clone's pool records name it (no clock:
+    // whether its lease lapsed is for `status`, which reads the time).
+    let (accounts, _) = Records::<crate::records::pool::Account>::new(store).all()?;
+    let accounts: Vec<_> = accounts.into_iter().map(|v| v.value).collect();
+    let agents = super::agents::derive(&accounts, &[], jiff::Timestamp::UNIX_EPOCH).by_lane;
     let mut reports: BTreeMap<String, BTreeMap<String, (String, Option<String>)>> = BTreeMap::new();
     let by_lane = spend::summary(&spend::known(store, None)).lanes;
     let mut out = Vec::new();
@@ -194,7 +199,19 @@ fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
             None => line,
         };
         let (report, capacity) = last.map_or((None, None), |(t, c)| (Some(t), c));
-        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity, "spend": spent })));
+        let agent = agents.get(&r.feature);
+        let line = match agent {
+            Some(a) => format!("{line}; agent {}", a.line()),
+            None => line,
+        };
+        let agent = agent.map(|a| {
+            let mut v = serde_json::to_value(a).unwrap_or_default();
+            if let Some(o) = v.as_object_mut() {
+                o.remove("live");
+            }
+            v
+        });
+        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity, "spend": spent, "agent": agent })));
     }
     Ok(out)
 }

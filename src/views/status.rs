@@ -127,6 +127,14 @@ pub struct LaneStatus {
     /// What the lane's sessions spent (this clone's and the journals').
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spend: Option<crate::integrations::capacity::spend::Totals>,
+    /// The lane's agent as its runner recorded it in the pool's lease
+    /// (`git swarm run`): account, host, machine, pid, session, tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent: Option<super::agents::LaneAgent>,
+    /// Its task is in progress, its claim lapsed and no runner holds a
+    /// live lease for it: the agent is gone (`task recover` takes it over).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub orphaned: bool,
 }
 
 /// Every record under `prefix` known here, local or in the mirror, each at
@@ -208,6 +216,8 @@ fn read_lanes(
                     .and_then(|r| r.capacity.clone()),
                 blocked,
                 spend: None,
+                agent: None,
+                orphaned: false,
             });
     }
     Ok(by_plan)
@@ -449,6 +459,8 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let sessions = crate::integrations::capacity::spend::known(&ctx.store, remote);
     let spend = crate::integrations::capacity::spend::summary(&sessions);
     attach_spend(&mut roots, &spend);
+    let agents = super::agents::read(&ctx.store, remote, now, &mut unreadable)?;
+    attach_agents(&mut roots, &agents);
     Ok(StatusView {
         spend,
         remote: ctx.settings.remote.clone(),
@@ -488,6 +500,16 @@ fn live_reservations(
             unreadable.push(Unreadable::new("reservations", LEDGER, LEDGER_REF, &e));
             Ok(Vec::new())
         }
+    }
+}
+
+fn attach_agents(nodes: &mut [PlanStatus], agents: &super::agents::Agents) {
+    for n in nodes {
+        for l in &mut n.lanes {
+            l.agent = agents.by_lane.get(&l.feature).cloned();
+            l.orphaned = agents.is_orphaned(&l.feature);
+        }
+        attach_agents(&mut n.children, agents);
     }
 }
 

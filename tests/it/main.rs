@@ -63,6 +63,7 @@ mod reserve;
 mod reserve_guard;
 mod run_hosts_live;
 mod run_live;
+mod run_recover;
 mod secrets;
 mod serve;
 mod small_promises;

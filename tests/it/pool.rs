@@ -164,10 +164,13 @@ fn pool_rm_removes_a_free_account_and_names_an_unknown_one() {
 }
 
 /// `run --once` with a host that dies by SIGKILL at once (a stand-in for a
-/// killed agent, no model needed): the loss is recorded in the plan's
-/// journal, the account is freed, the lane is not relaunched, exit 0.
+/// killed agent, no model needed): each loss is recorded in the lane plan's
+/// journal and a successor is launched (the only account, since no other
+/// is free and no usage limit stopped it), its claim handed over by `task
+/// recover`; after `MAX_LOSSES` successors the lane is reported blocked and
+/// its task blocked, the account freed, and `--once` exits 0.
 #[test]
-fn run_records_a_killed_agent_as_lost_and_frees_its_account() {
+fn run_replaces_a_killed_agent_until_it_gives_up_and_blocks_the_lane() {
     let (mut env, remote, clones) = Swarm::new(&["lead"]).parts();
     let a = clones[0].clone();
     env.set_env("GIT_SWARM_RUN_TICK_MS", "200");
@@ -197,7 +200,14 @@ fn run_records_a_killed_agent_as_lost_and_frees_its_account() {
         .iter()
         .map(|s| s["what"].as_str().unwrap())
         .collect();
-    assert_eq!(whats, ["launch", "lost", "idle"], "{run:#}");
+    assert_eq!(
+        whats,
+        [
+            "launch", "lost", "launch", "lost", "launch", "lost", "launch", "lost", "blocked",
+            "idle"
+        ],
+        "{run:#}"
+    );
     assert!(
         run["steps"][1]["text"]
             .as_str()
@@ -208,8 +218,20 @@ fn run_records_a_killed_agent_as_lost_and_frees_its_account() {
     let pool = env.swarm(&a, &["pool", "list", "--json"]).ok().json();
     assert_eq!(pool["accounts"][0]["state"], "free");
     let journal = env.git(&remote, &["log", "--format=%B", "refs/swarm/plans/t1"]);
-    assert!(journal.contains("agent_lost"), "{journal}");
-    // Nothing ready and no agent: a second run is idle at once.
+    assert_eq!(journal.matches("agent_lost").count(), 5, "{journal}");
+    let task = env
+        .swarm(&a, &["task", "show", "t1", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(task["task"]["status"], "blocked", "{task:#}");
+    assert!(
+        task["task"]["recovery_reason"]
+            .as_str()
+            .unwrap()
+            .contains("was lost"),
+        "{task:#}"
+    );
+    // Blocked, nothing ready and no agent: a second run is idle at once.
     let again = env
         .swarm(&a, &["run", "--plan", "p", "--once", "--json"])
         .ok()

@@ -141,6 +141,14 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: 
                     .map(|s| format!(" ({s})"))
                     .unwrap_or_default()
             ));
+            if lane.orphaned {
+                out.push_str(&format!(
+                    "{pad}    orphaned: its task's claim lapsed and no runner holds it; `git swarm run` on any machine (or `git swarm task recover <id> --reason …`) takes it over\n"
+                ));
+            }
+            if let Some(a) = &lane.agent {
+                out.push_str(&format!("{pad}    agent {}\n", a.line()));
+            }
             if lane.capacity.is_some() || lane.spend.is_some() {
                 let cap = lane
                     .capacity

@@ -36,3 +36,16 @@ pub fn successor(plan: &str, task: &str, lane: &str, packet: &str, address: &str
          re-run every gate it lists as unverified, finish the task, and run `git swarm task done`. {PROTOCOL}"
     )
 }
+
+/// A successor for an agent lost without a packet (killed, crashed,
+/// stopped by a usage limit) or for an orphaned lane.
+pub fn resume(plan: &str, task: &str, lane: &str, address: &str, why: &str) -> String {
+    format!(
+        "You are {address}, an agent of git-swarm plan {plan}, taking over task {task} in lane {lane} \
+         (branch feat/{lane}): the previous agent stopped without a handoff packet ({why}). \
+         The task's claim is yours. Resume from the plan (`git swarm state`, the lane's plan and journal) \
+         and from the work in this directory: uncommitted files the previous agent left are here, and its \
+         snapshot is at refs/swarm/wip/{lane}. Check what is done, finish the task, and run \
+         `git swarm task done`. {PROTOCOL}"
+    )
+}

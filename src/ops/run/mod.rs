@@ -13,6 +13,8 @@
 //! records and its leases' renewal; it never polls a host.
 
 mod brief;
+mod lead;
+mod recover;
 mod spend;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -132,10 +134,13 @@ struct Runner<'c> {
     tick: Duration,
     agents: BTreeMap<usize, Agent>,
     next_id: usize,
-    /// Lanes reported blocked (a wait for a person, a loss): not relaunched.
+    /// Lanes reported blocked (a wait for a person, too many losses): not relaunched.
     blocked: BTreeSet<String>,
     /// The plan's budget was found reached (said once, until it is raised).
     over_budget: Option<String>,
+    /// Agents lost per lane (a successor is launched up to [`recover::MAX_LOSSES`]).
+    losses: BTreeMap<String, usize>,
+    leading: lead::Leading,
     ran: Ran,
     tx: mpsc::Sender<Msg>,
     on_step: &'c mut dyn FnMut(&Step),
@@ -181,6 +186,8 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         next_id: 0,
         blocked: BTreeSet::new(),
         over_budget: None,
+        losses: BTreeMap::new(),
+        leading: lead::Leading::default(),
         on_step,
     };
     r.main_loop(rx)?;
@@ -202,17 +209,7 @@ impl Runner<'_> {
 
     fn main_loop(&mut self, rx: mpsc::Receiver<Msg>) -> Result<()> {
         if self.opts.lead {
-            let plan = self.opts.plan.clone();
-            let claimed = self.swarm(
-                &self.root.clone(),
-                None,
-                &["lead", "claim", "--plan", &plan],
-            );
-            let text = match claimed {
-                Ok(_) => format!("{} leads plan {plan}", self.actor),
-                Err(e) => format!("leadership of {plan} not claimed: {e}"),
-            };
-            self.step("lead", None, self.opts.account.clone().as_deref(), text);
+            self.lead_start();
         }
         loop {
             // Take every message there is, then act.
@@ -222,6 +219,7 @@ impl Runner<'_> {
             self.reap()?;
             self.free_after_accept();
             self.renew_due();
+            self.lead_tick();
             let stopping = STOP.load(Ordering::SeqCst);
             if stopping && !self.ran.stopped_by_signal {
                 self.ran.stopped_by_signal = true;
@@ -398,13 +396,16 @@ impl Runner<'_> {
         if self.budget_refuses().is_some() {
             return Ok(0);
         }
+        let mut launched = self.recover_orphans()?;
+        if self.agents.len() >= self.opts.max_lanes {
+            return Ok(launched);
+        }
         let plan = self.opts.plan.clone();
         let ready = self.swarm(
             &self.root.clone(),
             None,
             &["task", "ready", "--plan", &plan],
         )?;
-        let mut launched = 0;
         let tasks: Vec<Value> = ready["tasks"].as_array().cloned().unwrap_or_default();
         for t in tasks {
             if self.agents.len() >= self.opts.max_lanes {
@@ -489,6 +490,21 @@ impl Runner<'_> {
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
+        let runner = std::process::id() as libc::pid_t;
+        // SAFETY: only async-signal-safe calls between fork and exec.
+        unsafe {
+            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+                // Its own process group (the runner stops the whole agent),
+                // and killed with the runner: an agent never outlives the
+                // lease its runner keeps alive.
+                libc::setpgid(0, 0);
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                if libc::getppid() != runner {
+                    libc::_exit(137);
+                }
+                Ok(())
+            });
+        }
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
@@ -589,7 +605,21 @@ impl Runner<'_> {
             lane: Some(a.lane.clone()),
         };
         let name = a.account.account.clone();
+        let waiting = a.packet.is_some();
+        let (task, address) = (a.task.clone(), a.account.address.clone());
         let _ = pool::publish(&self.ctx.store, self.ctx.remote(), &name, &op, &self.actor);
+        if !waiting {
+            // The task's claim lives as long as the account's lease: once
+            // this runner is gone, both lapse together and any runner may
+            // recover the lane. (A successor about to accept a packet gets
+            // the claim with it.)
+            let (plan, lease) = (self.opts.plan.clone(), format!("{}s", self.ttl.as_secs()));
+            let _ = self.swarm(
+                &self.root.clone(),
+                Some(&address),
+                &["task", "renew", &task, "--plan", &plan, "--lease", &lease],
+            );
+        }
     }
 
     /// Renew each live agent's lease at half of it (and once its session
@@ -642,6 +672,19 @@ impl Runner<'_> {
                 format!("packet {packet} accepted: account {account} freed"),
             );
         }
+    }
+
+    /// The task goes `blocked` (so no runner anywhere relaunches it as an
+    /// orphan): under its holder's address, the claim being theirs.
+    fn block_task(&self, a: &Agent, reason: &str) {
+        let plan = self.opts.plan.clone();
+        let _ = self.swarm(
+            &self.root.clone(),
+            Some(&a.account.address),
+            &[
+                "task", "block", &a.task, "--plan", &plan, "--reason", reason,
+            ],
+        );
     }
 
     /// Act on every agent whose process ended.
@@ -802,6 +845,7 @@ impl Runner<'_> {
                     &format!("the agent waits for a person: {what}"),
                 ],
             );
+            self.block_task(a, &format!("{class}: the agent waits for a person"));
             self.blocked.insert(a.task.clone());
             self.free(&name, a.epoch);
             self.step(
@@ -828,14 +872,12 @@ impl Runner<'_> {
             Some(&a.account.address),
             &["report", "--lane", &lane, "blocked", "agent_lost", &format!("{} on account {name} was lost ({why}); its uncommitted work is the lane snapshot", a.host.as_str())],
         );
-        self.blocked.insert(a.task.clone());
-        self.free(&name, a.epoch);
         self.step(
             "lost",
             Some(&lane),
             Some(&name),
-            format!("{} on {name} was lost ({why}): the lane's work is kept as its snapshot, the loss recorded; account {name} freed", a.host.as_str()),
+            format!("{} on {name} was lost ({why}): the lane's work is kept as its snapshot, the loss recorded", a.host.as_str()),
         );
-        Ok(())
+        self.after_loss(a, &why)
     }
 }

@@ -166,3 +166,46 @@ pub fn handover_commit(
     let tree = store.write_tree(&record.to_files()?)?;
     Ok(Some(store.commit(tree, &[base], &event)?))
 }
+
+/// A lane taken over after its agent was lost without a packet (`git
+/// swarm run` recovering it): the owner becomes `new_owner` and, when the
+/// successor works in another checkout (another clone), the lane's path
+/// follows it, so commands there know the lane. Published at once (one
+/// leased push; offline, the local compare-and-swap). Returns whether it
+/// wrote (nothing when the lane is already so, or no longer active).
+pub fn recover(
+    store: &Store,
+    remote: Option<&str>,
+    feature: &str,
+    new_owner: &str,
+    why: &str,
+    checkout: &Path,
+) -> Result<bool> {
+    let here = std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_path_buf());
+    let mut wrote = false;
+    records(store).publish(remote, &feature.to_string(), |current| {
+        wrote = false;
+        let Some(cur) = current.filter(|c| c.value.is_active()) else {
+            return Ok(Update::Keep);
+        };
+        let moved = !same_path(Path::new(&cur.value.path), &here);
+        if cur.value.owner == new_owner && !moved {
+            return Ok(Update::Keep);
+        }
+        let mut record = cur.value.clone();
+        let previous = std::mem::replace(&mut record.owner, new_owner.to_string());
+        if moved {
+            record.path = here.display().to_string();
+        }
+        record.updated_at = rfc3339(store.clock.now());
+        let event = Event::new(
+            "lane-recovered",
+            new_owner,
+            format!("lane {feature}: taken over from {previous} by {new_owner}: {why}"),
+        )
+        .trailer("Swarm-Lane", feature.to_string());
+        wrote = true;
+        Ok(Update::Write(record, event))
+    })?;
+    Ok(wrote)
+}

@@ -389,7 +389,9 @@ impl Decider<'_> {
         if c.holder == owner && c.live(self.now) && t.recovery_reason.as_deref() == Some(reason) {
             return Ok(Decision::Already);
         }
-        if c.live(self.now) {
+        // The holder itself may hand its live claim over (a runner passing
+        // a lost agent's claim to its successor); anyone else waits.
+        if c.live(self.now) && c.holder != self.actor {
             return Err(Error::new(
                 Code::LeaseNotExpired,
                 format!(

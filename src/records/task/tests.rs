@@ -228,6 +228,25 @@ fn dependencies_gate_claim_and_done() {
 }
 
 #[test]
+fn the_live_holder_hands_its_claim_over_by_recover_and_nobody_else_may() {
+    let a = run(&task("a", &[]), "ann", &Op::Claim { lease: mins(30) }, t0()).unwrap();
+    let rec = Op::Recover {
+        owner: "bob".into(),
+        reason: "ann's agent was lost".into(),
+        lease: mins(2),
+    };
+    // Someone else waits for the lease to end.
+    assert_eq!(
+        code(run(&a, "cy", &rec, t0() + mins(1))),
+        Code::LeaseNotExpired
+    );
+    let r = run(&a, "ann", &rec, t0() + mins(1)).unwrap();
+    assert_eq!(r.previous_owner.as_deref(), Some("ann"));
+    assert_eq!(r.claim.as_ref().unwrap().holder, "bob");
+    assert_eq!(r.epoch, 2);
+}
+
+#[test]
 fn recover_needs_an_expired_claim_and_records_the_previous_owner() {
     let a = run(&task("a", &[]), "ann", &Op::Claim { lease: mins(30) }, t0()).unwrap();
     let rec = Op::Recover {

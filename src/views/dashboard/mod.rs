@@ -170,6 +170,10 @@ pub struct LaneView {
     pub snapshot: Option<String>,
     /// What its sessions spent (this clone's records and the journals').
     pub spend: Option<crate::integrations::capacity::spend::Totals>,
+    /// Its agent as the runner recorded it in the pool's lease.
+    pub agent: Option<crate::views::agents::LaneAgent>,
+    /// Its task's claim lapsed and no runner holds it: the agent is gone.
+    pub orphaned: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -436,6 +440,7 @@ fn lanes(
         &crate::integrations::capacity::spend::known(store, remote),
     )
     .lanes;
+    let agents = crate::views::agents::read(store, remote, store.clock.now(), unreadable)?;
     let mut out = Vec::new();
     let mut packets: Option<Vec<crate::records::packet::OpenPacket>> = None;
     for (feature, mut r) in records {
@@ -471,6 +476,8 @@ fn lanes(
         };
         out.push(LaneView {
             spend: spent.remove(&feature),
+            agent: agents.by_lane.get(&feature).cloned(),
+            orphaned: agents.is_orphaned(&feature),
             snapshot: snapshots.get(&feature).cloned(),
             feature,
             plan: r.plan,

@@ -290,11 +290,23 @@ fn lanes(d: &Dashboard) -> Markup {
             h2 { "Lanes" (count(d.lanes.len())) }
             @if d.lanes.is_empty() { p.empty { "no active lanes" } } @else {
                 div.scroll { table {
-                    tr { th { "lane" } th { "owner" } th { "last report" } th { "capacity" } th { "spent" } th { "work" } }
+                    tr { th { "lane" } th { "owner" } th { "agent" } th { "last report" } th { "capacity" } th { "spent" } th { "work" } }
                     @for l in &d.lanes {
                         tr.lane id=(anchor("lane", &l.feature)) data-lane=(plain(&l.feature)) {
                             td { strong { (shown(&l.feature)) } br; span.n { (shown(&l.plan)) } }
                             td { (shown(&l.owner)) }
+                            td.agent {
+                                @if l.orphaned { span.tag.warn { "orphaned" } br; }
+                                @match &l.agent {
+                                    Some(a) => {
+                                        (shown(&a.host)) " on " (shown(&a.account)) br;
+                                        span.n { (shown(&a.machine)) " pid " (a.pid) }
+                                        @if let Some(s) = &a.session { br; span.n { "session " code { (shown(s)) } } }
+                                        br; span.n { (shown(&a.last_event)) " " (plain(&a.last_event_at)) ", " (a.tokens) " tokens" }
+                                    }
+                                    None => { span.n { "-" } }
+                                }
+                            }
                             td {
                                 @match &l.last_report {
                                     Some(r) => {

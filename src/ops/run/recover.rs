@@ -1,0 +1,319 @@
+//! The runner's recoveries: a successor for an agent that died without a
+//! packet (its claim handed over by `task recover`), and for a lane whose
+//! agent is gone on another machine or with a runner that died (orphaned:
+//! its task's claim lapsed and no account holds a live lease for it).
+
+use std::path::PathBuf;
+
+use super::{brief, Agent, Runner};
+use crate::error::Result;
+use crate::records::{pool, task};
+use crate::store::mirror;
+
+/// How many agents a lane may lose before it is reported blocked for a
+/// person (each loss launches a successor, up to this many), unless
+/// `git config swarm.runMaxLosses` says otherwise.
+pub const MAX_LOSSES: usize = 3;
+
+impl Runner<'_> {
+    /// After a loss (snapshot taken, loss reported): a successor resumes
+    /// from the plan and the snapshot, on another account when one is free
+    /// (another host preferred), else on the same one unless a usage limit
+    /// stopped it. Without any, the lane's claim lapses and it is recovered
+    /// as an orphan once an account is free.
+    pub(super) fn after_loss(&mut self, a: &mut Agent, why: &str) -> Result<()> {
+        let (name, lane, task) = (a.account.account.clone(), a.lane.clone(), a.task.clone());
+        let plan = self.opts.plan.clone();
+        let n = {
+            let n = self.losses.entry(lane.clone()).or_insert(0);
+            *n += 1;
+            *n
+        };
+        let max = self
+            .ctx
+            .store
+            .config("swarm.runMaxLosses")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MAX_LOSSES);
+        if n > max {
+            let _ = self.swarm(
+                &a.worktree.clone(),
+                Some(&a.account.address),
+                &[
+                    "report",
+                    "--lane",
+                    &lane,
+                    "blocked",
+                    "agent_lost",
+                    &format!("{n} agents were lost on this lane; a person looks at it (`git swarm task recover {task} --reason …`)"),
+                ],
+            );
+            self.block_task(a, &format!("agent_lost: {n} agents were lost on this lane"));
+            self.blocked.insert(task.clone());
+            self.free(&name, a.epoch);
+            self.step(
+                "blocked",
+                Some(&lane),
+                Some(&name),
+                format!("lane {lane} lost {n} agents: reported blocked, not relaunched; account {name} freed"),
+            );
+            return Ok(());
+        }
+        let host = a.account.host.to_string();
+        let mut got = self.lease(&task, &lane, Some(&host))?;
+        let mut freed = false;
+        if got.is_none() && !a.summary.limited() {
+            self.free(&name, a.epoch);
+            freed = true;
+            got = self.lease(&task, &lane, Some(&host))?;
+        }
+        if !freed {
+            self.free(&name, a.epoch);
+        }
+        let Some((succ, epoch)) = got else {
+            self.step(
+                "wait",
+                Some(&lane),
+                Some(&name),
+                format!("account {name} freed; no free account for a successor: lane {lane} is recovered once its claim lapses and an account is free"),
+            );
+            return Ok(());
+        };
+        let reason = format!(
+            "the agent on account {name} was lost ({why}); {} resumes from the plan and the snapshot",
+            succ.address
+        );
+        let lease = format!("{}s", self.ttl.as_secs());
+        let handed = self.swarm(
+            &self.root.clone(),
+            Some(&a.account.address),
+            &[
+                "task",
+                "recover",
+                &task,
+                "--plan",
+                &plan,
+                "--owner",
+                &succ.address,
+                "--reason",
+                &reason,
+                "--lease",
+                &lease,
+            ],
+        );
+        if let Err(e) = handed {
+            self.free(&succ.account, epoch);
+            self.step(
+                "skip",
+                Some(&lane),
+                Some(&succ.account),
+                format!("no successor for lane {lane}: its claim did not move ({e})"),
+            );
+            return Ok(());
+        }
+        let worktree = a.worktree.clone();
+        self.take_lane(&lane, &succ.address, &reason, &worktree);
+        let text = brief::resume(&plan, &task, &lane, &succ.address, why);
+        self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)
+    }
+
+    /// Launch a successor on every orphaned lane of the plan (its task in
+    /// progress, its claim lapsed, no live lease naming it) there is room
+    /// and an account for: `task recover --reason` under the successor's
+    /// address (of two runners, the remote takes one), then the host in the
+    /// lane's worktree (made here from its branch when it was elsewhere).
+    pub(super) fn recover_orphans(&mut self) -> Result<usize> {
+        let (store, remote) = (&self.ctx.store, self.ctx.remote());
+        mirror::fetch_refs_from(store, remote, &[pool::PREFIX, task::PREFIX])?;
+        let mut unreadable = Vec::new();
+        let now = store.clock.now();
+        let agents = crate::views::agents::read(store, remote, now, &mut unreadable)?;
+        let plan = self.opts.plan.clone();
+        let mut launched = 0;
+        for lane in &agents.orphaned {
+            if self.agents.len() >= self.opts.max_lanes {
+                break;
+            }
+            let Some((p, task)) = agents.lane_tasks.get(lane) else {
+                continue;
+            };
+            if *p != plan
+                || self.blocked.contains(task)
+                || self
+                    .agents
+                    .values()
+                    .any(|a| a.lane == *lane || a.task == *task)
+            {
+                continue;
+            }
+            let before = agents.by_lane.get(lane);
+            let gone = match before {
+                Some(b) => format!(
+                    "its agent {} on account {} ({}) is gone: the runner's lease lapsed at {} and the claim was not renewed",
+                    b.host, b.account, b.runner, b.lease_until
+                ),
+                None => "its claim lapsed and no runner holds it".to_string(),
+            };
+            let Some(worktree) = self.worktree_for(lane) else {
+                if self.blocked.insert(task.clone()) {
+                    self.step(
+                        "skip",
+                        Some(lane),
+                        None,
+                        format!("lane {lane} is orphaned ({gone}), but its branch feat/{lane} is not reachable from this clone: recover it where it is"),
+                    );
+                }
+                continue;
+            };
+            let avoid = before.map(|b| b.host.clone());
+            let Some((succ, epoch)) = self.lease(task, lane, avoid.as_deref())? else {
+                self.step(
+                    "wait",
+                    Some(lane),
+                    None,
+                    format!("lane {lane} is orphaned: no free account for a successor yet"),
+                );
+                break;
+            };
+            if let Some(packet) = self.open_packet(lane) {
+                // A packet waits on the lane: the successor accepts it (the
+                // claim moves with the packet); nothing is invented.
+                self.step(
+                    "recovered",
+                    Some(lane),
+                    Some(&succ.account),
+                    format!(
+                        "orphaned lane {lane} has packet {packet} open: {} accepts it ({gone})",
+                        succ.address
+                    ),
+                );
+                let text = brief::successor(&plan, task, lane, &packet, &succ.address);
+                let (task, lane) = (task.clone(), lane.clone());
+                self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)?;
+                launched += 1;
+                continue;
+            }
+            let reason = format!("orphaned: {gone}");
+            let lease = format!("{}s", self.ttl.as_secs());
+            let recovered = self.swarm(
+                &self.root.clone(),
+                Some(&succ.address),
+                &[
+                    "task", "recover", task, "--plan", &plan, "--reason", &reason, "--lease",
+                    &lease,
+                ],
+            );
+            if let Err(e) = recovered {
+                // Recovered by another runner first, or renewed meanwhile.
+                self.free(&succ.account, epoch);
+                self.step(
+                    "skip",
+                    Some(lane),
+                    Some(&succ.account),
+                    format!("orphaned lane {lane} not recovered here: {e}"),
+                );
+                continue;
+            }
+            self.take_lane(lane, &succ.address, &reason, &worktree);
+            // The lane's plan and journal were written on another clone:
+            // this one takes them in before reporting and resuming there.
+            let _ = self.swarm(&self.root.clone(), None, &["sync"]);
+            let reported = self.swarm(
+                &worktree,
+                Some(&succ.address),
+                &["report", "--lane", lane, "blocked", "agent_lost", &format!("lane {lane} was orphaned ({gone}); {} recovers it (`task recover`) and resumes from the plan and its snapshot", succ.address)],
+            );
+            if let Err(e) = reported {
+                self.step(
+                    "skip",
+                    Some(lane),
+                    Some(&succ.account),
+                    format!("the loss of lane {lane} is not in its journal: {e}"),
+                );
+            }
+            self.step(
+                "recovered",
+                Some(lane),
+                Some(&succ.account),
+                format!(
+                    "orphaned lane {lane} recovered for {}: {gone}",
+                    succ.address
+                ),
+            );
+            let text = brief::resume(&plan, task, lane, &succ.address, &reason);
+            let (task, lane) = (task.clone(), lane.clone());
+            self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)?;
+            launched += 1;
+        }
+        Ok(launched)
+    }
+
+    /// The first packet open for the lane, if any.
+    fn open_packet(&self, lane: &str) -> Option<String> {
+        self.swarm(
+            &self.root.clone(),
+            None,
+            &["packets", "--plan", lane, "--open"],
+        )
+        .ok()?["packets"]
+            .as_array()?
+            .first()?["id"]
+            .as_str()
+            .map(String::from)
+    }
+
+    /// The lane record follows the successor (its owner, and its path when
+    /// the worktree is in this clone rather than where the lane was).
+    fn take_lane(&mut self, lane: &str, address: &str, why: &str, worktree: &std::path::Path) {
+        let (store, remote) = (&self.ctx.store, self.ctx.remote());
+        if let Err(e) = crate::records::lane::recover(store, remote, lane, address, why, worktree) {
+            self.step(
+                "skip",
+                Some(lane),
+                None,
+                format!("lane {lane}'s record did not move to {address}: {e}"),
+            );
+        }
+    }
+
+    /// The lane's worktree in this clone: where `lane new` put it, else a
+    /// new one on its branch (local, else fetched from the remote); None
+    /// when the branch is nowhere to be had.
+    fn worktree_for(&self, lane: &str) -> Option<PathBuf> {
+        let path = crate::session::lane::lane_path(self.ctx, &self.root, lane);
+        if path.exists() {
+            return Some(path);
+        }
+        let git = &self.ctx.store.git;
+        let branch = format!("feat/{lane}");
+        let shown = path.to_string_lossy().into_owned();
+        if git
+            .rev_parse(&format!("refs/heads/{branch}"))
+            .ok()
+            .flatten()
+            .is_some()
+        {
+            git.run([
+                "worktree",
+                "add",
+                "--quiet",
+                shown.as_str(),
+                branch.as_str(),
+            ])
+            .ok()?;
+            return Some(path);
+        }
+        let remote = self.ctx.code_remote()?;
+        if !git.fetch_branch(remote, &branch).ok()? {
+            return None;
+        }
+        git.worktree_add(
+            &self.ctx.store.common_dir(),
+            &path,
+            &branch,
+            &format!("refs/remotes/{remote}/{branch}"),
+        )
+        .ok()?;
+        Some(path)
+    }
+}

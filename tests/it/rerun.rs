@@ -299,7 +299,8 @@ impl Base {
     /// Every ref of the three repositories, the mirror of the remote
     /// included: `<repo> <ref>` -> the tree of the commit it names (the
     /// record's content; a rerun that writes the same content again on top
-    /// of a version the killed run published adds a commit, not a change).
+    /// of a version the killed run published adds a commit, not a change)
+    /// and its subject (the event: a journal's entries share one tree).
     /// A message's ref name ends in a random suffix, and a message posted
     /// again after a kill that had already published it is a second
     /// message: messages are compared by name without the suffix, content
@@ -311,7 +312,7 @@ impl Base {
                 &self.env.root().join(repo),
                 &[
                     "for-each-ref",
-                    "--format=%(refname) %(objecttype) %(objectname) %(tree)",
+                    "--format=%(refname) %(objecttype) %(objectname) %(tree) %(contents:subject)",
                     "refs",
                 ],
             );
@@ -323,9 +324,13 @@ impl Base {
                     fields.next().unwrap_or(""),
                 );
                 let tree = fields.next().unwrap_or("");
+                let subject: Vec<&str> = fields.collect();
                 let (name, value) = match message_stem(name) {
                     Some(stem) => (stem.to_string(), "a message".to_string()),
-                    None if kind == "commit" => (name.to_string(), format!("tree {tree}")),
+                    None if kind == "commit" => (
+                        name.to_string(),
+                        format!("tree {tree}: {}", subject.join(" ")),
+                    ),
                     None => (name.to_string(), id.to_string()),
                 };
                 all.insert(format!("{repo} {name}"), value);

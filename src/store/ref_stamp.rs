@@ -16,10 +16,13 @@
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+/// A file's mtime (seconds, nanoseconds), inode and size.
+type Status = (i64, i64, u64, u64);
+
 /// The status of the files a ref update touches, see the module docs.
 #[derive(Debug, Clone)]
 pub struct RefStamp {
-    files: Vec<(PathBuf, Option<(i64, i64, u64, u64)>)>,
+    files: Vec<(PathBuf, Option<Status>)>,
     /// A time in it is too recent to tell a later change in the same tick.
     fresh: bool,
 }
@@ -30,7 +33,7 @@ impl PartialEq for RefStamp {
     }
 }
 
-fn status(path: &Path) -> Option<(i64, i64, u64, u64)> {
+fn status(path: &Path) -> Option<Status> {
     std::fs::metadata(path)
         .ok()
         .map(|m| (m.mtime(), m.mtime_nsec(), m.ino(), m.size()))

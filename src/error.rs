@@ -87,6 +87,7 @@ codes! {
     PlanExists("PLAN_EXISTS", Usage): "plan new: a plan of that name already exists",
     PlanDirty("PLAN_DIRTY", Check): "plan checkout: the local PLAN.md has edits that the plan ref does not have",
     PlanBusy("PLAN_BUSY", Check): "plan close: the plan still has an active lane or open child plans (--force closes anyway)",
+    PlanNotFinished("PLAN_NOT_FINISHED", Check): "finish: a task of the plan is not done or cancelled, a lane is active and not merged, or a handoff packet is open; each is named, nothing was written",
     PlanClosed("PLAN_CLOSED", Check): "lane new, plan save: the plan is closed (reopen it first)",
     PlanFileMismatch("PLAN_FILE_MISMATCH", Usage): "plan save: the plan file was checked out from another plan",
     PlanSaveConflict("PLAN_SAVE_CONFLICT", Race): "plan save: the plan moved on since the file was checked out and both changed the same lines; names the newer version, nothing saved",

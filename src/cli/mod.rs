@@ -18,8 +18,8 @@ pub mod output;
 mod publish;
 
 use commands::{
-    agent, capacity, completions, demo, forecast, gc, guard, handoff, init, lane, lead, man,
-    message, plan, pool, renew, reserve, run, serve, status, sync, task, verify,
+    agent, capacity, completions, demo, finish, forecast, gc, guard, handoff, init, lane, lead,
+    man, message, plan, pool, renew, reserve, run, serve, status, sync, task, verify,
 };
 
 use std::io::Write;
@@ -82,6 +82,8 @@ pub enum Command {
     /// Leadership of a plan: one leader per epoch, fenced across machines.
     #[command(subcommand)]
     Lead(lead::LeadCmd),
+    /// End a plan (leader only, fenced): refuses naming each open task, lane or packet; closes the merged lanes, child plans, reservations and the plan, releases the leadership, writes the completion report (markdown; --out FILE).
+    Finish(finish::FinishArgs),
     /// Reconcile swarm refs and notes with the shared remote in one atomic push: this clone's unpublished writes are replayed on the published records, and one that cannot be kept exits 3 naming it (kept under refs/swarm-lost/).
     Sync(sync::SyncArgs),
     /// Fold finished records (accepted packets, removed lanes, closed plans) into archive refs.
@@ -215,6 +217,7 @@ impl Command {
             && !matches!(
                 self,
                 Command::Lead(lead::LeadCmd::Push { .. } | lead::LeadCmd::Merge { .. })
+                    | Command::Finish(_)
                     | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })
             )
     }
@@ -495,6 +498,7 @@ fn dispatch(g: &Global, command: Command) -> Result<Output> {
         Command::Accept(a) => handoff::accept(g, a),
         Command::Lead(c) => lead::run(g, c),
         Command::Sync(a) => sync::sync(g, a),
+        Command::Finish(a) => finish::finish(g, a),
         Command::Gc(a) => gc::gc(g, a),
         Command::Hook(a) => guard::hook(g, a),
         Command::Check(a) => guard::check(g, a),

@@ -6,6 +6,7 @@
 
 pub mod accept;
 pub mod demo;
+pub mod finish;
 pub mod gc;
 pub mod handoff;
 pub mod init;

@@ -420,6 +420,26 @@ fn released_already(
     Ok(Some((ids, published)))
 }
 
+/// `finish`: release the reservations still held for the finished plan's
+/// `tasks`, whoever holds them, in one ledger write by the leader (`why`
+/// in its journal). Nothing is written when none is held.
+pub fn release_for_tasks(ctx: &Ctx, tasks: &[(String, String)], why: &str) -> Result<Vec<String>> {
+    let actor = ctx.actor()?;
+    let now = ctx.store.clock.now();
+    let mut probe = known(ctx)?;
+    if reservation::release_for_tasks(&mut probe, tasks, now).is_empty() {
+        return Ok(Vec::new());
+    }
+    let (ids, _) = write(ctx, &actor, "released", |ledger, now, _| {
+        let ids = reservation::release_for_tasks(ledger, tasks, now);
+        Ok((
+            ids.clone(),
+            format!("{actor} releases {} ({why})", ids.join(" ")),
+        ))
+    })?;
+    Ok(ids)
+}
+
 /// `git swarm reserve --recover <id> --reason …`
 pub fn recover(ctx: &Ctx, id: &str, reason: &str, lease_flag: Option<&str>) -> Result<Written> {
     let actor = ctx.actor()?;

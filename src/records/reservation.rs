@@ -484,6 +484,29 @@ pub fn release_task(
     ids
 }
 
+/// `finish`: release every entry still held (by anyone, lapsed ones too)
+/// for one of `tasks` (plan, id) ([`for_task`]). Returns the ids released.
+pub fn release_for_tasks(
+    ledger: &mut Ledger,
+    tasks: &[(String, String)],
+    now: Timestamp,
+) -> Vec<String> {
+    let stamp = rfc3339(now);
+    let mut ids = Vec::new();
+    for e in ledger
+        .entries
+        .iter_mut()
+        .filter(|e| e.released_at.is_none() && tasks.iter().any(|(p, id)| for_task(e, p, id)))
+    {
+        e.released_at = Some(stamp.clone());
+        ids.push(e.id.clone());
+    }
+    if !ids.is_empty() {
+        prune(ledger, now);
+    }
+    ids
+}
+
 /// A pattern without the trailing `/` that marks a directory.
 fn as_typed(p: &str) -> &str {
     p.strip_suffix('/').unwrap_or(p)

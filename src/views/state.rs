@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use crate::error::{Code, Error, Result};
+use crate::integrations::capacity::spend;
 use crate::records::lane::LaneRecord;
 use crate::records::lead::LeadRecord;
 use crate::records::message::{self, Message, PREFIX};
@@ -44,6 +45,7 @@ pub const SECTIONS: &[(&str, Builder)] = &[
     ("Verification", verification),
     ("Open tasks", tasks),
     ("Reservations", reservations),
+    ("Spend", spend),
 ];
 
 type Builder = fn(&Store, Option<&str>) -> Result<Vec<(String, serde_json::Value)>>;
@@ -162,6 +164,7 @@ fn asks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Va
 fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
     let (all, _) = Records::<LaneRecord>::new(store).all()?;
     let mut reports: BTreeMap<String, BTreeMap<String, (String, Option<String>)>> = BTreeMap::new();
+    let by_lane = spend::summary(&spend::known(store, None)).lanes;
     let mut out = Vec::new();
     for v in all.into_iter().filter(|v| v.value.is_active()) {
         let r = v.value;
@@ -185,8 +188,60 @@ fn lanes(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
             "{} [{}] owner {}, {}{shown}",
             r.feature, r.plan, r.owner, r.state
         );
+        let spent = by_lane.get(&r.feature);
+        let line = match spent {
+            Some(t) => format!("{line}, spent {}", spent_text(t)),
+            None => line,
+        };
         let (report, capacity) = last.map_or((None, None), |(t, c)| (Some(t), c));
-        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity })));
+        out.push(item(line, &serde_json::json!({ "feature": r.feature, "plan": r.plan, "owner": r.owner, "state": r.state, "last_report": report, "capacity": capacity, "spend": spent })));
+    }
+    Ok(out)
+}
+
+fn spent_text(t: &spend::Totals) -> String {
+    let cost = t
+        .cost_usd
+        .map(|c| format!(", {c:.2} USD"))
+        .unwrap_or_default();
+    format!("{} tokens{cost}", t.total_tokens)
+}
+
+/// What the swarm spent, per plan and per task (this clone's sessions and
+/// the local journals' `spend` entries).
+fn spend(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
+    let sessions = spend::known(store, None);
+    let sum = spend::summary(&sessions);
+    let mut out = Vec::new();
+    for (p, t) in &sum.plans {
+        if plan.is_some_and(|only| only != p) {
+            continue;
+        }
+        // The plan's budget (this clone's setting), when it has one.
+        let check = spend::budget_of(store, p)
+            .ok()
+            .flatten()
+            .map(|limit| spend::check(Some(limit), p, &sessions));
+        let budget = match &check {
+            Some(spend::BudgetCheck::Reached { limit, .. }) => {
+                format!(" — budget {limit} REACHED: nothing new is launched")
+            }
+            Some(spend::BudgetCheck::Under { limit, .. }) => format!(" — budget {limit}"),
+            _ => String::new(),
+        };
+        out.push(item(
+            format!("plan {p}: {}{budget}", spent_text(t)),
+            &serde_json::json!({ "plan": p, "spend": t, "budget": check }),
+        ));
+    }
+    for (k, t) in &sum.tasks {
+        if plan.is_some_and(|only| !k.starts_with(&format!("{only}/"))) {
+            continue;
+        }
+        out.push(item(
+            format!("task {k}: {}", spent_text(t)),
+            &serde_json::json!({ "task": k, "spend": t }),
+        ));
     }
     Ok(out)
 }

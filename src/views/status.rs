@@ -124,7 +124,7 @@ pub struct LaneStatus {
     /// The capacity line of the lane's last report (its last verdict).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub capacity: Option<String>,
-    /// What the lane's sessions spent, as recorded in this clone.
+    /// What the lane's sessions spent (this clone's and the journals').
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spend: Option<crate::integrations::capacity::spend::Totals>,
 }
@@ -377,8 +377,9 @@ pub struct StatusView {
     /// Live path reservations in the whole repository.
     #[serde(skip_serializing_if = "is_zero")]
     pub reservations: usize,
-    /// Tokens and cost per lane, task (`<plan>/<id>`), agent and plan,
-    /// from the sessions this clone recorded (the hooks, the runner).
+    /// Tokens and cost per lane, task (`<plan>/<id>`), agent and plan:
+    /// the sessions this clone recorded (the hooks, the runner) and those
+    /// the plans' journals carry (published by every clone's lanes).
     pub spend: crate::integrations::capacity::spend::Summary,
     #[serde(skip)]
     pub unreadable: Vec<Unreadable>,
@@ -445,7 +446,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
         Some(r) => crate::store::remote::budget::queue(&ctx.store, r)?,
         None => None,
     };
-    let sessions = crate::integrations::capacity::spend::sessions(&ctx.store);
+    let sessions = crate::integrations::capacity::spend::known(&ctx.store, remote);
     let spend = crate::integrations::capacity::spend::summary(&sessions);
     attach_spend(&mut roots, &spend);
     Ok(StatusView {

@@ -412,6 +412,37 @@ fn kill_group_after(env: &TestEnv, dir: &Path, args: &[&str], ms: u64) -> bool {
 }
 
 #[test]
+fn lane_new_after_git_was_killed_before_writing_the_worktrees_git_file_reruns_to_exit_0() {
+    // Killed between opening the new worktree's `.git` and writing it: the
+    // branch, the administrative directory locked "initializing" with only
+    // that lock, and the worktree directory holding an empty `.git`.
+    let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
+    let a = &clones[0];
+    let git_dir = a.join(".git");
+    std::fs::create_dir_all(git_dir.join("swarm/lane-start")).unwrap();
+    std::fs::write(git_dir.join("swarm/lane-start/k2"), "auth\n").unwrap();
+    let admin = git_dir.join("worktrees/k2");
+    std::fs::create_dir_all(&admin).unwrap();
+    std::fs::write(admin.join("locked"), "initializing").unwrap();
+    let wt = a.join("_swarm-worktrees").join("k2");
+    std::fs::create_dir_all(&wt).unwrap();
+    std::fs::write(wt.join(".git"), "").unwrap();
+    let head = env.git(a, &["rev-parse", "HEAD"]);
+    env.git(a, &["branch", "feat/k2", &head]);
+
+    let again = env
+        .swarm(a, &["--offline", "lane", "new", "k2", "--plan", "auth"])
+        .ok();
+    assert!(again.stdout.contains("interrupted"), "{again:#?}");
+    assert_eq!(
+        env.git(&wt, &["symbolic-ref", "--short", "HEAD"]),
+        "feat/k2"
+    );
+    assert!(!git_dir.join("swarm/lane-start/k2").exists(), "marker left");
+    assert_fsck_clean(&env, a);
+}
+
+#[test]
 fn lane_new_after_git_was_killed_writing_the_worktrees_admin_files_reruns_to_exit_0() {
     // What `git worktree add -b` leaves when killed between creating its
     // administrative directory and writing `commondir`: the branch, the
@@ -450,6 +481,23 @@ fn lane_new_after_git_was_killed_writing_the_worktrees_admin_files_reruns_to_exi
     env.git(a, &["worktree", "list"]);
 }
 
+/// What a failed re-run found: the start marker, the worktree and git's view.
+fn leftovers(env: &TestEnv, a: &Path, wt: &Path, feature: &str) -> String {
+    let marker = a.join(".git/swarm/lane-start").join(feature);
+    let admin = a.join(".git/worktrees").join(feature);
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_else(|e| format!("({e})"));
+    format!(
+        "marker: {}\nworktree dir: {} (.git: {:?})\nadmin dir: {:?}\nadmin HEAD: {:?}\nworktree list: {:#?}\nbranch: {:#?}",
+        marker.exists(),
+        wt.exists(),
+        read(&wt.join(".git")),
+        std::fs::read_dir(&admin).map(|d| d.filter_map(|e| e.ok()).map(|e| e.file_name()).collect::<Vec<_>>()).ok(),
+        read(&admin.join("HEAD")),
+        env.git_run(a, &["worktree", "list", "--porcelain"]),
+        env.git_run(a, &["log", "--oneline", "-2", &format!("feat/{feature}")]),
+    )
+}
+
 #[test]
 fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
     let (env, _remote, clones) = Swarm::new(&["alice"]).init(0).plan(0, "auth").parts();
@@ -459,7 +507,7 @@ fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
     let t = std::time::Instant::now();
     env.swarm(a, &["--offline", "lane", "new", "warm", "--plan", "auth"])
         .ok();
-    let span = (t.elapsed().as_millis() as u64).max(20);
+    let mut span = (t.elapsed().as_millis() as u64).max(20);
     env.swarm(a, &["--offline", "lane", "rm", "warm"]).ok();
     let want = soak_rounds(40);
     let (mut kills, mut round) = (0, 0);
@@ -469,6 +517,10 @@ fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
         let args = ["--offline", "lane", "new", &feature, "--plan", "auth"];
         if kill_group_after(&env, a, &args, rng.below(span)) {
             kills += 1;
+        } else {
+            // It finished before the kill: starts are quicker now than the
+            // first one was (a loaded machine frees up), so aim earlier.
+            span = (span * 3 / 4).max(20);
         }
         // (No fsck here: a `git worktree add` killed half-way leaves its
         // worktree's HEAD pointing at nothing, which the re-run clears.)
@@ -476,11 +528,12 @@ fn lane_new_killed_at_random_moments_with_its_git_children_reruns_to_exit_0() {
         // A kill after the start had finished leaves it done: the re-run
         // then finds the lane active (the ordinary `LANE_EXISTS`).
         let done_before = again.code == 2 && again.stderr.contains("is already active");
+        let wt = a.join("_swarm-worktrees").join(&feature);
         assert!(
             again.code == 0 || done_before,
-            "round {round}, feature {feature}: {again:#?}"
+            "round {round}, feature {feature}: {again:#?}\n{}",
+            leftovers(&env, a, &wt, &feature)
         );
-        let wt = a.join("_swarm-worktrees").join(&feature);
         assert_eq!(
             env.git(&wt, &["rev-parse", "--abbrev-ref", "HEAD"]),
             format!("feat/{feature}"),

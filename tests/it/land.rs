@@ -11,19 +11,24 @@ use crate::fixture::Swarm;
 use crate::harness::TestEnv;
 use crate::process::ref_of;
 
-fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
+pub(crate) fn yaml(env: &TestEnv, dir: &Path, rev: &str, file: &str) -> serde_yaml_ng::Value {
     serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:{file}")])).expect("YAML")
 }
 
 /// The remote's version of a record's YAML.
-fn record(env: &TestEnv, remote: &Path, refname: &str, file: &str) -> serde_yaml_ng::Value {
+pub(crate) fn record(
+    env: &TestEnv,
+    remote: &Path,
+    refname: &str,
+    file: &str,
+) -> serde_yaml_ng::Value {
     let tip = ref_of(env, remote, refname).unwrap_or_else(|| panic!("{refname} on the remote"));
     yaml(env, remote, &tip, file)
 }
 
 /// lead (0) leads plan rel with tasks `ids`; clone i+1 starts lane ids[i]
 /// on task ids[i] and pushes `files[i]`, then reports done.
-fn day(
+pub(crate) fn day(
     names: &[&str],
     ids: &[&str],
     files: &[&[(&str, &str)]],
@@ -50,7 +55,7 @@ fn day(
 }
 
 /// A gate that logs the merged tree it ran in and says it ran one test.
-fn gate(env: &TestEnv) -> (String, std::path::PathBuf) {
+pub(crate) fn gate(env: &TestEnv) -> (String, std::path::PathBuf) {
     let log = env.root().join("gate.log");
     (
         format!(

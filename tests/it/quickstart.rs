@@ -3,7 +3,10 @@
 //! one bare remote (plain clones made here, nothing else set up). Every
 //! block must exit 0, and the day must end as the quick start says: both
 //! tasks done and both lanes and child plans closed by the leader's `lead merge`, both branches merged into main, the handoff
-//! accepted by ann with bob's claim and reservation moved to her.
+//! accepted by ann with bob's claim and reservation moved to her, and
+//! `finish` having closed the plan and released the leadership: `status`
+//! shows no open plan, lane, claim or reservation, and the completion
+//! report names the day's packet and every succession.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -146,6 +149,89 @@ fn quick_start(coordination: bool, base: &str) {
         );
         assert!(plan.contains("status: closed"), "{plan}");
     }
+    // `finish` closed the plan and released the leadership.
+    let rel = env.git(records, &["show", "refs/swarm/plans/rel:plan.yaml"]);
+    assert!(rel.contains("status: closed"), "{rel}");
+    let lead = env.git(records, &["show", "refs/swarm/lead/rel:lead.yaml"]);
+    assert!(lead.contains("released: true"), "{lead}");
+    // `status` on every machine: no open plan, lane, claim or reservation.
+    for dir in machines.values() {
+        let status = env.swarm(dir, &["--json", "status"]).ok().json();
+        // (`reservations` is left out of the JSON when there is none.)
+        assert_eq!(
+            status["reservations"].as_u64().unwrap_or(0),
+            0,
+            "{status:#}"
+        );
+        let plans = status["plans"].as_array().unwrap();
+        assert!(!plans.is_empty(), "{status:#}");
+        let mut stack: Vec<&serde_json::Value> = plans.iter().collect();
+        while let Some(p) = stack.pop() {
+            assert_eq!(p["status"], "closed", "{p:#}");
+            assert_eq!(p["lanes"].as_array().map_or(0, Vec::len), 0, "{p:#}");
+            assert_eq!(p["leader"], serde_json::Value::Null, "{p:#}");
+            assert_eq!(p["reservations"].as_u64().unwrap_or(0), 0, "{p:#}");
+            assert_eq!(p["open_packets"].as_array().unwrap().len(), 0, "{p:#}");
+            if let Some(t) = p["tasks"].as_object() {
+                assert_eq!(t["in_progress"].as_array().unwrap().len(), 0, "{p:#}");
+                assert_eq!(t["ready"].as_array().unwrap().len(), 0, "{p:#}");
+            }
+            stack.extend(p["children"].as_array().unwrap());
+        }
+    }
+    let ledger = env.git(
+        records,
+        &["show", "refs/swarm/reservations/ledger:reservations.yaml"],
+    );
+    assert!(!ledger.contains("released_at: null"), "{ledger}");
+    // The completion report names the day's one packet (bob's, accepted
+    // by ann) and every succession of the leader record's journal.
+    let report = std::fs::read_to_string(machines["lead"].join("report.md")).unwrap();
+    let packets: Vec<String> = env
+        .refs(records, "refs/swarm/packets")
+        .into_keys()
+        .filter_map(|r| r.rsplit('/').next().map(str::to_string))
+        .collect();
+    assert_eq!(packets.len(), 1, "{packets:?}");
+    for id in &packets {
+        assert!(
+            report.contains(&format!("Packet `{id}`")),
+            "{id}:\n{report}"
+        );
+    }
+    assert!(report.contains("**Accepted** by ann"), "{report}");
+    let journal = env.git(
+        records,
+        &[
+            "log",
+            "--format=%(trailers:key=Swarm-Event,valueonly)",
+            "refs/swarm/lead/rel",
+        ],
+    );
+    let successions = journal
+        .lines()
+        .filter(|e| {
+            [
+                "lead-claimed",
+                "lead-handover",
+                "lead-takeover",
+                "lead-released",
+            ]
+            .contains(&e.trim())
+        })
+        .count();
+    assert_eq!(successions, 2, "a claim and finish's release: {journal}");
+    assert!(report.contains("- Epoch 1: claimed by lead"), "{report}");
+    assert!(report.contains("- Epoch 1: released by lead"), "{report}");
+    assert_eq!(
+        report.matches("\n- Epoch ").count(),
+        successions,
+        "{report}"
+    );
+    for t in ["`rel/api`", "`rel/docs`", "`feat/api`", "`feat/docs`"] {
+        assert!(report.contains(t), "{t}:\n{report}");
+    }
+    assert!(report.contains("landed without a gate"), "{report}");
     let docs = env.git(records, &["show", "refs/swarm/tasks/rel/docs:task.yaml"]);
     assert!(docs.contains("previous_owner: bob"), "{docs}");
     for b in ["feat/api", "feat/docs"] {

@@ -38,6 +38,8 @@ struct Model {
     server: Arc<tiny_http::Server>,
     commands: Arc<Mutex<Vec<String>>>,
     max_concurrent: Arc<AtomicUsize>,
+    /// Messages answered: each reports 10 input and 5 output tokens.
+    served: Arc<AtomicUsize>,
 }
 
 impl Drop for Model {
@@ -129,8 +131,10 @@ fn serve() -> Model {
     let port = server.server_addr().to_ip().expect("ip").port();
     let commands = Arc::new(Mutex::new(Vec::new()));
     let max_concurrent = Arc::new(AtomicUsize::new(0));
+    let served = Arc::new(AtomicUsize::new(0));
     let live = Arc::new(Mutex::new(std::collections::BTreeSet::<String>::new()));
     let (srv, cmds, max) = (server.clone(), commands.clone(), max_concurrent.clone());
+    let count = served.clone();
     std::thread::spawn(move || {
         for mut req in srv.incoming_requests() {
             let mut body = String::new();
@@ -171,6 +175,7 @@ fn serve() -> Model {
                 }
                 sse(None)
             };
+            count.fetch_add(1, Ordering::SeqCst);
             let h = tiny_http::Header::from_bytes("content-type", "text/event-stream").unwrap();
             let _ = req.respond(tiny_http::Response::from_string(reply).with_header(h));
         }
@@ -180,6 +185,7 @@ fn serve() -> Model {
         server,
         commands,
         max_concurrent,
+        served,
     }
 }
 
@@ -323,6 +329,24 @@ fn run_hands_off_to_a_successor_that_accepts_and_finishes_the_plan() {
         m1.max_concurrent.load(Ordering::SeqCst) <= 1
             && m2.max_concurrent.load(Ordering::SeqCst) <= 1
     );
+    // The tokens the models returned are the tokens status shows, per
+    // plan, and per task and lane (each lane worked on its own task).
+    let n = (m1.served.load(Ordering::SeqCst) + m2.served.load(Ordering::SeqCst)) as u64;
+    let st = env.swarm(&a, &["status", "--json"]).ok().json();
+    let sp = &st["spend"];
+    let want = json!({"input": 10 * n, "cache_read": 0, "cache_write": 0, "output": 5 * n});
+    assert_eq!(sp["plans"]["p"]["tokens"], want, "{n} messages: {sp:#}");
+    assert_eq!(sp["plans"]["p"]["sessions"], 3, "{sp:#}");
+    let mut sum = 0;
+    for t in ["t1", "t2"] {
+        let task = &sp["tasks"][format!("p/{t}")];
+        assert_eq!(
+            sp["lanes"][t], *task,
+            "lane {t} spent what task {t} did: {sp:#}"
+        );
+        sum += task["total_tokens"].as_u64().unwrap();
+    }
+    assert_eq!(sum, 15 * n, "{sp:#}");
     // The account records carry the agent's session and tokens, published.
     let log = env.git(&remote, &["log", "--format=%s", "refs/swarm/pool/w2"]);
     assert!(log.contains("leases account w2 for lane t1"), "{log}");

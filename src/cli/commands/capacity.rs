@@ -180,7 +180,7 @@ fn budget(g: &Global, plan: Option<String>) -> Result<Output> {
     let plan = plan_of(&ctx, plan).ok_or_else(|| {
         Error::new(Code::Usage, "which plan? none is inferred here").hint("pass --plan <plan>")
     })?;
-    let c = spend::check_budget(&ctx.store, &plan)?;
+    let c = spend::check_budget(&ctx.store, ctx.settings.remote.as_deref(), &plan)?;
     let text = match &c {
         spend::BudgetCheck::None => format!("plan {plan}: no budget (swarm.budget)\n"),
         spend::BudgetCheck::Under { limit, spent } => {

@@ -312,6 +312,9 @@ fn listed(l: LaneList) -> Output {
                 r.text, r.by, r.at
             ));
         }
+        if let Some(t) = l.spend.get(&s.feature) {
+            text.push_str(&format!("  spent   {}\n", super::status::spent(t)));
+        }
     }
     if l.removed_hidden > 0 {
         text.push_str(&format!(

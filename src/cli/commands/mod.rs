@@ -5,6 +5,7 @@ pub mod agent;
 pub mod capacity;
 pub mod completions;
 pub mod demo;
+pub mod finish;
 pub mod forecast;
 pub mod gc;
 pub mod guard;

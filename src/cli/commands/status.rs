@@ -26,6 +26,7 @@ fn status_output(view: StatusView) -> Output {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
     }
     render_plans(&view.plans, 0, view.now, &mut text);
+    render_spend(&view.spend, &mut text);
     let (open, blocked) = view.attention();
     if open + blocked > 0 {
         text.push_str(&format!(
@@ -83,6 +84,37 @@ fn forecast_line(f: &git_swarm::records::forecast::Seen, now: jiff::Timestamp) -
     line
 }
 
+/// `12,345 tokens, 0.42 USD` (cost only where a host reported it).
+pub fn spent(t: &git_swarm::integrations::capacity::spend::Totals) -> String {
+    let cost = t
+        .cost_usd
+        .map(|c| format!(", {c:.2} USD"))
+        .unwrap_or_default();
+    format!("{} tokens{cost}", t.total_tokens)
+}
+
+/// What the swarm spent: per plan, then per task.
+fn render_spend(s: &git_swarm::integrations::capacity::spend::Summary, out: &mut String) {
+    if s.plans.is_empty() && s.tasks.is_empty() {
+        return;
+    }
+    let join = |m: &std::collections::BTreeMap<
+        String,
+        git_swarm::integrations::capacity::spend::Totals,
+    >| {
+        m.iter()
+            .map(|(k, t)| format!("{k} {}", spent(t)))
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if !s.plans.is_empty() {
+        out.push_str(&format!("spent by plan: {}\n", join(&s.plans)));
+    }
+    if !s.tasks.is_empty() {
+        out.push_str(&format!("spent by task: {}\n", join(&s.tasks)));
+    }
+}
+
 /// The plan tree as `status` shows it, children indented under parents.
 fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: &mut String) {
     for n in nodes {
@@ -118,13 +150,7 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: 
                 let spend = lane
                     .spend
                     .as_ref()
-                    .map(|t| {
-                        let cost = t
-                            .cost_usd
-                            .map(|c| format!(", {c:.2} USD"))
-                            .unwrap_or_default();
-                        format!("  spent {} tokens{cost}", t.total_tokens)
-                    })
+                    .map(|t| format!("  spent {}", spent(t)))
                     .unwrap_or_default();
                 out.push_str(&format!("{pad}    {cap}{spend}\n"));
             }

@@ -339,11 +339,17 @@ fn ran(r: &Ran, remote: Option<&str>) -> Output {
             r.released.join(", ")
         ));
     }
+    if !r.ended.is_empty() {
+        text.push_str(&format!("; its lane ended: closed {}", r.ended.join(", ")));
+    }
     if let (true, false, Some(remote)) = (r.published, r.already, remote) {
         text.push_str(&format!(", published to {remote}"));
     }
     text.push('\n');
     let mut out = Output::new(r, text);
+    for w in &r.warnings {
+        out = out.warn(w.clone());
+    }
     if !r.still_reserved.is_empty() {
         let ids = r.still_reserved.join(" ");
         out = out.warn(format!(

@@ -252,18 +252,26 @@ pub fn record_spend(ctx: &Ctx, me: &str, input: &Input, host: &str) {
         return;
     }
     let lane = ctx.lane_here();
-    let plan = super::context::plan_of(ctx, lane.as_ref());
-    let task = super::context::claimed(ctx, me, plan.as_deref())
-        .ok()
-        .and_then(|ts| ts.into_iter().next())
-        .map(|t| t.id)
-        .or_else(|| {
-            lane.as_ref()
-                .and_then(|l| l.record.task.as_ref())
-                .map(|t| t.rsplit('/').next().unwrap_or(t).to_string())
-        });
-    spend::record(
+    let lane_plan = super::context::plan_of(ctx, lane.as_ref());
+    // A lane started for a task (`lane new --task`) spends on that task of
+    // its parent plan; else on the task it holds in its own plan.
+    let (plan, task) = match lane
+        .as_ref()
+        .and_then(|l| l.record.task.as_deref())
+        .and_then(|t| t.split_once('/'))
+    {
+        Some((p, t)) => (Some(p.to_string()), Some(t.to_string())),
+        None => (
+            lane_plan.clone(),
+            super::context::claimed(ctx, me, lane_plan.as_deref())
+                .ok()
+                .and_then(|ts| ts.into_iter().next())
+                .map(|t| t.id),
+        ),
+    };
+    spend::publish(
         &ctx.store,
+        lane_plan.as_deref(),
         &spend::SessionSpend {
             session: session.clone(),
             host: host.to_string(),
@@ -282,7 +290,7 @@ pub fn record_spend(ctx: &Ctx, me: &str, input: &Input, host: &str) {
 /// The budget line for session start, when the plan's budget is reached
 /// (and the one `budget` escalation recorded).
 pub fn budget_note(ctx: &Ctx, me: &str, plan: &str) -> Option<String> {
-    let check = spend::check_budget(&ctx.store, plan).ok()?;
+    let check = spend::check_budget(&ctx.store, ctx.settings.remote.as_deref(), plan).ok()?;
     let spend::BudgetCheck::Reached { limit, spent } = check else {
         return None;
     };

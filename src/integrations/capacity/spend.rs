@@ -8,6 +8,13 @@
 //! of one session never double count. No price table: cost is what the
 //! host reported, tokens always.
 //!
+//! Published with the lane's records: [`publish`] appends a `spend` entry
+//! (the session's totals so far, as trailers) to the journal of the lane's
+//! plan, locally, so it rides with the lane's next push and never makes a
+//! push of its own; [`known`] reads this clone's sessions and every
+//! `spend` entry of the plans' journals (local and as last fetched), the
+//! larger figure of each session winning, so another clone sums the same.
+//!
 //! A budget (`swarm.<plan>.budget`, else `swarm.budget`: `2M tokens`,
 //! `500k tokens`, `50 USD`) is checked by [`check_budget`].
 
@@ -84,13 +91,9 @@ fn dir(store: &Store) -> std::path::PathBuf {
         .join("spend")
 }
 
-/// Record a session's cumulative totals (merged with what was recorded:
-/// the larger figure of each, the newest attribution where one is given).
-pub fn record(store: &Store, report: &SessionSpend) -> SessionSpend {
-    let path = dir(store).join(format!("{}.json", super::safe(&report.session)));
-    let old: Option<SessionSpend> = std::fs::read_to_string(&path)
-        .ok()
-        .and_then(|t| serde_json::from_str(&t).ok());
+/// `report` merged into `old`: the larger figure of each, the newest
+/// attribution where one is given.
+fn merge(old: Option<SessionSpend>, report: &SessionSpend) -> SessionSpend {
     let mut s = report.clone();
     if let Some(o) = old {
         s.tokens = o.tokens.max(&report.tokens);
@@ -109,14 +112,215 @@ pub fn record(store: &Store, report: &SessionSpend) -> SessionSpend {
         if s.agent.is_empty() {
             s.agent = o.agent;
         }
+        if s.at.is_empty() || (s.tokens == o.tokens && s.cost_usd == o.cost_usd) {
+            s.at = o.at;
+        }
     }
+    s
+}
+
+/// Record a session's cumulative totals (merged with what was recorded:
+/// the larger figure of each, the newest attribution where one is given).
+pub fn record(store: &Store, report: &SessionSpend) -> SessionSpend {
+    record_changed(store, report).0
+}
+
+/// [`record`], and whether the totals grew (a first report counts).
+pub fn record_changed(store: &Store, report: &SessionSpend) -> (SessionSpend, bool) {
+    let path = dir(store).join(format!("{}.json", super::safe(&report.session)));
+    let old: Option<SessionSpend> = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok());
+    let changed = old.as_ref().is_none_or(|o| {
+        o.tokens.max(&report.tokens) != o.tokens || grew(o.cost_usd, report.cost_usd)
+    });
+    let mut s = merge(old, report);
     if s.at.is_empty() {
         s.at = crate::clock::rfc3339(store.clock.now());
     }
-    if let Ok(text) = serde_json::to_string(&s) {
-        super::write_file(&path, &format!("{text}\n"));
+    if changed {
+        if let Ok(text) = serde_json::to_string(&s) {
+            super::write_file(&path, &format!("{text}\n"));
+        }
+    }
+    (s, changed)
+}
+
+fn grew(old: Option<f64>, new: Option<f64>) -> bool {
+    match (old, new) {
+        (Some(a), Some(b)) => b > a,
+        (None, Some(_)) => true,
+        _ => false,
+    }
+}
+
+/// The journal entry kind of a session's spend.
+pub const EVENT: &str = "spend";
+
+/// The `spend` journal entry of `s`: its totals as trailers.
+pub fn event(s: &SessionSpend) -> crate::store::Event {
+    let t = &s.tokens;
+    let mut summary = format!("spend: session {} {} tokens", s.session, t.total());
+    if let Some(c) = s.cost_usd {
+        summary.push_str(&format!(", {c:.4} USD"));
+    }
+    let actor = if s.agent.is_empty() {
+        "git-swarm"
+    } else {
+        &s.agent
+    };
+    let mut e = crate::store::Event::new(EVENT, actor, summary)
+        .trailer("Swarm-Session", s.session.as_str())
+        .trailer(
+            "Swarm-Tokens",
+            format!(
+                "input={} cache_read={} cache_write={} output={}",
+                t.input, t.cache_read, t.cache_write, t.output
+            ),
+        );
+    if let Some(c) = s.cost_usd {
+        e = e.trailer("Swarm-Cost-USD", format!("{c}"));
+    }
+    let more = [
+        ("Swarm-Host", Some(s.host.as_str())),
+        ("Swarm-Agent", Some(s.agent.as_str())),
+        ("Swarm-Account", s.account.as_deref()),
+        ("Swarm-Lane", s.lane.as_deref()),
+        ("Swarm-Task", s.task.as_deref()),
+        ("Swarm-Plan", s.plan.as_deref()),
+        ("Swarm-Spend-At", Some(s.at.as_str())),
+    ];
+    for (k, v) in more {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            e = e.trailer(k, v);
+        }
+    }
+    e
+}
+
+/// A `spend` journal entry read back (None: not one, or unreadable).
+pub fn from_entry(e: &crate::store::JournalEntry) -> Option<SessionSpend> {
+    if e.event != EVENT {
+        return None;
+    }
+    let get = |k: &str| e.trailers.get(k).cloned().filter(|v| !v.is_empty());
+    let session = get("Swarm-Session")?;
+    let mut tokens = Tokens::default();
+    for part in get("Swarm-Tokens")?.split_whitespace() {
+        let (k, v) = part.split_once('=')?;
+        let n: u64 = v.parse().ok()?;
+        match k {
+            "input" => tokens.input = n,
+            "cache_read" => tokens.cache_read = n,
+            "cache_write" => tokens.cache_write = n,
+            "output" => tokens.output = n,
+            _ => {}
+        }
+    }
+    Some(SessionSpend {
+        session,
+        host: get("Swarm-Host").unwrap_or_default(),
+        agent: get("Swarm-Agent").unwrap_or_else(|| e.actor.clone()),
+        account: get("Swarm-Account"),
+        lane: get("Swarm-Lane"),
+        task: get("Swarm-Task"),
+        plan: get("Swarm-Plan"),
+        tokens,
+        cost_usd: get("Swarm-Cost-USD").and_then(|c| c.parse().ok()),
+        at: get("Swarm-Spend-At").unwrap_or_else(|| e.time.clone()),
+    })
+}
+
+/// Record `report` here and, when its totals grew, append its `spend`
+/// entry to the journal of `journal_plan` (the lane's plan) locally: it is
+/// published with the next push (no push of its own). A plan that does not
+/// exist here keeps the record in this clone only.
+pub fn publish(store: &Store, journal_plan: Option<&str>, report: &SessionSpend) -> SessionSpend {
+    let (s, changed) = record_changed(store, report);
+    if let (true, Some(plan)) = (changed, journal_plan) {
+        let _ = crate::records::plan::journal(store, None, plan, &event(&s), None, None);
     }
     s
+}
+
+/// Every session known here: this clone's records and the `spend`
+/// entries of every plan's journal, local and as last fetched from
+/// `remote`; of two figures of one session the larger wins.
+pub fn known(store: &Store, remote: Option<&str>) -> Vec<SessionSpend> {
+    let mut by: BTreeMap<String, SessionSpend> = BTreeMap::new();
+    let mut take = |s: SessionSpend| {
+        let old = by.remove(&s.session);
+        let m = match old {
+            // The local record's attribution wins over a journal's.
+            Some(o) => merge(Some(s), &o),
+            None => s,
+        };
+        by.insert(m.session.clone(), m);
+    };
+    for s in journalled(store, remote) {
+        take(s);
+    }
+    for s in sessions(store) {
+        take(s);
+    }
+    by.into_values().collect()
+}
+
+/// The sessions of the journals' `spend` entries, from a cache by journal
+/// tips (`capacity/spend-journals.json`): a journal is walked again only
+/// when one of its tips moved.
+fn journalled(store: &Store, remote: Option<&str>) -> Vec<SessionSpend> {
+    #[derive(Default, Serialize, Deserialize)]
+    struct Cache {
+        #[serde(default)]
+        plans: BTreeMap<String, (String, Vec<SessionSpend>)>,
+    }
+    let path = dir(store).with_file_name("spend-journals.json");
+    let old: Cache = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default();
+    let Ok(tips) = crate::store::remote::tips_under(store, remote, crate::records::plan::PREFIX)
+    else {
+        return Vec::new();
+    };
+    let mut new = Cache::default();
+    let mut moved = old.plans.len() != tips.len();
+    for (plan, tip) in tips {
+        let heads: Vec<gix::ObjectId> = [tip.local, tip.remote]
+            .into_iter()
+            .flatten()
+            .collect::<std::collections::BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let key = heads
+            .iter()
+            .map(|h| h.to_string())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some((k, found)) = old.plans.get(&plan).filter(|(k, _)| *k == key) {
+            new.plans.insert(plan, (k.clone(), found.clone()));
+            continue;
+        }
+        moved = true;
+        let mut found: BTreeMap<String, SessionSpend> = BTreeMap::new();
+        for h in heads {
+            for e in store.journal(h, None).unwrap_or_default() {
+                if let Some(s) = from_entry(&e) {
+                    let o = found.remove(&s.session);
+                    let m = merge(o, &s);
+                    found.insert(m.session.clone(), m);
+                }
+            }
+        }
+        new.plans.insert(plan, (key, found.into_values().collect()));
+    }
+    if moved {
+        if let Ok(text) = serde_json::to_string(&new) {
+            super::write_file(&path, &text);
+        }
+    }
+    new.plans.into_values().flat_map(|(_, s)| s).collect()
 }
 
 /// Every session this clone recorded.
@@ -169,9 +373,11 @@ pub fn sum_by(
     out
 }
 
-/// The four sums `status --json` shows.
+/// The four sums `status --json` shows, and the sessions summed.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
+    /// Each session's totals, by session id.
+    pub sessions: Vec<SessionSpend>,
     pub lanes: BTreeMap<String, Totals>,
     /// By `<plan>/<task>`.
     pub tasks: BTreeMap<String, Totals>,
@@ -181,6 +387,7 @@ pub struct Summary {
 
 pub fn summary(sessions: &[SessionSpend]) -> Summary {
     Summary {
+        sessions: sessions.to_vec(),
         lanes: sum_by(sessions, |s| s.lane.clone()),
         tasks: sum_by(sessions, |s| {
             s.task.as_ref().map(|t| match &s.plan {
@@ -302,7 +509,12 @@ pub fn check(limit: Option<Budget>, plan: &str, sessions: &[SessionSpend]) -> Bu
     }
 }
 
-/// [`check`] with the plan's configured budget and this clone's sessions.
-pub fn check_budget(store: &Store, plan: &str) -> Result<BudgetCheck> {
-    Ok(check(budget_of(store, plan)?, plan, &sessions(store)))
+/// [`check`] with the plan's configured budget and every session known
+/// here ([`known`]: this clone's and those the journals carry). Without a
+/// budget nothing is read.
+pub fn check_budget(store: &Store, remote: Option<&str>, plan: &str) -> Result<BudgetCheck> {
+    let Some(limit) = budget_of(store, plan)? else {
+        return Ok(BudgetCheck::None);
+    };
+    Ok(check(Some(limit), plan, &known(store, remote)))
 }

@@ -193,3 +193,43 @@ fn budgets() {
     assert!(!check(Some(Budget::Usd(2.0)), "p", &all).reached());
     assert!(!check(None, "p", &all).reached());
 }
+
+#[test]
+fn a_spend_entry_reads_back_as_the_session_it_was_written_from() {
+    let s = SessionSpend {
+        session: "sess-1".into(),
+        host: "claude".into(),
+        agent: "w1".into(),
+        account: Some("w1".into()),
+        lane: Some("t1".into()),
+        task: Some("t1".into()),
+        plan: Some("p".into()),
+        tokens: Tokens {
+            input: 1200,
+            cache_read: 300,
+            cache_write: 100,
+            output: 400,
+        },
+        cost_usd: Some(0.05),
+        at: "2026-01-01T00:00:00Z".into(),
+    };
+    let message = spend::event(&s).message();
+    let entry = crate::store::parse_journal_entry("c0ffee".into(), 0, &message, 1);
+    assert_eq!(entry.event, spend::EVENT, "{message}");
+    assert_eq!(spend::from_entry(&entry), Some(s.clone()), "{message}");
+    // Without a cost, an account, a lane or a task: none read back.
+    let bare = SessionSpend {
+        cost_usd: None,
+        account: None,
+        lane: None,
+        task: None,
+        ..s
+    };
+    let entry =
+        crate::store::parse_journal_entry("c0ffee".into(), 0, &spend::event(&bare).message(), 1);
+    assert_eq!(spend::from_entry(&entry), Some(bare));
+    // Another kind of entry is no spend.
+    let other = crate::store::Event::new("capacity", "w1", "capacity: w1 at ok").message();
+    let entry = crate::store::parse_journal_entry("c0ffee".into(), 0, &other, 1);
+    assert_eq!(spend::from_entry(&entry), None);
+}

@@ -15,6 +15,9 @@ pub struct LaneList {
     /// Removed lanes left out (without `--all`).
     #[serde(skip)]
     pub removed_hidden: usize,
+    /// What each listed lane's sessions spent (this clone's records and
+    /// the plans' journals), by lane.
+    pub spend: std::collections::BTreeMap<String, crate::integrations::capacity::spend::Totals>,
     #[serde(skip)]
     pub unreadable: Vec<Unreadable>,
 }
@@ -36,9 +39,14 @@ pub fn list(ctx: &Ctx, include_removed: bool) -> Result<LaneList> {
         }
         lanes.push(inspect(ctx, &lane, &worktrees)?);
     }
+    let sessions =
+        crate::integrations::capacity::spend::known(&ctx.store, ctx.settings.remote.as_deref());
+    let mut spend = crate::integrations::capacity::spend::summary(&sessions).lanes;
+    spend.retain(|l, _| lanes.iter().any(|s| s.feature == *l));
     Ok(LaneList {
         lanes,
         removed_hidden,
+        spend,
         unreadable,
     })
 }

@@ -161,38 +161,10 @@ fn remove(
     why: &str,
 ) -> Result<Removal> {
     let feature = lane.feature.as_str();
-    let mut kept = None;
-    let (record, id) = if lane.record.is_active() {
-        let now = rfc3339(ctx.store.clock.now());
-        let record = lane.record.removed(actor, &now, keep_branch);
-        let event = removed_event(actor, feature, why);
-        // Published at once (fetched first): decided on the version the
-        // checks saw; a lane that moved since (another clone wrote it) is
-        // a lost race and nothing on disk is touched.
-        let written = Records::<LaneRecord>::new(&ctx.store).publish(
-            ctx.remote(),
-            &lane.feature,
-            |current| match current {
-                Some(c) if c.commit == lane.commit => {
-                    Ok(Update::Write(record.clone(), event.clone()))
-                }
-                Some(c) if !c.value.is_active() => Err(Error::new(
-                    Code::CasFailed,
-                    format!("lane '{feature}' was removed meanwhile (by {}); nothing here was touched", c.value.owner),
-                )
-                .hint("run the command again: it finishes what is left here")),
-                _ => Err(Error::new(
-                    Code::CasFailed,
-                    format!("lane '{feature}' changed meanwhile (another clone wrote it); nothing was removed"),
-                )
-                .hint("run the command again: it starts from the new version")),
-            },
-        )?;
-        kept = written.publication.warning();
-        let id = written.commit().expect("the removal was written");
-        (record, id)
+    let (record, id, kept) = if lane.record.is_active() {
+        record_removal(ctx, lane, actor, why, keep_branch)?
     } else {
-        (lane.record.clone(), lane.commit)
+        (lane.record.clone(), lane.commit, None)
     };
     crate::failpoint::point("lane-rm:recorded");
     let keep_branch = keep_branch || record.branch_kept;
@@ -223,6 +195,59 @@ fn remove(
         record: id,
         kept,
     })
+}
+
+/// The record step of a removal: the lane's record marked `removed`,
+/// published at once (fetched first) and decided on the version the checks
+/// saw; a lane that moved since (another clone wrote it) is a lost race and
+/// nothing on disk is touched. Returns the record, its commit and why it is
+/// not published (when it is not).
+fn record_removal(
+    ctx: &Ctx,
+    lane: &Lane,
+    actor: &str,
+    why: &str,
+    keep_branch: bool,
+) -> Result<(LaneRecord, ObjectId, Option<String>)> {
+    let feature = lane.feature.as_str();
+    let now = rfc3339(ctx.store.clock.now());
+    let record = lane.record.removed(actor, &now, keep_branch);
+    let event = removed_event(actor, feature, why);
+    let written = Records::<LaneRecord>::new(&ctx.store).publish(
+        ctx.remote(),
+        &lane.feature,
+        |current| match current {
+            Some(c) if c.commit == lane.commit => Ok(Update::Write(record.clone(), event.clone())),
+            Some(c) if !c.value.is_active() => Err(Error::new(
+                Code::CasFailed,
+                format!("lane '{feature}' was removed meanwhile (by {}); nothing here was touched", c.value.owner),
+            )
+            .hint("run the command again: it finishes what is left here")),
+            _ => Err(Error::new(
+                Code::CasFailed,
+                format!("lane '{feature}' changed meanwhile (another clone wrote it); nothing was removed"),
+            )
+            .hint("run the command again: it starts from the new version")),
+        },
+    )?;
+    let kept = written.publication.warning();
+    let id = written.commit().expect("the removal was written");
+    Ok((record, id, kept))
+}
+
+/// Close lane `feature`'s record (state `removed`, its branch kept) and
+/// touch nothing on disk: the end of a lane whose worktree cannot go now
+/// (the command runs inside it, or it holds uncommitted work). Each clone
+/// removes a closed lane's worktree later (`lane prune`). False when the
+/// record was closed already.
+pub fn close_record(ctx: &Ctx, feature: &str, why: &str) -> Result<bool> {
+    let lane = require(ctx, feature)?;
+    if !lane.record.is_active() {
+        return Ok(false);
+    }
+    let actor = ctx.actor()?;
+    record_removal(ctx, &lane, &actor, why, true)?;
+    Ok(true)
 }
 
 /// The worktree step of [`remove`]; whether it deleted the worktree.

@@ -13,6 +13,7 @@
 //! records and its leases' renewal; it never polls a host.
 
 mod brief;
+mod spend;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader};
@@ -133,6 +134,8 @@ struct Runner<'c> {
     next_id: usize,
     /// Lanes reported blocked (a wait for a person, a loss): not relaunched.
     blocked: BTreeSet<String>,
+    /// The plan's budget was found reached (said once, until it is raised).
+    over_budget: Option<String>,
     ran: Ran,
     tx: mpsc::Sender<Msg>,
     on_step: &'c mut dyn FnMut(&Step),
@@ -177,6 +180,7 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         agents: BTreeMap::new(),
         next_id: 0,
         blocked: BTreeSet::new(),
+        over_budget: None,
         on_step,
     };
     r.main_loop(rx)?;
@@ -234,15 +238,17 @@ impl Runner<'_> {
             let launched = if stopping { 0 } else { self.fill()? };
             if self.agents.is_empty() && (stopping || (self.opts.once && launched == 0)) {
                 if !stopping {
-                    self.step(
-                        "idle",
-                        None,
-                        None,
-                        format!(
+                    let text = match &self.over_budget {
+                        Some(_) => format!(
+                            "plan {}: its budget is reached and no agent is working",
+                            self.opts.plan
+                        ),
+                        None => format!(
                             "plan {}: no task ready and no agent working",
                             self.opts.plan
                         ),
-                    );
+                    };
+                    self.step("idle", None, None, text);
                 }
                 return Ok(());
             }
@@ -264,6 +270,15 @@ impl Runner<'_> {
                     if first_session {
                         // Record the session id at once.
                         a.renewed = Instant::now() - Duration::from_secs(3600);
+                    }
+                }
+                if let Some(a) = self.agents.get(&id) {
+                    match &e {
+                        Event::Usage(_) => self.record_spend(a),
+                        Event::RateLimit {
+                            status, resets_at, ..
+                        } => self.note_rate_limit(a, status, *resets_at),
+                        _ => {}
                     }
                 }
             }
@@ -375,20 +390,12 @@ impl Runner<'_> {
         );
     }
 
-    /// The seam for the plan's budget (`swarm.budget`, issue 37): why no
-    /// new agent may be launched now, or None. Until the capacity and
-    /// spend module lands on this branch, nothing is refused here.
-    fn budget_refuses(&self) -> Option<String> {
-        None
-    }
-
     /// Launch on every ready task there is room and an account for.
     fn fill(&mut self) -> Result<usize> {
         if self.agents.len() >= self.opts.max_lanes {
             return Ok(0);
         }
-        if let Some(why) = self.budget_refuses() {
-            self.step("wait", None, None, format!("no launch: {why}"));
+        if self.budget_refuses().is_some() {
             return Ok(0);
         }
         let plan = self.opts.plan.clone();
@@ -478,6 +485,7 @@ impl Runner<'_> {
             .current_dir(worktree)
             .envs(&account.env)
             .env("GIT_SWARM_AS", &account.address)
+            .env("GIT_SWARM_ACCOUNT", &account.account)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
             .stderr(log);
@@ -657,6 +665,7 @@ impl Runner<'_> {
     fn ended(&mut self, a: &mut Agent, status: Option<std::process::ExitStatus>) -> Result<()> {
         let plan = self.opts.plan.clone();
         let (name, lane) = (a.account.account.clone(), a.lane.clone());
+        self.record_spend(a);
         // Its last figures go on the record before the account is freed.
         let mut run = Self::agent_run(a);
         run.last_event_at = rfc3339(self.ctx.store.clock.now());
@@ -736,6 +745,16 @@ impl Runner<'_> {
                     p["reason"].as_str().unwrap_or("")
                 ),
             );
+            if let Some(why) = self.budget_refuses() {
+                self.free(&name, a.epoch);
+                self.step(
+                    "wait",
+                    Some(&lane),
+                    None,
+                    format!("no successor launched ({why}): the packet waits"),
+                );
+                return Ok(());
+            }
             let avoid = a.account.host.to_string();
             match self.lease(&a.task, &lane, Some(&avoid))? {
                 Some((succ, epoch)) => {

@@ -74,6 +74,13 @@ pub struct Ran {
     /// first, one lost push each, before this one was taken.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lost_to_others: Vec<String>,
+    /// `task done` on merged work: what the lane's end closed (`lane F`,
+    /// `plan C`; see [`crate::ops::lane::end`]).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ended: Vec<String>,
+    /// What the lane's end could not close, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     #[serde(skip)]
     pub record: TaskRecord,
 }
@@ -128,7 +135,8 @@ pub fn named(
     id: Option<String>,
     plan: Option<String>,
 ) -> Result<(Option<String>, String)> {
-    let lane_task = ctx.lane_here().and_then(|l| l.record.task).and_then(|t| {
+    let lane = ctx.lane_here().or_else(|| ended_lane_here(ctx));
+    let lane_task = lane.and_then(|l| l.record.task).and_then(|t| {
         t.split_once('/')
             .map(|(p, i)| (p.to_string(), i.to_string()))
     });
@@ -139,6 +147,24 @@ pub fn named(
         (None, _, _) => Err(Error::new(Code::Usage, "name the task")
             .hint("e.g. `git swarm task renew <id> --plan <plan>`; in the worktree of a lane started with `lane new --task`, the lane's task is the default")),
     }
+}
+
+/// The lane whose worktree this is, once its record was closed (its task
+/// done on merged work ends it, and the worktree stays until the clone
+/// removes it): its task stays the default, so `task done` run again there
+/// says "already so" rather than asking for the task.
+fn ended_lane_here(ctx: &Ctx) -> Option<crate::records::lane::Lane> {
+    let here = std::fs::canonicalize(ctx.store.workdir()?).ok()?;
+    let branch = crate::git::Git::new(&here).current_branch().ok()??;
+    crate::records::lane::all(&ctx.store)
+        .ok()?
+        .0
+        .into_iter()
+        .find(|l| {
+            !l.record.is_active()
+                && l.record.branch == branch
+                && std::fs::canonicalize(&l.record.path).ok().as_deref() == Some(here.as_path())
+        })
 }
 
 /// `TASK_NOT_FOUND`, with a "did you mean" when one of the `known` tasks'
@@ -234,6 +260,8 @@ fn publish_releasing(
                 released: Vec::new(),
                 still_reserved: Vec::new(),
                 lost_to_others: Vec::new(),
+                ended: Vec::new(),
+                warnings: Vec::new(),
                 record,
             };
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
@@ -355,7 +383,8 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
     let command = op.name();
     // A done releases the task's reservations in its own push.
     let release_for = matches!(op, OpArgs::Done { .. }).then_some(actor.as_str());
-    publish_releasing(ctx, &plan, id, command, release_for, |current, tasks| {
+    let done = matches!(op, OpArgs::Done { .. });
+    let mut ran = publish_releasing(ctx, &plan, id, command, release_for, |current, tasks| {
         let cur = current.ok_or_else(|| not_found(Some(&plan), id, tasks))?;
         let lease = lease.unwrap_or_default();
         let op = match &op {
@@ -382,7 +411,36 @@ pub fn act(ctx: &Ctx, plan: Option<&str>, id: &str, op: OpArgs) -> Result<Ran> {
             Decision::Already => Ok(None),
             Decision::Write(rec, ev) => Ok(Some((*rec, ev))),
         }
-    })
+    })?;
+    if done {
+        end_lane(ctx, &mut ran);
+    }
+    Ok(ran)
+}
+
+/// A task done on merged work (not `--unverified`, not a task without a
+/// branch) ends its lane: the lane record and its child plan are closed
+/// ([`crate::ops::lane::end`], the mechanism `lead merge` uses). Run again
+/// (the task already done), it closes what an interrupted run left.
+fn end_lane(ctx: &Ctx, ran: &mut Ran) {
+    let rec = &ran.record;
+    if rec.status != Status::Done || rec.done_unverified || rec.branch.is_none() {
+        return;
+    }
+    let Some(feature) = rec.lane.as_deref() else {
+        return;
+    };
+    let Ok(lane) = crate::records::lane::require_newest(&ctx.store, ctx.remote(), feature) else {
+        return;
+    };
+    let own = format!("{}/{}", ran.plan, ran.id);
+    if !lane.record.is_active() || lane.record.task.as_deref() != Some(own.as_str()) {
+        return;
+    }
+    failpoint::point("task-done:lane-end");
+    let ended = crate::ops::lane::end::end(ctx, &lane, &ran.plan);
+    ran.ended = ended.closed;
+    ran.warnings = ended.warnings;
 }
 
 /// `lead merge` landed task `id` of `plan` in `commit`: mark it done on

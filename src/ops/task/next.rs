@@ -118,6 +118,8 @@ pub fn claim_next(ctx: &Ctx, plan: Option<&str>, lease: Option<&str>) -> Result<
                 released: Vec::new(),
                 still_reserved: Vec::new(),
                 lost_to_others: lost.clone(),
+                ended: Vec::new(),
+                warnings: Vec::new(),
                 record,
             })
         })?;

@@ -168,6 +168,8 @@ pub struct LaneView {
     pub worktree: String,
     /// Its published snapshot of uncommitted work (`refs/swarm/wip/<lane>`).
     pub snapshot: Option<String>,
+    /// What its sessions spent (this clone's records and the journals').
+    pub spend: Option<crate::integrations::capacity::spend::Totals>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -430,6 +432,10 @@ fn lanes(
     let records = read::known::<LaneRecord>(store, remote, "lane", unreadable)?;
     let snapshots = read::snapshot_tips(store, remote)?;
     let worktrees = store.git.worktree_paths()?;
+    let mut spent = crate::integrations::capacity::spend::summary(
+        &crate::integrations::capacity::spend::known(store, remote),
+    )
+    .lanes;
     let mut out = Vec::new();
     for (feature, r) in records {
         if !r.is_active() {
@@ -449,6 +455,7 @@ fn lanes(
             Err(_) => (None, "unknown".to_string()),
         };
         out.push(LaneView {
+            spend: spent.remove(&feature),
             snapshot: snapshots.get(&feature).cloned(),
             feature,
             plan: r.plan,

@@ -290,7 +290,7 @@ fn lanes(d: &Dashboard) -> Markup {
             h2 { "Lanes" (count(d.lanes.len())) }
             @if d.lanes.is_empty() { p.empty { "no active lanes" } } @else {
                 div.scroll { table {
-                    tr { th { "lane" } th { "owner" } th { "last report" } th { "capacity" } th { "work" } }
+                    tr { th { "lane" } th { "owner" } th { "last report" } th { "capacity" } th { "spent" } th { "work" } }
                     @for l in &d.lanes {
                         tr.lane id=(anchor("lane", &l.feature)) data-lane=(plain(&l.feature)) {
                             td { strong { (shown(&l.feature)) } br; span.n { (shown(&l.plan)) } }
@@ -302,6 +302,7 @@ fn lanes(d: &Dashboard) -> Markup {
                                 }
                             }
                             td { @if let Some(c) = l.last_report.as_ref().and_then(|r| r.capacity.as_deref()) { (shown(c)) } @else { "-" } }
+                            td { @if let Some(t) = &l.spend { (t.total_tokens) " tokens" @if let Some(c) = t.cost_usd { br; span.n { (format!("{c:.2} USD")) } } } @else { "-" } }
                             td {
                                 @match l.dirty {
                                     Some(0) => { "clean" }

@@ -500,8 +500,11 @@ impl Making {
                 &self.base_commit.to_string(),
             ) {
                 Ok(()) => return Ok(()),
-                Err(_)
+                // (Not after a git killed by a signal: its children may
+                // still be making the branch, and this run is being killed.)
+                Err(e)
                     if attempt < 3
+                        && !crate::git::killed_by_signal(&e)
                         && !self.path.exists()
                         && ctx.store.ref_target(&branch_ref)?.is_none() =>
                 {
@@ -615,12 +618,6 @@ fn with_hint(err: Error, hint: Option<&str>) -> Error {
     }
 }
 
-/// What a `git worktree add` killed half-way left for `path` (on `branch`):
-/// its administrative directory still locked as "initializing" (git
-/// removes that lock last), and the directory itself when it holds nothing
-/// but what git began to write. Removed; says what, or None when nothing
-/// was half-made. Called only while this feature's start marker is here (a
-/// start of ours was interrupted), so nothing of anyone else's is touched.
 /// The administrative half of this feature's worktree that a killed `git
 /// worktree add` left still marked "initializing" (or empty), taken away
 /// before anything lists the worktrees. Called only while this feature's
@@ -644,6 +641,12 @@ fn clear_half_made_admin(ctx: &Ctx, feature: &str) -> Option<String> {
     (!removed.is_empty()).then(|| removed.join(" and "))
 }
 
+/// What a `git worktree add` killed half-way left for `path` (on `branch`):
+/// its administrative directory still locked as "initializing" (git
+/// removes that lock last), and the directory itself when it holds nothing
+/// but what git began to write. Removed; says what, or None when nothing
+/// was half-made. Called only while this feature's start marker is here (a
+/// start of ours was interrupted), so nothing of anyone else's is touched.
 fn clear_half_made(ctx: &Ctx, path: &std::path::Path, branch: &str) -> Option<String> {
     let admin = ctx.store.common_dir().join("worktrees");
     let want_gitdir = path.join(".git");
@@ -677,11 +680,13 @@ fn clear_half_made(ctx: &Ctx, path: &std::path::Path, branch: &str) -> Option<St
     }
     // The directory: gone with its administrative half, or never more
     // than git's first files (a `.git` pointing nowhere, or empty).
+    // A `.git` git had opened but not yet written (killed in between) is
+    // empty or cut short.
     let dangling = match std::fs::read_to_string(path.join(".git")) {
-        Ok(link) => link
-            .trim()
-            .strip_prefix("gitdir:")
-            .is_some_and(|d| !std::path::Path::new(d.trim()).exists()),
+        Ok(link) => match link.trim().strip_prefix("gitdir:") {
+            Some(d) => !std::path::Path::new(d.trim()).exists(),
+            None => "gitdir:".starts_with(link.trim()),
+        },
         Err(_) => std::fs::read_dir(path).is_ok_and(|mut d| d.next().is_none()),
     };
     if path.exists() && dangling && std::fs::remove_dir_all(path).is_ok() {

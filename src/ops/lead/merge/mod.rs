@@ -419,7 +419,7 @@ fn of_plan(ctx: &Ctx, rec: &lane::LaneRecord, plan: &str) -> bool {
 
 /// The branch at the code remote a lane's base names (`origin/main` →
 /// `main`, `refs/heads/main` → `main`).
-fn base_branch(base: &str, code: &str) -> String {
+pub fn base_branch(base: &str, code: &str) -> String {
     let b = base.strip_prefix("refs/remotes/").unwrap_or(base);
     let b = b.strip_prefix(&format!("{code}/")).unwrap_or(b);
     b.strip_prefix("refs/heads/").unwrap_or(b).to_string()
@@ -547,30 +547,51 @@ fn already_landed(git: &Git, item: &Item, base_tip: &str) -> Result<Option<Strin
     if git.is_ancestor(&item.head, base_tip)? {
         return Ok(Some(base_tip.to_string()));
     }
-    let since = &item.lane.record.base_commit;
+    let found = landings(git, &item.lane.record.base_commit, base_tip)?;
+    Ok(found
+        .into_iter()
+        .find(|l| l.feature == item.lane.feature && l.head == item.head)
+        .map(|l| l.commit))
+}
+
+/// A landing on the base: the commit carrying a `Swarm-Landed: <feature>
+/// <head>` trailer.
+#[derive(Debug, Clone, Serialize)]
+pub struct Landing {
+    pub commit: String,
+    pub feature: String,
+    pub head: String,
+}
+
+/// The landings on `base_tip`'s first-parent line since `since` (all of
+/// it when `since` is empty or unknown here), newest first.
+pub fn landings(git: &Git, since: &str, base_tip: &str) -> Result<Vec<Landing>> {
     let range = if since.is_empty() || !git.has_commit(since)? {
         base_tip.to_string()
     } else {
         format!("{since}..{base_tip}")
     };
-    let want = landed_trailer(&item.lane.feature, &item.head);
     let log = git.run([
         "log",
         "--first-parent",
         "--format=%H%x00%(trailers:key=Swarm-Landed,valueonly)%x01",
         &range,
     ])?;
+    let mut out = Vec::new();
     for entry in log.split('\u{1}') {
         if let Some((commit, trailers)) = entry.trim().split_once('\0') {
-            if trailers
-                .lines()
-                .any(|t| format!("Swarm-Landed: {}", t.trim()) == want)
-            {
-                return Ok(Some(commit.trim().to_string()));
+            for t in trailers.lines() {
+                if let Some((feature, head)) = t.trim().split_once(' ') {
+                    out.push(Landing {
+                        commit: commit.trim().to_string(),
+                        feature: feature.to_string(),
+                        head: head.trim().to_string(),
+                    });
+                }
             }
         }
     }
-    Ok(None)
+    Ok(out)
 }
 
 fn landed_trailer(feature: &str, head: &str) -> String {
@@ -973,17 +994,9 @@ fn finish(
         }
     }
     failpoint::point("lead-merge:task-done");
-    match close_lane(ctx, f) {
-        Ok(()) => closed.push(format!("lane {f}")),
-        Err(e) => warnings.push(format!("lane {f} is not closed: {}", e.message)),
-    }
-    let child = &item.lane.record.plan;
-    if child != plan {
-        match crate::ops::plan::close(ctx, child, false) {
-            Ok(_) => closed.push(format!("plan {child}")),
-            Err(e) => warnings.push(format!("plan {child} is not closed: {}", e.message)),
-        }
-    }
+    let ended = crate::ops::lane::end::end(ctx, &item.lane, plan);
+    closed.extend(ended.closed);
+    warnings.extend(ended.warnings);
     let body = format!(
         "lead merge landed lane {f} on {} in {}{}{}; closed: {}",
         item.base,
@@ -1015,20 +1028,6 @@ fn finish(
         gate,
         closed,
         message,
-    }
-}
-
-/// Mark the lane's record removed: here, the worktree and branch go too
-/// when clean (`lane rm --keep-branch`); a lane of another clone only gets
-/// its record closed, its clone removes the worktree (`lane prune`).
-fn close_lane(ctx: &Ctx, feature: &str) -> Result<()> {
-    match crate::ops::lane::remove::rm(ctx, feature, false, true) {
-        Ok(_) => Ok(()),
-        Err(e) if e.code == Code::LaneElsewhere => {
-            crate::ops::lane::remove::rm(ctx, feature, true, true).map(|_| ())
-        }
-        Err(e) if e.code == Code::NotFound && e.message.contains("already removed") => Ok(()),
-        Err(e) => Err(e),
     }
 }
 

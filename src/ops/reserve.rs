@@ -364,11 +364,60 @@ pub fn release(ctx: &Ctx, targets: &[String]) -> Result<Written> {
         named.push((t.clone(), pat));
     }
     let ic = ignore_case(&ctx.store);
-    let (ids, commit) = write(ctx, &actor, "released", |ledger, now, _| {
+    let done = write(ctx, &actor, "released", |ledger, now, _| {
         let ids = reservation::release(ledger, &actor, &named, now, ic)?;
         Ok((ids.clone(), format!("{actor} releases {}", ids.join(" "))))
-    })?;
+    });
+    let (ids, commit) = match done {
+        Err(e) if e.code == Code::ReservationNotFound => {
+            released_already(ctx, &actor, &named, ic)?.ok_or(e)?
+        }
+        other => other?,
+    };
     Ok(written(ctx, "released", actor, None, ids, commit))
+}
+
+/// A release a previous run published and was killed before its local
+/// ledger moved: the local ledger (behind the published one) still holds
+/// what the targets name, the published one no longer does. The local ref
+/// catches up, and the release is done: its ids and the published commit.
+fn released_already(
+    ctx: &Ctx,
+    actor: &str,
+    named: &[(String, Option<reservation::Pattern>)],
+    ic: bool,
+) -> Result<Option<(Vec<String>, ObjectId)>> {
+    let store = &ctx.store;
+    let tip = remote::tip(store, ctx.remote(), LEDGER_REF)?;
+    let (Some(local), Some(published)) = (tip.local, tip.base) else {
+        return Ok(None);
+    };
+    if !tip.local_behind(store)? {
+        return Ok(None);
+    }
+    let mut before = read(store, Some(local))?;
+    let Ok(ids) = reservation::release(&mut before, actor, named, store.clock.now(), ic) else {
+        return Ok(None);
+    };
+    let now_live = read(store, Some(published))?;
+    if now_live
+        .entries
+        .iter()
+        .any(|e| ids.contains(&e.id) && e.released_at.is_none())
+    {
+        return Ok(None);
+    }
+    match remote::adopt(
+        store,
+        LEDGER_REF,
+        published,
+        "git-swarm",
+        "catch up with the remote",
+    ) {
+        Err(e) if e.code == Code::CasFailed => {}
+        other => other?,
+    }
+    Ok(Some((ids, published)))
 }
 
 /// `finish`: release the reservations still held for the finished plan's

@@ -130,8 +130,8 @@ fn sync_rounds(ctx: &Ctx, actor: &str, progress: &mut dyn FnMut(&str)) -> Result
                 return Ok(Vec::new());
             }
             crate::failpoint::point("sync:reconciled");
-            let batch = crate::store::remote::push_batch(store);
-            let pushes = updates.len().div_ceil(batch);
+            let batch = crate::store::remote::push_batch(store, remote);
+            let pushes = updates.len().div_ceil(batch.min(updates.len()).max(1));
             let how = match pushes {
                 1 => "one atomic push".to_string(),
                 n => format!("{n} atomic pushes of at most {batch} refs"),

@@ -36,6 +36,7 @@ mod objects;
 pub mod reconcile;
 pub mod record;
 pub mod record_cache;
+pub mod ref_stamp;
 mod refs;
 pub mod remote;
 pub mod trust;

@@ -59,6 +59,7 @@ mod protect;
 mod publish;
 mod push_budget;
 mod quickstart;
+mod rerun;
 mod reserve;
 mod reserve_guard;
 mod run_hosts_live;

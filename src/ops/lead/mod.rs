@@ -336,10 +336,15 @@ impl Command<'_> {
             Some(e) if state.local_behind => Some((e.event.as_str(), e.actor.as_str())),
             _ => None,
         };
+        let newest = state
+            .entry
+            .as_ref()
+            .map(|e| (e.event.as_str(), e.actor.as_str()));
         let facts = lead::Facts {
             plan: self.plan,
             commit: state.tip.base,
             unseen,
+            newest,
             last_led,
             sources: &sources,
         };

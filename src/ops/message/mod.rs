@@ -428,6 +428,72 @@ impl Cursor {
     }
 }
 
+/// The stamp of this clone's message refs, local and mirrored
+/// ([`crate::store::ref_stamp`]).
+pub fn refs_stamp(ctx: &Ctx) -> crate::store::ref_stamp::RefStamp {
+    let mut prefixes = vec![PREFIX.to_string()];
+    if let Some(r) = ctx.settings.remote.as_deref() {
+        prefixes.push(crate::store::mirror::mirror_ref(r, PREFIX));
+    }
+    crate::store::ref_stamp::stamp(&ctx.store.common_dir(), &prefixes)
+}
+
+/// "Nothing unread for `reader`", remembered with the stamp of the message
+/// refs it was seen at (taken before they were read) and of the cursor
+/// after: `.git/swarm/inbox-quiet/<reader>`. A `wait` that starts on the
+/// same stamps has nothing to read (its first round lists no message
+/// refs); any message ref moving, or the cursor changing, voids it.
+pub struct Quiet;
+
+impl Quiet {
+    fn path(store: &Store, reader: &str) -> PathBuf {
+        store
+            .common_dir()
+            .join("swarm")
+            .join("inbox-quiet")
+            .join(reader)
+    }
+
+    fn text(
+        store: &Store,
+        reader: &str,
+        refs: &crate::store::ref_stamp::RefStamp,
+    ) -> Option<String> {
+        use std::os::unix::fs::MetadataExt;
+        let cursor = store.common_dir().join("swarm").join("inbox").join(reader);
+        let cursor = std::fs::metadata(cursor)
+            .map(|m| format!("{}.{} {} {}", m.mtime(), m.mtime_nsec(), m.ino(), m.size()))
+            .unwrap_or_else(|_| "-".into());
+        refs.digest().map(|d| format!("cursor {cursor}\n{d}"))
+    }
+
+    /// Remember that `reader` had nothing unread at `refs`.
+    pub fn mark(store: &Store, reader: &str, refs: &crate::store::ref_stamp::RefStamp) {
+        let Some(text) = Self::text(store, reader, refs) else {
+            return;
+        };
+        let path = Self::path(store, reader);
+        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+            return;
+        }
+        if let Some(dir) = path.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // A cache: failing to write it costs one full read later.
+        let _ = crate::fsutil::replace_file(&path, text.as_bytes());
+    }
+
+    /// Whether `reader` had nothing unread at these very stamps.
+    pub fn holds(store: &Store, reader: &str, refs: &crate::store::ref_stamp::RefStamp) -> bool {
+        Self::text(store, reader, refs).is_some_and(|text| {
+            std::fs::read_to_string(Self::path(store, reader))
+                .ok()
+                .as_deref()
+                == Some(text.as_str())
+        })
+    }
+}
+
 fn io(path: &std::path::Path, e: std::io::Error) -> Error {
     Error::new(
         Code::IoFailed,
@@ -457,6 +523,7 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
     if let Some(r) = ctx.remote() {
         mirror::fetch(&ctx.store, r)?;
     }
+    let stamp = refs_stamp(ctx);
     let mut cursor = Cursor::load(&ctx.store, &reader)?;
     let (every, unreadable) = all_and_unreadable(ctx)?;
     let mine: Vec<Message> = every
@@ -475,6 +542,9 @@ pub fn inbox(ctx: &Ctx, plan: Option<&str>, all_too: bool, peek: bool) -> Result
     };
     if !peek {
         cursor.advance(new.iter().map(String::as_str))?;
+    }
+    if plan.is_none() && (!peek || new.is_empty()) && unreadable.is_empty() {
+        Quiet::mark(&ctx.store, &reader, &stamp);
     }
     Ok(Inbox {
         reader,

@@ -22,12 +22,13 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use super::{all, Cursor};
+use super::{all, Cursor, Quiet};
 use crate::error::{Code, Error, Result};
 use crate::integrations::github::wait as clock;
 use crate::records::message::Message;
 use crate::session::Ctx;
 use crate::store::mirror;
+use crate::store::ref_stamp::{self, RefStamp};
 
 pub const KINDS: &[&str] = &["message", "packet", "lead", "task", "verdict", "any"];
 
@@ -150,14 +151,61 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let mut cost = Cost::default();
     let mut unreachable = false;
     let mut read_at = None;
+    // The local refs a round reads, and their stamp when last read: a round
+    // whose stamp is the same reads nothing (see store::ref_stamp).
+    let local = local_prefixes(ctx, watch, &prefixes);
+    let mut local_seen: Option<RefStamp> = None;
+    let mut remote_seen: Option<RefStamp> = None;
+    let remote_dir = ctx.remote().and_then(|r| {
+        let url = ctx
+            .store
+            .git
+            .config_get(&format!("remote.{r}.url"))
+            .ok()??;
+        ref_stamp::local_remote_dir(&url)
+    });
+    // The last wait found the mirror level with the remote at these stamps.
+    if let (Some(r), Some(dir)) = (ctx.remote(), remote_dir.as_deref()) {
+        let stamp = ref_stamp::stamp(dir, &remote_prefixes(watch));
+        if level_text(ctx, r, watch, &stamp)
+            .is_some_and(|t| std::fs::read_to_string(level_path(ctx, r, watch)).ok() == Some(t))
+        {
+            remote_seen = Some(stamp);
+        }
+    }
+    // Nothing was unread when the message refs were last read (by a wait
+    // or `inbox`), and none moved since: the first round has nothing to read.
+    if watch.wants_messages() {
+        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &local);
+        if Quiet::holds(&ctx.store, &reader, &super::refs_stamp(ctx)) {
+            local_seen = Some(stamp);
+        }
+    }
     loop {
         cost.checks += 1;
-        if let Some(woke) = arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)? {
-            return Ok(woke);
+        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &local);
+        if local_seen.as_ref() != Some(&stamp) {
+            let messages = watch.wants_messages().then(|| super::refs_stamp(ctx));
+            if let Some(woke) =
+                arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)?
+            {
+                return Ok(woke);
+            }
+            if let (Some(m), None) = (messages, &watch.plan) {
+                Quiet::mark(&ctx.store, &reader, &m);
+            }
+            local_seen = Some(stamp);
         }
         if let Some(r) = ctx.remote() {
             let errors_before = cost.remote_errors;
-            let fetched = remote_round(ctx, r, watch, &mut cost)?;
+            let fetched = remote_round(
+                ctx,
+                r,
+                watch,
+                &mut cost,
+                remote_dir.as_deref(),
+                &mut remote_seen,
+            )?;
             let failing = cost.remote_errors > errors_before;
             if failing && !unreachable {
                 notice(&format!(
@@ -203,6 +251,59 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     }
 }
 
+/// The local refs whose moves a round looks at: the watched prefixes and
+/// the messages, each with its mirror of the remote.
+fn local_prefixes(ctx: &Ctx, watch: &Watch, prefixes: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = prefixes.to_vec();
+    if watch.wants_messages() {
+        out.push(crate::records::message::PREFIX.to_string());
+    }
+    if let Some(r) = ctx.settings.remote.as_deref() {
+        let mirrored: Vec<String> = out.iter().map(|p| mirror::mirror_ref(r, p)).collect();
+        out.extend(mirrored);
+    }
+    out
+}
+
+/// Where a wait remembers that the mirror was level with a remote on this
+/// machine for its prefixes: `.git/swarm/wait-level/<remote>-<hash>`.
+fn level_path(ctx: &Ctx, r: &str, watch: &Watch) -> std::path::PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    remote_prefixes(watch).hash(&mut h);
+    ctx.store
+        .common_dir()
+        .join("swarm")
+        .join("wait-level")
+        .join(format!("{r}-{:016x}", h.finish()))
+}
+
+/// The remote's stamp with the stamp of its mirror here (None while
+/// either is fresh).
+fn level_text(ctx: &Ctx, r: &str, watch: &Watch, remote: &RefStamp) -> Option<String> {
+    let mirrored: Vec<String> = remote_prefixes(watch)
+        .iter()
+        .map(|p| mirror::mirror_ref(r, p))
+        .collect();
+    let here = ref_stamp::stamp(&ctx.store.common_dir(), &mirrored);
+    Some(format!("{}--\n{}", remote.digest()?, here.digest()?))
+}
+
+/// Remember that the mirror is level with the remote at `remote`'s stamp.
+fn mark_level(ctx: &Ctx, r: &str, watch: &Watch, remote: &RefStamp) {
+    let Some(text) = level_text(ctx, r, watch, remote) else {
+        return;
+    };
+    let path = level_path(ctx, r, watch);
+    if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+        return;
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    let _ = crate::fsutil::replace_file(&path, text.as_bytes());
+}
+
 /// The remote refs a wait asks about: its kinds' prefixes (the
 /// messages' too, for `message` and `any`) and, with `--plan`, the plan's
 /// record. Never all of `refs/swarm/`.
@@ -223,12 +324,27 @@ fn remote_prefixes(watch: &Watch) -> Vec<String> {
 /// One question to the remote (would a fetch of the watched refs change
 /// anything here?), and that fetch when it would; true when it fetched. An
 /// unreachable remote is a round without news, not the end of the wait.
-fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bool> {
+/// A remote on this machine (`dir`) is asked by the stamp of its ref files
+/// first: unchanged since the last round that found nothing new, the round
+/// is over without a git process.
+fn remote_round(
+    ctx: &Ctx,
+    r: &str,
+    watch: &Watch,
+    cost: &mut Cost,
+    dir: Option<&std::path::Path>,
+    seen: &mut Option<RefStamp>,
+) -> Result<bool> {
     // A push budget's queue whose window passed goes out now: a wait may be
     // this clone's only command for a while (no daemon publishes it).
     let _ = crate::store::remote::budget::flush_if_due(&ctx.store, r);
     cost.remote_queries += 1;
     let prefixes = remote_prefixes(watch);
+    let stamp = dir.map(|d| ref_stamp::stamp(d, &prefixes));
+    if stamp.is_some() && *seen == stamp {
+        mirror::stamp_reached(&ctx.store, r);
+        return Ok(false);
+    }
     let specs: Vec<String> = prefixes
         .iter()
         .map(|p| format!("+{p}*:{}*", mirror::mirror_ref(r, p)))
@@ -257,7 +373,13 @@ fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bo
             cost.remote_errors += 1;
             Ok(false)
         }
-        Ok(moved) if !moved.iter().any(watched) => Ok(false),
+        Ok(moved) if !moved.iter().any(watched) => {
+            if let Some(s) = &stamp {
+                mark_level(ctx, r, watch, s);
+            }
+            *seen = stamp;
+            Ok(false)
+        }
         Ok(_) => {
             cost.fetches += 1;
             let refs: Vec<&str> = prefixes.iter().map(String::as_str).collect();
@@ -265,6 +387,8 @@ fn remote_round(ctx: &Ctx, r: &str, watch: &Watch, cost: &mut Cost) -> Result<bo
                 cost.remote_errors += 1;
                 return Ok(false);
             }
+            // The stamp was taken before the question: a move since shows.
+            *seen = stamp;
             Ok(true)
         }
     }

@@ -107,6 +107,19 @@ fn decide(
     let version = read_at(store, refname, base)?;
     let packet = version.packet.clone();
     if let Some(w) = version.may_withdraw(actor)? {
+        // Withdrawn by a run killed after its push: the local ref catches up.
+        if tip.local_behind(store)? {
+            match crate::store::remote::adopt(
+                store,
+                refname,
+                base,
+                "git-swarm",
+                "catch up with the remote",
+            ) {
+                Err(e) if e.code == Code::CasFailed => {}
+                other => other?,
+            }
+        }
         return Ok(Decided::Already(Box::new(Withdrawn {
             packet: packet.id.clone(),
             refname: refname.to_string(),

@@ -19,6 +19,9 @@ pub struct Facts<'a> {
     /// local ref has not caught up with it (a previous run was interrupted
     /// after its push); None otherwise.
     pub unseen: Option<(&'a str, &'a str)>,
+    /// The event kind and actor of the record's newest version, whether
+    /// or not the local ref has caught up with it.
+    pub newest: Option<(&'a str, &'a str)>,
     /// The last epoch at which the record named the actor as leader, from
     /// [`last_epoch_led`]; needed only when [`Op::needs_history`] says so.
     pub last_led: Option<u64>,
@@ -260,8 +263,11 @@ impl Decision<'_> {
     fn handover(&self, to: &str, force: bool) -> Result<Transition> {
         let (plan, actor) = (self.plan(), self.actor);
         if let Some(r) = self.record {
+            // Handed over already: by a previous run whose push landed (its
+            // local ref caught up or not), e.g. one killed after its push.
+            let own = Some((Verb::Handover.event_kind(), actor));
             if r.current_leader() == Some(to)
-                && self.facts.unseen_own(Verb::Handover.event_kind(), actor)
+                && (self.facts.unseen == own || self.facts.newest == own)
             {
                 return Ok(Transition::Already);
             }

@@ -16,20 +16,45 @@ use crate::store::archive::ARCHIVE_PREFIX;
 use crate::store::Store;
 
 /// `swarm.pushBatch`: the most refs one push of independent records
-/// carries (a positive number; anything else reads as the default, 25).
-pub fn push_batch(store: &Store) -> usize {
-    store
+/// carries to `remote` (a positive number). Unset (or not a positive
+/// number), 25 for a remote on GitHub, else no limit: one push carries
+/// them all (a push costs the same whether it carries 25 refs or 2,000,
+/// so 2,000 messages in batches of 25 took 80 pushes).
+pub fn push_batch(store: &Store, remote: &str) -> usize {
+    let set = store
         .config("swarm.pushBatch")
         .and_then(|v| v.trim().parse().ok())
-        .filter(|n: &usize| *n > 0)
-        .unwrap_or(25)
+        .filter(|n: &usize| *n > 0);
+    set.unwrap_or_else(|| {
+        let url = store
+            .config(&format!("remote.{remote}.url"))
+            .unwrap_or_default();
+        if on_github(&url) {
+            GITHUB_BATCH
+        } else {
+            usize::MAX
+        }
+    })
+}
+
+/// The batch GitHub takes (it has answered pushes of 100 refs or more with
+/// HTTP 500; its own sync tool pushes 25 at a time).
+const GITHUB_BATCH: usize = 25;
+
+/// Whether a remote URL names github.com (`https://github.com/…`,
+/// `git@github.com:…`, `ssh://git@github.com/…`).
+fn on_github(url: &str) -> bool {
+    let rest = url.split_once("://").map(|(_, r)| r).unwrap_or(url);
+    let host = rest.split(['/', ':']).next().unwrap_or("");
+    let host = host.rsplit_once('@').map(|(_, h)| h).unwrap_or(host);
+    host.eq_ignore_ascii_case("github.com") || host.to_ascii_lowercase().ends_with(".github.com")
 }
 
 /// Publish `updates` of independent records in batches of at most
 /// `swarm.pushBatch` refs, each one atomic push with leases; the first
 /// refused batch ends it (Rejected), the earlier ones stay published.
 pub fn publish_batched(store: &Store, remote: &str, updates: &[PushUpdate]) -> Result<PushOutcome> {
-    for batch in batches(updates, push_batch(store)) {
+    for batch in batches(updates, push_batch(store, remote)) {
         match publish(store, remote, &batch, &[])? {
             PushOutcome::Ok => {}
             rejected => return Ok(rejected),
@@ -74,6 +99,27 @@ fn batches(updates: &[PushUpdate], size: usize) -> Vec<Vec<PushUpdate>> {
 mod tests {
     use super::*;
 
+    #[test]
+    fn only_github_remotes_are_cut_into_batches_by_default() {
+        for url in [
+            "https://github.com/o/r.git",
+            "git@github.com:o/r.git",
+            "ssh://git@github.com/o/r",
+            "https://user@GitHub.com/o/r",
+        ] {
+            assert!(on_github(url), "{url}");
+        }
+        for url in [
+            "/srv/git/r.git",
+            "file:///srv/r.git",
+            "https://gitlab.com/o/r",
+            "https://github.com.evil.example/o/r",
+            "git@example.org:github.com/r",
+        ] {
+            assert!(!on_github(url), "{url}");
+        }
+    }
+
     fn up(refname: &str, new: bool) -> PushUpdate {
         PushUpdate {
             refname: refname.into(),
@@ -106,6 +152,7 @@ mod tests {
             ]
         );
         assert_eq!(batches(&updates, 25).len(), 1);
+        assert_eq!(batches(&updates, usize::MAX).len(), 1);
         assert!(batches(&[], 25).is_empty());
     }
 }

@@ -79,11 +79,36 @@ fn plan_new_show_list_log_are_readable_by_plain_git() {
 }
 
 #[test]
-fn plan_new_refuses_an_existing_plan_and_bad_names_without_writing() {
+fn plan_new_repeated_identically_succeeds_and_refuses_a_different_plan_and_bad_names_without_writing(
+) {
     let (env, repo) = Swarm::repo("alice").plan(0, "auth").repo_parts();
     let before = env.all_refs(&repo);
-    env.swarm(&repo, &["plan", "new", "auth"])
+    // The same person repeating the same creation: done already, exit 0.
+    let again = env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    again.stdout_has("plan auth was already created");
+    let json = env
+        .swarm(&repo, &["plan", "new", "auth", "--json"])
+        .ok()
+        .json();
+    assert_eq!(json["already"], true, "{json}");
+    assert_eq!(json["plan"], "auth", "{json}");
+    assert_eq!(before, env.all_refs(&repo), "a repeat moved a ref");
+    // Not the same creation: another title, another parent, another actor.
+    env.swarm(&repo, &["plan", "new", "auth", "--title", "Other"])
         .err(2, "PLAN_EXISTS");
+    env.swarm(&repo, &["plan", "new", "other"]).ok();
+    let before = env.all_refs(&repo);
+    env.swarm(&repo, &["plan", "new", "auth", "--parent", "other"])
+        .err(2, "PLAN_EXISTS");
+    env.swarm(&repo, &["--as", "bob", "plan", "new", "auth"])
+        .err(2, "PLAN_EXISTS");
+    let notes = env.root().join("notes.md");
+    env.write(&notes, "# Other text\n");
+    env.swarm(
+        &repo,
+        &["plan", "new", "auth", "--from", notes.to_str().unwrap()],
+    )
+    .err(2, "PLAN_EXISTS");
     env.swarm(&repo, &["plan", "new", "--", "-x"])
         .err(2, "NAME_INVALID");
     for bad in [

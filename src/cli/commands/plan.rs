@@ -16,7 +16,7 @@ use crate::cli::Global;
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCmd {
-    /// Create a plan (fails with PLAN_EXISTS if it exists).
+    /// Create a plan (fails with PLAN_EXISTS if another plan of that name exists; a repeat whose plan exists exactly as it creates it says so and succeeds).
     New {
         /// Plan name: [a-z0-9][a-z0-9._-]{0,62}.
         plan: String,
@@ -140,8 +140,13 @@ fn created(c: Created) -> Output {
         Publication::Published { remote } => format!(", published to {remote}"),
         Publication::Kept { .. } => String::new(),
     };
+    let done = if c.already {
+        format!("plan {name} was already created: nothing to do")
+    } else {
+        format!("created plan {name}")
+    };
     let text = format!(
-        "created plan {name} ({}){published}\nedit it with `git swarm plan checkout {name}`, then `git swarm plan save {name}`\n",
+        "{done} ({}){published}\nedit it with `git swarm plan checkout {name}`, then `git swarm plan save {name}`\n",
         c.refname
     );
     let warning = c.publication.warning();

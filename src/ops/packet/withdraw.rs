@@ -27,10 +27,11 @@ pub struct Withdrawn {
 
 /// What the publish loop's one round decided.
 enum Decided {
-    /// Withdrawn already: nothing to publish.
-    Already(Box<Withdrawn>),
+    /// Withdrawn already: nothing to publish (the plan's journal entry may
+    /// still be missing, after a run killed past its push).
+    Already(Box<(Packet, Withdrawal)>),
     /// This withdrawal, in a new version of the packet ref.
-    Wrote(Box<(Packet, Withdrawal, ObjectId, Event)>),
+    Wrote(Box<(Packet, Withdrawal, ObjectId)>),
 }
 
 /// `git swarm packet withdraw <id> --reason R`
@@ -64,11 +65,20 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         })
         .run(|txn| decide(ctx, txn, &refname, &actor, reason, &tried))?
         .then;
-    let (packet, w, commit, event) = match decided {
-        Decided::Already(done) => return Ok(*done),
-        Decided::Wrote(wrote) => *wrote,
+    let (packet, w, commit) = match decided {
+        Decided::Already(done) => {
+            let (packet, w) = *done;
+            (packet, w, None)
+        }
+        Decided::Wrote(wrote) => {
+            let (packet, w, commit) = *wrote;
+            (packet, w, Some(commit))
+        }
     };
-    // The plan's journal says so too; a missing plan (archived) is no reason to fail.
+    // The plan's journal says so too, once: a rerun of a withdrawal killed
+    // after its push writes the entry it left out, and never a second one.
+    // A missing plan (archived) is no reason to fail.
+    let event = withdrawn_event(&packet, &w);
     match crate::records::plan::journal(
         &ctx.store,
         ctx.remote(),
@@ -86,8 +96,19 @@ pub fn withdraw(ctx: &Ctx, arg: &str, reason: &str) -> Result<Withdrawn> {
         packet: packet.id.clone(),
         refname,
         withdrawal: w,
-        commit: Some(commit),
+        commit,
     })
+}
+
+/// The event of a withdrawal: the packet version's and the journal entry's.
+fn withdrawn_event(packet: &Packet, w: &Withdrawal) -> Event {
+    let by = &w.withdrawn_by;
+    Event::new(
+        "handoff-withdrawn",
+        by,
+        format!("handoff {}: withdrawn by {by} ({})", packet.id, w.reason),
+    )
+    .trailer("Swarm-Packet", packet.id.clone())
 }
 
 /// Read the packet where it stands and decide: refused (accepted, or not
@@ -120,26 +141,16 @@ fn decide(
                 other => other?,
             }
         }
-        return Ok(Decided::Already(Box::new(Withdrawn {
-            packet: packet.id.clone(),
-            refname: refname.to_string(),
-            withdrawal: w.clone(),
-            commit: None,
-        })));
+        return Ok(Decided::Already(Box::new((packet, w.clone()))));
     }
     let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
     // The packet's own bytes stay as they are: the withdrawal is added.
     let mut files = store.read_commit(base)?.files;
     files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
     let tree = store.write_tree(&files)?;
-    let event = Event::new(
-        "handoff-withdrawn",
-        actor,
-        format!("handoff {}: withdrawn by {actor} ({reason})", packet.id),
-    )
-    .trailer("Swarm-Packet", packet.id.clone());
+    let event = withdrawn_event(&packet, &w);
     let commit = store.commit(tree, &[base], &event)?;
     *tried.borrow_mut() = Some(packet.id.clone());
     txn.write_commit(refname, commit, actor, &event.summary)?;
-    Ok(Decided::Wrote(Box::new((packet, w, commit, event))))
+    Ok(Decided::Wrote(Box::new((packet, w, commit))))
 }

@@ -66,9 +66,28 @@ pub struct Created {
     #[serde(skip)]
     pub refname: String,
     pub publication: Publication,
+    /// The plan existed already exactly as this command creates it (a
+    /// repeat, e.g. of a run killed after its push): nothing was written.
+    pub already: bool,
 }
 
-/// `plan new`: create the plan ref; never touches an existing one.
+/// Whether `existing` is the plan `doc` would create: the same name,
+/// creator, parent, title, contract, status, text and fields, whenever it
+/// was created.
+fn same_creation(existing: &PlanDoc, doc: &PlanDoc) -> bool {
+    let undated = |d: &PlanDoc| {
+        let mut d = d.clone();
+        d.record.created_at.clear();
+        d.record.updated_at.clear();
+        serde_json::to_value(&d).ok()
+    };
+    let (a, b) = (undated(existing), undated(doc));
+    a.is_some() && a == b
+}
+
+/// `plan new`: create the plan ref; never touches an existing one. A
+/// repeat whose plan exists exactly as it would create it succeeds
+/// (`already`); any other existing plan is `PLAN_EXISTS`.
 pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     names::validate_name("plan", args.name)?;
     if let Some(parent) = args.parent {
@@ -86,9 +105,7 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
             args.name
         ))
     };
-    if ctx.store.ref_target(&refname)?.is_some() {
-        return Err(exists(""));
-    }
+    let local = ctx.store.ref_target(&refname)?;
     let now = rfc3339(ctx.store.clock.now());
     let mut record = PlanRecord::new(args.name, args.title, args.parent, &actor, &now);
     let text = read_from(ctx, &args, &mut record)?;
@@ -108,6 +125,12 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
         record,
         text: Some(text),
     };
+    if let Some(head) = local {
+        let known = records(ctx).at(&args.name.to_string(), head)?;
+        if !same_creation(&known.value, &doc) {
+            return Err(exists(""));
+        }
+    }
     let event = Event::new(
         "plan-created",
         &actor,
@@ -116,6 +139,7 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
     // Fetched first: a plan another clone published is refused here, at
     // once, never joined later as a PLAN_CONFLICT by `sync`.
     let mut decided_absent = false;
+    let mut already = false;
     let written = records(ctx).publish(ctx.remote(), &args.name.to_string(), |current| {
         match current {
             // A lost race: this command decided on an absent plan and
@@ -128,6 +152,11 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
                 ),
             )
             .hint(format!("see it with `git swarm plan show {}`", args.name))),
+            // This very creation, published already (a repeat): kept.
+            Some(other) if same_creation(&other.value, &doc) => {
+                already = true;
+                Ok(Update::Keep)
+            }
             Some(other) => Err(exists(&format!(
                 " (published by {}; this clone had not fetched it)",
                 other.value.record.created_by
@@ -143,6 +172,7 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
         plan: Summary::from(&plan),
         refname,
         publication: written.publication,
+        already,
     })
 }
 

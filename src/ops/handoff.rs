@@ -107,7 +107,22 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let lane_ref = lane
         .as_ref()
         .map(|l| crate::records::lane::lane_ref(&l.feature));
-    let lane_task = lane.as_ref().and_then(|l| l.record.task.clone());
+    // The task whose claim and reservations the packet carries: the lane's
+    // own (`lane new --task`), else the one `--task` names in this plan (a
+    // task claimed in the lane after it started).
+    let lane_task = lane
+        .as_ref()
+        .and_then(|l| l.record.task.clone())
+        .or_else(|| {
+            input
+                .task
+                .as_deref()
+                .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))
+                .map(|t| match t.contains('/') {
+                    true => t.to_string(),
+                    false => format!("{plan_name}/{t}"),
+                })
+        });
     let carried = carry::wanted(lane_task.as_deref());
     // Every leader record (few, small): a child plan's leader is its
     // parent's, found in the parent's record.
@@ -155,7 +170,12 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
         uncommitted_content,
         export,
         lane: lane.as_ref().map(|l| l.feature.clone()),
-        task: lane_task,
+        // (A `--task` that names no claim of the author's stays the
+        // caller's words only.)
+        task: match &claim {
+            Some(c) => Some(format!("{}/{}", c.plan, c.task)),
+            None => lane.as_ref().and_then(|l| l.record.task.clone()),
+        },
         claim,
         reservations,
         leader: leader

@@ -221,19 +221,16 @@ fn a_leader_command_killed_around_its_announcement_announces_once_when_run_again
             usize::from(point == "announce:written"),
             "{point}: {local:?}"
         );
-        let again = env.swarm(dir, &[args, &["--json"]].concat());
-        if point == "lead:pushed" {
-            let again = again.ok().json();
-            assert_eq!(again["epoch"], 2, "{point}: {again}");
-            assert_eq!(again["already"], true, "{point}: {again}");
-            assert_eq!(
-                again["announced"]["message"]["epoch"], 2,
-                "{point}: {again}"
-            );
-            assert_eq!(again["announced"]["published"], true, "{point}: {again}");
-        } else {
-            again.err(3, "LEAD_FENCED");
-        }
+        // Either way the re-run finds its own handover done (exit 0) and
+        // publishes the one announcement the killed run left.
+        let again = env.swarm(dir, &[args, &["--json"]].concat()).ok().json();
+        assert_eq!(again["epoch"], 2, "{point}: {again}");
+        assert_eq!(again["already"], true, "{point}: {again}");
+        assert_eq!(
+            again["announced"]["message"]["epoch"], 2,
+            "{point}: {again}"
+        );
+        assert_eq!(again["announced"]["published"], true, "{point}: {again}");
         let published = announcements(&env, &remote);
         assert_eq!(
             published.iter().filter(|r| r.contains("lead-e2-")).count(),

@@ -354,6 +354,13 @@ fn claude_at_65_percent_context_hands_off_once_and_its_tokens_are_counted() {
         "told once, not sent back after the packet: {turns:#?}"
     );
     assert!(told[0].contains("context 65% used"), "{}", told[0]);
+    // The packet carries the claim (`--task t1`): the stop hook settles on
+    // it, never sending the agent back to finish or release the task it
+    // handed on (the promises issue, item 9).
+    assert!(
+        !turns.iter().any(|t| t.contains("you hold task")),
+        "sent back to the task after its packet: {turns:#?}"
+    );
     let open = packets(&env, &lane);
     assert_eq!(open.len(), 1, "{open:?}");
     assert_eq!(open[0]["reason"], "context_pressure", "{open:?}");
@@ -490,4 +497,62 @@ fn claude_at_93_percent_of_the_five_hour_window_hands_off_at_its_next_boundary()
         stops.len() <= 1,
         "never sent back after the packet: {stops:#?}"
     );
+}
+
+#[test]
+fn claude_that_handed_off_its_task_is_let_stop_not_sent_back_to_release_it() {
+    // The promises issue, item 9: a lane's agent holding t1 hands it off
+    // (the packet carries the claim, `--task t1`) with no capacity reason,
+    // then stops. The stop hook must not send it back to finish or release
+    // t1: releasing it would undo the handoff. The capacity check is off,
+    // so the stop hook's own claim rule decides, not its hysteresis.
+    let Some(claude) = claude() else { return };
+    let (env, a, lane) = lane();
+    env.git(&a, &["config", "swarm.capacity", "off"]);
+    let model = serve(
+        Arc::new(|req: &Value| {
+            let last = last_text(req);
+            if last.contains("[tool_result]") {
+                Reply::Text("handed off".into())
+            } else if last.contains("you hold task") {
+                Reply::Text("stopping".into())
+            } else {
+                Reply::Bash(
+                    "git swarm handoff --reason capacity_low --next 'finish t1' --task t1".into(),
+                )
+            }
+        }),
+        1_000,
+        Vec::new(),
+    );
+    let run = run_claude(&env, &claude, &lane, &model, "hand t1 off", &[]);
+    assert_eq!(run.code, 0, "{run:?}");
+    let reqs = model.requests.lock().unwrap().clone();
+    let turns: Vec<String> = reqs.iter().map(last_text).collect();
+    assert!(
+        turns.iter().any(|t| t.contains("[tool_result]")),
+        "the handoff ran: {turns:#?}"
+    );
+    assert!(
+        !turns.iter().any(|t| t.contains("you hold task")),
+        "sent back to the task it handed off: {turns:#?}"
+    );
+    let open = packets(&env, &lane);
+    assert_eq!(open.len(), 1, "{open:?}");
+    // The claim is still ann's, waiting for the successor's accept.
+    let t1 = env
+        .swarm(&lane, &["task", "show", "t1", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(t1["task"]["status"], "in_progress", "{t1}");
+    assert_eq!(t1["task"]["claim"]["holder"], "ann", "{t1}");
+    // ...and the packet carries it to the successor.
+    let shown = env
+        .swarm(
+            &lane,
+            &["packet", "show", open[0]["id"].as_str().unwrap(), "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(shown["packet"]["claim"]["task"], "t1", "{shown}");
 }

@@ -133,7 +133,7 @@ pub fn unfinished(ctx: &Ctx, me: &str) -> Result<Option<String>> {
                 String::new()
             };
             out.push_str(&format!(
-                "git swarm: lane {} has uncommitted work ({}{more}). Commit it (`git add -A && git commit -m \"<what>\"`), or publish it with `git swarm lane snapshot`, or hand it off with `git swarm handoff --reason \"<why>\" --next \"<next step>\"`; then stop.\n",
+                "git swarm: lane {} has uncommitted work ({}{more}). Commit it (`git add -A && git commit -m \"<what>\"`), or publish it with `git swarm lane snapshot`, or hand it off with `git swarm handoff --reason <capacity_low|context_pressure|usage_limit> --next \"<next step>\"`; then stop.\n",
                 lane.feature,
                 shown.join(", ")
             ));
@@ -156,7 +156,7 @@ pub fn unfinished(ctx: &Ctx, me: &str) -> Result<Option<String>> {
         .filter(|t| !handed.contains(&(t.plan.clone(), t.id.clone())))
     {
         out.push_str(&format!(
-            "git swarm: you hold task {} ({}) of plan {}. When its branch is merged run `git swarm task done {} --plan {}`; if you stop without finishing, run `git swarm task release {} --plan {}` (or hand it off: `git swarm handoff --reason \"<why>\" --task {}`).\n",
+            "git swarm: you hold task {} ({}) of plan {}. When its branch is merged run `git swarm task done {} --plan {}`; if you stop without finishing, run `git swarm task release {} --plan {}` (or hand it off: `git swarm handoff --reason <capacity_low|context_pressure|usage_limit> --task {}`).\n",
             t.id, t.title, t.plan, t.id, t.plan, t.id, t.plan, t.id
         ));
     }

@@ -140,7 +140,8 @@ pub fn check_reason(reason: &str) -> Result<()> {
         Err(Error::new(
             Code::Usage,
             format!("--reason must be one of {}", REASONS.join(", ")),
-        ))
+        )
+        .hint("the reason is why the work moves, from that fixed list (e.g. `--reason capacity_low` when you stop before your limit); say the rest in --next"))
     }
 }
 

@@ -330,6 +330,8 @@ fn complete(
         remote::adopt(store, refname, commit, &acc.accepted_by, "accept: catch up")?;
         completed = true;
     }
+    // The claim and the reservations went out with the acceptance.
+    completed |= carry::catch_up(s, &acc.moved, &acc.accepted_by)?;
     restore::keep(store, packet, &acc.accepted_by)?;
     let event = accept_event(acc);
     completed |= crate::records::plan::journal(

@@ -718,7 +718,7 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
     assert!(old.success());
     env.swarm(&repo, &["report", "done", "--lane", "login"])
         .err(4, "GIT_FAILED")
-        .stderr_has("do not report it again");
+        .stderr_has("the same report run again completes it without a second entry");
     let plan_after = env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]);
     assert_ne!(plan_after, plan_before, "the report is journalled");
     assert_eq!(
@@ -727,6 +727,20 @@ fn report_errors_other_than_a_lost_race_on_the_lane_record_are_errors() {
     );
     assert!(lane_yaml(&env, &repo, "login").get("last_report").is_none());
     std::fs::remove_dir(&lock).unwrap();
+
+    // The same report run again takes the journalled entry as its own (it is
+    // still the plan's head): no second entry, only the copy is completed.
+    env.swarm(&repo, &["report", "done", "--lane", "login"])
+        .ok();
+    assert_eq!(
+        env.git(&repo, &["rev-parse", "refs/swarm/plans/auth"]),
+        plan_after,
+        "no second journal entry"
+    );
+    let y = lane_yaml(&env, &repo, "login");
+    let last = y.get("last_report").expect("the copy is written");
+    assert_eq!(field(last, "commit"), plan_after);
+    assert_eq!(field(last, "text"), "done");
 
     // A lost race is not one: a newer report that got to the lane record
     // first stays the last report, and the older one still succeeds.

@@ -45,7 +45,9 @@ const fn case(name: &'static str, at: &'static str, args: &'static [&'static str
     }
 }
 
-/// `case`, with the reason its rerun is known not to converge yet.
+/// `case`, with the reason its rerun is known not to converge yet (none is
+/// today; kept for the next command added before its fix).
+#[allow(dead_code)]
 const fn known(case: Case, why: &'static str) -> Case {
     Case {
         known: Some(why),
@@ -88,15 +90,15 @@ const CASES: &[Case] = &[
     case("reserve", "a", &["reserve", "new.txt"]),
     case("release", "a", &["release", "held.txt"]),
     case("renew", "a", &["renew"]),
-    known(case("report", "w", &["report", "plan-ready"]), "a second report after a kill past the first changes the lane record"),
+    case("report", "w", &["report", "plan-ready"]),
     case("lane snapshot", "w", &["lane", "snapshot"]),
     case(
         "handoff",
         "w",
         &["handoff", "--reason", "usage_limit", "--next", "go on"],
     ),
-    known(case("accept", "b", &["accept", "{packet}"]), "completing an interrupted acceptance leaves the successor's local reservation ledger behind"),
-    known(case("accept --lane", "b", &["accept", "--lane", "login"]), "completing an interrupted acceptance leaves the successor's local reservation ledger behind"),
+    case("accept", "b", &["accept", "{packet}"]),
+    case("accept --lane", "b", &["accept", "--lane", "login"]),
     case(
         "packet withdraw",
         "a",

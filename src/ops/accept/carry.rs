@@ -129,6 +129,27 @@ fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<(
     Ok(())
 }
 
+/// Move the local task and ledger refs up to the versions the acceptance
+/// published them at (a run killed between its push and its local update):
+/// whether any moved. Offline they moved in the acceptance's own local CAS.
+pub(super) fn catch_up(s: &Asked<'_>, moved: &Moved, actor: &str) -> Result<bool> {
+    let Some(remote) = s.remote else {
+        return Ok(false);
+    };
+    let mut refs = Vec::new();
+    if let Some((plan, task)) = moved.claim.as_deref().and_then(|k| k.split_once('/')) {
+        refs.push(task_ref(plan, task));
+    }
+    if !moved.reservations.is_empty() {
+        refs.push(LEDGER_REF.to_string());
+    }
+    let mut any = false;
+    for refname in refs {
+        any |= super::lane::catch_up_ref(s.store, remote, &refname, actor)?;
+    }
+    Ok(any)
+}
+
 fn write(
     store: &crate::store::Store,
     files: &crate::store::kind::Files,

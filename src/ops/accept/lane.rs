@@ -64,11 +64,26 @@ pub(super) fn catch_up(s: &Asked<'_>, packet: &Packet, actor: &str) -> Result<bo
     let (Some(remote), Some(feature)) = (s.remote, packet.lane.as_deref()) else {
         return Ok(false);
     };
-    let refname = crate::records::lane::lane_ref(feature);
-    let tip = remote::tip(s.store, Some(remote), &refname)?;
-    match (tip.remote, tip.local_behind(s.store)?) {
+    catch_up_ref(
+        s.store,
+        remote,
+        &crate::records::lane::lane_ref(feature),
+        actor,
+    )
+}
+
+/// Move the local `refname` up to the version published at `remote` when it
+/// is missing or behind it; whether it moved.
+pub(super) fn catch_up_ref(
+    store: &crate::store::Store,
+    remote: &str,
+    refname: &str,
+    actor: &str,
+) -> Result<bool> {
+    let tip = remote::tip(store, Some(remote), refname)?;
+    match (tip.remote, tip.local_behind(store)?) {
         (Some(published), true) => {
-            remote::adopt(s.store, &refname, published, actor, "accept: catch up")?;
+            remote::adopt(store, refname, published, actor, "accept: catch up")?;
             Ok(true)
         }
         _ => Ok(false),

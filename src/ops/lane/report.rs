@@ -84,10 +84,24 @@ pub fn report(
         entry.body = Some(format!("capacity={c}"));
         entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    let journal =
-        crate::records::plan::journal(&ctx.store, ctx.remote(), &plan_name, &entry, None, None)?
+    // A rerun of a report killed after it was journalled finds its own entry
+    // at the head of the plan's journal: it is not written a second time.
+    let (journal, capacity) = match own_report(&ctx.store, ctx.remote(), &plan_name, &entry)? {
+        Some(found) => found,
+        None => {
+            let journal = crate::records::plan::journal(
+                &ctx.store,
+                ctx.remote(),
+                &plan_name,
+                &entry,
+                None,
+                None,
+            )?
             .expect("an entry without `once` is always written");
-    crate::failpoint::point("report:journalled");
+            crate::failpoint::point("report:journalled");
+            (journal, capacity)
+        }
+    };
 
     let report = LastReport {
         kind: kind.slug().into(),
@@ -111,6 +125,39 @@ pub fn report(
         commit: journal.to_string(),
         warnings,
     })
+}
+
+/// The same report (kind, text, actor, lane) already at the head of the
+/// plan's journal, nothing after it: a run killed after journalling it. Its
+/// commit and the capacity it recorded, so the rerun keeps that entry rather
+/// than writing a second one.
+fn own_report(
+    store: &Store,
+    remote: Option<&str>,
+    plan: &str,
+    entry: &Event,
+) -> Result<Option<(ObjectId, Option<String>)>> {
+    let (_, Some(head)) = crate::records::plan::newest_head(store, remote, plan)? else {
+        return Ok(None);
+    };
+    let Some(last) = store.journal(head, Some(1))?.into_iter().next() else {
+        return Ok(None);
+    };
+    let trailer = |key: &str| {
+        entry
+            .trailers
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
+    };
+    let same = head == last.commit.as_str()
+        && last.event == entry.kind
+        && last.actor == entry.actor
+        && last.summary == entry.summary.lines().next().unwrap_or("").trim()
+        && ["Swarm-Lane", "Swarm-Report"]
+            .iter()
+            .all(|k| last.trailers.get(*k).map(String::as_str) == trailer(k));
+    Ok(same.then(|| (head, last.trailers.get("Swarm-Capacity").cloned())))
 }
 
 /// The lane whose worktree we run in; an error saying why when none.
@@ -156,7 +203,8 @@ fn keep_last_report(store: &Store, lane: &Lane, report: &LastReport) -> Result<O
             .as_ref()
             .and_then(|r| ObjectId::from_hex(r.commit.as_bytes()).ok());
         if let (Some(o), Some(t)) = (ours, theirs) {
-            if o != t && store.is_ancestor(o, t).unwrap_or(false) {
+            // Ours already kept (a rerun), or one journalled after ours.
+            if store.is_ancestor(o, t).unwrap_or(false) {
                 return Ok(Update::Keep);
             }
         }
@@ -170,7 +218,7 @@ fn keep_last_report(store: &Store, lane: &Lane, report: &LastReport) -> Result<O
             lane.feature
         ))),
         Err(e) => Err(e.hint(format!(
-            "the report itself is in plan '{}' ({}); only lane '{}''s last_report copy is missing, so do not report it again",
+            "the report itself is in plan '{}' ({}); only lane '{}''s last_report copy is missing; the same report run again completes it without a second entry",
             lane.record.plan,
             &report.commit[..12],
             lane.feature

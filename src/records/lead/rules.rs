@@ -36,6 +36,13 @@ impl Facts<'_> {
     fn unseen_own(&self, kind: &str, actor: &str) -> bool {
         self.unseen == Some((kind, actor))
     }
+
+    /// Whether the record's newest version is `actor`'s own `kind` change,
+    /// its local ref caught up or not: a previous run of the same command
+    /// got that far (e.g. killed after its push), so a re-run finds it done.
+    fn done_by(&self, kind: &str, actor: &str) -> bool {
+        self.unseen_own(kind, actor) || self.newest == Some((kind, actor))
+    }
 }
 
 /// What a leader command changed, for the text the CLI prints.
@@ -130,7 +137,8 @@ impl Decision<'_> {
             Some(r) if r.current_leader().is_none() => r.clone(),
             Some(r) => {
                 if r.current_leader() == Some(actor)
-                    && self.facts.unseen_own(Verb::Claim.event_kind(), actor)
+                    && r.lease_live(self.now)
+                    && self.facts.done_by(Verb::Claim.event_kind(), actor)
                 {
                     return Ok(Transition::Already);
                 }
@@ -265,9 +273,8 @@ impl Decision<'_> {
         if let Some(r) = self.record {
             // Handed over already: by a previous run whose push landed (its
             // local ref caught up or not), e.g. one killed after its push.
-            let own = Some((Verb::Handover.event_kind(), actor));
             if r.current_leader() == Some(to)
-                && (self.facts.unseen == own || self.facts.newest == own)
+                && self.facts.done_by(Verb::Handover.event_kind(), actor)
             {
                 return Ok(Transition::Already);
             }
@@ -318,8 +325,10 @@ impl Decision<'_> {
                 "claim it with `git swarm lead claim --plan {plan} --succession <A,B>`"
             )));
         };
+        // (Its lease lapsed since, taking over again is a new takeover.)
         if current.current_leader() == Some(actor)
-            && self.facts.unseen_own(Verb::Takeover.event_kind(), actor)
+            && current.lease_live(self.now)
+            && self.facts.done_by(Verb::Takeover.event_kind(), actor)
         {
             return Ok(Transition::Already);
         }

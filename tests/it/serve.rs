@@ -736,7 +736,8 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
         dom.contains("line 2 from l1") && dom.contains("line 2 from l2"),
         "the hunks are shown"
     );
-    assert_eq!(count(&dom, "messages", "data-count"), 3);
+    // (The fourth: the leadership claim's announcement.)
+    assert_eq!(count(&dom, "messages", "data-count"), 4);
     assert_eq!(
         count(&dom, "messages", "data-open"),
         2,
@@ -818,7 +819,7 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
     cdp.eval("window.__noReload = 'still here'; true");
     assert_eq!(
         cdp.eval("document.querySelector('#messages').dataset.count"),
-        "3"
+        "4"
     );
 
     env.swarm(
@@ -834,7 +835,7 @@ fn chromium_renders_the_dashboard_and_follows_another_clone_without_a_reload() {
     .ok();
     until(
         &mut cdp,
-        "document.querySelector('#messages').dataset.count === '4'",
+        "document.querySelector('#messages').dataset.count === '5'",
         "the message from m2",
     );
     assert_eq!(

@@ -156,7 +156,10 @@ fn own_report(
         && last.summary == entry.summary.lines().next().unwrap_or("").trim()
         && ["Swarm-Lane", "Swarm-Report"]
             .iter()
-            .all(|k| last.trailers.get(*k).map(String::as_str) == trailer(k));
+            .all(|k| last.trailers.get(*k).map(String::as_str) == trailer(k))
+        // A capacity given anew (`--capacity`) must be the one it recorded.
+        && trailer("Swarm-Capacity")
+            .is_none_or(|c| last.trailers.get("Swarm-Capacity").map(String::as_str) == Some(c));
     Ok(same.then(|| (head, last.trailers.get("Swarm-Capacity").cloned())))
 }
 

@@ -870,7 +870,7 @@ impl Runner<'_> {
         let _ = self.swarm(
             &a.worktree.clone(),
             Some(&a.account.address),
-            &["report", "--lane", &lane, "blocked", "agent_lost", &format!("{} on account {name} was lost ({why}); its uncommitted work is the lane snapshot", a.host.as_str())],
+            &["report", "--lane", &lane, "blocked", "agent_lost", &format!("{} on account {name} was lost ({why}; loss {} of this lane); its uncommitted work is the lane snapshot", a.host.as_str(), self.losses.get(&lane).copied().unwrap_or(0) + 1)],
         );
         self.step(
             "lost",

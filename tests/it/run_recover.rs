@@ -38,7 +38,11 @@ fi
 echo "$$" > "$lock/pid"
 release() { [ "$(cat "$lock/pid" 2>/dev/null)" = "$$" ] && rm -rf "$lock"; }
 echo "$$ $GIT_SWARM_AS $task start" >> "$dir/log"
-rm -f "$(git rev-parse --git-dir)/index.lock"
+# A predecessor killed in the middle of a git command leaves its locks, and
+# killed mid-rebase its rebase: a careful agent clears them before working.
+gd=$(git rev-parse --git-dir)
+rm -f "$gd"/*.lock
+[ -d "$gd/rebase-merge" ] || [ -d "$gd/rebase-apply" ] && { git rebase --abort >/dev/null 2>&1 || rm -rf "$gd/rebase-merge" "$gd/rebase-apply"; }
 mode=$(cat "$dir/mode-$task" 2>/dev/null || echo work)
 case "$brief" in
   *'First run `git swarm accept '*)

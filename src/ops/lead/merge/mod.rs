@@ -36,7 +36,11 @@ use crate::session::Ctx;
 /// carries (the tail of the gate, the head of each hunk).
 const BRIEF_LINES: usize = 40;
 
+mod brief;
 mod gate;
+mod github;
+use brief::{brief, tell};
+use github::{land_github, pr_of, Outcome};
 
 use gate::trim_head;
 pub use gate::{no_test_ran, run_gate};
@@ -598,133 +602,6 @@ fn landed_trailer(feature: &str, head: &str) -> String {
     format!("Swarm-Landed: {feature} {head}")
 }
 
-/// The GitHub PR a lane reported (`PR open <url>`), when the URL names one.
-fn pr_of(item: &Item) -> Option<(RepoId, u64, String)> {
-    let r = item.lane.record.last_report.as_ref()?;
-    if r.kind != LastReportKind::PrOpen {
-        return None;
-    }
-    let url = r.text.strip_prefix("PR open ")?.trim();
-    let (repo, number) = parse_pr_arg(url).ok()?;
-    Some((repo?, number, url.to_string()))
-}
-
-/// Warnings of `verify` go to the queue's warnings.
-struct Collect<'a>(&'a mut Vec<String>);
-
-impl verify::Report for Collect<'_> {
-    fn warn(&mut self, message: &str) {
-        self.0.push(message.to_string());
-    }
-    fn progress(&mut self, _: &str) {}
-}
-
-/// Land a lane through its GitHub PR: `verify` re-derives the PR's state
-/// (checks green, review as required, no hold comment) and it must be
-/// `ready` on the head the lane pushed; the leader is checked again; then
-/// the merge API with the expected head `sha`, so a branch that moved is
-/// refused by GitHub (409), not merged. The PR's checks are its gate.
-#[allow(clippy::too_many_arguments)]
-fn land_github(
-    ctx: &Ctx,
-    plan: &str,
-    item: &Item,
-    repo: &RepoId,
-    number: u64,
-    url: &str,
-    style: Style,
-    gh: &mut dyn GitHub,
-    warnings: &mut Vec<String>,
-) -> Result<Outcome> {
-    let req = Request {
-        target: Target::Pr(url.to_string()),
-        repo: None,
-        require: Some(Require::Ready),
-        wait: false,
-        timeout: std::time::Duration::ZERO,
-    };
-    let out = verify::verify(ctx, gh, &req, &Timing::from_env(), &mut Collect(warnings))?;
-    let v = out.verdict;
-    let pr = format!("{repo}#{number}");
-    match v.state {
-        State::Merged | State::MergedUnconfirmed => {
-            return Ok(Outcome::Landed {
-                commit: v.merge_commit.unwrap_or_else(|| item.head.clone()),
-                gate: Some(format!("{pr} was merged already")),
-            })
-        }
-        State::Ready => {}
-        other => {
-            return Ok(Outcome::Refused {
-                code: "PR_NOT_READY",
-                paths: v.conflicts.clone(),
-                detail: format!("{pr} is {}: {}\n", other.as_str(), v.reasons.join("; ")),
-            })
-        }
-    }
-    if v.head_sha.as_deref() != Some(item.head.as_str()) {
-        return Ok(Outcome::Refused {
-            code: "HEAD_MOVED",
-            paths: Vec::new(),
-            detail: format!(
-                "{pr}'s head is {}, but {} on the code remote is {}: push the branch the PR is for\n",
-                v.head_sha.as_deref().unwrap_or("unknown"),
-                item.lane.record.branch,
-                item.head
-            ),
-        });
-    }
-    // Right before the irreversible step: still the leader? (A renew
-    // fails LEAD_FENCED / NOT_LEADER when not.)
-    if !super::check(ctx, plan)?.is_leader {
-        super::run(
-            ctx,
-            plan,
-            Op::Renew {
-                lease: None,
-                lanes: None,
-            },
-        )?;
-    }
-    let method = match style {
-        Style::Merge => "merge",
-        Style::Squash => "squash",
-        Style::Rebase => "rebase",
-    };
-    let ans = gh.merge_pull(repo, number, &item.head, method)?;
-    if ans.merged {
-        return Ok(Outcome::Landed {
-            commit: ans.sha.unwrap_or_else(|| item.head.clone()),
-            gate: Some(format!("{pr}: checks green, merged by the API")),
-        });
-    }
-    Ok(Outcome::Refused {
-        code: if ans.status == 409 {
-            "HEAD_MOVED"
-        } else {
-            "PR_NOT_MERGEABLE"
-        },
-        paths: Vec::new(),
-        detail: format!(
-            "GitHub refused to merge {pr} at {} (HTTP {}): {}\n",
-            item.head, ans.status, ans.message
-        ),
-    })
-}
-
-enum Outcome {
-    Landed {
-        commit: String,
-        gate: Option<String>,
-    },
-    Refused {
-        code: &'static str,
-        paths: Vec<String>,
-        /// The hunks or the gate's output, trimmed.
-        detail: String,
-    },
-}
-
 /// Merge, gate and publish one lane.
 fn land(
     ctx: &Ctx,
@@ -875,94 +752,6 @@ fn in_worktree(
             ),
         }),
         Err(e) => Err(e),
-    }
-}
-
-/// The resolution brief a refused lane's owner gets.
-#[allow(clippy::too_many_arguments)]
-fn brief(
-    item: &Item,
-    base_tip: &str,
-    git: &Git,
-    code: &str,
-    paths: &[String],
-    detail: &str,
-    pairs: &[String],
-    landed: &[Landed],
-) -> String {
-    let f = &item.lane.feature;
-    let base = &item.base;
-    let short = |c: &str| c[..c.len().min(12)].to_string();
-    let mut b = match code {
-        "MERGE_CONFLICT" => format!(
-            "lead merge did not land lane {f}: {} conflicts with {base} at {}.\nConflicting paths: {}\n",
-            item.lane.record.branch,
-            short(base_tip),
-            paths.join(", ")
-        ),
-        "GATE_FAILED" => format!(
-            "lead merge did not land lane {f}: the gate failed on {} merged onto {base} at {}.\n",
-            item.lane.record.branch,
-            short(base_tip)
-        ),
-        "PUSH_REJECTED" => format!("lead merge did not land lane {f}: the push to {base} was refused.\n"),
-        other => format!("lead merge did not land lane {f} through its pull request ({other}).\n"),
-    };
-    if !pairs.is_empty() {
-        b.push_str(&format!("Forecast pairs: {}\n", pairs.join("; ")));
-    }
-    let now: Vec<String> = landed
-        .iter()
-        .map(|l| format!("lane {} ({})", l.lane, short(&l.commit)))
-        .collect();
-    if !now.is_empty() {
-        b.push_str(&format!("{base} now holds: {}\n", now.join(", ")));
-    }
-    let log = git
-        .run(["log", "--oneline", "-5", base_tip])
-        .unwrap_or_default();
-    if !log.trim().is_empty() {
-        b.push_str(&format!("{base} at {}:\n{log}", short(base_tip)));
-        if !log.ends_with('\n') {
-            b.push('\n');
-        }
-    }
-    b.push_str(&format!(
-        "To resolve: `git fetch origin && git merge origin/{base}` in the lane, resolve, commit, `git push origin {}`; the next `lead merge` lands it.\n",
-        item.lane.record.branch
-    ));
-    if !detail.trim().is_empty() {
-        b.push_str("---\n");
-        b.push_str(detail);
-    }
-    b
-}
-
-/// Send the lane's owner `body` (a notify to the owner, for the plan).
-fn tell(
-    ctx: &Ctx,
-    plan: &str,
-    item: &Item,
-    body: &str,
-    warnings: &mut Vec<String>,
-) -> Option<String> {
-    let post = Post {
-        kind: "notify".into(),
-        to: item.lane.record.owner.clone(),
-        plan: Some(plan.to_string()),
-        body: body.to_string(),
-        task: item.lane.record.task.clone(),
-        ..Post::default()
-    };
-    match message::post(ctx, post) {
-        Ok(p) => Some(p.message.id.clone()),
-        Err(e) => {
-            warnings.push(format!(
-                "could not message {} about lane {}: {}",
-                item.lane.record.owner, item.lane.feature, e.message
-            ));
-            None
-        }
     }
 }
 

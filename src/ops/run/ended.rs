@@ -17,6 +17,29 @@ impl Runner<'_> {
         );
     }
 
+    /// A lane the runner stops relaunching: reported `blocked` with its
+    /// class under the agent's address, its task blocked, its account freed,
+    /// the step said once.
+    pub(super) fn block_lane(
+        &mut self,
+        a: &Agent,
+        class: &str,
+        report: &str,
+        task_reason: &str,
+        step: String,
+    ) {
+        let lane = a.lane.clone();
+        let _ = self.swarm(
+            &a.worktree.clone(),
+            Some(&a.account.address),
+            &["report", "--lane", &lane, "blocked", class, report],
+        );
+        self.block_task(a, task_reason);
+        self.blocked.insert(a.task.clone());
+        self.free(&a.account.account.clone(), a.epoch);
+        self.step("blocked", Some(&lane), Some(&a.account.account), step);
+    }
+
     pub(super) fn ended(
         &mut self,
         a: &mut Agent,
@@ -149,25 +172,11 @@ impl Runner<'_> {
         }
         if let Some((class, what)) = a.summary.awaiting_human.clone() {
             // Never answered: the lane is blocked, escalated once.
-            let _ = self.swarm(
-                &a.worktree.clone(),
-                Some(&a.account.address),
-                &[
-                    "report",
-                    "--lane",
-                    &lane,
-                    "blocked",
-                    &class,
-                    &format!("the agent waits for a person: {what}"),
-                ],
-            );
-            self.block_task(a, &format!("{class}: the agent waits for a person"));
-            self.blocked.insert(a.task.clone());
-            self.free(&name, a.epoch);
-            self.step(
-                "blocked",
-                Some(&lane),
-                Some(&name),
+            self.block_lane(
+                a,
+                &class,
+                &format!("the agent waits for a person: {what}"),
+                &format!("{class}: the agent waits for a person"),
                 format!("lane {lane} is blocked ({class}): {what}; nobody answers it, the other lanes go on"),
             );
             return Ok(());

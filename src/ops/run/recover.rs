@@ -36,25 +36,11 @@ impl Runner<'_> {
             .and_then(|v| v.trim().parse().ok())
             .unwrap_or(MAX_LOSSES);
         if n > max {
-            let _ = self.swarm(
-                &a.worktree.clone(),
-                Some(&a.account.address),
-                &[
-                    "report",
-                    "--lane",
-                    &lane,
-                    "blocked",
-                    "agent_lost",
-                    &format!("{n} agents were lost on this lane; a person looks at it (`git swarm task recover {task} --reason …`)"),
-                ],
-            );
-            self.block_task(a, &format!("agent_lost: {n} agents were lost on this lane"));
-            self.blocked.insert(task.clone());
-            self.free(&name, a.epoch);
-            self.step(
-                "blocked",
-                Some(&lane),
-                Some(&name),
+            self.block_lane(
+                a,
+                "agent_lost",
+                &format!("{n} agents were lost on this lane; a person looks at it (`git swarm task recover {task} --reason …`)"),
+                &format!("agent_lost: {n} agents were lost on this lane"),
                 format!("lane {lane} lost {n} agents: reported blocked, not relaunched; account {name} freed"),
             );
             return Ok(());

@@ -39,8 +39,15 @@ const BRIEF_LINES: usize = 40;
 mod brief;
 mod gate;
 mod github;
+mod local;
+mod queue;
+mod refused;
 use brief::{brief, tell};
 use github::{land_github, pr_of, Outcome};
+use local::{already_landed, land};
+pub use local::{landings, Landing};
+pub use queue::base_branch;
+use queue::{lanes, take, Pair};
 
 use gate::trim_head;
 pub use gate::{no_test_ran, run_gate};
@@ -158,11 +165,133 @@ struct Item {
 /// Makes the GitHub client, once, when a lane's PR is on GitHub.
 pub type GitHubFactory<'a> = dyn FnMut() -> Result<Box<dyn GitHub>> + 'a;
 
+/// What a run of the queue works with: the code remote, the plan, the
+/// merge rule and the gate.
+struct Settings {
+    code: String,
+    plan: String,
+    style: Style,
+    gate: Option<String>,
+}
+
 /// Run the queue. A lane whose last report is `PR open <GitHub PR URL>` is
 /// landed through that PR (`github` makes the client when one is needed).
 pub fn merge(ctx: &Ctx, args: &Args, github: &mut GitHubFactory<'_>) -> Result<Queue> {
     let store = &ctx.store;
     let actor = ctx.actor()?;
+    let s = settings(ctx, args)?;
+    let (leader, epoch) = fence(ctx, &s.plan, &actor, args.dry_run)?;
+    // The records as the remote has them, kept here.
+    let mut warnings = Vec::new();
+    if ctx.remote().is_some() {
+        let report = crate::ops::sync::sync(ctx, &actor, &mut |_| {})?;
+        warnings.extend(report.warnings);
+    }
+    let lanes = lanes(ctx, &s.plan, &args.features)?;
+    let (items, waiting, pairs) = take(&store.git, &s.code, lanes, &args.features)?;
+    let mut q = Queue {
+        plan: s.plan.clone(),
+        leader,
+        epoch,
+        style: s.style,
+        gate: s.gate.clone(),
+        dry_run: args.dry_run,
+        order: items.iter().map(|i| i.lane.feature.clone()).collect(),
+        landed: Vec::new(),
+        refused: Vec::new(),
+        waiting,
+        warnings,
+    };
+    if args.dry_run {
+        return Ok(q);
+    }
+    let mut client: Option<Box<dyn GitHub>> = None;
+    for item in &items {
+        let base_tip = store.git.rev_parse(&item.tracking)?.unwrap_or_default();
+        let pr = pr_of(item);
+        let outcome = if let Some((repo, number, url)) = &pr {
+            let gh = match &mut client {
+                Some(c) => c,
+                None => client.insert(github()?),
+            };
+            land_github(
+                ctx,
+                &s.plan,
+                item,
+                repo,
+                *number,
+                url,
+                s.style,
+                gh.as_mut(),
+                &mut q.warnings,
+            )?
+        } else if let Some(commit) = already_landed(&store.git, item, &base_tip)? {
+            q.landed.push(finish(
+                ctx,
+                &s.plan,
+                item,
+                &commit,
+                true,
+                None,
+                &mut q.warnings,
+            ));
+            continue;
+        } else {
+            land(
+                ctx,
+                &s.plan,
+                &s.code,
+                item,
+                &base_tip,
+                s.style,
+                s.gate.as_deref(),
+            )?
+        };
+        match outcome {
+            Outcome::Landed { commit, gate } => {
+                failpoint::point("lead-merge:landed");
+                if pr.is_none() {
+                    let _ = store.git.run(["update-ref", &item.tracking, &commit]);
+                }
+                q.landed.push(finish(
+                    ctx,
+                    &s.plan,
+                    item,
+                    &commit,
+                    false,
+                    gate,
+                    &mut q.warnings,
+                ));
+            }
+            Outcome::Refused {
+                code,
+                paths,
+                detail,
+            } => {
+                q.refuse(ctx, item, &base_tip, &pairs, (code, paths, detail));
+                if pr.is_none() && code == "PUSH_REJECTED" {
+                    // The base moved under the queue: the rest would fail
+                    // the same way; a re-run starts from the new base.
+                    break;
+                }
+            }
+        }
+    }
+    if ctx.remote().is_some() {
+        if let Err(e) = crate::ops::sync::sync(ctx, &actor, &mut |_| {}) {
+            q.warnings.push(format!(
+                "the closed lanes and plans are recorded here but `sync` failed ({}): run `git swarm sync`",
+                e.message
+            ));
+        }
+    }
+    Ok(q)
+}
+
+/// The code remote, the plan, the merge rule and the gate of a run, each
+/// refused with what to do when it is missing or contradictory.
+fn settings(ctx: &Ctx, args: &Args) -> Result<Settings> {
+    let store = &ctx.store;
     for f in &args.features {
         names::validate_name("feature", f)?;
     }
@@ -202,557 +331,32 @@ pub fn merge(ctx: &Ctx, args: &Args, github: &mut GitHubFactory<'_>) -> Result<Q
             }
         },
     };
-    // The fence, first: a renew is leader-only and fenced like every
-    // leader command (LEAD_FENCED / NOT_LEADER, nothing written). The real
-    // fence is the landing push itself, which moves the lead ref too.
-    let (leader, epoch) = if args.dry_run {
-        let c = super::check(ctx, &plan)?;
-        (c.leader.unwrap_or_default(), c.epoch)
-    } else {
-        let ran = super::run(
-            ctx,
-            &plan,
-            Op::Renew {
-                lease: None,
-                lanes: None,
-            },
-        )?;
-        (actor.clone(), ran.record.epoch)
-    };
-    // The records as the remote has them, kept here.
-    let mut warnings = Vec::new();
-    if ctx.remote().is_some() {
-        let report = crate::ops::sync::sync(ctx, &actor, &mut |_| {})?;
-        warnings.extend(report.warnings);
-    }
-    let (lanes, _) = lane::known(store, ctx.remote())?;
-    let mut lanes: Vec<Lane> = lanes
-        .into_iter()
-        .filter(|l| l.record.is_active() && of_plan(ctx, &l.record, &plan))
-        .collect();
-    for f in &args.features {
-        if !lanes.iter().any(|l| &l.feature == f) {
-            return Err(Error::new(
-                Code::NotFound,
-                format!("plan '{plan}' has no active lane '{f}'"),
-            )
-            .hint(format!("`git swarm lane list` shows the lanes; `git swarm lead merge --plan {plan}` takes every ready one")));
-        }
-    }
-    if !args.features.is_empty() {
-        lanes.retain(|l| args.features.contains(&l.feature));
-    }
-    // The code: the lanes' branches and their bases as the remote has them.
-    let mut specs: Vec<String> = Vec::new();
-    for l in &lanes {
-        let b = base_branch(&l.record.base, &code);
-        specs.push(format!("+refs/heads/{b}:refs/remotes/{code}/{b}"));
-        specs.push(format!(
-            "+refs/heads/{0}:refs/remotes/{code}/{0}",
-            l.record.branch
-        ));
-    }
-    specs.sort();
-    specs.dedup();
-    fetch_each(&store.git, &code, &specs);
-    let mut items = Vec::new();
-    let mut waiting = Vec::new();
-    for l in lanes {
-        let named = args.features.contains(&l.feature);
-        match ready(&store.git, &code, l, named)? {
-            Ok(item) => items.push(item),
-            Err(w) => waiting.push(w),
-        }
-    }
-    let pairs = forecast_pairs(&store.git, &items);
-    order(&mut items, &pairs);
-    let mut q = Queue {
-        plan: plan.clone(),
-        leader,
-        epoch,
+    Ok(Settings {
+        code,
+        plan,
         style,
-        gate: gate.clone(),
-        dry_run: args.dry_run,
-        order: items.iter().map(|i| i.lane.feature.clone()).collect(),
-        landed: Vec::new(),
-        refused: Vec::new(),
-        waiting,
-        warnings,
-    };
-    if args.dry_run {
-        return Ok(q);
-    }
-    let mut client: Option<Box<dyn GitHub>> = None;
-    for item in &items {
-        let base_tip = store.git.rev_parse(&item.tracking)?.unwrap_or_default();
-        if let Some((repo, number, url)) = pr_of(item) {
-            let gh = match &mut client {
-                Some(c) => c,
-                None => client.insert(github()?),
-            };
-            match land_github(
-                ctx,
-                &plan,
-                item,
-                &repo,
-                number,
-                &url,
-                style,
-                gh.as_mut(),
-                &mut q.warnings,
-            )? {
-                Outcome::Landed { commit, gate } => {
-                    failpoint::point("lead-merge:landed");
-                    q.landed.push(finish(
-                        ctx,
-                        &plan,
-                        item,
-                        &commit,
-                        false,
-                        gate,
-                        &mut q.warnings,
-                    ));
-                }
-                Outcome::Refused {
-                    code,
-                    paths,
-                    detail,
-                } => {
-                    let involved = pairs_of(&pairs, &item.lane.feature);
-                    let brief = brief(
-                        item, &base_tip, &store.git, code, &paths, &detail, &involved, &q.landed,
-                    );
-                    let message = tell(ctx, &plan, item, &brief, &mut q.warnings);
-                    q.refused.push(Refused {
-                        lane: item.lane.feature.clone(),
-                        owner: item.lane.record.owner.clone(),
-                        code,
-                        head: item.head.clone(),
-                        base: item.base.clone(),
-                        base_commit: base_tip.clone(),
-                        paths,
-                        pairs: involved,
-                        brief,
-                        message,
-                    });
-                }
-            }
-            continue;
-        }
-        if let Some(commit) = already_landed(&store.git, item, &base_tip)? {
-            q.landed.push(finish(
-                ctx,
-                &plan,
-                item,
-                &commit,
-                true,
-                None,
-                &mut q.warnings,
-            ));
-            continue;
-        }
-        match land(ctx, &plan, &code, item, &base_tip, style, gate.as_deref())? {
-            Outcome::Landed { commit, gate } => {
-                failpoint::point("lead-merge:landed");
-                let _ = store.git.run(["update-ref", &item.tracking, &commit]);
-                q.landed.push(finish(
-                    ctx,
-                    &plan,
-                    item,
-                    &commit,
-                    false,
-                    gate,
-                    &mut q.warnings,
-                ));
-            }
-            Outcome::Refused {
-                code,
-                paths,
-                detail,
-            } => {
-                let involved = pairs_of(&pairs, &item.lane.feature);
-                let brief = brief(
-                    item, &base_tip, &store.git, code, &paths, &detail, &involved, &q.landed,
-                );
-                let message = tell(ctx, &plan, item, &brief, &mut q.warnings);
-                q.refused.push(Refused {
-                    lane: item.lane.feature.clone(),
-                    owner: item.lane.record.owner.clone(),
-                    code,
-                    head: item.head.clone(),
-                    base: item.base.clone(),
-                    base_commit: base_tip.clone(),
-                    paths,
-                    pairs: involved,
-                    brief,
-                    message,
-                });
-                if code == "PUSH_REJECTED" {
-                    // The base moved under the queue: the rest would fail
-                    // the same way; a re-run starts from the new base.
-                    break;
-                }
-            }
-        }
-    }
-    if ctx.remote().is_some() {
-        if let Err(e) = crate::ops::sync::sync(ctx, &actor, &mut |_| {}) {
-            q.warnings.push(format!(
-                "the closed lanes and plans are recorded here but `sync` failed ({}): run `git swarm sync`",
-                e.message
-            ));
-        }
-    }
-    Ok(q)
+        gate,
+    })
 }
 
-/// Whether the lane works for `plan`: its task is one of the plan's, or it
-/// runs on the plan itself or on a child plan of it.
-fn of_plan(ctx: &Ctx, rec: &lane::LaneRecord, plan: &str) -> bool {
-    if rec.plan == plan {
-        return true;
+/// The fence, first: a renew is leader-only and fenced like every leader
+/// command (LEAD_FENCED / NOT_LEADER, nothing written). The real fence is
+/// the landing push itself, which moves the lead ref too. A dry run only
+/// reads who leads.
+fn fence(ctx: &Ctx, plan: &str, actor: &str, dry_run: bool) -> Result<(String, u64)> {
+    if dry_run {
+        let c = super::check(ctx, plan)?;
+        return Ok((c.leader.unwrap_or_default(), c.epoch));
     }
-    if let Some((p, _)) = rec.task.as_deref().and_then(|t| t.split_once('/')) {
-        return p == plan;
-    }
-    crate::records::plan::load(&ctx.store, &rec.plan)
-        .ok()
-        .flatten()
-        .is_some_and(|p| p.record.parent.as_deref() == Some(plan))
-}
-
-/// The branch at the code remote a lane's base names (`origin/main` →
-/// `main`, `refs/heads/main` → `main`).
-pub fn base_branch(base: &str, code: &str) -> String {
-    let b = base.strip_prefix("refs/remotes/").unwrap_or(base);
-    let b = b.strip_prefix(&format!("{code}/")).unwrap_or(b);
-    b.strip_prefix("refs/heads/").unwrap_or(b).to_string()
-}
-
-/// Fetch each refspec on its own: a lane whose branch was never pushed
-/// must not stop the others (it is reported as waiting).
-fn fetch_each(git: &Git, code: &str, specs: &[String]) {
-    if git.fetch(code, specs).is_ok() {
-        return;
-    }
-    for s in specs {
-        let _ = git.fetch(code, std::slice::from_ref(s));
-    }
-}
-
-/// A lane is ready when its branch is at the code remote with work beyond
-/// its base and its last report is `PR open` or `done` (or it was named).
-fn ready(
-    git: &Git,
-    code: &str,
-    lane: Lane,
-    named: bool,
-) -> Result<std::result::Result<Item, Waiting>> {
-    let feature = lane.feature.clone();
-    let wait = |why: String| {
-        Ok(Err(Waiting {
-            lane: feature.clone(),
-            why,
-        }))
-    };
-    let base = base_branch(&lane.record.base, code);
-    let tracking = format!("refs/remotes/{code}/{base}");
-    let pushed = format!("refs/remotes/{code}/{}", lane.record.branch);
-    let Some(head) = git.rev_parse(&pushed)? else {
-        return wait(format!(
-            "its branch {} is not on {code} (push it: `git push {code} {}`)",
-            lane.record.branch, lane.record.branch
-        ));
-    };
-    if git.rev_parse(&tracking)?.is_none() {
-        return wait(format!("its base {base} is not on {code}"));
-    }
-    if head == lane.record.base_commit {
-        return wait(format!(
-            "its branch {} has no commits beyond its base",
-            lane.record.branch
-        ));
-    }
-    let report = lane.record.last_report.as_ref().map(|r| r.kind.clone());
-    let reported = matches!(
-        report,
-        Some(LastReportKind::PrOpen) | Some(LastReportKind::Done)
-    );
-    if !reported && !named {
-        let last = lane
-            .record
-            .last_report
-            .as_ref()
-            .map(|r| format!("'{}'", r.text))
-            .unwrap_or_else(|| "none".into());
-        return wait(format!(
-            "its last report is {last}, not `PR open` or `done` (the lane reports `git swarm report done`, or name it: `git swarm lead merge {feature}`)"
-        ));
-    }
-    Ok(Ok(Item {
-        lane,
-        head,
-        base,
-        tracking,
-    }))
-}
-
-/// A pair of lanes that `git merge-tree` says conflict, and their paths.
-struct Pair {
-    a: String,
-    b: String,
-    paths: Vec<String>,
-}
-
-/// The conflict forecast between the ready lanes' heads (the same
-/// `git merge-tree` the forecast runs).
-fn forecast_pairs(git: &Git, items: &[Item]) -> Vec<Pair> {
-    let mut out = Vec::new();
-    for (i, x) in items.iter().enumerate() {
-        for y in &items[i + 1..] {
-            if let Ok(r) = git.merge_tree_report(&x.head, &y.head) {
-                if !r.conflicts.is_empty() {
-                    out.push(Pair {
-                        a: x.lane.feature.clone(),
-                        b: y.lane.feature.clone(),
-                        paths: r.conflicts.into_iter().map(|(p, _)| p).collect(),
-                    });
-                }
-            }
-        }
-    }
-    out
-}
-
-/// The lanes that conflict with nothing first, then by how many lanes
-/// they conflict with, then by name.
-fn order(items: &mut [Item], pairs: &[Pair]) {
-    let count = |f: &str| pairs.iter().filter(|p| p.a == f || p.b == f).count();
-    items.sort_by(|x, y| {
-        (count(&x.lane.feature), &x.lane.feature).cmp(&(count(&y.lane.feature), &y.lane.feature))
-    });
-}
-
-fn pairs_of(pairs: &[Pair], f: &str) -> Vec<String> {
-    pairs
-        .iter()
-        .filter(|p| p.a == f || p.b == f)
-        .map(|p| format!("{} × {} ({})", p.a, p.b, p.paths.join(", ")))
-        .collect()
-}
-
-/// The commit on the base that already carries this lane's work, if an
-/// earlier run landed it: the head in the base, or a first-parent commit
-/// since the lane's start with its `Swarm-Landed` trailer.
-fn already_landed(git: &Git, item: &Item, base_tip: &str) -> Result<Option<String>> {
-    if base_tip.is_empty() {
-        return Ok(None);
-    }
-    if git.is_ancestor(&item.head, base_tip)? {
-        return Ok(Some(base_tip.to_string()));
-    }
-    let found = landings(git, &item.lane.record.base_commit, base_tip)?;
-    Ok(found
-        .into_iter()
-        .find(|l| l.feature == item.lane.feature && l.head == item.head)
-        .map(|l| l.commit))
-}
-
-/// A landing on the base: the commit carrying a `Swarm-Landed: <feature>
-/// <head>` trailer.
-#[derive(Debug, Clone, Serialize)]
-pub struct Landing {
-    pub commit: String,
-    pub feature: String,
-    pub head: String,
-}
-
-/// The landings on `base_tip`'s first-parent line since `since` (all of
-/// it when `since` is empty or unknown here), newest first.
-pub fn landings(git: &Git, since: &str, base_tip: &str) -> Result<Vec<Landing>> {
-    let range = if since.is_empty() || !git.has_commit(since)? {
-        base_tip.to_string()
-    } else {
-        format!("{since}..{base_tip}")
-    };
-    let log = git.run([
-        "log",
-        "--first-parent",
-        "--format=%H%x00%(trailers:key=Swarm-Landed,valueonly)%x01",
-        &range,
-    ])?;
-    let mut out = Vec::new();
-    for entry in log.split('\u{1}') {
-        if let Some((commit, trailers)) = entry.trim().split_once('\0') {
-            for t in trailers.lines() {
-                if let Some((feature, head)) = t.trim().split_once(' ') {
-                    out.push(Landing {
-                        commit: commit.trim().to_string(),
-                        feature: feature.to_string(),
-                        head: head.trim().to_string(),
-                    });
-                }
-            }
-        }
-    }
-    Ok(out)
-}
-
-fn landed_trailer(feature: &str, head: &str) -> String {
-    format!("Swarm-Landed: {feature} {head}")
-}
-
-/// Merge, gate and publish one lane.
-fn land(
-    ctx: &Ctx,
-    plan: &str,
-    code: &str,
-    item: &Item,
-    base_tip: &str,
-    style: Style,
-    gate: Option<&str>,
-) -> Result<Outcome> {
-    let store = &ctx.store;
-    let dir = store
-        .common_dir()
-        .join("swarm")
-        .join("merge")
-        .join(&item.lane.feature);
-    let _ = store
-        .git
-        .run(["worktree", "remove", "--force", &dir.display().to_string()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = store.git.worktree_prune();
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| Error::new(Code::IoFailed, format!("{}: {e}", parent.display())))?;
-    }
-    store.git.run([
-        "worktree",
-        "add",
-        "--detach",
-        "--quiet",
-        &dir.display().to_string(),
-        base_tip,
-    ])?;
-    let out = in_worktree(ctx, plan, code, item, base_tip, style, gate, &dir);
-    let _ = store
-        .git
-        .run(["worktree", "remove", "--force", &dir.display().to_string()]);
-    let _ = std::fs::remove_dir_all(&dir);
-    let _ = store.git.worktree_prune();
-    out
-}
-
-#[allow(clippy::too_many_arguments)]
-fn in_worktree(
-    ctx: &Ctx,
-    plan: &str,
-    code: &str,
-    item: &Item,
-    base_tip: &str,
-    style: Style,
-    gate: Option<&str>,
-    dir: &Path,
-) -> Result<Outcome> {
-    let wt = Git::new(dir);
-    let feature = &item.lane.feature;
-    let task = item
-        .lane
-        .record
-        .task
-        .as_deref()
-        .map(|t| format!(" (task {t})"))
-        .unwrap_or_default();
-    let subject = format!("Merge lane {feature}{task} into {}", item.base);
-    let trailer = landed_trailer(feature, &item.head);
-    let message = format!("{subject}\n\n{trailer}\n");
-    let merged = match style {
-        Style::Merge => wt.output(["merge", "--no-ff", "--no-edit", "-m", &message, &item.head])?,
-        Style::Squash => wt.output(["merge", "--squash", &item.head])?,
-        Style::Rebase => {
-            wt.run(["checkout", "--quiet", "--detach", &item.head])?;
-            wt.output(["rebase", "--quiet", base_tip])?
-        }
-    };
-    if !merged.status.success() {
-        let paths: Vec<String> = wt
-            .run(["diff", "--name-only", "--diff-filter=U"])
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect();
-        let hunks = wt.run(["diff"]).unwrap_or_default();
-        let _ = wt.output(["merge", "--abort"]);
-        let _ = wt.output(["rebase", "--abort"]);
-        let detail = if paths.is_empty() {
-            trim_head(&format!(
-                "{}{}",
-                String::from_utf8_lossy(&merged.stdout),
-                String::from_utf8_lossy(&merged.stderr)
-            ))
-        } else {
-            trim_head(&hunks)
-        };
-        return Ok(Outcome::Refused {
-            code: "MERGE_CONFLICT",
-            paths,
-            detail,
-        });
-    }
-    match style {
-        Style::Merge => {}
-        Style::Squash => {
-            wt.run(["commit", "--quiet", "--allow-empty", "-m", &message])?;
-        }
-        Style::Rebase => {
-            wt.run([
-                "commit",
-                "--quiet",
-                "--amend",
-                "--no-edit",
-                "--trailer",
-                &trailer,
-            ])?;
-        }
-    }
-    let commit = wt.rev_parse("HEAD")?.unwrap_or_default();
-    let gate_line = match gate {
-        None => None,
-        Some(cmd) => match run_gate(cmd, dir)? {
-            Ok(last) => Some(last),
-            Err(output) => {
-                return Ok(Outcome::Refused {
-                    code: "GATE_FAILED",
-                    paths: Vec::new(),
-                    detail: output,
-                })
-            }
-        },
-    };
-    failpoint::point("lead-merge:gated");
-    let spec = format!("{commit}:refs/heads/{}", item.base);
-    match super::run(
+    let ran = super::run(
         ctx,
         plan,
-        Op::Push {
-            refspecs: vec![spec],
+        Op::Renew {
+            lease: None,
+            lanes: None,
         },
-    ) {
-        Ok(_) => Ok(Outcome::Landed {
-            commit,
-            gate: gate_line,
-        }),
-        Err(e) if e.code == Code::PushRejected => Ok(Outcome::Refused {
-            code: "PUSH_REJECTED",
-            paths: Vec::new(),
-            detail: format!(
-                "{} refused the landing push (its {} moved meanwhile): {}",
-                code, item.base, e.message
-            ),
-        }),
-        Err(e) => Err(e),
-    }
+    )?;
+    Ok((actor.to_string(), ran.record.epoch))
 }
 
 /// A landed lane's end: its task done (the merge is the evidence), its

@@ -30,9 +30,13 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 
 /// Fetch the remote's swarm refs and notes into the mirror namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
+    let before = super::remote::level::before_fetch(store, remote);
     fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
     if unreached().as_deref() != Some(remote) {
         stamp_fetch(store, remote);
+        if let Some(before) = &before {
+            super::remote::level::mark(store, remote, before);
+        }
     }
     Ok(())
 }

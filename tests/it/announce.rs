@@ -183,6 +183,58 @@ fn claim_handover_and_takeover_each_post_one_announcement_every_clone_sees() {
         .stdout_has("cat leads plan auth from epoch 3");
 }
 
+/// A command lists the message refs for announcements only when one of
+/// them moved since the reader's last look (every command ends with that
+/// look, and a clone may hold thousands of messages): with bob's record of
+/// the announcements he saw removed, a command at the same refs tells him
+/// nothing again; once a message ref moves, the listing runs and does.
+#[test]
+fn announcements_are_listed_again_only_when_a_message_ref_moved() {
+    let (env, _remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (&clones[0], &clones[1]);
+    env.swarm(a, &["plan", "new", "auth"]).ok();
+    env.swarm(
+        a,
+        &["lead", "claim", "--plan", "auth", "--succession", "bob"],
+    )
+    .ok();
+    env.swarm(a, &["lead", "handover", "bob", "--plan", "auth"])
+        .ok();
+    // The ref directories' times must be older than the stamp's window
+    // (a change within one tick would not show), as in any real pause.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(250));
+    let told = env.swarm(b, &["sync"]).ok();
+    assert!(
+        told.stderr.contains("you lead it from epoch 2"),
+        "{}",
+        told.stderr
+    );
+    settle();
+    env.swarm(b, &["status"]).ok();
+    let seen = b.join(".git/swarm/announced/bob");
+    let at = b.join(".git/swarm/announced-at/bob");
+    let stamp = std::fs::read_to_string(&at).expect("the stamp of bob's last look");
+    assert!(stamp.contains("refs/swarm/messages"), "{stamp}");
+    std::fs::remove_file(&seen).unwrap();
+
+    let quiet = env.swarm(b, &["status"]).ok();
+    assert!(!quiet.stderr.contains("you lead it"), "{}", quiet.stderr);
+    assert!(
+        !seen.exists(),
+        "nothing was listed, nothing recorded as seen"
+    );
+    assert_eq!(std::fs::read_to_string(&at).unwrap(), stamp);
+
+    env.swarm(a, &["notify", "bob", "hello"]).ok();
+    let again = env.swarm(b, &["status"]).ok();
+    assert!(
+        again.stderr.contains("you lead it from epoch 2"),
+        "{}",
+        again.stderr
+    );
+    assert!(seen.exists());
+}
+
 #[test]
 fn a_leader_command_killed_around_its_announcement_announces_once_when_run_again() {
     // Killed after the record was pushed (before the local ref moved): the

@@ -859,6 +859,60 @@ fn wait_asks_the_remote_only_for_the_refs_it_watches() {
     );
 }
 
+/// A whole fetch (here `sync`) from a remote on this machine remembers
+/// that the mirror is level with the remote (`.git/swarm/mirror-level/`):
+/// a `wait` that starts while neither side moved asks the remote nothing,
+/// no `ls-remote`, no git process at all; a message published meanwhile
+/// moves the remote's ref files and the next wait asks, fetches and wakes.
+#[test]
+fn a_wait_after_a_sync_asks_a_remote_on_this_machine_nothing_until_it_moves() {
+    let (env, _remote, clones) = Swarm::new(&["ann", "bob"]).plan(0, "p").parts();
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["notify", "bob", "first"]).ok();
+    env.swarm(bob, &["inbox"]).ok().stdout_has("first");
+    // Ref directories younger than the stamp's window equal no stamp.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(250));
+    settle();
+    env.swarm(bob, &["sync"]).ok();
+    let level = bob.join(".git/swarm/mirror-level/origin");
+    assert!(level.is_file(), "the sync recorded the level");
+    settle();
+    let trace = env.root().join("trace.txt");
+    let trace_s = trace.to_str().unwrap().to_string();
+    let waits = [
+        ("GIT_SWARM_VIRTUAL_WAITS", "1"),
+        ("GIT_TRACE", trace_s.as_str()),
+    ];
+    let idle = env
+        .swarm_env(
+            bob,
+            &waits,
+            &["wait", "--for", "message", "--timeout", "1m", "--json"],
+        )
+        .err(1, "WAIT_TIMEOUT");
+    let cost = &idle.json()["error"]["detail"]["cost"];
+    assert_eq!(cost["fetches"], 0, "{cost}");
+    let traced = std::fs::read_to_string(&trace).unwrap_or_default();
+    assert!(
+        !traced.contains("ls-remote")
+            && !traced.contains("upload-pack")
+            && !traced.contains("fetch"),
+        "an idle wait started a git process: {traced}"
+    );
+
+    env.swarm(ann, &["notify", "bob", "second"]).ok();
+    let woke = env
+        .swarm_env(
+            bob,
+            &waits,
+            &["wait", "--for", "message", "--timeout", "1m", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(woke["messages"][0]["body"], "second", "{woke}");
+    assert_eq!(woke["cost"]["fetches"], 1, "{woke}");
+}
+
 #[test]
 fn ask_lead_in_a_lane_worktree_asks_the_leader_of_the_lanes_plan() {
     let (env, _, clones) = Swarm::new(&["alice", "bob"])

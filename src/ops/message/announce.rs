@@ -14,7 +14,9 @@
 //! else's command (the old leader after a takeover, the new one after a
 //! handover) is told at its next command that knows the message
 //! ([`notices`]: a listing of refs and a read of the new announcements
-//! only, from a per-reader file `<git common dir>/swarm/announced/<reader>`).
+//! only, from a per-reader file `<git common dir>/swarm/announced/<reader>`;
+//! none at all while the message refs' stamp, [`crate::store::ref_stamp`],
+//! is the one at which the reader's last look ended).
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -230,7 +232,37 @@ pub fn notices(ctx: &Ctx) -> Vec<String> {
     let Ok(Some(reader)) = ctx.actor_opt() else {
         return Vec::new();
     };
-    notices_for(ctx, &reader).unwrap_or_default()
+    // No message ref moved since this reader's last look found every
+    // announcement seen: nothing to list (every command ends here, and a
+    // clone may hold thousands of messages).
+    let stamp = super::refs_stamp(ctx);
+    let quiet = quiet_path(ctx, &reader);
+    let digest = stamp.digest();
+    if digest.is_some() && std::fs::read_to_string(&quiet).ok() == digest {
+        return Vec::new();
+    }
+    let Ok(lines) = notices_for(ctx, &reader) else {
+        return Vec::new();
+    };
+    if let Some(d) = digest {
+        if let Some(dir) = quiet.parent() {
+            let _ = std::fs::create_dir_all(dir);
+        }
+        // A cache: failing to write it costs one listing at the next command.
+        let _ = crate::fsutil::replace_file(&quiet, d.as_bytes());
+    }
+    lines
+}
+
+/// The stamp of the message refs (taken before they were listed) at which
+/// `reader`'s announcements were last all seen:
+/// `<git common dir>/swarm/announced-at/<reader>`.
+fn quiet_path(ctx: &Ctx, reader: &str) -> PathBuf {
+    ctx.store
+        .common_dir()
+        .join("swarm")
+        .join("announced-at")
+        .join(reader)
 }
 
 fn notices_for(ctx: &Ctx, reader: &str) -> Result<Vec<String>> {

@@ -8,6 +8,7 @@
 mod batch;
 pub mod budget;
 pub mod land;
+pub mod level;
 mod pending;
 mod view;
 

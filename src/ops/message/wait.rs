@@ -158,14 +158,14 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let mut remote_seen: Option<RefStamp> = None;
     let remote_dir = ctx
         .remote()
-        .and_then(|r| crate::store::remote::level::remote_dir(&ctx.store, r));
+        .and_then(|r| crate::store::mirror::level::remote_dir(&ctx.store, r));
     // The last wait, or the last whole fetch, found the mirror level with
     // the remote at these stamps (taken first: a move since shows).
     if let (Some(r), Some(dir)) = (ctx.remote(), remote_dir.as_deref()) {
         let stamp = ref_stamp::stamp(dir, &remote_prefixes(watch));
         if level_text(ctx, r, watch, &stamp)
             .is_some_and(|t| std::fs::read_to_string(level_path(ctx, r, watch)).ok() == Some(t))
-            || crate::store::remote::level::holds(&ctx.store, r, dir)
+            || crate::store::mirror::level::holds(&ctx.store, r, dir)
         {
             remote_seen = Some(stamp);
         }

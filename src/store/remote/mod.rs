@@ -8,7 +8,6 @@
 mod batch;
 pub mod budget;
 pub mod land;
-pub mod level;
 mod pending;
 mod view;
 

@@ -3,6 +3,8 @@
 //! write stays local. What read-only views learn from it is
 //! [`super::remote::MirrorView`]'s (it compares with the local refs).
 
+pub mod level;
+
 use super::refs::NOTES_REF;
 use super::Store;
 use crate::error::{Code, Error, Result};
@@ -30,12 +32,12 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 
 /// Fetch the remote's swarm refs and notes into the mirror namespace.
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
-    let before = super::remote::level::before_fetch(store, remote);
+    let before = level::before_fetch(store, remote);
     fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
     if unreached().as_deref() != Some(remote) {
         stamp_fetch(store, remote);
         if let Some(before) = &before {
-            super::remote::level::mark(store, remote, before);
+            level::mark(store, remote, before);
         }
     }
     Ok(())

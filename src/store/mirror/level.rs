@@ -9,10 +9,10 @@
 
 use std::path::PathBuf;
 
-use super::super::mirror::mirror_ref;
 use super::super::ref_stamp::{self, RefStamp};
 use super::super::refs::NOTES_REF;
 use super::super::Store;
+use super::mirror_ref;
 
 /// The git directory of `remote` when it is a repository on this machine.
 pub fn remote_dir(store: &Store, remote: &str) -> Option<PathBuf> {

@@ -21,7 +21,7 @@
 //! - `reserved` (the reservations guard, over the staged changes or commits:
 //!   `changed` finds the staged paths, `ledger` caches the ledger);
 //! - `staged` (what a commit is about to record), `cache` (the changeset
-//!   name cache), `lane_refs` (the lane-ref cache), `delta_bases`;
+//!   name cache), `lane_refs` (the lane-ref cache);
 //! - `sealed` (the checksummed file format of the caches);
 //! - `changeset_dir` (the changeset directory in a tree);
 //! - `changeset_name` (the pure name rules);
@@ -32,7 +32,6 @@ pub mod cache;
 pub mod changeset;
 pub mod changeset_dir;
 pub mod changeset_name;
-pub mod delta_bases;
 pub mod fenced;
 pub mod findings;
 pub mod lane_refs;

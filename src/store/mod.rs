@@ -27,6 +27,7 @@
 //!   against the base branch's trust list (`swarm.trust`).
 
 pub mod archive;
+pub mod delta_bases;
 pub mod error;
 pub mod fingerprint;
 pub mod kind;
@@ -144,6 +145,8 @@ impl Store {
             .hint("run git swarm inside a git repository, or `git init` one first")
         })?;
         apply_command_line_config(&mut repo, command_line)?;
+        // Records and lane trees are mostly deltas of one another in packs.
+        delta_bases::DeltaBases::install(&mut repo);
         let limit = repo
             .config_snapshot()
             .integer("swarm.recordCacheLimit")

@@ -84,6 +84,8 @@ struct Shard {
     /// The first slot of each commit (a commit under two keys is scanned for).
     index: gix::hashtable::HashMap<ObjectId, usize>,
     added: Vec<Entry>,
+    /// The first entry of `added` of each commit.
+    added_index: gix::hashtable::HashMap<ObjectId, usize>,
 }
 
 impl Shard {
@@ -102,6 +104,14 @@ impl Shard {
         (first + 1..self.slots.len()).find(|&at| {
             let s = &self.slots[at];
             s.commit == commit && !s.dropped && self.path(s) == path
+        })
+    }
+    /// The entry this run added for the record at `commit` under `path`.
+    fn added_at(&self, commit: ObjectId, path: &str) -> Option<usize> {
+        let first = *self.added_index.get(&commit)?;
+        (first..self.added.len()).find(|&at| {
+            let e = &self.added[at];
+            e.commit == commit && e.path == path
         })
     }
     fn entry(&self, slot: &Slot) -> Entry {
@@ -155,12 +165,8 @@ impl RecordCache {
         decode: impl FnOnce(&[u8]) -> Option<T>,
     ) -> Option<T> {
         self.with_shard(namespace, commit, |shard| {
-            if let Some(e) = shard
-                .added
-                .iter()
-                .find(|e| e.commit == commit && e.path == path)
-            {
-                return decode(&e.value);
+            if let Some(at) = shard.added_at(commit, path) {
+                return decode(&shard.added[at].value);
             }
             let at = shard.find(commit, path)?;
             let value = decode(shard.value(&shard.slots[at]));
@@ -174,12 +180,8 @@ impl RecordCache {
     /// cached: what a listing filters on without decoding the value.
     pub fn tags(&self, namespace: &'static str, commit: ObjectId, path: &str) -> Option<u8> {
         self.with_shard(namespace, commit, |shard| {
-            if let Some(e) = shard
-                .added
-                .iter()
-                .find(|e| e.commit == commit && e.path == path)
-            {
-                return Some(e.tags);
+            if let Some(at) = shard.added_at(commit, path) {
+                return Some(shard.added[at].tags);
             }
             let at = shard.find(commit, path)?;
             shard.slots[at].used = true;
@@ -224,13 +226,12 @@ impl RecordCache {
                 tags,
                 value,
             };
-            match shard
-                .added
-                .iter_mut()
-                .find(|e| e.commit == commit && e.path == path)
-            {
-                Some(e) => *e = entry,
-                None => shard.added.push(entry),
+            match shard.added_at(commit, path) {
+                Some(at) => shard.added[at] = entry,
+                None => {
+                    shard.added_index.entry(commit).or_insert(shard.added.len());
+                    shard.added.push(entry);
+                }
             }
             Some(())
         });
@@ -397,6 +398,7 @@ fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
         slots,
         index,
         added: Vec::new(),
+        added_index: Default::default(),
     })
 }
 

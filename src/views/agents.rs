@@ -168,9 +168,20 @@ pub fn read(
     now: Timestamp,
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Agents> {
-    let (accounts, bad) = pool::known(store, remote)?;
-    unreadable.extend(bad);
     let (tasks, bad) = task::known(store, remote, None)?;
     unreadable.extend(bad);
-    Ok(derive(&accounts, &tasks, now))
+    with_tasks(store, remote, &tasks, now, unreadable)
+}
+
+/// [`read`] with the tasks already read (`status` reads them once).
+pub fn with_tasks(
+    store: &Store,
+    remote: Option<&str>,
+    tasks: &[task::Known],
+    now: Timestamp,
+    unreadable: &mut Vec<Unreadable>,
+) -> Result<Agents> {
+    let (accounts, bad) = pool::known(store, remote)?;
+    unreadable.extend(bad);
+    Ok(derive(&accounts, tasks, now))
 }

@@ -66,21 +66,17 @@ pub struct TaskClaim {
 
 /// Every plan's tasks, by plan.
 fn plan_tasks(
-    store: &Store,
-    remote: Option<&str>,
+    tasks: &[crate::records::task::Known],
     now: jiff::Timestamp,
-    unreadable: &mut Vec<Unreadable>,
-) -> Result<BTreeMap<String, PlanTasks>> {
+) -> BTreeMap<String, PlanTasks> {
     use crate::records::task::Status as T;
-    let (tasks, bad) = crate::records::task::known(store, remote, None)?;
-    unreadable.extend(bad);
     let done: BTreeSet<(String, String)> = tasks
         .iter()
         .filter(|k| k.record.status == T::Done)
         .map(|k| (k.key.plan.clone(), k.key.id.clone()))
         .collect();
     let mut out: BTreeMap<String, PlanTasks> = BTreeMap::new();
-    for k in &tasks {
+    for k in tasks {
         let (plan, id, r) = (&k.key.plan, k.key.id.clone(), &k.record);
         let entry = out.entry(plan.clone()).or_default();
         match r.status {
@@ -103,7 +99,7 @@ fn plan_tasks(
             _ => {}
         }
     }
-    Ok(out)
+    out
 }
 
 fn attach_tasks(nodes: &mut [PlanStatus], tasks: &mut BTreeMap<String, PlanTasks>) {
@@ -432,8 +428,10 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     attach_forecast(&mut roots, &mut crate::records::forecast::last(&ctx.store));
     unreadable.extend(unreadable_packets);
     let now = ctx.store.clock.now();
-    let mut tasks = plan_tasks(&ctx.store, remote, now, &mut unreadable)?;
-    attach_tasks(&mut roots, &mut tasks);
+    // The tasks once, for their plans and for the lanes' agents.
+    let (all_tasks, bad) = crate::records::task::known(&ctx.store, remote, None)?;
+    unreadable.extend(bad);
+    attach_tasks(&mut roots, &mut plan_tasks(&all_tasks, now));
     if let Some(p) = only {
         if roots.is_empty() {
             plan::require(&ctx.store, p)?;
@@ -459,7 +457,7 @@ pub fn status(ctx: &Ctx, only: Option<&str>) -> Result<StatusView> {
     let sessions = crate::integrations::capacity::spend::known(&ctx.store, remote);
     let spend = crate::integrations::capacity::spend::summary(&sessions);
     attach_spend(&mut roots, &spend);
-    let agents = super::agents::read(&ctx.store, remote, now, &mut unreadable)?;
+    let agents = super::agents::with_tasks(&ctx.store, remote, &all_tasks, now, &mut unreadable)?;
     attach_agents(&mut roots, &agents);
     Ok(StatusView {
         spend,

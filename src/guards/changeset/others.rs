@@ -9,7 +9,6 @@ use gix::ObjectId;
 use super::scope::{branch_refs, Base, Refs, Scope};
 use crate::error::Result;
 use crate::guards::cache::NameCache;
-use crate::guards::delta_bases::DeltaBases;
 use crate::guards::findings::{unreadable, CHANGESET_UNIQUE};
 use crate::guards::lane_refs::lane_refs;
 use crate::session::Ctx;
@@ -49,7 +48,8 @@ fn is_own(scope: &Scope<'_>, branch: &str) -> bool {
 /// The directory trees of the refs a new changeset is compared against,
 /// each distinct tree once, with the refs that have it.
 pub struct Others {
-    /// The repository, with a delta-base cache for reading many trees.
+    /// The repository (its clone has its own delta-base cache, as every
+    /// handle of the store has: [`crate::store::delta_bases`]).
     repo: gix::Repository,
     /// dir tree id → (is base, ref labels)
     trees: Vec<(ObjectId, bool, Vec<String>)>,
@@ -82,9 +82,7 @@ fn base_refs(ctx: &Ctx, base: Option<&Base>) -> Result<(Refs, Option<String>)> {
 
 impl Others {
     pub fn collect(ctx: &Ctx, scope: &Scope<'_>) -> Result<Others> {
-        let mut owned = ctx.store.repo.clone();
-        DeltaBases::install(&mut owned);
-        let repo = &owned;
+        let repo = &ctx.store.repo;
         let dir = ctx.settings.changeset_dir.trim_matches('/');
         let (base, base_label) = base_refs(ctx, scope.base.as_ref())?;
         let mut wanted: Vec<(String, ObjectId, bool)> =
@@ -122,7 +120,7 @@ impl Others {
             }
         }
         Ok(Others {
-            repo: owned,
+            repo: ctx.store.repo.clone(),
             trees,
             cache,
             lane_tips,

@@ -1,5 +1,9 @@
-//! A delta-base cache for gix's pack decoding, for reading many trees that
-//! are deltas of one another (every lane branch's changeset directory).
+//! A delta-base cache for gix's pack decoding, installed on the store's
+//! repository when it is opened (each clone of the handle makes its own):
+//! reading many objects that are deltas of one another — records of one
+//! kind in a pack (every task record is a delta of another), every lane
+//! branch's changeset directory — inflates each base once, not once per
+//! object that builds on it.
 
 /// Delta bases for gix's pack decoding, which this build of gix (without its
 /// `max-performance` feature) does not cache at all: lane branches' trees

@@ -66,7 +66,7 @@ fn main() -> ExitCode {
             return cli::error::exit_code(&err);
         }
     };
-    let json = parsed.json;
+    let json = parsed.cli.json;
     if !json {
         crate::cli::output::text_only();
     }

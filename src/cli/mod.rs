@@ -16,6 +16,7 @@ pub mod commands;
 pub mod error;
 pub mod output;
 mod publish;
+pub mod spec;
 
 use commands::{
     agent, capacity, completions, demo, finish, forecast, gc, guard, handoff, init, lane, lead,
@@ -25,6 +26,7 @@ use commands::{
 use std::io::Write;
 
 use crate::cli::output::Output;
+pub use crate::cli::spec::{Access, Facts};
 use clap::{Parser, Subcommand};
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::session::Ctx;
@@ -144,206 +146,40 @@ pub enum Command {
     Serve(serve::ServeArgs),
 }
 
-/// What a command does to the repository, which decides what it needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// Only reads records: works in a bare repository, and a `swarm.remote`
-    /// naming no remote is a warning (local records are shown), not an error.
-    Read,
-    /// Writes records, worktrees or files: needs a working tree (a bare
-    /// repository is `BARE_REPO`) and a remote that exists.
-    Write,
-    /// Reads records and talks to the remote (`verify`, `lead check`): the
-    /// remote must exist; a bare repository is fine.
-    Remote,
-}
+/// Every command's spec, one line per group (see [`spec`]).
+pub const SPECS: &[&[spec::Spec]] = &[
+    init::SPECS,
+    status::SPECS,
+    demo::SPECS,
+    plan::SPECS,
+    lane::SPECS,
+    handoff::SPECS,
+    lead::SPECS,
+    finish::SPECS,
+    sync::SPECS,
+    gc::SPECS,
+    guard::SPECS,
+    verify::SPECS,
+    completions::SPECS,
+    man::SPECS,
+    message::SPECS,
+    task::SPECS,
+    pool::SPECS,
+    run::SPECS,
+    forecast::SPECS,
+    agent::SPECS,
+    capacity::SPECS,
+    reserve::SPECS,
+    renew::SPECS,
+    whoami::SPECS,
+    serve::SPECS,
+];
 
-impl Command {
-    /// Whether the command ends by showing leadership announcements that
-    /// concern the actor ([`git_swarm::ops::message::announce::notices`]):
-    /// every command a person or agent types, not the hooks, which must stay
-    /// cheap and have their own way of showing messages.
-    fn shows_announcements(&self) -> bool {
-        !matches!(
-            self,
-            Command::Agent(_)
-                | Command::Hook(_)
-                | Command::Check(_)
-                | Command::Completions(_)
-                | Command::Man(_)
-                | Command::Serve(_)
-                | Command::Demo(_)
-                | Command::Init(_)
-        )
-    }
-
-    /// A listing: it works from what the clone knows when the remote cannot
-    /// be reached (exit 0, one warning line naming the remote and when it
-    /// was last reached), instead of failing on the fetch.
-    pub fn listing(&self) -> bool {
-        match self {
-            Command::Status(_)
-            | Command::Packets(_)
-            | Command::Packet(handoff::PacketCmd::Show { .. })
-            | Command::Inbox(_)
-            | Command::State(_)
-            | Command::Forecast(_) => true,
-            Command::Plan(
-                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
-            ) => true,
-            Command::Lane(lane::LaneCmd::List { .. }) => true,
-            Command::Lead(lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. }) => true,
-            Command::Task(
-                task::TaskCmd::List { .. }
-                | task::TaskCmd::Show { .. }
-                | task::TaskCmd::Ready { .. },
-            ) => true,
-            Command::Reservations(a) => !a.repair,
-            Command::Pool(pool::PoolCmd::List { .. }) => true,
-            _ => false,
-        }
-    }
-
-    /// A command that writes records: once it succeeded, whatever this
-    /// clone has not published yet goes out with it (see [`publish_after`]).
-    /// `sync` publishes everything itself; `init`, `demo` and the hooks
-    /// write no shared record of their own.
-    fn publishes_after(&self) -> bool {
-        self.access() == Access::Write
-            && !self.listing()
-            && !matches!(
-                self,
-                Command::Sync(_)
-                    | Command::Init(_)
-                    | Command::Demo(_)
-                    | Command::Hook(_)
-                    | Command::Wait(_)
-            )
-    }
-
-    /// A write that, when the remote cannot be reached (it could not
-    /// connect, or there is no such repository), goes on as with
-    /// `--offline`: kept here, said in the one wording, published by the
-    /// next command that reaches the remote. Not the arbitrations whose
-    /// point is the remote's verdict (`accept`, `lead claim`, `lead
-    /// takeover`, `task claim`/`recover`, `lane new --task`, `reserve`:
-    /// offline two machines could each be told they won, and an agent told
-    /// exit 0 starts work on a task someone else holds; these keep exit 4
-    /// and name `--offline`), nor `lead push` and `sync`, whose point is to
-    /// reach it.
-    fn keeps_when_unreachable(&self) -> bool {
-        self.publishes_after()
-            && !self.arbitration()
-            && !matches!(
-                self,
-                Command::Lead(lead::LeadCmd::Push { .. } | lead::LeadCmd::Merge { .. })
-                    | Command::Finish(_)
-                    | Command::Pool(pool::PoolCmd::Add(_) | pool::PoolCmd::Rm { .. })
-            )
-    }
-
-    /// An arbitration: its point is the remote's verdict, so it refuses
-    /// when the remote cannot be reached and decides in this clone alone
-    /// only with `--offline` (what the `REMOTE_UNREACHABLE` hint says).
-    fn arbitration(&self) -> bool {
-        matches!(
-            self,
-            Command::Accept(_)
-                | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
-                | Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Recover { .. })
-                | Command::Lane(lane::LaneCmd::New { task: Some(_), .. })
-        ) || matches!(self, Command::Reserve(a) if !a.check)
-    }
-
-    /// A write that is the lane owner's when run in a lane's worktree:
-    /// refused with `LANE_MOVED` in the worktree of a lane handed over
-    /// since ([`Ctx::refuse_if_moved`], which fetches the lane record
-    /// first). `--lane F` names a lane on purpose and is not checked.
-    fn writes_in_a_lane(&self) -> bool {
-        match self {
-            Command::Report(a) => a.lane.is_none(),
-            Command::Lane(lane::LaneCmd::Snapshot { lane }) => lane.is_none(),
-            Command::Handoff(_) => true,
-            Command::Task(_) => self.access() == Access::Write,
-            _ => false,
-        }
-    }
-
-    /// A write nobody races for, which a push budget queues: messages,
-    /// reports, plan saves, lane snapshots.
-    fn budgeted(&self) -> bool {
-        matches!(
-            self,
-            Command::Notify(_)
-                | Command::Ask(_)
-                | Command::Reply(_)
-                | Command::Decide(_)
-                | Command::Escalate(_)
-                | Command::Report(_)
-                | Command::Plan(plan::PlanCmd::Save { .. })
-                | Command::Lane(lane::LaneCmd::Snapshot { .. })
-        )
-    }
-
-    /// A command that first publishes a queue whose window has passed:
-    /// every command but those that publish anyway (writes carry the
-    /// queue), the git hooks and guards (a commit must not push), and the
-    /// ones that do not touch a swarm (completions, man, init, demo).
-    fn flushes_first(&self) -> bool {
-        !self.publishes_after()
-            && !self.budgeted()
-            && !matches!(
-                self,
-                Command::Sync(_)
-                    | Command::Hook(_)
-                    | Command::Check(_)
-                    | Command::Completions(_)
-                    | Command::Man(_)
-                    | Command::Init(_)
-                    | Command::Demo(_)
-                    | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Install(_))
-                    | Command::Capacity(_)
-            )
-            && !matches!(self, Command::Agent(agent::AgentCmd::Hook(h)) if h.event == "pre-tool-use")
-    }
-
-    pub fn access(&self) -> Access {
-        match self {
-            Command::Status(_)
-            | Command::Packets(_)
-            | Command::Packet(handoff::PacketCmd::Show { .. }) => Access::Read,
-            Command::Plan(
-                plan::PlanCmd::Show { .. } | plan::PlanCmd::List | plan::PlanCmd::Log { .. },
-            ) => Access::Read,
-            Command::Lane(lane::LaneCmd::List { .. }) => Access::Read,
-            Command::Lead(lead::LeadCmd::Status { .. } | lead::LeadCmd::Log { .. }) => Access::Read,
-            Command::Lead(lead::LeadCmd::Check { .. }) => Access::Remote,
-            Command::Verify(_) => Access::Remote,
-            Command::Demo(_)
-            | Command::Hook(_)
-            | Command::Check(_)
-            | Command::Completions(_)
-            | Command::Man(_)
-            | Command::Forecast(_)
-            | Command::Agent(agent::AgentCmd::Guide | agent::AgentCmd::Hook(_))
-            | Command::Capacity(_)
-            | Command::Serve(_)
-            | Command::Whoami(_)
-            | Command::Pool(pool::PoolCmd::List { .. }) => Access::Read,
-            Command::Task(
-                task::TaskCmd::List { .. }
-                | task::TaskCmd::Show { .. }
-                | task::TaskCmd::Ready { .. },
-            ) => Access::Read,
-            Command::Reservations(a) if !a.repair => Access::Read,
-            // `state` and its page only read (a bare mirror of the remote,
-            // a CI job); `--write` writes state.md into the working tree.
-            Command::State(a) if !a.write => Access::Read,
-            // Anything not listed above writes: the safe default for a new
-            // command (it refuses a bare repository and a missing remote).
-            _ => Access::Write,
-        }
-    }
+/// What was parsed: the arguments, and the facts of the command they name.
+#[derive(Debug)]
+pub struct Invocation {
+    pub cli: Cli,
+    pub facts: Facts,
 }
 
 /// Global options every command sees.
@@ -409,43 +245,52 @@ pub fn bare_repo() -> Error {
 /// `hook pre-commit` exactly as the hook shim runs it (no options, no
 /// arguments): what clap would parse, without first building the whole
 /// command tree, which costs about a million instructions on every commit.
-pub fn parse_hook_pre_commit(args: &[String]) -> Option<Cli> {
-    (args == ["hook", "pre-commit"]).then(|| Cli {
-        json: false,
-        as_: None,
-        offline: false,
-        no_cache: false,
-        command: Command::Hook(guard::HookArgs {
-            hook: "pre-commit".into(),
-            args: Vec::new(),
+pub fn parse_hook_pre_commit(args: &[String]) -> Option<Invocation> {
+    (args == ["hook", "pre-commit"]).then(|| Invocation {
+        cli: Cli {
+            json: false,
+            as_: None,
+            offline: false,
+            no_cache: false,
+            command: Command::Hook(guard::HookArgs {
+                hook: "pre-commit".into(),
+                args: Vec::new(),
+            }),
+        },
+        facts: spec::facts_of(&["hook"], &|arg| {
+            (arg == "hook").then(|| "pre-commit".into())
         }),
     })
 }
 
-pub fn parse() -> std::result::Result<Cli, clap::Error> {
+pub fn parse() -> std::result::Result<Invocation, clap::Error> {
     use clap::{CommandFactory, FromArgMatches};
     let matches = Cli::command().bin_name("git swarm").try_get_matches()?;
-    Cli::from_arg_matches(&matches)
+    Ok(Invocation {
+        cli: Cli::from_arg_matches(&matches)?,
+        facts: spec::facts_of_matches(&matches),
+    })
 }
 
-pub fn run(cli: Cli) -> Result<Output> {
+pub fn run(invocation: Invocation) -> Result<Output> {
+    let Invocation { cli, facts } = invocation;
     let mut g = Global {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
         no_cache: cli.no_cache,
-        access: cli.command.access(),
+        access: facts.access(),
     };
-    let listing = cli.command.listing();
+    let listing = facts.listing();
     if listing {
         git_swarm::store::mirror::tolerate_unreachable();
     }
-    if cli.command.keeps_when_unreachable() {
+    if facts.keeps_when_unreachable() {
         git_swarm::store::mirror::keep_writes_when_unreachable();
     }
-    let mut publishes_after = cli.command.publishes_after();
+    let mut publishes_after = facts.publishes_after();
     // The push budget's session, opened once for the whole command.
-    let (budgeted, flushes_first) = (cli.command.budgeted(), cli.command.flushes_first());
+    let (budgeted, flushes_first) = (facts.budgeted(), facts.flushes_first());
     // An invalid budget refuses a write it would queue (nothing written);
     // a command that only flushes first leaves the queue where it is.
     let session = match (budgeted || flushes_first).then(|| budget::Session::open(&g)) {
@@ -463,31 +308,21 @@ pub fn run(cli: Cli) -> Result<Output> {
         .as_ref()
         .filter(|_| flushes_first)
         .and_then(budget::Session::flush_first);
-    // A task boundary: the capacity check follows the command's outcome.
-    let boundary = matches!(
-        cli.command,
-        Command::Task(task::TaskCmd::Claim { .. } | task::TaskCmd::Done { .. })
-            | Command::Accept(_)
-            | Command::Lead(lead::LeadCmd::Claim { .. } | lead::LeadCmd::Takeover { .. })
-    );
-    let arbitration = cli.command.arbitration();
-    let announces = cli.command.shows_announcements();
-    let lane_cmd = matches!(cli.command, Command::Lane(_));
-    let out = dispatch(&g, cli.command).map_err(|e| error::unreachable_hint(e, arbitration));
+    let out = dispatch(&g, facts, cli.command)
+        .map_err(|e| error::unreachable_hint(e, facts.arbitration()));
     // A change of leader made by someone else that concerns this actor
     // (a takeover from them, a handover to them): once, at their next
     // command (a warning line; on a refusal, a hint).
     // And the worktrees of lanes closed since go, their uncommitted work
     // kept as a snapshot first (said in the same way).
-    let notices = match announces {
+    let notices = match facts.shows_announcements() {
         true => g
             .ctx()
             .map(|ctx| {
                 let mut n = git_swarm::ops::message::announce::notices(&ctx);
-                // Not after a `lane` command: `lane rm` keeps a worktree it
-                // found dirty on purpose (until --force), `lane prune` sweeps
-                // itself.
-                if !ctx.store.repo.is_bare() && !lane_cmd {
+                // Not after a command that sweeps its own way
+                // ([`Facts::NO_SWEEP`]: the `lane` commands).
+                if !ctx.store.repo.is_bare() && facts.sweeps() {
                     n.extend(git_swarm::ops::lane::sweep::sweep_closed(&ctx));
                 }
                 n
@@ -510,7 +345,7 @@ pub fn run(cli: Cli) -> Result<Output> {
         return Err(e);
     }
     let mut out = out?;
-    if boundary && out.exit == 0 {
+    if facts.boundary() && out.exit == 0 {
         out = capacity::at_boundary(&g, out);
     }
     for notice in git_swarm::store::trust::take_notices() {
@@ -534,8 +369,8 @@ pub fn run(cli: Cli) -> Result<Output> {
     Ok(out)
 }
 
-fn dispatch(g: &Global, command: Command) -> Result<Output> {
-    if command.writes_in_a_lane() {
+fn dispatch(g: &Global, facts: Facts, command: Command) -> Result<Output> {
+    if facts.writes_in_a_lane() {
         g.ctx()?.refuse_if_moved()?;
     }
     match command {
@@ -639,7 +474,11 @@ mod tests {
         let args = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
         let fast = parse_hook_pre_commit(&args(&["hook", "pre-commit"])).unwrap();
         let clap = Cli::try_parse_from(["git-swarm", "hook", "pre-commit"]).unwrap();
-        assert_eq!(format!("{fast:?}"), format!("{clap:?}"));
+        assert_eq!(format!("{:?}", fast.cli), format!("{clap:?}"));
+        let matches = <Cli as clap::CommandFactory>::command()
+            .try_get_matches_from(["git-swarm", "hook", "pre-commit"])
+            .unwrap();
+        assert_eq!(fast.facts, spec::facts_of_matches(&matches));
         for other in [
             &["hook", "pre-commit", "--json"][..],
             &["--as", "x", "hook", "pre-commit"],

@@ -31,6 +31,10 @@
 //! store's generic kinds (`store::kind`); a kind's reads live with the kind
 //! in `src/records/`.
 //!
+//! No process-global static but those listed: [`STATICS_ALLOWED`] (each
+//! with why it may be one) and [`STATICS_TO_MOVE`] (session policy and
+//! counters still to be passed down; it may only shrink).
+//!
 //! [`ALLOWLIST`] is empty. A move in several steps may list violations
 //! there while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
 //! current violations in the allowlist's format.
@@ -1311,4 +1315,143 @@ fn a_parent_re_exporting_its_children_is_no_cycle_but_imports_through_it_count()
         cycles(&files_of(&both)),
         ["2 files: src/config.rs -> src/store/mod.rs -> src/config.rs"]
     );
+}
+
+/// The process-global statics `src/` may keep (file, name, why). Policy a
+/// command sets belongs in the session or an owned value, passed down: a
+/// static is a constant, a cache of something constant for the process, or
+/// what only a static can be.
+const STATICS_ALLOWED: &[(&str, &str, &str)] = &[
+    ("src/cli/commands/run.rs", "STOP", "a signal handler takes no argument: it reaches the runner's stop flag (run::Options::stop) through this"),
+    ("src/failpoint.rs", "PASSES", "test instrumentation: how often this process passed each failpoint"),
+    ("src/git/net.rs", "SEED", "the jitter's seed, one per process by design (agents that failed together do not come back together)"),
+    ("src/git/sign.rs", "SEQ", "a unique name for a temporary key file in this process"),
+    ("src/git/version.rs", "VERSION", "the git binary's version, the same for the whole process"),
+    ("src/guards/attribution.rs", "RE", "a compiled constant pattern"),
+    ("src/records/mod.rs", "KINDS", "the constant registry of record kinds"),
+    ("src/records/mod.rs", "LANE", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "LEAD", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "MESSAGE", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "PACKET", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "PLAN", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "POOL", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "RESERVATIONS", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "SNAPSHOT", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "TASK", "a record kind (constant, zero-sized)"),
+    ("src/records/mod.rs", "WIP", "a record kind (constant, zero-sized)"),
+    ("src/secret/assignment.rs", "RE", "a compiled constant pattern"),
+    ("src/secret/rules.rs", "RE", "a compiled constant pattern"),
+    ("src/secret/rules.rs", "RULES", "the compiled constant detector rules"),
+    ("src/store/record_cache.rs", "ID", "this build's identity (the executable does not change under the process)"),
+    ("src/store/record_cache.rs", "SEQ", "a unique name for a temporary shard file in this process"),
+];
+
+/// Session policy and counters still held in process-global statics, to be
+/// moved into the session or a value it owns. This list may only shrink: a
+/// static that is gone must leave it (the test fails on a stale entry), and
+/// a new one fails unless it is in [`STATICS_ALLOWED`] with its reason.
+const STATICS_TO_MOVE: &[(&str, &str)] = &[
+    ("src/cli/output.rs", "JSON_WANTED"),
+    ("src/git/net.rs", "BACKOFF_MS"),
+    ("src/git/net.rs", "DRAWS"),
+    ("src/git/net.rs", "FETCHES"),
+    ("src/git/net.rs", "PUSHES"),
+    ("src/git/net.rs", "QUERIES"),
+    ("src/git/net.rs", "REFS_PUSHED"),
+    ("src/git/net.rs", "RETRIES"),
+    ("src/store/mirror/mod.rs", "KEEP_WRITES"),
+    ("src/store/mirror/mod.rs", "TOLERATE"),
+    ("src/store/mirror/mod.rs", "UNREACHED"),
+    ("src/store/trust.rs", "NOTICES"),
+    ("src/store/trust.rs", "TOOL_FAILURE"),
+];
+
+/// Every `static NAME:` item of the code (comments and strings skipped;
+/// `&'static` is a lifetime, not an item), as (file, name), sorted.
+fn statics(files: &[(String, String)]) -> BTreeSet<(String, String)> {
+    let mut out = BTreeSet::new();
+    for (file, text) in files {
+        let code = code_only(text);
+        let words: Vec<&str> = code
+            .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '\''))
+            .filter(|w| !w.is_empty())
+            .collect();
+        for (i, w) in words.iter().enumerate() {
+            if *w != "static" {
+                continue;
+            }
+            let mut next = i + 1;
+            if words.get(next) == Some(&"mut") {
+                next += 1;
+            }
+            let Some(name) = words.get(next) else {
+                continue;
+            };
+            let name = name.trim_end_matches(':');
+            if !name.is_empty()
+                && name
+                    .chars()
+                    .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                out.insert((file.clone(), name.to_string()));
+            }
+        }
+    }
+    out
+}
+
+/// What [`statics`] finds that neither list has, and the entries of
+/// either list that are gone.
+fn unlisted_statics(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
+    let found = statics(files);
+    let listed = |f: &str, n: &str| {
+        STATICS_ALLOWED
+            .iter()
+            .any(|(af, an, _)| *af == f && *an == n)
+            || STATICS_TO_MOVE.iter().any(|(mf, mn)| *mf == f && *mn == n)
+    };
+    let unlisted = found
+        .iter()
+        .filter(|(f, n)| !listed(f, n))
+        .map(|(f, n)| format!("{f}: static {n}"))
+        .collect();
+    let stale = STATICS_ALLOWED
+        .iter()
+        .map(|(f, n, _)| (f, n))
+        .chain(STATICS_TO_MOVE.iter().map(|(f, n)| (f, n)))
+        .filter(|(f, n)| !found.contains(&(f.to_string(), n.to_string())))
+        .map(|(f, n)| format!("{f}: {n}"))
+        .collect();
+    (unlisted, stale)
+}
+
+#[test]
+fn no_process_global_static_but_the_listed_ones() {
+    let (unlisted, stale) = unlisted_statics(&read_src());
+    assert!(
+        unlisted.is_empty(),
+        "process-global static(s) in no list; pass the state down (the session, an owned value) instead, or list a constant one in STATICS_ALLOWED with why:\n{}",
+        unlisted.join("\n")
+    );
+    assert!(
+        stale.is_empty(),
+        "STATICS_ALLOWED or STATICS_TO_MOVE lists statics that are gone; take them off:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn an_injected_static_fails_and_lifetimes_and_comments_do_not() {
+    let files = files_of(&[(
+        "src/store/x.rs",
+        "//! static DOC: u8 = 0;\n\
+         static COUNT: AtomicU64 = AtomicU64::new(0);\n\
+         static mut FLAG: bool = false;\n\
+         fn f() -> &'static str { \"static S: u8\" }\n\
+         fn g() { static RE: OnceLock<u8> = OnceLock::new(); }\n",
+    )]);
+    let found: Vec<String> = statics(&files).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(found, ["COUNT", "FLAG", "RE"]);
+    let (unlisted, _) = unlisted_statics(&files);
+    assert_eq!(unlisted.len(), 3, "{unlisted:?}");
 }

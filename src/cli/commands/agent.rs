@@ -4,6 +4,7 @@ use std::collections::BTreeSet;
 use std::io::Read;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec, When};
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::integrations::agent::{guide, hook, install, renew as renewed};
@@ -12,7 +13,25 @@ use git_swarm::records::agent::{self, Event, Host, Input};
 use git_swarm::records::message::Message;
 use git_swarm::session::Ctx;
 
-use crate::cli::{Cli, Command, Global};
+use crate::cli::{Cli, Command, Global, Invocation};
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new(
+        "agent guide",
+        Facts::READ.and(Facts::QUIET).and(Facts::NO_FLUSH),
+    ),
+    Spec::when(
+        "agent hook",
+        Facts::READ.and(Facts::QUIET),
+        &[(When::Value("event", "pre-tool-use"), Facts::NO_FLUSH)],
+    ),
+    Spec::new(
+        "agent install",
+        Facts::WRITE.and(Facts::QUIET).and(Facts::NO_FLUSH),
+    ),
+    Spec::new("agent keygen", Facts::WRITE.and(Facts::QUIET)),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum AgentCmd {
@@ -54,21 +73,29 @@ pub struct InstallArgs {
 /// `agent hook <event> --host <host>` exactly as installed: what clap would
 /// parse, without building the whole command tree (the pre-tool-use hook
 /// runs before every file write of every agent).
-pub fn parse_fast(args: &[String]) -> Option<Cli> {
+pub fn parse_fast(args: &[String]) -> Option<Invocation> {
     match args {
         [a, h, event, flag, host] if a == "agent" && h == "hook" && flag == "--host" => {
             if event.starts_with('-') || host.starts_with('-') {
                 return None;
             }
-            Some(Cli {
-                json: false,
-                as_: None,
-                offline: false,
-                no_cache: false,
-                command: Command::Agent(AgentCmd::Hook(HookArgs {
-                    event: event.clone(),
-                    host: host.clone(),
-                })),
+            let given = |arg: &str| match arg {
+                "event" => Some(event.clone()),
+                "host" => Some(host.clone()),
+                _ => None,
+            };
+            Some(Invocation {
+                cli: Cli {
+                    json: false,
+                    as_: None,
+                    offline: false,
+                    no_cache: false,
+                    command: Command::Agent(AgentCmd::Hook(HookArgs {
+                        event: event.clone(),
+                        host: host.clone(),
+                    })),
+                },
+                facts: crate::cli::spec::facts_of(&["agent", "hook"], &given),
             })
         }
         _ => None,

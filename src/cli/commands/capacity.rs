@@ -6,6 +6,7 @@
 
 use std::io::Read;
 
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::integrations::agent::capacity as check;
@@ -15,6 +16,9 @@ use serde_json::{json, Value};
 use crate::cli::output::Output;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("capacity", Facts::READ.and(Facts::NO_FLUSH))];
 
 #[derive(Debug, Args)]
 pub struct CapacityArgs {

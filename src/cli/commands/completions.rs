@@ -1,10 +1,14 @@
 //! `git swarm completions` and the hidden `__complete` that bash calls.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, CommandFactory};
 use git_swarm::error::Result;
 
 use crate::cli::Cli;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("completions", Facts::APART)];
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {

@@ -1,10 +1,14 @@
 //! `git swarm demo`.
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("demo", Facts::APART)];
 
 #[derive(Debug, Args)]
 pub struct DemoArgs {

@@ -4,11 +4,15 @@
 use std::path::PathBuf;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
 use git_swarm::ops::finish::{self, Finished};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("finish", Facts::WRITE.and(Facts::NO_KEEP))];
 
 #[derive(Debug, Args)]
 pub struct FinishArgs {

@@ -1,12 +1,16 @@
 //! `git swarm forecast`: the conflict forecast between live lanes.
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::integrations::forecast::{self, ConflictPath, Forecast, Verdict};
 use git_swarm::records::lane::wip::Standing;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("forecast", Facts::LIST)];
 
 #[derive(Debug, Args)]
 pub struct ForecastArgs {

@@ -1,11 +1,15 @@
 //! `git swarm gc`: the command and the rendering of its report.
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
 use git_swarm::store::archive::GcReport;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("gc", Facts::WRITE)];
 
 #[derive(Debug, Args)]
 pub struct GcArgs {

@@ -4,11 +4,18 @@ use std::io::{IsTerminal, Read};
 use std::path::Path;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::guards::{self, Findings};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("hook", Facts::APART),
+    Spec::new("check", Facts::READ.and(Facts::QUIET).and(Facts::NO_FLUSH)),
+];
 
 #[derive(Debug, Args)]
 pub struct HookArgs {

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Result};
 
@@ -15,6 +16,18 @@ use git_swarm::records::packet::HandoffInput;
 use git_swarm::store::short;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("handoff", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new("packets", Facts::LIST),
+    Spec::new("packet show", Facts::LIST),
+    Spec::new("packet withdraw", Facts::WRITE),
+    Spec::new(
+        "accept",
+        Facts::WRITE.and(Facts::ARBITRATION).and(Facts::BOUNDARY),
+    ),
+];
 
 #[derive(Debug, Args)]
 pub struct HandoffArgs {

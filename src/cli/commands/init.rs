@@ -1,10 +1,20 @@
 //! `git swarm init`.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new(
+    "init",
+    Facts::WRITE
+        .and(Facts::QUIET)
+        .and(Facts::NO_PUBLISH)
+        .and(Facts::NO_FLUSH),
+)];
 
 #[derive(Debug, Args)]
 pub struct InitArgs {

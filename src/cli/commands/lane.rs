@@ -2,6 +2,7 @@
 
 use crate::cli::output::report_unreadable;
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec, When};
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::ops::lane::list::{self, LaneList};
@@ -12,6 +13,28 @@ use git_swarm::ops::lane::start::{self, LaneStarted, NewLane};
 use git_swarm::records::lane::{ReportKind, State, Worktree};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::when(
+        "lane new",
+        Facts::WRITE.and(Facts::NO_SWEEP),
+        &[(When::Given("task"), Facts::ARBITRATION)],
+    ),
+    Spec::new("lane list", Facts::LIST.and(Facts::NO_SWEEP)),
+    Spec::new("lane rm", Facts::WRITE.and(Facts::NO_SWEEP)),
+    Spec::new("lane prune", Facts::WRITE.and(Facts::NO_SWEEP)),
+    Spec::when(
+        "lane snapshot",
+        Facts::WRITE.and(Facts::BUDGETED).and(Facts::NO_SWEEP),
+        &[(When::Absent("lane"), Facts::IN_LANE)],
+    ),
+    Spec::when(
+        "report",
+        Facts::WRITE.and(Facts::BUDGETED),
+        &[(When::Absent("lane"), Facts::IN_LANE)],
+    ),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum LaneCmd {

@@ -1,6 +1,7 @@
 //! `git swarm lead …`
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Subcommand;
 use git_swarm::error::{Code, Result};
 use git_swarm::ops::lead::{self, merge, Check, Log, Ran, Status};
@@ -8,6 +9,27 @@ use git_swarm::ops::message::announce;
 use git_swarm::records::lead::{lead_ref, succession_omits, Change, LeadRecord, Op, Verb};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new(
+        "lead claim",
+        Facts::WRITE.and(Facts::ARBITRATION).and(Facts::BOUNDARY),
+    ),
+    Spec::new("lead renew", Facts::WRITE),
+    Spec::new("lead handover", Facts::WRITE),
+    Spec::new(
+        "lead takeover",
+        Facts::WRITE.and(Facts::ARBITRATION).and(Facts::BOUNDARY),
+    ),
+    Spec::new("lead release", Facts::WRITE),
+    Spec::new("lead succession", Facts::WRITE),
+    Spec::new("lead log", Facts::LIST),
+    Spec::new("lead status", Facts::LIST),
+    Spec::new("lead check", Facts::REMOTE),
+    Spec::new("lead push", Facts::WRITE.and(Facts::NO_KEEP)),
+    Spec::new("lead merge", Facts::WRITE.and(Facts::NO_KEEP)),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum LeadCmd {

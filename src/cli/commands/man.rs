@@ -3,10 +3,17 @@
 use std::path::PathBuf;
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, CommandFactory};
 use git_swarm::error::{Code, Error, Result};
 
 use crate::cli::{Cli, Global};
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new(
+    "man",
+    Facts::READ.and(Facts::QUIET).and(Facts::NO_FLUSH),
+)];
 
 #[derive(Debug, Args)]
 pub struct ManArgs {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec, When};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::ops::lane::report;
@@ -15,6 +16,25 @@ use git_swarm::records::message::{Message, MAX_BODY};
 use git_swarm::views::state;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("notify", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::new("ask", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::new("reply", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::new("inbox", Facts::WRITE.and(Facts::LISTING)),
+    Spec::new("wait", Facts::WRITE.and(Facts::NO_PUBLISH)),
+    Spec::new("decide", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::new("escalate", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::when(
+        "state",
+        Facts::LISTING,
+        &[
+            (When::Absent("write"), Facts::READ),
+            (When::Given("write"), Facts::WRITE),
+        ],
+    ),
+];
 
 #[derive(Debug, Args)]
 pub struct BodyArgs {

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use crate::cli::output::report_unreadable;
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Subcommand;
 use git_swarm::error::Result;
 use git_swarm::ops::plan::{
@@ -13,6 +14,18 @@ use git_swarm::store::kind::Publication;
 use git_swarm::store::short;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("plan new", Facts::WRITE),
+    Spec::new("plan show", Facts::LIST),
+    Spec::new("plan list", Facts::LIST),
+    Spec::new("plan save", Facts::WRITE.and(Facts::BUDGETED)),
+    Spec::new("plan checkout", Facts::WRITE),
+    Spec::new("plan log", Facts::LIST),
+    Spec::new("plan close", Facts::WRITE),
+    Spec::new("plan reopen", Facts::WRITE),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum PlanCmd {

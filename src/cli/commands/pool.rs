@@ -1,12 +1,20 @@
 //! `git swarm pool add|list|rm`.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, Subcommand};
 use git_swarm::error::Result;
 use git_swarm::ops::pool::{self, Changed, Listed};
 use git_swarm::records::pool::Declared;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("pool add", Facts::WRITE.and(Facts::NO_KEEP)),
+    Spec::new("pool list", Facts::LIST),
+    Spec::new("pool rm", Facts::WRITE.and(Facts::NO_KEEP)),
+];
 
 #[derive(Debug, Subcommand)]
 pub enum PoolCmd {

@@ -1,11 +1,15 @@
 //! `git swarm renew`.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
 use git_swarm::ops::renew::{self, Renewed};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("renew", Facts::WRITE)];
 
 #[derive(Debug, Args)]
 pub struct RenewArgs {

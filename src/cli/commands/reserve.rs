@@ -1,6 +1,7 @@
 //! `git swarm reserve`, `release`, `reservations`.
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec, When};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::ops::reserve::{self, Written};
@@ -8,6 +9,24 @@ use git_swarm::records::reservation::Entry;
 use jiff::Timestamp;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::when(
+        "reserve",
+        Facts::WRITE,
+        &[(When::Absent("check"), Facts::ARBITRATION)],
+    ),
+    Spec::new("release", Facts::WRITE),
+    Spec::when(
+        "reservations",
+        Facts::NONE,
+        &[
+            (When::Absent("repair"), Facts::LIST),
+            (When::Given("repair"), Facts::WRITE),
+        ],
+    ),
+];
 
 #[derive(Debug, Args)]
 pub struct ReserveCmdArgs {

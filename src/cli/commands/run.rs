@@ -1,11 +1,39 @@
 //! `git swarm run`.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
 use git_swarm::ops::run::{self, Options};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use crate::cli::Global;
+
+/// The stop flag the runner reads, reached by the signal handler (a
+/// handler takes no argument: this is the one place that needs a static).
+static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
+
+extern "C" fn on_signal(_: libc::c_int) {
+    if let Some(stop) = STOP.get() {
+        stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// SIGINT/SIGTERM stop the runner cleanly: launch nothing more, let the
+/// agents finish.
+fn stop_on_signals() -> Arc<AtomicBool> {
+    let stop = STOP.get_or_init(Arc::default).clone();
+    // SAFETY: the handler only stores to an atomic.
+    unsafe {
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+    }
+    stop
+}
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("run", Facts::WRITE)];
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -38,6 +66,7 @@ pub fn run(g: &Global, a: RunArgs) -> Result<Output> {
         once: a.once,
         lead: a.lead,
         account: a.account,
+        stop: stop_on_signals(),
     };
     let json = g.json;
     let ran = run::run(&ctx, opts, &mut |s| {

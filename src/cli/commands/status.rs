@@ -2,11 +2,15 @@
 
 use crate::cli::output::report_unreadable;
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
 use git_swarm::views::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("status", Facts::LIST)];
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {

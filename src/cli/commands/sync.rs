@@ -2,11 +2,18 @@
 //! conflict error.
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::ops::sync::SyncReport;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new(
+    "sync",
+    Facts::WRITE.and(Facts::NO_PUBLISH).and(Facts::NO_FLUSH),
+)];
 
 #[derive(Debug, Args)]
 pub struct SyncArgs {

@@ -1,12 +1,41 @@
 //! `git swarm task …`
 
 use crate::cli::output::{count, Output};
+use crate::cli::spec::{Facts, Spec};
 use clap::Subcommand;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::ops::task::{self, Fields, Listed, NewTask, OpArgs, Ran, Shown};
 use git_swarm::records::task::Status;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[
+    Spec::new("task new", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new("task list", Facts::LIST),
+    Spec::new("task show", Facts::LIST),
+    Spec::new("task update", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new("task ready", Facts::LIST),
+    Spec::new(
+        "task claim",
+        Facts::WRITE
+            .and(Facts::IN_LANE)
+            .and(Facts::ARBITRATION)
+            .and(Facts::BOUNDARY),
+    ),
+    Spec::new("task renew", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new("task release", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new("task block", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new(
+        "task done",
+        Facts::WRITE.and(Facts::IN_LANE).and(Facts::BOUNDARY),
+    ),
+    Spec::new("task cancel", Facts::WRITE.and(Facts::IN_LANE)),
+    Spec::new(
+        "task recover",
+        Facts::WRITE.and(Facts::IN_LANE).and(Facts::ARBITRATION),
+    ),
+];
 
 #[derive(Debug, clap::Args)]
 pub struct FieldArgs {

@@ -4,6 +4,7 @@ use std::io::IsTerminal;
 use std::time::Duration;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::integrations::github::client::RepoId;
@@ -13,6 +14,9 @@ use git_swarm::integrations::verify::{self, Outcome, Report, Request, Target, Ti
 use git_swarm::session::Ctx;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("verify", Facts::REMOTE)];
 
 #[derive(Debug, Subcommand)]
 pub enum VerifyCmd {

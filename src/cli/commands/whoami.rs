@@ -1,11 +1,15 @@
 //! `git swarm whoami`
 
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 
 use crate::cli::output::Output;
 use crate::cli::Global;
 use git_swarm::error::Result;
 use git_swarm::ops::whoami::WhoAmI;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("whoami", Facts::READ)];
 
 #[derive(Debug, Args)]
 pub struct WhoamiArgs {

@@ -24,7 +24,7 @@ use gix::ObjectId;
 
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
-use crate::integrations::github::wait as clock;
+use crate::integrations::github::wait::Waits;
 use crate::records::agent::{Answer, Input};
 use crate::records::lane::wip::wip_ref;
 use crate::records::task::Status;
@@ -232,7 +232,9 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
     };
     let ready0: BTreeSet<String> = ready(ctx)?.into_iter().map(|(k, _)| k).collect();
     let packets0: BTreeSet<String> = packets(ctx)?.into_iter().map(|(k, _)| k).collect();
-    let deadline = clock::now() + timeout;
+    // The clock of this wait (virtual under GIT_SWARM_VIRTUAL_WAITS=1).
+    let clock = Waits::new();
+    let deadline = clock.now() + timeout;
     let mut interval = Duration::from_secs(1);
     loop {
         let fresh = unshown(ctx, me, ops)?;
@@ -261,11 +263,11 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
                 continue;
             }
         }
-        let now = clock::now();
+        let now = clock.now();
         if now >= deadline {
             return Ok(None);
         }
-        clock::sleep(interval.min(deadline - now), "agent idle");
+        clock.sleep(interval.min(deadline - now), "agent idle");
         interval = (interval * 2).min(CEILING);
     }
 }

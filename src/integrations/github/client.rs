@@ -36,6 +36,9 @@ pub trait GitHub {
     fn set_wait_deadline(&mut self, deadline: Option<Instant>);
     /// Whether requests carry a token (to warn before asking without one).
     fn authenticated(&self) -> bool;
+    /// This client's waits: the clock its deadlines are measured on, and
+    /// every wait it and its caller made ([`super::wait`]).
+    fn waits(&self) -> &super::wait::Waits;
     /// `PUT /repos/{o}/{r}/pulls/{n}/merge` with `sha` (the head GitHub
     /// must still have, else it refuses: 409) and `merge_method` (`merge`,
     /// `squash`, `rebase`). A refusal (405, 409, 422) is an answer, not an

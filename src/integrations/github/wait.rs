@@ -1,15 +1,15 @@
-//! Every wait `verify` makes goes through here: backing off while GitHub
+//! Every wait `verify` makes goes through its client's [`Waits`]: backing off while GitHub
 //! computes mergeability, the pause between `--wait` polls, waiting out a
 //! rate limit. Each wait is recorded (the verdict's `waits` lists them, in
 //! order, with what decided its length), so a test can check the backoff by
 //! the plan rather than by the wall clock.
 //!
-//! `GIT_SWARM_VIRTUAL_WAITS=1` (tests): no wait sleeps; [`now`] moves on by
+//! `GIT_SWARM_VIRTUAL_WAITS=1` (tests): no wait sleeps; [`Waits::now`] moves on by
 //! the wait instead, so deadlines and `--timeout` play out exactly as they
 //! would in real time, at once and however loaded the machine is. Time spent
 //! on requests does not count on that clock.
 
-use std::sync::{Mutex, MutexGuard, OnceLock};
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 /// One wait: how long, and why (`mergeable-unknown`, `poll`,
@@ -26,52 +26,64 @@ struct State {
     waits: Vec<Wait>,
 }
 
-fn state() -> MutexGuard<'static, State> {
-    static STATE: OnceLock<Mutex<State>> = OnceLock::new();
-    STATE
-        .get_or_init(|| {
-            Mutex::new(State {
+/// The waits of one GitHub client (see [`super::client::GitHub::waits`]):
+/// its clock and what it waited, in order.
+pub struct Waits {
+    /// `GIT_SWARM_VIRTUAL_WAITS=1`: no wait sleeps.
+    virtual_clock: bool,
+    state: Mutex<State>,
+}
+
+impl Default for Waits {
+    fn default() -> Self {
+        Waits::new()
+    }
+}
+
+impl Waits {
+    pub fn new() -> Waits {
+        Waits {
+            virtual_clock: std::env::var("GIT_SWARM_VIRTUAL_WAITS").is_ok_and(|v| v.trim() == "1"),
+            state: Mutex::new(State {
                 start: Instant::now(),
                 skipped: Duration::ZERO,
                 waits: Vec::new(),
-            })
-        })
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-}
-
-fn is_virtual() -> bool {
-    static VIRTUAL: OnceLock<bool> = OnceLock::new();
-    *VIRTUAL.get_or_init(|| std::env::var("GIT_SWARM_VIRTUAL_WAITS").is_ok_and(|v| v.trim() == "1"))
-}
-
-/// The clock deadlines are measured on.
-pub fn now() -> Instant {
-    let st = state();
-    if is_virtual() {
-        st.start + st.skipped
-    } else {
-        Instant::now()
-    }
-}
-
-/// Wait `d`, recording it with its reason.
-pub fn sleep(d: Duration, why: &str) {
-    {
-        let mut st = state();
-        st.waits.push(Wait {
-            why: why.to_string(),
-            ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
-        });
-        if is_virtual() {
-            st.skipped += d;
-            return;
+            }),
         }
     }
-    std::thread::sleep(d);
-}
 
-/// The waits so far, in order.
-pub fn taken() -> Vec<Wait> {
-    state().waits.clone()
+    fn state(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The clock deadlines are measured on.
+    pub fn now(&self) -> Instant {
+        let st = self.state();
+        if self.virtual_clock {
+            st.start + st.skipped
+        } else {
+            Instant::now()
+        }
+    }
+
+    /// Wait `d`, recording it with its reason.
+    pub fn sleep(&self, d: Duration, why: &str) {
+        {
+            let mut st = self.state();
+            st.waits.push(Wait {
+                why: why.to_string(),
+                ms: u64::try_from(d.as_millis()).unwrap_or(u64::MAX),
+            });
+            if self.virtual_clock {
+                st.skipped += d;
+                return;
+            }
+        }
+        std::thread::sleep(d);
+    }
+
+    /// The waits so far, in order.
+    pub fn taken(&self) -> Vec<Wait> {
+        self.state().waits.clone()
+    }
 }

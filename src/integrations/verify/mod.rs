@@ -17,7 +17,7 @@ use serde::Serialize;
 use crate::error::{Code, Error, Result};
 use crate::integrations::github::client::{parse_pr_arg, GitHub, RepoId, Stats};
 use crate::integrations::github::verdict::{Judge, Require, Verdict};
-use crate::integrations::github::wait::{self, Wait};
+use crate::integrations::github::wait::Wait;
 use crate::session::Ctx;
 use local::Local;
 
@@ -124,7 +124,7 @@ pub fn verify(
         );
     }
     let hold_pattern = hold_pattern(ctx)?;
-    let start = wait::now();
+    let start = gh.waits().now();
     let deadline = req.wait.then(|| start + req.timeout);
     gh.set_wait_deadline(deadline);
     let (repo, number) = resolve(ctx, gh, req, report)?;
@@ -159,7 +159,7 @@ pub fn verify(
         noted,
         polls: polled.polls,
         timed_out: polled.timed_out,
-        waits: wait::taken(),
+        waits: gh.waits().taken(),
     })
 }
 
@@ -249,7 +249,7 @@ fn poll(
         if require.holds(v.state) || require.is_terminal(v.state) {
             return done(v, false);
         }
-        let now = wait::now();
+        let now = gh.waits().now();
         if now >= deadline {
             v.reasons.push("timeout".into());
             return done(v, true);
@@ -266,7 +266,7 @@ fn poll(
             require.as_str(),
             sleep.as_secs_f64()
         ));
-        wait::sleep(sleep, decided_by);
+        gh.waits().sleep(sleep, decided_by);
     }
 }
 

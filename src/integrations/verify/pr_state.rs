@@ -50,7 +50,7 @@ pub(super) fn read(
             "{repo}#{number}: GitHub has not computed mergeability yet; asking again in {} ms",
             wait.as_millis()
         ));
-        crate::integrations::github::wait::sleep(wait, "mergeable-unknown");
+        gh.waits().sleep(wait, "mergeable-unknown");
         attempt += 1;
         pr = gh.pull(repo, number)?;
     }

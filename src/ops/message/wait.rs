@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use super::{all, Cursor, Quiet};
 use crate::error::{Code, Error, Result};
-use crate::integrations::github::wait as clock;
+use crate::integrations::github::wait::Waits;
 use crate::records::message::Message;
 use crate::session::Ctx;
 use crate::store::mirror;
@@ -146,7 +146,9 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let reader = ctx.actor()?;
     let prefixes = watch.prefixes();
     let start = snapshot(ctx, &prefixes)?;
-    let deadline = clock::now() + watch.timeout;
+    // The clock of this wait (virtual under GIT_SWARM_VIRTUAL_WAITS=1).
+    let clock = Waits::new();
+    let deadline = clock.now() + watch.timeout;
     let mut interval = watch.interval.max(Duration::from_millis(10));
     let mut cost = Cost::default();
     let mut unreachable = false;
@@ -221,7 +223,7 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
                 }
             }
         }
-        let now = clock::now();
+        let now = clock.now();
         if now >= deadline {
             let unanswered = if cost.remote_errors > 0 {
                 format!(
@@ -242,7 +244,7 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
             .with_detail(serde_json::json!({ "cost": cost })));
         }
         let nap = interval.min(deadline - now);
-        clock::sleep(nap, "poll");
+        clock.sleep(nap, "poll");
         cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
         interval = (interval * 2).min(watch.ceiling.max(watch.interval));
     }

@@ -24,6 +24,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use jiff::SignedDuration;
@@ -37,21 +38,6 @@ use crate::records::pool::{self, Account, AgentRun, Lease, Op};
 use crate::session::Ctx;
 use crate::store::mirror;
 
-/// Set by SIGINT/SIGTERM: launch nothing more, let the agents finish.
-static STOP: AtomicBool = AtomicBool::new(false);
-
-extern "C" fn on_signal(_: libc::c_int) {
-    STOP.store(true, Ordering::SeqCst);
-}
-
-fn install_signals() {
-    // SAFETY: the handler only stores to an atomic.
-    unsafe {
-        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
-        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
-    }
-}
-
 /// What `run` was asked.
 #[derive(Debug, Clone)]
 pub struct Options {
@@ -61,6 +47,9 @@ pub struct Options {
     pub lead: bool,
     /// The coordinator's own account: never given to a lane.
     pub account: Option<String>,
+    /// Set (by the CLI's SIGINT/SIGTERM handler) to stop: launch nothing
+    /// more, let the agents finish.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// One thing the runner did, as it happens (the CLI prints it).
@@ -165,7 +154,6 @@ pub fn run(ctx: &Ctx, opts: Options, on_step: &mut dyn FnMut(&Step)) -> Result<R
         .and_then(|t| t.parse().ok())
         .map(Duration::from_millis)
         .unwrap_or(Duration::from_secs(2));
-    install_signals();
     let (tx, rx) = mpsc::channel::<Msg>();
     let mut r = Runner {
         tx,
@@ -221,7 +209,7 @@ impl Runner<'_> {
             self.free_after_accept();
             self.renew_due();
             self.lead_tick();
-            let stopping = STOP.load(Ordering::SeqCst);
+            let stopping = self.opts.stop.load(Ordering::SeqCst);
             if stopping && !self.ran.stopped_by_signal {
                 self.ran.stopped_by_signal = true;
                 self.step(

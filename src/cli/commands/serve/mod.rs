@@ -11,6 +11,7 @@ mod server;
 mod text;
 
 use crate::cli::output::Output;
+use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::integrations::forecast;
@@ -18,6 +19,9 @@ use git_swarm::session::Ctx;
 use git_swarm::views::dashboard;
 
 use crate::cli::Global;
+
+/// What each command of this group is (see [`crate::cli::spec`]).
+pub const SPECS: &[Spec] = &[Spec::new("serve", Facts::READ.and(Facts::QUIET))];
 
 /// `git swarm serve` options.
 #[derive(Debug, Args)]

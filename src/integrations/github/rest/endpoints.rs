@@ -173,4 +173,8 @@ impl GitHub for RestClient {
     fn authenticated(&self) -> bool {
         self.authenticated
     }
+
+    fn waits(&self) -> &crate::integrations::github::wait::Waits {
+        &self.waits
+    }
 }

@@ -51,6 +51,7 @@ pub struct RestClient {
     disk: Option<DiskCache>,
     stats: Stats,
     deadline: Option<Instant>,
+    waits: crate::integrations::github::wait::Waits,
     authenticated: bool,
 }
 
@@ -135,6 +136,7 @@ impl RestClient {
             disk: None,
             stats: Stats::default(),
             deadline: None,
+            waits: Default::default(),
             authenticated,
         })
     }

@@ -123,12 +123,10 @@ impl RestClient {
                 return self.fresh(path, &headers, body);
             }
             if let Some((wait, why)) = rate_limited(status, &headers) {
-                let fits = self
-                    .deadline
-                    .is_some_and(|d| crate::integrations::github::wait::now() + wait <= d);
+                let fits = self.deadline.is_some_and(|d| self.waits.now() + wait <= d);
                 if fits && waits < MAX_RATE_WAITS {
                     waits += 1;
-                    crate::integrations::github::wait::sleep(wait, why);
+                    self.waits.sleep(wait, why);
                     continue;
                 }
                 return Err(self.rate_limit_error(status, path, wait));

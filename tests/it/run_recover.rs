@@ -112,7 +112,7 @@ fn host_log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("log")).unwrap_or_default()
 }
 
-fn steps(run: &Value) -> Vec<String> {
+pub(crate) fn steps(run: &Value) -> Vec<String> {
     run["steps"]
         .as_array()
         .unwrap()
@@ -149,7 +149,7 @@ fn lane<'a>(status: &'a Value, feature: &str) -> &'a Value {
 }
 
 /// Poll `cond` (no timing asserted: a bound so a broken run fails, not hangs).
-fn until(what: &str, mut cond: impl FnMut() -> bool) {
+pub(crate) fn until(what: &str, mut cond: impl FnMut() -> bool) {
     for _ in 0..1200 {
         if cond() {
             return;
@@ -368,7 +368,7 @@ fn a_host_waiting_for_a_person_is_reported_blocked_once_and_never_relaunched() {
     assert_eq!(again["launched"], 0, "{again:#}");
 }
 
-fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
+pub(crate) fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
     let pool = env.swarm(dir, &["pool", "list", "--json"]).json();
     pool["accounts"]
         .as_array()

@@ -270,3 +270,71 @@ fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
         "{s:#}"
     );
 }
+
+/// The leader's runner stopped (SIGSTOP) past its lease: the succession's
+/// runner takes over; continued (SIGCONT), the old leader's runner finds its
+/// renew fenced and steps down instead of writing over its successor.
+#[test]
+fn a_leaders_runner_stopped_past_its_lease_steps_down_when_continued() {
+    let (mut env, _remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    crate::run_recover::setup(&mut env, &clones, "5s");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    env.swarm(
+        &a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "p",
+            "--succession",
+            "bob",
+            "--lease",
+            "5s",
+        ],
+    )
+    .ok();
+    env.swarm(&b, &["sync"]).ok();
+    let run = ["run", "--plan", "p", "--lead", "--json"];
+    let ann = process::spawn(&env, &a, &[], &run);
+    let bob = process::spawn(&env, &b, &[], &run);
+    let first = lead_status(&env, &b);
+    until("ann's runner renewed", || {
+        let s = lead_status(&env, &b);
+        s["leader"] == "ann" && s["lease_until"] != first["lease_until"]
+    });
+    let signal = |child: &std::process::Child, sig| {
+        // SAFETY: a signal to a runner this test started.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+    };
+    signal(&ann, libc::SIGSTOP);
+    until("bob leads", || lead_status(&env, &b)["leader"] == "bob");
+    signal(&ann, libc::SIGCONT);
+    // Stopped, ann's runner may have missed its renewal by a whole lease:
+    // it tries it at once, and is refused.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    signal(&ann, libc::SIGTERM);
+    signal(&bob, libc::SIGTERM);
+    let (ran_a, ran_b) = (
+        process::finish(ann, "ann's run"),
+        process::finish(bob, "bob's run"),
+    );
+    assert_eq!((ran_a.code, ran_b.code), (0, 0), "{ran_a:#?}\n{ran_b:#?}");
+    let out: Value = serde_json::from_str(&ran_a.stdout).unwrap();
+    let down = out["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["text"].as_str())
+        .find(|t| t.contains("steps down"))
+        .unwrap_or_else(|| panic!("ann's runner never stepped down: {out:#}"));
+    assert!(down.contains("LEAD_FENCED"), "{down}");
+    let s = lead_status(&env, &a);
+    assert_eq!(
+        (s["leader"].as_str(), s["epoch"].as_u64()),
+        (Some("bob"), Some(2)),
+        "{s:#}"
+    );
+}

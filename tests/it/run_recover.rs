@@ -90,7 +90,7 @@ release
 
 /// The stand-in host, installed as `swarm.host.claude.command` in each
 /// clone, with short leases so a lapse comes quickly.
-fn setup(env: &mut TestEnv, clones: &[PathBuf], lease: &str) -> PathBuf {
+pub(crate) fn setup(env: &mut TestEnv, clones: &[PathBuf], lease: &str) -> PathBuf {
     let dir = env.root().join("host");
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("claude.sh");

@@ -18,8 +18,8 @@ use serde_json::Value;
 
 use crate::fixture::Swarm;
 use crate::process;
-use crate::run_live::{claude, serve_with, Model};
-use crate::run_recover::{pool_pids, until};
+use crate::run_live::{add_account, claude, serve_with, Model};
+use crate::run_recover::{claim_lead, pool_pids, until};
 
 /// The task a brief is about.
 fn task_of(brief: &str) -> String {
@@ -96,24 +96,7 @@ fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
         .collect();
     for (i, m) in models.iter().enumerate() {
         let name = format!("w{}", i + 1);
-        let dir = env.root().join(format!("claude-{name}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        let clone = if i < 2 { &a } else { &b };
-        env.swarm(
-            clone,
-            &[
-                "pool",
-                "add",
-                &name,
-                "--host",
-                "claude",
-                "--env",
-                &format!("ANTHROPIC_BASE_URL={}", m.url),
-                "--env",
-                &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
-            ],
-        )
-        .ok();
+        add_account(&env, if i < 2 { &a } else { &b }, &name, m);
     }
     for c in &clones {
         env.git(c, &["config", "swarm.protect", "refs/heads/release"]);
@@ -129,20 +112,7 @@ fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
             env.git(c, &["config", k, "15s"]);
         }
     }
-    env.swarm(
-        &a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "p",
-            "--succession",
-            "bob",
-            "--lease",
-            "15s",
-        ],
-    )
-    .ok();
+    claim_lead(&env, &a, "15s");
     for c in &clones {
         env.swarm(c, &["sync"]).ok();
     }
@@ -202,13 +172,28 @@ fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
     }
     let killed = ann.wait().unwrap();
     until("bob leads", || lead_status(&env, &b)["leader"] == "bob");
-    until("every task done", || {
-        ["t1", "t2", "t3", "t4"].iter().all(|t| {
-            env.swarm(&b, &["task", "show", t, "--plan", "p", "--json"])
-                .json()["task"]["status"]
-                == "done"
-        })
-    });
+    let done = |t: &&str| {
+        env.swarm(&b, &["task", "show", t, "--plan", "p", "--json"])
+            .json()["task"]["status"]
+            == "done"
+    };
+    for _ in 0..1200 {
+        if ["t1", "t2", "t3", "t4"].iter().all(done) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<&str> = ["t1", "t2", "t3", "t4"]
+        .into_iter()
+        .filter(|t| !done(t))
+        .collect();
+    if !left.is_empty() {
+        for (i, m) in models.iter().enumerate() {
+            eprintln!("w{}: {:#?}", i + 1, m.commands.lock().unwrap());
+        }
+        eprintln!("{:#}", env.swarm(&b, &["status", "--json"]).json());
+        panic!("never done: {left:?}");
+    }
     until("every account free", || pool_pids(&env, &b).is_empty());
     // SAFETY: SIGTERM to a runner this test started.
     unsafe {
@@ -280,20 +265,7 @@ fn a_leaders_runner_stopped_past_its_lease_steps_down_when_continued() {
     let (a, b) = (clones[0].clone(), clones[1].clone());
     crate::run_recover::setup(&mut env, &clones, "5s");
     env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
-    env.swarm(
-        &a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "p",
-            "--succession",
-            "bob",
-            "--lease",
-            "5s",
-        ],
-    )
-    .ok();
+    claim_lead(&env, &a, "5s");
     env.swarm(&b, &["sync"]).ok();
     let run = ["run", "--plan", "p", "--lead", "--json"];
     let ann = process::spawn(&env, &a, &[], &run);

@@ -198,6 +198,32 @@ pub(crate) fn serve_with(script: impl Fn(&str) -> String + Send + 'static) -> Mo
     }
 }
 
+/// Declare a Claude account whose host talks to `m`, with its own config dir.
+pub(crate) fn add_account(
+    env: &crate::harness::TestEnv,
+    clone: &std::path::Path,
+    name: &str,
+    m: &Model,
+) {
+    let dir = env.root().join(format!("claude-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    env.swarm(
+        clone,
+        &[
+            "pool",
+            "add",
+            name,
+            "--host",
+            "claude",
+            "--env",
+            &format!("ANTHROPIC_BASE_URL={}", m.url),
+            "--env",
+            &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
+        ],
+    )
+    .ok();
+}
+
 #[test]
 fn run_hands_off_to_a_successor_that_accepts_and_finishes_the_plan() {
     let Some(claude) = claude() else { return };
@@ -242,23 +268,7 @@ fn run_hands_off_to_a_successor_that_accepts_and_finishes_the_plan() {
     .ok();
     let (m1, m2) = (serve(), serve());
     for (name, m) in [("w1", &m1), ("w2", &m2)] {
-        let dir = env.root().join(format!("claude-{name}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        env.swarm(
-            &a,
-            &[
-                "pool",
-                "add",
-                name,
-                "--host",
-                "claude",
-                "--env",
-                &format!("ANTHROPIC_BASE_URL={}", m.url),
-                "--env",
-                &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
-            ],
-        )
-        .ok();
+        add_account(&env, &a, name, m);
     }
     // The agents merge their lanes by a push to main (no leader publishes here).
     env.git(&a, &["config", "swarm.protect", "refs/heads/release"]);

@@ -564,6 +564,24 @@ fn runners_and_agents_killed_at_random_never_strand_a_task_nor_share_an_account(
     }
 }
 
+/// ann claims plan p's leadership, bob its succession, for `lease`.
+pub(crate) fn claim_lead(env: &TestEnv, a: &Path, lease: &str) {
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "p",
+            "--succession",
+            "bob",
+            "--lease",
+            lease,
+        ],
+    )
+    .ok();
+}
+
 /// `run --lead` on a member of the succession takes over when the
 /// leader's runner dies and its lease lapses; the old leader's runner,
 /// started again, sees the higher epoch and does not lead.
@@ -573,20 +591,7 @@ fn a_succession_members_runner_takes_over_when_the_leaders_runner_dies() {
     let (a, b) = (clones[0].clone(), clones[1].clone());
     setup(&mut env, &clones, "3s");
     env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
-    env.swarm(
-        &a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "p",
-            "--succession",
-            "bob",
-            "--lease",
-            "3s",
-        ],
-    )
-    .ok();
+    claim_lead(&env, &a, "3s");
     env.swarm(&b, &["sync"]).ok();
     let mut leader = process::spawn(&env, &a, &[], &["run", "--plan", "p", "--lead"]);
     let member = process::spawn(&env, &b, &[], &["run", "--plan", "p", "--lead", "--json"]);

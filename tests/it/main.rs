@@ -62,6 +62,7 @@ mod quickstart;
 mod rerun;
 mod reserve;
 mod reserve_guard;
+mod run_drill;
 mod run_hosts_live;
 mod run_live;
 mod run_recover;

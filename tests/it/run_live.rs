@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 
 use crate::fixture::Swarm;
 
-fn claude() -> Option<PathBuf> {
+pub(crate) fn claude() -> Option<PathBuf> {
     match std::env::var("GIT_SWARM_CLAUDE") {
         Ok(p) if !p.is_empty() => Some(PathBuf::from(p)),
         _ if std::env::var("GIT_SWARM_REQUIRE_AGENTS").as_deref() == Ok("1") => {
@@ -33,13 +33,15 @@ fn claude() -> Option<PathBuf> {
 /// A scripted Messages API: the first tool-enabled turn of a session runs
 /// one Bash command chosen from the brief, every later turn answers text.
 /// It counts the sessions it serves at once (`max_concurrent`).
-struct Model {
-    url: String,
+pub(crate) struct Model {
+    pub(crate) url: String,
     server: Arc<tiny_http::Server>,
-    commands: Arc<Mutex<Vec<String>>>,
-    max_concurrent: Arc<AtomicUsize>,
+    pub(crate) commands: Arc<Mutex<Vec<String>>>,
+    pub(crate) max_concurrent: Arc<AtomicUsize>,
     /// Messages answered: each reports 10 input and 5 output tokens.
-    served: Arc<AtomicUsize>,
+    pub(crate) served: Arc<AtomicUsize>,
+    /// The sessions between their tool call and its result.
+    pub(crate) live: Arc<Mutex<std::collections::BTreeSet<String>>>,
 }
 
 impl Drop for Model {
@@ -127,6 +129,11 @@ pub fn finish(task: &str) -> String {
 }
 
 fn serve() -> Model {
+    serve_with(script)
+}
+
+/// A scripted model whose first tool call of a session is `script(brief)`.
+pub(crate) fn serve_with(script: impl Fn(&str) -> String + Send + 'static) -> Model {
     let server = Arc::new(tiny_http::Server::http("127.0.0.1:0").expect("bind"));
     let port = server.server_addr().to_ip().expect("ip").port();
     let commands = Arc::new(Mutex::new(Vec::new()));
@@ -134,6 +141,7 @@ fn serve() -> Model {
     let served = Arc::new(AtomicUsize::new(0));
     let live = Arc::new(Mutex::new(std::collections::BTreeSet::<String>::new()));
     let (srv, cmds, max) = (server.clone(), commands.clone(), max_concurrent.clone());
+    let held = live.clone();
     let count = served.clone();
     std::thread::spawn(move || {
         for mut req in srv.incoming_requests() {
@@ -186,7 +194,34 @@ fn serve() -> Model {
         commands,
         max_concurrent,
         served,
+        live: held,
     }
+}
+
+/// Declare a Claude account whose host talks to `m`, with its own config dir.
+pub(crate) fn add_account(
+    env: &crate::harness::TestEnv,
+    clone: &std::path::Path,
+    name: &str,
+    m: &Model,
+) {
+    let dir = env.root().join(format!("claude-{name}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    env.swarm(
+        clone,
+        &[
+            "pool",
+            "add",
+            name,
+            "--host",
+            "claude",
+            "--env",
+            &format!("ANTHROPIC_BASE_URL={}", m.url),
+            "--env",
+            &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
+        ],
+    )
+    .ok();
 }
 
 #[test]
@@ -233,23 +268,7 @@ fn run_hands_off_to_a_successor_that_accepts_and_finishes_the_plan() {
     .ok();
     let (m1, m2) = (serve(), serve());
     for (name, m) in [("w1", &m1), ("w2", &m2)] {
-        let dir = env.root().join(format!("claude-{name}"));
-        std::fs::create_dir_all(&dir).unwrap();
-        env.swarm(
-            &a,
-            &[
-                "pool",
-                "add",
-                name,
-                "--host",
-                "claude",
-                "--env",
-                &format!("ANTHROPIC_BASE_URL={}", m.url),
-                "--env",
-                &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
-            ],
-        )
-        .ok();
+        add_account(&env, &a, name, m);
     }
     // The agents merge their lanes by a push to main (no leader publishes here).
     env.git(&a, &["config", "swarm.protect", "refs/heads/release"]);

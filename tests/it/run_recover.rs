@@ -90,7 +90,7 @@ release
 
 /// The stand-in host, installed as `swarm.host.claude.command` in each
 /// clone, with short leases so a lapse comes quickly.
-fn setup(env: &mut TestEnv, clones: &[PathBuf], lease: &str) -> PathBuf {
+pub(crate) fn setup(env: &mut TestEnv, clones: &[PathBuf], lease: &str) -> PathBuf {
     let dir = env.root().join("host");
     std::fs::create_dir_all(&dir).unwrap();
     let script = dir.join("claude.sh");
@@ -112,7 +112,7 @@ fn host_log(dir: &Path) -> String {
     std::fs::read_to_string(dir.join("log")).unwrap_or_default()
 }
 
-fn steps(run: &Value) -> Vec<String> {
+pub(crate) fn steps(run: &Value) -> Vec<String> {
     run["steps"]
         .as_array()
         .unwrap()
@@ -149,7 +149,7 @@ fn lane<'a>(status: &'a Value, feature: &str) -> &'a Value {
 }
 
 /// Poll `cond` (no timing asserted: a bound so a broken run fails, not hangs).
-fn until(what: &str, mut cond: impl FnMut() -> bool) {
+pub(crate) fn until(what: &str, mut cond: impl FnMut() -> bool) {
     for _ in 0..1200 {
         if cond() {
             return;
@@ -368,7 +368,7 @@ fn a_host_waiting_for_a_person_is_reported_blocked_once_and_never_relaunched() {
     assert_eq!(again["launched"], 0, "{again:#}");
 }
 
-fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
+pub(crate) fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
     let pool = env.swarm(dir, &["pool", "list", "--json"]).json();
     pool["accounts"]
         .as_array()
@@ -564,6 +564,24 @@ fn runners_and_agents_killed_at_random_never_strand_a_task_nor_share_an_account(
     }
 }
 
+/// ann claims plan p's leadership, bob its succession, for `lease`.
+pub(crate) fn claim_lead(env: &TestEnv, a: &Path, lease: &str) {
+    env.swarm(
+        a,
+        &[
+            "lead",
+            "claim",
+            "--plan",
+            "p",
+            "--succession",
+            "bob",
+            "--lease",
+            lease,
+        ],
+    )
+    .ok();
+}
+
 /// `run --lead` on a member of the succession takes over when the
 /// leader's runner dies and its lease lapses; the old leader's runner,
 /// started again, sees the higher epoch and does not lead.
@@ -573,20 +591,7 @@ fn a_succession_members_runner_takes_over_when_the_leaders_runner_dies() {
     let (a, b) = (clones[0].clone(), clones[1].clone());
     setup(&mut env, &clones, "3s");
     env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
-    env.swarm(
-        &a,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "p",
-            "--succession",
-            "bob",
-            "--lease",
-            "3s",
-        ],
-    )
-    .ok();
+    claim_lead(&env, &a, "3s");
     env.swarm(&b, &["sync"]).ok();
     let mut leader = process::spawn(&env, &a, &[], &["run", "--plan", "p", "--lead"]);
     let member = process::spawn(&env, &b, &[], &["run", "--plan", "p", "--lead", "--json"]);

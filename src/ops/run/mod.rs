@@ -15,6 +15,7 @@
 mod brief;
 mod ended;
 mod lead;
+mod locks;
 mod recover;
 mod spend;
 
@@ -463,6 +464,27 @@ impl Runner<'_> {
             .config(&host.setting())
             .unwrap_or_else(|| host.as_str().to_string());
         let argv = hosts::command(host, &base, brief, resume)?;
+        match locks::clear_stale(worktree) {
+            locks::Locks::None => {}
+            locks::Locks::Cleared(names) => self.step(
+                "cleared",
+                Some(lane),
+                Some(&account.account),
+                format!(
+                    "lane {lane}: removed stale {} left by a lost agent",
+                    names.join(", ")
+                ),
+            ),
+            locks::Locks::Locked(names, pid) => self.step(
+                "locked",
+                Some(lane),
+                Some(&account.account),
+                format!(
+                    "lane {lane}: {} left in place: process {pid} still works in its worktree",
+                    names.join(", ")
+                ),
+            ),
+        }
         let log_dir = self.ctx.store.common_dir().join("swarm/run");
         let _ = std::fs::create_dir_all(&log_dir);
         let id = self.next_id;

@@ -1,0 +1,312 @@
+//! The method's drill with the real Claude Code CLI (pinned in
+//! tests/agents/setup.sh): a bare remote, two clones (ann, bob), a plan of
+//! four tasks (t3 depends on t1), a pool of four accounts (two declared on
+//! each clone), each with its own scripted model on 127.0.0.1, and a
+//! `git swarm run --lead` runner on each clone. t1's agent hands off
+//! (`handoff --reason capacity_critical`) and a successor on another
+//! account accepts the packet and finishes; t2's agent is killed by SIGKILL
+//! and its lane resumed; ann's runner (the coordinator's) is killed by
+//! SIGKILL and bob's runner takes over and finishes the plan.
+//!
+//! Without `GIT_SWARM_CLAUDE` the test skips with a note, unless
+//! `GIT_SWARM_REQUIRE_AGENTS=1` (CI), where it fails instead.
+
+use std::path::Path;
+use std::sync::atomic::Ordering;
+
+use serde_json::Value;
+
+use crate::fixture::Swarm;
+use crate::process;
+use crate::run_live::{add_account, claude, serve_with, Model};
+use crate::run_recover::{claim_lead, pool_pids, until};
+
+/// The task a brief is about.
+fn task_of(brief: &str) -> String {
+    for pat in ["Your task is ", "taking over task "] {
+        if let Some(rest) = brief.split(pat).nth(1) {
+            return rest
+                .split(|c: char| !c.is_ascii_alphanumeric())
+                .next()
+                .unwrap_or("")
+                .to_string();
+        }
+    }
+    String::new()
+}
+
+/// Commit the task's work, land it on main (rebasing on the other lanes'
+/// pushes) and mark it done.
+fn finish(task: &str) -> String {
+    format!(
+        "echo {task} > {task}.txt && git add {task}.txt && git commit -qm '{task}' && \
+         for i in $(seq 30); do git pull -q --rebase origin main && git push -q origin HEAD:main && break; \
+         git rebase --abort 2>/dev/null; sleep 0.5; done && git swarm task done"
+    )
+}
+
+/// The command an agent runs for its brief: t1's first agent hands off,
+/// t2's first agent hangs (to be killed), every other one finishes.
+fn script(brief: &str, marks: &Path) -> String {
+    let task = task_of(brief);
+    if let Some(rest) = brief.split("First run `git swarm accept ").nth(1) {
+        let id = rest.split('`').next().unwrap_or("");
+        return format!("git swarm accept {id} && {}", finish(&task));
+    }
+    if brief.contains("Your task is t1:") {
+        return "git swarm handoff --reason capacity_critical --next 'finish t1'".into();
+    }
+    if brief.contains("Your task is t2:") {
+        return format!("echo $$ > {}/t2.pid && exec sleep 600", marks.display());
+    }
+    finish(&task)
+}
+
+fn lead_status(env: &crate::harness::TestEnv, dir: &Path) -> Value {
+    env.swarm(dir, &["lead", "status", "--plan", "p", "--json"])
+        .json()
+}
+
+#[test]
+fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
+    let Some(claude) = claude() else { return };
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    let marks = env.root().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    env.set_env("ANTHROPIC_API_KEY", "sk-ant-dummy-key-for-tests");
+    env.set_env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
+    env.set_env("DISABLE_TELEMETRY", "1");
+    env.set_env("DISABLE_AUTOUPDATER", "1");
+    env.set_env("GIT_SWARM_RUN_TICK_MS", "300");
+    env.swarm(&a, &["plan", "new", "p", "--title", "The drill"])
+        .ok();
+    for t in ["t1", "t2", "t3", "t4"] {
+        let mut args = vec!["task", "new", t, "--plan", "p", "--title", t];
+        if t == "t3" {
+            args.extend(["--depends-on", "t1"]);
+        }
+        env.swarm(&a, &args).ok();
+    }
+    let models: Vec<Model> = (0..4)
+        .map(|_| {
+            let m = marks.clone();
+            serve_with(move |brief| script(brief, &m))
+        })
+        .collect();
+    for (i, m) in models.iter().enumerate() {
+        let name = format!("w{}", i + 1);
+        add_account(&env, if i < 2 { &a } else { &b }, &name, m);
+    }
+    for c in &clones {
+        env.git(c, &["config", "swarm.protect", "refs/heads/release"]);
+        env.git(
+            c,
+            &[
+                "config",
+                "swarm.host.claude.command",
+                &format!("{} --allowedTools Bash", claude.display()),
+            ],
+        );
+        for k in ["swarm.poolLease", "swarm.taskLease"] {
+            env.git(c, &["config", k, "15s"]);
+        }
+    }
+    claim_lead(&env, &a, "15s");
+    for c in &clones {
+        env.swarm(c, &["sync"]).ok();
+    }
+    let run = ["run", "--plan", "p", "--lead", "--max-lanes", "2", "--json"];
+    let mut ann = process::spawn(&env, &a, &[("GIT_SWARM_MACHINE", "box-a")], &run);
+    let bob = process::spawn(&env, &b, &[("GIT_SWARM_MACHINE", "box-b")], &run);
+
+    // t2's agent hangs: kill it (the Claude process and its Bash tool's
+    // shell) by SIGKILL, and let its model forget the session it served.
+    let t2 = marks.join("t2.pid");
+    until("t2's agent is at work", || t2.exists());
+    let shell: i32 = std::fs::read_to_string(&t2)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let pool = env.swarm(&b, &["pool", "list", "--json"]).json();
+    let lease = pool["accounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["lease"]["lane"] == "t2")
+        .unwrap_or_else(|| panic!("no lease for t2: {pool:#}"))
+        .clone();
+    let agent = lease["lease"]["agent"]["pid"].as_i64().unwrap() as i32;
+    std::fs::remove_file(&t2).unwrap();
+    // SAFETY: SIGKILL to the agent and shell this test's runner started.
+    unsafe {
+        libc::kill(agent, libc::SIGKILL);
+        libc::kill(shell, libc::SIGKILL);
+    }
+    for m in &models {
+        if m.commands
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|c| c.contains("t2.pid"))
+        {
+            m.live.lock().unwrap().clear();
+        }
+    }
+    // Once every task but t3 has an agent again, the coordinator's runner dies.
+    until("t2's lane resumed", || {
+        models.iter().any(|m| {
+            m.commands
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|c| c.contains("t2.txt"))
+        })
+    });
+    let before = lead_status(&env, &b);
+    assert_eq!(before["leader"], "ann", "{before:#}");
+    // SAFETY: SIGKILL to a runner this test started.
+    unsafe {
+        libc::kill(ann.id() as i32, libc::SIGKILL);
+    }
+    let killed = ann.wait().unwrap();
+    until("bob leads", || lead_status(&env, &b)["leader"] == "bob");
+    let done = |t: &&str| {
+        env.swarm(&b, &["task", "show", t, "--plan", "p", "--json"])
+            .json()["task"]["status"]
+            == "done"
+    };
+    for _ in 0..1200 {
+        if ["t1", "t2", "t3", "t4"].iter().all(done) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let left: Vec<&str> = ["t1", "t2", "t3", "t4"]
+        .into_iter()
+        .filter(|t| !done(t))
+        .collect();
+    if !left.is_empty() {
+        for (i, m) in models.iter().enumerate() {
+            eprintln!("w{}: {:#?}", i + 1, m.commands.lock().unwrap());
+        }
+        eprintln!("{:#}", env.swarm(&b, &["status", "--json"]).json());
+        panic!("never done: {left:?}");
+    }
+    until("every account free", || pool_pids(&env, &b).is_empty());
+    // SAFETY: SIGTERM to a runner this test started.
+    unsafe {
+        libc::kill(bob.id() as i32, libc::SIGTERM);
+    }
+    let ran = process::finish(bob, "bob's run");
+    for (i, m) in models.iter().enumerate() {
+        eprintln!("w{}: {:#?}", i + 1, m.commands.lock().unwrap());
+    }
+    assert_eq!(ran.code, 0, "{ran:#?}");
+    assert_eq!(killed.code(), None, "ann's runner died by a signal");
+    let out: Value = serde_json::from_str(&ran.stdout).unwrap();
+    let whats: Vec<&str> = out["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["what"].as_str().unwrap())
+        .collect();
+    assert!(whats.contains(&"takeover"), "{out:#}");
+
+    // Every packet accepted once, by another account than its writer's.
+    let packets = env
+        .swarm(&b, &["packets", "--plan", "t1", "--json"])
+        .ok()
+        .json();
+    let packets = packets["packets"].as_array().unwrap();
+    assert_eq!(packets.len(), 1, "{packets:#?}");
+    assert!(packets[0]["accepted_by"].is_string(), "{packets:#?}");
+    // No account ever served two sessions at once.
+    for (i, m) in models.iter().enumerate() {
+        assert!(m.max_concurrent.load(Ordering::SeqCst) <= 1, "w{}", i + 1);
+    }
+    // The records on the remote hold every delegation (a lease per lane,
+    // t1's twice), the handoff and its acceptance, t2's loss and the
+    // succession.
+    let mut leases = String::new();
+    for w in ["w1", "w2", "w3", "w4"] {
+        leases += &env.git(
+            &remote,
+            &["log", "--format=%s", &format!("refs/swarm/pool/{w}")],
+        );
+    }
+    for t in ["t1", "t2", "t3", "t4"] {
+        assert!(
+            leases.contains(&format!("for lane {t}")),
+            "{t} was never delegated: {leases}"
+        );
+    }
+    assert!(
+        leases.matches("for lane t1").count() >= 2 && leases.matches("for lane t2").count() >= 2,
+        "t1's successor and t2's resumption each got a lease: {leases}"
+    );
+    let lead = env.git(&remote, &["log", "--format=%B", "refs/swarm/lead/p"]);
+    assert!(lead.contains("intent since is missing"), "{lead}");
+    let s = lead_status(&env, &b);
+    assert_eq!(
+        (s["leader"].as_str(), s["epoch"].as_u64()),
+        (Some("bob"), Some(2)),
+        "{s:#}"
+    );
+}
+
+/// The leader's runner stopped (SIGSTOP) past its lease: the succession's
+/// runner takes over; continued (SIGCONT), the old leader's runner finds its
+/// renew fenced and steps down instead of writing over its successor.
+#[test]
+fn a_leaders_runner_stopped_past_its_lease_steps_down_when_continued() {
+    let (mut env, _remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    crate::run_recover::setup(&mut env, &clones, "5s");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    claim_lead(&env, &a, "5s");
+    env.swarm(&b, &["sync"]).ok();
+    let run = ["run", "--plan", "p", "--lead", "--json"];
+    let ann = process::spawn(&env, &a, &[], &run);
+    let bob = process::spawn(&env, &b, &[], &run);
+    let first = lead_status(&env, &b);
+    until("ann's runner renewed", || {
+        let s = lead_status(&env, &b);
+        s["leader"] == "ann" && s["lease_until"] != first["lease_until"]
+    });
+    let signal = |child: &std::process::Child, sig| {
+        // SAFETY: a signal to a runner this test started.
+        unsafe {
+            libc::kill(child.id() as i32, sig);
+        }
+    };
+    signal(&ann, libc::SIGSTOP);
+    until("bob leads", || lead_status(&env, &b)["leader"] == "bob");
+    signal(&ann, libc::SIGCONT);
+    // Stopped, ann's runner may have missed its renewal by a whole lease:
+    // it tries it at once, and is refused.
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    signal(&ann, libc::SIGTERM);
+    signal(&bob, libc::SIGTERM);
+    let (ran_a, ran_b) = (
+        process::finish(ann, "ann's run"),
+        process::finish(bob, "bob's run"),
+    );
+    assert_eq!((ran_a.code, ran_b.code), (0, 0), "{ran_a:#?}\n{ran_b:#?}");
+    let out: Value = serde_json::from_str(&ran_a.stdout).unwrap();
+    let down = out["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|s| s["text"].as_str())
+        .find(|t| t.contains("steps down"))
+        .unwrap_or_else(|| panic!("ann's runner never stepped down: {out:#}"));
+    assert!(down.contains("LEAD_FENCED"), "{down}");
+    let s = lead_status(&env, &a);
+    assert_eq!(
+        (s["leader"].as_str(), s["epoch"].as_u64()),
+        (Some("bob"), Some(2)),
+        "{s:#}"
+    );
+}

@@ -136,6 +136,7 @@ codes! {
     IoFailed("IO_FAILED", Env): "a file could not be read or written",
     Internal("INTERNAL", Env): "git-swarm could not serialise its own data: a bug, please report it",
     DemoFailed("DEMO_FAILED", Env): "a step of `git swarm demo` did not behave as expected",
+    AgentHostMissing("AGENT_HOST_MISSING", Env): "demo --agents: the Claude Code CLI is neither on PATH nor named by GIT_SWARM_CLAUDE; nothing was run",
     // verify
     RepoUnknown("REPO_UNKNOWN", Usage): "verify: the GitHub repository cannot be inferred from the remote URL; pass --repo",
     PrNotFound("PR_NOT_FOUND", Usage): "verify: no such pull request (or the token cannot see it), or no PR for the lane's branch",

@@ -15,6 +15,12 @@ pub struct DemoArgs {
     /// Keep the throwaway repositories and print where they are.
     #[arg(long)]
     pub keep: bool,
+    /// Run the method's drill instead: two clones, two `run --lead`
+    /// runners, four Claude Code accounts (the CLI must be on PATH or named
+    /// by GIT_SWARM_CLAUDE), each talking to a scripted model on 127.0.0.1;
+    /// a handoff, an agent killed, the coordinator's runner killed.
+    #[arg(long)]
+    pub agents: bool,
 }
 
 pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
@@ -24,7 +30,7 @@ pub fn demo(_g: &Global, a: DemoArgs) -> Result<Output> {
             format!("cannot find the git-swarm binary: {e}"),
         )
     })?;
-    let done = git_swarm::ops::demo::run(&exe, a.keep, &mut std::io::stderr())?;
+    let done = git_swarm::ops::demo::run(&exe, a.keep, a.agents, &mut std::io::stderr())?;
     let mut text = format!(
         "demo complete: {} ran as expected\n",
         count(done.steps.len(), "step", "steps")

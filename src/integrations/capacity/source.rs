@@ -56,12 +56,14 @@ pub fn on_path(name: &str) -> bool {
     let Some(path) = std::env::var_os("PATH") else {
         return false;
     };
-    std::env::split_paths(&path).any(|d| {
-        let p = d.join(name);
-        std::fs::metadata(&p).is_ok_and(|m| {
-            use std::os::unix::fs::PermissionsExt;
-            m.is_file() && m.permissions().mode() & 0o111 != 0
-        })
+    std::env::split_paths(&path).any(|d| is_executable(&d.join(name)))
+}
+
+/// Whether `p` is an executable file.
+pub fn is_executable(p: &std::path::Path) -> bool {
+    std::fs::metadata(p).is_ok_and(|m| {
+        use std::os::unix::fs::PermissionsExt;
+        m.is_file() && m.permissions().mode() & 0o111 != 0
     })
 }
 

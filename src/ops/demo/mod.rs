@@ -16,6 +16,8 @@ pub(super) struct Demo<'a> {
     root: PathBuf,
     log: &'a mut dyn Write,
     steps: Vec<Step>,
+    /// What the scripted models of `--agents` had the agents run, in order.
+    said: Vec<String>,
 }
 
 /// One command the demo ran, as a user would type it.
@@ -43,6 +45,40 @@ impl Demo<'_> {
         let _ = writeln!(self.log, "\n== {text}");
     }
 
+    /// `program` (this very binary for `git-swarm`) with the demo's
+    /// environment: this binary first on PATH (hooks run `git swarm …`),
+    /// the user's git config and identity kept out so signing or hooksPath
+    /// cannot interfere.
+    pub(super) fn command(&self, program: &str) -> Command {
+        let mut cmd = if program == "git-swarm" {
+            Command::new(self.exe)
+        } else {
+            Command::new(program)
+        };
+        let path = format!(
+            "{}:{}",
+            self.exe
+                .parent()
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        cmd.env("PATH", path)
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env_remove("GIT_SWARM_AS")
+            .env_remove("GIT_DIR")
+            .env_remove("GIT_WORK_TREE")
+            .env_remove("GIT_INDEX_FILE")
+            .env_remove("GIT_AUTHOR_DATE")
+            .env_remove("GIT_COMMITTER_DATE")
+            .env("GIT_AUTHOR_NAME", "demo")
+            .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
+            .env("GIT_COMMITTER_NAME", "demo")
+            .env("GIT_COMMITTER_EMAIL", "demo@example.invalid");
+        cmd
+    }
+
     /// Run a command in `dir` (relative to the demo root), show it and its output.
     pub(super) fn run(
         &mut self,
@@ -59,35 +95,10 @@ impl Demo<'_> {
             .collect::<Vec<_>>()
             .join(" ");
         let _ = writeln!(self.log, "[{dir}]$ {shown}");
-        let mut cmd = if program == "git-swarm" {
-            Command::new(self.exe)
-        } else {
-            Command::new(program)
-        };
-        // Hooks run `git swarm …`: put this very binary first on PATH, and
-        // keep the user's git config out so signing or hooksPath cannot interfere.
-        let path = format!(
-            "{}:{}",
-            self.exe
-                .parent()
-                .map(|p| p.display().to_string())
-                .unwrap_or_default(),
-            std::env::var("PATH").unwrap_or_default()
-        );
-        let out = cmd
+        let out = self
+            .command(program)
             .args(args)
             .current_dir(&cwd)
-            .env("PATH", path)
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env_remove("GIT_SWARM_AS")
-            .env_remove("GIT_DIR")
-            .env_remove("GIT_WORK_TREE")
-            .env_remove("GIT_INDEX_FILE")
-            .env("GIT_AUTHOR_NAME", "demo")
-            .env("GIT_AUTHOR_EMAIL", "demo@example.invalid")
-            .env("GIT_COMMITTER_NAME", "demo")
-            .env("GIT_COMMITTER_EMAIL", "demo@example.invalid")
             .output()
             .map_err(|e| Error::new(Code::IoFailed, format!("cannot run {program}: {e}")))?;
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
@@ -123,7 +134,11 @@ impl Demo<'_> {
 }
 
 mod agents;
+mod drill;
 mod forecast;
+mod model;
+
+pub use drill::claude;
 mod later;
 mod story;
 
@@ -146,7 +161,9 @@ pub fn shell_quote(arg: &str) -> String {
     }
 }
 
-pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Demoed> {
+/// The demo: the story of a swarm, or with `agents` the method's drill
+/// with the real Claude Code CLI.
+pub fn run(exe: &Path, keep: bool, agents: bool, log: &mut dyn Write) -> Result<Demoed> {
     let base = std::env::temp_dir().join(format!(
         "git-swarm-demo-{}-{}",
         std::process::id(),
@@ -158,10 +175,18 @@ pub fn run(exe: &Path, keep: bool, log: &mut dyn Write) -> Result<Demoed> {
         root: base.clone(),
         log,
         steps: Vec::new(),
+        said: Vec::new(),
     };
-    let result = script(&mut demo);
+    let result = if agents {
+        drill::drill(&mut demo)
+    } else {
+        script(&mut demo)
+    };
     let steps = std::mem::take(&mut demo.steps);
-    if result.is_ok() && !keep {
+    // A failure before the first step (demo --agents without its host)
+    // leaves no empty directory behind.
+    let empty = std::fs::read_dir(&base).is_ok_and(|mut d| d.next().is_none());
+    if (result.is_ok() && !keep) || empty {
         let _ = std::fs::remove_dir_all(&base);
     }
     result?;

@@ -16,6 +16,8 @@ use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
+use git_swarm::ops::demo::drill::script;
+
 use crate::fixture::Swarm;
 use crate::process;
 use crate::run_live::{add_account, claude, serve_with, Model};
@@ -25,47 +27,6 @@ use crate::run_recover::{claim_lead, pool_pids, until};
 /// 15 s leases: on two cores, run at once they starve each other's leases,
 /// so they take turns.
 static ONE_DRILL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-/// The task a brief is about.
-fn task_of(brief: &str) -> String {
-    for pat in ["Your task is ", "taking over task "] {
-        if let Some(rest) = brief.split(pat).nth(1) {
-            return rest
-                .split(|c: char| !c.is_ascii_alphanumeric())
-                .next()
-                .unwrap_or("")
-                .to_string();
-        }
-    }
-    String::new()
-}
-
-/// Commit the task's work, land it on main (rebasing on the other lanes'
-/// pushes) and mark it done.
-fn finish(task: &str) -> String {
-    format!(
-        "echo {task} > {task}.txt && git add {task}.txt && git commit -qm '{task}' && \
-         for i in $(seq 30); do git pull -q --rebase origin main && git push -q origin HEAD:main && break; \
-         git rebase --abort 2>/dev/null; sleep 0.5; done && git swarm task done"
-    )
-}
-
-/// The command an agent runs for its brief: t1's first agent hands off,
-/// t2's first agent hangs (to be killed), every other one finishes.
-fn script(brief: &str, marks: &Path) -> String {
-    let task = task_of(brief);
-    if let Some(rest) = brief.split("First run `git swarm accept ").nth(1) {
-        let id = rest.split('`').next().unwrap_or("");
-        return format!("git swarm accept {id} && {}", finish(&task));
-    }
-    if brief.contains("Your task is t1:") {
-        return "git swarm handoff --reason capacity_critical --next 'finish t1'".into();
-    }
-    if brief.contains("Your task is t2:") {
-        return format!("echo $$ > {}/t2.pid && exec sleep 600", marks.display());
-    }
-    finish(&task)
-}
 
 fn lead_status(env: &crate::harness::TestEnv, dir: &Path) -> Value {
     env.swarm(dir, &["lead", "status", "--plan", "p", "--json"])

@@ -15,6 +15,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
 
+use git_swarm::ops::demo::model::{sse, text_of};
+
 use crate::fixture::Swarm;
 
 pub(crate) fn claude() -> Option<PathBuf> {
@@ -47,64 +49,6 @@ pub(crate) struct Model {
 impl Drop for Model {
     fn drop(&mut self) {
         self.server.unblock();
-    }
-}
-
-fn sse(tool: Option<&str>) -> String {
-    let mut out = String::new();
-    let mut ev =
-        |name: &str, data: Value| out.push_str(&format!("event: {name}\ndata: {data}\n\n"));
-    ev(
-        "message_start",
-        json!({"type": "message_start", "message": {"id": "msg_s", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5", "content": [], "stop_reason": null, "stop_sequence": null, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
-    );
-    let stop = match tool {
-        None => {
-            ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
-            );
-            ev(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "done"}}),
-            );
-            "end_turn"
-        }
-        Some(cmd) => {
-            ev(
-                "content_block_start",
-                json!({"type": "content_block_start", "index": 0, "content_block": {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}}),
-            );
-            ev(
-                "content_block_delta",
-                json!({"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta", "partial_json": json!({"command": cmd, "description": "step"}).to_string()}}),
-            );
-            "tool_use"
-        }
-    };
-    ev(
-        "content_block_stop",
-        json!({"type": "content_block_stop", "index": 0}),
-    );
-    ev(
-        "message_delta",
-        json!({"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": null}, "usage": {"output_tokens": 5}}),
-    );
-    ev("message_stop", json!({"type": "message_stop"}));
-    out
-}
-
-fn text_of(c: &Value) -> String {
-    match c {
-        Value::String(s) => s.clone(),
-        Value::Array(b) => b
-            .iter()
-            .map(|x| match x["type"].as_str() {
-                Some("tool_result") => format!("tool_result: {}", text_of(&x["content"])),
-                _ => x["text"].as_str().unwrap_or("").to_string(),
-            })
-            .collect(),
-        _ => String::new(),
     }
 }
 

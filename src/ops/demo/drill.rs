@@ -33,7 +33,7 @@ pub fn claude() -> Option<PathBuf> {
 }
 
 /// The task a brief is about.
-fn task_of(brief: &str) -> String {
+pub fn task_of(brief: &str) -> String {
     for pat in ["Your task is ", "taking over task "] {
         if let Some(rest) = brief.split(pat).nth(1) {
             return rest
@@ -48,7 +48,7 @@ fn task_of(brief: &str) -> String {
 
 /// Commit the task's work, land it on main (rebasing on the other lanes'
 /// pushes) and mark the task done.
-fn finish(task: &str) -> String {
+pub fn finish(task: &str) -> String {
     format!(
         "echo {task} > {task}.txt && git add {task}.txt && git commit -qm '{task}' && \
          for i in $(seq 30); do git pull -q --rebase origin main && git push -q origin HEAD:main && break; \
@@ -57,8 +57,9 @@ fn finish(task: &str) -> String {
 }
 
 /// What the scripted model has an agent do: t1's first agent hands off,
-/// t2's first agent hangs (to be killed), every other one finishes.
-fn script(brief: &str, marks: &Path) -> String {
+/// t2's first agent hangs (to be killed; its pid in `marks/t2.pid`) until
+/// `marks/t2.killed` exists, every other one finishes.
+pub fn script(brief: &str, marks: &Path) -> String {
     let task = task_of(brief);
     if let Some(rest) = brief.split("First run `git swarm accept ").nth(1) {
         let id = rest.split('`').next().unwrap_or("");

@@ -134,9 +134,9 @@ impl Demo<'_> {
 }
 
 mod agents;
-mod drill;
+pub mod drill;
 mod forecast;
-mod model;
+pub mod model;
 
 pub use drill::claude;
 mod later;

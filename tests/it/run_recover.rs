@@ -58,6 +58,10 @@ case "$mode" in
     done
     git swarm status --json > "$dir/status.json"
     git swarm state --json > "$dir/state.json";;
+  quiet)
+    echo "unpushed $task" > "$task.half"
+    git add -A && git commit -qm "unpushed $task"
+    exec sleep 600;;
   hang)
     git push -q origin HEAD:refs/heads/feat/$task
     echo "half of $task" > "$task.half"
@@ -311,6 +315,86 @@ fn a_lane_whose_runner_died_is_orphaned_and_a_runner_on_another_clone_recovers_i
     assert_eq!(branch, "refs/heads/feat/t1");
     let paths = env.git(&remote, &["log", "-p", "--format=", "refs/swarm/lanes/t1"]);
     assert!(paths.contains(&b.display().to_string()), "{paths}");
+}
+
+/// A runner that dies before its agent pushed anything (as when it is
+/// killed just after `lane new`): the lane's branch is nowhere but in the
+/// dead clone, so a runner on another clone starts it again at the commit
+/// the lane started from, says so, and finishes the task; the commit made
+/// only in the dead clone stays there.
+#[test]
+fn an_orphaned_lane_whose_branch_was_never_pushed_starts_again_where_the_lane_started() {
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    let dir = setup(&mut env, &clones, "3s");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    env.swarm(&a, &["task", "new", "t1", "--plan", "p", "--title", "one"])
+        .ok();
+    for w in ["w1", "w2"] {
+        env.swarm(&a, &["pool", "add", w, "--host", "claude"]).ok();
+    }
+    env.swarm(&b, &["sync"]).ok();
+    std::fs::write(dir.join("mode-t1"), "quiet").unwrap();
+    let mut runner = process::spawn(
+        &env,
+        &a,
+        &[("GIT_SWARM_MACHINE", "box-a")],
+        &["run", "--plan", "p", "--max-lanes", "1"],
+    );
+    until("the agent on box-a committed", || {
+        let log = env.git_run(
+            &a,
+            &["log", "--format=%s", "-1", "refs/heads/feat/t1", "--"],
+        );
+        log.stdout.trim() == "unpushed t1"
+    });
+    let started = env.git(&a, &["rev-parse", "refs/heads/feat/t1~1"]);
+    runner.kill().unwrap();
+    let _ = runner.wait();
+    std::fs::remove_file(dir.join("mode-t1")).unwrap();
+    let heads = env.git(
+        &remote,
+        &["for-each-ref", "--format=%(refname)", "refs/heads/feat"],
+    );
+    assert_eq!(heads, "", "the lane's branch was never pushed");
+    until("status on bob shows t1 orphaned", || {
+        let s = env.swarm(&b, &["status", "--json"]).json();
+        s["plans"].is_array() && lane(&s, "t1")["orphaned"] == true
+    });
+    let run = env
+        .swarm_env(
+            &b,
+            &[("GIT_SWARM_MACHINE", "box-b")],
+            &["run", "--plan", "p", "--once", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(
+        steps(&run),
+        ["restart", "recovered", "launch", "finished", "idle"],
+        "{run:#}\n{}",
+        host_log(&dir)
+    );
+    let said = run["steps"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains("was never pushed") && said.contains(&started[..12]),
+        "{said}"
+    );
+    let task = env
+        .swarm(&b, &["task", "show", "t1", "--plan", "p", "--json"])
+        .ok()
+        .json();
+    assert_eq!(task["task"]["status"], "done", "{task:#}");
+    // bob's work landed on main from the lane's start; ann's unpushed
+    // commit is still on her branch, and nowhere else.
+    let landed = env.git(&remote, &["log", "--format=%s", "main"]);
+    assert!(landed.lines().any(|l| l == "t1"), "{landed}");
+    assert!(!landed.contains("unpushed t1"), "{landed}");
+    assert_eq!(
+        env.git(&a, &["log", "--format=%s", "-1", "refs/heads/feat/t1"]),
+        "unpushed t1"
+    );
+    assert!(!dir.join("violations").exists());
 }
 
 #[test]

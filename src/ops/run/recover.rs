@@ -146,7 +146,7 @@ impl Runner<'_> {
                         "skip",
                         Some(lane),
                         None,
-                        format!("lane {lane} is orphaned ({gone}), but its branch feat/{lane} is not reachable from this clone: recover it where it is"),
+                        format!("lane {lane} is orphaned ({gone}), but its branch feat/{lane} is not reachable from this clone, nor the commit it started from: recover it where it is"),
                     );
                 }
                 continue;
@@ -263,9 +263,10 @@ impl Runner<'_> {
     }
 
     /// The lane's worktree in this clone: where `lane new` put it, else a
-    /// new one on its branch (local, else fetched from the remote); None
-    /// when the branch is nowhere to be had.
-    fn worktree_for(&self, lane: &str) -> Option<PathBuf> {
+    /// new one on its branch (local, else fetched from the remote, else,
+    /// never pushed, started again at the commit the lane started from);
+    /// None when neither is to be had.
+    fn worktree_for(&mut self, lane: &str) -> Option<PathBuf> {
         let path = crate::session::lane::lane_path(self.ctx, &self.root, lane);
         if path.exists() {
             return Some(path);
@@ -290,16 +291,52 @@ impl Runner<'_> {
             return Some(path);
         }
         let remote = self.ctx.code_remote()?;
-        if !git.fetch_branch(remote, &branch).ok()? {
+        let start = if git.fetch_branch(remote, &branch).ok()? {
+            format!("refs/remotes/{remote}/{branch}")
+        } else {
+            // Never pushed (its runner died before its agent's first push):
+            // the branch starts again where the lane started. Commits only
+            // in the lost clone stay there; a later push of them is refused
+            // as non-fast-forward, so nothing is overwritten.
+            let start = self.lane_start(lane)?;
+            self.step(
+                "restart",
+                Some(lane),
+                None,
+                format!(
+                    "lane {lane}'s branch {branch} was never pushed: it starts again at {} (the commit the lane started from); commits made only where it was stay there",
+                    &start[..start.len().min(12)]
+                ),
+            );
+            start
+        };
+        git.worktree_add(&self.ctx.store.common_dir(), &path, &branch, &start)
+            .ok()?;
+        Some(path)
+    }
+
+    /// The commit lane `lane` started from, as its record (the newer of
+    /// local and mirrored) names it, fetched with its base branch when
+    /// this clone lacks it.
+    fn lane_start(&mut self, lane: &str) -> Option<String> {
+        let (store, remote) = (&self.ctx.store, self.ctx.remote());
+        let record = crate::records::lane::require_newest(store, remote, lane)
+            .ok()?
+            .record;
+        let git = &store.git;
+        let commit = record.base_commit;
+        if commit.is_empty() {
             return None;
         }
-        git.worktree_add(
-            &self.ctx.store.common_dir(),
-            &path,
-            &branch,
-            &format!("refs/remotes/{remote}/{branch}"),
-        )
-        .ok()?;
-        Some(path)
+        if let Some(found) = git.rev_parse(&commit).ok().flatten() {
+            return Some(found);
+        }
+        let code = self.ctx.code_remote()?;
+        let base = record
+            .base
+            .strip_prefix(&format!("{code}/"))
+            .unwrap_or(&record.base);
+        git.fetch_branch(code, base).ok()?;
+        git.rev_parse(&commit).ok().flatten()
     }
 }

@@ -173,12 +173,23 @@ fn drill_handoff_agent_loss_and_succession_finish_the_plan() {
         eprintln!("bob's runner: {bob:#?}");
         panic!("never done: {left:?}");
     }
-    until("every account free", || pool_pids(&env, &b).is_empty());
+    let free = (0..600).any(|_| {
+        let none = pool_pids(&env, &b).is_empty();
+        if !none {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        none
+    });
     // SAFETY: SIGTERM to a runner this test started.
     unsafe {
         libc::kill(bob.id() as i32, libc::SIGTERM);
     }
     let ran = process::finish(bob, "bob's run");
+    assert!(
+        free,
+        "an account is still leased once every task is done: {:#}\nbob's runner: {ran:#?}",
+        env.swarm(&b, &["pool", "list", "--json"]).json()
+    );
     for (i, m) in models.iter().enumerate() {
         eprintln!("w{}: {:#?}", i + 1, m.commands.lock().unwrap());
     }

@@ -452,12 +452,16 @@ fn a_host_waiting_for_a_person_is_reported_blocked_once_and_never_relaunched() {
     assert_eq!(again["launched"], 0, "{again:#}");
 }
 
+/// The agents' pids on the accounts leased now.
 pub(crate) fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
     let pool = env.swarm(dir, &["pool", "list", "--json"]).json();
     pool["accounts"]
         .as_array()
         .into_iter()
         .flatten()
+        // A lease that lapsed (its runner killed) lists the account free,
+        // though the record keeps the last holder's agent until reused.
+        .filter(|a| a["state"] == "leased")
         .filter_map(|a| a["lease"]["agent"]["pid"].as_i64())
         .filter(|p| *p > 0)
         .map(|p| p as i32)

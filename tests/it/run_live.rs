@@ -151,21 +151,9 @@ pub(crate) fn add_account(
 ) {
     let dir = env.root().join(format!("claude-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
-    env.swarm(
-        clone,
-        &[
-            "pool",
-            "add",
-            name,
-            "--host",
-            "claude",
-            "--env",
-            &format!("ANTHROPIC_BASE_URL={}", m.url),
-            "--env",
-            &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
-        ],
-    )
-    .ok();
+    let args = git_swarm::ops::demo::drill::claude_account(name, &m.url, &dir);
+    env.swarm(clone, &args.iter().map(String::as_str).collect::<Vec<_>>())
+        .ok();
 }
 
 #[test]

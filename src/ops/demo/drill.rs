@@ -56,6 +56,25 @@ pub fn finish(task: &str) -> String {
     )
 }
 
+/// `pool add <name> --host claude` for an account whose Claude Code talks
+/// to the Messages API at `url` with its own config dir `dir`: the drill's
+/// and the live tests' accounts.
+pub fn claude_account(name: &str, url: &str, dir: &std::path::Path) -> Vec<String> {
+    [
+        "pool",
+        "add",
+        name,
+        "--host",
+        "claude",
+        "--env",
+        &format!("ANTHROPIC_BASE_URL={url}"),
+        "--env",
+        &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
 /// What the scripted model has an agent do: t1's first agent hands off,
 /// t2's first agent hangs (to be killed; its pid in `marks/t2.pid`) until
 /// `marks/t2.killed` exists, every other one finishes.
@@ -185,25 +204,11 @@ pub(super) fn drill(d: &mut Demo<'_>) -> Result<()> {
     std::fs::create_dir_all(&marks).map_err(|e| crate::fsutil::io_error(&marks, e))?;
 
     d.say("A shared bare remote and two machines: alice's clone and bob's");
-    d.run(
-        ".",
-        "git",
-        &[
-            "init",
-            "--quiet",
-            "--bare",
-            "--initial-branch=main",
-            "remote.git",
-        ],
-        0,
-    )?;
-    d.run(".", "git", &["clone", "--quiet", "remote.git", "alice"], 0)?;
-    d.run("alice", "sh", &["-c", "echo '# drill' > README.md && git add README.md && git commit --quiet -m 'initial commit' && git push --quiet origin HEAD:main"], 0)?;
+    d.remote_and_first_clone("alice", "drill")?;
+    d.swarm("alice", &["init"])?;
     d.run(".", "git", &["clone", "--quiet", "remote.git", "bob"], 0)?;
-    for who in ["alice", "bob"] {
-        d.run(who, "git", &["config", "swarm.as", who], 0)?;
-        d.swarm(who, &["init"])?;
-    }
+    d.run("bob", "git", &["config", "swarm.as", "bob"], 0)?;
+    d.swarm("bob", &["init"])?;
 
     d.say("A plan of four tasks, t3 after t1");
     d.swarm("alice", &["plan", "new", "drill", "--title", "The drill"])?;
@@ -224,20 +229,8 @@ pub(super) fn drill(d: &mut Demo<'_>) -> Result<()> {
         let dir = d.root.join(format!("claude-{name}"));
         std::fs::create_dir_all(&dir).map_err(|e| crate::fsutil::io_error(&dir, e))?;
         let who = if i < 2 { "alice" } else { "bob" };
-        d.swarm(
-            who,
-            &[
-                "pool",
-                "add",
-                &name,
-                "--host",
-                "claude",
-                "--env",
-                &format!("ANTHROPIC_BASE_URL={}", m.url),
-                "--env",
-                &format!("CLAUDE_CONFIG_DIR={}", dir.display()),
-            ],
-        )?;
+        let args = claude_account(&name, &m.url, &dir);
+        d.swarm(who, &args.iter().map(String::as_str).collect::<Vec<_>>())?;
     }
     for who in ["alice", "bob"] {
         d.run(

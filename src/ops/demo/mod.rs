@@ -79,6 +79,29 @@ impl Demo<'_> {
         cmd
     }
 
+    /// The shared bare remote `remote.git` and `who`'s clone of it, with a
+    /// first commit (a README titled `title`) pushed to main, and
+    /// `swarm.as` set to `who`.
+    pub(super) fn remote_and_first_clone(&mut self, who: &str, title: &str) -> Result<()> {
+        self.run(
+            ".",
+            "git",
+            &[
+                "init",
+                "--quiet",
+                "--bare",
+                "--initial-branch=main",
+                "remote.git",
+            ],
+            0,
+        )?;
+        self.run(".", "git", &["clone", "--quiet", "remote.git", who], 0)?;
+        let first = format!("echo '# {title}' > README.md && git add README.md && git commit --quiet -m 'initial commit' && git push --quiet origin HEAD:main");
+        self.run(who, "sh", &["-c", &first], 0)?;
+        self.run(who, "git", &["config", "swarm.as", who], 0)?;
+        Ok(())
+    }
+
     /// Run a command in `dir` (relative to the demo root), show it and its output.
     pub(super) fn run(
         &mut self,

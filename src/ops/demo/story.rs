@@ -7,21 +7,7 @@ use crate::error::{Code, Error, Result};
 /// A bare remote, alice's clone, init, the plans and three lanes.
 pub(super) fn setup(d: &mut Demo<'_>) -> Result<()> {
     d.say("A shared bare remote and the coordinator's clone (machine A, alice)");
-    d.run(
-        ".",
-        "git",
-        &[
-            "init",
-            "--quiet",
-            "--bare",
-            "--initial-branch=main",
-            "remote.git",
-        ],
-        0,
-    )?;
-    d.run(".", "git", &["clone", "--quiet", "remote.git", "alice"], 0)?;
-    d.run("alice", "sh", &["-c", "echo '# shop' > README.md && git add README.md && git commit --quiet -m 'initial commit' && git push --quiet origin HEAD:main"], 0)?;
-    d.run("alice", "git", &["config", "swarm.as", "alice"], 0)?;
+    d.remote_and_first_clone("alice", "shop")?;
     d.swarm("alice", &["init"])?;
     d.say("init is idempotent: a second run changes nothing");
     d.swarm("alice", &["init"])?;

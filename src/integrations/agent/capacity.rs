@@ -78,7 +78,11 @@ impl Checked {
 
 /// The context fill of the transcript at `path` (percent used).
 pub fn context_of(ctx: &Ctx, path: Option<&str>) -> Option<f64> {
-    let usage = transcript::read(Path::new(path?))?;
+    context_in(ctx, &transcript::read(Path::new(path?))?)
+}
+
+/// The context fill of a transcript already read.
+pub fn context_in(ctx: &Ctx, usage: &transcript::Usage) -> Option<f64> {
     let window = ctx
         .store
         .config("swarm.contextWindow")
@@ -238,14 +242,16 @@ fn safe(s: &str) -> String {
         .collect()
 }
 
+/// The session's transcript once the host has written its newest turn
+/// (the stop hook may run before the host flushes it), within a few seconds.
+pub fn settled_usage(input: &Input) -> Option<transcript::Usage> {
+    let path = input.transcript_path.as_deref()?;
+    transcript::read_settled(Path::new(path), std::time::Duration::from_secs(3))
+}
+
 /// Record the session's spend from its transcript (the stop hook).
-pub fn record_spend(ctx: &Ctx, me: &str, input: &Input, host: &str) {
-    let (Some(session), Some(path)) = (&input.session_id, &input.transcript_path) else {
-        return;
-    };
-    let Some(usage) =
-        transcript::read_settled(Path::new(path), std::time::Duration::from_millis(1500))
-    else {
+pub fn record_spend(ctx: &Ctx, me: &str, input: &Input, usage: &transcript::Usage, host: &str) {
+    let Some(session) = &input.session_id else {
         return;
     };
     if usage.tokens.total() == 0 {

@@ -68,9 +68,14 @@ pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
     // agent whose own packet is open may stop (hysteresis); one told to
     // hand off is sent back to write the packet.
     if super::capacity::enabled(ctx) {
-        super::capacity::record_spend(ctx, &me, input, "");
+        let usage = super::capacity::settled_usage(input);
+        if let Some(usage) = &usage {
+            super::capacity::record_spend(ctx, &me, input, usage, "");
+        }
         let plan = plan_of(ctx, ctx.lane_here().as_ref());
-        let context = super::capacity::context_of(ctx, input.transcript_path.as_deref());
+        let context = usage
+            .as_ref()
+            .and_then(|u| super::capacity::context_in(ctx, u));
         let checked = super::capacity::check(ctx, &me, plan.as_deref(), context);
         if checked.packet.is_some() {
             return Ok(Answer::Nothing);

@@ -163,6 +163,46 @@ fn transcript_usage_counts_each_message_once() {
     assert_eq!(transcript::parse("").context_used(None), None);
 }
 
+/// A stop hook may run before the host has created or finished its
+/// transcript: the settled read waits for the turn that ended it, and a
+/// file with no turns in this format (another host's) is not waited for.
+#[test]
+fn a_settled_read_waits_for_a_transcript_written_after_the_hook_started() {
+    let dir = std::env::temp_dir().join(format!("gs-transcript-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("t.jsonl");
+    let _ = std::fs::remove_file(&path);
+    let user = json!({"type": "user", "message": {"content": "hi"}}).to_string();
+    let done = json!({"type": "assistant", "message": {"id": "m1", "stop_reason": "end_turn",
+        "usage": {"input_tokens": 130_000, "output_tokens": 3}}})
+    .to_string();
+    let writer = {
+        let (path, user, done) = (path.clone(), user.clone(), done.clone());
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            std::fs::write(&path, format!("{user}\n")).unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(150));
+            std::fs::write(&path, format!("{user}\n{done}\n")).unwrap();
+        })
+    };
+    let u = transcript::read_settled(&path, std::time::Duration::from_secs(10)).expect("read");
+    writer.join().unwrap();
+    assert!(u.settled, "{u:?}");
+    assert_eq!(u.context_used(None), Some(65.0));
+    // Not this format: returned at once, unsettled, with nothing in it.
+    let other = dir.join("other.json");
+    std::fs::write(&other, "{\n  \"type\": \"user\"\n}\n").unwrap();
+    let started = std::time::Instant::now();
+    let u = transcript::read_settled(&other, std::time::Duration::from_secs(30)).expect("read");
+    assert!(started.elapsed() < std::time::Duration::from_secs(30));
+    assert_eq!((u.turns, u.settled), (0, false));
+    // Never written: None once the patience is spent.
+    assert!(
+        transcript::read_settled(&dir.join("none"), std::time::Duration::from_millis(50)).is_none()
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn budgets() {
     assert_eq!(

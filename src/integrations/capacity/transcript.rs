@@ -30,6 +30,9 @@ pub struct Usage {
     /// The last turn written is an assistant message that ended its turn
     /// (the host may still be writing the newest one when a hook runs).
     pub settled: bool,
+    /// How many user and assistant turns the file holds (none: not a
+    /// transcript in this format, nothing to wait for).
+    pub turns: usize,
 }
 
 fn n(v: &Value, k: &str) -> u64 {
@@ -42,6 +45,7 @@ pub fn parse(text: &str) -> Usage {
     let mut last: Option<(usize, u64)> = None;
     let mut model = None;
     let mut settled = false;
+    let mut turns = 0;
     for (i, line) in text.lines().enumerate() {
         let turn = line.contains("\"type\":\"user\"") || line.contains("\"type\":\"assistant\"");
         if !turn {
@@ -50,6 +54,7 @@ pub fn parse(text: &str) -> Usage {
         let Ok(v) = serde_json::from_str::<Value>(line) else {
             continue;
         };
+        turns += 1;
         match v.get("type").and_then(Value::as_str) {
             Some("user") => {
                 settled = false;
@@ -87,6 +92,7 @@ pub fn parse(text: &str) -> Usage {
     }
     let mut out = Usage {
         settled,
+        turns,
         model,
         last_input: last.map_or(0, |(_, x)| x),
         ..Usage::default()
@@ -106,16 +112,20 @@ pub fn read(path: &std::path::Path) -> Option<Usage> {
 }
 
 /// [`read`], waiting up to `patience` (polling every 25 ms) while the
-/// last turn is not a finished assistant message: a host may run its stop
-/// hook before it has written the message that ended the turn.
+/// the file is missing or its last turn is not a finished assistant
+/// message: a host may run its stop hook before it has written the
+/// message that ended the turn.
 pub fn read_settled(path: &std::path::Path, patience: std::time::Duration) -> Option<Usage> {
     let deadline = std::time::Instant::now() + patience;
+    // The host may not have created the file yet when its hook runs.
     loop {
-        let u = read(path)?;
-        if u.settled || std::time::Instant::now() >= deadline {
-            return Some(u);
+        let u = read(path);
+        let late = std::time::Instant::now() >= deadline;
+        match u {
+            Some(u) if u.settled || u.turns == 0 || late => return Some(u),
+            None if late => return None,
+            _ => std::thread::sleep(std::time::Duration::from_millis(25)),
         }
-        std::thread::sleep(std::time::Duration::from_millis(25));
     }
 }
 

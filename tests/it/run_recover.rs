@@ -66,6 +66,11 @@ case "$mode" in
     git push -q origin HEAD:refs/heads/feat/$task
     echo "half of $task" > "$task.half"
     exec sleep 600;;
+  wip)
+    git push -q origin HEAD:refs/heads/feat/$task
+    echo "half of $task" > "$task.half"
+    git swarm lane snapshot >> "$dir/log" 2>&1 && touch "$dir/snapped-$task"
+    exec sleep 600;;
   person)
     printf '{"type":"user","message":{"content":[{"type":"tool_result","content":"This command requires approval"}]}}\n'
     printf '{"type":"result","subtype":"success","session_id":"%s","usage":{"input_tokens":3,"output_tokens":1}}\n' "$sid"
@@ -315,6 +320,66 @@ fn a_lane_whose_runner_died_is_orphaned_and_a_runner_on_another_clone_recovers_i
     assert_eq!(branch, "refs/heads/feat/t1");
     let paths = env.git(&remote, &["log", "-p", "--format=", "refs/swarm/lanes/t1"]);
     assert!(paths.contains(&b.display().to_string()), "{paths}");
+}
+
+/// The lost agent published its uncommitted work (`lane snapshot`) before
+/// its machine went away: the runner that recovers the lane on another
+/// clone restores that snapshot into the worktree it makes, says so, and
+/// the successor finishes with the files the lost agent left.
+#[test]
+fn an_orphaned_lanes_published_snapshot_is_restored_in_the_worktree_made_on_another_clone() {
+    let (mut env, remote, clones) = Swarm::new(&["ann", "bob"]).parts();
+    let (a, b) = (clones[0].clone(), clones[1].clone());
+    let dir = setup(&mut env, &clones, "3s");
+    env.swarm(&a, &["plan", "new", "p", "--title", "P"]).ok();
+    env.swarm(&a, &["task", "new", "t1", "--plan", "p", "--title", "one"])
+        .ok();
+    for w in ["w1", "w2"] {
+        env.swarm(&a, &["pool", "add", w, "--host", "claude"]).ok();
+    }
+    env.swarm(&b, &["sync"]).ok();
+    std::fs::write(dir.join("mode-t1"), "wip").unwrap();
+    let mut runner = process::spawn(
+        &env,
+        &a,
+        &[("GIT_SWARM_MACHINE", "box-a")],
+        &["run", "--plan", "p", "--max-lanes", "1"],
+    );
+    until("the agent on box-a published its snapshot", || {
+        dir.join("snapped-t1").exists()
+    });
+    let snap = env.git(&remote, &["rev-parse", "refs/swarm/wip/t1"]);
+    runner.kill().unwrap();
+    let _ = runner.wait();
+    std::fs::remove_file(dir.join("mode-t1")).unwrap();
+    until("status on bob shows t1 orphaned", || {
+        let s = env.swarm(&b, &["status", "--json"]).json();
+        s["plans"].is_array() && lane(&s, "t1")["orphaned"] == true
+    });
+    let run = env
+        .swarm_env(
+            &b,
+            &[("GIT_SWARM_MACHINE", "box-b")],
+            &["run", "--plan", "p", "--once", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(
+        steps(&run),
+        ["restore", "recovered", "launch", "finished", "idle"],
+        "{run:#}\n{}",
+        host_log(&dir)
+    );
+    let said = run["steps"][0]["text"].as_str().unwrap();
+    assert!(
+        said.contains(&snap[..12]) && said.contains("is restored in the new worktree"),
+        "{said}"
+    );
+    // The successor committed what it found: the lost agent's half file
+    // landed on main with its own.
+    assert_eq!(env.git(&remote, &["show", "main:t1.half"]), "half of t1");
+    assert_eq!(env.git(&remote, &["show", "main:t1.txt"]), "t1");
+    assert!(!dir.join("violations").exists());
 }
 
 /// A runner that dies before its agent pushed anything (as when it is

@@ -3,12 +3,15 @@
 //! agent is gone on another machine or with a runner that died (orphaned:
 //! its task's claim lapsed and no account holds a live lease for it).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::{brief, Agent, Runner};
 use crate::error::Result;
+use crate::git::Git;
+use crate::records::lane::wip::wip_ref;
 use crate::records::{pool, task};
 use crate::store::mirror;
+use crate::worktree::contents::Snapshot;
 
 /// How many agents a lane may lose before it is reported blocked for a
 /// person (each loss launches a successor, up to this many), unless
@@ -288,6 +291,7 @@ impl Runner<'_> {
                 branch.as_str(),
             ])
             .ok()?;
+            self.restore_snapshot(lane, &path);
             return Some(path);
         }
         let remote = self.ctx.code_remote()?;
@@ -312,7 +316,83 @@ impl Runner<'_> {
         };
         git.worktree_add(&self.ctx.store.common_dir(), &path, &branch, &start)
             .ok()?;
+        self.restore_snapshot(lane, &path);
         Some(path)
+    }
+
+    /// Into a worktree just made for a lane lost elsewhere: the lane's
+    /// published snapshot (the uncommitted work its lost agent's hooks or
+    /// runner published, local or as fetched), when it was taken on the
+    /// head the worktree starts at. The whole snapshot is verified before
+    /// a file is written; one taken on another head, or refused, is left at
+    /// its ref (the brief names it) and the step says why.
+    fn restore_snapshot(&mut self, lane: &str, path: &Path) {
+        use crate::worktree::restore::{restore, undo, verify, Expected};
+        let refname = wip_ref(lane);
+        let (store, remote) = (&self.ctx.store, self.ctx.remote());
+        let _ = mirror::fetch_refs_from(store, remote, &[refname.as_str()]);
+        let Ok(tip) = crate::store::remote::tip(store, remote, &refname) else {
+            return;
+        };
+        let git = Git::new(path);
+        let Some(head) = git.rev_parse("HEAD").ok().flatten() else {
+            return;
+        };
+        let parent_of = |c: &gix::ObjectId| store.git.rev_parse(&format!("{c}^1")).ok().flatten();
+        let known: Vec<gix::ObjectId> = [tip.local, tip.remote].into_iter().flatten().collect();
+        let Some(snap) = known
+            .iter()
+            .find(|c| parent_of(c).as_deref() == Some(head.as_str()))
+        else {
+            if let Some(c) = known.first() {
+                self.step(
+                    "restore",
+                    Some(lane),
+                    None,
+                    format!(
+                        "lane {lane}'s snapshot {} was taken on another head than the branch's: it stays at {refname}",
+                        &c.to_string()[..12]
+                    ),
+                );
+            }
+            return;
+        };
+        let snapshot = Snapshot {
+            commit: snap.to_string(),
+            size: 0,
+            paths: Default::default(),
+        };
+        let expected = Expected {
+            head: &head,
+            uncommitted: &[],
+            content: Vec::new(),
+        };
+        let mut dirty = 0;
+        let done = verify(store, path, &expected, &snapshot, |p| {
+            dirty = p.dirty.len();
+            Ok(())
+        })
+        .and_then(|v| {
+            if dirty == 0 {
+                return Ok(());
+            }
+            restore(&git, path, &v).inspect_err(|_| {
+                let _ = undo(&git, path, &v);
+            })
+        });
+        let text = match done {
+            Ok(()) if dirty == 0 => return,
+            Ok(()) => format!(
+                "lane {lane}'s snapshot {} (its lost agent's uncommitted work, {dirty} path(s)) is restored in the new worktree",
+                &snapshot.commit[..12]
+            ),
+            Err(e) => format!(
+                "lane {lane}'s snapshot {} was not restored ({}): it stays at {refname}",
+                &snapshot.commit[..12],
+                e.message
+            ),
+        };
+        self.step("restore", Some(lane), None, text);
     }
 
     /// The commit lane `lane` started from, as its record (the newer of

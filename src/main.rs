@@ -67,9 +67,6 @@ fn main() -> ExitCode {
         }
     };
     let json = parsed.cli.json;
-    if !json {
-        crate::cli::output::text_only();
-    }
     match cli::run(parsed) {
         Ok(out) => {
             for warning in &out.warnings {

@@ -3,8 +3,6 @@
 //! not hold (exit 1 without an error, e.g. `lead check`, `verify`). Only the
 //! CLI renders: the library returns outcome structs and errors.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use serde::Serialize;
 
 use git_swarm::clock::ago;
@@ -22,21 +20,13 @@ pub struct Output {
     pub warnings: Vec<String>,
 }
 
-/// Whether this process prints the JSON document (`--json`); main clears it
-/// for a text run, so that [`Output::listing`] skips building a document of
-/// 10,000 rows nobody reads.
-static JSON_WANTED: AtomicBool = AtomicBool::new(true);
-
-/// This run prints text: listings need not build their JSON document.
-pub fn text_only() {
-    JSON_WANTED.store(false, Ordering::Relaxed);
-}
-
 impl Output {
-    /// The output of a listing: as [`Output::new`], except that in a text
-    /// run ([`text_only`]) the JSON document is left an empty object.
-    pub fn listing(json: impl Serialize, text: impl Into<String>) -> Self {
-        if JSON_WANTED.load(Ordering::Relaxed) {
+    /// The output of a listing: as [`Output::new`], except that when the
+    /// JSON document is not `wanted` (a text run, `Global::json` false) it
+    /// is left an empty object, so that a listing of 10,000 rows nobody
+    /// reads is not built.
+    pub fn listing(wanted: bool, json: impl Serialize, text: impl Into<String>) -> Self {
+        if wanted {
             return Output::new(json, text);
         }
         Output::new(serde_json::Value::Object(Default::default()), text)

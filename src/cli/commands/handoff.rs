@@ -140,11 +140,10 @@ pub fn handoff(g: &Global, a: HandoffArgs) -> Result<Output> {
 
 pub fn packets(g: &Global, a: PacketsArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    Ok(render_listing(&list::list(
-        &ctx,
-        a.plan.as_deref(),
-        a.open,
-    )?))
+    Ok(render_listing(
+        g.json,
+        &list::list(&ctx, a.plan.as_deref(), a.open)?,
+    ))
 }
 
 pub fn packet(g: &Global, c: PacketCmd) -> Result<Output> {
@@ -413,7 +412,7 @@ fn render_withdrawn(w: &Withdrawn) -> Output {
     }
 }
 
-fn render_listing(l: &Listing) -> Output {
+fn render_listing(wanted: bool, l: &Listing) -> Output {
     let mut text = String::new();
     if l.rows.is_empty() && l.unreadable.is_empty() {
         text.push_str(if l.open {
@@ -455,7 +454,7 @@ fn render_listing(l: &Listing) -> Output {
         packets: &l.rows,
         mirror: &l.mirror,
     };
-    report_unreadable(Output::listing(json, text), &l.unreadable)
+    report_unreadable(Output::listing(wanted, json, text), &l.unreadable)
 }
 
 fn render_shown(s: &Shown) -> Output {

@@ -173,7 +173,7 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             out.warnings.extend(hooks);
             Ok(out)
         }
-        LaneCmd::List { all } => list::list(&ctx, all).map(listed),
+        LaneCmd::List { all } => list::list(&ctx, all).map(|l| listed(g.json, l)),
         LaneCmd::Rm {
             feature,
             force,
@@ -281,7 +281,7 @@ fn started(s: LaneStarted) -> Output {
 }
 
 /// `lane list`
-fn listed(l: LaneList) -> Output {
+fn listed(wanted: bool, l: LaneList) -> Output {
     let mut text = String::new();
     if l.lanes.is_empty() && l.unreadable.is_empty() {
         text.push_str(
@@ -350,7 +350,7 @@ fn listed(l: LaneList) -> Output {
             count(l.removed_hidden, "removed lane", "removed lanes")
         ));
     }
-    report_unreadable(Output::listing(&l, text), &l.unreadable)
+    report_unreadable(Output::listing(wanted, &l, text), &l.unreadable)
 }
 
 /// `lane rm`

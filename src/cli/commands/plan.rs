@@ -122,7 +122,7 @@ pub fn run(g: &Global, cmd: PlanCmd) -> Result<Output> {
             pr_body: true,
         } => plan::pr_body(&ctx, &name).map(pr_body),
         PlanCmd::Show { plan: name, .. } => plan::show(&ctx, &name).map(shown),
-        PlanCmd::List => plan::list(&ctx).map(listed),
+        PlanCmd::List => plan::list(&ctx).map(|l| listed(g.json, l)),
         PlanCmd::Save {
             plan: name,
             file,
@@ -190,7 +190,7 @@ fn shown(s: Shown) -> Output {
     Output::new(&s, text)
 }
 
-fn listed(l: Listed) -> Output {
+fn listed(wanted: bool, l: Listed) -> Output {
     let mut text = String::new();
     if l.plans.is_empty() && l.unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
@@ -209,7 +209,7 @@ fn listed(l: Listed) -> Output {
             parent
         ));
     }
-    report_unreadable(Output::listing(&l, text), &l.unreadable)
+    report_unreadable(Output::listing(wanted, &l, text), &l.unreadable)
 }
 
 fn saved(s: Saved) -> Output {
@@ -321,13 +321,16 @@ mod tests {
 
     #[test]
     fn a_listing_pads_names_and_statuses_into_columns() {
-        let out = listed(Listed {
-            plans: vec![
-                summary("a", Status::Active, None),
-                summary("b", Status::Closed, Some("a")),
-            ],
-            unreadable: Vec::new(),
-        });
+        let out = listed(
+            true,
+            Listed {
+                plans: vec![
+                    summary("a", Status::Active, None),
+                    summary("b", Status::Closed, Some("a")),
+                ],
+                unreadable: Vec::new(),
+            },
+        );
         let want = format!(
             "{:<24} active   a title\n{:<24} closed   b title (child of a)\n",
             "a", "b"
@@ -335,10 +338,13 @@ mod tests {
         assert_eq!(out.text, want);
         assert_eq!(out.json["plans"][1]["status"], "closed");
         assert_eq!(out.json["unreadable"], serde_json::json!([]));
-        let empty = listed(Listed {
-            plans: Vec::new(),
-            unreadable: Vec::new(),
-        });
+        let empty = listed(
+            false,
+            Listed {
+                plans: Vec::new(),
+                unreadable: Vec::new(),
+            },
+        );
         assert!(empty.text.starts_with("no plans yet"));
     }
 

@@ -72,7 +72,7 @@ pub fn run(g: &Global, cmd: PoolCmd) -> Result<Output> {
         PoolCmd::List { all } => {
             let (listed, bad) = pool::list(&ctx, all)?;
             let json = serde_json::json!({ "accounts": listed, "unreadable": bad });
-            let mut out = Output::listing(json, text(&listed));
+            let mut out = Output::listing(g.json, json, text(&listed));
             for b in bad {
                 out = out.warn(format!("unreadable account: {b}"));
             }

@@ -21,10 +21,10 @@ pub struct StatusArgs {
 
 pub fn status(g: &Global, a: StatusArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    git_swarm::views::status::status(&ctx, a.plan.as_deref()).map(status_output)
+    git_swarm::views::status::status(&ctx, a.plan.as_deref()).map(|v| status_output(g.json, v))
 }
 
-fn status_output(view: StatusView) -> Output {
+fn status_output(wanted: bool, view: StatusView) -> Output {
     let mut text = String::new();
     if view.plans.is_empty() && view.unreadable.is_empty() {
         text.push_str("no plans yet: create one with `git swarm plan new <plan>`\n");
@@ -64,7 +64,7 @@ fn status_output(view: StatusView) -> Output {
         )),
         _ => {}
     }
-    report_unreadable(Output::listing(&view, text), &view.unreadable)
+    report_unreadable(Output::listing(wanted, &view, text), &view.unreadable)
 }
 
 /// A plan's last forecast: its count, age, and whether lanes moved since.

@@ -256,9 +256,11 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
                 .filter(|s| !s.trim().is_empty())
                 .map(|s| Status::parse(s.trim()))
                 .collect::<Result<Vec<_>>>()?;
-            return task::list(&ctx, plan.as_deref(), &filter).map(|l| listed(&l));
+            return task::list(&ctx, plan.as_deref(), &filter).map(|l| listed(g.json, &l));
         }
-        TaskCmd::Ready { plan } => return task::ready(&ctx, plan.as_deref()).map(|l| listed(&l)),
+        TaskCmd::Ready { plan } => {
+            return task::ready(&ctx, plan.as_deref()).map(|l| listed(g.json, &l))
+        }
         TaskCmd::Show { id, plan } => {
             let (plan, id) = task::named(&ctx, id, plan)?;
             return task::show(&ctx, plan.as_deref(), &id).map(|s| shown(&s));
@@ -417,7 +419,7 @@ fn created(c: &task::Created) -> Output {
     out
 }
 
-fn listed(l: &Listed) -> Output {
+fn listed(wanted: bool, l: &Listed) -> Output {
     let mut text = String::new();
     for t in &l.tasks {
         let claim = match (&t.holder, t.lease_expired) {
@@ -454,7 +456,7 @@ fn listed(l: &Listed) -> Output {
     for u in &l.unreadable {
         text.push_str(&crate::cli::output::unreadable_row(u));
     }
-    let mut out = Output::listing(l, text);
+    let mut out = Output::listing(wanted, l, text);
     for u in &l.unreadable {
         out = out.warn(crate::cli::output::unreadable_warning(u));
     }

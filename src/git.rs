@@ -18,7 +18,7 @@ pub mod sign;
 pub mod version;
 pub use failure::NetFailure;
 pub use merge::MergeReport;
-pub use net::{remote_ops, RemoteOps};
+pub use net::{NetTally, RemoteOps};
 pub use push::{PushOutcome, PushUpdate};
 pub use version::parse_version;
 
@@ -36,6 +36,9 @@ pub(crate) fn git_command() -> Command {
 #[derive(Debug, Clone)]
 pub struct Git {
     cwd: PathBuf,
+    /// The command's remote operations, shared by every `Git` derived with
+    /// [`Git::at`].
+    net: std::sync::Arc<net::NetTally>,
 }
 
 /// The outcome of an in-memory merge.
@@ -49,8 +52,29 @@ pub enum MergeTree {
 }
 
 impl Git {
+    /// Git in `cwd`, with a tally of its own.
     pub fn new(cwd: impl Into<PathBuf>) -> Self {
-        Git { cwd: cwd.into() }
+        Git::counted(cwd, std::sync::Arc::default())
+    }
+
+    /// Git in `cwd` that counts its remote operations in `net`.
+    pub fn counted(cwd: impl Into<PathBuf>, net: std::sync::Arc<net::NetTally>) -> Self {
+        Git {
+            cwd: cwd.into(),
+            net,
+        }
+    }
+
+    /// Git in another directory (a worktree, a clone) of the same command:
+    /// its remote operations count in this one's tally.
+    pub fn at(&self, cwd: impl Into<PathBuf>) -> Self {
+        Git::counted(cwd, self.net.clone())
+    }
+
+    /// The command's remote operations so far (this `Git` and those it
+    /// derived).
+    pub fn net(&self) -> &net::NetTally {
+        &self.net
     }
 
     pub fn cwd(&self) -> &Path {
@@ -315,7 +339,7 @@ impl Git {
             remote,
             spec.as_str(),
         ];
-        net::count_fetch();
+        self.net.count_fetch();
         let out = self.output(args)?;
         if out.status.success() {
             return Ok(true);
@@ -532,7 +556,7 @@ impl Git {
     pub fn ls_remote(&self, remote: &str, prefixes: &[&str]) -> Result<Vec<(String, String)>> {
         let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
         args.extend(prefixes.iter().map(|p| format!("{p}*")));
-        net::count_query();
+        self.net.count_query();
         let out = self.output(&args)?;
         if !out.status.success() {
             return Err(failure::network_error("list the refs of", remote, &out));

@@ -42,10 +42,13 @@ fn main() -> ExitCode {
                     | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
             ) {
                 if e.kind() == ErrorKind::DisplayVersion && wants_json {
-                    let doc = cli::error::with_remote_ops(serde_json::json!({
-                        "name": env!("CARGO_PKG_NAME"),
-                        "version": env!("CARGO_PKG_VERSION"),
-                    }));
+                    let doc = cli::error::with_remote_ops(
+                        serde_json::json!({
+                            "name": env!("CARGO_PKG_NAME"),
+                            "version": env!("CARGO_PKG_VERSION"),
+                        }),
+                        Default::default(),
+                    );
                     let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
                     cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
                     return ExitCode::SUCCESS;
@@ -62,12 +65,17 @@ fn main() -> ExitCode {
                 return ExitCode::from(code);
             }
             let err = cli::error::from_clap(&e);
-            cli::error::report(&err, wants_json);
+            cli::error::report(&err, wants_json, Default::default());
             return cli::error::exit_code(&err);
         }
     };
     let json = parsed.cli.json;
-    match cli::run(parsed) {
+    // The command's shared state: one per command, read here for the
+    // remote operations it made.
+    let run = std::sync::Arc::default();
+    let outcome = cli::run(parsed, &run);
+    let ops = run.net.ops();
+    match outcome {
         Ok(out) => {
             for warning in &out.warnings {
                 cli::error::say(&format!(
@@ -77,7 +85,7 @@ fn main() -> ExitCode {
             }
             let mut stdout = std::io::stdout().lock();
             if json {
-                let doc = cli::error::with_remote_ops(out.json);
+                let doc = cli::error::with_remote_ops(out.json, ops);
                 let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
                 cli::emit(&mut stdout, &format!("{text}\n"));
             } else {
@@ -88,7 +96,7 @@ fn main() -> ExitCode {
             ExitCode::from(out.exit)
         }
         Err(err) => {
-            cli::error::report(&err, json);
+            cli::error::report(&err, json, ops);
             cli::error::exit_code(&err)
         }
     }

@@ -36,7 +36,7 @@ impl Session {
         }
         let Some(mut ctx) = std::env::current_dir()
             .ok()
-            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None).ok())
+            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None, &g.run).ok())
         else {
             return Ok(None);
         };

@@ -18,6 +18,7 @@
 use std::process::ExitCode;
 
 use git_swarm::error::{Code, Error};
+use git_swarm::git::RemoteOps;
 
 /// clap's parse error as a `USAGE` error: its first line is the message,
 /// its tips and usage line become hints. (`--help`/`--version` are not
@@ -71,9 +72,9 @@ pub fn unreachable_hint(err: Error, arbitration: bool) -> Error {
 
 /// Show `err`: the JSON document on stdout under `--json`, and always the
 /// text on stderr (control characters made visible).
-pub fn report(err: &Error, json: bool) {
+pub fn report(err: &Error, json: bool, ops: RemoteOps) {
     if json {
-        let doc = with_remote_ops(err.to_json());
+        let doc = with_remote_ops(err.to_json(), ops);
         let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
         super::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
     }
@@ -82,12 +83,12 @@ pub fn report(err: &Error, json: bool) {
 
 /// A command's JSON document with the remote operations this process made
 /// (`remote_ops`: pushes, refs pushed, fetches, queries, retries; see
-/// [`git_swarm::git::remote_ops`]), so that every command says what it
-/// cost the remote, whether it succeeded or not. (`remote` is taken: sync,
-/// init and status name the remote there.)
-pub fn with_remote_ops(mut doc: serde_json::Value) -> serde_json::Value {
+/// [`git_swarm::git::NetTally`]), so that every command says what it cost
+/// the remote, whether it succeeded or not. (`remote` is taken: sync, init
+/// and status name the remote there.)
+pub fn with_remote_ops(mut doc: serde_json::Value, ops: RemoteOps) -> serde_json::Value {
     if let Some(map) = doc.as_object_mut() {
-        let ops = serde_json::to_value(git_swarm::git::remote_ops()).expect("counts serialise");
+        let ops = serde_json::to_value(ops).expect("counts serialise");
         map.insert("remote_ops".into(), ops);
     }
     doc

@@ -30,6 +30,8 @@ pub use crate::cli::spec::{Access, Facts};
 use clap::{Parser, Subcommand};
 use git_swarm::error::{Code, Error, Result};
 use git_swarm::session::Ctx;
+use git_swarm::store::CommandState;
+use std::sync::Arc;
 
 /// Coordinate a coordinator and many parallel coding agents ("lanes") on one
 /// repository: plans, handoff packets and leader records live in git refs and
@@ -189,6 +191,10 @@ pub struct Global {
     pub offline: bool,
     pub no_cache: bool,
     pub access: Access,
+    /// The command's state shared by every session it opens (its remote
+    /// operations, what it does when the remote cannot be reached, its
+    /// trust notices): one per command.
+    pub run: Arc<CommandState>,
 }
 
 impl Global {
@@ -204,10 +210,11 @@ impl Global {
                 format!("cannot read the current directory: {e}"),
             )
         })?;
-        let mut ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote) {
+        let mut ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote, &self.run) {
             // A mistyped swarm.remote must not hide the local records.
             Err(e) if e.code == Code::RemoteMissing && self.access == Access::Read => {
-                let ctx = Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline)?;
+                let ctx =
+                    Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline, &self.run)?;
                 say!(
                     "warning: {}; showing this repository's records only (nothing fetched or published)",
                     e.message
@@ -272,7 +279,9 @@ pub fn parse() -> std::result::Result<Invocation, clap::Error> {
     })
 }
 
-pub fn run(invocation: Invocation) -> Result<Output> {
+/// Run one command; `run` is its shared state (the caller reads its remote
+/// operations after, whether the command succeeded or not).
+pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
     let Invocation { cli, facts } = invocation;
     let mut g = Global {
         json: cli.json,
@@ -280,13 +289,14 @@ pub fn run(invocation: Invocation) -> Result<Output> {
         offline: cli.offline,
         no_cache: cli.no_cache,
         access: facts.access(),
+        run: run.clone(),
     };
     let listing = facts.listing();
     if listing {
-        git_swarm::store::mirror::tolerate_unreachable();
+        g.run.reach.tolerate_unreachable();
     }
     if facts.keeps_when_unreachable() {
-        git_swarm::store::mirror::keep_writes_when_unreachable();
+        g.run.reach.keep_writes_when_unreachable();
     }
     let mut publishes_after = facts.publishes_after();
     // The push budget's session, opened once for the whole command.
@@ -341,14 +351,14 @@ pub fn run(invocation: Invocation) -> Result<Output> {
     };
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
-    if let Some(e) = git_swarm::store::trust::take_tool_failure() {
+    if let Some(e) = g.run.trust.take_tool_failure() {
         return Err(e);
     }
     let mut out = out?;
     if facts.boundary() && out.exit == 0 {
         out = capacity::at_boundary(&g, out);
     }
-    for notice in git_swarm::store::trust::take_notices() {
+    for notice in g.run.trust.take_warnings() {
         out = out.warn(notice);
     }
     if let Some((remote, f)) = flushed {
@@ -359,7 +369,7 @@ pub fn run(invocation: Invocation) -> Result<Output> {
         out = session.queued_after(out);
     }
     if listing {
-        if let Some(warning) = git_swarm::store::mirror::unreached_warning() {
+        if let Some(warning) = g.run.reach.unreached_warning() {
             out = out.warn(warning);
         }
     }

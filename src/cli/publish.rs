@@ -6,7 +6,7 @@
 //! one wording everywhere (`store::remote::not_published`).
 
 use crate::cli::output::Output;
-use git_swarm::store::mirror::{gone, is_unreachable, kept_why};
+use git_swarm::store::mirror::{gone, is_unreachable};
 use git_swarm::store::remote::{not_published, pending, Flushed};
 
 use super::Global;
@@ -27,9 +27,9 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     };
     // `--offline`, or this command found the remote unreachable (it kept
     // its write as offline): nothing is tried again.
-    if ctx.offline || gone(&remote) {
+    if ctx.offline || gone(&ctx.store, &remote) {
         return match pending(&ctx.store, &remote) {
-            Ok(p) if p.count() > 0 => keep(out, &kept_why()),
+            Ok(p) if p.count() > 0 => keep(out, &ctx.store.run.reach.kept_why()),
             _ => out,
         };
     }

@@ -1,5 +1,6 @@
-//! What the remote costs: one counter of the remote operations this process
-//! made ([`remote_ops`]: pushes, refs pushed, fetches, ref queries, retries),
+//! What the remote costs: one tally of the remote operations a command
+//! made ([`NetTally`]: pushes, refs pushed, fetches, ref queries, retries;
+//! shared by every [`super::Git`] the command derives with `Git::at`),
 //! and the server's transient answers (a ref locked by the server, an HTTP
 //! 5xx, a dropped connection) that a push or fetch retries with jittered
 //! backoff ([`transient`], [`backoff`]) instead of taking them for a lost
@@ -13,14 +14,8 @@ use serde::Serialize;
 /// with a transient failure: the first attempt and up to four retries.
 pub const ATTEMPTS: u32 = 5;
 
-static PUSHES: AtomicU64 = AtomicU64::new(0);
-static REFS_PUSHED: AtomicU64 = AtomicU64::new(0);
-static FETCHES: AtomicU64 = AtomicU64::new(0);
-static QUERIES: AtomicU64 = AtomicU64::new(0);
-static RETRIES: AtomicU64 = AtomicU64::new(0);
-
-/// The remote operations this process made so far (every attempt counts:
-/// the server saw it). Every command's `--json` carries it as `remote`.
+/// The remote operations a command made so far (every attempt counts: the
+/// server saw it). Every command's `--json` carries it as `remote_ops`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct RemoteOps {
     /// `git push` runs.
@@ -38,33 +33,61 @@ pub struct RemoteOps {
     pub backoff_ms: u64,
 }
 
-/// The counts so far.
-pub fn remote_ops() -> RemoteOps {
-    RemoteOps {
-        pushes: PUSHES.load(Ordering::Relaxed),
-        refs_pushed: REFS_PUSHED.load(Ordering::Relaxed),
-        fetches: FETCHES.load(Ordering::Relaxed),
-        queries: QUERIES.load(Ordering::Relaxed),
-        retries: RETRIES.load(Ordering::Relaxed),
-        backoff_ms: BACKOFF_MS.load(Ordering::Relaxed),
+/// The counters of one command's remote operations and of its backoff
+/// draws. One per command (the session opens it and every `Git` of the
+/// command shares it), so that a process running several commands (a
+/// test, a runner) counts each apart.
+#[derive(Debug, Default)]
+pub struct NetTally {
+    pushes: AtomicU64,
+    refs_pushed: AtomicU64,
+    fetches: AtomicU64,
+    queries: AtomicU64,
+    retries: AtomicU64,
+    backoff_ms: AtomicU64,
+    draws: AtomicU64,
+}
+
+impl NetTally {
+    /// The counts so far.
+    pub fn ops(&self) -> RemoteOps {
+        RemoteOps {
+            pushes: self.pushes.load(Ordering::Relaxed),
+            refs_pushed: self.refs_pushed.load(Ordering::Relaxed),
+            fetches: self.fetches.load(Ordering::Relaxed),
+            queries: self.queries.load(Ordering::Relaxed),
+            retries: self.retries.load(Ordering::Relaxed),
+            backoff_ms: self.backoff_ms.load(Ordering::Relaxed),
+        }
     }
-}
 
-pub(crate) fn count_push(refs: usize) {
-    PUSHES.fetch_add(1, Ordering::Relaxed);
-    REFS_PUSHED.fetch_add(refs as u64, Ordering::Relaxed);
-}
+    pub(crate) fn count_push(&self, refs: usize) {
+        self.pushes.fetch_add(1, Ordering::Relaxed);
+        self.refs_pushed.fetch_add(refs as u64, Ordering::Relaxed);
+    }
 
-pub(crate) fn count_fetch() {
-    FETCHES.fetch_add(1, Ordering::Relaxed);
-}
+    pub(crate) fn count_fetch(&self) {
+        self.fetches.fetch_add(1, Ordering::Relaxed);
+    }
 
-pub(crate) fn count_query() {
-    QUERIES.fetch_add(1, Ordering::Relaxed);
-}
+    pub(crate) fn count_query(&self) {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+    }
 
-pub(crate) fn count_retry() {
-    RETRIES.fetch_add(1, Ordering::Relaxed);
+    pub(crate) fn count_retry(&self) {
+        self.retries.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Sleep before retry number `retry` (1 for the first) of a push or
+    /// fetch the server answered transiently, or of a publish loop that
+    /// lost a race at the remote: [`backoff_ms`] with the next draw of the
+    /// seeded jitter. The time slept is counted (`backoff_ms`).
+    pub fn backoff(&self, retry: u32) {
+        let draw = self.draws.fetch_add(1, Ordering::Relaxed);
+        let ms = backoff_ms(retry, mix(seed() ^ mix(draw)));
+        self.backoff_ms.fetch_add(ms, Ordering::Relaxed);
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
 }
 
 /// Why the server's answer is transient (worth trying again after a
@@ -83,9 +106,6 @@ pub fn transient(stdout: &str, stderr: &str) -> Option<&'static str> {
 /// The first pause of a backoff, and the longest one.
 const BACKOFF_FIRST_MS: u64 = 100;
 const BACKOFF_CAP_MS: u64 = 2000;
-
-static BACKOFF_MS: AtomicU64 = AtomicU64::new(0);
-static DRAWS: AtomicU64 = AtomicU64::new(0);
 
 /// The jitter's seed: `GIT_SWARM_JITTER_SEED` (a number) when set, so that
 /// a test sees the same pauses every run; else one drawn per process, so
@@ -122,17 +142,6 @@ fn mix(mut z: u64) -> u64 {
 pub fn backoff_ms(retry: u32, noise: u64) -> u64 {
     let base = (BACKOFF_FIRST_MS << retry.saturating_sub(1).min(5)).min(BACKOFF_CAP_MS);
     base / 2 + noise % (base / 2 + 1)
-}
-
-/// Sleep before retry number `retry` (1 for the first) of a push or fetch
-/// the server answered transiently, or of a publish loop that lost a race
-/// at the remote: [`backoff_ms`] with the next draw of the seeded jitter.
-/// The time slept is counted in [`remote_ops`] (`backoff_ms`).
-pub fn backoff(retry: u32) {
-    let draw = DRAWS.fetch_add(1, Ordering::Relaxed);
-    let ms = backoff_ms(retry, mix(seed() ^ mix(draw)));
-    BACKOFF_MS.fetch_add(ms, Ordering::Relaxed);
-    std::thread::sleep(std::time::Duration::from_millis(ms));
 }
 
 #[cfg(test)]

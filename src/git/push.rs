@@ -41,7 +41,7 @@ impl Git {
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            net::count_fetch();
+            self.net.count_fetch();
             let out = self.output(&args)?;
             if out.status.success() {
                 return Ok(());
@@ -53,8 +53,8 @@ impl Git {
                 continue;
             }
             if attempt < net::ATTEMPTS && net::transient("", &stderr).is_some() {
-                net::count_retry();
-                net::backoff(attempt);
+                self.net.count_retry();
+                self.net.backoff(attempt);
                 continue;
             }
             return Err(super::failure::network_error("fetch from", remote, &out));
@@ -90,7 +90,7 @@ impl Git {
             remote.into(),
         ];
         args.extend(refspecs.iter().cloned());
-        net::count_query();
+        self.net.count_query();
         let out = self.output(&args)?;
         if !out.status.success() {
             return Err(super::failure::network_error("ask", remote, &out));
@@ -124,7 +124,7 @@ impl Git {
             remote.into(),
         ];
         args.extend(refspecs.iter().cloned());
-        net::count_query();
+        self.net.count_query();
         let out = self.output(&args)?;
         if !out.status.success() {
             return Err(super::failure::network_error("ask", remote, &out));
@@ -195,7 +195,7 @@ impl Git {
             // Fenced pushes are our own: the fenced-publish guard lets them through.
             let mut cmd = self.command(&args);
             cmd.env("GIT_SWARM_FENCED_PUSH", "1").stdin(Stdio::null());
-            net::count_push(updates.len() + extra_refspecs.len());
+            self.net.count_push(updates.len() + extra_refspecs.len());
             let out = cmd
                 .output()
                 .map_err(|e| Error::new(Code::GitFailed, format!("could not run git push: {e}")))?;
@@ -207,8 +207,8 @@ impl Git {
             if let Some(why) = net::transient(&stdout, &stderr) {
                 retried = Some((why, stderr.trim().to_string()));
                 if attempt < net::ATTEMPTS {
-                    net::count_retry();
-                    net::backoff(attempt);
+                    self.net.count_retry();
+                    self.net.backoff(attempt);
                 }
                 continue;
             }
@@ -242,7 +242,7 @@ impl Git {
         }
         let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
         args.extend(updates.iter().map(|u| u.refname.clone()));
-        net::count_query();
+        self.net.count_query();
         let out = self.run(&args)?;
         let held: std::collections::BTreeMap<&str, &str> = out
             .lines()

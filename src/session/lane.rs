@@ -9,7 +9,6 @@ use std::path::{Path, PathBuf};
 use super::Ctx;
 use crate::error::{Code, Error, Result};
 use crate::fsutil::same_path;
-use crate::git::Git;
 use crate::records::lane::{self, Lane};
 use crate::records::packet::backs_lane;
 use crate::store::Store;
@@ -145,7 +144,7 @@ impl Ctx {
         let here = std::fs::canonicalize(self.store.workdir()?).ok()?;
         let main = main_worktree(&self.store).ok()?;
         let in_main = std::fs::canonicalize(&main).ok().as_deref() == Some(here.as_path());
-        let branch = Git::new(&here).current_branch().ok()??;
+        let branch = self.store.git.at(&here).current_branch().ok()??;
         lane::all(&self.store).ok()?.0.into_iter().find(|lane| {
             lane.record.is_active()
                 && lane.record.branch == branch

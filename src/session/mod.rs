@@ -13,10 +13,11 @@ pub mod lane;
 pub mod plan;
 
 use std::path::Path;
+use std::sync::Arc;
 
 use crate::config::{self, LeaseSetting, Settings};
 use crate::error::Result;
-use crate::store::Store;
+use crate::store::{CommandState, Store};
 
 pub struct Ctx {
     pub store: Store,
@@ -48,13 +49,17 @@ impl Ctx {
         }
     }
 
+    /// The session of one command in `cwd`, sharing the command's state
+    /// `run` (its remote operations, what it does when the remote cannot
+    /// be reached, its trust notices) with every other session it opens.
     pub fn open(
         cwd: &Path,
         as_flag: Option<String>,
         offline: bool,
         remote: Option<&str>,
+        run: &Arc<CommandState>,
     ) -> Result<Ctx> {
-        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?, run.clone())?;
         let settings = Settings::load(&store, remote)?;
         Ok(Ctx {
             store,
@@ -67,8 +72,13 @@ impl Ctx {
 
     /// Like [`Ctx::open`], ignoring a configured remote that does not exist
     /// (for read-only commands, which then show local records only).
-    pub fn open_without_remote(cwd: &Path, as_flag: Option<String>, offline: bool) -> Result<Ctx> {
-        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
+    pub fn open_without_remote(
+        cwd: &Path,
+        as_flag: Option<String>,
+        offline: bool,
+        run: &Arc<CommandState>,
+    ) -> Result<Ctx> {
+        let store = Store::open_with(cwd, &config::command_line_parameters()?, run.clone())?;
         let mut settings = Settings::load_for_guards(&store);
         settings.remote = None;
         let exists = |r: &String| store.config(&format!("remote.{r}.url")).is_some();
@@ -120,7 +130,7 @@ impl Ctx {
     /// reads only what it needs, and says so when it cannot), and no
     /// network.
     pub fn open_for_guards(cwd: &Path, as_flag: Option<String>) -> Result<Ctx> {
-        let store = Store::open_with(cwd, &config::command_line_parameters()?)?;
+        let store = Store::open_with(cwd, &config::command_line_parameters()?, Arc::default())?;
         let settings = Settings::load_for_guards(&store);
         Ok(Ctx {
             store,
@@ -168,11 +178,11 @@ impl Ctx {
 
     /// A configured remote, unless `--offline` or a write this run found it
     /// unreachable: then the command goes on as with `--offline` (see
-    /// `mirror::keep_writes_when_unreachable`).
+    /// `mirror::Reach::keep_writes_when_unreachable`).
     fn reachable<'a>(&self, remote: Option<&'a str>) -> Option<&'a str> {
         match remote {
             _ if self.offline => None,
-            Some(r) if crate::store::mirror::gone(r) => None,
+            Some(r) if crate::store::mirror::gone(&self.store, r) => None,
             r => r,
         }
     }

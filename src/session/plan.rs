@@ -201,7 +201,9 @@ fn checkout_marker(store: &Store, worktree: &Path) -> Option<PathBuf> {
     let git_dir = if same {
         store.repo.git_dir().to_path_buf()
     } else {
-        let out = crate::git::Git::new(worktree)
+        let out = store
+            .git
+            .at(worktree)
             .run(["rev-parse", "--absolute-git-dir"])
             .ok()?;
         PathBuf::from(out.trim())

@@ -54,8 +54,23 @@ use crate::clock::Clock;
 use crate::error::{Code, Error, Result};
 use crate::git::Git;
 
+/// What one command shares across the stores (and sessions) it opens: the
+/// tally of its remote operations, what it does when the remote cannot be
+/// reached, and what its trust checks leave for its output. The CLI opens
+/// one per command and passes it down; a store opened on its own gets a
+/// fresh one. Nothing of it outlives the command: a process that runs
+/// several (a test, a runner) keeps them apart.
+#[derive(Debug, Default)]
+pub struct CommandState {
+    pub net: std::sync::Arc<crate::git::NetTally>,
+    pub reach: mirror::Reach,
+    pub trust: trust::Notices,
+}
+
 /// An open repository: gix for objects and refs, the git binary for the rest.
 pub struct Store {
+    /// The command's shared state ([`CommandState`]).
+    pub run: std::sync::Arc<CommandState>,
     pub repo: gix::Repository,
     pub git: Git,
     pub clock: Clock,
@@ -127,14 +142,18 @@ impl Store {
     /// Open the repository that contains `cwd`, or the one GIT_DIR names,
     /// without `git -c` settings ([`Store::open_with`] takes them).
     pub fn open(cwd: &Path) -> Result<Store> {
-        Store::open_with(cwd, &[])
+        Store::open_with(cwd, &[], std::sync::Arc::default())
     }
 
     /// Open the repository that contains `cwd`, or the one GIT_DIR names,
     /// with the `git -c` settings of the command line (`command_line`,
     /// parsed by [`crate::config::command_line_parameters`]) on top of the
-    /// config files, as git does.
-    pub fn open_with(cwd: &Path, command_line: &[(String, Option<String>)]) -> Result<Store> {
+    /// config files, as git does; the command's shared state is `run`.
+    pub fn open_with(
+        cwd: &Path,
+        command_line: &[(String, Option<String>)],
+        run: std::sync::Arc<CommandState>,
+    ) -> Result<Store> {
         // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
         // else discovery upwards from the current directory.
         let mut repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
@@ -163,8 +182,9 @@ impl Store {
             trust: trust::Trust::new(policy, repo.common_dir(), cache.enabled()),
             cache,
             repo,
-            git: Git::new(cwd),
+            git: Git::counted(cwd, run.net.clone()),
             clock: Clock::from_env()?,
+            run,
         };
         store.refuse_reftable()?;
         Ok(store)

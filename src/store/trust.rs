@@ -87,38 +87,59 @@ pub struct Trust {
     dir: PathBuf,
     disk: Mutex<bool>,
     /// The first failure of the checking program itself (missing, too old
-    /// for `-Y`): every later check in this process fails with it at once,
+    /// for `-Y`): every later check of this store fails with it at once,
     /// and nothing it caused is kept as a verdict.
     tool: Mutex<Option<Error>>,
 }
 
-/// Warnings for untrusted records used under `warn`, for the command's
-/// output: one per commit, in the order met.
-static NOTICES: Mutex<Vec<(ObjectId, String)>> = Mutex::new(Vec::new());
-
-/// Under `require`, the checking program's failure (missing, too old), if
-/// a check met one: a listing that showed the records it could not check as
-/// unreadable still fails with it (exit 4), since it judged none of them.
-static TOOL_FAILURE: Mutex<Option<Error>> = Mutex::new(None);
-
-/// The checking program's failure met under `require`, if any (the CLI
-/// ends the command with it).
-pub fn take_tool_failure() -> Option<Error> {
-    TOOL_FAILURE.lock().ok().and_then(|mut f| f.take())
+/// What the trust checks of one command leave for its output (shared by
+/// the stores the command opens: see [`crate::store::CommandState`]).
+#[derive(Debug, Default)]
+pub struct Notices {
+    /// Warnings for untrusted records used under `warn`: one per commit, in
+    /// the order met.
+    warnings: Mutex<Vec<(ObjectId, String)>>,
+    /// Under `require`, the checking program's failure (missing, too old),
+    /// if a check met one: a listing that showed the records it could not
+    /// check as unreadable still fails with it (exit 4), since it judged
+    /// none of them.
+    tool_failure: Mutex<Option<Error>>,
 }
 
-/// The warnings collected so far (the CLI adds them to its output).
-pub fn take_notices() -> Vec<String> {
-    let taken = NOTICES
-        .lock()
-        .map(|mut n| std::mem::take(&mut *n))
-        .unwrap_or_default();
-    let mut seen = std::collections::HashSet::new();
-    taken
-        .into_iter()
-        .filter(|(id, _)| seen.insert(*id))
-        .map(|(_, line)| line)
-        .collect()
+impl Notices {
+    /// The checking program's failure met under `require`, if any (the CLI
+    /// ends the command with it).
+    pub fn take_tool_failure(&self) -> Option<Error> {
+        self.tool_failure.lock().ok().and_then(|mut f| f.take())
+    }
+
+    /// The warnings collected so far, one per commit (the CLI adds them to
+    /// its output).
+    pub fn take_warnings(&self) -> Vec<String> {
+        let taken = self
+            .warnings
+            .lock()
+            .map(|mut n| std::mem::take(&mut *n))
+            .unwrap_or_default();
+        let mut seen = std::collections::HashSet::new();
+        taken
+            .into_iter()
+            .filter(|(id, _)| seen.insert(*id))
+            .map(|(_, line)| line)
+            .collect()
+    }
+
+    pub(super) fn warn(&self, commit: ObjectId, line: String) {
+        if let Ok(mut n) = self.warnings.lock() {
+            n.push((commit, line));
+        }
+    }
+
+    fn tool_failed(&self, e: &Error) {
+        if let Ok(mut f) = self.tool_failure.lock() {
+            f.get_or_insert_with(|| e.clone());
+        }
+    }
 }
 
 /// The record namespace of a ref (`refs/swarm/<ns>/…`, or a remote's
@@ -521,12 +542,10 @@ impl Store {
     }
 
     /// A check that failed: a failure of the checking program is kept for
-    /// the CLI under `require` (see [`take_tool_failure`]).
+    /// the CLI under `require` (see [`Notices::take_tool_failure`]).
     fn unchecked(&self, e: Error) -> Error {
         if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Require {
-            if let Ok(mut f) = TOOL_FAILURE.lock() {
-                f.get_or_insert_with(|| e.clone());
-            }
+            self.run.trust.tool_failed(&e);
         }
         e
     }
@@ -542,13 +561,13 @@ impl Store {
             Ok(v) => v,
             // Under warn, records the program cannot check are used, said once.
             Err(e) if e.code == Code::SigningToolMissing && self.trust.policy == Policy::Warn => {
-                if let Ok(mut n) = NOTICES.lock() {
-                    let line = format!(
-                        "records not checked (swarm.trust=warn), used unchecked: {} [SIGNING_TOOL_MISSING]",
-                        e.message
-                    );
-                    n.push((ObjectId::null(gix::hash::Kind::Sha1), line));
-                }
+                let line = format!(
+                    "records not checked (swarm.trust=warn), used unchecked: {} [SIGNING_TOOL_MISSING]",
+                    e.message
+                );
+                self.run
+                    .trust
+                    .warn(ObjectId::null(gix::hash::Kind::Sha1), line);
                 return Ok(());
             }
             Err(e) => return Err(self.unchecked(e)),
@@ -566,13 +585,11 @@ impl Store {
                 "swarm.trust=require uses only records signed by a key {LIST_PATH} on the base branch lists for their actor; see docs/trust.md"
             )));
         }
-        if let Ok(mut n) = NOTICES.lock() {
-            let line = format!(
-                "untrusted {kind} '{name}' used (swarm.trust=warn): {} (commit {short})",
-                verdict.reason
-            );
-            n.push((commit, line));
-        }
+        let line = format!(
+            "untrusted {kind} '{name}' used (swarm.trust=warn): {} (commit {short})",
+            verdict.reason
+        );
+        self.run.trust.warn(commit, line);
         Ok(())
     }
 }

@@ -31,9 +31,9 @@
 //! store's generic kinds (`store::kind`); a kind's reads live with the kind
 //! in `src/records/`.
 //!
-//! No process-global static but those listed: [`STATICS_ALLOWED`] (each
-//! with why it may be one) and [`STATICS_TO_MOVE`] (session policy and
-//! counters still to be passed down; it may only shrink).
+//! No process-global static but those listed in [`STATICS_ALLOWED`], each
+//! with why it may be one: a command's policy and counters live in its
+//! session (`store::CommandState`), passed down.
 //!
 //! [`ALLOWLIST`] is empty. A move in several steps may list violations
 //! there while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
@@ -1346,25 +1346,6 @@ const STATICS_ALLOWED: &[(&str, &str, &str)] = &[
     ("src/store/record_cache.rs", "SEQ", "a unique name for a temporary shard file in this process"),
 ];
 
-/// Session policy and counters still held in process-global statics, to be
-/// moved into the session or a value it owns. This list may only shrink: a
-/// static that is gone must leave it (the test fails on a stale entry), and
-/// a new one fails unless it is in [`STATICS_ALLOWED`] with its reason.
-const STATICS_TO_MOVE: &[(&str, &str)] = &[
-    ("src/git/net.rs", "BACKOFF_MS"),
-    ("src/git/net.rs", "DRAWS"),
-    ("src/git/net.rs", "FETCHES"),
-    ("src/git/net.rs", "PUSHES"),
-    ("src/git/net.rs", "QUERIES"),
-    ("src/git/net.rs", "REFS_PUSHED"),
-    ("src/git/net.rs", "RETRIES"),
-    ("src/store/mirror/mod.rs", "KEEP_WRITES"),
-    ("src/store/mirror/mod.rs", "TOLERATE"),
-    ("src/store/mirror/mod.rs", "UNREACHED"),
-    ("src/store/trust.rs", "NOTICES"),
-    ("src/store/trust.rs", "TOOL_FAILURE"),
-];
-
 /// Every `static NAME:` item of the code (comments and strings skipped;
 /// `&'static` is a lifetime, not an item), as (file, name), sorted.
 fn statics(files: &[(String, String)]) -> BTreeSet<(String, String)> {
@@ -1399,15 +1380,14 @@ fn statics(files: &[(String, String)]) -> BTreeSet<(String, String)> {
     out
 }
 
-/// What [`statics`] finds that neither list has, and the entries of
-/// either list that are gone.
+/// What [`statics`] finds that [`STATICS_ALLOWED`] lacks, and the entries
+/// of it that are gone.
 fn unlisted_statics(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     let found = statics(files);
     let listed = |f: &str, n: &str| {
         STATICS_ALLOWED
             .iter()
             .any(|(af, an, _)| *af == f && *an == n)
-            || STATICS_TO_MOVE.iter().any(|(mf, mn)| *mf == f && *mn == n)
     };
     let unlisted = found
         .iter()
@@ -1417,7 +1397,6 @@ fn unlisted_statics(files: &[(String, String)]) -> (Vec<String>, Vec<String>) {
     let stale = STATICS_ALLOWED
         .iter()
         .map(|(f, n, _)| (f, n))
-        .chain(STATICS_TO_MOVE.iter().map(|(f, n)| (f, n)))
         .filter(|(f, n)| !found.contains(&(f.to_string(), n.to_string())))
         .map(|(f, n)| format!("{f}: {n}"))
         .collect();
@@ -1434,7 +1413,7 @@ fn no_process_global_static_but_the_listed_ones() {
     );
     assert!(
         stale.is_empty(),
-        "STATICS_ALLOWED or STATICS_TO_MOVE lists statics that are gone; take them off:\n{}",
+        "STATICS_ALLOWED lists statics that are gone; take them off:\n{}",
         stale.join("\n")
     );
 }

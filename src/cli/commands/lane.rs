@@ -180,7 +180,9 @@ pub fn run(g: &Global, cmd: LaneCmd) -> Result<Output> {
             keep_branch,
         } => remove::rm(&ctx, &feature, force, keep_branch).map(removed),
         LaneCmd::Prune { dry_run } => remove::prune(&ctx, dry_run).map(pruned),
-        LaneCmd::Snapshot { lane } => snapshot::snapshot(&ctx, lane.as_deref()).map(snapshotted),
+        LaneCmd::Snapshot { lane } => {
+            snapshot::snapshot(&ctx, lane.as_deref()).map(|s| snapshotted(s, &ctx))
+        }
     }
 }
 
@@ -354,7 +356,7 @@ fn listed(wanted: bool, l: LaneList) -> Output {
 }
 
 /// `lane rm`
-fn snapshotted(s: Snapshotted) -> Output {
+fn snapshotted(s: Snapshotted, ctx: &git_swarm::session::Ctx) -> Output {
     let what = if s.clean {
         "nothing uncommitted".to_string()
     } else {
@@ -383,7 +385,7 @@ fn snapshotted(s: Snapshotted) -> Output {
     if kept {
         // The one wording, on stderr like every other write's.
         out.warn(git_swarm::store::remote::not_published(
-            &git_swarm::store::mirror::kept_why(),
+            &ctx.store.run.reach.kept_why(),
         ))
     } else {
         out

@@ -160,7 +160,7 @@ fn render(ctx: &git_swarm::session::Ctx, done: Written) -> Output {
     if !done.published {
         let out = Output::new(&done, text);
         return out.warn(git_swarm::store::remote::not_published(
-            &git_swarm::store::mirror::kept_why(),
+            &ctx.store.run.reach.kept_why(),
         ));
     }
     // As every write says where it went.
@@ -195,7 +195,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         let out = Output::new(&done, text);
         if !done.published {
             return Ok(out.warn(git_swarm::store::remote::not_published(
-                &git_swarm::store::mirror::kept_why(),
+                &ctx.store.run.reach.kept_why(),
             )));
         }
         return Ok(out);

@@ -241,14 +241,14 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
                 let text = std::fs::read_to_string(&file)
                     .map_err(|e| Error::new(Code::NotFound, format!("cannot read {shown}: {e}")))?;
                 let lines = task::parse_task_file(&shown, &text)?;
-                return task::create_many(&ctx, &plan, &shown, &lines).map(|c| created(&c));
+                return task::create_many(&ctx, &plan, &shown, &lines).map(|c| created(&c, &ctx));
             };
             let new = NewTask {
                 plan,
                 id,
                 fields: fields.fields(false, false),
             };
-            return task::create(&ctx, new).map(|r| ran(&r, ctx.remote()));
+            return task::create(&ctx, new).map(|r| ran(&r, &ctx));
         }
         TaskCmd::List { plan, status } => {
             let filter = status
@@ -273,7 +273,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             clear_branch,
         } => {
             let f = fields.fields(clear_owner, clear_branch);
-            return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r, ctx.remote()));
+            return task::update(&ctx, plan.as_deref(), &id, f).map(|r| ran(&r, &ctx));
         }
         TaskCmd::Claim {
             id,
@@ -284,7 +284,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             Some(id) if !next => (plan, id, OpArgs::Claim { lease }),
             _ => {
                 return task::claim_next(&ctx, plan.as_deref(), lease.as_deref())
-                    .map(|r| ran(&r, ctx.remote()))
+                    .map(|r| ran(&r, &ctx))
             }
         },
         TaskCmd::Renew { id, plan, lease } => {
@@ -327,12 +327,13 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             },
         ),
     };
-    task::act(&ctx, plan.as_deref(), &id, op).map(|r| ran(&r, ctx.remote()))
+    task::act(&ctx, plan.as_deref(), &id, op).map(|r| ran(&r, &ctx))
 }
 
 /// What a task command did, and (as every write says) where it went:
 /// published to the remote, or kept here with the warning.
-fn ran(r: &Ran, remote: Option<&str>) -> Output {
+fn ran(r: &Ran, ctx: &git_swarm::session::Ctx) -> Output {
+    let remote = ctx.remote();
     let rec = &r.record;
     let who = format!("task {}/{}", r.plan, r.id);
     let what = match (r.command, &rec.claim) {
@@ -390,13 +391,13 @@ fn ran(r: &Ran, remote: Option<&str>) -> Output {
     if !r.published && !r.already {
         out = out.warn(format!(
             "{}, and the remote may then prefer another clone's version",
-            git_swarm::store::remote::not_published(&git_swarm::store::mirror::kept_why())
+            git_swarm::store::remote::not_published(&ctx.store.run.reach.kept_why())
         ));
     }
     out
 }
 
-fn created(c: &task::Created) -> Output {
+fn created(c: &task::Created, ctx: &git_swarm::session::Ctx) -> Output {
     let mut text = format!(
         "created {} in plan {}",
         count(c.created.len(), "task", "tasks"),
@@ -413,7 +414,7 @@ fn created(c: &task::Created) -> Output {
     let mut out = Output::new(c, text);
     if !c.published && !c.created.is_empty() {
         out = out.warn(git_swarm::store::remote::not_published(
-            &git_swarm::store::mirror::kept_why(),
+            &ctx.store.run.reach.kept_why(),
         ));
     }
     out

@@ -43,8 +43,10 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
     let ctx = if event == Event::PreToolUse {
         Ctx::open_for_guards(&cwd, as_flag)
     } else {
-        Ctx::open(&cwd, as_flag.clone(), false, None)
-            .or_else(|_| Ctx::open_without_remote(&cwd, as_flag, false))
+        // The hook is a command of its own.
+        let run = std::sync::Arc::default();
+        Ctx::open(&cwd, as_flag.clone(), false, None, &run)
+            .or_else(|_| Ctx::open_without_remote(&cwd, as_flag, false, &run))
     };
     let ctx = match ctx {
         Ok(ctx) => ctx,

@@ -123,7 +123,7 @@ pub fn unfinished(ctx: &Ctx, me: &str) -> Result<Option<String>> {
             .workdir()
             .ok_or_else(|| Error::new(Code::BareRepo, "no working tree"))?
             .to_path_buf();
-        let git = Git::new(&workdir);
+        let git = ctx.store.git.at(&workdir);
         let plan_file = ctx.settings.plan_file.trim_start_matches('/').to_string();
         let dirty: Vec<String> = git
             .dirty_paths()?

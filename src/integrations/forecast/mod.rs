@@ -156,7 +156,7 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     let remotes = heads::Remotes::of(ctx);
     let fetched = match (&remote, ctx.offline) {
         (Some(r), false) => match heads::fetch(ctx, r, remotes.code) {
-            Ok(()) => crate::store::mirror::unreached().as_deref() != Some(r.as_str()),
+            Ok(()) => ctx.store.run.reach.unreached().as_deref() != Some(r.as_str()),
             Err(e) => {
                 warnings.push(format!(
                     "could not fetch from {r} ({}); forecasting over what was fetched before",

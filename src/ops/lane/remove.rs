@@ -168,7 +168,7 @@ fn remove(
     };
     crate::failpoint::point("lane-rm:recorded");
     let keep_branch = keep_branch || record.branch_kept;
-    let git = Git::new(&main_worktree(&ctx.store)?);
+    let git = ctx.store.git.at(&main_worktree(&ctx.store)?);
     let worktree_removed = remove_worktree(ctx, &git, feature, &record, st, force, id)?;
     let mut branch_deleted = false;
     let r = &record;
@@ -445,7 +445,7 @@ fn prune_left_behind(ctx: &Ctx, lane: &Lane, old: &Path, out: &mut Pruned) -> Re
     let (mut dirty, plan_unsaved) = uncommitted(ctx, &r.plan, old)?;
     let why = if cwd_inside(old) {
         Some("you are inside it".to_string())
-    } else if Git::new(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
+    } else if ctx.store.git.at(old).current_branch()?.as_deref() != Some(r.branch.as_str()) {
         Some(format!("it is not on the lane's branch {}", r.branch))
     } else if !crate::records::packet::backs_lane(
         &ctx.store,

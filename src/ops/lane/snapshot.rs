@@ -145,7 +145,7 @@ fn worktree(ctx: &Ctx, lane: &Lane) -> Result<Git> {
     if !path.is_dir() {
         return Err(not_here("is not in this clone"));
     }
-    let git = Git::new(path);
+    let git = ctx.store.git.at(path);
     let common = git
         .run(["rev-parse", "--path-format=absolute", "--git-common-dir"])
         .map_err(|_| not_here("is not a git checkout"))?;

@@ -13,7 +13,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::error::{Code, Result};
-use crate::git::Git;
 use crate::records::lane::wip::wip_ref;
 use crate::session::Ctx;
 
@@ -108,7 +107,7 @@ pub fn sweep(ctx: &Ctx) -> Vec<Swept> {
 
 /// Snapshot what is uncommitted in `path` (if anything), then remove it.
 fn close_one(ctx: &Ctx, feature: &str, owner: &str, path: &Path) -> Result<String> {
-    let git = Git::new(path);
+    let git = ctx.store.git.at(path);
     let dirty = !git
         .run(["status", "--porcelain", "--untracked-files=all"])?
         .trim()

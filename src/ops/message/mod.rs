@@ -241,7 +241,10 @@ fn publish_one(
                 lines.join("; ")
             ))),
         ),
-        Err(_) if mirror::gone(r) => (false, Some(remote::not_published(&mirror::kept_why()))),
+        Err(_) if mirror::gone(store, r) => (
+            false,
+            Some(remote::not_published(&store.run.reach.kept_why())),
+        ),
         Err(e) => (
             false,
             Some(remote::not_published(&format!(

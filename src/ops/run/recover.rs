@@ -7,7 +7,6 @@ use std::path::{Path, PathBuf};
 
 use super::{brief, Agent, Runner};
 use crate::error::Result;
-use crate::git::Git;
 use crate::records::lane::wip::wip_ref;
 use crate::records::{pool, task};
 use crate::store::mirror;
@@ -334,7 +333,7 @@ impl Runner<'_> {
         let Ok(tip) = crate::store::remote::tip(store, remote, &refname) else {
             return;
         };
-        let git = Git::new(path);
+        let git = self.ctx.store.git.at(path);
         let Some(head) = git.rev_parse("HEAD").ok().flatten() else {
             return;
         };

@@ -155,7 +155,7 @@ pub fn named(
 /// says "already so" rather than asking for the task.
 fn ended_lane_here(ctx: &Ctx) -> Option<crate::records::lane::Lane> {
     let here = std::fs::canonicalize(ctx.store.workdir()?).ok()?;
-    let branch = crate::git::Git::new(&here).current_branch().ok()??;
+    let branch = ctx.store.git.at(&here).current_branch().ok()??;
     crate::records::lane::all(&ctx.store)
         .ok()?
         .0

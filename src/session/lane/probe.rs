@@ -106,7 +106,10 @@ fn made_here(ctx: &Ctx, lane: &Lane) -> Result<bool> {
 /// the plan file has edits the plan does not have.
 pub fn uncommitted(ctx: &Ctx, plan: &str, path: &Path) -> Result<(Vec<String>, bool)> {
     let plan_file = ctx.settings.plan_file.trim_start_matches('/');
-    let dirty = Git::new(path)
+    let dirty = ctx
+        .store
+        .git
+        .at(path)
         .dirty_paths()?
         .into_iter()
         .filter(|p| p != plan_file)

@@ -143,7 +143,7 @@ use serde::Serialize;
 use super::{Record, Records, Versioned};
 use crate::error::{Code, Error, Result};
 use crate::git::PushUpdate;
-use crate::store::mirror::{fetch, fetch_refs, gone, kept_why, note_unreachable};
+use crate::store::mirror::{fetch, fetch_refs, gone, note_unreachable};
 use crate::store::remote::land::{land, Landed, Landing, Write};
 use crate::store::remote::{self, adopt, not_published, Tip};
 use crate::store::{Event, Store};
@@ -300,8 +300,8 @@ impl<'s> Publish<'s> {
             attempt += 1;
             // Found unreachable earlier in this process: offline from now
             // on (with nothing to fetch, no push waits for it to time out).
-            if remote.is_some_and(gone) {
-                why = kept_why();
+            if remote.is_some_and(|r| gone(store, r)) {
+                why = store.run.reach.kept_why();
                 remote = None;
             }
             // A round that lost and kept its view decides again on what
@@ -310,13 +310,13 @@ impl<'s> Publish<'s> {
                 (remote, refs.is_empty(), std::mem::take(&mut keep_view))
             {
                 match fetch_refs(store, r, &refs) {
-                    Ok(()) if !gone(r) => {}
+                    Ok(()) if !gone(store, r) => {}
                     Ok(()) => {
-                        why = kept_why();
+                        why = store.run.reach.kept_why();
                         remote = None;
                     }
                     // Kept only by a command that keeps its writes then
-                    // (`mirror::keep_writes_when_unreachable`); the
+                    // (`mirror::Reach::keep_writes_when_unreachable`); the
                     // arbitrations (claim, reserve, accept…) fail instead.
                     Err(e) if note_unreachable(store, r, &e) => {
                         why = format!("remote '{r}' could not be reached");
@@ -381,7 +381,10 @@ impl<'s> Publish<'s> {
                     // another ref than the one it lost.
                     keep_view = kept_view;
                     if remote.is_some() && attempt < self.attempts && !kept_view {
-                        crate::git::net::backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
+                        store
+                            .git
+                            .net()
+                            .backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
                     }
                 }
                 // It stopped answering since the fetch: kept, as offline

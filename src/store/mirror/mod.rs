@@ -5,6 +5,9 @@
 
 pub mod level;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
 use super::refs::NOTES_REF;
 use super::Store;
 use crate::error::{Code, Error, Result};
@@ -34,7 +37,7 @@ pub fn mirror_ref(remote: &str, local: &str) -> String {
 pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     let before = level::before_fetch(store, remote);
     fetch_into_mirror(store, remote, &mirror_refspecs(remote))?;
-    if unreached().as_deref() != Some(remote) {
+    if unreached(store).as_deref() != Some(remote) {
         stamp_fetch(store, remote);
         if let Some(before) = &before {
             level::mark(store, remote, before);
@@ -43,40 +46,87 @@ pub fn fetch(store: &Store, remote: &str) -> Result<()> {
     Ok(())
 }
 
-/// Reads that tolerate a remote that cannot be reached (see
-/// [`tolerate_unreachable`]), and the remote that could not be.
-static TOLERATE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-static UNREACHED: std::sync::Mutex<Option<(String, String)>> = std::sync::Mutex::new(None);
-
-/// From now on in this process, a fetch that fails (the remote cannot be
-/// reached) is not an error: the command works from what the clone knows,
-/// and [`unreached`] names the remote for its one warning line. For
-/// listings; a write keeps its error. After one failure the same remote is
-/// not tried again in this process (one timeout, not one per fetch).
-pub fn tolerate_unreachable() {
-    TOLERATE.store(true, std::sync::atomic::Ordering::Relaxed);
+/// What one command does when its remote cannot be reached, and the remote
+/// that could not be (shared by the stores the command opens: see
+/// [`crate::store::CommandState`]).
+#[derive(Debug, Default)]
+pub struct Reach {
+    /// Reads tolerate a remote that cannot be reached.
+    tolerate: AtomicBool,
+    /// Writes keep what they wrote when the remote cannot be reached.
+    keep_writes: AtomicBool,
+    /// The remote a tolerated fetch or push could not reach, and the
+    /// warning line worded when it failed.
+    unreached: Mutex<Option<(String, String)>>,
 }
 
-/// The remote a tolerated fetch could not reach in this process, if any.
-pub fn unreached() -> Option<String> {
-    UNREACHED
-        .lock()
-        .ok()
-        .and_then(|g| g.as_ref().map(|(r, _)| r.clone()))
+impl Reach {
+    /// From now on in this command, a fetch that fails (the remote cannot
+    /// be reached) is not an error: the command works from what the clone
+    /// knows, and [`Reach::unreached`] names the remote for its one warning
+    /// line. For listings; a write keeps its error. After one failure the
+    /// same remote is not tried again in this command (one timeout, not one
+    /// per fetch).
+    pub fn tolerate_unreachable(&self) {
+        self.tolerate.store(true, Ordering::Relaxed);
+    }
+
+    /// From now on in this command, a write that cannot reach the remote
+    /// is kept in this clone as with `--offline`: a fetch that cannot reach
+    /// it is not an error ([`Reach::tolerate_unreachable`]), and once one
+    /// fetch or push could not, [`gone`] says so, `Ctx::remote` is None,
+    /// and the publish loop arbitrates with the local compare-and-swap. For
+    /// every command that writes, except the arbitrations whose point is
+    /// the remote's verdict.
+    pub fn keep_writes_when_unreachable(&self) {
+        self.keep_writes.store(true, Ordering::Relaxed);
+        self.tolerate_unreachable();
+    }
+
+    /// The remote a tolerated fetch could not reach in this command, if any.
+    pub fn unreached(&self) -> Option<String> {
+        self.unreached
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|(r, _)| r.clone()))
+    }
+
+    /// The one warning line for [`Reach::unreached`]
+    /// ([`unreachable_warning`], worded when the fetch failed).
+    pub fn unreached_warning(&self) -> Option<String> {
+        self.unreached
+            .lock()
+            .ok()
+            .and_then(|g| g.as_ref().map(|(_, w)| w.clone()))
+    }
+
+    /// Why a write of this command is kept in this clone: the remote could
+    /// not be reached, or `--offline` (or no remote at all).
+    pub fn kept_why(&self) -> String {
+        match self.unreached() {
+            Some(r) if self.keeps_writes() => {
+                format!("remote '{r}' could not be reached")
+            }
+            _ => OFFLINE.to_string(),
+        }
+    }
+
+    fn tolerates(&self) -> bool {
+        self.tolerate.load(Ordering::Relaxed)
+    }
+
+    fn keeps_writes(&self) -> bool {
+        self.keep_writes.load(Ordering::Relaxed)
+    }
 }
 
-/// The one warning line for [`unreached`] ([`unreachable_warning`], worded
-/// when the fetch failed).
-pub fn unreached_warning() -> Option<String> {
-    UNREACHED
-        .lock()
-        .ok()
-        .and_then(|g| g.as_ref().map(|(_, w)| w.clone()))
+fn unreached(store: &Store) -> Option<String> {
+    store.run.reach.unreached()
 }
 
 fn mark_unreached(store: &Store, remote: &str) {
     let warning = unreachable_warning(store, remote);
-    if let Ok(mut g) = UNREACHED.lock() {
+    if let Ok(mut g) = store.run.reach.unreached.lock() {
         *g = Some((remote.to_string(), warning));
     }
 }
@@ -135,55 +185,25 @@ pub fn unreachable_error(store: &Store, remote: &str, e: Error) -> Error {
     out
 }
 
-fn keeps_writes() -> bool {
-    KEEP_WRITES.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Writes that keep what they wrote when the remote cannot be reached (see
-/// [`keep_writes_when_unreachable`]).
-static KEEP_WRITES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// From now on in this process, a write that cannot reach the remote is
-/// kept in this clone as with `--offline`: a fetch that cannot reach it is
-/// not an error ([`tolerate_unreachable`]), and once one fetch or push
-/// could not, [`gone`] says so, `Ctx::remote` is None, and the publish
-/// loop arbitrates with the local compare-and-swap. For every command that
-/// writes, except the arbitrations whose point is the remote's verdict.
-pub fn keep_writes_when_unreachable() {
-    KEEP_WRITES.store(true, std::sync::atomic::Ordering::Relaxed);
-    tolerate_unreachable();
-}
-
-/// Whether this process keeps its writes because `remote` could not be
-/// reached (see [`keep_writes_when_unreachable`]).
-pub fn gone(remote: &str) -> bool {
-    keeps_writes() && unreached().as_deref() == Some(remote)
+/// Whether this command keeps its writes because `remote` could not be
+/// reached (see [`Reach::keep_writes_when_unreachable`]).
+pub fn gone(store: &Store, remote: &str) -> bool {
+    store.run.reach.keeps_writes() && unreached(store).as_deref() == Some(remote)
 }
 
 /// Note that a push found `remote` unreachable (`e`, see
 /// [`is_unreachable`]), as a fetch that could not reach it does; true when
-/// this process keeps its writes then ([`gone`]).
+/// this command keeps its writes then ([`gone`]).
 pub fn note_unreachable(store: &Store, remote: &str, e: &Error) -> bool {
-    if TOLERATE.load(std::sync::atomic::Ordering::Relaxed) && is_unreachable(e) {
+    if store.run.reach.tolerates() && is_unreachable(e) {
         mark_unreached(store, remote);
     }
-    gone(remote)
+    gone(store, remote)
 }
 
 /// Why a record is kept in this clone when there is no remote to publish
 /// to: `--offline`, or none configured.
 pub const OFFLINE: &str = "offline (--offline, or no remote)";
-
-/// Why a write of this process is kept in this clone: the remote could not
-/// be reached, or `--offline` (or no remote at all).
-pub fn kept_why() -> String {
-    match unreached() {
-        Some(r) if keeps_writes() => {
-            format!("remote '{r}' could not be reached")
-        }
-        _ => OFFLINE.to_string(),
-    }
-}
 
 /// Where the time this clone last reached the remote (a fetch or a push
 /// that it answered) is kept: a cache, like the fetch stamp.
@@ -255,8 +275,8 @@ fn stamp_fetch(store: &Store, remote: &str) {
 /// leaves `<ref>.lock` behind and every later fetch fails on it: such a lock
 /// is waited for and, once stale, removed (the mirror is only a cache).
 fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()> {
-    let tolerate = TOLERATE.load(std::sync::atomic::Ordering::Relaxed);
-    if tolerate && unreached().as_deref() == Some(remote) {
+    let tolerate = store.run.reach.tolerates();
+    if tolerate && unreached(store).as_deref() == Some(remote) {
         return Ok(());
     }
     match fetch_into_mirror_once(store, remote, specs) {
@@ -267,7 +287,11 @@ fn fetch_into_mirror(store: &Store, remote: &str, specs: &[String]) -> Result<()
         // A listing shows what the clone knows whatever kept the fetch from
         // answering; a write goes offline only for a remote that cannot be
         // reached (a busy one stays an error).
-        Err(e) if tolerate && (is_unreachable(&e) || (!keeps_writes() && did_not_answer(&e))) => {
+        Err(e)
+            if tolerate
+                && (is_unreachable(&e)
+                    || (!store.run.reach.keeps_writes() && did_not_answer(&e))) =>
+        {
             mark_unreached(store, remote);
             Ok(())
         }

@@ -105,7 +105,7 @@ pub fn land(store: &Store, remote: Option<&str>, landing: &Landing) -> Result<La
         return match publish_batched(store, r, &landing.independent) {
             Ok(PushOutcome::Ok) => Ok(Landed::Done),
             Ok(PushOutcome::Rejected(lines)) => Ok(Landed::Lost(lines)),
-            Err(_) if gone(r) => Ok(Landed::Unreachable),
+            Err(_) if gone(store, r) => Ok(Landed::Unreachable),
             Err(e) => Err(e),
         };
     }
@@ -127,7 +127,7 @@ pub fn land(store: &Store, remote: Option<&str>, landing: &Landing) -> Result<La
             }
         }
         Ok(PushOutcome::Rejected(lines)) => return Ok(Landed::Lost(lines)),
-        Err(_) if gone(r) => return Ok(Landed::Unreachable),
+        Err(_) if gone(store, r) => return Ok(Landed::Unreachable),
         Err(e) => return Err(e),
     }
     if !landing.point.is_empty() {

@@ -60,9 +60,7 @@ impl Store {
                 let data = self.repo.find_object(id).ok()?.data.clone();
                 let odd = unknown_options(&data);
                 if !odd.is_empty() {
-                    if let Ok(mut n) = super::NOTICES.lock() {
-                        n.push((id, odd_lines(&source, &odd)));
-                    }
+                    self.run.trust.warn(id, odd_lines(&source, &odd));
                 }
                 let path = self.trust.dir.join(format!("{id}.allowed_signers"));
                 if !path.exists() {

@@ -53,6 +53,8 @@ impl Shared {
             offline: self.cfg.offline,
             no_cache: self.cfg.no_cache,
             access: Access::Read,
+            // Each request is a command of its own.
+            run: Default::default(),
         }
     }
 }

@@ -54,7 +54,7 @@ pub(super) fn prepare(ctx: &Ctx, feature: &str, base: String, had_record: bool) 
     // Refuse an unusable swarm.planFile before anything is created.
     crate::session::plan::plan_file_in(ctx, &path)?;
     let mut making = Making {
-        git: Git::new(&main),
+        git: ctx.store.git.at(&main),
         branch,
         base,
         base_commit,
@@ -106,7 +106,14 @@ impl Making {
         if let Some(tip) = ctx.store.ref_target(&self.branch_ref())? {
             let no_own_commits = ctx.store.is_ancestor(tip, self.base_commit)?;
             let on_branch = path.exists()
-                && Git::new(&path).current_branch().ok().flatten().as_deref()
+                && ctx
+                    .store
+                    .git
+                    .at(&path)
+                    .current_branch()
+                    .ok()
+                    .flatten()
+                    .as_deref()
                     == Some(branch.as_str());
             if self.marker.exists() && no_own_commits && on_branch {
                 self.resume = true;

@@ -129,7 +129,7 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
             // its writes then): the start stays here, as when the first
             // fetch found it.
             if !txn.online() {
-                return Ok(Some(crate::store::mirror::kept_why()));
+                return Ok(Some(ctx.store.run.reach.kept_why()));
             }
             // Another lane of the plan, or this very feature started on
             // another machine (a published record this one does not descend

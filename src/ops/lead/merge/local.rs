@@ -117,7 +117,7 @@ fn in_worktree(
     gate: Option<&str>,
     dir: &Path,
 ) -> Result<Outcome> {
-    let wt = Git::new(dir);
+    let wt = ctx.store.git.at(dir);
     let feature = &item.lane.feature;
     let task = item
         .lane

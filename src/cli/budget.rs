@@ -10,7 +10,7 @@
 use jiff::SignedDuration;
 
 use crate::cli::output::Output;
-use git_swarm::session::Ctx;
+use git_swarm::session::{Ctx, Network};
 use git_swarm::store::remote::budget;
 use git_swarm::store::remote::{pending, Flushed};
 
@@ -36,7 +36,7 @@ impl Session {
         }
         let Some(mut ctx) = std::env::current_dir()
             .ok()
-            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), false, None, &g.run).ok())
+            .and_then(|cwd| Ctx::open(&cwd, g.as_.clone(), Network::Online, None, &g.run).ok())
         else {
             return Ok(None);
         };

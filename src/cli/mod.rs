@@ -29,7 +29,7 @@ use crate::cli::output::Output;
 pub use crate::cli::spec::{Access, Facts};
 use clap::{Parser, Subcommand};
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::session::Ctx;
+use git_swarm::session::{Ctx, Network};
 use git_swarm::store::CommandState;
 use std::sync::Arc;
 
@@ -189,6 +189,9 @@ pub struct Global {
     pub json: bool,
     pub as_: Option<String>,
     pub offline: bool,
+    /// A write the push budget holds (kept here and queued, see
+    /// [`budget::Session`]): its sessions reach no remote.
+    pub held: bool,
     pub no_cache: bool,
     pub access: Access,
     /// The command's state shared by every session it opens (its remote
@@ -198,6 +201,15 @@ pub struct Global {
 }
 
 impl Global {
+    /// Whether this command's sessions reach the remote.
+    pub fn network(&self) -> Network {
+        match (self.offline, self.held) {
+            (true, _) => Network::Offline,
+            (false, true) => Network::Held,
+            (false, false) => Network::Online,
+        }
+    }
+
     /// Open the repository of the current directory.
     pub fn ctx(&self) -> Result<Ctx> {
         self.ctx_with_remote(None)
@@ -210,11 +222,11 @@ impl Global {
                 format!("cannot read the current directory: {e}"),
             )
         })?;
-        let mut ctx = match Ctx::open(&cwd, self.as_.clone(), self.offline, remote, &self.run) {
+        let mut ctx = match Ctx::open(&cwd, self.as_.clone(), self.network(), remote, &self.run) {
             // A mistyped swarm.remote must not hide the local records.
             Err(e) if e.code == Code::RemoteMissing && self.access == Access::Read => {
                 let ctx =
-                    Ctx::open_without_remote(&cwd, self.as_.clone(), self.offline, &self.run)?;
+                    Ctx::open_without_remote(&cwd, self.as_.clone(), self.network(), &self.run)?;
                 say!(
                     "warning: {}; showing this repository's records only (nothing fetched or published)",
                     e.message
@@ -287,6 +299,7 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
         json: cli.json,
         as_: cli.as_,
         offline: cli.offline,
+        held: false,
         no_cache: cli.no_cache,
         access: facts.access(),
         run: run.clone(),
@@ -311,7 +324,7 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
     // Under a push budget a write nobody races for stays here, queued.
     let queued = session.as_ref().filter(|_| budgeted);
     if queued.is_some() {
-        g.offline = true;
+        g.held = true;
         publishes_after = false;
     }
     let flushed = session
@@ -365,7 +378,6 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
         out = budget::said(out, &remote, f);
     }
     if let Some(session) = queued {
-        g.offline = false;
         out = session.queued_after(out);
     }
     if listing {

@@ -27,7 +27,7 @@ pub fn publish_after(g: &Global, out: Output) -> Output {
     };
     // `--offline`, or this command found the remote unreachable (it kept
     // its write as offline): nothing is tried again.
-    if ctx.offline || gone(&ctx.store, &remote) {
+    if ctx.offline() || gone(&ctx.store, &remote) {
         return match pending(&ctx.store, &remote) {
             Ok(p) if p.count() > 0 => keep(out, &ctx.store.run.reach.kept_why()),
             _ => out,

@@ -73,6 +73,6 @@ pub fn whoami(ctx: &Ctx, plan: Option<&str>) -> Result<WhoAmI> {
         trust: trust.to_string(),
         remote: ctx.settings.remote.clone(),
         code_remote: ctx.settings.code_remote.clone(),
-        offline: ctx.offline,
+        offline: ctx.offline(),
     })
 }

@@ -85,7 +85,7 @@ pub(crate) fn on_remote(ctx: &Ctx, base: &str) -> Option<(String, String, bool)>
 /// Fetch the remote's copy of `base` (see the module text). Never an
 /// error: a failed fetch is [`Refreshed::Failed`], for the caller to say.
 pub fn refresh(ctx: &Ctx, base: &str) -> Refreshed {
-    if ctx.offline {
+    if ctx.offline() {
         return Refreshed::NotRemote;
     }
     let Some((remote, branch, _)) = on_remote(ctx, base) else {

@@ -23,7 +23,21 @@ pub struct Ctx {
     pub store: Store,
     pub settings: Settings,
     pub as_flag: Option<String>,
-    pub offline: bool,
+    /// Whether this command reaches the remote, and if not, why.
+    pub network: Network,
+}
+
+/// Whether a command reaches its remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Network {
+    /// It fetches and publishes.
+    Online,
+    /// `--offline`: writes are kept in this clone, nothing is fetched.
+    Offline,
+    /// A write the push budget (`swarm.pushBudget`) holds: kept in this
+    /// clone and queued, published with the queue (nothing fetched first:
+    /// nobody races for it).
+    Held,
 }
 
 impl Ctx {
@@ -55,7 +69,7 @@ impl Ctx {
     pub fn open(
         cwd: &Path,
         as_flag: Option<String>,
-        offline: bool,
+        network: Network,
         remote: Option<&str>,
         run: &Arc<CommandState>,
     ) -> Result<Ctx> {
@@ -65,7 +79,7 @@ impl Ctx {
             store,
             settings,
             as_flag,
-            offline,
+            network,
         }
         .with_trust_base())
     }
@@ -75,7 +89,7 @@ impl Ctx {
     pub fn open_without_remote(
         cwd: &Path,
         as_flag: Option<String>,
-        offline: bool,
+        network: Network,
         run: &Arc<CommandState>,
     ) -> Result<Ctx> {
         let store = Store::open_with(cwd, &config::command_line_parameters()?, run.clone())?;
@@ -87,7 +101,7 @@ impl Ctx {
             store,
             settings,
             as_flag,
-            offline,
+            network,
         }
         .with_trust_base())
     }
@@ -136,7 +150,7 @@ impl Ctx {
             store,
             settings,
             as_flag,
-            offline: true,
+            network: Network::Offline,
         }
         .with_trust_base())
     }
@@ -165,6 +179,12 @@ impl Ctx {
         self.actor_opt()?.ok_or_else(config::identity_missing)
     }
 
+    /// Whether this command does not reach the remote (`--offline`, or a
+    /// write the push budget holds).
+    pub fn offline(&self) -> bool {
+        self.network != Network::Online
+    }
+
     /// The remote to publish to, unless `--offline`.
     pub fn remote(&self) -> Option<&str> {
         self.reachable(self.settings.remote.as_deref())
@@ -181,7 +201,7 @@ impl Ctx {
     /// `mirror::Reach::keep_writes_when_unreachable`).
     fn reachable<'a>(&self, remote: Option<&'a str>) -> Option<&'a str> {
         match remote {
-            _ if self.offline => None,
+            _ if self.offline() => None,
             Some(r) if crate::store::mirror::gone(&self.store, r) => None,
             r => r,
         }

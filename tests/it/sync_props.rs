@@ -132,7 +132,11 @@ fn copy(template: &Path, to: &Path) {
 }
 
 fn ctx(dir: &Path, offline: bool, minute: u32) -> Ctx {
-    let mut ctx = Ctx::open(dir, None, offline, None, &Default::default()).expect("a session");
+    let network = match offline {
+        true => git_swarm::session::Network::Offline,
+        false => git_swarm::session::Network::Online,
+    };
+    let mut ctx = Ctx::open(dir, None, network, None, &Default::default()).expect("a session");
     let now: jiff::Timestamp = format!("2026-03-01T10:{minute:02}:00Z").parse().unwrap();
     ctx.store.clock = Clock::fixed(now);
     ctx

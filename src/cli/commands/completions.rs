@@ -85,9 +85,13 @@ pub fn complete(words: &[String]) -> String {
     let names = completion_kind(words)
         .and_then(|kind| {
             let cwd = std::env::current_dir().ok()?;
-            let ctx =
-                git_swarm::session::Ctx::open_without_remote(&cwd, None, true, &Default::default())
-                    .ok()?;
+            let ctx = git_swarm::session::Ctx::open_without_remote(
+                &cwd,
+                None,
+                git_swarm::session::Network::Offline,
+                &Default::default(),
+            )
+            .ok()?;
             let remote = ctx.store.config("swarm.remote").or_else(|| {
                 ctx.store
                     .config("remote.origin.url")

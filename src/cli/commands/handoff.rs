@@ -177,7 +177,7 @@ pub fn accept(g: &Global, mut a: AcceptArgs) -> Result<Output> {
     };
     let mut notes = Vec::new();
     let (dir, made) = accept::worktree_noted(&ctx, &packet_id, path, &mut notes)?;
-    let accepted = git_swarm::session::Ctx::open(&dir, g.as_.clone(), g.offline, None, &g.run)
+    let accepted = git_swarm::session::Ctx::open(&dir, g.as_.clone(), g.network(), None, &g.run)
         .and_then(|there| accept::accept_with(&there, &packet_id, !a.no_restore));
     match accepted {
         Ok(mut acc) => {

@@ -17,7 +17,7 @@ use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Code, Error, Result};
 use crate::records::agent::{Answer, Event, Input};
-use crate::session::Ctx;
+use crate::session::{Ctx, Network};
 
 use super::inbox::{message_lines, unshown};
 use super::Swarm;
@@ -45,8 +45,8 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
     } else {
         // The hook is a command of its own.
         let run = std::sync::Arc::default();
-        Ctx::open(&cwd, as_flag.clone(), false, None, &run)
-            .or_else(|_| Ctx::open_without_remote(&cwd, as_flag, false, &run))
+        Ctx::open(&cwd, as_flag.clone(), Network::Online, None, &run)
+            .or_else(|_| Ctx::open_without_remote(&cwd, as_flag, Network::Online, &run))
     };
     let ctx = match ctx {
         Ok(ctx) => ctx,

@@ -143,8 +143,18 @@ pub struct Forecast {
     pub warnings: Vec<String>,
 }
 
-/// `git swarm forecast [--plan P]`.
+/// `git swarm forecast [--plan P]`: fetches first unless offline.
 pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
+    forecast_fetching(ctx, plan, !ctx.offline())
+}
+
+/// The forecast over what was fetched before (the dashboard, whose own
+/// fetches are paced by its server).
+pub fn forecast_fetched(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
+    forecast_fetching(ctx, plan, false)
+}
+
+fn forecast_fetching(ctx: &Ctx, plan: Option<&str>, fetch: bool) -> Result<Forecast> {
     crate::git::version::require(crate::git::version::Need::MergeTreeWriteTree)?;
     if let Some(p) = plan {
         crate::names::validate_name("plan", p)?;
@@ -154,8 +164,8 @@ pub fn forecast(ctx: &Ctx, plan: Option<&str>) -> Result<Forecast> {
     // mirror) still counts; only the fetch is skipped.
     let remote = ctx.settings.remote.clone();
     let remotes = heads::Remotes::of(ctx);
-    let fetched = match (&remote, ctx.offline) {
-        (Some(r), false) => match heads::fetch(ctx, r, remotes.code) {
+    let fetched = match (&remote, fetch) {
+        (Some(r), true) => match heads::fetch(ctx, r, remotes.code) {
             Ok(()) => ctx.store.run.reach.unreached().as_deref() != Some(r.as_str()),
             Err(e) => {
                 warnings.push(format!(

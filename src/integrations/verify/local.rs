@@ -34,7 +34,7 @@ impl Local<'_> {
         ) {
             (Some(remote), Some(base)) if is_safe_branch(base) => {
                 let tracking = format!("refs/remotes/{remote}/{base}");
-                if !self.ctx.offline {
+                if !self.ctx.offline() {
                     self.ctx
                         .store
                         .git
@@ -147,7 +147,7 @@ impl Local<'_> {
             .unwrap_or_else(|| "(unknown)".into());
         match self.ctx.settings.code_remote.as_deref() {
             None => format!("this repository has no remote to find the base branch '{base}' on"),
-            Some(r) if self.ctx.offline => {
+            Some(r) if self.ctx.offline() => {
                 format!("--offline and refs/remotes/{r}/{base} is not here")
             }
             Some(r) => format!("the base branch '{base}' is not on remote '{r}'"),

@@ -43,7 +43,7 @@ pub struct ServeArgs {
 
 /// The picture: the view model and the forecast (or why there is none).
 pub fn picture(
-    ctx: &mut Ctx,
+    ctx: &Ctx,
 ) -> Result<(
     dashboard::Dashboard,
     std::result::Result<forecast::Forecast, String>,
@@ -51,9 +51,7 @@ pub fn picture(
     let dash = dashboard::gather(ctx)?;
     // The forecast reads what was fetched before; the page's own fetches
     // are paced by the server.
-    let offline = std::mem::replace(&mut ctx.offline, true);
-    let f = forecast::forecast(ctx, None).map_err(|e| e.message);
-    ctx.offline = offline;
+    let f = forecast::forecast_fetched(ctx, None).map_err(|e| e.message);
     Ok((dash, f))
 }
 
@@ -68,8 +66,8 @@ pub fn write_html(g: &Global, file: &str) -> Result<Output> {
         )
         .hint("with --json, name a file: `git swarm state --html FILE --json`"));
     }
-    let mut ctx = g.ctx()?;
-    let (dash, f) = picture(&mut ctx)?;
+    let ctx = g.ctx()?;
+    let (dash, f) = picture(&ctx)?;
     let html = page::render(&page::Page {
         dash: &dash,
         forecast: f.as_ref().map_err(Clone::clone),

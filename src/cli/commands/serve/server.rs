@@ -51,6 +51,7 @@ impl Shared {
             json: false,
             as_: self.cfg.as_.clone(),
             offline: self.cfg.offline,
+            held: false,
             no_cache: self.cfg.no_cache,
             access: Access::Read,
             // Each request is a command of its own.
@@ -332,7 +333,7 @@ async fn index(State(s): State<Arc<Shared>>) -> Response {
 
 /// The page, made again when the refs moved or it is over 10 s old.
 fn render(s: &Shared) -> Result<String> {
-    let mut ctx = s.global().ctx()?;
+    let ctx = s.global().ctx()?;
     let fp = git_swarm::store::fingerprint::fingerprint(&ctx.store)?;
     if let Ok(slot) = s.page.lock() {
         if let Some((seen, at, html)) = slot.as_ref() {
@@ -341,7 +342,7 @@ fn render(s: &Shared) -> Result<String> {
             }
         }
     }
-    let (dash, f) = super::picture(&mut ctx)?;
+    let (dash, f) = super::picture(&ctx)?;
     let html = page::render(&page::Page {
         dash: &dash,
         forecast: f.as_ref().map_err(Clone::clone),

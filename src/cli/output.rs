@@ -6,8 +6,8 @@
 use serde::Serialize;
 
 use git_swarm::clock::ago;
-use git_swarm::store::record::Unreadable;
 use git_swarm::store::remote::MirrorView;
+use git_swarm::store::yaml::Unreadable;
 pub use git_swarm::text::count;
 
 #[derive(Debug, Clone)]

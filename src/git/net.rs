@@ -3,7 +3,7 @@
 //! shared by every [`super::Git`] the command derives with `Git::at`),
 //! and the server's transient answers (a ref locked by the server, an HTTP
 //! 5xx, a dropped connection) that a push or fetch retries with jittered
-//! backoff ([`transient`], [`backoff`]) instead of taking them for a lost
+//! backoff ([`transient`], [`NetTally::backoff`]) instead of taking them for a lost
 //! race or a refusal.
 
 use std::sync::atomic::{AtomicU64, Ordering};

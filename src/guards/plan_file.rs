@@ -10,7 +10,7 @@ use super::staged::{Blob, Staged};
 use crate::error::Result;
 use crate::records::lane::LaneRecord;
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 
 /// `git swarm plan show <plan> --pr-body`, naming the lane's plan when HEAD is a lane branch.
 fn pr_body_command(ctx: &Ctx) -> String {

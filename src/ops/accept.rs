@@ -24,9 +24,9 @@ use crate::records::packet::{
     ACCEPTANCE_FILE, PREFIX,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Txn};
-use crate::store::record;
+use crate::store::records::{Publish, Txn};
 use crate::store::remote;
+use crate::store::yaml;
 use crate::store::{Event, Store};
 
 mod carry;
@@ -231,7 +231,7 @@ fn decide(
     let restored = restored.is_some();
     // The packet's own bytes stay as they are: the acceptance is added.
     let mut files = store.read_commit(base)?.files;
-    files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(&acc)?);
+    files.insert(ACCEPTANCE_FILE.to_string(), yaml::to_yaml(&acc)?);
     let tree = store.write_tree(&files)?;
     let event = accept_event(&acc);
     let commit = store.commit(tree, &[base], &event)?;
@@ -380,7 +380,7 @@ fn rederive(s: &Asked<'_>, packet: &Packet) -> Result<Vec<crate::records::packet
         Some(tip) => Some({
             // A plan version the trust policy refuses names no contract.
             store.trusted(
-                <crate::records::plan::PlanDoc as crate::store::kind::Record>::NAMESPACE,
+                <crate::records::plan::PlanDoc as crate::store::records::Record>::NAMESPACE,
                 "plan",
                 &packet.plan,
                 tip,

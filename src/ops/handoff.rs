@@ -19,7 +19,7 @@ use crate::records::packet::snapshot::Snapshot;
 use crate::records::packet::{clean_url, scan_said, Derived, HandoffInput, Packet, PREFIX};
 use crate::session::Ctx;
 use crate::store::mirror::fetch_refs_from;
-use crate::store::record;
+use crate::store::yaml;
 use crate::store::{Event, Store};
 use crate::worktree::contents::content_ids;
 
@@ -76,7 +76,7 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
     failpoint::point("handoff:ref");
     record_written(ctx, &packet, &actor)?;
     if let Some(path) = &input.export {
-        export::write(path, &record::to_yaml(&packet)?)?;
+        export::write(path, &yaml::to_yaml(&packet)?)?;
     }
     let warnings = warnings(ctx, &packet);
     Ok(Handoff {

@@ -20,7 +20,7 @@ use crate::error::{Code, Error, Result};
 use crate::records::reservation::{self as reservation, Ledger, Request, LEDGER, LEDGER_REF};
 use crate::records::task::{self as task, plan_prefix, task_ref, Decision, Op, Status};
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Record, Records};
+use crate::store::records::{Publish, Record, Records};
 use crate::store::remote::Tip;
 use crate::store::Event;
 

@@ -15,7 +15,7 @@ use crate::records::reservation::{
     self, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Records};
+use crate::store::records::{Publish, Records};
 use crate::store::remote;
 use crate::store::{short, Event, Store};
 

@@ -7,7 +7,7 @@
 //! `swarm.pushBatch` refs where each ref carries the value we expect the
 //! remote to hold; a lost race is retried from a fresh fetch a bounded
 //! number of times (the store's one publication,
-//! [`crate::store::kind::Publish`], whose rounds fetch the whole mirror and
+//! [`crate::store::records::Publish`], whose rounds fetch the whole mirror and
 //! push independent records).
 
 use std::collections::BTreeMap;
@@ -18,8 +18,8 @@ use serde::Serialize;
 use crate::error::{Code, Error, Result};
 use crate::session::Ctx;
 use crate::store::archive::{self, GcReport};
-use crate::store::kind::Publish;
 use crate::store::reconcile::{reconcile, Conflict, Fenced, Lost, Moved, Reconciled};
+use crate::store::records::Publish;
 use crate::store::Store;
 
 const MAX_ATTEMPTS: usize = 5;

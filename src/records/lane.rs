@@ -12,8 +12,8 @@ use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, Versioned};
-use crate::store::record::{self, Extra};
+use crate::store::records::{Diverged, Files, Record, Versioned};
+use crate::store::yaml::{self, Extra};
 use crate::store::Event;
 
 mod known;
@@ -325,8 +325,8 @@ impl From<Versioned<LaneRecord>> for Lane {
 
 fn parse(feature: &str, bytes: &[u8]) -> Result<LaneRecord> {
     let what = format!("{}:{RECORD_FILE}", lane_ref(feature));
-    let rec: LaneRecord = record::parse(bytes, "swarm-lane", &what)?;
-    record::check_identities(
+    let rec: LaneRecord = yaml::parse(bytes, "swarm-lane", &what)?;
+    yaml::check_identities(
         &what,
         &[("feature", &rec.feature), ("plan", &rec.plan)],
         &[("owner", &rec.owner)],
@@ -370,7 +370,7 @@ impl Record for LaneRecord {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        record::yaml_file(RECORD_FILE, self)
+        yaml::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, feature: &String, _what: &str) -> Result<Self> {
         let bytes = files.get(RECORD_FILE).ok_or_else(|| {

@@ -22,8 +22,8 @@ use serde::{Deserialize, Serialize};
 use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
 use crate::names;
-use crate::store::kind::{Diverged, Files, Record, Records};
-use crate::store::record::{self, Extra};
+use crate::store::records::{Diverged, Files, Record, Records};
+use crate::store::yaml::{self, Extra};
 use crate::store::{remote, short, Store};
 
 mod rules;
@@ -145,10 +145,10 @@ impl LeadRecord {
 /// Parse a record from its YAML.
 pub fn parse_record(bytes: &[u8], plan: &str) -> Result<LeadRecord> {
     let what = format!("{}:{RECORD_FILE}", lead_ref(plan));
-    let rec: LeadRecord = record::parse(bytes, "swarm-lead", &what)?;
+    let rec: LeadRecord = yaml::parse(bytes, "swarm-lead", &what)?;
     let mut addresses: Vec<(&str, &str)> = vec![("leader", rec.leader.as_deref().unwrap_or(""))];
     addresses.extend(rec.succession.iter().map(|a| ("succession", a.as_str())));
-    record::check_identities(&what, &[("plan", &rec.plan)], &addresses)?;
+    yaml::check_identities(&what, &[("plan", &rec.plan)], &addresses)?;
     Ok(rec)
 }
 
@@ -160,11 +160,11 @@ impl Record for LeadRecord {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        record::yaml_file(RECORD_FILE, self)
+        yaml::yaml_file(RECORD_FILE, self)
     }
     /// `what` names the version in the error when `lead.yaml` is missing.
     fn from_files(files: &Files, plan: &String, what: &str) -> Result<Self> {
-        let bytes = record::the_file(files, RECORD_FILE, what)?;
+        let bytes = yaml::the_file(files, RECORD_FILE, what)?;
         parse_record(bytes, plan)
     }
     /// A released leader record of a closed plan.

@@ -19,8 +19,8 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{Code, Error, Result};
 use crate::secret;
-use crate::store::kind::{Diverged, Files, Record, ScopedKey};
-use crate::store::record::{self, Extra};
+use crate::store::records::{Diverged, Files, Record, ScopedKey};
+use crate::store::yaml::{self, Extra};
 
 pub const SCHEMA: &str = "swarm-message/v1";
 pub const FILE: &str = "message.yaml";
@@ -284,22 +284,21 @@ impl Record for Message {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        Ok(Files::from([(FILE.to_string(), record::to_yaml(self)?)]))
+        Ok(Files::from([(FILE.to_string(), yaml::to_yaml(self)?)]))
     }
     fn from_files(files: &Files, key: &MessageKey, what: &str) -> Result<Self> {
         let bytes = files
             .get(FILE)
             .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} has no {FILE}")))?;
         let what = format!("{what}:{FILE}");
-        let msg: Message =
-            record::parse_with(bytes, "swarm-message", &what, Self::MULTILINE_FIELDS)?;
+        let msg: Message = yaml::parse_with(bytes, "swarm-message", &what, Self::MULTILINE_FIELDS)?;
         if msg.id != key.id {
             return Err(Error::new(
                 Code::RecordInvalid,
                 format!("{what} holds message {} under the id {}", msg.id, key.id),
             ));
         }
-        record::check_identities(&what, &[], &[("from", &msg.from)])?;
+        yaml::check_identities(&what, &[], &[("from", &msg.from)])?;
         Ok(msg)
     }
     /// A message of a closed plan (one that names no plan stays live).
@@ -315,7 +314,7 @@ impl Record for Message {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kind::RecordKey;
+    use crate::store::records::RecordKey;
 
     #[test]
     fn a_kind_from_a_newer_version_stays_readable_and_is_written_back_as_it_was() {

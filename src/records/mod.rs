@@ -17,7 +17,7 @@ pub mod pool;
 pub mod reservation;
 pub mod task;
 
-use crate::store::kind::{AnyKind, KindOf};
+use crate::store::records::{AnyKind, KindOf};
 
 /// Every record kind, for `sync` (how diverged versions are joined) and
 /// `gc` (what is finished). A namespace not listed here is joined as a

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, ScopedKey};
-use crate::store::record::{self, Extra};
+use crate::store::records::{Diverged, Files, Record, ScopedKey};
+use crate::store::yaml::{self, Extra};
 
 pub mod build;
 mod known;
@@ -294,15 +294,15 @@ impl PacketVersion {
             .get(PACKET_FILE)
             .ok_or_else(|| missing_packet_file(what, None))?;
         let packet_what = format!("{what}:{PACKET_FILE}");
-        let packet: Packet = record::parse(bytes, "dwp-handoff", &packet_what)?;
-        record::check_identities(&packet_what, &[], &[("author", &packet.author)])?;
+        let packet: Packet = yaml::parse(bytes, "dwp-handoff", &packet_what)?;
+        yaml::check_identities(&packet_what, &[], &[("author", &packet.author)])?;
         let acceptance = files
             .get(ACCEPTANCE_FILE)
-            .map(|b| record::parse(b, "swarm-acceptance", &format!("{what}:{ACCEPTANCE_FILE}")))
+            .map(|b| yaml::parse(b, "swarm-acceptance", &format!("{what}:{ACCEPTANCE_FILE}")))
             .transpose()?;
         let withdrawal = files
             .get(WITHDRAWAL_FILE)
-            .map(|b| record::parse(b, "swarm-withdrawal", &format!("{what}:{WITHDRAWAL_FILE}")))
+            .map(|b| yaml::parse(b, "swarm-withdrawal", &format!("{what}:{WITHDRAWAL_FILE}")))
             .transpose()?;
         Ok(PacketVersion {
             packet,
@@ -427,12 +427,12 @@ impl Record for PacketVersion {
     }
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
-        files.insert(PACKET_FILE.to_string(), record::to_yaml(&self.packet)?);
+        files.insert(PACKET_FILE.to_string(), yaml::to_yaml(&self.packet)?);
         if let Some(acc) = &self.acceptance {
-            files.insert(ACCEPTANCE_FILE.to_string(), record::to_yaml(acc)?);
+            files.insert(ACCEPTANCE_FILE.to_string(), yaml::to_yaml(acc)?);
         }
         if let Some(w) = &self.withdrawal {
-            files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(w)?);
+            files.insert(WITHDRAWAL_FILE.to_string(), yaml::to_yaml(w)?);
         }
         Ok(files)
     }

@@ -8,8 +8,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::{Code, Error, Result};
 use crate::names;
-use crate::store::kind::{Diverged, Files, Record, Records, Versioned};
-use crate::store::record::{self, Extra, Unreadable};
+use crate::store::records::{Diverged, Files, Record, Records, Versioned};
+use crate::store::yaml::{self, Extra, Unreadable};
 use crate::store::Store;
 
 mod journal;
@@ -173,7 +173,7 @@ impl Record for PlanDoc {
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
         let mut files = Files::new();
-        files.insert(RECORD_FILE.to_string(), record::to_yaml(&self.record)?);
+        files.insert(RECORD_FILE.to_string(), yaml::to_yaml(&self.record)?);
         if let Some(text) = &self.text {
             files.insert(TEXT_FILE.to_string(), text.as_bytes().to_vec());
         }
@@ -184,7 +184,7 @@ impl Record for PlanDoc {
         let bytes = files
             .get(RECORD_FILE)
             .ok_or_else(|| Error::new(Code::YamlInvalid, format!("{what} is missing")))?;
-        let record: PlanRecord = record::parse(bytes, "swarm-plan", &what)?;
+        let record: PlanRecord = yaml::parse(bytes, "swarm-plan", &what)?;
         let text = files
             .get(TEXT_FILE)
             .map(|b| String::from_utf8_lossy(b).into_owned());
@@ -243,7 +243,7 @@ pub fn load(store: &Store, plan: &str) -> Result<Option<Plan>> {
 }
 
 /// A plan read from one commit of its ref (e.g. the mirror's).
-pub fn from_record(plan: &str, head: crate::store::Record) -> Result<Plan> {
+pub fn from_record(plan: &str, head: crate::store::RecordCommit) -> Result<Plan> {
     let doc = PlanDoc::from_files(&head.files, &plan.to_string(), "")?;
     Ok(Plan {
         record: doc.record,
@@ -428,12 +428,12 @@ mod tests {
             ("paused", Status::Other("paused".into())),
         ] {
             let text = format!("schema: swarm-plan/v1\nplan: p\nstatus: {yaml}\n");
-            let rec: PlanRecord = record::parse(text.as_bytes(), "swarm-plan", "t").unwrap();
+            let rec: PlanRecord = yaml::parse(text.as_bytes(), "swarm-plan", "t").unwrap();
             assert_eq!(rec.status, want);
-            let out = String::from_utf8(record::to_yaml(&rec).unwrap()).unwrap();
+            let out = String::from_utf8(yaml::to_yaml(&rec).unwrap()).unwrap();
             assert!(out.contains(&format!("status: {yaml}\n")), "{out}");
         }
-        let rec: PlanRecord = record::parse(b"schema: swarm-plan/v1\n", "swarm-plan", "t").unwrap();
+        let rec: PlanRecord = yaml::parse(b"schema: swarm-plan/v1\n", "swarm-plan", "t").unwrap();
         assert_eq!(rec.status, Status::Active);
         assert_eq!(rec.contract, "v1");
     }

@@ -26,8 +26,8 @@ use crate::clock::rfc3339;
 use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
 use crate::names;
-use crate::store::kind::{Diverged, Files, Record, Records, Update, Versioned, Written};
-use crate::store::record::{self, Extra, Unreadable};
+use crate::store::records::{Diverged, Files, Record, Records, Update, Versioned, Written};
+use crate::store::yaml::{self, Extra, Unreadable};
 use crate::store::{Event, Store};
 
 pub const SCHEMA: &str = "swarm-pool/v1";
@@ -473,14 +473,14 @@ pub fn known(store: &Store, remote: Option<&str>) -> Result<(Vec<Account>, Vec<U
 
 /// Read one account version's YAML.
 fn parse_record(bytes: &[u8], key: &str, what: &str) -> Result<Account> {
-    let a: Account = record::parse(bytes, "swarm-pool", what)?;
+    let a: Account = yaml::parse(bytes, "swarm-pool", what)?;
     if a.account != key {
         return Err(Error::new(
             Code::RecordInvalid,
             format!("{what} holds account {} under the name {key}", a.account),
         ));
     }
-    record::check_identities(what, &[("account", &a.account)], &[("address", &a.address)])?;
+    yaml::check_identities(what, &[("account", &a.account)], &[("address", &a.address)])?;
     Ok(a)
 }
 
@@ -493,10 +493,10 @@ impl Record for Account {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        record::yaml_file(RECORD_FILE, self)
+        yaml::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, key: &String, what: &str) -> Result<Self> {
-        let bytes = record::the_file(files, RECORD_FILE, what)?;
+        let bytes = yaml::the_file(files, RECORD_FILE, what)?;
         parse_record(bytes, key, what)
     }
     /// A removed account no lease holds.

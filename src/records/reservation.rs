@@ -25,8 +25,8 @@ use serde::{Deserialize, Serialize};
 use crate::clock::rfc3339;
 use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record, Replayed};
-use crate::store::record::{self, Extra};
+use crate::store::records::{Diverged, Files, Record, Replayed};
+use crate::store::yaml::{self, Extra};
 
 mod path;
 mod replay;
@@ -194,13 +194,13 @@ impl Default for Ledger {
 
 pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
     let what = format!("{LEDGER_REF}:{RECORD_FILE}");
-    let ledger: Ledger = record::parse(bytes, "swarm-reservations", &what)?;
+    let ledger: Ledger = yaml::parse(bytes, "swarm-reservations", &what)?;
     let holders: Vec<(&str, &str)> = ledger
         .entries
         .iter()
         .map(|e| ("holder", e.holder.as_str()))
         .collect();
-    record::check_identities(&what, &[], &holders)?;
+    yaml::check_identities(&what, &[], &holders)?;
     Ok(ledger)
 }
 
@@ -212,10 +212,10 @@ impl Record for Ledger {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        record::yaml_file(RECORD_FILE, self)
+        yaml::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
-        let bytes = record::the_file(files, RECORD_FILE, what)?;
+        let bytes = yaml::the_file(files, RECORD_FILE, what)?;
         parse_ledger(bytes)
     }
     fn replay(

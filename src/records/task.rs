@@ -19,8 +19,8 @@ use gix::ObjectId;
 use crate::clock::rfc3339;
 use crate::config::LeaseSetting;
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{self, Diverged, Files, Record, Records, ScopedKey};
-use crate::store::record::{self, Extra, Unreadable};
+use crate::store::records::{self, Diverged, Files, Record, Records, ScopedKey};
+use crate::store::yaml::{self, Extra, Unreadable};
 use crate::store::{Event, Store};
 
 mod rules;
@@ -61,8 +61,8 @@ pub struct Known {
     pub published: Option<ObjectId>,
 }
 
-impl From<kind::Known<TaskRecord>> for Known {
-    fn from(k: kind::Known<TaskRecord>) -> Self {
+impl From<records::Known<TaskRecord>> for Known {
+    fn from(k: records::Known<TaskRecord>) -> Self {
         Known {
             key: k.version.key,
             record: k.version.value,
@@ -323,14 +323,14 @@ impl TaskRecord {
 
 /// Parse a task from its YAML.
 pub fn parse_record(bytes: &[u8], key: &TaskKey, what: &str) -> Result<TaskRecord> {
-    let rec: TaskRecord = record::parse(bytes, "swarm-task", what)?;
+    let rec: TaskRecord = yaml::parse(bytes, "swarm-task", what)?;
     let mut addresses = vec![("owner", rec.owner.as_deref().unwrap_or(""))];
     if let Some(c) = &rec.claim {
         addresses.push(("claim.holder", c.holder.as_str()));
     }
     let mut names = vec![("plan", rec.plan.as_str()), ("id", rec.id.as_str())];
     names.extend(rec.depends_on.iter().map(|d| ("depends_on", d.as_str())));
-    record::check_identities(what, &names, &addresses)?;
+    yaml::check_identities(what, &names, &addresses)?;
     if rec.plan != key.plan || rec.id != key.id {
         return Err(Error::new(
             Code::RecordInvalid,
@@ -350,10 +350,10 @@ impl Record for TaskRecord {
 
     crate::store::record_cache::json_cache!();
     fn to_files(&self) -> Result<Files> {
-        record::yaml_file(RECORD_FILE, self)
+        yaml::yaml_file(RECORD_FILE, self)
     }
     fn from_files(files: &Files, key: &TaskKey, what: &str) -> Result<Self> {
-        let bytes = record::the_file(files, RECORD_FILE, what)?;
+        let bytes = yaml::the_file(files, RECORD_FILE, what)?;
         parse_record(bytes, key, what)
     }
     /// A done or cancelled task of a closed plan.

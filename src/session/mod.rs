@@ -5,7 +5,7 @@
 //! a command means. Built once by the CLI ([`Ctx::open`]) or a guard
 //! ([`Ctx::open_for_guards`]), passed down; a command asks it once and hands
 //! the answers to its steps. No kind reader lives here: a kind's reads are
-//! the kind's (`records::<kind>`, over `store::kind::Records`), and worktree
+//! the kind's (`records::<kind>`, over `store::records::Records`), and worktree
 //! work is [`crate::worktree`]'s, one level below.
 
 pub mod base;

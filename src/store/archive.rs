@@ -18,7 +18,7 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 use serde::Serialize;
 
-use super::kind::{kind_of, AnyKind};
+use super::records::{kind_of, AnyKind};
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 

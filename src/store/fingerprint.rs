@@ -5,7 +5,7 @@
 
 use sha2::{Digest, Sha256};
 
-use super::kind::Record;
+use super::records::Record;
 use super::Store;
 use crate::error::Result;
 

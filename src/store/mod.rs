@@ -10,17 +10,17 @@
 //!
 //! The store knows no record kind (L1: it imports only L0 and `config`):
 //!
-//! - [`kind`]: the `Record` trait a kind implements, `Records<R>` (load, all,
+//! - [`records`]: the `Record` trait a kind implements, `Records<R>` (load, all,
 //!   create, the CAS `update`) and `AnyKind` for `sync` and `gc`;
 //! - `objects` and `refs`: record versions, commits, journals; ref reads and
 //!   compare-and-swap transactions, failing with the typed [`StoreError`];
 //! - [`notes`]: `refs/notes/swarm`, appended as line unions;
 //! - [`mirror`] and [`remote`]: the mirror fetch, the atomic push with
 //!   leases and the one push step of a publication (`remote::land`);
-//!   [`kind::Publish`] is the one fetch → decide → publish operation;
+//!   [`records::Publish`] is the one fetch → decide → publish operation;
 //! - [`reconcile`]: joining diverged refs as each kind says (`sync`);
 //! - [`archive`]: folding finished records into archive refs (`gc`);
-//! - [`record`]: YAML parsing with schema and size checks;
+//! - [`yaml`]: YAML parsing with schema and size checks;
 //! - [`cache`]: parsed record values on disk, keyed by commit id, which
 //!   `Records::at` reads through;
 //! - [`trust`]: signing record commits and checking their signatures
@@ -30,24 +30,24 @@ pub mod archive;
 pub mod delta_bases;
 pub mod error;
 pub mod fingerprint;
-pub mod kind;
 pub mod mirror;
 pub mod notes;
 mod objects;
 pub mod reconcile;
-pub mod record;
 pub mod record_cache;
+pub mod records;
 pub mod ref_stamp;
 mod refs;
 pub mod remote;
 pub mod trust;
+pub mod yaml;
 
 use std::path::{Path, PathBuf};
 
 use gix::bstr::{BString, ByteSlice};
 
 pub use error::{short, StoreError};
-pub use objects::{parse_journal_entry, Event, JournalEntry, Record};
+pub use objects::{parse_journal_entry, Event, JournalEntry, RecordCommit};
 pub use refs::STALE_LOCK;
 
 use crate::clock::Clock;

@@ -9,14 +9,15 @@ use gix::ObjectId;
 use super::Store;
 use crate::error::{Error, Result};
 
-/// One version of a record: the commit and the files of its tree.
+/// One record commit (a version of a record): the commit and the files of
+/// its tree.
 #[derive(Debug, Clone)]
-pub struct Record {
+pub struct RecordCommit {
     pub commit: ObjectId,
     pub files: BTreeMap<String, Vec<u8>>,
 }
 
-impl Record {
+impl RecordCommit {
     pub fn file(&self, name: &str) -> Option<&[u8]> {
         self.files.get(name).map(Vec::as_slice)
     }
@@ -90,7 +91,7 @@ pub struct JournalEntry {
 
 impl Store {
     /// Read the record a ref points to.
-    pub fn read(&self, refname: &str) -> Result<Option<Record>> {
+    pub fn read(&self, refname: &str) -> Result<Option<RecordCommit>> {
         match self.ref_target(refname)? {
             None => Ok(None),
             Some(id) => self.read_commit(id).map(Some),
@@ -98,7 +99,7 @@ impl Store {
     }
 
     /// Read the files of one record version.
-    pub fn read_commit(&self, id: ObjectId) -> Result<Record> {
+    pub fn read_commit(&self, id: ObjectId) -> Result<RecordCommit> {
         let tree = self.tree_of(id)?;
         let mut files = BTreeMap::new();
         let decoded = tree
@@ -117,7 +118,7 @@ impl Store {
                 blob.data.clone(),
             );
         }
-        Ok(Record { commit: id, files })
+        Ok(RecordCommit { commit: id, files })
     }
 
     /// The tree of commit `id`: the first step of every record read.

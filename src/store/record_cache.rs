@@ -11,7 +11,7 @@
 //! made a cold listing pay ~80 ms for files alone). An entry is
 //! keyed by the commit id *and* the record's key (a forged ref may hold one
 //! commit under two keys) and holds the kind's own encoding of the parsed
-//! value ([`Record::to_cache`](super::kind::Record::to_cache)), so a warm
+//! value ([`Record::to_cache`](super::records::Record::to_cache)), so a warm
 //! listing neither inflates objects nor parses YAML. Only values that read
 //! cleanly are kept; an unreadable record is read (and reported) every time.
 //!
@@ -176,7 +176,7 @@ impl RecordCache {
     }
 
     /// The kind's tags of the record at `commit` under `path`
-    /// ([`Record::cache_tags`](super::kind::Record::cache_tags)), when
+    /// ([`Record::cache_tags`](super::records::Record::cache_tags)), when
     /// cached: what a listing filters on without decoding the value.
     pub fn tags(&self, namespace: &'static str, commit: ObjectId, path: &str) -> Option<u8> {
         self.with_shard(namespace, commit, |shard| {

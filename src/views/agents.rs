@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::error::Result;
 use crate::records::pool::{self, Account};
 use crate::records::task::{self, Status};
-use crate::store::record::Unreadable;
+use crate::store::yaml::Unreadable;
 use crate::store::Store;
 
 /// A lane's agent as its runner last recorded it.

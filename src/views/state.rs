@@ -22,7 +22,7 @@ use crate::records::packet::PacketVersion;
 use crate::records::plan::PlanDoc;
 use crate::records::reservation::{Ledger, LEDGER};
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 use crate::store::Store;
 
 /// One section: a title, its lines (text), and the same as JSON.

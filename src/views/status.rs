@@ -11,8 +11,8 @@ use crate::records::packet::OpenPacket;
 use crate::records::plan::{self, Plan, PlanDoc, Status};
 use crate::records::{lane, lead};
 use crate::session::Ctx;
-use crate::store::kind::Records;
-use crate::store::record::Unreadable;
+use crate::store::records::Records;
+use crate::store::yaml::Unreadable;
 use crate::store::Store;
 
 #[derive(Debug, Clone, Serialize)]

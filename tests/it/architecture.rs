@@ -28,7 +28,7 @@
 //! `PREFIX`, ref helper or `Record::refname`.
 //!
 //! The session (`src/session/`) holds no kind reader: it does not use the
-//! store's generic kinds (`store::kind`); a kind's reads live with the kind
+//! store's generic kinds (`store::records`); a kind's reads live with the kind
 //! in `src/records/`.
 //!
 //! No process-global static but those listed in [`STATICS_ALLOWED`], each
@@ -590,7 +590,7 @@ fn inline_paths_and_groups_count_comments_and_strings_do_not() {
              const S: &str = \"crate::ops::x\";\n\
              const R: &str = r#\"crate::ops::x\"#;\n\
              fn f<'a>(c: &'a char) { let _ = '\"'; }\n\
-             use crate::{error::Error, store::{Store, kind::Records}};\n\
+             use crate::{error::Error, store::{Store, records::Records}};\n\
              fn g() { crate::session::Ctx::open(); }\n",
         ),
         ("src/session/mod.rs", ""),
@@ -877,7 +877,7 @@ fn output_is_used_only_in_cli() {
     );
     let injected: Vec<(String, String)> = [
         (
-            "src/store/record.rs",
+            "src/store/yaml.rs",
             "fn f() -> crate::output::Output { todo!() }\n",
         ),
         ("src/records/lane/rules.rs", "use crate::output::count;\n"),
@@ -896,14 +896,14 @@ fn output_is_used_only_in_cli() {
     assert_eq!(
         output_outside_cli(&injected),
         [
-            "src/store/record.rs:1: crate::output::Output",
+            "src/store/yaml.rs:1: crate::output::Output",
             "src/records/lane/rules.rs:1: use crate::output::count;",
         ]
     );
 }
 
 /// The session is the session only: a file in `src/session/` reading or
-/// writing records through the store's generic kinds (`store::kind`:
+/// writing records through the store's generic kinds (`store::records`:
 /// `Records`, `Publish`) holds a kind's reader, which lives with the kind
 /// in `records/`. As `file:line: import`.
 fn kind_reads_in_session(files: &[(String, String)]) -> Vec<String> {
@@ -914,8 +914,8 @@ fn kind_reads_in_session(files: &[(String, String)]) -> Vec<String> {
         }
         let mut seen = BTreeSet::new();
         for (line, import, segs) in imports(file, text) {
-            // A group (`kind::{self, Records}`) is one line, said once.
-            if segs.len() >= 2 && segs[0] == "store" && segs[1] == "kind" && seen.insert(line) {
+            // A group (`records::{self, Records}`) is one line, said once.
+            if segs.len() >= 2 && segs[0] == "store" && segs[1] == "records" && seen.insert(line) {
                 out.push(format!("{file}:{line}: {import}"));
             }
         }
@@ -934,25 +934,28 @@ fn the_session_holds_no_kind_reader() {
     let injected = files_of(&[
         (
             "src/session/task.rs",
-            "use crate::store::kind::{self, Records};\n",
+            "use crate::store::records::{self, Records};\n",
         ),
         (
             "src/session/lane.rs",
-            "fn f(s: &Store) { crate::store::kind::Records::<LaneRecord>::new(s); }\n",
+            "fn f(s: &Store) { crate::store::records::Records::<LaneRecord>::new(s); }\n",
         ),
-        ("src/records/task.rs", "use crate::store::kind::Records;\n"),
+        (
+            "src/records/task.rs",
+            "use crate::store::records::Records;\n",
+        ),
         ("src/session/mod.rs", "use crate::store::Store;\n"),
     ]);
     assert_eq!(
         kind_reads_in_session(&injected),
         [
-            "src/session/task.rs:1: use crate::store::kind::{self, Records};",
-            "src/session/lane.rs:1: crate::store::kind::Records",
+            "src/session/task.rs:1: use crate::store::records::{self, Records};",
+            "src/session/lane.rs:1: crate::store::records::Records",
         ]
     );
 }
 
-/// Every module of the files: its path (`["store", "kind"]`) -> its file.
+/// Every module of the files: its path (`["store", "records"]`) -> its file.
 fn module_files(files: &[(String, String)]) -> BTreeMap<Vec<String>, String> {
     files
         .iter()
@@ -1291,21 +1294,21 @@ fn an_injected_cycle_inside_a_module_fails() {
 #[test]
 fn a_parent_re_exporting_its_children_is_no_cycle_but_imports_through_it_count() {
     let tree = [
-        ("src/store/mod.rs", "mod kind;\nmod remote;\npub use kind::{Record, Records};\npub use self::remote::push;\npub struct Store;\nfn f() { kind::g(); }\n"),
-        ("src/store/kind.rs", "use super::Store;\npub struct Records;\npub fn g() {}\n"),
+        ("src/store/mod.rs", "mod records;\nmod remote;\npub use records::{Record, Records};\npub use self::remote::push;\npub struct Store;\nfn f() { records::g(); }\n"),
+        ("src/store/records.rs", "use super::Store;\npub struct Records;\npub fn g() {}\n"),
         ("src/store/remote.rs", "use crate::store::Store;\npub fn push() {}\n"),
         ("src/config.rs", "use crate::store::Store;\n"),
     ];
     assert_eq!(cycles(&files_of(&tree)), Vec::<String>::new());
-    // store/kind.rs reaches remote.rs, which imports Records: the
-    // re-export names kind.rs, so that is a cycle.
+    // store/records.rs reaches remote.rs, which imports Records: the
+    // re-export names records.rs, so that is a cycle.
     let mut looped = tree.to_vec();
     looped[1].1 =
         "use super::Store;\nuse super::remote;\npub struct Records;\nfn h() { remote::push(); }\n";
     looped[2].1 = "use crate::store::{Records, Store};\npub fn push() {}\n";
     assert_eq!(
         cycles(&files_of(&looped)),
-        ["2 files: src/store/kind.rs -> src/store/remote.rs -> src/store/kind.rs"]
+        ["2 files: src/store/records.rs -> src/store/remote.rs -> src/store/records.rs"]
     );
     // And two top-level modules: config <-> store.
     let mut both = tree.to_vec();

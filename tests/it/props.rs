@@ -4,7 +4,7 @@
 
 use git_swarm::names::{is_valid_address, is_valid_name};
 use git_swarm::records::plan::PlanRecord;
-use git_swarm::store::record;
+use git_swarm::store::yaml;
 use git_swarm::store::{parse_journal_entry, Event};
 use git_swarm::text::first_forbidden;
 use git_swarm::worktree::setup::merge_hook;
@@ -156,13 +156,13 @@ proptest! {
     ) {
         // A record as an older or newer git-swarm might have written it: one unknown field.
         let base = format!("schema: swarm-plan/v1\nplan: p\n{extra_key}: placeholder\n");
-        let mut rec: PlanRecord = record::parse(base.as_bytes(), "swarm-plan", "test").unwrap();
+        let mut rec: PlanRecord = yaml::parse(base.as_bytes(), "swarm-plan", "test").unwrap();
         rec.title = title.clone();
         rec.parent = parent.clone();
         rec.contract = contract.clone();
         rec.extra.insert(extra_key.clone(), serde_yaml_ng::Value::String(extra_val.clone()));
-        let yaml = record::to_yaml(&rec).unwrap();
-        let again: PlanRecord = record::parse(&yaml, "swarm-plan", "test").unwrap();
+        let yaml = yaml::to_yaml(&rec).unwrap();
+        let again: PlanRecord = yaml::parse(&yaml, "swarm-plan", "test").unwrap();
         prop_assert_eq!(&again.title, &title);
         prop_assert_eq!(&again.parent, &parent);
         prop_assert_eq!(&again.contract, &contract);
@@ -171,13 +171,13 @@ proptest! {
 
     #[test]
     fn garbage_never_panics_the_record_parser(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
-        let _ = record::parse::<PlanRecord>(&bytes, "swarm-plan", "fuzz");
+        let _ = yaml::parse::<PlanRecord>(&bytes, "swarm-plan", "fuzz");
     }
 
     #[test]
     fn schema_majors_above_one_are_refused(major in 2u32..1000) {
         let yaml = format!("schema: swarm-plan/v{major}\nplan: p\n");
-        let err = record::parse::<PlanRecord>(yaml.as_bytes(), "swarm-plan", "t").unwrap_err();
+        let err = yaml::parse::<PlanRecord>(yaml.as_bytes(), "swarm-plan", "t").unwrap_err();
         prop_assert_eq!(err.code.as_str(), "SCHEMA_UNSUPPORTED");
     }
 

@@ -22,7 +22,7 @@ use git_swarm::clock::Clock;
 use git_swarm::ops::{message, renew, reserve, sync, task};
 use git_swarm::records::reservation::{Ledger, LEDGER, LEDGER_REF};
 use git_swarm::session::Ctx;
-use git_swarm::store::kind::Records;
+use git_swarm::store::records::Records;
 use git_swarm::store::Store;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};

@@ -10,7 +10,7 @@ use git_swarm::error::Result;
 use git_swarm::ops::plan::{
     self, CheckedOut, Created, Listed, Log, PrBody, Saved, Shown, StatusChange,
 };
-use git_swarm::store::kind::Publication;
+use git_swarm::store::records::Publication;
 use git_swarm::store::short;
 
 use crate::cli::Global;

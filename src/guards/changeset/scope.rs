@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::guards::findings::{unreadable, CHANGESET_UNIQUE};
 use crate::records::lane::LaneRecord;
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 
 /// The base branch a new changeset is compared with.
 pub enum Base {

@@ -10,7 +10,7 @@ use super::heads::LaneHead;
 use crate::error::Result;
 use crate::records::reservation::{judge, Ledger, Verdict, LEDGER, LEDGER_REF};
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 
 /// A lane changing a path another holder reserved.
 #[derive(Debug, Clone, Serialize)]

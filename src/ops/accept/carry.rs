@@ -16,7 +16,7 @@ use crate::git::PushUpdate;
 use crate::records::packet::{Moved, Packet};
 use crate::records::reservation::{self as reservation, Ledger, LEDGER, LEDGER_REF};
 use crate::records::task::{self as task, task_ref, HandOver, TaskKey, TaskRecord};
-use crate::store::kind::{Record, Records};
+use crate::store::records::{Record, Records};
 use crate::store::remote::{self, Tip};
 use crate::store::Event;
 
@@ -152,7 +152,7 @@ pub(super) fn catch_up(s: &Asked<'_>, moved: &Moved, actor: &str) -> Result<bool
 
 fn write(
     store: &crate::store::Store,
-    files: &crate::store::kind::Files,
+    files: &crate::store::records::Files,
     parent: ObjectId,
     ev: &Event,
 ) -> Result<ObjectId> {

@@ -143,7 +143,7 @@ pub fn open_packet_of(ctx: &Ctx, feature: &str) -> Result<String> {
 /// the lane's last packet, or that none hands it over.
 fn settled_packet_of(ctx: &Ctx, feature: &str, branch: &str) -> Result<String> {
     use crate::records::packet::PacketVersion;
-    use crate::store::kind::Records;
+    use crate::store::records::Records;
     let actor = ctx.actor()?;
     let (known, _) = Records::<PacketVersion>::new(&ctx.store).known(ctx.remote())?;
     let mut accepted: Vec<(String, String, String)> = known

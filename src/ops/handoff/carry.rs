@@ -7,9 +7,9 @@ use crate::error::Result;
 use crate::records::packet::{PacketClaim, PacketReservation};
 use crate::records::reservation::{Ledger, LEDGER, LEDGER_REF};
 use crate::session::Ctx;
-use crate::store::kind::Records;
-use crate::store::record::Extra;
+use crate::store::records::Records;
 use crate::store::remote;
+use crate::store::yaml::Extra;
 
 /// The refs [`claim`] and [`reservations`] read, to fetch first.
 pub fn wanted(task: Option<&str>) -> Vec<String> {

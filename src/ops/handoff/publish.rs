@@ -12,7 +12,7 @@ use crate::records::packet::{
     known_refs, packet_ref, read_at, same_content, Packet, PacketVersion, PREFIX,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Record};
+use crate::store::records::{Publish, Record};
 use crate::store::remote::Tip;
 use crate::store::Event;
 use crate::store::{mirror, remote};

@@ -6,7 +6,7 @@ use crate::error::Result;
 use crate::records::lane::{self, LaneState};
 use crate::session::lane::inspect;
 use crate::session::Ctx;
-use crate::store::record::Unreadable;
+use crate::store::yaml::Unreadable;
 
 /// The lanes `lane list` shows.
 #[derive(Serialize)]

@@ -19,8 +19,8 @@ use crate::session::lane::{
     uncommitted,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Records, Update};
-use crate::store::record::Unreadable;
+use crate::store::records::{Records, Update};
+use crate::store::yaml::Unreadable;
 
 /// What `lane rm` did.
 #[derive(Debug, Serialize)]

@@ -10,8 +10,8 @@ use crate::records::lane::{
     self, parse_capacity, report_event, Lane, LaneRecord, LastReport, ReportKind,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Records, Update};
-use crate::store::record::Extra;
+use crate::store::records::{Records, Update};
+use crate::store::yaml::Extra;
 use crate::store::{Event, Store};
 
 /// What `report` journalled.
@@ -187,7 +187,7 @@ fn keep_last_report(store: &Store, lane: &Lane, report: &LastReport) -> Result<O
     let feature = lane.feature.clone();
     let ours = ObjectId::from_hex(report.commit.as_bytes()).ok();
     let mut warning = None;
-    let step = |current: Option<&crate::store::kind::Versioned<LaneRecord>>| {
+    let step = |current: Option<&crate::store::records::Versioned<LaneRecord>>| {
         warning = None;
         let Some(current) = current else {
             warning = Some(format!("lane '{feature}' has no record any more"));

@@ -16,7 +16,7 @@ use crate::git::{Git, PushUpdate};
 use crate::records::lane::wip::wip_ref;
 use crate::records::lane::Lane;
 use crate::session::Ctx;
-use crate::store::kind::Publish;
+use crate::store::records::Publish;
 
 /// How many times a publish re-fetches after the remote's wip ref moved.
 const ATTEMPTS: usize = 5;

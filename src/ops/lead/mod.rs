@@ -26,7 +26,7 @@ use crate::failpoint;
 use crate::names;
 use crate::records::lead::{self, lead_ref, read_at, Change, LeadRecord, Op, Transition, Verb};
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Record, Rejected, Txn};
+use crate::store::records::{Publish, Record, Rejected, Txn};
 use crate::store::remote::{self, Tip};
 use crate::store::{JournalEntry, Store};
 

@@ -11,7 +11,7 @@ use crate::records::lane::LaneRecord;
 use crate::records::lead::LeadRecord;
 use crate::records::reservation::{parse_ledger, LEDGER_REF, RECORD_FILE};
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 use crate::store::remote;
 
 /// Every address the records of this clone name (local and last fetched):

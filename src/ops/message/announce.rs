@@ -30,7 +30,7 @@ use crate::error::{Code, Error, Result};
 use crate::records::lead::LeadRecord;
 use crate::records::message::{self, Message, MessageKey, PREFIX};
 use crate::session::Ctx;
-use crate::store::kind::{Record, Records};
+use crate::store::records::{Record, Records};
 use crate::store::{mirror, Event};
 
 /// How every announcement's id begins.
@@ -274,7 +274,8 @@ fn notices_for(ctx: &Ctx, reader: &str) -> Result<Vec<String>> {
     let mut found: Vec<(MessageKey, ObjectId)> = Vec::new();
     for prefix in &prefixes {
         for (name, id) in store.list_refs(prefix)? {
-            let Some(key) = crate::store::kind::RecordKey::from_path(&name[prefix.len()..]) else {
+            let Some(key) = crate::store::records::RecordKey::from_path(&name[prefix.len()..])
+            else {
                 continue;
             };
             let key: MessageKey = key;
@@ -291,7 +292,7 @@ fn notices_for(ctx: &Ctx, reader: &str) -> Result<Vec<String>> {
     let mut lines = Vec::new();
     let mut new = BTreeSet::new();
     for (key, id) in found {
-        let name = crate::store::kind::RecordKey::to_path(&key);
+        let name = crate::store::records::RecordKey::to_path(&key);
         if seen.ids.contains(&name) || new.contains(&name) {
             continue;
         }

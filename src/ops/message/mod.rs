@@ -27,8 +27,8 @@ use crate::git::{PushOutcome, PushUpdate};
 use crate::records::lead::lead_ref;
 use crate::records::message::{self, Kind, Message, MessageKey, PREFIX};
 use crate::session::Ctx;
-use crate::store::kind::{Record, RecordKey, Records};
-use crate::store::record::Unreadable;
+use crate::store::records::{Record, RecordKey, Records};
+use crate::store::yaml::Unreadable;
 use crate::store::{mirror, remote, Event, Store};
 
 /// What to post.
@@ -356,12 +356,12 @@ pub fn all_and_unreadable(ctx: &Ctx) -> Result<(Vec<Message>, Vec<Unreadable>)> 
 
 /// A relayed message, with `swarm.trust` on: whether the person it relays
 /// signed its commit (a relayed approval adds nothing of theirs).
-fn relay_checked(store: &Store, v: crate::store::kind::Versioned<Message>) -> Result<Message> {
+fn relay_checked(store: &Store, v: crate::store::records::Versioned<Message>) -> Result<Message> {
     let mut msg = v.value;
     msg.extra.remove("relay_signed");
     if let Some(from) = msg.relayed_from.as_deref() {
         msg.relay_signed = store.signed_by(
-            <Message as crate::store::kind::Record>::NAMESPACE,
+            <Message as crate::store::records::Record>::NAMESPACE,
             v.commit,
             from,
         )?;

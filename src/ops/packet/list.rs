@@ -12,8 +12,8 @@ use crate::records::packet::{
 };
 use crate::session::Ctx;
 use crate::store::mirror::fetch_refs_from;
-use crate::store::record::Unreadable;
 use crate::store::remote;
+use crate::store::yaml::Unreadable;
 
 /// One packet in the listing.
 #[derive(Debug, Clone, Serialize)]

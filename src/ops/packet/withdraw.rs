@@ -10,9 +10,9 @@ use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::records::packet::{locate, read_at, scan, Packet, Withdrawal, PREFIX, WITHDRAWAL_FILE};
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Txn};
 use crate::store::mirror::fetch_refs_from;
-use crate::store::record;
+use crate::store::records::{Publish, Txn};
+use crate::store::yaml;
 use crate::store::Event;
 
 /// What `packet withdraw` did.
@@ -146,7 +146,7 @@ fn decide(
     let w = Withdrawal::new(&packet, actor, rfc3339(store.clock.now()), reason);
     // The packet's own bytes stay as they are: the withdrawal is added.
     let mut files = store.read_commit(base)?.files;
-    files.insert(WITHDRAWAL_FILE.to_string(), record::to_yaml(&w)?);
+    files.insert(WITHDRAWAL_FILE.to_string(), yaml::to_yaml(&w)?);
     let tree = store.write_tree(&files)?;
     let event = withdrawn_event(&packet, &w);
     let commit = store.commit(tree, &[base], &event)?;

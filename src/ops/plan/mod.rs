@@ -18,8 +18,8 @@ use crate::records::plan::{
 };
 use crate::session::plan::{infer, plan_file_path, write_plan_file};
 use crate::session::Ctx;
-use crate::store::kind::{Publication, Records, Update};
-use crate::store::record::{self, Unreadable};
+use crate::store::records::{Publication, Records, Update};
+use crate::store::yaml::{self, Unreadable};
 use crate::store::{Event, JournalEntry};
 
 /// A plan as listings and `plan new`/`plan show` give it in JSON.
@@ -187,7 +187,7 @@ fn read_from(ctx: &Ctx, args: &NewPlan<'_>, record: &mut PlanRecord) -> Result<O
         Some("yaml" | "yml")
     );
     let limit = if is_yaml {
-        record::MAX_RECORD_BYTES as u64
+        yaml::MAX_RECORD_BYTES as u64
     } else {
         crate::fsutil::MAX_TEXT
     };
@@ -195,7 +195,7 @@ fn read_from(ctx: &Ctx, args: &NewPlan<'_>, record: &mut PlanRecord) -> Result<O
     if !is_yaml {
         return utf8(bytes, path).map(Some);
     }
-    let given: PlanRecord = record::parse(&bytes, "swarm-plan", &path.display().to_string())?;
+    let given: PlanRecord = yaml::parse(&bytes, "swarm-plan", &path.display().to_string())?;
     if args.parent.is_none() {
         if let Some(p) = &given.parent {
             require(&ctx.store, p)?;
@@ -396,7 +396,7 @@ pub fn reopen(ctx: &Ctx, name: &str) -> Result<StatusChange> {
     let mut record = plan.record.clone();
     record.status = Status::Active;
     record.updated_at = rfc3339(ctx.store.clock.now());
-    let files = crate::store::kind::Record::to_files(&plan.doc(record))?;
+    let files = crate::store::records::Record::to_files(&plan.doc(record))?;
     let event = Event::new("plan-reopened", &actor, format!("plan {name}: reopened"));
     let refname = plan_ref(name);
     // Live: move it by CAS. Archived by gc: no live ref, so it must not

@@ -25,7 +25,7 @@ use crate::failpoint;
 use crate::names;
 use crate::records::task::{self, TaskKey, TaskRecord};
 use crate::session::Ctx;
-use crate::store::kind::Publish;
+use crate::store::records::Publish;
 use crate::store::remote;
 
 /// One task of the file, and the line it starts on.

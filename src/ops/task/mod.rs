@@ -23,7 +23,7 @@ use crate::records::task::{
     self, task_ref, Decision, Known, Op, Status, TaskKey, TaskRecord, Work,
 };
 use crate::session::Ctx;
-use crate::store::kind::{Publish, Txn};
+use crate::store::records::{Publish, Txn};
 use crate::store::remote;
 use crate::store::Event;
 

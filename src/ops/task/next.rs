@@ -17,7 +17,7 @@ use crate::failpoint;
 use crate::names;
 use crate::records::task::{self, Decision, Known, Op, Status};
 use crate::session::Ctx;
-use crate::store::kind::Publish;
+use crate::store::records::Publish;
 
 /// Rounds of a `claim --next` (each a push; those on the view already
 /// fetched cost no fetch).

@@ -13,7 +13,7 @@ use crate::names;
 use crate::records::task::{self, Known, Status};
 use crate::session::Ctx;
 use crate::store::mirror::fetch_refs_from;
-use crate::store::record::Unreadable;
+use crate::store::yaml::Unreadable;
 use crate::store::JournalEntry;
 
 /// One row of `task list` / `task ready`.

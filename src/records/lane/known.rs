@@ -11,8 +11,8 @@ use super::{handed, Lane, LaneRecord};
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::fsutil::same_path;
-use crate::store::kind::{Record, Records, Update};
-use crate::store::record::Unreadable;
+use crate::store::records::{Record, Records, Update};
+use crate::store::yaml::Unreadable;
 use crate::store::{Event, Store};
 
 fn records(store: &Store) -> Records<'_, LaneRecord> {

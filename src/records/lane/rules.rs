@@ -115,7 +115,7 @@ pub fn stale_owner_write(
     if !moved(published) || moved(local) {
         return None;
     }
-    let yaml = |r: &LaneRecord| crate::store::record::to_yaml(r).ok();
+    let yaml = |r: &LaneRecord| crate::store::yaml::to_yaml(r).ok();
     if yaml(local) == yaml(base) {
         return None;
     }

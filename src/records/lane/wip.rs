@@ -11,7 +11,7 @@
 
 use gix::ObjectId;
 
-use crate::store::kind::{AnyKind, Diverged};
+use crate::store::records::{AnyKind, Diverged};
 use crate::store::Store;
 
 pub const WIP_PREFIX: &str = "refs/swarm/wip/";

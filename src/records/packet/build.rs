@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::{Packet, Verified, REASONS, SCHEMA};
 use crate::error::{Code, Error, Result};
 use crate::secret;
-use crate::store::record::Extra;
+use crate::store::yaml::Extra;
 
 /// What the caller of `handoff` says.
 #[derive(Debug, Clone, Default)]

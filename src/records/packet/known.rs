@@ -16,9 +16,9 @@ use crate::error::{Code, Error, Result};
 use crate::fsutil::same_path;
 use crate::names;
 use crate::store::fingerprint::ROOT;
-use crate::store::kind::{Record, Records, Versioned};
 use crate::store::mirror;
-use crate::store::record::Unreadable;
+use crate::store::records::{Record, Records, Versioned};
+use crate::store::yaml::Unreadable;
 use crate::store::{short, Store};
 
 /// The packet version at `commit` of `refname`.

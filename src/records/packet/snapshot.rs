@@ -8,7 +8,7 @@
 
 use gix::ObjectId;
 
-use crate::store::kind::{AnyKind, Diverged};
+use crate::store::records::{AnyKind, Diverged};
 use crate::store::Store;
 
 pub use crate::worktree::contents::{

@@ -4,7 +4,7 @@ use crate::error::Code;
 use std::collections::BTreeMap;
 
 use super::*;
-use crate::store::kind::{Record, RecordKey};
+use crate::store::records::{Record, RecordKey};
 
 fn token() -> String {
     // Assembled at run time, so no scanner flags this file.

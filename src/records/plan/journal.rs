@@ -6,7 +6,7 @@ use gix::ObjectId;
 
 use super::{plan_ref, Store};
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Publish, Txn};
+use crate::store::records::{Publish, Txn};
 use crate::store::remote::Tip;
 use crate::store::Event;
 

@@ -1,5 +1,5 @@
 //! `sync`'s replay of this clone's unpublished ledger writes on the
-//! published ledger ([`Record::replay`](crate::store::kind::Record::replay)).
+//! published ledger ([`Record::replay`](crate::store::records::Record::replay)).
 //!
 //! The ledger is one record every clone writes, so two clones that wrote it
 //! apart (one offline) always diverge; taking either side whole would drop
@@ -25,7 +25,7 @@ use jiff::Timestamp;
 
 use super::{Entry, Ledger};
 use crate::error::Code;
-use crate::store::kind::Replayed;
+use crate::store::records::Replayed;
 
 /// Replay `local`'s changes since `base` on `published`.
 pub fn replay(

@@ -6,7 +6,7 @@ use jiff::{SignedDuration, Timestamp};
 use super::{event, invalid_transition, Claim, Status, TaskRecord};
 use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
-use crate::store::record::Extra;
+use crate::store::yaml::Extra;
 use crate::store::Event;
 
 /// Whether the task's work is merged, as the operation found it.

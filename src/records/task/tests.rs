@@ -3,7 +3,7 @@ use std::collections::BTreeMap;
 use jiff::{SignedDuration, Timestamp};
 
 use super::*;
-use crate::store::kind::RecordKey;
+use crate::store::records::RecordKey;
 
 fn t0() -> Timestamp {
     "2026-01-01T00:00:00Z".parse().unwrap()

@@ -89,7 +89,7 @@ pub(super) fn merge_yaml(
             None => Some(Mapping::new()),
             Some(bytes) => {
                 // Never hand the YAML parser a record too large or deep to read.
-                crate::store::record::precheck(bytes, "record").ok()?;
+                crate::store::yaml::precheck(bytes, "record").ok()?;
                 match serde_yaml_ng::from_slice::<Value>(bytes).ok()? {
                     Value::Mapping(m) => Some(m),
                     _ => None,

@@ -18,8 +18,8 @@ use serde::Serialize;
 
 use super::archive::{entries_at, ARCHIVE_PREFIX};
 use super::error::short;
-use super::kind::{kind_of, AnyKind, Diverged, Replayed};
 use super::notes::NOTES_REF;
+use super::records::{kind_of, AnyKind, Diverged, Replayed};
 use super::{Event, Store};
 use crate::error::{Code, Result};
 use crate::git::PushUpdate;
@@ -226,7 +226,7 @@ fn one(
     // never replaces, joins or beats a local one (a merge by an honest
     // actor would sign it over); it is said, and this clone keeps its own.
     if let (Some(l), Some(r)) = (l, r) {
-        if l != r && super::kind::kind_of(kinds, name).is_some() {
+        if l != r && super::records::kind_of(kinds, name).is_some() {
             if let Some(why) = store.refused(name, r)? {
                 out.warnings.push(format!(
                     "{name}: the published version {} is not trusted ({why}); kept this clone's {} (swarm.trust=require)",
@@ -240,7 +240,7 @@ fn one(
     // A record this clone lacks, published with an untrusted version on top
     // of trusted history: its newest trusted version is what is taken.
     if let (None, Some(r)) = (l, r) {
-        if super::kind::kind_of(kinds, name).is_some() {
+        if super::records::kind_of(kinds, name).is_some() {
             if let Some(why) = store.refused(name, r)? {
                 if let Some(t) = store.trusted_version(name, r)?.filter(|t| *t != r) {
                     store.cas(

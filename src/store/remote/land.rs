@@ -1,5 +1,5 @@
 //! THE push step of a publication ([`land`]): what one round of
-//! [`crate::store::kind::Publish`] decided, published at the arbiter.
+//! [`crate::store::records::Publish`] decided, published at the arbiter.
 //!
 //! Online: ONE atomic push of every version written, each leased on the
 //! value the round fetched, with the updates and refspecs that travel

@@ -3,7 +3,7 @@
 //! ([`Tip`], [`tip`], [`tips_under`]), adopting a published value locally
 //! ([`adopt`]), and THE push step of a publication ([`land`]: the leased
 //! push, the local refs after it, offline one local CAS of every ref) that
-//! [`crate::store::kind::Publish`] runs each round.
+//! [`crate::store::records::Publish`] runs each round.
 
 mod batch;
 pub mod budget;

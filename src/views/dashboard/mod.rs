@@ -26,7 +26,7 @@ use crate::records::plan::PlanDoc;
 use crate::records::reservation::{Ledger, LEDGER};
 use crate::records::task::{Status as TaskStatus, TaskRecord};
 use crate::session::Ctx;
-use crate::store::record::Unreadable;
+use crate::store::yaml::Unreadable;
 
 pub use threads::{MessageView, Thread};
 pub use watch::{remote_round, RemoteWatch};

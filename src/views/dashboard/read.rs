@@ -6,8 +6,8 @@ use std::collections::BTreeMap;
 
 use crate::error::{Code, Error, Result};
 use crate::store::fingerprint::{prefix_of, ROOT};
-use crate::store::kind::{Record, RecordKey, Records};
-use crate::store::record::Unreadable;
+use crate::store::records::{Record, RecordKey, Records};
+use crate::store::yaml::Unreadable;
 use crate::store::{remote as tips, Store};
 
 /// Every record of kind `R` known here, by key.

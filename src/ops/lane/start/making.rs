@@ -14,7 +14,7 @@ use crate::git::Git;
 use crate::records::lane::{self, branch_of, LaneRecord};
 use crate::session::lane::{confined_lane_path, main_worktree, start_marker};
 use crate::session::Ctx;
-use crate::store::kind::Records;
+use crate::store::records::Records;
 use crate::store::Event;
 
 /// A lane being made: its branch, base, worktree and start marker.

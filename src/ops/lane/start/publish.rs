@@ -22,8 +22,8 @@ use crate::error::{Code, Error, Result};
 use crate::records::lane::{self, check_start, Lane};
 use crate::records::plan::plan_ref;
 use crate::session::Ctx;
-use crate::store::kind::Publish;
 use crate::store::mirror::mirror_ref;
+use crate::store::records::Publish;
 use crate::store::remote::tips_under;
 use crate::store::Event;
 

@@ -15,7 +15,7 @@ use crate::names;
 use crate::records::plan::{plan_ref, PlanDoc, PlanRecord};
 use crate::records::task::{self, task_ref, Decision, Known, Op, TaskRecord};
 use crate::session::Ctx;
-use crate::store::kind::Record;
+use crate::store::records::Record;
 use crate::store::remote::{self, Tip};
 use crate::store::Event;
 
@@ -161,7 +161,7 @@ pub fn next_version(ctx: &Ctx, t: &Taking, tip: &Tip) -> Result<Option<ObjectId>
         plan: t.plan.clone(),
         id: t.id.clone(),
     };
-    let current = crate::store::kind::Records::<TaskRecord>::new(store)
+    let current = crate::store::records::Records::<TaskRecord>::new(store)
         .at(&key, base)?
         .value;
     let Some((rec, ev)) = decide(ctx, t, &current, &t.plan)? else {
@@ -208,7 +208,7 @@ pub fn child_plan(ctx: &Ctx, t: &Taking, actor: &str) -> Result<bool> {
     let refname = plan_ref(&t.feature);
     let tip = remote::tip(store, ctx.remote(), &refname)?;
     if let Some(existing) = tip.base {
-        let doc = crate::store::kind::Records::<PlanDoc>::new(store)
+        let doc = crate::store::records::Records::<PlanDoc>::new(store)
             .at(&t.feature, existing)?
             .value;
         if doc.record.parent.as_deref() != Some(t.plan.as_str()) {

@@ -4,7 +4,7 @@
 use std::process::Command;
 
 use crate::error::{Code, Error, Result};
-use crate::store::kind::{Diverged, Files, Record};
+use crate::store::records::{Diverged, Files, Record};
 
 /// A toy kind per namespace: one number.
 #[derive(Debug, Clone)]

@@ -19,8 +19,8 @@ use gix::ObjectId;
 
 use super::{Publication, Publish, Record, RecordKey, Records, Update, Versioned};
 use crate::error::{Code, Error, Result};
-use crate::store::record::Unreadable;
 use crate::store::remote::{self, Tip};
+use crate::store::yaml::Unreadable;
 
 /// What [`Records::publish`] wrote.
 #[derive(Debug, Clone)]
@@ -174,8 +174,8 @@ impl<R: Record> Records<'_, R> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kind::testkit::{self, N};
-    use crate::store::kind::OFFLINE;
+    use crate::store::records::testkit::{self, N};
+    use crate::store::records::OFFLINE;
     use crate::store::{Event, Store};
 
     type Counter = N<0>;

@@ -17,7 +17,7 @@
 //! ```
 //! use std::process::Command;
 //! use git_swarm::error::{Code, Error, Result};
-//! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, Update};
+//! use git_swarm::store::records::{AnyKind, Diverged, Files, KindOf, Record, Records, Update};
 //! use git_swarm::store::{archive, mirror, reconcile, remote, Event, Store};
 //!
 //! #[derive(Debug, Clone)]
@@ -108,11 +108,11 @@ use std::marker::PhantomData;
 
 use gix::ObjectId;
 
-use super::record::Unreadable;
+use super::yaml::Unreadable;
 use super::{Event, Store};
 use crate::error::{Code, Error, Result};
 
-pub use super::record::Files;
+pub use super::yaml::Files;
 
 /// What `sync` does when the local and the published version of a record
 /// both moved and neither contains the other.

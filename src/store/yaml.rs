@@ -17,7 +17,7 @@ pub const SUPPORTED_MAJOR: u32 = 1;
 
 /// The fields that may hold a newline in a record read with [`parse`]: a
 /// plan's `contract`, which packets and acceptances copy. A kind that names
-/// its own ([`Record::MULTILINE_FIELDS`](super::kind::Record::MULTILINE_FIELDS))
+/// its own ([`Record::MULTILINE_FIELDS`](super::records::Record::MULTILINE_FIELDS))
 /// reads with [`parse_with`].
 pub const SHARED_MULTILINE_FIELDS: &[&str] = &["contract"];
 

@@ -39,7 +39,7 @@
 //! use clap::Parser;
 //! use serde::Serialize;
 //! use git_swarm::error::{Code, Error, Result};
-//! use git_swarm::store::kind::{AnyKind, Diverged, Files, KindOf, Record, Records, ScopedKey, Update};
+//! use git_swarm::store::records::{AnyKind, Diverged, Files, KindOf, Record, Records, ScopedKey, Update};
 //! use git_swarm::store::{Event, Store};
 //!
 //! // ---- src/records/tally.rs: the kind ----------------------------------------
@@ -582,7 +582,7 @@ impl<'s> Txn<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::kind::testkit::{self, git, N};
+    use crate::store::records::testkit::{self, git, N};
 
     /// Both kinds' records bumped in one round (by `by`: two clones that
     /// decide alike still write two commits).

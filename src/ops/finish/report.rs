@@ -27,13 +27,32 @@ fn cell(text: &str) -> String {
         .replace(['\n', '\r'], " ")
 }
 
-/// The report of plan `scope.plan`, as `actor` (the leader) finishes it.
+/// The report of plan `scope.plan`, as `actor` (the leader) finishes it:
+/// one section after another.
 pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) -> Result<String> {
+    let names = scope.names();
+    let mut md = String::new();
+    summary(&mut md, ctx, scope, actor);
+    let landings = landings(ctx, code, scope)?;
+    tasks(&mut md, ctx, code, scope, &landings)?;
+    handoffs(&mut md, scope);
+    successions(&mut md, ctx, &scope.plan.record.plan)?;
+    let messages: Vec<Message> = crate::ops::message::all(ctx)?
+        .into_iter()
+        .filter(|m| m.plan.as_deref().is_some_and(|p| names.contains(p)))
+        .collect();
+    escalations(&mut md, &messages);
+    capacity(&mut md, scope);
+    spent(&mut md, ctx, scope, &names);
+    unverified(&mut md, scope, &messages);
+    Ok(md)
+}
+
+/// The title, the counts and the plans.
+fn summary(md: &mut String, ctx: &Ctx, scope: &Scope, actor: &str) {
     let store = &ctx.store;
     let plan = &scope.plan.record;
     let name = &plan.plan;
-    let names = scope.names();
-    let mut md = String::new();
     let _ = writeln!(md, "# Plan {name} finished: {}", cell(&plan.title));
     let _ = writeln!(md);
     let done = scope
@@ -57,8 +76,11 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
         .map(|p| format!("`{}`", p.record.plan))
         .collect();
     let _ = writeln!(md, "Plans: {}.", plans.join(", "));
+}
 
-    // Where each lane landed: the trailers on the base's first-parent line.
+/// Where each lane landed: the trailers on the base's first-parent line.
+fn landings(ctx: &Ctx, code: Option<&str>, scope: &Scope) -> Result<Vec<merge::Landing>> {
+    let store = &ctx.store;
     let mut landings = Vec::new();
     let mut bases = BTreeSet::new();
     for l in &scope.lanes {
@@ -73,6 +95,19 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
         }
     }
 
+    Ok(landings)
+}
+
+/// The tasks, each with its lane, owner, branch and commit; then the lanes
+/// without a task.
+fn tasks(
+    md: &mut String,
+    ctx: &Ctx,
+    code: Option<&str>,
+    scope: &Scope,
+    landings: &[merge::Landing],
+) -> Result<()> {
+    let store = &ctx.store;
     let _ = writeln!(md, "\n## Tasks\n");
     if scope.tasks.is_empty() {
         let _ = writeln!(md, "The plan had no tasks.");
@@ -91,31 +126,7 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
                 || r.lane.as_deref() == Some(l.feature.as_str())
         });
         let landing = lane.and_then(|l| landings.iter().find(|x| x.feature == l.feature));
-        let commit = match (landing, lane) {
-            (Some(x), _) => format!("`{}` (landed; head `{}`)", short(&x.commit), short(&x.head)),
-            (None, Some(l)) => {
-                let head = code
-                    .and_then(|c| {
-                        store
-                            .git
-                            .rev_parse(&format!("refs/remotes/{c}/{}", l.record.branch))
-                            .ok()
-                            .flatten()
-                    })
-                    .or_else(|| {
-                        store
-                            .git
-                            .rev_parse(&format!("refs/heads/{}", l.record.branch))
-                            .ok()
-                            .flatten()
-                    });
-                match head {
-                    Some(h) => format!("head `{}`", short(&h)),
-                    None => "-".into(),
-                }
-            }
-            (None, None) => "-".into(),
-        };
+        let commit = commit_cell(ctx, code, landing, lane);
         let how = store
             .journal(k.commit, Some(1))?
             .into_iter()
@@ -160,6 +171,46 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
         }
     }
 
+    Ok(())
+}
+
+/// A task's commit cell: where its lane landed, else its lane's head.
+fn commit_cell(
+    ctx: &Ctx,
+    code: Option<&str>,
+    landing: Option<&merge::Landing>,
+    lane: Option<&crate::records::lane::Lane>,
+) -> String {
+    let store = &ctx.store;
+    match (landing, lane) {
+        (Some(x), _) => format!("`{}` (landed; head `{}`)", short(&x.commit), short(&x.head)),
+        (None, Some(l)) => {
+            let head = code
+                .and_then(|c| {
+                    store
+                        .git
+                        .rev_parse(&format!("refs/remotes/{c}/{}", l.record.branch))
+                        .ok()
+                        .flatten()
+                })
+                .or_else(|| {
+                    store
+                        .git
+                        .rev_parse(&format!("refs/heads/{}", l.record.branch))
+                        .ok()
+                        .flatten()
+                });
+            match head {
+                Some(h) => format!("head `{}`", short(&h)),
+                None => "-".into(),
+            }
+        }
+        (None, None) => "-".into(),
+    }
+}
+
+/// Every handoff with its packet and what became of it.
+fn handoffs(md: &mut String, scope: &Scope) {
     let _ = writeln!(md, "\n## Handoffs\n");
     if scope.packets.is_empty() {
         let _ = writeln!(md, "No handoff: no lane changed hands.");
@@ -207,47 +258,55 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
                     .join("; ")
             );
         }
-        match (&v.acceptance, &v.withdrawal) {
-            (Some(a), _) => {
-                let _ = write!(
-                    md,
-                    ". **Accepted** by {} at {}",
-                    cell(&a.accepted_by),
-                    a.accepted_at
-                );
-                if let Some(e) = a.epoch {
-                    let _ = write!(md, " (epoch {e})");
-                }
-                let mut moved = Vec::new();
-                if let Some(c) = &a.moved.claim {
-                    moved.push(format!("claim on `{c}`"));
-                }
-                if !a.moved.reservations.is_empty() {
-                    moved.push(format!("reservations {}", a.moved.reservations.join(", ")));
-                }
-                if !moved.is_empty() {
-                    let _ = write!(md, "; moved to them: {}", moved.join(", "));
-                }
-                for n in &a.moved.not_moved {
-                    let _ = write!(md, "; not moved: {}", cell(n));
-                }
-            }
-            (None, Some(w)) => {
-                let _ = write!(
-                    md,
-                    ". Withdrawn by {} at {}: {}",
-                    cell(&w.withdrawn_by),
-                    w.withdrawn_at,
-                    cell(&w.reason)
-                );
-            }
-            (None, None) => {
-                let _ = write!(md, ". Open");
-            }
-        }
+        outcome(md, v);
         let _ = writeln!(md, ".");
     }
+}
 
+/// A packet's acceptance (what moved), withdrawal, or that it is open.
+fn outcome(md: &mut String, v: &crate::records::packet::PacketVersion) {
+    match (&v.acceptance, &v.withdrawal) {
+        (Some(a), _) => {
+            let _ = write!(
+                md,
+                ". **Accepted** by {} at {}",
+                cell(&a.accepted_by),
+                a.accepted_at
+            );
+            if let Some(e) = a.epoch {
+                let _ = write!(md, " (epoch {e})");
+            }
+            let mut moved = Vec::new();
+            if let Some(c) = &a.moved.claim {
+                moved.push(format!("claim on `{c}`"));
+            }
+            if !a.moved.reservations.is_empty() {
+                moved.push(format!("reservations {}", a.moved.reservations.join(", ")));
+            }
+            if !moved.is_empty() {
+                let _ = write!(md, "; moved to them: {}", moved.join(", "));
+            }
+            for n in &a.moved.not_moved {
+                let _ = write!(md, "; not moved: {}", cell(n));
+            }
+        }
+        (None, Some(w)) => {
+            let _ = write!(
+                md,
+                ". Withdrawn by {} at {}: {}",
+                cell(&w.withdrawn_by),
+                w.withdrawn_at,
+                cell(&w.reason)
+            );
+        }
+        (None, None) => {
+            let _ = write!(md, ". Open");
+        }
+    }
+}
+
+/// Every succession with its epoch and reason.
+fn successions(md: &mut String, ctx: &Ctx, name: &str) -> Result<()> {
     let _ = writeln!(md, "\n## Successions\n");
     let log = lead::log(ctx, name)?;
     let mut lines = Vec::new();
@@ -279,11 +338,12 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
         let _ = writeln!(md, "{l}");
     }
 
+    Ok(())
+}
+
+/// The escalations and questions with their answers.
+fn escalations(md: &mut String, messages: &[Message]) {
     let _ = writeln!(md, "\n## Escalations and questions\n");
-    let messages: Vec<Message> = crate::ops::message::all(ctx)?
-        .into_iter()
-        .filter(|m| m.plan.as_deref().is_some_and(|p| names.contains(p)))
-        .collect();
     let mut any = false;
     for m in messages
         .iter()
@@ -329,7 +389,10 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
     if !any {
         let _ = writeln!(md, "None.");
     }
+}
 
+/// The capacity verdicts: lanes' last reports, capacity handoffs.
+fn capacity(md: &mut String, scope: &Scope) {
     let _ = writeln!(md, "\n## Capacity\n");
     let mut any = false;
     for l in &scope.lanes {
@@ -366,7 +429,11 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
     if !any {
         let _ = writeln!(md, "No capacity verdict was recorded.");
     }
+}
 
+/// What the plan's sessions spent (this clone's capacity files).
+fn spent(md: &mut String, ctx: &Ctx, scope: &Scope, names: &BTreeSet<String>) {
+    let store = &ctx.store;
     let _ = writeln!(md, "\n## Spend\n");
     let lanes: BTreeSet<&str> = scope.lanes.iter().map(|l| l.feature.as_str()).collect();
     let sessions: Vec<_> = spend::sessions(store)
@@ -396,7 +463,11 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
             let _ = writeln!(md, "- agent {}: {}", cell(&agent), totals(&t));
         }
     }
+}
 
+/// What was left unverified: tasks done unmerged, landings without a gate,
+/// packets handed on an unverified gate.
+fn unverified(md: &mut String, scope: &Scope, messages: &[Message]) {
     let _ = writeln!(md, "\n## Left unverified\n");
     let mut any = false;
     for k in scope.tasks.iter().filter(|k| k.record.done_unverified) {
@@ -448,7 +519,6 @@ pub(crate) fn render(ctx: &Ctx, code: Option<&str>, scope: &Scope, actor: &str) 
             "Nothing: every task was done on merged work and every landing ran its gate."
         );
     }
-    Ok(md)
 }
 
 fn totals(t: &Totals) -> String {

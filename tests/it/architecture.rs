@@ -35,6 +35,10 @@
 //! with why it may be one: a command's policy and counters live in its
 //! session (`store::CommandState`), passed down.
 //!
+//! No function over [`MAX_FUNCTION_LINES`] lines outside tests and the
+//! demo's scenes, but those still listed in [`LONG_FUNCTIONS`] (it may
+//! only shrink).
+//!
 //! [`ALLOWLIST`] is empty. A move in several steps may list violations
 //! there while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
 //! current violations in the allowlist's format.
@@ -1435,4 +1439,165 @@ fn an_injected_static_fails_and_lifetimes_and_comments_do_not() {
     assert_eq!(found, ["COUNT", "FLAG", "RE"]);
     let (unlisted, _) = unlisted_statics(&files);
     assert_eq!(unlisted.len(), 3, "{unlisted:?}");
+}
+
+/// The most lines a function of `src/` may take (its signature to its
+/// closing brace), outside tests and the demo's narrated scenes.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// The functions still longer than [`MAX_FUNCTION_LINES`], to be split.
+/// This list may only shrink: a function split (or gone) must leave it,
+/// and a new long one fails.
+const LONG_FUNCTIONS: &[(&str, &str)] = &[
+    ("src/cli/commands/handoff.rs", "render_accepted"),
+    ("src/cli/commands/lead.rs", "run"),
+    ("src/cli/commands/serve/forecast_view.rs", "section"),
+    ("src/cli/commands/status.rs", "render_plans"),
+    ("src/cli/commands/task.rs", "run"),
+    ("src/cli/mod.rs", "run"),
+    ("src/git/push.rs", "push_atomic"),
+    ("src/integrations/agent/context.rs", "session_start_with"),
+    ("src/integrations/agent/install.rs", "install"),
+    ("src/integrations/github/rest/mod.rs", "new"),
+    ("src/main.rs", "main"),
+    ("src/ops/accept/restore.rs", "worktree_noted"),
+    ("src/ops/finish/mod.rs", "finish"),
+    ("src/ops/handoff.rs", "derive"),
+    ("src/ops/lane/report.rs", "report"),
+    ("src/ops/lane/start/mod.rs", "start"),
+    ("src/ops/lane/start/publish.rs", "publish"),
+    ("src/ops/lead/merge/github.rs", "land_github"),
+    ("src/ops/lead/merge/local.rs", "in_worktree"),
+    ("src/ops/lead/merge/mod.rs", "merge"),
+    ("src/ops/message/announce.rs", "leadership"),
+    ("src/ops/message/mod.rs", "post"),
+    ("src/ops/message/wait.rs", "wait"),
+    ("src/ops/plan/mod.rs", "new"),
+    ("src/ops/renew.rs", "renew"),
+    ("src/ops/run/ended.rs", "ended"),
+    ("src/ops/run/launch.rs", "launch"),
+    ("src/ops/run/lead.rs", "lead_tick"),
+    ("src/ops/run/recover.rs", "after_loss"),
+    ("src/ops/run/recover.rs", "recover_orphans"),
+    ("src/ops/task/batch.rs", "create_many"),
+    ("src/ops/task/mod.rs", "publish_releasing"),
+    ("src/ops/task/next.rs", "claim_next"),
+    ("src/records/pool.rs", "decide"),
+    ("src/records/reservation/replay.rs", "replay"),
+    ("src/store/reconcile/diverged.rs", "diverged"),
+    ("src/store/reconcile/mod.rs", "one"),
+    ("src/store/records/txn.rs", "run"),
+    ("src/store/yaml.rs", "nesting_depth"),
+    ("src/worktree/restore.rs", "verify"),
+];
+
+/// Every function of the files longer than [`MAX_FUNCTION_LINES`], as
+/// (file, name, lines), outside `#[cfg(test)]` modules, `tests.rs` files
+/// and `src/ops/demo/`.
+fn long_functions(files: &[(String, String)]) -> Vec<(String, String, usize)> {
+    let mut out = Vec::new();
+    for (file, text) in files {
+        if file.ends_with("/tests.rs") || file.starts_with("src/ops/demo/") {
+            continue;
+        }
+        let code = code_only(text);
+        let code = match code.find("\n#[cfg(test)]\nmod ") {
+            Some(at) => &code[..at],
+            None => &code[..],
+        };
+        let b = code.as_bytes();
+        let ident = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+        let mut i = 0;
+        while let Some(at) = code[i..].find("fn ").map(|e| i + e) {
+            i = at + 3;
+            if at > 0 && ident(b[at - 1]) {
+                continue;
+            }
+            let name: String = code[i..]
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            // `fn(` is a pointer type; a declaration without a body ends at `;`.
+            let Some(open) = code[i..].find(['{', ';']).map(|e| i + e) else {
+                continue;
+            };
+            if name.is_empty() || b[open] == b';' {
+                continue;
+            }
+            let mut depth = 0usize;
+            let mut close = open;
+            for (k, c) in b.iter().enumerate().skip(open) {
+                match c {
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = k;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            let lines = code[at..=close].matches('\n').count() + 1;
+            if lines > MAX_FUNCTION_LINES {
+                out.push((file.clone(), name, lines));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn no_function_over_80_lines_but_the_listed_ones() {
+    let found = long_functions(&read_src());
+    if std::env::var_os("GIT_SWARM_ARCH_DUMP").is_some() {
+        for (f, n, l) in &found {
+            eprintln!("    (\"{f}\", \"{n}\"), // {l} lines");
+        }
+    }
+    let listed = |f: &str, n: &str| LONG_FUNCTIONS.iter().any(|(lf, ln)| *lf == f && *ln == n);
+    let new: Vec<String> = found
+        .iter()
+        .filter(|(f, n, _)| !listed(f, n))
+        .map(|(f, n, l)| format!("{f}: fn {n} ({l} lines)"))
+        .collect();
+    assert!(
+        new.is_empty(),
+        "function(s) over {MAX_FUNCTION_LINES} lines: split them into steps with names:\n{}",
+        new.join("\n")
+    );
+    let stale: Vec<String> = LONG_FUNCTIONS
+        .iter()
+        .filter(|(f, n)| !found.iter().any(|(ff, fn_, _)| ff == f && fn_ == n))
+        .map(|(f, n)| format!("{f}: {n}"))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "LONG_FUNCTIONS lists functions that are now short enough or gone; take them off:\n{}",
+        stale.join("\n")
+    );
+}
+
+#[test]
+fn a_long_function_is_found_and_a_short_one_a_test_and_a_pointer_type_are_not() {
+    let long_body = "    let _ = 1;\n".repeat(MAX_FUNCTION_LINES);
+    let files = files_of(&[
+        (
+            "src/store/x.rs",
+            &format!(
+                "type F = fn(u8) -> u8;\npub fn long() {{\n{long_body}}}\nfn short() {{ let s = \"}}\"; }}\n#[cfg(test)]\nmod tests {{\n    fn long_test() {{\n{long_body}    }}\n}}\n"
+            ),
+        ),
+        ("src/ops/demo/scene.rs", &format!("fn scene() {{\n{long_body}}}\n")),
+    ]);
+    assert_eq!(
+        long_functions(&files),
+        [(
+            "src/store/x.rs".to_string(),
+            "long".to_string(),
+            MAX_FUNCTION_LINES + 2
+        )]
+    );
 }

@@ -33,41 +33,7 @@ fn main() -> ExitCode {
         .map_or_else(cli::parse, Ok)
     {
         Ok(c) => c,
-        Err(e) => {
-            use clap::error::ErrorKind;
-            if matches!(
-                e.kind(),
-                ErrorKind::DisplayHelp
-                    | ErrorKind::DisplayVersion
-                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
-            ) {
-                if e.kind() == ErrorKind::DisplayVersion && wants_json {
-                    let doc = cli::error::with_remote_ops(
-                        serde_json::json!({
-                            "name": env!("CARGO_PKG_NAME"),
-                            "version": env!("CARGO_PKG_VERSION"),
-                        }),
-                        Default::default(),
-                    );
-                    let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
-                    cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
-                    return ExitCode::SUCCESS;
-                }
-                if e.kind() == ErrorKind::DisplayHelp && open_man_page() {
-                    return ExitCode::SUCCESS;
-                }
-                let _ = e.print();
-                let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-                    2
-                } else {
-                    0
-                };
-                return ExitCode::from(code);
-            }
-            let err = cli::error::from_clap(&e);
-            cli::error::report(&err, wants_json, Default::default());
-            return cli::error::exit_code(&err);
-        }
+        Err(e) => return not_parsed(&e, wants_json),
     };
     let json = parsed.cli.json;
     // The command's shared state: one per command, read here for the
@@ -100,6 +66,45 @@ fn main() -> ExitCode {
             cli::error::exit_code(&err)
         }
     }
+}
+
+/// What clap stopped at: help or the version (printed, exit 0; the man
+/// page for `--help`; `--version --json` as JSON), a bare group (its help,
+/// exit 2), or a usage error (reported, exit 2).
+fn not_parsed(e: &clap::Error, wants_json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        if e.kind() == ErrorKind::DisplayVersion && wants_json {
+            let doc = cli::error::with_remote_ops(
+                serde_json::json!({
+                    "name": env!("CARGO_PKG_NAME"),
+                    "version": env!("CARGO_PKG_VERSION"),
+                }),
+                Default::default(),
+            );
+            let text = serde_json::to_string_pretty(&doc).expect("JSON values serialise");
+            cli::emit(&mut std::io::stdout().lock(), &format!("{text}\n"));
+            return ExitCode::SUCCESS;
+        }
+        if e.kind() == ErrorKind::DisplayHelp && open_man_page() {
+            return ExitCode::SUCCESS;
+        }
+        let _ = e.print();
+        let code = if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+            2
+        } else {
+            0
+        };
+        return ExitCode::from(code);
+    }
+    let err = cli::error::from_clap(e);
+    cli::error::report(&err, wants_json, Default::default());
+    cli::error::exit_code(&err)
 }
 
 /// `git-swarm … --help` (not `-h`), like git's own `--help`: show the

@@ -333,35 +333,7 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
         .and_then(budget::Session::flush_first);
     let out = dispatch(&g, facts, cli.command)
         .map_err(|e| error::unreachable_hint(e, facts.arbitration()));
-    // A change of leader made by someone else that concerns this actor
-    // (a takeover from them, a handover to them): once, at their next
-    // command (a warning line; on a refusal, a hint).
-    // And the worktrees of lanes closed since go, their uncommitted work
-    // kept as a snapshot first (said in the same way).
-    let notices = match facts.shows_announcements() {
-        true => g
-            .ctx()
-            .map(|ctx| {
-                let mut n = git_swarm::ops::message::announce::notices(&ctx);
-                // Not after a command that sweeps its own way
-                // ([`Facts::NO_SWEEP`]: the `lane` commands).
-                if !ctx.store.repo.is_bare() && facts.sweeps() {
-                    n.extend(git_swarm::ops::lane::sweep::sweep_closed(&ctx));
-                }
-                n
-            })
-            .unwrap_or_default(),
-        false => Vec::new(),
-    };
-    let out = match out {
-        Err(e) => Err(notices.into_iter().fold(e, |e, n| e.hint(n))),
-        Ok(mut o) => {
-            for n in notices {
-                o = o.warn(n);
-            }
-            Ok(o)
-        }
-    };
+    let out = with_announcements(&g, facts, out);
     // Records that could not be checked at all (no ssh-keygen) were judged
     // by nobody: the command fails with why, even if it listed them.
     if let Some(e) = g.run.trust.take_tool_failure() {
@@ -389,6 +361,38 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
         out = publish::publish_after(&g, out);
     }
     Ok(out)
+}
+
+/// A change of leader made by someone else that concerns this actor (a
+/// takeover from them, a handover to them): once, at their next command
+/// (a warning line; on a refusal, a hint). And the worktrees of lanes
+/// closed since go, their uncommitted work kept as a snapshot first (said
+/// in the same way).
+fn with_announcements(g: &Global, facts: Facts, out: Result<Output>) -> Result<Output> {
+    let notices = match facts.shows_announcements() {
+        true => g
+            .ctx()
+            .map(|ctx| {
+                let mut n = git_swarm::ops::message::announce::notices(&ctx);
+                // Not after a command that sweeps its own way
+                // ([`Facts::NO_SWEEP`]: the `lane` commands).
+                if !ctx.store.repo.is_bare() && facts.sweeps() {
+                    n.extend(git_swarm::ops::lane::sweep::sweep_closed(&ctx));
+                }
+                n
+            })
+            .unwrap_or_default(),
+        false => Vec::new(),
+    };
+    match out {
+        Err(e) => Err(notices.into_iter().fold(e, |e, n| e.hint(n))),
+        Ok(mut o) => {
+            for n in notices {
+                o = o.warn(n);
+            }
+            Ok(o)
+        }
+    }
 }
 
 fn dispatch(g: &Global, facts: Facts, command: Command) -> Result<Output> {

@@ -151,6 +151,50 @@ pub enum LeadCmd {
     },
 }
 
+/// `lead merge`: the merge queue, with a GitHub client made only if a
+/// lane's pull request needs one.
+fn merge_queue(ctx: &git_swarm::session::Ctx, args: &merge::Args) -> Result<Output> {
+    let mut github = || -> Result<Box<dyn git_swarm::integrations::github::client::GitHub>> {
+        Ok(Box::new(super::verify::rest_client(
+            ctx,
+            &git_swarm::integrations::verify::Target::Lane(String::new()),
+        )?))
+    };
+    merge::merge(ctx, args, &mut github).map(|q| queue(&q))
+}
+
+/// A leadership write (claim, renew, handover, takeover, release,
+/// succession, push), with the announcements it owes.
+fn arbitrate(ctx: &git_swarm::session::Ctx, plan: &str, op: Op) -> Result<Output> {
+    let verb = op.verb();
+    let r = match lead::run(ctx, plan, op) {
+        Ok(r) => r,
+        Err(e) => {
+            // A fenced leader learns who leads now and why at this very
+            // command (the notices after it read what this fetched).
+            if matches!(e.code, Code::LeadFenced | Code::NotLeader) {
+                announce::fetch(ctx, plan);
+            }
+            if verb.contest() || verb == Verb::Handover {
+                announce::flush(ctx, plan);
+            }
+            return Err(e);
+        }
+    };
+    let announced = match (verb, &r.commit) {
+        (Verb::Claim | Verb::Handover | Verb::Takeover, Some(commit)) => {
+            announce::flush(ctx, plan);
+            announce::leadership(ctx, plan, &r.record, commit)?
+        }
+        _ => None,
+    };
+    let mut out = ran(&r);
+    if let Some(a) = announced {
+        out = announcement(out, &a);
+    }
+    Ok(out)
+}
+
 pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
     let ctx = g.ctx()?;
     let (plan, op) = match cmd {
@@ -214,43 +258,10 @@ pub fn run(g: &Global, cmd: LeadCmd) -> Result<Output> {
                 no_gate,
                 dry_run,
             };
-            let mut github =
-                || -> Result<Box<dyn git_swarm::integrations::github::client::GitHub>> {
-                    Ok(Box::new(super::verify::rest_client(
-                        &ctx,
-                        &git_swarm::integrations::verify::Target::Lane(String::new()),
-                    )?))
-                };
-            return merge::merge(&ctx, &args, &mut github).map(|q| queue(&q));
+            return merge_queue(&ctx, &args);
         }
     };
-    let verb = op.verb();
-    let r = match lead::run(&ctx, &plan, op) {
-        Ok(r) => r,
-        Err(e) => {
-            // A fenced leader learns who leads now and why at this very
-            // command (the notices after it read what this fetched).
-            if matches!(e.code, Code::LeadFenced | Code::NotLeader) {
-                announce::fetch(&ctx, &plan);
-            }
-            if verb.contest() || verb == Verb::Handover {
-                announce::flush(&ctx, &plan);
-            }
-            return Err(e);
-        }
-    };
-    let announced = match (verb, &r.commit) {
-        (Verb::Claim | Verb::Handover | Verb::Takeover, Some(commit)) => {
-            announce::flush(&ctx, &plan);
-            announce::leadership(&ctx, &plan, &r.record, commit)?
-        }
-        _ => None,
-    };
-    let mut out = ran(&r);
-    if let Some(a) = announced {
-        out = announcement(out, &a);
-    }
-    Ok(out)
+    arbitrate(&ctx, &plan, op)
 }
 
 /// Add a leadership announcement to a leader command's output: in the JSON

@@ -226,6 +226,95 @@ pub enum TaskCmd {
     },
 }
 
+/// `task new ID` or `task new --from FILE`.
+fn new(
+    ctx: &git_swarm::session::Ctx,
+    id: Option<String>,
+    from: Option<std::path::PathBuf>,
+    plan: String,
+    fields: FieldArgs,
+) -> Result<Output> {
+    let Some(id) = id else {
+        let file = from.expect("clap requires an id or --from");
+        let shown = file.display().to_string();
+        let text = std::fs::read_to_string(&file)
+            .map_err(|e| Error::new(Code::NotFound, format!("cannot read {shown}: {e}")))?;
+        let lines = task::parse_task_file(&shown, &text)?;
+        return task::create_many(ctx, &plan, &shown, &lines).map(|c| created(&c, ctx));
+    };
+    let new = NewTask {
+        plan,
+        id,
+        fields: fields.fields(false, false),
+    };
+    task::create(ctx, new).map(|r| ran(&r, ctx))
+}
+
+/// `task list [--status S,…]`.
+fn list(
+    g: &Global,
+    ctx: &git_swarm::session::Ctx,
+    plan: Option<&str>,
+    status: &[String],
+) -> Result<Output> {
+    let filter = status
+        .iter()
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| Status::parse(s.trim()))
+        .collect::<Result<Vec<_>>>()?;
+    task::list(ctx, plan, &filter).map(|l| listed(g.json, &l))
+}
+
+/// The plan, id and arguments of a command on one task that `task::act`
+/// carries out (renew, release, block, done, cancel, recover).
+fn act_args(
+    ctx: &git_swarm::session::Ctx,
+    cmd: TaskCmd,
+) -> Result<(Option<String>, String, OpArgs)> {
+    Ok(match cmd {
+        TaskCmd::Renew { id, plan, lease } => {
+            let (plan, id) = task::named(ctx, id, plan)?;
+            (plan, id, OpArgs::Renew { lease })
+        }
+        TaskCmd::Release { id, plan } => {
+            let (plan, id) = task::named(ctx, id, plan)?;
+            (plan, id, OpArgs::Release)
+        }
+        TaskCmd::Block { id, plan, reason } => {
+            let (plan, id) = task::named(ctx, id, plan)?;
+            (plan, id, OpArgs::Block { reason })
+        }
+        TaskCmd::Done {
+            id,
+            plan,
+            unverified,
+            reason,
+            base,
+        } => {
+            let unverified = if unverified { reason } else { None };
+            let (plan, id) = task::named(ctx, id, plan)?;
+            (plan, id, OpArgs::Done { unverified, base })
+        }
+        TaskCmd::Cancel { id, plan } => (plan, id, OpArgs::Cancel),
+        TaskCmd::Recover {
+            id,
+            plan,
+            reason,
+            owner,
+            lease,
+        } => (
+            plan,
+            id,
+            OpArgs::Recover {
+                owner,
+                reason,
+                lease,
+            },
+        ),
+        _ => unreachable!("task::run handles the other commands itself"),
+    })
+}
+
 pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
     let ctx = g.ctx()?;
     let (plan, id, op) = match cmd {
@@ -234,30 +323,8 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
             from,
             plan,
             fields,
-        } => {
-            let Some(id) = id else {
-                let file = from.expect("clap requires an id or --from");
-                let shown = file.display().to_string();
-                let text = std::fs::read_to_string(&file)
-                    .map_err(|e| Error::new(Code::NotFound, format!("cannot read {shown}: {e}")))?;
-                let lines = task::parse_task_file(&shown, &text)?;
-                return task::create_many(&ctx, &plan, &shown, &lines).map(|c| created(&c, &ctx));
-            };
-            let new = NewTask {
-                plan,
-                id,
-                fields: fields.fields(false, false),
-            };
-            return task::create(&ctx, new).map(|r| ran(&r, &ctx));
-        }
-        TaskCmd::List { plan, status } => {
-            let filter = status
-                .iter()
-                .filter(|s| !s.trim().is_empty())
-                .map(|s| Status::parse(s.trim()))
-                .collect::<Result<Vec<_>>>()?;
-            return task::list(&ctx, plan.as_deref(), &filter).map(|l| listed(g.json, &l));
-        }
+        } => return new(&ctx, id, from, plan, fields),
+        TaskCmd::List { plan, status } => return list(g, &ctx, plan.as_deref(), &status),
         TaskCmd::Ready { plan } => {
             return task::ready(&ctx, plan.as_deref()).map(|l| listed(g.json, &l))
         }
@@ -287,45 +354,7 @@ pub fn run(g: &Global, cmd: TaskCmd) -> Result<Output> {
                     .map(|r| ran(&r, &ctx))
             }
         },
-        TaskCmd::Renew { id, plan, lease } => {
-            let (plan, id) = task::named(&ctx, id, plan)?;
-            (plan, id, OpArgs::Renew { lease })
-        }
-        TaskCmd::Release { id, plan } => {
-            let (plan, id) = task::named(&ctx, id, plan)?;
-            (plan, id, OpArgs::Release)
-        }
-        TaskCmd::Block { id, plan, reason } => {
-            let (plan, id) = task::named(&ctx, id, plan)?;
-            (plan, id, OpArgs::Block { reason })
-        }
-        TaskCmd::Done {
-            id,
-            plan,
-            unverified,
-            reason,
-            base,
-        } => {
-            let unverified = if unverified { reason } else { None };
-            let (plan, id) = task::named(&ctx, id, plan)?;
-            (plan, id, OpArgs::Done { unverified, base })
-        }
-        TaskCmd::Cancel { id, plan } => (plan, id, OpArgs::Cancel),
-        TaskCmd::Recover {
-            id,
-            plan,
-            reason,
-            owner,
-            lease,
-        } => (
-            plan,
-            id,
-            OpArgs::Recover {
-                owner,
-                reason,
-                lease,
-            },
-        ),
+        other => act_args(&ctx, other)?,
     };
     task::act(&ctx, plan.as_deref(), &id, op).map(|r| ran(&r, &ctx))
 }

@@ -283,6 +283,46 @@ fn render_handoff(h: &Handoff) -> Output {
     out
 }
 
+/// What the packet tells its successor to do: the next steps, the gates
+/// to re-run, what the author verified, and what is done, asked and
+/// decided.
+fn what_to_do(packet: &git_swarm::records::packet::Packet) -> String {
+    let mut text = String::new();
+    text.push_str("\nnext steps, in order:\n");
+    if packet.next.is_empty() {
+        text.push_str("  (none given: re-derive the next action from the plan)\n");
+    }
+    for (i, n) in packet.next.iter().enumerate() {
+        text.push_str(&format!("  {}. {n}\n", i + 1));
+    }
+    text.push_str("\ngates you must re-run (unverified in the packet):\n");
+    if packet.unverified.is_empty() {
+        text.push_str("  (none listed)\n");
+    }
+    for g in &packet.unverified {
+        text.push_str(&format!("  - {g}\n"));
+    }
+    if !packet.verified.is_empty() {
+        text.push_str("\nverified by the author (with evidence):\n");
+        for v in &packet.verified {
+            text.push_str(&format!("  - {} ({})\n", v.claim, v.evidence));
+        }
+    }
+    for (title, items) in [
+        ("done", &packet.done),
+        ("open requests", &packet.requests),
+        ("decisions", &packet.decisions),
+    ] {
+        if !items.is_empty() {
+            text.push_str(&format!("\n{title}:\n"));
+            for i in items {
+                text.push_str(&format!("  - {i}\n"));
+            }
+        }
+    }
+    text
+}
+
 fn render_accepted(a: &Accepted) -> Output {
     let packet = &a.packet;
     let mut text = format!(
@@ -337,38 +377,7 @@ fn render_accepted(a: &Accepted) -> Output {
     for n in &moved.not_moved {
         text.push_str(&format!("NOT moved: {n}\n"));
     }
-    text.push_str("\nnext steps, in order:\n");
-    if packet.next.is_empty() {
-        text.push_str("  (none given: re-derive the next action from the plan)\n");
-    }
-    for (i, n) in packet.next.iter().enumerate() {
-        text.push_str(&format!("  {}. {n}\n", i + 1));
-    }
-    text.push_str("\ngates you must re-run (unverified in the packet):\n");
-    if packet.unverified.is_empty() {
-        text.push_str("  (none listed)\n");
-    }
-    for g in &packet.unverified {
-        text.push_str(&format!("  - {g}\n"));
-    }
-    if !packet.verified.is_empty() {
-        text.push_str("\nverified by the author (with evidence):\n");
-        for v in &packet.verified {
-            text.push_str(&format!("  - {} ({})\n", v.claim, v.evidence));
-        }
-    }
-    for (title, items) in [
-        ("done", &packet.done),
-        ("open requests", &packet.requests),
-        ("decisions", &packet.decisions),
-    ] {
-        if !items.is_empty() {
-            text.push_str(&format!("\n{title}:\n"));
-            for i in items {
-                text.push_str(&format!("  - {i}\n"));
-            }
-        }
-    }
+    text.push_str(&what_to_do(packet));
     let acc = &a.acceptance;
     let json = serde_json::json!({
         "packet": packet.id,

@@ -5,7 +5,7 @@ use crate::cli::output::{count, Output};
 use crate::cli::spec::{Facts, Spec};
 use clap::Args;
 use git_swarm::error::Result;
-use git_swarm::views::status::{cut, PlanStatus, StatusView, TITLE_WIDTH};
+use git_swarm::views::status::{cut, LaneStatus, PlanStatus, StatusView, TITLE_WIDTH};
 
 use crate::cli::Global;
 
@@ -120,6 +120,50 @@ fn render_spend(s: &git_swarm::integrations::capacity::spend::Summary, out: &mut
 }
 
 /// The plan tree as `status` shows it, children indented under parents.
+/// One lane of a plan: its branch, owner and state, then what is known of
+/// it (orphaned, its agent, its capacity and spend, why it is blocked).
+fn render_lane(lane: &LaneStatus, pad: &str, out: &mut String) {
+    out.push_str(&format!(
+        "{pad}  lane {} on {} owner {}{}\n",
+        lane.feature,
+        lane.branch.as_deref().unwrap_or("?"),
+        lane.owner.as_deref().unwrap_or("-"),
+        lane.state
+            .as_deref()
+            .map(|s| format!(" ({s})"))
+            .unwrap_or_default()
+    ));
+    if lane.orphaned {
+        out.push_str(&format!(
+            "{pad}    orphaned: its task's claim lapsed and no runner holds it; `git swarm run` on any machine (or `git swarm task recover <id> --reason …`) takes it over\n"
+        ));
+    }
+    if let Some(a) = &lane.agent {
+        out.push_str(&format!("{pad}    agent {}\n", a.line()));
+    }
+    if lane.capacity.is_some() || lane.spend.is_some() {
+        let cap = lane
+            .capacity
+            .as_deref()
+            .map(|c| format!("capacity={c}"))
+            .unwrap_or_else(|| "capacity=?".into());
+        let spend = lane
+            .spend
+            .as_ref()
+            .map(|t| format!("  spent {}", spent(t)))
+            .unwrap_or_default();
+        out.push_str(&format!("{pad}    {cap}{spend}\n"));
+    }
+    if let Some(r) = &lane.blocked {
+        out.push_str(&format!(
+            "{pad}    {} (reported by {} at {})\n",
+            cut(&r.text, 72),
+            r.by,
+            r.at
+        ));
+    }
+}
+
 fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: &mut String) {
     for n in nodes {
         let pad = "  ".repeat(indent);
@@ -135,45 +179,7 @@ fn render_plans(nodes: &[PlanStatus], indent: usize, now: jiff::Timestamp, out: 
             cut(&n.title, TITLE_WIDTH)
         ));
         for lane in &n.lanes {
-            out.push_str(&format!(
-                "{pad}  lane {} on {} owner {}{}\n",
-                lane.feature,
-                lane.branch.as_deref().unwrap_or("?"),
-                lane.owner.as_deref().unwrap_or("-"),
-                lane.state
-                    .as_deref()
-                    .map(|s| format!(" ({s})"))
-                    .unwrap_or_default()
-            ));
-            if lane.orphaned {
-                out.push_str(&format!(
-                    "{pad}    orphaned: its task's claim lapsed and no runner holds it; `git swarm run` on any machine (or `git swarm task recover <id> --reason …`) takes it over\n"
-                ));
-            }
-            if let Some(a) = &lane.agent {
-                out.push_str(&format!("{pad}    agent {}\n", a.line()));
-            }
-            if lane.capacity.is_some() || lane.spend.is_some() {
-                let cap = lane
-                    .capacity
-                    .as_deref()
-                    .map(|c| format!("capacity={c}"))
-                    .unwrap_or_else(|| "capacity=?".into());
-                let spend = lane
-                    .spend
-                    .as_ref()
-                    .map(|t| format!("  spent {}", spent(t)))
-                    .unwrap_or_default();
-                out.push_str(&format!("{pad}    {cap}{spend}\n"));
-            }
-            if let Some(r) = &lane.blocked {
-                out.push_str(&format!(
-                    "{pad}    {} (reported by {} at {})\n",
-                    cut(&r.text, 72),
-                    r.by,
-                    r.at
-                ));
-            }
+            render_lane(lane, &pad, out);
         }
         if let Some(t) = &n.tasks {
             render_tasks(t, &pad, out);

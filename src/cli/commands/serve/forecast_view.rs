@@ -29,6 +29,52 @@ fn pair_id(a: &str, b: &str) -> String {
     anchor("pair", &format!("{a}/{b}"))
 }
 
+/// The lanes × lanes and × base matrix: a cell per pair, linked to its
+/// paths when it is not clean.
+fn matrix(
+    lanes: &[&str],
+    cells: &BTreeMap<(&str, &str), (Verdict, usize)>,
+    bases: &BTreeMap<&str, (Verdict, usize, &str)>,
+) -> Markup {
+    html! {
+    div.scroll { table.matrix {
+        tr {
+            th {}
+            @for (i, _) in lanes.iter().enumerate() { th title=(plain(lanes[i])) { (i + 1) } }
+            th { "base" }
+        }
+        @for (i, a) in lanes.iter().enumerate() {
+            tr {
+                th.row { (i + 1) ". " (shown(a)) }
+                @for b in lanes {
+                    @if a == b { td.self {} } @else {
+                        @match cells.get(&(*a, *b)) {
+                            Some((v, n)) => {
+                                @let (x, y) = if a < b { (*a, *b) } else { (*b, *a) };
+                                td class=(class(*v)) title=(format!("{} × {}: {}", plain(a), plain(b), class(*v))) {
+                                    @if *v == Verdict::Clean { (mark(*v)) }
+                                    @else { a href=(format!("#{}", pair_id(x, y))) { (mark(*v)) " " (n) } }
+                                }
+                            }
+                            None => td { "?" },
+                        }
+                    }
+                }
+                @match bases.get(a) {
+                    Some((v, n, base)) => {
+                        td class=(class(*v)) title=(format!("{} × {}: {}", plain(a), plain(base), class(*v))) {
+                            @if *v == Verdict::Clean { (mark(*v)) }
+                            @else { a href=(format!("#{}", anchor("base", a))) { (mark(*v)) " " (n) } }
+                        }
+                    }
+                    None => td { "?" },
+                }
+            }
+        }
+    } }
+    }
+}
+
 pub fn section(f: &Result<&Forecast, String>) -> Markup {
     let f = match f {
         Ok(f) => *f,
@@ -76,41 +122,7 @@ pub fn section(f: &Result<&Forecast, String>) -> Markup {
         section.wide #forecast data-count=(lanes.len()) data-conflicts=(conflicts) data-base-conflicts=(base_conflicts) {
             h2 { "Forecast: lanes × lanes and × base" span.n { " (" (lanes.len()) " lanes, " (conflicts + base_conflicts) " conflicting)" } }
             @if lanes.is_empty() { p.empty { "no live lane with a branch to merge" } } @else {
-                div.scroll { table.matrix {
-                    tr {
-                        th {}
-                        @for (i, _) in lanes.iter().enumerate() { th title=(plain(lanes[i])) { (i + 1) } }
-                        th { "base" }
-                    }
-                    @for (i, a) in lanes.iter().enumerate() {
-                        tr {
-                            th.row { (i + 1) ". " (shown(a)) }
-                            @for b in &lanes {
-                                @if a == b { td.self {} } @else {
-                                    @match cells.get(&(*a, *b)) {
-                                        Some((v, n)) => {
-                                            @let (x, y) = if a < b { (*a, *b) } else { (*b, *a) };
-                                            td class=(class(*v)) title=(format!("{} × {}: {}", plain(a), plain(b), class(*v))) {
-                                                @if *v == Verdict::Clean { (mark(*v)) }
-                                                @else { a href=(format!("#{}", pair_id(x, y))) { (mark(*v)) " " (n) } }
-                                            }
-                                        }
-                                        None => td { "?" },
-                                    }
-                                }
-                            }
-                            @match bases.get(a) {
-                                Some((v, n, base)) => {
-                                    td class=(class(*v)) title=(format!("{} × {}: {}", plain(a), plain(base), class(*v))) {
-                                        @if *v == Verdict::Clean { (mark(*v)) }
-                                        @else { a href=(format!("#{}", anchor("base", a))) { (mark(*v)) " " (n) } }
-                                    }
-                                }
-                                None => td { "?" },
-                            }
-                        }
-                    }
-                } }
+                (matrix(&lanes, &cells, &bases))
                 @for p in f.pairs.iter().filter(|p| p.verdict != Verdict::Clean) {
                     @let (x, y) = if p.a < p.b { (&p.a, &p.b) } else { (&p.b, &p.a) };
                     details.hunks id=(pair_id(x, y)) data-verdict=(class(p.verdict)) {

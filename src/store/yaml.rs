@@ -248,9 +248,13 @@ pub fn precheck(bytes: &[u8], what: &str) -> Result<()> {
 /// the scan is unsure it reads on as YAML, which can only count more.
 pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
     let n = bytes.len();
-    let mut max = 0usize;
-    let mut flow = 0usize;
-    let mut indents: Vec<usize> = Vec::new();
+    let mut scan = Depth {
+        bytes,
+        stop,
+        max: 0,
+        flow: 0,
+        indents: Vec::new(),
+    };
     let mut i = 0usize;
     while i < n {
         // Start of a line.
@@ -267,18 +271,56 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
             continue;
         }
         let mut block = 0usize;
-        if flow == 0 {
-            while indents.last().is_some_and(|&top| top >= indent) {
-                indents.pop();
+        if scan.flow == 0 {
+            while scan.indents.last().is_some_and(|&top| top >= indent) {
+                scan.indents.pop();
             }
-            indents.push(indent);
+            scan.indents.push(indent);
             block = block_indicators(bytes, i);
         }
-        max = max.max(indents.len() + block + flow);
-        if max >= stop {
-            return max;
+        if scan.reached(block) {
+            return scan.max;
         }
-        // The rest of the line.
+        let Some((end, block_scalar)) = scan.rest_of_line(i, line_start, block) else {
+            return scan.max;
+        };
+        i = (end + 1).min(n);
+        if block_scalar {
+            i = skip_block_scalar(bytes, i, indent);
+        }
+    }
+    scan.max
+}
+
+/// The state of [`nesting_depth`]'s scan: the deepest nesting seen, the
+/// flow depth and the stack of block indentation levels.
+struct Depth<'a> {
+    bytes: &'a [u8],
+    stop: usize,
+    max: usize,
+    flow: usize,
+    indents: Vec<usize>,
+}
+
+impl Depth<'_> {
+    /// Count the nesting now (with `block` indicators on this line); true
+    /// once it reaches `stop`.
+    fn reached(&mut self, block: usize) -> bool {
+        self.max = self.max.max(self.indents.len() + block + self.flow);
+        self.max >= self.stop
+    }
+
+    /// Scan the rest of the line from `i`: flow brackets, quoted scalars,
+    /// comments, anchors and tags. Returns where the line ends and whether
+    /// a block scalar (`|`, `>`) opened on it; None once `stop` is reached.
+    fn rest_of_line(
+        &mut self,
+        mut i: usize,
+        line_start: usize,
+        block: usize,
+    ) -> Option<(usize, bool)> {
+        let bytes = self.bytes;
+        let n = bytes.len();
         let mut at_start = true;
         let mut block_scalar = false;
         while i < n && bytes[i] != b'\n' {
@@ -300,22 +342,21 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
                         continue;
                     }
                 }
-                b'[' | b'{' if at_start || flow > 0 => {
-                    flow += 1;
-                    max = max.max(indents.len() + block + flow);
-                    if max >= stop {
-                        return max;
+                b'[' | b'{' if at_start || self.flow > 0 => {
+                    self.flow += 1;
+                    if self.reached(block) {
+                        return None;
                     }
                     at_start = true;
                 }
-                b']' | b'}' if flow > 0 => {
-                    flow -= 1;
+                b']' | b'}' if self.flow > 0 => {
+                    self.flow -= 1;
                     at_start = false;
                 }
-                b',' if flow > 0 => at_start = true,
-                b':' if flow > 0 || spaced(next) => at_start = true,
+                b',' if self.flow > 0 => at_start = true,
+                b':' if self.flow > 0 || spaced(next) => at_start = true,
                 b'-' | b'?' if at_start && spaced(next) => {}
-                b'|' | b'>' if at_start && flow == 0 => {
+                b'|' | b'>' if at_start && self.flow == 0 => {
                     block_scalar = true;
                     at_start = false;
                 }
@@ -330,12 +371,8 @@ pub fn nesting_depth(bytes: &[u8], stop: usize) -> usize {
             }
             i += 1;
         }
-        i = (i + 1).min(n);
-        if block_scalar {
-            i = skip_block_scalar(bytes, i, indent);
-        }
+        Some((i, block_scalar))
     }
-    max
 }
 
 /// How many block indicators open the node at `i`: `- - x` and `? ? x`

@@ -1480,7 +1480,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/store/reconcile/diverged.rs", "diverged"),
     ("src/store/reconcile/mod.rs", "one"),
     ("src/store/records/txn.rs", "run"),
-    ("src/store/yaml.rs", "nesting_depth"),
     ("src/worktree/restore.rs", "verify"),
 ];
 

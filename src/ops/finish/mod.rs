@@ -89,6 +89,44 @@ impl Scope {
     }
 }
 
+/// Close what the plan still holds open: the merged lanes, then the child
+/// plans (deepest first) and the plan, then the reservations held for the
+/// plan's tasks. Returns what was closed, in that order.
+fn close_all(
+    ctx: &Ctx,
+    plan: &str,
+    scope: &Scope,
+    warnings: &mut Vec<String>,
+) -> Result<Vec<String>> {
+    let mut closed = Vec::new();
+    for l in scope.lanes.iter().filter(|l| l.record.is_active()) {
+        let ended = crate::ops::lane::end::end(ctx, l, plan);
+        closed.extend(ended.closed);
+        warnings.extend(ended.warnings);
+    }
+    failpoint::point("finish:lanes-closed");
+    for p in scope.plans.iter().rev() {
+        if p.record.status.is_closed() {
+            continue;
+        }
+        let name = &p.record.plan;
+        let changed = crate::ops::plan::close(ctx, name, false)?;
+        if changed.changed && !closed.contains(&format!("plan {name}")) {
+            closed.push(format!("plan {name}"));
+        }
+    }
+    let tasks: Vec<(String, String)> = scope
+        .tasks
+        .iter()
+        .map(|k| (k.key.plan.clone(), k.key.id.clone()))
+        .collect();
+    let why = format!("plan {plan} finished");
+    for id in crate::ops::reserve::release_for_tasks(ctx, &tasks, &why)? {
+        closed.push(format!("reservation {id}"));
+    }
+    Ok(closed)
+}
+
 /// `git swarm finish --plan P`.
 pub fn finish(ctx: &Ctx, args: &Args) -> Result<Finished> {
     let plan = args.plan.as_str();
@@ -121,34 +159,7 @@ pub fn finish(ctx: &Ctx, args: &Args) -> Result<Finished> {
     if !open.is_empty() {
         return Err(not_finished(plan, &open));
     }
-    let mut closed = Vec::new();
-    // The merged lanes still open, then the child plans (deepest first),
-    // the reservations held for the plan's tasks, and the plan.
-    for l in scope.lanes.iter().filter(|l| l.record.is_active()) {
-        let ended = crate::ops::lane::end::end(ctx, l, plan);
-        closed.extend(ended.closed);
-        warnings.extend(ended.warnings);
-    }
-    failpoint::point("finish:lanes-closed");
-    for p in scope.plans.iter().rev() {
-        if p.record.status.is_closed() {
-            continue;
-        }
-        let name = &p.record.plan;
-        let changed = crate::ops::plan::close(ctx, name, false)?;
-        if changed.changed && !closed.contains(&format!("plan {name}")) {
-            closed.push(format!("plan {name}"));
-        }
-    }
-    let tasks: Vec<(String, String)> = scope
-        .tasks
-        .iter()
-        .map(|k| (k.key.plan.clone(), k.key.id.clone()))
-        .collect();
-    let why = format!("plan {plan} finished");
-    for id in crate::ops::reserve::release_for_tasks(ctx, &tasks, &why)? {
-        closed.push(format!("reservation {id}"));
-    }
+    let closed = close_all(ctx, plan, &scope, &mut warnings)?;
     if ctx.remote().is_some() {
         let report = crate::ops::sync::sync(ctx, &actor, &mut |_| {})?;
         warnings.extend(report.warnings);

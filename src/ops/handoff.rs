@@ -89,6 +89,34 @@ pub fn handoff(ctx: &Ctx, input: HandoffInput) -> Result<Handoff> {
     })
 }
 
+/// The active lane whose branch is `branch`, if any.
+fn active_lane_on(store: &Store, branch: &str) -> Result<Option<crate::records::lane::Lane>> {
+    Ok(crate::records::lane::all(store)?
+        .0
+        .into_iter()
+        .find(|l| l.record.is_active() && l.record.branch == branch))
+}
+
+/// The task whose claim and reservations the packet carries: the lane's
+/// own (`lane new --task`), else the one `--task` names in this plan (a
+/// task claimed in the lane after it started).
+fn carried_task(
+    lane: Option<&crate::records::lane::Lane>,
+    input: &HandoffInput,
+    plan_name: &str,
+) -> Option<String> {
+    lane.and_then(|l| l.record.task.clone()).or_else(|| {
+        input
+            .task
+            .as_deref()
+            .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))
+            .map(|t| match t.contains('/') {
+                true => t.to_string(),
+                false => format!("{plan_name}/{t}"),
+            })
+    })
+}
+
 /// What the tool derives for the packet; fetches the plan's leader record,
 /// its packets and the lane's record first.
 fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Result<Derived> {
@@ -98,31 +126,13 @@ fn derive(ctx: &Ctx, input: &HandoffInput, actor: &str, plan_name: &str) -> Resu
     let packets_prefix = format!("{PREFIX}{plan_name}/");
     let branch = store.git.current_branch()?;
     let lane = match &branch {
-        Some(b) => crate::records::lane::all(store)?
-            .0
-            .into_iter()
-            .find(|l| l.record.is_active() && l.record.branch == *b),
+        Some(b) => active_lane_on(store, b)?,
         None => None,
     };
     let lane_ref = lane
         .as_ref()
         .map(|l| crate::records::lane::lane_ref(&l.feature));
-    // The task whose claim and reservations the packet carries: the lane's
-    // own (`lane new --task`), else the one `--task` names in this plan (a
-    // task claimed in the lane after it started).
-    let lane_task = lane
-        .as_ref()
-        .and_then(|l| l.record.task.clone())
-        .or_else(|| {
-            input
-                .task
-                .as_deref()
-                .filter(|t| !t.is_empty() && !t.contains(char::is_whitespace))
-                .map(|t| match t.contains('/') {
-                    true => t.to_string(),
-                    false => format!("{plan_name}/{t}"),
-                })
-        });
+    let lane_task = carried_task(lane.as_ref(), input, plan_name);
     let carried = carry::wanted(lane_task.as_deref());
     // Every leader record (few, small): a child plan's leader is its
     // parent's, found in the parent's record.

@@ -106,25 +106,7 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
         ))
     };
     let local = ctx.store.ref_target(&refname)?;
-    let now = rfc3339(ctx.store.clock.now());
-    let mut record = PlanRecord::new(args.name, args.title, args.parent, &actor, &now);
-    let text = read_from(ctx, &args, &mut record)?;
-    // The template's text derives from the record: scanning the record
-    // covers it; text given with --from is scanned line by line.
-    let from_name = args.from.map(|p| p.display().to_string());
-    refuse_secrets(
-        &format!("plan '{}'", args.name),
-        &record,
-        text.as_deref()
-            .zip(from_name.as_deref())
-            .map(|(t, n)| (n, t)),
-        &[],
-    )?;
-    let text = text.unwrap_or_else(|| plan::template(&record.title, args.name));
-    let doc = PlanDoc {
-        record,
-        text: Some(text),
-    };
+    let doc = new_doc(ctx, &args, &actor)?;
     if let Some(head) = local {
         let known = records(ctx).at(&args.name.to_string(), head)?;
         if !same_creation(&known.value, &doc) {
@@ -173,6 +155,30 @@ pub fn new(ctx: &Ctx, args: NewPlan<'_>) -> Result<Created> {
         refname,
         publication: written.publication,
         already,
+    })
+}
+
+/// The new plan's record and text: from `--from FILE` (a plan record or
+/// its text), else the template; refused when it holds a secret.
+fn new_doc(ctx: &Ctx, args: &NewPlan<'_>, actor: &str) -> Result<PlanDoc> {
+    let now = rfc3339(ctx.store.clock.now());
+    let mut record = PlanRecord::new(args.name, args.title, args.parent, actor, &now);
+    let text = read_from(ctx, args, &mut record)?;
+    // The template's text derives from the record: scanning the record
+    // covers it; text given with --from is scanned line by line.
+    let from_name = args.from.map(|p| p.display().to_string());
+    refuse_secrets(
+        &format!("plan '{}'", args.name),
+        &record,
+        text.as_deref()
+            .zip(from_name.as_deref())
+            .map(|(t, n)| (n, t)),
+        &[],
+    )?;
+    let text = text.unwrap_or_else(|| plan::template(&record.title, args.name));
+    Ok(PlanDoc {
+        record,
+        text: Some(text),
     })
 }
 

@@ -156,36 +156,7 @@ impl Git {
         if updates.is_empty() && extra_refspecs.is_empty() {
             return Ok(PushOutcome::Ok);
         }
-        let mut args: Vec<String> = vec!["push".into(), "--atomic".into(), "--porcelain".into()];
-        // Record-only pushes skip hooks (a plan record's tree holds PLAN.md,
-        // which is data there, not a committed plan file). A push that also
-        // carries the user's refspecs (`lead push`) runs the pre-push hook,
-        // so the guards still check what goes to main.
-        if extra_refspecs.is_empty() {
-            args.push("--no-verify".into());
-        }
-        for u in updates {
-            // A ref this push creates goes without a lease, as a plain
-            // (unforced) update: git refuses it unless the remote's value is
-            // absent, the same, or an ancestor of the new one (nothing is
-            // lost), and the remote's ref transaction checks the value it
-            // advertised. git matches every ref against every lease, so
-            // 2,000 new message refs with a lease each took minutes of
-            // `git push` alone.
-            if u.expected.is_none() && u.new.is_some() {
-                continue;
-            }
-            let expected = u.expected.clone().unwrap_or_default();
-            args.push(format!("--force-with-lease={}:{}", u.refname, expected));
-        }
-        args.push(remote.into());
-        for u in updates {
-            match &u.new {
-                Some(new) => args.push(format!("{new}:{}", u.refname)),
-                None => args.push(format!(":{}", u.refname)),
-            }
-        }
-        args.extend(extra_refspecs.iter().cloned());
+        let args = push_args(remote, updates, extra_refspecs);
         // A transient answer of the server (a ref it could not lock, a
         // 5xx, a dropped connection) is tried again with jittered backoff:
         // every ref carries its lease, so a retry can only land where the
@@ -347,4 +318,40 @@ fn classify_push_failure(remote: &str, stdout: &str, stderr: &str) -> Result<Pus
         stdout,
         stderr,
     ))
+}
+
+/// The arguments of one atomic, porcelain push of `updates` (each with
+/// its lease, but for a ref the push creates) and `extra_refspecs`.
+fn push_args(remote: &str, updates: &[PushUpdate], extra_refspecs: &[String]) -> Vec<String> {
+    let mut args: Vec<String> = vec!["push".into(), "--atomic".into(), "--porcelain".into()];
+    // Record-only pushes skip hooks (a plan record's tree holds PLAN.md,
+    // which is data there, not a committed plan file). A push that also
+    // carries the user's refspecs (`lead push`) runs the pre-push hook,
+    // so the guards still check what goes to main.
+    if extra_refspecs.is_empty() {
+        args.push("--no-verify".into());
+    }
+    for u in updates {
+        // A ref this push creates goes without a lease, as a plain
+        // (unforced) update: git refuses it unless the remote's value is
+        // absent, the same, or an ancestor of the new one (nothing is
+        // lost), and the remote's ref transaction checks the value it
+        // advertised. git matches every ref against every lease, so
+        // 2,000 new message refs with a lease each took minutes of
+        // `git push` alone.
+        if u.expected.is_none() && u.new.is_some() {
+            continue;
+        }
+        let expected = u.expected.clone().unwrap_or_default();
+        args.push(format!("--force-with-lease={}:{}", u.refname, expected));
+    }
+    args.push(remote.into());
+    for u in updates {
+        match &u.new {
+            Some(new) => args.push(format!("{new}:{}", u.refname)),
+            None => args.push(format!(":{}", u.refname)),
+        }
+    }
+    args.extend(extra_refspecs.iter().cloned());
+    args
 }

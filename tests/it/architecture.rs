@@ -1449,7 +1449,6 @@ const MAX_FUNCTION_LINES: usize = 80;
 /// This list may only shrink: a function split (or gone) must leave it,
 /// and a new long one fails.
 const LONG_FUNCTIONS: &[(&str, &str)] = &[
-    ("src/git/push.rs", "push_atomic"),
     ("src/integrations/agent/context.rs", "session_start_with"),
     ("src/integrations/agent/install.rs", "install"),
     ("src/integrations/github/rest/mod.rs", "new"),

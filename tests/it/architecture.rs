@@ -1452,7 +1452,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/integrations/agent/context.rs", "session_start_with"),
     ("src/integrations/agent/install.rs", "install"),
     ("src/integrations/github/rest/mod.rs", "new"),
-    ("src/ops/accept/restore.rs", "worktree_noted"),
     ("src/ops/lane/report.rs", "report"),
     ("src/ops/lane/start/mod.rs", "start"),
     ("src/ops/lane/start/publish.rs", "publish"),

@@ -154,7 +154,6 @@ pub fn worktree_noted(
         .hint("create a worktree at the packet's head yourself (`git worktree add --detach <path> <head>`), then accept there"));
     };
     let git = &ctx.store.git;
-    let shown = path.to_string_lossy().into_owned();
     if let Some(there) = checked_out_in(git, branch)? {
         return Err(Error::new(
             Code::Usage,
@@ -174,6 +173,18 @@ pub fn worktree_noted(
             "removed a stale lock on refs/heads/{branch} left by a killed process"
         ));
     }
+    add_worktree(ctx, path, branch, &packet.author)?;
+    Ok((
+        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
+        true,
+    ))
+}
+
+/// Check `branch` out in a new worktree at `path`: the local branch, else
+/// the code remote's, fetched first (`author` is who to ask for it).
+fn add_worktree(ctx: &Ctx, path: &Path, branch: &str, author: &str) -> Result<()> {
+    let git = &ctx.store.git;
+    let shown = path.to_string_lossy().into_owned();
     if git.rev_parse(&format!("refs/heads/{branch}"))?.is_some() {
         git.run(["worktree", "add", "--quiet", shown.as_str(), branch])?;
     } else {
@@ -190,7 +201,7 @@ pub fn worktree_noted(
                 Code::NotFound,
                 format!("branch {branch} is neither in this clone nor on {remote}"),
             )
-            .hint(format!("ask {} to push it", packet.author)));
+            .hint(format!("ask {} to push it", author)));
         }
         git.worktree_add(
             &ctx.store.common_dir(),
@@ -199,10 +210,7 @@ pub fn worktree_noted(
             &format!("refs/remotes/{remote}/{branch}"),
         )?;
     }
-    Ok((
-        std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf()),
-        true,
-    ))
+    Ok(())
 }
 
 /// Whether `path` is a worktree of this repository that git left locked

@@ -398,21 +398,52 @@ pub struct Options {
     pub uninstall: bool,
 }
 
-pub fn install(ctx: &Ctx, o: &Options) -> Result<Installed> {
-    let hosts: Vec<Host> = if o.hosts.is_empty() {
-        if o.uninstall && !o.user {
-            let h = installed_hosts(ctx);
-            if h.is_empty() {
-                vec![Host::Claude]
-            } else {
-                h
-            }
-        } else {
-            vec![Host::Claude]
+/// The hosts `install` means: those given, else (uninstalling from the
+/// project) those installed, else Claude Code.
+fn hosts_meant(ctx: &Ctx, o: &Options) -> Vec<Host> {
+    if !o.hosts.is_empty() {
+        return o.hosts.clone();
+    }
+    if o.uninstall && !o.user {
+        let h = installed_hosts(ctx);
+        if !h.is_empty() {
+            return h;
         }
-    } else {
-        o.hosts.clone()
-    };
+    }
+    vec![Host::Claude]
+}
+
+/// The main checkout's AGENTS.md: the swarm's section merged in, or, when
+/// the last host is uninstalled, taken out again (the file restored).
+fn agents_md(
+    ctx: &Ctx,
+    o: &Options,
+    hosts: &[Host],
+    agents: &Path,
+    backups: &Path,
+) -> Result<Vec<Touched>> {
+    if !o.uninstall {
+        let old = read_opt(agents)?.map(|b| String::from_utf8_lossy(&b).into_owned());
+        let new = guide::merge_agents_md(old.as_deref());
+        return Ok(vec![put(backups, agents, new.as_bytes(), o.dry_run)?]);
+    }
+    let remaining = installed_hosts(ctx)
+        .into_iter()
+        .any(|h| !hosts.contains(&h));
+    if remaining {
+        return Ok(Vec::new());
+    }
+    Ok(restore(backups, agents, o.dry_run, |now| {
+        let text = String::from_utf8_lossy(now);
+        let stripped = guide::strip_agents_md(&text)?;
+        (!stripped.is_empty()).then(|| stripped.into_bytes())
+    })?
+    .into_iter()
+    .collect())
+}
+
+pub fn install(ctx: &Ctx, o: &Options) -> Result<Installed> {
+    let hosts = hosts_meant(ctx, o);
     let idle = super::stop::idle_wait(ctx)?;
     check_targets(ctx, o, &hosts)?;
     let mut files = Vec::new();
@@ -445,24 +476,13 @@ pub fn install(ctx: &Ctx, o: &Options) -> Result<Installed> {
             }
         }
         if let Ok(main) = crate::session::lane::main_worktree(&ctx.store) {
-            let agents = main.join("AGENTS.md");
-            if o.uninstall {
-                let remaining: Vec<Host> = installed_hosts(ctx)
-                    .into_iter()
-                    .filter(|h| !hosts.contains(h))
-                    .collect();
-                if remaining.is_empty() {
-                    files.extend(restore(&backups, &agents, o.dry_run, |now| {
-                        let text = String::from_utf8_lossy(now);
-                        let stripped = guide::strip_agents_md(&text)?;
-                        (!stripped.is_empty()).then(|| stripped.into_bytes())
-                    })?);
-                }
-            } else {
-                let old = read_opt(&agents)?.map(|b| String::from_utf8_lossy(&b).into_owned());
-                let new = guide::merge_agents_md(old.as_deref());
-                files.push(put(&backups, &agents, new.as_bytes(), o.dry_run)?);
-            }
+            files.extend(agents_md(
+                ctx,
+                o,
+                &hosts,
+                &main.join("AGENTS.md"),
+                &backups,
+            )?);
         }
         if !o.dry_run {
             record_hosts(ctx, &hosts, o.uninstall)?;

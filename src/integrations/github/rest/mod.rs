@@ -55,6 +55,29 @@ pub struct RestClient {
     authenticated: bool,
 }
 
+/// The token's secret, once it is known to the redactor (as is and as
+/// quoted with `escape_debug`) and known to be sendable: octocrab turns it
+/// into a header value and panics on bytes a header cannot carry, so those
+/// are refused here, without echoing.
+fn checked_token(token: Token, redactor: &mut Redactor) -> Result<String> {
+    redactor.known.push(token.secret.clone());
+    let escaped = token.secret.escape_debug().to_string();
+    if escaped != token.secret {
+        redactor.known.push(escaped);
+    }
+    if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(Error::new(
+            Code::GithubAuth,
+            format!(
+                "the token from {} contains characters that cannot be sent to GitHub",
+                token.source.describe()
+            ),
+        )
+        .hint("check the variable's value (a stray newline or quote?)"));
+    }
+    Ok(token.secret)
+}
+
 impl RestClient {
     /// `api_url` as from `GITHUB_API_URL`; `timeout` bounds each request
     /// (connect, send, read the whole body).
@@ -96,26 +119,7 @@ impl RestClient {
         let authenticated = token.is_some();
         let mut redactor = Redactor::default();
         if let Some(token) = token {
-            redactor.known.push(token.secret.clone());
-            // Messages quote GitHub with `escape_debug`: a token with a
-            // quote or a backslash in it is known in that form too.
-            let escaped = token.secret.escape_debug().to_string();
-            if escaped != token.secret {
-                redactor.known.push(escaped);
-            }
-            // octocrab turns the token into a header value and panics on
-            // bytes a header cannot carry: refuse those here, without echoing.
-            if !token.secret.bytes().all(|b| b.is_ascii_graphic()) {
-                return Err(Error::new(
-                    Code::GithubAuth,
-                    format!(
-                        "the token from {} contains characters that cannot be sent to GitHub",
-                        token.source.describe()
-                    ),
-                )
-                .hint("check the variable's value (a stray newline or quote?)"));
-            }
-            builder = builder.personal_token(token.secret);
+            builder = builder.personal_token(checked_token(token, &mut redactor)?);
         }
         let octo = {
             let _guard = rt.enter();

@@ -1455,7 +1455,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/lane/start/publish.rs", "publish"),
     ("src/ops/lead/merge/github.rs", "land_github"),
     ("src/ops/lead/merge/local.rs", "in_worktree"),
-    ("src/ops/lead/merge/mod.rs", "merge"),
     ("src/ops/message/announce.rs", "leadership"),
     ("src/ops/message/mod.rs", "post"),
     ("src/ops/message/wait.rs", "wait"),

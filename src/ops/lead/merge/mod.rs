@@ -206,56 +206,99 @@ pub fn merge(ctx: &Ctx, args: &Args, github: &mut GitHubFactory<'_>) -> Result<Q
         return Ok(q);
     }
     let mut client: Option<Box<dyn GitHub>> = None;
+    let mut run = Run {
+        ctx,
+        s: &s,
+        pairs: &pairs,
+        client: &mut client,
+        github,
+    };
     for item in &items {
-        let base_tip = store.git.rev_parse(&item.tracking)?.unwrap_or_default();
+        if !run.land_item(item, &mut q)? {
+            break;
+        }
+    }
+    if ctx.remote().is_some() {
+        if let Err(e) = crate::ops::sync::sync(ctx, &actor, &mut |_| {}) {
+            q.warnings.push(format!(
+                "the closed lanes and plans are recorded here but `sync` failed ({}): run `git swarm sync`",
+                e.message
+            ));
+        }
+    }
+    Ok(q)
+}
+
+/// One run of the queue: what landing each lane needs.
+struct Run<'r, 'g> {
+    ctx: &'r Ctx,
+    s: &'r Settings,
+    pairs: &'r [Pair],
+    /// The GitHub client, made by `github` for the first lane with a pull
+    /// request.
+    client: &'r mut Option<Box<dyn GitHub>>,
+    github: &'r mut GitHubFactory<'g>,
+}
+
+impl Run<'_, '_> {
+    /// Land one lane (through its pull request, or here), or find it
+    /// landed already, or refuse it, into `q`. False when the queue stops:
+    /// the base moved under it, so the rest would fail the same way.
+    fn land_item(&mut self, item: &Item, q: &mut Queue) -> Result<bool> {
+        let git = &self.ctx.store.git;
+        let base_tip = git.rev_parse(&item.tracking)?.unwrap_or_default();
         let pr = pr_of(item);
         let outcome = if let Some((repo, number, url)) = &pr {
-            let gh = match &mut client {
+            let gh = match &mut *self.client {
                 Some(c) => c,
-                None => client.insert(github()?),
+                None => self.client.insert((self.github)()?),
             };
             land_github(
-                ctx,
-                &s.plan,
+                self.ctx,
+                &self.s.plan,
                 item,
                 repo,
                 *number,
                 url,
-                s.style,
+                self.s.style,
                 gh.as_mut(),
                 &mut q.warnings,
             )?
-        } else if let Some(commit) = already_landed(&store.git, item, &base_tip)? {
+        } else if let Some(commit) = already_landed(git, item, &base_tip)? {
             q.landed.push(finish(
-                ctx,
-                &s.plan,
+                self.ctx,
+                &self.s.plan,
                 item,
                 &commit,
                 true,
                 None,
                 &mut q.warnings,
             ));
-            continue;
+            return Ok(true);
         } else {
             land(
-                ctx,
-                &s.plan,
-                &s.code,
+                self.ctx,
+                &self.s.plan,
+                &self.s.code,
                 item,
                 &base_tip,
-                s.style,
-                s.gate.as_deref(),
+                self.s.style,
+                self.s.gate.as_deref(),
             )?
         };
         match outcome {
             Outcome::Landed { commit, gate } => {
                 failpoint::point("lead-merge:landed");
                 if pr.is_none() {
-                    let _ = store.git.run(["update-ref", &item.tracking, &commit]);
+                    let _ = self
+                        .ctx
+                        .store
+                        .git
+                        .run(["update-ref", &item.tracking, &commit]);
                 }
                 q.landed.push(finish(
-                    ctx,
-                    &s.plan,
+                    self.ctx,
+                    &self.s.plan,
                     item,
                     &commit,
                     false,
@@ -268,24 +311,16 @@ pub fn merge(ctx: &Ctx, args: &Args, github: &mut GitHubFactory<'_>) -> Result<Q
                 paths,
                 detail,
             } => {
-                q.refuse(ctx, item, &base_tip, &pairs, (code, paths, detail));
+                q.refuse(self.ctx, item, &base_tip, self.pairs, (code, paths, detail));
                 if pr.is_none() && code == "PUSH_REJECTED" {
                     // The base moved under the queue: the rest would fail
                     // the same way; a re-run starts from the new base.
-                    break;
+                    return Ok(false);
                 }
             }
         }
+        Ok(true)
     }
-    if ctx.remote().is_some() {
-        if let Err(e) = crate::ops::sync::sync(ctx, &actor, &mut |_| {}) {
-            q.warnings.push(format!(
-                "the closed lanes and plans are recorded here but `sync` failed ({}): run `git swarm sync`",
-                e.message
-            ));
-        }
-    }
-    Ok(q)
 }
 
 /// The code remote, the plan, the merge rule and the gate of a run, each

@@ -1484,8 +1484,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/task/next.rs", "claim_next"),
     ("src/records/pool.rs", "decide"),
     ("src/records/reservation/replay.rs", "replay"),
-    ("src/store/reconcile/diverged.rs", "diverged"),
-    ("src/store/reconcile/mod.rs", "one"),
     ("src/store/records/txn.rs", "run"),
     ("src/store/yaml.rs", "nesting_depth"),
     ("src/worktree/restore.rs", "verify"),

@@ -1484,7 +1484,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/task/next.rs", "claim_next"),
     ("src/records/pool.rs", "decide"),
     ("src/records/reservation/replay.rs", "replay"),
-    ("src/store/records/txn.rs", "run"),
     ("src/store/yaml.rs", "nesting_depth"),
     ("src/worktree/restore.rs", "verify"),
 ];

@@ -1482,7 +1482,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/task/batch.rs", "create_many"),
     ("src/ops/task/mod.rs", "publish_releasing"),
     ("src/ops/task/next.rs", "claim_next"),
-    ("src/records/reservation/replay.rs", "replay"),
     ("src/store/yaml.rs", "nesting_depth"),
     ("src/worktree/restore.rs", "verify"),
 ];

@@ -1473,7 +1473,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/message/mod.rs", "post"),
     ("src/ops/message/wait.rs", "wait"),
     ("src/ops/plan/mod.rs", "new"),
-    ("src/ops/renew.rs", "renew"),
     ("src/ops/run/ended.rs", "ended"),
     ("src/ops/run/launch.rs", "launch"),
     ("src/ops/run/lead.rs", "lead_tick"),

@@ -1456,7 +1456,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/cli/commands/task.rs", "run"),
     ("src/cli/mod.rs", "run"),
     ("src/git/push.rs", "push_atomic"),
-    ("src/integrations/agent/context.rs", "session_start_with"),
     ("src/integrations/agent/install.rs", "install"),
     ("src/integrations/github/rest/mod.rs", "new"),
     ("src/main.rs", "main"),

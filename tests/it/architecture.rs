@@ -1469,8 +1469,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/lead/merge/local.rs", "in_worktree"),
     ("src/ops/lead/merge/mod.rs", "merge"),
     ("src/ops/message/announce.rs", "leadership"),
-    ("src/ops/message/mod.rs", "post"),
-    ("src/ops/message/wait.rs", "wait"),
     ("src/ops/plan/mod.rs", "new"),
     ("src/ops/run/ended.rs", "ended"),
     ("src/ops/run/launch.rs", "launch"),

@@ -1468,7 +1468,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/lead/merge/github.rs", "land_github"),
     ("src/ops/lead/merge/local.rs", "in_worktree"),
     ("src/ops/lead/merge/mod.rs", "merge"),
-    ("src/ops/message/announce.rs", "leadership"),
     ("src/ops/plan/mod.rs", "new"),
     ("src/ops/run/ended.rs", "ended"),
     ("src/ops/run/launch.rs", "launch"),

@@ -20,7 +20,7 @@ use crate::error::{Code, Error, Result};
 use crate::records::reservation::{self as reservation, Ledger, Request, LEDGER, LEDGER_REF};
 use crate::records::task::{self as task, plan_prefix, task_ref, Decision, Op, Status};
 use crate::session::Ctx;
-use crate::store::records::{Publish, Record, Records};
+use crate::store::records::{Publish, Record, Records, Txn};
 use crate::store::remote::Tip;
 use crate::store::Event;
 
@@ -77,18 +77,24 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .config_snapshot()
         .boolean("core.ignoreCase")
         .unwrap_or(false);
-    let mine = |r: &task::TaskRecord| {
-        r.status == Status::InProgress && r.claim.as_ref().is_some_and(|c| c.holder == me)
+    let mut r = Renewal {
+        ctx,
+        me,
+        now,
+        task_lease,
+        res_lease,
+        ignore_case,
+        plans: BTreeSet::new(),
     };
     // The plans where this clone knows a claim of mine: their tasks are
     // fetched, not every plan's.
     let (known, _) = crate::records::task::known(store, ctx.remote(), None)?;
-    let plans: BTreeSet<String> = known
+    r.plans = known
         .iter()
-        .filter(|k| mine(&k.record))
+        .filter(|k| r.mine(&k.record))
         .map(|k| k.key.plan.clone())
         .collect();
-    let mut fetch: Vec<String> = plans.iter().map(|p| plan_prefix(p)).collect();
+    let mut fetch: Vec<String> = r.plans.iter().map(|p| plan_prefix(p)).collect();
     fetch.push(LEDGER_REF.to_string());
     let exhausted = |lines: &[String]| {
         Error::new(
@@ -107,107 +113,170 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         // An offline write of this clone meanwhile: exit 3, both named.
         .strict()
         .exhausted(exhausted)
-        .run(|txn| {
-            let mut out = Renewed {
-                holder: me.clone(),
-                published: txn.online(),
-                ..Renewed::default()
-            };
-            // First decide, then write: `--due` runs after every tool use,
-            // and most times nothing is due (no objects, no signatures).
-            let mut any_due = false;
-            let mut decided: Vec<(String, Tip, task::TaskRecord, Event)> = Vec::new();
-            for plan in &plans {
-                let (tasks, _) = crate::records::task::known(store, ctx.remote(), Some(plan))?;
-                for k in tasks.iter().filter(|k| mine(&k.record)) {
-                    let name = format!("{}/{}", k.key.plan, k.key.id);
-                    let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());
-                    any_due |= until.as_deref().is_some_and(|u| due(u, now, task_lease));
-                    let op = Op::Renew { lease: task_lease };
-                    let (rec, event) = match task::decide(&k.record, &me, &op, now, &|_| None) {
-                        Ok(Decision::Write(rec, event)) => (*rec, event),
-                        Ok(Decision::Already) => continue,
-                        Err(e) => {
-                            out.skipped.push(format!("task {name}: {}", e.message));
-                            continue;
-                        }
-                    };
-                    let refname = task_ref(&k.key.plan, &k.key.id);
-                    let tip = txn.tip(&refname)?;
-                    out.task_lease_until = rec.claim.as_ref().map(|c| c.lease_until.clone());
-                    out.tasks.push(name);
-                    decided.push((refname, tip, rec, event));
-                }
-            }
-            let tip = txn.tip(LEDGER_REF)?;
-            let mut renewed_ledger = None;
-            if let Some(base) = tip.base {
-                let mut ledger: Ledger = Records::<Ledger>::new(store)
-                    .at(&LEDGER.to_string(), base)?
-                    .value;
-                let held: Vec<reservation::Entry> = ledger
-                    .entries
-                    .iter()
-                    .filter(|e| e.holder == me && e.released_at.is_none() && e.live(now))
-                    .cloned()
-                    .collect();
-                for e in &held {
-                    any_due |= due(&e.lease_until, now, res_lease);
-                    let req = Request {
-                        holder: me.clone(),
-                        paths: e.paths.clone(),
-                        shared: e.shared,
-                        task: None,
-                        reason: None,
-                        lease: res_lease,
-                    };
-                    match reservation::reserve(&mut ledger, &req, now, ignore_case) {
-                        Ok(renewed) => {
-                            out.reservation_lease_until = Some(renewed.lease_until);
-                            out.reservations.push(renewed.id);
-                        }
-                        Err(err) => out
-                            .skipped
-                            .push(format!("reservation {}: {}", e.id, err.message)),
-                    }
-                }
-                if !out.reservations.is_empty() {
-                    renewed_ledger = Some((ledger, base));
-                }
-            }
-            if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
-                out.tasks.clear();
-                out.reservations.clear();
-                out.task_lease_until = None;
-                out.reservation_lease_until = None;
-                out.nothing = true;
-                out.published = false;
-                return Ok(out);
-            }
-            // One push of every ref (offline one local compare-and-swap of
-            // every ref, all or none).
-            let summary = format!(
-                "{me} renews {} claim(s) and {} reservation(s)",
-                out.tasks.len(),
-                out.reservations.len()
-            );
-            for (refname, tip, rec, event) in decided {
-                let tree = store.write_tree(&rec.to_files()?)?;
-                let parents: Vec<ObjectId> = tip.base.into_iter().collect();
-                let new = store.commit(tree, &parents, &event)?;
-                txn.write_on(&refname, tip, new, &me, &summary);
-            }
-            if let Some((ledger, base)) = renewed_ledger {
-                let what = format!("{me} renews {}", out.reservations.join(" "));
-                let event = Event::new("reservations-renewed", &me, what);
-                let tree = store.write_tree(&ledger.to_files()?)?;
-                let commit = store.commit(tree, &[base], &event)?;
-                txn.write_on(LEDGER_REF, tip, commit, &me, &summary);
-            }
-            crate::failpoint::point("renew:objects");
-            Ok(out)
-        })?;
+        .run(|txn| r.round(txn, due_only))?;
     Ok(done.then)
+}
+
+/// What a renewal decides on: who renews, when, the two leases, the
+/// repository's case rule, and the plans where a claim of theirs is known.
+struct Renewal<'c> {
+    ctx: &'c Ctx,
+    me: String,
+    now: Timestamp,
+    task_lease: SignedDuration,
+    res_lease: SignedDuration,
+    ignore_case: bool,
+    plans: BTreeSet<String>,
+}
+
+/// A claim's next version, decided: its ref, the lease it is written on,
+/// the record and its event.
+type Decided = (String, Tip, task::TaskRecord, Event);
+
+impl Renewal<'_> {
+    /// A task in progress claimed by the one renewing.
+    fn mine(&self, r: &task::TaskRecord) -> bool {
+        r.status == Status::InProgress && r.claim.as_ref().is_some_and(|c| c.holder == self.me)
+    }
+
+    /// One round of the publication: decide every renewal, then write them
+    /// (or nothing, when nothing is held or, with `due_only`, due).
+    fn round(&self, txn: &mut Txn, due_only: bool) -> Result<Renewed> {
+        let mut out = Renewed {
+            holder: self.me.clone(),
+            published: txn.online(),
+            ..Renewed::default()
+        };
+        // First decide, then write: `--due` runs after every tool use,
+        // and most times nothing is due (no objects, no signatures).
+        let mut any_due = false;
+        let decided = self.claims(txn, &mut out, &mut any_due)?;
+        let tip = txn.tip(LEDGER_REF)?;
+        let renewed_ledger = match tip.base {
+            Some(base) => self.reservations(base, &mut out, &mut any_due)?,
+            None => None,
+        };
+        if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
+            out.tasks.clear();
+            out.reservations.clear();
+            out.task_lease_until = None;
+            out.reservation_lease_until = None;
+            out.nothing = true;
+            out.published = false;
+            return Ok(out);
+        }
+        self.write(txn, &out, decided, renewed_ledger.map(|l| (l, tip)))?;
+        crate::failpoint::point("renew:objects");
+        Ok(out)
+    }
+
+    /// The renewal of each claim of the one renewing in the fetched plans,
+    /// read where it stands in `txn`; a claim that cannot be renewed is
+    /// skipped, named.
+    fn claims(&self, txn: &mut Txn, out: &mut Renewed, any_due: &mut bool) -> Result<Vec<Decided>> {
+        let (store, me, now) = (&self.ctx.store, &self.me, self.now);
+        let mut decided: Vec<Decided> = Vec::new();
+        for plan in &self.plans {
+            let (tasks, _) = crate::records::task::known(store, self.ctx.remote(), Some(plan))?;
+            for k in tasks.iter().filter(|k| self.mine(&k.record)) {
+                let name = format!("{}/{}", k.key.plan, k.key.id);
+                let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());
+                *any_due |= until
+                    .as_deref()
+                    .is_some_and(|u| due(u, now, self.task_lease));
+                let op = Op::Renew {
+                    lease: self.task_lease,
+                };
+                let (rec, event) = match task::decide(&k.record, me, &op, now, &|_| None) {
+                    Ok(Decision::Write(rec, event)) => (*rec, event),
+                    Ok(Decision::Already) => continue,
+                    Err(e) => {
+                        out.skipped.push(format!("task {name}: {}", e.message));
+                        continue;
+                    }
+                };
+                let refname = task_ref(&k.key.plan, &k.key.id);
+                let tip = txn.tip(&refname)?;
+                out.task_lease_until = rec.claim.as_ref().map(|c| c.lease_until.clone());
+                out.tasks.push(name);
+                decided.push((refname, tip, rec, event));
+            }
+        }
+        Ok(decided)
+    }
+
+    /// The ledger at `base` with every live reservation of the one renewing
+    /// renewed (None: none was); one that cannot be is skipped, named.
+    fn reservations(
+        &self,
+        base: ObjectId,
+        out: &mut Renewed,
+        any_due: &mut bool,
+    ) -> Result<Option<(Ledger, ObjectId)>> {
+        let (me, now) = (&self.me, self.now);
+        let mut ledger: Ledger = Records::<Ledger>::new(&self.ctx.store)
+            .at(&LEDGER.to_string(), base)?
+            .value;
+        let held: Vec<reservation::Entry> = ledger
+            .entries
+            .iter()
+            .filter(|e| e.holder == *me && e.released_at.is_none() && e.live(now))
+            .cloned()
+            .collect();
+        for e in &held {
+            *any_due |= due(&e.lease_until, now, self.res_lease);
+            let req = Request {
+                holder: me.clone(),
+                paths: e.paths.clone(),
+                shared: e.shared,
+                task: None,
+                reason: None,
+                lease: self.res_lease,
+            };
+            match reservation::reserve(&mut ledger, &req, now, self.ignore_case) {
+                Ok(renewed) => {
+                    out.reservation_lease_until = Some(renewed.lease_until);
+                    out.reservations.push(renewed.id);
+                }
+                Err(err) => out
+                    .skipped
+                    .push(format!("reservation {}: {}", e.id, err.message)),
+            }
+        }
+        Ok((!out.reservations.is_empty()).then_some((ledger, base)))
+    }
+
+    /// Write every renewed claim and the renewed ledger (at its `tip`) in
+    /// the round: one push of every ref (offline one local compare-and-swap
+    /// of every ref, all or none).
+    fn write(
+        &self,
+        txn: &mut Txn,
+        out: &Renewed,
+        decided: Vec<Decided>,
+        ledger: Option<((Ledger, ObjectId), Tip)>,
+    ) -> Result<()> {
+        let (store, me) = (&self.ctx.store, &self.me);
+        let summary = format!(
+            "{me} renews {} claim(s) and {} reservation(s)",
+            out.tasks.len(),
+            out.reservations.len()
+        );
+        for (refname, tip, rec, event) in decided {
+            let tree = store.write_tree(&rec.to_files()?)?;
+            let parents: Vec<ObjectId> = tip.base.into_iter().collect();
+            let new = store.commit(tree, &parents, &event)?;
+            txn.write_on(&refname, tip, new, me, &summary);
+        }
+        if let Some(((ledger, base), tip)) = ledger {
+            let what = format!("{me} renews {}", out.reservations.join(" "));
+            let event = Event::new("reservations-renewed", me, what);
+            let tree = store.write_tree(&ledger.to_files()?)?;
+            let commit = store.commit(tree, &[base], &event)?;
+            txn.write_on(LEDGER_REF, tip, commit, me, &summary);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -262,132 +262,188 @@ pub fn decide(
     actor: &str,
     now: Timestamp,
 ) -> Result<Update<Account>> {
-    let stamp = rfc3339(now);
-    let cur = current.map(|v| &v.value);
+    let at = At {
+        cur: current.map(|v| &v.value),
+        key,
+        actor,
+        now,
+        stamp: rfc3339(now),
+    };
     match op {
-        Op::Add(new) => {
-            let mut next = (**new).clone();
-            let summary = match cur {
-                Some(c) => {
-                    next.epoch = c.epoch;
-                    next.lease = c.lease.clone();
-                    next.extra = c.extra.clone();
-                    if c.removed {
-                        format!("{actor} declares account {key} again ({})", next.host)
-                    } else {
-                        format!("{actor} updates account {key} ({})", next.host)
-                    }
-                }
-                None => format!("{actor} declares account {key} ({})", next.host),
-            };
-            if let Some(c) = cur {
-                let same = Account {
-                    updated_at: c.updated_at.clone(),
-                    ..next.clone()
-                };
-                if &same == c {
-                    return Ok(Update::Keep);
-                }
-            }
-            next.updated_at = stamp;
-            Ok(Update::Write(next, Event::new("pool-add", actor, summary)))
-        }
-        Op::Remove => {
-            let c = require(cur, key)?;
-            if c.removed {
-                return Ok(Update::Keep);
-            }
-            if let Some(l) = c.live_lease(now) {
-                return Err(held(key, l));
-            }
-            let mut next = c.clone();
-            next.removed = true;
-            next.lease = None;
-            next.updated_at = stamp;
-            Ok(Update::Write(
-                next,
-                Event::new("pool-rm", actor, format!("{actor} removes account {key}")),
-            ))
-        }
-        Op::Lease { lease, ttl } => {
-            let c = require(cur, key)?;
-            if c.removed {
-                return Err(Error::new(
-                    Code::NotFound,
-                    format!("account {key} was removed from the pool"),
-                ));
-            }
-            if let Some(l) = c.live_lease(now) {
-                return Err(held(key, l));
-            }
-            let mut next = c.clone();
-            next.epoch += 1;
-            let mut l = lease.clone();
-            l.leased_at = stamp.clone();
-            l.until = rfc3339(now + *ttl);
-            let what = match (&l.lane, &l.task) {
-                (Some(lane), _) => format!("lane {lane}"),
-                (None, Some(t)) => format!("task {t}"),
-                _ => l.role.clone(),
-            };
-            let summary = format!("{} leases account {key} for {what}", l.holder);
-            next.lease = Some(l);
-            next.updated_at = stamp;
-            Ok(Update::Write(
-                next,
-                Event::new("pool-lease", actor, summary).epoch(c.epoch + 1),
-            ))
-        }
+        Op::Add(new) => added(at, new),
+        Op::Remove => removed(at),
+        Op::Lease { lease, ttl } => leased(at, lease, *ttl),
         Op::Renew {
             holder,
             epoch,
             ttl,
             agent,
             lane,
-        } => {
-            let c = require(cur, key)?;
-            let l = holding(c, key, holder, *epoch)?;
-            let mut next = c.clone();
-            let mut l = l.clone();
-            l.until = rfc3339(now + *ttl);
-            if agent.is_some() {
-                l.agent = agent.clone();
+        } => renewed(at, holder, *epoch, *ttl, agent, lane),
+        Op::Free { holder, epoch } => freed(at, holder, *epoch),
+    }
+}
+
+/// What one [`decide`] runs on: the account's current version (None: not
+/// declared), its key, who writes, and when (`stamp`: `now` as written).
+struct At<'a> {
+    cur: Option<&'a Account>,
+    key: &'a str,
+    actor: &'a str,
+    now: Timestamp,
+    stamp: String,
+}
+
+/// `pool add`: the account declared, or a declared one changed (its lease,
+/// epoch and unknown fields stay); unchanged, kept.
+fn added(at: At, new: &Account) -> Result<Update<Account>> {
+    let At {
+        cur, key, actor, ..
+    } = at;
+    let mut next = new.clone();
+    let summary = match cur {
+        Some(c) => {
+            next.epoch = c.epoch;
+            next.lease = c.lease.clone();
+            next.extra = c.extra.clone();
+            if c.removed {
+                format!("{actor} declares account {key} again ({})", next.host)
+            } else {
+                format!("{actor} updates account {key} ({})", next.host)
             }
-            if lane.is_some() {
-                l.lane = lane.clone();
-            }
-            next.lease = Some(l);
-            next.updated_at = stamp;
-            Ok(Update::Write(
-                next,
-                Event::new(
-                    "pool-renew",
-                    actor,
-                    format!("{holder} renews account {key}"),
-                )
-                .epoch(*epoch),
-            ))
         }
-        Op::Free { holder, epoch } => {
-            let Some(c) = cur else {
-                return Ok(Update::Keep);
-            };
-            if c.epoch != *epoch
-                || c.lease.as_ref().map(|l| l.holder.as_str()) != Some(holder.as_str())
-            {
-                // Taken by someone else since (or freed already): theirs.
-                return Ok(Update::Keep);
-            }
-            let mut next = c.clone();
-            next.lease = None;
-            next.updated_at = stamp;
-            Ok(Update::Write(
-                next,
-                Event::new("pool-free", actor, format!("{holder} frees account {key}"))
-                    .epoch(*epoch),
-            ))
+        None => format!("{actor} declares account {key} ({})", next.host),
+    };
+    if let Some(c) = cur {
+        let same = Account {
+            updated_at: c.updated_at.clone(),
+            ..next.clone()
+        };
+        if &same == c {
+            return Ok(Update::Keep);
         }
     }
+    next.updated_at = at.stamp;
+    Ok(Update::Write(next, Event::new("pool-add", actor, summary)))
+}
+
+/// `pool rm`: the account marked removed, refused while a live lease
+/// holds it.
+fn removed(at: At) -> Result<Update<Account>> {
+    let At {
+        key, actor, now, ..
+    } = at;
+    let c = require(at.cur, key)?;
+    if c.removed {
+        return Ok(Update::Keep);
+    }
+    if let Some(l) = c.live_lease(now) {
+        return Err(held(key, l));
+    }
+    let mut next = c.clone();
+    next.removed = true;
+    next.lease = None;
+    next.updated_at = at.stamp;
+    Ok(Update::Write(
+        next,
+        Event::new("pool-rm", actor, format!("{actor} removes account {key}")),
+    ))
+}
+
+/// A runner takes the account for `ttl` at the next epoch, refused when it
+/// was removed or another holds a live lease.
+fn leased(at: At, lease: &Lease, ttl: SignedDuration) -> Result<Update<Account>> {
+    let At {
+        key,
+        actor,
+        now,
+        stamp,
+        ..
+    } = at;
+    let c = require(at.cur, key)?;
+    if c.removed {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("account {key} was removed from the pool"),
+        ));
+    }
+    if let Some(l) = c.live_lease(now) {
+        return Err(held(key, l));
+    }
+    let mut next = c.clone();
+    next.epoch += 1;
+    let mut l = lease.clone();
+    l.leased_at = stamp.clone();
+    l.until = rfc3339(now + ttl);
+    let what = match (&l.lane, &l.task) {
+        (Some(lane), _) => format!("lane {lane}"),
+        (None, Some(t)) => format!("task {t}"),
+        _ => l.role.clone(),
+    };
+    let summary = format!("{} leases account {key} for {what}", l.holder);
+    next.lease = Some(l);
+    next.updated_at = stamp;
+    Ok(Update::Write(
+        next,
+        Event::new("pool-lease", actor, summary).epoch(c.epoch + 1),
+    ))
+}
+
+/// The holder at `epoch` renews its lease for `ttl`, recording its agent's
+/// progress and lane when given; `LEASE_NOT_HOLDER` when fenced.
+fn renewed(
+    at: At,
+    holder: &str,
+    epoch: u64,
+    ttl: SignedDuration,
+    agent: &Option<AgentRun>,
+    lane: &Option<String>,
+) -> Result<Update<Account>> {
+    let At {
+        key, actor, now, ..
+    } = at;
+    let c = require(at.cur, key)?;
+    let l = holding(c, key, holder, epoch)?;
+    let mut next = c.clone();
+    let mut l = l.clone();
+    l.until = rfc3339(now + ttl);
+    if agent.is_some() {
+        l.agent = agent.clone();
+    }
+    if lane.is_some() {
+        l.lane = lane.clone();
+    }
+    next.lease = Some(l);
+    next.updated_at = at.stamp;
+    Ok(Update::Write(
+        next,
+        Event::new(
+            "pool-renew",
+            actor,
+            format!("{holder} renews account {key}"),
+        )
+        .epoch(epoch),
+    ))
+}
+
+/// The holder at `epoch` gives the account back; taken by someone else
+/// since, or freed already, it is kept as it stands.
+fn freed(at: At, holder: &str, epoch: u64) -> Result<Update<Account>> {
+    let At { key, actor, .. } = at;
+    let Some(c) = at.cur else {
+        return Ok(Update::Keep);
+    };
+    if c.epoch != epoch || c.lease.as_ref().map(|l| l.holder.as_str()) != Some(holder) {
+        // Taken by someone else since (or freed already): theirs.
+        return Ok(Update::Keep);
+    }
+    let mut next = c.clone();
+    next.lease = None;
+    next.updated_at = at.stamp;
+    Ok(Update::Write(
+        next,
+        Event::new("pool-free", actor, format!("{holder} frees account {key}")).epoch(epoch),
+    ))
 }
 
 fn require<'a>(cur: Option<&'a Account>, key: &str) -> Result<&'a Account> {

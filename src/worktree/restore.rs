@@ -106,8 +106,59 @@ pub fn verify(
     snap: &Snapshot,
     matches: impl FnOnce(&Predicted) -> Result<()>,
 ) -> Result<Verified> {
-    let git = &store.git;
     let commit = snap.commit.as_str();
+    let trees = trees_of(&store.git, commit, expected.head)?;
+    let mut bad = Vec::new();
+    let mut read = |id: &str| read_tree(store, id);
+    let (mut work, mut staged) = (Vec::new(), Vec::new());
+    tree::diff(
+        &mut read,
+        Some(&trees.head),
+        Some(&trees.work),
+        "",
+        &mut work,
+        &mut bad,
+    )?;
+    tree::diff(
+        &mut read,
+        Some(&trees.head),
+        Some(&trees.staged),
+        "",
+        &mut staged,
+        &mut bad,
+    )?;
+    refuse_entries(&work, &staged, &mut bad);
+    refuse_links_on_the_way(workdir, &work, &mut bad);
+    if !bad.is_empty() {
+        return Err(unsafe_error(commit, &mut bad));
+    }
+    let intent: Vec<String> = snap
+        .paths
+        .iter()
+        .filter(|(_, p)| p.state == "intent-to-add")
+        .map(|(path, _)| path.clone())
+        .collect();
+    matches(&predicted(&work, &staged, snap, expected))?;
+    Ok(Verified {
+        commit: commit.to_string(),
+        work,
+        staged_tree: trees.staged,
+        head_tree: trees.head,
+        intent,
+    })
+}
+
+/// The trees of a snapshot commit: its working tree, its first parent's
+/// (the head's) and its second parent's (the staged tree).
+struct Trees {
+    work: String,
+    head: String,
+    staged: String,
+}
+
+/// The trees of snapshot `commit`, refused (`SNAPSHOT_UNSAFE`) when it is
+/// no snapshot commit or its first parent is not the packet's `head`.
+fn trees_of(git: &Git, commit: &str, head: &str) -> Result<Trees> {
     let revs = git.run([
         "rev-parse",
         &format!("{commit}^1"),
@@ -122,7 +173,7 @@ pub fn verify(
             &mut vec![(commit.to_string(), "not a snapshot commit")],
         ));
     };
-    if parent != expected.head {
+    if parent != head {
         return Err(unsafe_error(
             commit,
             &mut vec![(
@@ -131,26 +182,18 @@ pub fn verify(
             )],
         ));
     }
-    let mut bad = Vec::new();
-    let mut read = |id: &str| read_tree(store, id);
-    let (mut work, mut staged) = (Vec::new(), Vec::new());
-    tree::diff(
-        &mut read,
-        Some(head_tree),
-        Some(work_tree),
-        "",
-        &mut work,
-        &mut bad,
-    )?;
-    tree::diff(
-        &mut read,
-        Some(head_tree),
-        Some(staged_tree),
-        "",
-        &mut staged,
-        &mut bad,
-    )?;
-    for c in work.iter().chain(&staged) {
+    Ok(Trees {
+        work: work_tree.to_string(),
+        head: head_tree.to_string(),
+        staged: staged_tree.to_string(),
+    })
+}
+
+/// Add to `bad` every changed entry of the working or staged tree whose
+/// path or (raw) mode a snapshot may not write, or that another entry of
+/// the same tree would be written through.
+fn refuse_entries(work: &[Changed], staged: &[Changed], bad: &mut tree::Bad) {
+    for c in work.iter().chain(staged) {
         if let Some(why) = path_refusal(&c.path) {
             bad.push((c.path.clone(), why));
         }
@@ -160,7 +203,7 @@ pub fn verify(
             }
         }
     }
-    for changes in [&work, &staged] {
+    for changes in [work, staged] {
         let written: Vec<(&str, &str)> = changes
             .iter()
             .filter_map(|c| c.new.as_ref().map(|(m, _)| (c.path.as_str(), m.as_str())))
@@ -172,6 +215,11 @@ pub fn verify(
                 .map(|(p, w)| (p.to_string(), w)),
         );
     }
+}
+
+/// Add to `bad` every path the working tree writes through a symlink or a
+/// file of the checkout at `workdir` that the snapshot does not delete.
+fn refuse_links_on_the_way(workdir: &Path, work: &[Changed], bad: &mut tree::Bad) {
     let deleted: BTreeSet<&str> = work
         .iter()
         .filter(|c| c.new.is_none())
@@ -192,23 +240,6 @@ pub fn verify(
             ));
         }
     }
-    if !bad.is_empty() {
-        return Err(unsafe_error(commit, &mut bad));
-    }
-    let intent: Vec<String> = snap
-        .paths
-        .iter()
-        .filter(|(_, p)| p.state == "intent-to-add")
-        .map(|(path, _)| path.clone())
-        .collect();
-    matches(&predicted(&work, &staged, snap, expected))?;
-    Ok(Verified {
-        commit: commit.to_string(),
-        work,
-        staged_tree: staged_tree.to_string(),
-        head_tree: head_tree.to_string(),
-        intent,
-    })
 }
 
 /// The paths `git status` lists once the snapshot is restored (a rename's

@@ -84,16 +84,44 @@ pub fn session_start_with(
     let in_lane = lane.as_ref().is_some_and(|l| l.record.owner == me);
     out.push_str(&more(&me, plan.as_deref(), in_lane));
     if let Some(p) = &plan {
-        if let Ok(Some(lead)) =
-            crate::records::lead::known(&ctx.store, ctx.settings.remote.as_deref(), p)
-        {
-            if let Some(l) = lead.leader.filter(|_| !lead.released) {
-                out.push_str(&format!("Leader: {l} (epoch {}).\n", lead.epoch));
-            }
-        }
+        leader(ctx, p, &mut out);
     }
     let tasks = held_here(ctx, &me, plan.as_deref(), lane.as_ref())?;
-    for t in &tasks {
+    held_tasks(&tasks, &mut out);
+    reservations(ctx, &me, &mut out)?;
+    let addressed = messages(ctx, ops, &me, &mut out)?;
+    let waiting = open_packet(ctx, &me, plan.as_deref(), &mut out)?;
+    if let Some(p) = &plan {
+        forecast(ctx, p, &mut out);
+    }
+    let next = if !addressed && tasks.is_empty() && !waiting {
+        "claim a task: `git swarm task ready`, then `git swarm task claim <id>`".to_string()
+    } else if addressed {
+        "read your messages: `git swarm inbox`".to_string()
+    } else if let Some(t) = tasks.first() {
+        format!("work on {}: reserve what you edit (`git swarm reserve <path> --task {}`), commit, and `git swarm task done {}` when merged", t.id, t.id, t.id)
+    } else {
+        "look at the open packet: `git swarm packets`".to_string()
+    };
+    out.push_str(&format!("Next: {next}.\n"));
+    out.push_str("The protocol (claim, reserve, commit, report, ask, wait, hand off, done): `git swarm agent guide`.\n");
+    Ok(cut(&out, MAX_BYTES))
+}
+
+/// The leader of `plan`, when one holds it.
+fn leader(ctx: &Ctx, plan: &str, out: &mut String) {
+    if let Ok(Some(lead)) =
+        crate::records::lead::known(&ctx.store, ctx.settings.remote.as_deref(), plan)
+    {
+        if let Some(l) = lead.leader.filter(|_| !lead.released) {
+            out.push_str(&format!("Leader: {l} (epoch {}).\n", lead.epoch));
+        }
+    }
+}
+
+/// Each task held, with its claim's end and its acceptance criteria.
+fn held_tasks(tasks: &[TaskRecord], out: &mut String) {
+    for t in tasks {
         let until = t
             .claim
             .as_ref()
@@ -110,6 +138,10 @@ pub fn session_start_with(
             out.push_str(&format!("  acceptance: {a}\n"));
         }
     }
+}
+
+/// The agent's live reservations, and how many exclusive ones others hold.
+fn reservations(ctx: &Ctx, me: &str, out: &mut String) -> Result<()> {
     let entries = super::live_reservations(ctx)?;
     let mine: Vec<String> = entries
         .iter()
@@ -131,11 +163,17 @@ pub fn session_start_with(
             "{others} reservations of others (`git swarm reservations`): writing their paths is refused.\n"
         ));
     }
-    let read = ops.inbox_read(ctx, &me)?;
+    Ok(())
+}
+
+/// How many messages for the agent are unread, and the first five sent to
+/// it by name; true when one of those is unread.
+fn messages(ctx: &Ctx, ops: &dyn Swarm, me: &str, out: &mut String) -> Result<bool> {
+    let read = ops.inbox_read(ctx, me)?;
     let unread: Vec<_> = ops
         .messages(ctx)?
         .into_iter()
-        .filter(|m| m.is_for(&me) && !read.contains(&m.id))
+        .filter(|m| m.is_for(me) && !read.contains(&m.id))
         .collect();
     if !unread.is_empty() {
         out.push_str(&format!(
@@ -150,11 +188,17 @@ pub fn session_start_with(
             ));
         }
     }
+    Ok(unread.iter().any(|m| m.to == me))
+}
+
+/// The first open handoff packet of another (of `plan`, when known) the
+/// agent could accept; true when there is one.
+fn open_packet(ctx: &Ctx, me: &str, plan: Option<&str>, out: &mut String) -> Result<bool> {
     let (packets, _) =
         crate::records::packet::open_packets(&ctx.store, ctx.settings.remote.as_deref())?;
     let waiting: Vec<_> = packets
         .iter()
-        .filter(|p| p.author != me && plan.as_deref().is_none_or(|pl| p.plan == pl))
+        .filter(|p| p.author != me && plan.is_none_or(|pl| p.plan == pl))
         .collect();
     if let Some(p) = waiting.first() {
         out.push_str(&format!(
@@ -162,31 +206,22 @@ pub fn session_start_with(
             p.id, p.author, p.reason, p.id
         ));
     }
-    if let Some(p) = &plan {
-        if let Some(seen) = crate::records::forecast::last(&ctx.store).get(p) {
-            if seen.conflicts > 0 || seen.reserved > 0 {
-                out.push_str(&format!(
-                    "Forecast ({}{}): {} conflicting lane pair(s), {} changed path(s) reserved by others; `git swarm forecast`.\n",
-                    seen.at,
-                    if seen.moved { ", lanes moved since" } else { "" },
-                    seen.conflicts,
-                    seen.reserved
-                ));
-            }
+    Ok(!waiting.is_empty())
+}
+
+/// The last forecast of `plan`, when it saw conflicts or reserved paths.
+fn forecast(ctx: &Ctx, plan: &str, out: &mut String) {
+    if let Some(seen) = crate::records::forecast::last(&ctx.store).get(plan) {
+        if seen.conflicts > 0 || seen.reserved > 0 {
+            out.push_str(&format!(
+                "Forecast ({}{}): {} conflicting lane pair(s), {} changed path(s) reserved by others; `git swarm forecast`.\n",
+                seen.at,
+                if seen.moved { ", lanes moved since" } else { "" },
+                seen.conflicts,
+                seen.reserved
+            ));
         }
     }
-    let next = if !unread.iter().any(|m| m.to == me) && tasks.is_empty() && waiting.is_empty() {
-        "claim a task: `git swarm task ready`, then `git swarm task claim <id>`".to_string()
-    } else if unread.iter().any(|m| m.to == me) {
-        "read your messages: `git swarm inbox`".to_string()
-    } else if let Some(t) = tasks.first() {
-        format!("work on {}: reserve what you edit (`git swarm reserve <path> --task {}`), commit, and `git swarm task done {}` when merged", t.id, t.id, t.id)
-    } else {
-        "look at the open packet: `git swarm packets`".to_string()
-    };
-    out.push_str(&format!("Next: {next}.\n"));
-    out.push_str("The protocol (claim, reserve, commit, report, ask, wait, hand off, done): `git swarm agent guide`.\n");
-    Ok(cut(&out, MAX_BYTES))
 }
 
 /// At most `max` bytes, cut at a line end, saying that it was cut.

@@ -31,7 +31,7 @@ use crate::records::lead::LeadRecord;
 use crate::records::message::{self, Message, MessageKey, PREFIX};
 use crate::session::Ctx;
 use crate::store::records::{Record, Records};
-use crate::store::{mirror, Event};
+use crate::store::{mirror, Event, JournalEntry, Store};
 
 /// How every announcement's id begins.
 pub const ID_PREFIX: &str = "lead-e";
@@ -87,9 +87,32 @@ pub fn leadership(
     let Some(entry) = entry else {
         return Ok(None);
     };
-    let epoch = record.epoch;
+    let msg = announcement(plan, leader, record.epoch, &entry)?;
+    let key = msg.key();
+    let refname = Message::refname(&key);
+    // Written already, by an earlier run of this command or by another
+    // clone: published there, nothing to do; here only, publish it.
+    if let Some(r) = ctx.remote() {
+        let _ = mirror::fetch_refs(store, r, &[&refname]);
+        if let Some(theirs) = store.ref_target(&mirror::mirror_ref(r, &refname))? {
+            let sent = Records::<Message>::new(store).at(&key, theirs)?.value;
+            return Ok(Some(announced(sent, refname, true, None, true)));
+        }
+    }
+    let (commit, already, msg) = written_here(store, &key, &refname, msg)?;
+    crate::failpoint::point("announce:written");
+    let (published, warning) = match ctx.remote() {
+        None => (false, None),
+        Some(r) => publish_one(store, r, &refname, commit),
+    };
+    Ok(Some(announced(msg, refname, published, warning, already)))
+}
+
+/// Who led before and why the leader changed, from the change's journal
+/// `entry` (a handover, a takeover, else a claim).
+fn change_of(entry: &JournalEntry) -> (Option<String>, String) {
     let trailer = |k: &str| entry.trailers.get(k).cloned();
-    let (previous, why) = match entry.event.as_str() {
+    match entry.event.as_str() {
         "lead-handover" => (
             Some(entry.actor.clone()),
             format!("handed over by {}", entry.actor),
@@ -111,7 +134,13 @@ pub fn leadership(
             )
         }
         _ => (None, "claimed".to_string()),
-    };
+    }
+}
+
+/// The announcement of `leader` leading `plan` from `epoch`, as the
+/// change's journal `entry` says it (its author and time), checked.
+fn announcement(plan: &str, leader: &str, epoch: u64, entry: &JournalEntry) -> Result<Message> {
+    let (previous, why) = change_of(entry);
     let body = format!(
         "{leader} leads plan {plan} from epoch {epoch}: {why}. Leader commands of earlier epochs are fenced; `git swarm lead status --plan {plan}` shows the record."
     );
@@ -129,43 +158,38 @@ pub fn leadership(
     msg.epoch = Some(epoch);
     msg.previous_leader = previous;
     message::check(&msg)?;
-    let key = msg.key();
-    let refname = Message::refname(&key);
-    // Written already, by an earlier run of this command or by another
-    // clone: published there, nothing to do; here only, publish it.
-    if let Some(r) = ctx.remote() {
-        let _ = mirror::fetch_refs(store, r, &[&refname]);
-        if let Some(theirs) = store.ref_target(&mirror::mirror_ref(r, &refname))? {
-            let sent = Records::<Message>::new(store).at(&key, theirs)?.value;
-            return Ok(Some(announced(sent, refname, true, None, true)));
-        }
-    }
+    Ok(msg)
+}
+
+/// The announcement's ref in this clone: written now, or found written
+/// (by an earlier run, or another process meanwhile: `true`); its commit
+/// and the message it holds.
+fn written_here(
+    store: &Store,
+    key: &MessageKey,
+    refname: &str,
+    msg: Message,
+) -> Result<(ObjectId, bool, Message)> {
     let records = Records::<Message>::new(store);
-    let (commit, already, msg) = match store.ref_target(&refname)? {
-        Some(mine) => (mine, true, records.at(&key, mine)?.value),
+    Ok(match store.ref_target(refname)? {
+        Some(mine) => (mine, true, records.at(key, mine)?.value),
         None => {
             let event = Event::new(
                 "message",
                 &msg.from,
                 format!("{} {} -> {}", msg.kind, msg.id, msg.to),
             );
-            match records.create(&key, &msg, &event) {
+            match records.create(key, &msg, &event) {
                 Ok(c) => (c, false, msg),
                 // Another process of this clone wrote it meanwhile.
                 Err(e) if e.code == Code::CasFailed => {
-                    let mine = store.ref_target(&refname)?.ok_or(e)?;
-                    (mine, true, records.at(&key, mine)?.value)
+                    let mine = store.ref_target(refname)?.ok_or(e)?;
+                    (mine, true, records.at(key, mine)?.value)
                 }
                 Err(e) => return Err(e),
             }
         }
-    };
-    crate::failpoint::point("announce:written");
-    let (published, warning) = match ctx.remote() {
-        None => (false, None),
-        Some(r) => publish_one(store, r, &refname, commit),
-    };
-    Ok(Some(announced(msg, refname, published, warning, already)))
+    })
 }
 
 fn announced(

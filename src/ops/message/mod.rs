@@ -76,7 +76,33 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
         // Best effort: the leader and the replied-to message may be newer there.
         let _ = mirror::fetch(store, online);
     }
-    let mut p = p;
+    let (p, lead_of, unknown_to) = addressed(ctx, &from, p)?;
+    let msg = compose(store, &from, p, lead_of)?;
+    let key = msg.key();
+    let commit = create(ctx, &from, &key, &msg)?;
+    let refname = Message::refname(&key);
+    let (published, warning) = match ctx.remote() {
+        None => (false, None),
+        Some(r) => publish_one(store, r, &refname, commit),
+    };
+    if !published && msg.kind == Kind::Escalation {
+        if let Some(sent) = sent_meanwhile(ctx, &key, commit)? {
+            return Err(already_sent(&sent));
+        }
+    }
+    let warning = warnings(ctx, &msg, warning, unknown_to)?;
+    Ok(Posted {
+        message: msg,
+        refname,
+        published,
+        warning,
+    })
+}
+
+/// The post with its addressee resolved (a reply: whoever wrote; `lead`:
+/// the plan's leader) and its plan filled in; whether it went to the
+/// leader, and the warning for an addressee nobody knows.
+fn addressed(ctx: &Ctx, from: &str, mut p: Post) -> Result<(Post, bool, Option<String>)> {
     let mut lead_of = false;
     if let Some(id) = p.reply_to.clone() {
         let original = find(ctx, &id)?.ok_or_else(|| {
@@ -101,14 +127,20 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     }
     // A reply goes to whoever wrote; `lead` and `all` are resolved above.
     let unknown_to = if p.reply_to.is_none() && !lead_of && p.to != "all" {
-        address::unknown(ctx, &from, &p.to)?
+        address::unknown(ctx, from, &p.to)?
     } else {
         None
     };
+    Ok((p, lead_of, unknown_to))
+}
+
+/// The message `from` posts, stamped with its id now, and checked
+/// ([`message::check`]: no credential, a body neither empty nor oversized).
+fn compose(store: &Store, from: &str, p: Post, lead_of: bool) -> Result<Message> {
     let now = store.clock.now();
     let mut msg = Message::new(
         &p.kind,
-        &from,
+        from,
         &p.to,
         p.plan.as_deref(),
         crate::clock::rfc3339(now),
@@ -126,7 +158,12 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     let nonce = format!("{}-{}", std::process::id(), nanos());
     let msg = msg.stamp(&now.strftime("%Y%m%dT%H%M%SZ").to_string(), &nonce);
     message::check(&msg)?;
-    let key = msg.key();
+    Ok(msg)
+}
+
+/// Write the message's ref in this clone; an escalation already sent (here,
+/// or as this ref) is `ESCALATION_SENT`.
+fn create(ctx: &Ctx, from: &str, key: &MessageKey, msg: &Message) -> Result<gix::ObjectId> {
     if msg.kind == Kind::Escalation {
         if let Some(sent) = find(ctx, &msg.id)? {
             return Err(already_sent(&sent));
@@ -134,28 +171,28 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     }
     let event = Event::new(
         "message",
-        &from,
+        from,
         format!("{} {} -> {}", msg.kind, msg.id, msg.to),
     );
-    let created = Records::<Message>::new(store).create(&key, &msg, &event);
-    let commit = match created {
-        Ok(c) => c,
+    let created = Records::<Message>::new(&ctx.store).create(key, msg, &event);
+    match created {
+        Ok(c) => Ok(c),
         Err(e) if e.code == Code::CasFailed && msg.kind == Kind::Escalation => {
-            return Err(already_sent(&msg));
+            Err(already_sent(msg))
         }
-        Err(e) => return Err(e),
-    };
-    let refname = Message::refname(&key);
-    let (published, mut warning) = match ctx.remote() {
-        None => (false, None),
-        Some(r) => publish_one(store, r, &refname, commit),
-    };
-    if !published && msg.kind == Kind::Escalation {
-        if let Some(sent) = sent_meanwhile(ctx, &key, commit)? {
-            return Err(already_sent(&sent));
-        }
+        Err(e) => Err(e),
     }
-    if let Some(w) = journal(ctx, &msg) {
+}
+
+/// The push's `warning` joined with the plan journal's, the unknown
+/// addressee's, and one for a plan this clone does not know.
+fn warnings(
+    ctx: &Ctx,
+    msg: &Message,
+    mut warning: Option<String>,
+    unknown_to: Option<String>,
+) -> Result<Option<String>> {
+    if let Some(w) = journal(ctx, msg) {
         warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
     }
     if let Some(w) = unknown_to {
@@ -163,7 +200,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
     }
     if let Some(plan) = msg.plan.as_deref() {
         let tip = remote::tip(
-            store,
+            &ctx.store,
             ctx.settings.remote.as_deref(),
             &crate::records::plan::plan_ref(plan),
         )?;
@@ -172,12 +209,7 @@ pub fn post(ctx: &Ctx, p: Post) -> Result<Posted> {
             warning = Some(warning.map_or(w.clone(), |first| format!("{first}; {w}")));
         }
     }
-    Ok(Posted {
-        message: msg,
-        refname,
-        published,
-        warning,
-    })
+    Ok(warning)
 }
 
 /// A decision or escalation about a plan is also an entry in the plan's

@@ -150,103 +150,177 @@ pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Wo
     let clock = Waits::new();
     let deadline = clock.now() + watch.timeout;
     let mut interval = watch.interval.max(Duration::from_millis(10));
-    let mut cost = Cost::default();
-    let mut unreachable = false;
-    let mut read_at = None;
     // The local refs a round reads, and their stamp when last read: a round
     // whose stamp is the same reads nothing (see store::ref_stamp).
     let local = local_prefixes(ctx, watch, &prefixes);
-    let mut local_seen: Option<RefStamp> = None;
-    let mut remote_seen: Option<RefStamp> = None;
     let remote_dir = ctx
         .remote()
         .and_then(|r| crate::store::mirror::level::remote_dir(&ctx.store, r));
-    // The last wait, or the last whole fetch, found the mirror level with
-    // the remote at these stamps (taken first: a move since shows).
-    if let (Some(r), Some(dir)) = (ctx.remote(), remote_dir.as_deref()) {
-        let stamp = ref_stamp::stamp(dir, &remote_prefixes(watch));
-        if level_text(ctx, r, watch, &stamp)
-            .is_some_and(|t| std::fs::read_to_string(level_path(ctx, r, watch)).ok() == Some(t))
-            || crate::store::mirror::level::holds(&ctx.store, r, dir)
-        {
-            remote_seen = Some(stamp);
-        }
-    }
-    // Nothing was unread when the message refs were last read (by a wait
-    // or `inbox`), and none moved since: the first round has nothing to read.
-    if watch.wants_messages() {
-        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &local);
-        if Quiet::holds(&ctx.store, &reader, &super::refs_stamp(ctx)) {
-            local_seen = Some(stamp);
-        }
-    }
+    let mut w = Waiting {
+        ctx,
+        watch,
+        reader,
+        prefixes,
+        start,
+        local,
+        remote_dir,
+        cost: Cost::default(),
+        unreachable: false,
+        read_at: None,
+        local_seen: None,
+        remote_seen: None,
+    };
+    w.remote_seen = w.level_at_start();
+    w.local_seen = w.quiet_at_start();
     loop {
-        cost.checks += 1;
-        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &local);
-        if local_seen.as_ref() != Some(&stamp) {
-            let messages = watch.wants_messages().then(|| super::refs_stamp(ctx));
-            if let Some(woke) =
-                arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)?
-            {
-                return Ok(woke);
-            }
-            if let (Some(m), None) = (messages, &watch.plan) {
-                Quiet::mark(&ctx.store, &reader, &m);
-            }
-            local_seen = Some(stamp);
+        w.cost.checks += 1;
+        if let Some(woke) = w.local_round()? {
+            return Ok(woke);
         }
         if let Some(r) = ctx.remote() {
-            let errors_before = cost.remote_errors;
-            let fetched = remote_round(
-                ctx,
-                r,
-                watch,
-                &mut cost,
-                remote_dir.as_deref(),
-                &mut remote_seen,
-            )?;
-            let failing = cost.remote_errors > errors_before;
-            if failing && !unreachable {
-                notice(&format!(
-                    "{}; still waiting",
-                    mirror::unreachable_warning(&ctx.store, r)
-                ));
-            } else if !failing && unreachable {
-                notice(&format!("remote '{r}' answers again"));
-            }
-            unreachable = failing;
-            if fetched {
-                if let Some(woke) =
-                    arrived(ctx, watch, &reader, &prefixes, &start, &cost, &mut read_at)?
-                {
-                    return Ok(woke);
-                }
+            if let Some(woke) = w.remote_check(r, notice)? {
+                return Ok(woke);
             }
         }
         let now = clock.now();
         if now >= deadline {
-            let unanswered = if cost.remote_errors > 0 {
-                format!(
-                    " ({} of {} questions to the remote failed: nothing it holds could be seen then)",
-                    cost.remote_errors, cost.remote_queries
-                )
-            } else {
-                String::new()
-            };
-            return Err(Error::new(
-                Code::WaitTimeout,
-                format!(
-                    "nothing of kind '{}' arrived for {reader} before the timeout{unanswered}",
-                    watch.kind
-                ),
-            )
-            .hint("wait again, or raise --timeout")
-            .with_detail(serde_json::json!({ "cost": cost })));
+            return Err(w.timed_out());
         }
         let nap = interval.min(deadline - now);
         clock.sleep(nap, "poll");
-        cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
+        w.cost.slept_ms += u64::try_from(nap.as_millis()).unwrap_or(u64::MAX);
         interval = (interval * 2).min(watch.ceiling.max(watch.interval));
+    }
+}
+
+/// One [`wait`] under way: what it watches and started from, what it cost
+/// so far, and the stamps of the refs when last read.
+struct Waiting<'a> {
+    ctx: &'a Ctx,
+    watch: &'a Watch,
+    reader: String,
+    prefixes: Vec<String>,
+    start: BTreeMap<String, String>,
+    /// The local refs a round reads ([`local_prefixes`]).
+    local: Vec<String>,
+    /// The remote's own refs directory, when it is on this machine.
+    remote_dir: Option<std::path::PathBuf>,
+    cost: Cost,
+    /// The last question to the remote failed.
+    unreachable: bool,
+    read_at: Option<BTreeMap<String, String>>,
+    local_seen: Option<RefStamp>,
+    remote_seen: Option<RefStamp>,
+}
+
+impl Waiting<'_> {
+    /// The last wait, or the last whole fetch, found the mirror level with
+    /// the remote at these stamps (taken first: a move since shows).
+    fn level_at_start(&self) -> Option<RefStamp> {
+        let (ctx, watch) = (self.ctx, self.watch);
+        let (Some(r), Some(dir)) = (ctx.remote(), self.remote_dir.as_deref()) else {
+            return None;
+        };
+        let stamp = ref_stamp::stamp(dir, &remote_prefixes(watch));
+        (level_text(ctx, r, watch, &stamp)
+            .is_some_and(|t| std::fs::read_to_string(level_path(ctx, r, watch)).ok() == Some(t))
+            || crate::store::mirror::level::holds(&ctx.store, r, dir))
+        .then_some(stamp)
+    }
+
+    /// Nothing was unread when the message refs were last read (by a wait
+    /// or `inbox`), and none moved since: the first round has nothing to read.
+    fn quiet_at_start(&self) -> Option<RefStamp> {
+        let ctx = self.ctx;
+        if !self.watch.wants_messages() {
+            return None;
+        }
+        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &self.local);
+        Quiet::holds(&ctx.store, &self.reader, &super::refs_stamp(ctx)).then_some(stamp)
+    }
+
+    /// The cheap local check of a round: when the local refs moved since
+    /// last read, what arrived in them (None: nothing yet).
+    fn local_round(&mut self) -> Result<Option<Woke>> {
+        let ctx = self.ctx;
+        let stamp = ref_stamp::stamp(&ctx.store.common_dir(), &self.local);
+        if self.local_seen.as_ref() != Some(&stamp) {
+            let messages = self.watch.wants_messages().then(|| super::refs_stamp(ctx));
+            if let Some(woke) = self.arrived()? {
+                return Ok(Some(woke));
+            }
+            if let (Some(m), None) = (messages, &self.watch.plan) {
+                Quiet::mark(&ctx.store, &self.reader, &m);
+            }
+            self.local_seen = Some(stamp);
+        }
+        Ok(None)
+    }
+
+    /// The question to remote `r` of a round (and the fetch when something
+    /// moved there), telling `notice` when it stops or starts answering;
+    /// what arrived with the fetch (None: nothing yet).
+    fn remote_check(&mut self, r: &str, notice: &mut dyn FnMut(&str)) -> Result<Option<Woke>> {
+        let ctx = self.ctx;
+        let errors_before = self.cost.remote_errors;
+        let fetched = remote_round(
+            ctx,
+            r,
+            self.watch,
+            &mut self.cost,
+            self.remote_dir.as_deref(),
+            &mut self.remote_seen,
+        )?;
+        let failing = self.cost.remote_errors > errors_before;
+        if failing && !self.unreachable {
+            notice(&format!(
+                "{}; still waiting",
+                mirror::unreachable_warning(&ctx.store, r)
+            ));
+        } else if !failing && self.unreachable {
+            notice(&format!("remote '{r}' answers again"));
+        }
+        self.unreachable = failing;
+        if fetched {
+            return self.arrived();
+        }
+        Ok(None)
+    }
+
+    /// [`arrived`] for this wait.
+    fn arrived(&mut self) -> Result<Option<Woke>> {
+        arrived(
+            self.ctx,
+            self.watch,
+            &self.reader,
+            &self.prefixes,
+            &self.start,
+            &self.cost,
+            &mut self.read_at,
+        )
+    }
+
+    /// `WAIT_TIMEOUT`: nothing arrived for the reader in time, with the
+    /// cost of the wait and how many questions to the remote failed.
+    fn timed_out(&self) -> Error {
+        let cost = &self.cost;
+        let unanswered = if cost.remote_errors > 0 {
+            format!(
+                " ({} of {} questions to the remote failed: nothing it holds could be seen then)",
+                cost.remote_errors, cost.remote_queries
+            )
+        } else {
+            String::new()
+        };
+        Error::new(
+            Code::WaitTimeout,
+            format!(
+                "nothing of kind '{}' arrived for {} before the timeout{unanswered}",
+                self.watch.kind, self.reader
+            ),
+        )
+        .hint("wait again, or raise --timeout")
+        .with_detail(serde_json::json!({ "cost": cost }))
     }
 }
 

@@ -35,20 +35,16 @@ pub fn replay(
     now: Timestamp,
     ic: bool,
 ) -> Replayed<Ledger> {
-    let mut out = published.clone();
-    let mut lost: Vec<(Code, String)> = Vec::new();
+    let mut r = Replaying {
+        out: published.clone(),
+        lost: Vec::new(),
+        now,
+        ic,
+    };
     let find = |l: &Ledger, id: &str| l.entries.iter().find(|e| e.id == id).cloned();
     let empty = Ledger::default();
     let base = base.unwrap_or(&empty);
-    // Every id either side of this clone knew, in the order this clone
-    // wrote them (base first, then new ones).
-    let mut ids: Vec<String> = base.entries.iter().map(|e| e.id.clone()).collect();
-    for e in &local.entries {
-        if !ids.contains(&e.id) {
-            ids.push(e.id.clone());
-        }
-    }
-    for id in ids {
+    for id in known_ids(base, local) {
         let (b, l) = (find(base, &id), find(local, &id));
         if b == l {
             continue;
@@ -57,98 +53,144 @@ pub fn replay(
         match (b, l) {
             (_, Some(l)) if p.as_ref() == Some(&l) => {}
             // Made here.
-            (None, Some(l)) => {
-                if let Some(p) = p {
-                    lost.push((
-                        Code::WriteLost,
-                        format!(
-                            "reservation {id} ({}) by {}: the id is {} on the remote",
-                            paths(&l),
-                            l.holder,
-                            p.describe()
-                        ),
-                    ));
-                    continue;
-                }
-                if !l.live(now) {
-                    continue;
-                }
-                let blocking: Vec<String> = out
-                    .entries
-                    .iter()
-                    .filter(|o| {
-                        l.paths
-                            .iter()
-                            .any(|q| o.blocks(&l.holder, q, l.shared, now, ic))
-                    })
-                    .map(Entry::describe)
-                    .collect();
-                if blocking.is_empty() {
-                    out.entries.push(l);
-                } else {
-                    lost.push((
-                        Code::ReservationConflict,
-                        format!(
-                            "reservation {} ({}): overlaps {} on the remote",
-                            l.describe(),
-                            paths(&l),
-                            blocking.join("; ")
-                        ),
-                    ));
-                }
-            }
+            (None, Some(l)) => r.made_here(&id, l, p),
             // Released here (or pruned from the live ledger).
-            (Some(b), None) => match p {
-                None => {}
-                // Dropped here as long expired, not released: the
-                // remote's renewal of it stands.
-                Some(p) if p != b && b.until().is_some_and(|t| now >= t + super::PRUNE_AFTER) => {}
-                Some(p) if p.holder == b.holder => {
-                    out.entries.retain(|e| e.id != id);
-                }
-                Some(p) => lost.push((
-                    Code::WriteLost,
-                    format!(
-                        "release of reservation {id} by {}: the remote has it {}",
-                        b.holder,
-                        p.describe()
-                    ),
-                )),
-            },
+            (Some(b), None) => r.released_here(&id, b, p),
             // Changed here: renewed, released, handed over, re-tasked.
             (b, Some(l)) => {
                 let b = b.expect("the (None, Some) case is above");
-                let Some(p) = p else {
-                    if l.released_at.is_none() {
-                        lost.push((
-                            Code::WriteLost,
-                            format!(
-                                "change of reservation {} ({}): it is released or gone on the remote",
-                                l.describe(),
-                                paths(&l)
-                            ),
-                        ));
-                    }
-                    continue;
-                };
-                match merge_entry(&b, &l, &p) {
-                    Ok(merged) => {
-                        for e in out.entries.iter_mut().filter(|e| e.id == id) {
-                            *e = merged.clone();
-                        }
-                    }
-                    Err(why) => lost.push((
-                        Code::WriteLost,
-                        format!("change of reservation {id} by {}: {why}", l.holder),
-                    )),
-                }
+                r.changed_here(&id, b, l, p);
             }
             (None, None) => {}
         }
     }
+    let mut out = r.out;
     out.next = out.next.max(local.next);
     super::prune(&mut out, now);
-    Replayed { value: out, lost }
+    Replayed {
+        value: out,
+        lost: r.lost,
+    }
+}
+
+/// Every id either side of this clone knew, in the order this clone
+/// wrote them (base first, then new ones).
+fn known_ids(base: &Ledger, local: &Ledger) -> Vec<String> {
+    let mut ids: Vec<String> = base.entries.iter().map(|e| e.id.clone()).collect();
+    for e in &local.entries {
+        if !ids.contains(&e.id) {
+            ids.push(e.id.clone());
+        }
+    }
+    ids
+}
+
+/// The published ledger as [`replay`] rewrites it, what it could not keep,
+/// and the time and case rule it decides by.
+struct Replaying {
+    out: Ledger,
+    lost: Vec<(Code, String)>,
+    now: Timestamp,
+    ic: bool,
+}
+
+impl Replaying {
+    /// A reservation `l` made here: kept when its id is free on the remote
+    /// (`p`: what holds it there) and nothing live of someone else overlaps.
+    fn made_here(&mut self, id: &str, l: Entry, p: Option<Entry>) {
+        let (now, ic) = (self.now, self.ic);
+        if let Some(p) = p {
+            self.lost.push((
+                Code::WriteLost,
+                format!(
+                    "reservation {id} ({}) by {}: the id is {} on the remote",
+                    paths(&l),
+                    l.holder,
+                    p.describe()
+                ),
+            ));
+            return;
+        }
+        if !l.live(now) {
+            return;
+        }
+        let blocking: Vec<String> = self
+            .out
+            .entries
+            .iter()
+            .filter(|o| {
+                l.paths
+                    .iter()
+                    .any(|q| o.blocks(&l.holder, q, l.shared, now, ic))
+            })
+            .map(Entry::describe)
+            .collect();
+        if blocking.is_empty() {
+            self.out.entries.push(l);
+        } else {
+            self.lost.push((
+                Code::ReservationConflict,
+                format!(
+                    "reservation {} ({}): overlaps {} on the remote",
+                    l.describe(),
+                    paths(&l),
+                    blocking.join("; ")
+                ),
+            ));
+        }
+    }
+
+    /// The entry `b` released (or pruned) here: dropped from the remote's
+    /// ledger while it is still the holder's there (`p`).
+    fn released_here(&mut self, id: &str, b: Entry, p: Option<Entry>) {
+        let now = self.now;
+        match p {
+            None => {}
+            // Dropped here as long expired, not released: the
+            // remote's renewal of it stands.
+            Some(p) if p != b && b.until().is_some_and(|t| now >= t + super::PRUNE_AFTER) => {}
+            Some(p) if p.holder == b.holder => {
+                self.out.entries.retain(|e| e.id != id);
+            }
+            Some(p) => self.lost.push((
+                Code::WriteLost,
+                format!(
+                    "release of reservation {id} by {}: the remote has it {}",
+                    b.holder,
+                    p.describe()
+                ),
+            )),
+        }
+    }
+
+    /// The entry changed here from `b` to `l`: merged with the remote's
+    /// `p` ([`merge_entry`]), or lost when it is gone there or they clash.
+    fn changed_here(&mut self, id: &str, b: Entry, l: Entry, p: Option<Entry>) {
+        let Some(p) = p else {
+            if l.released_at.is_none() {
+                self.lost.push((
+                    Code::WriteLost,
+                    format!(
+                        "change of reservation {} ({}): it is released or gone on the remote",
+                        l.describe(),
+                        paths(&l)
+                    ),
+                ));
+            }
+            return;
+        };
+        match merge_entry(&b, &l, &p) {
+            Ok(merged) => {
+                for e in self.out.entries.iter_mut().filter(|e| e.id == id) {
+                    *e = merged.clone();
+                }
+            }
+            Err(why) => self.lost.push((
+                Code::WriteLost,
+                format!("change of reservation {id} by {}: {why}", l.holder),
+            )),
+        }
+    }
 }
 
 /// One entry both sides may have changed since `b`: each field takes the

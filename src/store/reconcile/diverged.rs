@@ -61,117 +61,29 @@ pub(super) fn diverged(
     r: ObjectId,
     out: &mut Reconciled,
 ) -> Result<()> {
-    let conflict = || Conflict {
-        r#ref: name.to_string(),
-        local: l.to_string(),
-        remote: r.to_string(),
+    let d = Sides {
+        store,
+        actor,
+        name,
+        l,
+        r,
     };
-    if let Some((kind, path)) = kind_of(kinds, name) {
-        let base = store.merge_base(l, r)?;
-        match kind.replay(store, &path, base, l, r) {
-            Ok(Some(Replayed { value: files, lost })) => {
-                let tree = store.write_tree(&files)?;
-                let event = Event::new(
-                    "merge",
-                    actor,
-                    format!("sync: this clone's writes replayed on the published {name}"),
-                );
-                let merged = store.commit(tree, &[l, r], &event)?;
-                store.cas(name, Some(l), Some(merged), actor, "sync: replay")?;
-                out.merged.push(name.to_string());
-                out.updates.push(push_update(name, merged, Some(r)));
-                let lost = lost
-                    .into_iter()
-                    .map(|(code, what)| LostWrite {
-                        code: code.as_str(),
-                        what,
-                    })
-                    .collect();
-                lose(store, actor, name, l, r, lost, out)?;
-                return Ok(());
-            }
-            Ok(None) => {}
-            Err(e) => out.warnings.push(format!(
-                "{name}: this clone's writes could not be replayed ({}); {}",
-                e.message, "the kind's own rule decides"
-            )),
-        }
+    if replayed(d, kinds, out)? {
+        return Ok(());
     }
     match join_of(kinds, name) {
         // Two records of one key written independently (e.g. two packets:
         // same author, same second, two machines offline) are two different
         // records, not two versions of one.
         Join::Kind(Diverged::PublishedWinsIfRelated) if store.merge_base(l, r)?.is_none() => {
-            out.conflicts.push(conflict())
+            out.conflicts.push(d.conflict())
         }
         Join::Kind(
             policy @ (Diverged::PublishedWinsFenced
             | Diverged::PublishedWinsIfRelated
             | Diverged::PublishedWins),
-        ) => {
-            // Named before the local ref moves: what this clone wrote that
-            // the published version does not hold.
-            let writes = if policy == Diverged::PublishedWins
-                || store.commit_tree(l)? == store.commit_tree(r)?
-            {
-                // A record written once under a name its content decides
-                // (an escalation): the published copy is the same message.
-                Vec::new()
-            } else {
-                let rule = match policy {
-                    Diverged::PublishedWinsFenced => "fenced by",
-                    _ => "the version published first wins:",
-                };
-                unpublished(store, l, r)?
-                    .into_iter()
-                    .map(|w| LostWrite {
-                        code: Code::WriteLost.as_str(),
-                        what: format!("{w} ({rule} {} on the remote)", short(r)),
-                    })
-                    .collect()
-            };
-            store.cas(
-                name,
-                Some(l),
-                Some(r),
-                actor,
-                "sync: the published record wins",
-            )?;
-            let entry = Fenced {
-                r#ref: name.to_string(),
-                local: l.to_string(),
-                remote: r.to_string(),
-            };
-            if policy == Diverged::PublishedWinsFenced {
-                out.fenced.push(entry);
-            } else {
-                out.superseded.push(entry);
-            }
-            lose(store, actor, name, l, r, writes, out)?;
-        }
-        Join::Kind(Diverged::NewestWins) => {
-            let now = store.clock.now().as_second();
-            let seconds = |id| {
-                crate::store::archive::commit_seconds(store, id)
-                    .map(|t| crate::clock::claimed_time(t, now))
-            };
-            if seconds(l)? > seconds(r)? {
-                out.updates.push(push_update(name, l, Some(r)));
-            } else {
-                store.cas(
-                    name,
-                    Some(l),
-                    Some(r),
-                    actor,
-                    "sync: the newer version wins",
-                )?;
-                out.superseded.push(Fenced {
-                    r#ref: name.to_string(),
-                    local: l.to_string(),
-                    remote: r.to_string(),
-                });
-            }
-        }
+        ) => published_wins(d, policy, out)?,
+        Join::Kind(Diverged::NewestWins) => newest_wins(d, out)?,
         Join::Notes => {
             let merged = merge_notes(store, l, r, actor)?;
             store.cas(name, Some(l), Some(merged), actor, "sync: notes union")?;
@@ -179,25 +91,197 @@ pub(super) fn diverged(
             out.updates.push(push_update(name, merged, Some(r)));
         }
         Join::Kind(Diverged::MergeJournals) => match store.merge_base(l, r)? {
-            None => out.conflicts.push(conflict()),
-            Some(base) => {
-                let mut overlaps = Vec::new();
-                let merged = merge_journals(store, name, base, l, r, actor, &mut overlaps)?;
-                store.cas(name, Some(l), Some(merged), actor, "sync: merge journals")?;
-                out.merged.push(name.to_string());
-                out.updates.push(push_update(name, merged, Some(r)));
-                let writes = overlaps
-                    .into_iter()
-                    .map(|what| LostWrite {
-                        code: Code::WriteLost.as_str(),
-                        what,
-                    })
-                    .collect();
-                lose(store, actor, name, l, r, writes, out)?;
-            }
+            None => out.conflicts.push(d.conflict()),
+            Some(base) => journals_merged(d, base, out)?,
         },
     }
     Ok(())
+}
+
+/// One ref whose local version `l` and published version `r` both moved,
+/// and the store and actor that join them.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    store: &'a Store,
+    actor: &'a str,
+    name: &'a str,
+    l: ObjectId,
+    r: ObjectId,
+}
+
+impl Sides<'_> {
+    /// The two versions as an unresolved [`Conflict`].
+    fn conflict(&self) -> Conflict {
+        Conflict {
+            r#ref: self.name.to_string(),
+            local: self.l.to_string(),
+            remote: self.r.to_string(),
+        }
+    }
+
+    /// The two versions as a [`Fenced`] entry (fenced or superseded).
+    fn fenced(&self) -> Fenced {
+        Fenced {
+            r#ref: self.name.to_string(),
+            local: self.l.to_string(),
+            remote: self.r.to_string(),
+        }
+    }
+
+    /// [`lose`] for these two versions.
+    fn lose(&self, writes: Vec<LostWrite>, out: &mut Reconciled) -> Result<()> {
+        lose(
+            self.store, self.actor, self.name, self.l, self.r, writes, out,
+        )
+    }
+}
+
+/// Replay this clone's writes on the published version when the kind can
+/// ([`AnyKind::replay`]); true when done, false (a failure warned) when the
+/// kind's join policy decides instead.
+fn replayed(d: Sides, kinds: &[&dyn AnyKind], out: &mut Reconciled) -> Result<bool> {
+    let Sides {
+        store,
+        actor,
+        name,
+        l,
+        r,
+    } = d;
+    let Some((kind, path)) = kind_of(kinds, name) else {
+        return Ok(false);
+    };
+    let base = store.merge_base(l, r)?;
+    match kind.replay(store, &path, base, l, r) {
+        Ok(Some(Replayed { value: files, lost })) => {
+            let tree = store.write_tree(&files)?;
+            let event = Event::new(
+                "merge",
+                actor,
+                format!("sync: this clone's writes replayed on the published {name}"),
+            );
+            let merged = store.commit(tree, &[l, r], &event)?;
+            store.cas(name, Some(l), Some(merged), actor, "sync: replay")?;
+            out.merged.push(name.to_string());
+            out.updates.push(push_update(name, merged, Some(r)));
+            let lost = lost
+                .into_iter()
+                .map(|(code, what)| LostWrite {
+                    code: code.as_str(),
+                    what,
+                })
+                .collect();
+            d.lose(lost, out)?;
+            Ok(true)
+        }
+        Ok(None) => Ok(false),
+        Err(e) => {
+            out.warnings.push(format!(
+                "{name}: this clone's writes could not be replayed ({}); {}",
+                e.message, "the kind's own rule decides"
+            ));
+            Ok(false)
+        }
+    }
+}
+
+/// The published version wins (`policy`): the local ref moves to it, the
+/// entry is fenced or superseded, and this clone's unpublished writes are
+/// reported lost.
+fn published_wins(d: Sides, policy: Diverged, out: &mut Reconciled) -> Result<()> {
+    let Sides {
+        store,
+        actor,
+        name,
+        l,
+        r,
+    } = d;
+    // Named before the local ref moves: what this clone wrote that
+    // the published version does not hold.
+    let writes =
+        if policy == Diverged::PublishedWins || store.commit_tree(l)? == store.commit_tree(r)? {
+            // A record written once under a name its content decides
+            // (an escalation): the published copy is the same message.
+            Vec::new()
+        } else {
+            let rule = match policy {
+                Diverged::PublishedWinsFenced => "fenced by",
+                _ => "the version published first wins:",
+            };
+            unpublished(store, l, r)?
+                .into_iter()
+                .map(|w| LostWrite {
+                    code: Code::WriteLost.as_str(),
+                    what: format!("{w} ({rule} {} on the remote)", short(r)),
+                })
+                .collect()
+        };
+    store.cas(
+        name,
+        Some(l),
+        Some(r),
+        actor,
+        "sync: the published record wins",
+    )?;
+    if policy == Diverged::PublishedWinsFenced {
+        out.fenced.push(d.fenced());
+    } else {
+        out.superseded.push(d.fenced());
+    }
+    d.lose(writes, out)
+}
+
+/// The version written later (by its commit's claimed time) wins: this
+/// clone's is pushed, or the published one taken and this one superseded.
+fn newest_wins(d: Sides, out: &mut Reconciled) -> Result<()> {
+    let Sides {
+        store,
+        actor,
+        name,
+        l,
+        r,
+    } = d;
+    let now = store.clock.now().as_second();
+    let seconds = |id| {
+        crate::store::archive::commit_seconds(store, id).map(|t| crate::clock::claimed_time(t, now))
+    };
+    if seconds(l)? > seconds(r)? {
+        out.updates.push(push_update(name, l, Some(r)));
+    } else {
+        store.cas(
+            name,
+            Some(l),
+            Some(r),
+            actor,
+            "sync: the newer version wins",
+        )?;
+        out.superseded.push(d.fenced());
+    }
+    Ok(())
+}
+
+/// Join both journals since `base` in a merge commit; the writes that
+/// overlap are reported lost.
+fn journals_merged(d: Sides, base: ObjectId, out: &mut Reconciled) -> Result<()> {
+    let Sides {
+        store,
+        actor,
+        name,
+        l,
+        r,
+    } = d;
+    let mut overlaps = Vec::new();
+    let merged = merge_journals(store, name, base, l, r, actor, &mut overlaps)?;
+    store.cas(name, Some(l), Some(merged), actor, "sync: merge journals")?;
+    out.merged.push(name.to_string());
+    out.updates.push(push_update(name, merged, Some(r)));
+    let writes = overlaps
+        .into_iter()
+        .map(|what| LostWrite {
+            code: Code::WriteLost.as_str(),
+            what,
+        })
+        .collect();
+    d.lose(writes, out)
 }
 
 /// Report `writes` of `name` as lost (none: nothing to report), keeping

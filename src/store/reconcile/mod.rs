@@ -214,17 +214,30 @@ fn one(
     archived: Option<&ObjectId>,
     out: &mut Reconciled,
 ) -> Result<()> {
-    // A ref present on one side only, at a tip some archive holds, was
-    // folded by `gc`: the deletion travels, the record is not revived.
-    let was_archived = |tip: ObjectId| -> Result<bool> {
-        match archived {
-            None => Ok(false),
-            Some(a) => Ok(*a == tip || store.is_ancestor(tip, *a)?),
+    if untrusted_refused(store, kinds, name, (l, r), out)?
+        || newest_trusted_taken(store, kinds, actor, name, (l, r), out)?
+    {
+        return Ok(());
+    }
+    if let (Some(l), Some(r)) = (l, r) {
+        if l != r && refused_join(store, kinds, actor, name, l, r, out)? {
+            return Ok(());
         }
-    };
-    // Under swarm.trust=require a published version that is not trusted
-    // never replaces, joins or beats a local one (a merge by an honest
-    // actor would sign it over); it is said, and this clone keeps its own.
+    }
+    follow(store, kinds, actor, name, (l, r), archived, out)
+}
+
+/// Under swarm.trust=require a published version that is not trusted
+/// never replaces, joins or beats a local one (a merge by an honest actor
+/// would sign it over); it is said, and this clone keeps its own. True
+/// when so.
+fn untrusted_refused(
+    store: &Store,
+    kinds: &[&dyn AnyKind],
+    name: &str,
+    (l, r): (Option<ObjectId>, Option<ObjectId>),
+    out: &mut Reconciled,
+) -> Result<bool> {
     if let (Some(l), Some(r)) = (l, r) {
         if l != r && super::records::kind_of(kinds, name).is_some() {
             if let Some(why) = store.refused(name, r)? {
@@ -233,12 +246,24 @@ fn one(
                     super::short(r),
                     super::short(l)
                 ));
-                return Ok(());
+                return Ok(true);
             }
         }
     }
-    // A record this clone lacks, published with an untrusted version on top
-    // of trusted history: its newest trusted version is what is taken.
+    Ok(false)
+}
+
+/// A record this clone lacks, published with an untrusted version on top
+/// of trusted history: its newest trusted version is what is taken. True
+/// when so.
+fn newest_trusted_taken(
+    store: &Store,
+    kinds: &[&dyn AnyKind],
+    actor: &str,
+    name: &str,
+    (l, r): (Option<ObjectId>, Option<ObjectId>),
+    out: &mut Reconciled,
+) -> Result<bool> {
     if let (None, Some(r)) = (l, r) {
         if super::records::kind_of(kinds, name).is_some() {
             if let Some(why) = store.refused(name, r)? {
@@ -256,16 +281,34 @@ fn one(
                         super::short(r),
                         super::short(t)
                     ));
-                    return Ok(());
+                    return Ok(true);
                 }
             }
         }
     }
-    if let (Some(l), Some(r)) = (l, r) {
-        if l != r && refused_join(store, kinds, actor, name, l, r, out)? {
-            return Ok(());
+    Ok(false)
+}
+
+/// Move whichever side is behind: a deletion by `gc` travels, a side
+/// present alone is pushed or pulled, a fast-forward is taken, and two
+/// moved sides are [`diverged`].
+fn follow(
+    store: &Store,
+    kinds: &[&dyn AnyKind],
+    actor: &str,
+    name: &str,
+    (l, r): (Option<ObjectId>, Option<ObjectId>),
+    archived: Option<&ObjectId>,
+    out: &mut Reconciled,
+) -> Result<()> {
+    // A ref present on one side only, at a tip some archive holds, was
+    // folded by `gc`: the deletion travels, the record is not revived.
+    let was_archived = |tip: ObjectId| -> Result<bool> {
+        match archived {
+            None => Ok(false),
+            Some(a) => Ok(*a == tip || store.is_ancestor(tip, *a)?),
         }
-    }
+    };
     match (l, r) {
         (None, None) => {}
         (Some(l), None) if was_archived(l)? => {

@@ -290,52 +290,30 @@ impl<'s> Publish<'s> {
     pub fn run<T>(self, mut decide: impl FnMut(&mut Txn<'s>) -> Result<T>) -> Result<Outcome<T>> {
         let store = self.store;
         let refs: Vec<&str> = self.fetch.iter().map(String::as_str).collect();
-        let mut remote = self.remote;
-        let mut why = OFFLINE.to_string();
-        let mut lost: Vec<String> = Vec::new();
-        let mut rejected = None;
-        let mut keep_view = false;
-        let mut attempt = 0;
-        while attempt < self.attempts {
-            attempt += 1;
-            // Found unreachable earlier in this process: offline from now
-            // on (with nothing to fetch, no push waits for it to time out).
-            if remote.is_some_and(|r| gone(store, r)) {
-                why = store.run.reach.kept_why();
-                remote = None;
-            }
-            // A round that lost and kept its view decides again on what
-            // its fetch showed (`Txn::keep_view_if_lost`): no fetch.
-            if let (Some(r), false, false) =
-                (remote, refs.is_empty(), std::mem::take(&mut keep_view))
-            {
-                match fetch_refs(store, r, &refs) {
-                    Ok(()) if !gone(store, r) => {}
-                    Ok(()) => {
-                        why = store.run.reach.kept_why();
-                        remote = None;
-                    }
-                    // Kept only by a command that keeps its writes then
-                    // (`mirror::Reach::keep_writes_when_unreachable`); the
-                    // arbitrations (claim, reserve, accept…) fail instead.
-                    Err(e) if note_unreachable(store, r, &e) => {
-                        why = format!("remote '{r}' could not be reached");
-                        remote = None;
-                    }
-                    Err(e) => return Err(e),
-                }
-            }
-            let publication = match remote {
+        let mut round = Rounds {
+            remote: self.remote,
+            why: OFFLINE.to_string(),
+            lost: Vec::new(),
+            rejected: None,
+            keep_view: false,
+            attempt: 0,
+        };
+        while round.attempt < self.attempts {
+            round.attempt += 1;
+            round.fetch(store, &refs)?;
+            let publication = match round.remote {
                 Some(r) => Publication::Published {
                     remote: r.to_string(),
                 },
-                None => Publication::Kept { why: why.clone() },
+                None => Publication::Kept {
+                    why: round.why.clone(),
+                },
             };
             let mut txn = Txn {
                 store,
-                remote,
-                attempt,
-                rejected: rejected.take(),
+                remote: round.remote,
+                attempt: round.attempt,
+                rejected: round.rejected.take(),
                 tips: BTreeMap::new(),
                 landing: Landing::default(),
                 keep_view: false,
@@ -347,61 +325,73 @@ impl<'s> Publish<'s> {
                 .iter()
                 .map(|w| (w.refname.clone(), w.new))
                 .collect();
-            let done = |then| Outcome {
-                then,
-                commits,
-                publication,
-            };
-            if txn.landing.is_empty() {
-                return Ok(done(then));
-            }
-            let kept_view = txn.keep_view;
-            let mut landing = txn.landing;
-            landing.point = self.point.to_string();
-            landing.strict = self.strict;
-            // Under a push budget, what this clone queued rides along in
-            // the first round's push (`remote::land`).
-            landing.carry = txn.rejected.is_none();
-            match land(store, remote, &landing)? {
-                Landed::Done => return Ok(done(then)),
-                Landed::Lost(lines) => {
-                    lost.clone_from(&lines);
-                    rejected = Some(Rejected {
-                        lines,
-                        before: landing
-                            .writes
-                            .iter()
-                            .map(|w| (w.refname.clone(), w.tip))
-                            .collect(),
-                    });
-                    // Lost at the remote: a jittered pause before fetching
-                    // again, so the losers spread out (offline the other
-                    // writer is a process beside this one: at once).
-                    // A round that kept its view goes on at once to
-                    // another ref than the one it lost.
-                    keep_view = kept_view;
-                    if remote.is_some() && attempt < self.attempts && !kept_view {
-                        store
-                            .git
-                            .net()
-                            .backoff(u32::try_from(attempt).unwrap_or(u32::MAX));
-                    }
-                }
-                // It stopped answering since the fetch: kept, as offline
-                // (the next round arbitrates locally, and does not count
-                // as an attempt).
-                Landed::Unreachable => {
-                    why = format!(
-                        "remote '{}' could not be reached",
-                        remote.unwrap_or_default()
-                    );
-                    remote = None;
-                    attempt -= 1;
-                }
+            if txn.landing.is_empty() || self.landed(&mut round, txn)? {
+                return Ok(Outcome {
+                    then,
+                    commits,
+                    publication,
+                });
             }
         }
-        Err(match &self.exhausted {
-            Some(error) => error(&lost),
+        Err(self.exhausted_error(&round.lost))
+    }
+
+    /// Land what one round's closure wrote (`remote::land`); true when it
+    /// landed, false when the round lost or the remote stopped answering
+    /// (`round` then says how the next one starts).
+    fn landed(&self, round: &mut Rounds<'s>, txn: Txn<'s>) -> Result<bool> {
+        let kept_view = txn.keep_view;
+        let mut landing = txn.landing;
+        landing.point = self.point.to_string();
+        landing.strict = self.strict;
+        // Under a push budget, what this clone queued rides along in
+        // the first round's push (`remote::land`).
+        landing.carry = txn.rejected.is_none();
+        match land(self.store, round.remote, &landing)? {
+            Landed::Done => return Ok(true),
+            Landed::Lost(lines) => {
+                round.lost.clone_from(&lines);
+                round.rejected = Some(Rejected {
+                    lines,
+                    before: landing
+                        .writes
+                        .iter()
+                        .map(|w| (w.refname.clone(), w.tip))
+                        .collect(),
+                });
+                // Lost at the remote: a jittered pause before fetching
+                // again, so the losers spread out (offline the other
+                // writer is a process beside this one: at once).
+                // A round that kept its view goes on at once to
+                // another ref than the one it lost.
+                round.keep_view = kept_view;
+                if round.remote.is_some() && round.attempt < self.attempts && !kept_view {
+                    self.store
+                        .git
+                        .net()
+                        .backoff(u32::try_from(round.attempt).unwrap_or(u32::MAX));
+                }
+            }
+            // It stopped answering since the fetch: kept, as offline
+            // (the next round arbitrates locally, and does not count
+            // as an attempt).
+            Landed::Unreachable => {
+                round.why = format!(
+                    "remote '{}' could not be reached",
+                    round.remote.unwrap_or_default()
+                );
+                round.remote = None;
+                round.attempt -= 1;
+            }
+        }
+        Ok(false)
+    }
+
+    /// The error of a publication that lost every round (`lost`: git's
+    /// lines of the last refusal): the command's own, or `CAS_FAILED`.
+    fn exhausted_error(&self, lost: &[String]) -> Error {
+        match &self.exhausted {
+            Some(error) => error(lost),
             None => Error::new(
                 Code::CasFailed,
                 format!(
@@ -416,7 +406,60 @@ impl<'s> Publish<'s> {
                 ),
             )
             .hint("run the command again: it starts from the new value"),
-        })
+        }
+    }
+}
+
+/// What a [`Publish::run`] carries from one round to the next.
+struct Rounds<'s> {
+    /// The remote that arbitrates (None: offline, the local CAS does).
+    remote: Option<&'s str>,
+    /// Why a write is kept in this clone once offline.
+    why: String,
+    /// git's lines of the last refusal.
+    lost: Vec<String>,
+    /// What the previous round decided and the arbiter refused.
+    rejected: Option<Rejected>,
+    /// The previous round lost and kept its view: no fetch this round.
+    keep_view: bool,
+    /// The rounds run so far, this one included.
+    attempt: usize,
+}
+
+impl Rounds<'_> {
+    /// The fetch that starts a round: offline from now on when the remote
+    /// was found unreachable (earlier in this process, or by this fetch).
+    fn fetch(&mut self, store: &Store, refs: &[&str]) -> Result<()> {
+        // Found unreachable earlier in this process: offline from now
+        // on (with nothing to fetch, no push waits for it to time out).
+        if self.remote.is_some_and(|r| gone(store, r)) {
+            self.why = store.run.reach.kept_why();
+            self.remote = None;
+        }
+        // A round that lost and kept its view decides again on what
+        // its fetch showed (`Txn::keep_view_if_lost`): no fetch.
+        if let (Some(r), false, false) = (
+            self.remote,
+            refs.is_empty(),
+            std::mem::take(&mut self.keep_view),
+        ) {
+            match fetch_refs(store, r, refs) {
+                Ok(()) if !gone(store, r) => {}
+                Ok(()) => {
+                    self.why = store.run.reach.kept_why();
+                    self.remote = None;
+                }
+                // Kept only by a command that keeps its writes then
+                // (`mirror::Reach::keep_writes_when_unreachable`); the
+                // arbitrations (claim, reserve, accept…) fail instead.
+                Err(e) if note_unreachable(store, r, &e) => {
+                    self.why = format!("remote '{r}' could not be reached");
+                    self.remote = None;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(())
     }
 }
 

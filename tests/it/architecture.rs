@@ -1452,8 +1452,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/lane/report.rs", "report"),
     ("src/ops/lane/start/mod.rs", "start"),
     ("src/ops/lane/start/publish.rs", "publish"),
-    ("src/ops/lead/merge/github.rs", "land_github"),
-    ("src/ops/lead/merge/local.rs", "in_worktree"),
     ("src/ops/run/ended.rs", "ended"),
     ("src/ops/run/launch.rs", "launch"),
     ("src/ops/run/lead.rs", "lead_tick"),

@@ -49,35 +49,9 @@ pub(super) fn land_github(
         timeout: std::time::Duration::ZERO,
     };
     let out = verify::verify(ctx, gh, &req, &Timing::from_env(), &mut Collect(warnings))?;
-    let v = out.verdict;
     let pr = format!("{repo}#{number}");
-    match v.state {
-        State::Merged | State::MergedUnconfirmed => {
-            return Ok(Outcome::Landed {
-                commit: v.merge_commit.unwrap_or_else(|| item.head.clone()),
-                gate: Some(format!("{pr} was merged already")),
-            })
-        }
-        State::Ready => {}
-        other => {
-            return Ok(Outcome::Refused {
-                code: "PR_NOT_READY",
-                paths: v.conflicts.clone(),
-                detail: format!("{pr} is {}: {}\n", other.as_str(), v.reasons.join("; ")),
-            })
-        }
-    }
-    if v.head_sha.as_deref() != Some(item.head.as_str()) {
-        return Ok(Outcome::Refused {
-            code: "HEAD_MOVED",
-            paths: Vec::new(),
-            detail: format!(
-                "{pr}'s head is {}, but {} on the code remote is {}: push the branch the PR is for\n",
-                v.head_sha.as_deref().unwrap_or("unknown"),
-                item.lane.record.branch,
-                item.head
-            ),
-        });
+    if let Some(settled) = settled_by_verdict(item, &pr, out.verdict) {
+        return Ok(settled);
     }
     // Right before the irreversible step: still the leader? (A renew
     // fails LEAD_FENCED / NOT_LEADER when not.)
@@ -115,6 +89,45 @@ pub(super) fn land_github(
             item.head, ans.status, ans.message
         ),
     })
+}
+
+/// What the pull request's verdict settles before any merge: merged
+/// already (landed), not ready, or its head is not the lane's; None when
+/// it is ready at the lane's head.
+fn settled_by_verdict(
+    item: &Item,
+    pr: &str,
+    v: crate::integrations::github::verdict::Verdict,
+) -> Option<Outcome> {
+    match v.state {
+        State::Merged | State::MergedUnconfirmed => {
+            return Some(Outcome::Landed {
+                commit: v.merge_commit.unwrap_or_else(|| item.head.clone()),
+                gate: Some(format!("{pr} was merged already")),
+            })
+        }
+        State::Ready => {}
+        other => {
+            return Some(Outcome::Refused {
+                code: "PR_NOT_READY",
+                paths: v.conflicts.clone(),
+                detail: format!("{pr} is {}: {}\n", other.as_str(), v.reasons.join("; ")),
+            })
+        }
+    }
+    if v.head_sha.as_deref() != Some(item.head.as_str()) {
+        return Some(Outcome::Refused {
+            code: "HEAD_MOVED",
+            paths: Vec::new(),
+            detail: format!(
+                "{pr}'s head is {}, but {} on the code remote is {}: push the branch the PR is for\n",
+                v.head_sha.as_deref().unwrap_or("unknown"),
+                item.lane.record.branch,
+                item.head
+            ),
+        });
+    }
+    None
 }
 
 pub(super) enum Outcome {

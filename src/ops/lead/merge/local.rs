@@ -106,6 +106,34 @@ pub(super) fn land(
     out
 }
 
+/// A merge (or rebase) that stopped: the conflicting paths and hunks (or
+/// what git said), the worktree put back as it was.
+fn conflicted(wt: &Git, merged: &std::process::Output) -> Outcome {
+    let paths: Vec<String> = wt
+        .run(["diff", "--name-only", "--diff-filter=U"])
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect();
+    let hunks = wt.run(["diff"]).unwrap_or_default();
+    let _ = wt.output(["merge", "--abort"]);
+    let _ = wt.output(["rebase", "--abort"]);
+    let detail = if paths.is_empty() {
+        trim_head(&format!(
+            "{}{}",
+            String::from_utf8_lossy(&merged.stdout),
+            String::from_utf8_lossy(&merged.stderr)
+        ))
+    } else {
+        trim_head(&hunks)
+    };
+    Outcome::Refused {
+        code: "MERGE_CONFLICT",
+        paths,
+        detail,
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn in_worktree(
     ctx: &Ctx,
@@ -138,29 +166,7 @@ fn in_worktree(
         }
     };
     if !merged.status.success() {
-        let paths: Vec<String> = wt
-            .run(["diff", "--name-only", "--diff-filter=U"])
-            .unwrap_or_default()
-            .lines()
-            .map(str::to_string)
-            .collect();
-        let hunks = wt.run(["diff"]).unwrap_or_default();
-        let _ = wt.output(["merge", "--abort"]);
-        let _ = wt.output(["rebase", "--abort"]);
-        let detail = if paths.is_empty() {
-            trim_head(&format!(
-                "{}{}",
-                String::from_utf8_lossy(&merged.stdout),
-                String::from_utf8_lossy(&merged.stderr)
-            ))
-        } else {
-            trim_head(&hunks)
-        };
-        return Ok(Outcome::Refused {
-            code: "MERGE_CONFLICT",
-            paths,
-            detail,
-        });
+        return Ok(conflicted(&wt, &merged));
     }
     match style {
         Style::Merge => {}
@@ -179,6 +185,20 @@ fn in_worktree(
         }
     }
     let commit = wt.rev_parse("HEAD")?.unwrap_or_default();
+    gate_and_push(ctx, plan, code, item, gate, dir, commit)
+}
+
+/// Run the gate (if any) in the merged worktree, then push the merged
+/// `commit` to the base under the leader's fence.
+fn gate_and_push(
+    ctx: &Ctx,
+    plan: &str,
+    code: &str,
+    item: &Item,
+    gate: Option<&str>,
+    dir: &Path,
+    commit: String,
+) -> Result<Outcome> {
     let gate_line = match gate {
         None => None,
         Some(cmd) => match run_gate(cmd, dir)? {

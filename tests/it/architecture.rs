@@ -1474,7 +1474,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/message/wait.rs", "wait"),
     ("src/ops/plan/mod.rs", "new"),
     ("src/ops/renew.rs", "renew"),
-    ("src/ops/run/lead.rs", "lead_tick"),
     ("src/ops/task/batch.rs", "create_many"),
     ("src/ops/task/mod.rs", "publish_releasing"),
     ("src/ops/task/next.rs", "claim_next"),

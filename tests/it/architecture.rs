@@ -1463,7 +1463,6 @@ const LONG_FUNCTIONS: &[(&str, &str)] = &[
     ("src/ops/accept/restore.rs", "worktree_noted"),
     ("src/ops/finish/mod.rs", "finish"),
     ("src/ops/handoff.rs", "derive"),
-    ("src/ops/lane/report.rs", "report"),
     ("src/ops/lead/merge/github.rs", "land_github"),
     ("src/ops/lead/merge/local.rs", "in_worktree"),
     ("src/ops/lead/merge/mod.rs", "merge"),

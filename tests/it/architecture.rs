@@ -36,8 +36,7 @@
 //! session (`store::CommandState`), passed down.
 //!
 //! No function over [`MAX_FUNCTION_LINES`] lines outside tests and the
-//! demo's scenes, but those still listed in [`LONG_FUNCTIONS`] (it may
-//! only shrink).
+//! demo's scenes.
 //!
 //! [`ALLOWLIST`] is empty. A move in several steps may list violations
 //! there while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
@@ -1445,23 +1444,6 @@ fn an_injected_static_fails_and_lifetimes_and_comments_do_not() {
 /// closing brace), outside tests and the demo's narrated scenes.
 const MAX_FUNCTION_LINES: usize = 80;
 
-/// The functions still longer than [`MAX_FUNCTION_LINES`], to be split.
-/// This list may only shrink: a function split (or gone) must leave it,
-/// and a new long one fails.
-const LONG_FUNCTIONS: &[(&str, &str)] = &[
-    ("src/ops/lane/report.rs", "report"),
-    ("src/ops/lane/start/mod.rs", "start"),
-    ("src/ops/lane/start/publish.rs", "publish"),
-    ("src/ops/run/ended.rs", "ended"),
-    ("src/ops/run/launch.rs", "launch"),
-    ("src/ops/run/lead.rs", "lead_tick"),
-    ("src/ops/run/recover.rs", "after_loss"),
-    ("src/ops/run/recover.rs", "recover_orphans"),
-    ("src/ops/task/batch.rs", "create_many"),
-    ("src/ops/task/mod.rs", "publish_releasing"),
-    ("src/ops/task/next.rs", "claim_next"),
-];
-
 /// Every function of the files longer than [`MAX_FUNCTION_LINES`], as
 /// (file, name, lines), outside `#[cfg(test)]` modules, `tests.rs` files
 /// and `src/ops/demo/`.
@@ -1521,33 +1503,15 @@ fn long_functions(files: &[(String, String)]) -> Vec<(String, String, usize)> {
 }
 
 #[test]
-fn no_function_over_80_lines_but_the_listed_ones() {
-    let found = long_functions(&read_src());
-    if std::env::var_os("GIT_SWARM_ARCH_DUMP").is_some() {
-        for (f, n, l) in &found {
-            eprintln!("    (\"{f}\", \"{n}\"), // {l} lines");
-        }
-    }
-    let listed = |f: &str, n: &str| LONG_FUNCTIONS.iter().any(|(lf, ln)| *lf == f && *ln == n);
-    let new: Vec<String> = found
+fn no_function_over_80_lines() {
+    let found: Vec<String> = long_functions(&read_src())
         .iter()
-        .filter(|(f, n, _)| !listed(f, n))
         .map(|(f, n, l)| format!("{f}: fn {n} ({l} lines)"))
         .collect();
     assert!(
-        new.is_empty(),
+        found.is_empty(),
         "function(s) over {MAX_FUNCTION_LINES} lines: split them into steps with names:\n{}",
-        new.join("\n")
-    );
-    let stale: Vec<String> = LONG_FUNCTIONS
-        .iter()
-        .filter(|(f, n)| !found.iter().any(|(ff, fn_, _)| ff == f && fn_ == n))
-        .map(|(f, n)| format!("{f}: {n}"))
-        .collect();
-    assert!(
-        stale.is_empty(),
-        "LONG_FUNCTIONS lists functions that are now short enough or gone; take them off:\n{}",
-        stale.join("\n")
+        found.join("\n")
     );
 }
 

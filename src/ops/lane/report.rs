@@ -35,44 +35,9 @@ pub fn report(
     kind: ReportKind,
     capacity: Option<&str>,
 ) -> Result<Reported> {
-    // Before anything else, so that not even an error message echoes it.
-    crate::secret::check_fields(
-        "the report",
-        &[
-            ("report", kind.line().as_str()),
-            ("--capacity", capacity.unwrap_or("")),
-        ],
-    )?;
-    kind.validate()?;
-    if let ReportKind::Handoff(packet) = &kind {
-        // The report points at a packet: it must be one that exists.
-        crate::records::packet::locate(&ctx.store, ctx.remote(), packet)?;
-    }
-    let capacity = capacity.map(parse_capacity).transpose()?;
-    // Without --capacity: the agent's reading (the cache while fresh),
-    // `unknown` when no source answers; never typed by the agent.
-    let capacity = match capacity {
-        Some(c) => Some(c),
-        None => ctx.actor_opt()?.map(|me| {
-            let account = crate::integrations::capacity::account_from_env();
-            crate::integrations::capacity::read(
-                &ctx.store,
-                &crate::integrations::capacity::Who::of(&me, account.as_deref()),
-            )
-            .line()
-        }),
-    };
-    let feature = match lane_flag {
-        Some(f) => f.to_string(),
-        None => reporting_lane(ctx)?,
-    };
-    let lane = lane::require(&ctx.store, &feature)?;
-    if !lane.record.is_active() {
-        return Err(Error::new(
-            Code::NotFound,
-            format!("lane '{feature}' was removed; it cannot report"),
-        ));
-    }
+    check_report(ctx, &kind, capacity)?;
+    let capacity = report_capacity(ctx, capacity)?;
+    let (feature, lane) = active_lane(ctx, lane_flag)?;
     let actor = ctx.actor()?;
     let plan_name = lane.record.plan.clone();
     crate::records::plan::require(&ctx.store, &plan_name)?;
@@ -84,24 +49,7 @@ pub fn report(
         entry.body = Some(format!("capacity={c}"));
         entry = entry.trailer("Swarm-Capacity", c.as_str());
     }
-    // A rerun of a report killed after it was journalled finds its own entry
-    // at the head of the plan's journal: it is not written a second time.
-    let (journal, capacity) = match own_report(&ctx.store, ctx.remote(), &plan_name, &entry)? {
-        Some(found) => found,
-        None => {
-            let journal = crate::records::plan::journal(
-                &ctx.store,
-                ctx.remote(),
-                &plan_name,
-                &entry,
-                None,
-                None,
-            )?
-            .expect("an entry without `once` is always written");
-            crate::failpoint::point("report:journalled");
-            (journal, capacity)
-        }
-    };
+    let (journal, capacity) = journal_once(ctx, &plan_name, &entry, capacity)?;
 
     let report = LastReport {
         kind: kind.slug().into(),
@@ -125,6 +73,79 @@ pub fn report(
         commit: journal.to_string(),
         warnings,
     })
+}
+
+/// Refuses a report that carries a secret (before anything else, so that
+/// not even an error message echoes it), is malformed, or points at a
+/// packet that does not exist.
+fn check_report(ctx: &Ctx, kind: &ReportKind, capacity: Option<&str>) -> Result<()> {
+    crate::secret::check_fields(
+        "the report",
+        &[
+            ("report", kind.line().as_str()),
+            ("--capacity", capacity.unwrap_or("")),
+        ],
+    )?;
+    kind.validate()?;
+    if let ReportKind::Handoff(packet) = kind {
+        // The report points at a packet: it must be one that exists.
+        crate::records::packet::locate(&ctx.store, ctx.remote(), packet)?;
+    }
+    Ok(())
+}
+
+/// The capacity the report carries: `--capacity` as parsed, else the
+/// agent's reading (the cache while fresh), `unknown` when no source
+/// answers; never typed by the agent.
+fn report_capacity(ctx: &Ctx, capacity: Option<&str>) -> Result<Option<String>> {
+    let capacity = capacity.map(parse_capacity).transpose()?;
+    Ok(match capacity {
+        Some(c) => Some(c),
+        None => ctx.actor_opt()?.map(|me| {
+            let account = crate::integrations::capacity::account_from_env();
+            crate::integrations::capacity::read(
+                &ctx.store,
+                &crate::integrations::capacity::Who::of(&me, account.as_deref()),
+            )
+            .line()
+        }),
+    })
+}
+
+/// The lane that reports (`--lane`, else the one whose worktree we run
+/// in) and its record; a removed lane cannot report.
+fn active_lane(ctx: &Ctx, lane_flag: Option<&str>) -> Result<(String, Lane)> {
+    let feature = match lane_flag {
+        Some(f) => f.to_string(),
+        None => reporting_lane(ctx)?,
+    };
+    let lane = lane::require(&ctx.store, &feature)?;
+    if !lane.record.is_active() {
+        return Err(Error::new(
+            Code::NotFound,
+            format!("lane '{feature}' was removed; it cannot report"),
+        ));
+    }
+    Ok((feature, lane))
+}
+
+/// Journals the report's `entry` in the plan, once: a rerun of a report
+/// killed after it was journalled finds its own entry at the head of the
+/// plan's journal and keeps it (with the capacity it recorded).
+fn journal_once(
+    ctx: &Ctx,
+    plan_name: &str,
+    entry: &Event,
+    capacity: Option<String>,
+) -> Result<(ObjectId, Option<String>)> {
+    if let Some(found) = own_report(&ctx.store, ctx.remote(), plan_name, entry)? {
+        return Ok(found);
+    }
+    let journal =
+        crate::records::plan::journal(&ctx.store, ctx.remote(), plan_name, entry, None, None)?
+            .expect("an entry without `once` is always written");
+    crate::failpoint::point("report:journalled");
+    Ok((journal, capacity))
 }
 
 /// The same report (kind, text, actor, lane) already at the head of the

@@ -6,6 +6,7 @@
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::mpsc;
 use std::time::Instant;
 
 use serde_json::Value;
@@ -84,6 +85,10 @@ impl Runner<'_> {
         Ok(launched)
     }
 
+    /// Launches the host on account `account` in the lane's worktree (for
+    /// `task`, or as a successor to accept `packet`): stale locks cleared,
+    /// the process started in a group of its own, its stream read on a
+    /// thread, the agent kept and its pid recorded at once.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn launch(
         &mut self,
@@ -103,85 +108,22 @@ impl Runner<'_> {
             .config(&host.setting())
             .unwrap_or_else(|| host.as_str().to_string());
         let argv = hosts::command(host, &base, brief, resume)?;
-        match locks::clear_stale(worktree) {
-            locks::Locks::None => {}
-            locks::Locks::Cleared(names) => self.step(
-                "cleared",
-                Some(lane),
-                Some(&account.account),
-                format!(
-                    "lane {lane}: removed stale {} left by a lost agent",
-                    names.join(", ")
-                ),
-            ),
-            locks::Locks::Locked(names, pid) => self.step(
-                "locked",
-                Some(lane),
-                Some(&account.account),
-                format!(
-                    "lane {lane}: {} left in place: process {pid} still works in its worktree",
-                    names.join(", ")
-                ),
-            ),
-        }
-        let log_dir = self.ctx.store.common_dir().join("swarm/run");
-        let _ = std::fs::create_dir_all(&log_dir);
-        let id = self.next_id;
-        self.next_id += 1;
-        let log = std::fs::File::create(log_dir.join(format!("{lane}-{id}.stderr")))
-            .map(Stdio::from)
-            .unwrap_or_else(|_| Stdio::null());
-        let mut cmd = Command::new(&argv[0]);
-        cmd.args(&argv[1..])
-            .current_dir(worktree)
-            .envs(&account.env)
-            .env("GIT_SWARM_AS", &account.address)
-            .env("GIT_SWARM_ACCOUNT", &account.account)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(log);
-        let runner = std::process::id() as libc::pid_t;
-        // SAFETY: only async-signal-safe calls between fork and exec.
-        unsafe {
-            std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
-                // Its own process group (the runner stops the whole agent),
-                // and killed with the runner: an agent never outlives the
-                // lease its runner keeps alive.
-                libc::setpgid(0, 0);
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                if libc::getppid() != runner {
-                    libc::_exit(137);
-                }
-                Ok(())
-            });
-        }
+        self.clear_locks(worktree, lane, &account.account);
+        let (id, log) = self.stderr_log(lane);
+        let mut cmd = agent_command(&argv, worktree, &account, log);
         let mut child = match cmd.spawn() {
             Ok(c) => c,
             Err(e) => {
                 self.free(&account.account, epoch);
-                return Err(Error::new(
-                    Code::IoFailed,
-                    format!("cannot launch {} for lane {lane}: {e}", argv[0]),
-                )
-                .hint(format!(
-                    "set `git config {}` to the host's command line",
-                    host.setting()
-                )));
+                return Err(cannot_launch(host, &argv[0], lane, e));
             }
         };
-        let stdout = child.stdout.take().expect("piped");
-        let tx = self.tx.clone();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                for e in hosts::parse_line(host, &line) {
-                    if tx.send(Msg::Event(id, e)).is_err() {
-                        return;
-                    }
-                }
-            }
-            let _ = tx.send(Msg::Eof(id));
-        });
+        read_stream(
+            self.tx.clone(),
+            host,
+            id,
+            child.stdout.take().expect("piped"),
+        );
         let how = match &packet {
             Some((p, _, _)) => format!("successor to accept packet {p}"),
             None => format!("task {task}"),
@@ -220,4 +162,102 @@ impl Runner<'_> {
         self.renew_one(id);
         Ok(())
     }
+
+    /// Clears the stale locks a lost agent left in the worktree, and says
+    /// what it cleared or left in place for a process still working there.
+    fn clear_locks(&mut self, worktree: &Path, lane: &str, account: &str) {
+        match locks::clear_stale(worktree) {
+            locks::Locks::None => {}
+            locks::Locks::Cleared(names) => self.step(
+                "cleared",
+                Some(lane),
+                Some(account),
+                format!(
+                    "lane {lane}: removed stale {} left by a lost agent",
+                    names.join(", ")
+                ),
+            ),
+            locks::Locks::Locked(names, pid) => self.step(
+                "locked",
+                Some(lane),
+                Some(account),
+                format!(
+                    "lane {lane}: {} left in place: process {pid} still works in its worktree",
+                    names.join(", ")
+                ),
+            ),
+        }
+    }
+
+    /// The next agent's id, and its stderr log under `swarm/run/` (or
+    /// nowhere when the file cannot be created).
+    fn stderr_log(&mut self, lane: &str) -> (usize, Stdio) {
+        let log_dir = self.ctx.store.common_dir().join("swarm/run");
+        let _ = std::fs::create_dir_all(&log_dir);
+        let id = self.next_id;
+        self.next_id += 1;
+        let log = std::fs::File::create(log_dir.join(format!("{lane}-{id}.stderr")))
+            .map(Stdio::from)
+            .unwrap_or_else(|_| Stdio::null());
+        (id, log)
+    }
+}
+
+/// The host's command in the worktree under the account's environment and
+/// address, its stdout piped, in its own process group, killed with the
+/// runner.
+fn agent_command(argv: &[String], worktree: &Path, account: &Account, log: Stdio) -> Command {
+    let mut cmd = Command::new(&argv[0]);
+    cmd.args(&argv[1..])
+        .current_dir(worktree)
+        .envs(&account.env)
+        .env("GIT_SWARM_AS", &account.address)
+        .env("GIT_SWARM_ACCOUNT", &account.account)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(log);
+    let runner = std::process::id() as libc::pid_t;
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || {
+            // Its own process group (the runner stops the whole agent),
+            // and killed with the runner: an agent never outlives the
+            // lease its runner keeps alive.
+            libc::setpgid(0, 0);
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            if libc::getppid() != runner {
+                libc::_exit(137);
+            }
+            Ok(())
+        });
+    }
+    cmd
+}
+
+/// The error of a host that cannot be started, with the setting to fix.
+fn cannot_launch(host: Host, program: &str, lane: &str, e: std::io::Error) -> Error {
+    Error::new(
+        Code::IoFailed,
+        format!("cannot launch {program} for lane {lane}: {e}"),
+    )
+    .hint(format!(
+        "set `git config {}` to the host's command line",
+        host.setting()
+    ))
+}
+
+/// Reads the agent's stream on a thread of its own: each parsed event, then
+/// its end, sent to the runner as agent `id`'s.
+fn read_stream(tx: mpsc::Sender<Msg>, host: Host, id: usize, stdout: std::process::ChildStdout) {
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            for e in hosts::parse_line(host, &line) {
+                if tx.send(Msg::Event(id, e)).is_err() {
+                    return;
+                }
+            }
+        }
+        let _ = tx.send(Msg::Eof(id));
+    });
 }

@@ -7,6 +7,8 @@
 
 use std::time::Instant;
 
+use serde_json::Value;
+
 use super::Runner;
 
 /// The runner's part in the plan's leadership.
@@ -72,31 +74,9 @@ impl Runner<'_> {
             return;
         }
         let plan = self.opts.plan.clone();
-        let lease = self.lease_arg();
         let half = std::time::Duration::from_secs_f64(self.ttl.as_secs_f64() / 2.0);
         if self.leading.epoch.is_some() {
-            if self.leading.renewed.is_some_and(|r| r.elapsed() < half) {
-                return;
-            }
-            match self.swarm(
-                &self.root.clone(),
-                None,
-                &["lead", "renew", "--plan", &plan, "--lease", &lease],
-            ) {
-                Ok(_) => self.leading.renewed = Some(Instant::now()),
-                Err(e) => {
-                    self.leading = Leading {
-                        stepped_down: true,
-                        ..Leading::default()
-                    };
-                    self.step(
-                        "lead",
-                        None,
-                        None,
-                        format!("{} steps down as leader of {plan}: {e}", self.actor),
-                    );
-                }
-            }
+            self.renew_lead(half);
             return;
         }
         let Ok(s) = self.swarm(
@@ -109,15 +89,52 @@ impl Runner<'_> {
         if s["lease_live"].as_bool() == Some(true) {
             return;
         }
+        let Some(pos) = self.takeover_turn(&s, half) else {
+            return;
+        };
+        self.take_lead(&s, pos);
+    }
+
+    /// Leading: the lease renewed once half of it passed, or, refused (a
+    /// higher epoch), the runner steps down for good.
+    fn renew_lead(&mut self, half: std::time::Duration) {
+        if self.leading.renewed.is_some_and(|r| r.elapsed() < half) {
+            return;
+        }
+        let plan = self.opts.plan.clone();
+        let lease = self.lease_arg();
+        match self.swarm(
+            &self.root.clone(),
+            None,
+            &["lead", "renew", "--plan", &plan, "--lease", &lease],
+        ) {
+            Ok(_) => self.leading.renewed = Some(Instant::now()),
+            Err(e) => {
+                self.leading = Leading {
+                    stepped_down: true,
+                    ..Leading::default()
+                };
+                self.step(
+                    "lead",
+                    None,
+                    None,
+                    format!("{} steps down as leader of {plan}: {e}", self.actor),
+                );
+            }
+        }
+    }
+
+    /// This runner's position in the succession of `lead status` `s`, once
+    /// its turn came (position i waits i half-leases past the lapse); None
+    /// when it is not a member or its turn has not come.
+    fn takeover_turn(&self, s: &Value, half: std::time::Duration) -> Option<usize> {
         let succession: Vec<String> = s["succession"]
             .as_array()
             .into_iter()
             .flatten()
             .filter_map(|m| m.as_str().map(String::from))
             .collect();
-        let Some(pos) = succession.iter().position(|m| *m == self.actor) else {
-            return;
-        };
+        let pos = succession.iter().position(|m| *m == self.actor)?;
         // Earlier entries first: position i waits i half-leases past the lapse.
         let lapsed: Option<jiff::Timestamp> =
             s["lease_until"].as_str().and_then(|u| u.parse().ok());
@@ -125,9 +142,17 @@ impl Runner<'_> {
         if let Some(u) = lapsed {
             let wait = jiff::SignedDuration::from_secs_f64(half.as_secs_f64() * pos as f64);
             if now < u + wait {
-                return;
+                return None;
             }
         }
+        Some(pos)
+    }
+
+    /// `lead takeover` from the leader whose lease lapsed (in `lead status`
+    /// `s`), said with the succession position; leading from then on.
+    fn take_lead(&mut self, s: &Value, pos: usize) {
+        let plan = self.opts.plan.clone();
+        let lease = self.lease_arg();
         let leader = s["leader"].as_str().unwrap_or("nobody").to_string();
         let reason = format!(
             "runner {}: the lease of {leader} lapsed at {}; its intent since is missing (not invented)",

@@ -5,17 +5,31 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
 use super::{brief, Agent, Runner};
 use crate::error::Result;
 use crate::records::lane::wip::wip_ref;
-use crate::records::{pool, task};
+use crate::records::pool::{self, Account};
+use crate::records::task;
 use crate::store::mirror;
+use crate::views::agents::Agents;
 use crate::worktree::contents::Snapshot;
 
 /// How many agents a lane may lose before it is reported blocked for a
 /// person (each loss launches a successor, up to this many), unless
 /// `git config swarm.runMaxLosses` says otherwise.
 pub const MAX_LOSSES: usize = 3;
+
+/// An orphaned lane a successor is leased for: its task, why it is
+/// orphaned, and its worktree in this clone.
+#[derive(Clone, Copy)]
+struct Orphan<'a> {
+    task: &'a str,
+    lane: &'a str,
+    gone: &'a str,
+    worktree: &'a Path,
+}
 
 impl Runner<'_> {
     /// After a loss (snapshot taken, loss reported): a successor resumes
@@ -31,13 +45,7 @@ impl Runner<'_> {
             *n += 1;
             *n
         };
-        let max = self
-            .ctx
-            .store
-            .config("swarm.runMaxLosses")
-            .and_then(|v| v.trim().parse().ok())
-            .unwrap_or(MAX_LOSSES);
-        if n > max {
+        if n > self.max_losses() {
             self.block_lane(
                 a,
                 "agent_lost",
@@ -47,18 +55,7 @@ impl Runner<'_> {
             );
             return Ok(());
         }
-        let host = a.account.host.to_string();
-        let mut got = self.lease(&task, &lane, Some(&host))?;
-        let mut freed = false;
-        if got.is_none() && !a.summary.limited() {
-            self.free(&name, a.epoch);
-            freed = true;
-            got = self.lease(&task, &lane, Some(&host))?;
-        }
-        if !freed {
-            self.free(&name, a.epoch);
-        }
-        let Some((succ, epoch)) = got else {
+        let Some((succ, epoch)) = self.lease_after_loss(a)? else {
             self.step(
                 "wait",
                 Some(&lane),
@@ -71,25 +68,7 @@ impl Runner<'_> {
             "the agent on account {name} was lost ({why}); {} resumes from the plan and the snapshot",
             succ.address
         );
-        let lease = format!("{}s", self.ttl.as_secs());
-        let handed = self.swarm(
-            &self.root.clone(),
-            Some(&a.account.address),
-            &[
-                "task",
-                "recover",
-                &task,
-                "--plan",
-                &plan,
-                "--owner",
-                &succ.address,
-                "--reason",
-                &reason,
-                "--lease",
-                &lease,
-            ],
-        );
-        if let Err(e) = handed {
+        if let Err(e) = self.hand_claim(&a.account.address, &task, &succ.address, &reason) {
             self.free(&succ.account, epoch);
             self.step(
                 "skip",
@@ -105,6 +84,50 @@ impl Runner<'_> {
         self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)
     }
 
+    /// How many agents a lane may lose: `swarm.runMaxLosses`, else
+    /// [`MAX_LOSSES`].
+    fn max_losses(&self) -> usize {
+        self.ctx
+            .store
+            .config("swarm.runMaxLosses")
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or(MAX_LOSSES)
+    }
+
+    /// A successor's account after a loss: another one first (another host
+    /// preferred), else the lost agent's own once freed unless a usage
+    /// limit stopped it. The lost agent's account is freed either way.
+    fn lease_after_loss(&mut self, a: &Agent) -> Result<Option<(Account, u64)>> {
+        let (name, lane, task) = (a.account.account.clone(), a.lane.clone(), a.task.clone());
+        let host = a.account.host.to_string();
+        let mut got = self.lease(&task, &lane, Some(&host))?;
+        let mut freed = false;
+        if got.is_none() && !a.summary.limited() {
+            self.free(&name, a.epoch);
+            freed = true;
+            got = self.lease(&task, &lane, Some(&host))?;
+        }
+        if !freed {
+            self.free(&name, a.epoch);
+        }
+        Ok(got)
+    }
+
+    /// `task recover` under the lost agent's address: the task's claim
+    /// handed to the successor `owner`, for the runner's lease.
+    fn hand_claim(&self, address: &str, task: &str, owner: &str, reason: &str) -> Result<Value> {
+        let plan = self.opts.plan.clone();
+        let lease = format!("{}s", self.ttl.as_secs());
+        self.swarm(
+            &self.root.clone(),
+            Some(address),
+            &[
+                "task", "recover", task, "--plan", &plan, "--owner", owner, "--reason", reason,
+                "--lease", &lease,
+            ],
+        )
+    }
+
     /// Launch a successor on every orphaned lane of the plan (its task in
     /// progress, its claim lapsed, no live lease naming it) there is room
     /// and an account for: `task recover --reason` under the successor's
@@ -116,24 +139,14 @@ impl Runner<'_> {
         let mut unreadable = Vec::new();
         let now = store.clock.now();
         let agents = crate::views::agents::read(store, remote, now, &mut unreadable)?;
-        let plan = self.opts.plan.clone();
         let mut launched = 0;
         for lane in &agents.orphaned {
             if self.agents.len() >= self.opts.max_lanes {
                 break;
             }
-            let Some((p, task)) = agents.lane_tasks.get(lane) else {
+            let Some(task) = self.orphan_task(&agents, lane) else {
                 continue;
             };
-            if *p != plan
-                || self.blocked.contains(task)
-                || self
-                    .agents
-                    .values()
-                    .any(|a| a.lane == *lane || a.task == *task)
-            {
-                continue;
-            }
             let before = agents.by_lane.get(lane);
             let gone = match before {
                 Some(b) => format!(
@@ -143,7 +156,7 @@ impl Runner<'_> {
                 None => "its claim lapsed and no runner holds it".to_string(),
             };
             let Some(worktree) = self.worktree_for(lane) else {
-                if self.blocked.insert(task.clone()) {
+                if self.blocked.insert(task.to_string()) {
                     self.step(
                         "skip",
                         Some(lane),
@@ -163,77 +176,125 @@ impl Runner<'_> {
                 );
                 break;
             };
-            if let Some(packet) = self.open_packet(lane) {
-                // A packet waits on the lane: the successor accepts it (the
-                // claim moves with the packet); nothing is invented.
-                self.step(
-                    "recovered",
-                    Some(lane),
-                    Some(&succ.account),
-                    format!(
-                        "orphaned lane {lane} has packet {packet} open: {} accepts it ({gone})",
-                        succ.address
-                    ),
-                );
-                let text = brief::successor(&plan, task, lane, &packet, &succ.address);
-                let (task, lane) = (task.clone(), lane.clone());
-                self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)?;
+            let orphan = Orphan {
+                task,
+                lane,
+                gone: &gone,
+                worktree: &worktree,
+            };
+            if self.take_over(&orphan, succ, epoch)? {
                 launched += 1;
-                continue;
             }
-            let reason = format!("orphaned: {gone}");
-            let lease = format!("{}s", self.ttl.as_secs());
-            let recovered = self.swarm(
-                &self.root.clone(),
-                Some(&succ.address),
-                &[
-                    "task", "recover", task, "--plan", &plan, "--reason", &reason, "--lease",
-                    &lease,
-                ],
-            );
-            if let Err(e) = recovered {
-                // Recovered by another runner first, or renewed meanwhile.
-                self.free(&succ.account, epoch);
-                self.step(
-                    "skip",
-                    Some(lane),
-                    Some(&succ.account),
-                    format!("orphaned lane {lane} not recovered here: {e}"),
-                );
-                continue;
-            }
-            self.take_lane(lane, &succ.address, &reason, &worktree);
-            // The lane's plan and journal were written on another clone:
-            // this one takes them in before reporting and resuming there.
-            let _ = self.swarm(&self.root.clone(), None, &["sync"]);
-            let reported = self.swarm(
-                &worktree,
-                Some(&succ.address),
-                &["report", "--lane", lane, "blocked", "agent_lost", &format!("lane {lane} was orphaned ({gone}); {} recovers it (`task recover`) and resumes from the plan and its snapshot", succ.address)],
-            );
-            if let Err(e) = reported {
-                self.step(
-                    "skip",
-                    Some(lane),
-                    Some(&succ.account),
-                    format!("the loss of lane {lane} is not in its journal: {e}"),
-                );
-            }
+        }
+        Ok(launched)
+    }
+
+    /// The task of an orphaned lane this runner recovers: one of its plan,
+    /// not blocked here, and no agent of its own on the lane or the task.
+    fn orphan_task<'a>(&self, agents: &'a Agents, lane: &str) -> Option<&'a str> {
+        let (p, task) = agents.lane_tasks.get(lane)?;
+        if *p != self.opts.plan
+            || self.blocked.contains(task)
+            || self
+                .agents
+                .values()
+                .any(|a| a.lane == *lane || a.task == *task)
+        {
+            return None;
+        }
+        Some(task)
+    }
+
+    /// The successor leased for an orphaned lane takes it over: it accepts
+    /// the packet open on it, else recovers its claim; true when launched.
+    fn take_over(&mut self, o: &Orphan, succ: Account, epoch: u64) -> Result<bool> {
+        let Orphan {
+            task,
+            lane,
+            gone,
+            worktree,
+        } = *o;
+        let plan = self.opts.plan.clone();
+        if let Some(packet) = self.open_packet(lane) {
+            // A packet waits on the lane: the successor accepts it (the
+            // claim moves with the packet); nothing is invented.
             self.step(
                 "recovered",
                 Some(lane),
                 Some(&succ.account),
                 format!(
-                    "orphaned lane {lane} recovered for {}: {gone}",
+                    "orphaned lane {lane} has packet {packet} open: {} accepts it ({gone})",
                     succ.address
                 ),
             );
-            let text = brief::resume(&plan, task, lane, &succ.address, &reason);
-            let (task, lane) = (task.clone(), lane.clone());
-            self.launch(succ, epoch, &task, &lane, &worktree, &text, None, None)?;
-            launched += 1;
+            let text = brief::successor(&plan, task, lane, &packet, &succ.address);
+            self.launch(succ, epoch, task, lane, worktree, &text, None, None)?;
+            return Ok(true);
         }
-        Ok(launched)
+        self.recover_orphan(o, succ, epoch)
+    }
+
+    /// An orphaned lane without a packet: its claim recovered under the
+    /// successor's address, the lane record moved, the loss reported in its
+    /// journal, then the successor launched; false when another runner
+    /// recovered it first.
+    fn recover_orphan(&mut self, o: &Orphan, succ: Account, epoch: u64) -> Result<bool> {
+        let Orphan {
+            task,
+            lane,
+            gone,
+            worktree,
+        } = *o;
+        let plan = self.opts.plan.clone();
+        let reason = format!("orphaned: {gone}");
+        let lease = format!("{}s", self.ttl.as_secs());
+        let recovered = self.swarm(
+            &self.root.clone(),
+            Some(&succ.address),
+            &[
+                "task", "recover", task, "--plan", &plan, "--reason", &reason, "--lease", &lease,
+            ],
+        );
+        if let Err(e) = recovered {
+            // Recovered by another runner first, or renewed meanwhile.
+            self.free(&succ.account, epoch);
+            self.step(
+                "skip",
+                Some(lane),
+                Some(&succ.account),
+                format!("orphaned lane {lane} not recovered here: {e}"),
+            );
+            return Ok(false);
+        }
+        self.take_lane(lane, &succ.address, &reason, worktree);
+        // The lane's plan and journal were written on another clone:
+        // this one takes them in before reporting and resuming there.
+        let _ = self.swarm(&self.root.clone(), None, &["sync"]);
+        let reported = self.swarm(
+            worktree,
+            Some(&succ.address),
+            &["report", "--lane", lane, "blocked", "agent_lost", &format!("lane {lane} was orphaned ({gone}); {} recovers it (`task recover`) and resumes from the plan and its snapshot", succ.address)],
+        );
+        if let Err(e) = reported {
+            self.step(
+                "skip",
+                Some(lane),
+                Some(&succ.account),
+                format!("the loss of lane {lane} is not in its journal: {e}"),
+            );
+        }
+        self.step(
+            "recovered",
+            Some(lane),
+            Some(&succ.account),
+            format!(
+                "orphaned lane {lane} recovered for {}: {gone}",
+                succ.address
+            ),
+        );
+        let text = brief::resume(&plan, task, lane, &succ.address, &reason);
+        self.launch(succ, epoch, task, lane, worktree, &text, None, None)?;
+        Ok(true)
     }
 
     /// The first packet open for the lane, if any.

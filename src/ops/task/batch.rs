@@ -23,7 +23,7 @@ use super::MAX_ATTEMPTS;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::names;
-use crate::records::task::{self, TaskKey, TaskRecord};
+use crate::records::task::{self, Known, TaskKey, TaskRecord};
 use crate::session::Ctx;
 use crate::store::records::Publish;
 use crate::store::remote;
@@ -213,36 +213,9 @@ pub fn create_many(ctx: &Ctx, plan: &str, file: &str, lines: &[Line]) -> Result<
             for l in lines {
                 let mut rec = TaskRecord::new(plan, &l.id, "", now);
                 l.fields.apply(&mut rec);
-                if let Some(cur) = tasks.iter().find(|k| k.key.id == l.id) {
-                    let mut same = cur.record.clone();
-                    same.created_at.clone_from(&rec.created_at);
-                    same.updated_at.clone_from(&rec.updated_at);
-                    if same == rec {
-                        already.push(l.id.clone());
-                        continue;
-                    }
-                    return Err(at(
-                        file,
-                        l.line,
-                        Error::new(
-                            Code::TaskExists,
-                            format!(
-                                "plan '{plan}' already has a task '{}' ({})",
-                                l.id, cur.record.title
-                            ),
-                        )
-                        .hint("pick another id, or change it with `git swarm task update`"),
-                    ));
-                }
-                if remote::tip(store, ctx.remote(), &task::task_ref(plan, &l.id))?.archived {
-                    return Err(at(
-                        file,
-                        l.line,
-                        Error::new(
-                            Code::TaskExists,
-                            format!("plan '{plan}' had a task '{}' (archived by gc)", l.id),
-                        ),
-                    ));
+                if already_there(ctx, plan, file, l, &rec, &tasks)? {
+                    already.push(l.id.clone());
+                    continue;
                 }
                 graph.insert(l.id.clone(), rec.depends_on.clone());
                 new.push((l, rec));
@@ -275,4 +248,48 @@ pub fn create_many(ctx: &Ctx, plan: &str, file: &str, lines: &[Line]) -> Result<
     let published = outcome.publication.is_published();
     let then = outcome.then;
     Ok(Created { published, ..then })
+}
+
+/// Whether the plan already has line `l`'s task as `rec` (an earlier run
+/// of the same file); `TASK_EXISTS` at the line when it has one with other
+/// fields, or had one that gc archived.
+fn already_there(
+    ctx: &Ctx,
+    plan: &str,
+    file: &str,
+    l: &Line,
+    rec: &TaskRecord,
+    tasks: &[Known],
+) -> Result<bool> {
+    if let Some(cur) = tasks.iter().find(|k| k.key.id == l.id) {
+        let mut same = cur.record.clone();
+        same.created_at.clone_from(&rec.created_at);
+        same.updated_at.clone_from(&rec.updated_at);
+        if same == *rec {
+            return Ok(true);
+        }
+        return Err(at(
+            file,
+            l.line,
+            Error::new(
+                Code::TaskExists,
+                format!(
+                    "plan '{plan}' already has a task '{}' ({})",
+                    l.id, cur.record.title
+                ),
+            )
+            .hint("pick another id, or change it with `git swarm task update`"),
+        ));
+    }
+    if remote::tip(&ctx.store, ctx.remote(), &task::task_ref(plan, &l.id))?.archived {
+        return Err(at(
+            file,
+            l.line,
+            Error::new(
+                Code::TaskExists,
+                format!("plan '{plan}' had a task '{}' (archived by gc)", l.id),
+            ),
+        ));
+    }
+    Ok(false)
 }

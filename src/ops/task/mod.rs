@@ -214,6 +214,12 @@ fn publish_releasing(
         plan: plan.to_string(),
         id: id.to_string(),
     };
+    let target = Target {
+        ctx,
+        plan,
+        id,
+        command,
+    };
     let prefix = task::plan_prefix(plan);
     let plan_ref = crate::records::plan::plan_ref(plan);
     let attempts = match release_for {
@@ -242,51 +248,16 @@ fn publish_releasing(
         .run(|txn| {
             let tip = txn.tip(&refname)?;
             let (tasks, _) = task::known(store, ctx.remote(), Some(plan))?;
-            // A record there that cannot be read fails the command with its
-            // own error: never taken for an absent task and overwritten.
-            let current = match tasks.iter().find(|k| k.key.id == id) {
-                Some(k) => Some(k.clone()),
-                None => task::known_one(store, ctx.remote(), plan, id)?,
-            };
-            let ran = |record: TaskRecord, commit: Option<ObjectId>, already: bool, event| Ran {
-                command,
-                plan: plan.to_string(),
-                id: id.to_string(),
-                task: record.to_json(store.clock.now()),
-                commit: commit.map(|c| c.to_string()),
-                event,
-                already,
-                published: ctx.remote().is_some(),
-                released: Vec::new(),
-                still_reserved: Vec::new(),
-                lost_to_others: Vec::new(),
-                ended: Vec::new(),
-                warnings: Vec::new(),
-                record,
-            };
+            let current = target.current(&tasks)?;
             let Some((record, event)) = step(current.as_ref(), &tasks)? else {
-                let cur = current.ok_or_else(|| not_found(Some(plan), id, &tasks))?;
-                if tip.local_behind(store)? {
-                    remote::adopt(
-                        store,
-                        &refname,
-                        cur.commit,
-                        &event_actor(ctx),
-                        "task: catch up",
-                    )?;
-                }
-                return Ok(ran(cur.record, Some(cur.commit), true, None));
+                return target.unchanged(tip, current, &tasks);
             };
             let commit = txn.write(&key, &record, &event)?;
             // A change of dependencies was checked for cycles against the
             // graph just fetched: it publishes only if that graph is still
             // current, by moving the plan's ref in the same push (a plan-wide
             // version two racing updates cannot both swap).
-            let deps_before = current
-                .as_ref()
-                .map(|c| c.record.depends_on.clone())
-                .unwrap_or_default();
-            if record.depends_on != deps_before && !record.depends_on.is_empty() {
+            if deps_changed(current.as_ref(), &record) {
                 graph_version(ctx, txn, &plan_ref, &event)?;
             }
             let (released, still_reserved) = match release_for {
@@ -297,10 +268,83 @@ fn publish_releasing(
             Ok(Ran {
                 released,
                 still_reserved,
-                ..ran(record, Some(commit), false, Some(event.kind.clone()))
+                ..target.ran(record, Some(commit), false, Some(event.kind.clone()))
             })
         })?;
     Ok(done.then)
+}
+
+/// The task a [`publish_releasing`] writes, and the command writing it.
+struct Target<'a> {
+    ctx: &'a Ctx,
+    plan: &'a str,
+    id: &'a str,
+    command: &'static str,
+}
+
+impl Target<'_> {
+    /// The task among the plan's `tasks` just fetched, else read alone: a
+    /// record there that cannot be read fails the command with its own
+    /// error, never taken for an absent task and overwritten.
+    fn current(&self, tasks: &[Known]) -> Result<Option<Known>> {
+        Ok(match tasks.iter().find(|k| k.key.id == self.id) {
+            Some(k) => Some(k.clone()),
+            None => task::known_one(&self.ctx.store, self.ctx.remote(), self.plan, self.id)?,
+        })
+    }
+
+    /// What the command did to the task: `record` at `commit`, written by
+    /// `event` or `already` so.
+    fn ran(
+        &self,
+        record: TaskRecord,
+        commit: Option<ObjectId>,
+        already: bool,
+        event: Option<String>,
+    ) -> Ran {
+        Ran {
+            command: self.command,
+            plan: self.plan.to_string(),
+            id: self.id.to_string(),
+            task: record.to_json(self.ctx.store.clock.now()),
+            commit: commit.map(|c| c.to_string()),
+            event,
+            already,
+            published: self.ctx.remote().is_some(),
+            released: Vec::new(),
+            still_reserved: Vec::new(),
+            lost_to_others: Vec::new(),
+            ended: Vec::new(),
+            warnings: Vec::new(),
+            record,
+        }
+    }
+
+    /// Nothing to write: the task as it is (absent, `NOT_FOUND`), its local
+    /// ref caught up with the remote's when behind it.
+    fn unchanged(&self, tip: remote::Tip, current: Option<Known>, tasks: &[Known]) -> Result<Ran> {
+        let store = &self.ctx.store;
+        let cur = current.ok_or_else(|| not_found(Some(self.plan), self.id, tasks))?;
+        if tip.local_behind(store)? {
+            let refname = task_ref(self.plan, self.id);
+            remote::adopt(
+                store,
+                &refname,
+                cur.commit,
+                &event_actor(self.ctx),
+                "task: catch up",
+            )?;
+        }
+        Ok(self.ran(cur.record, Some(cur.commit), true, None))
+    }
+}
+
+/// Whether `record` changes the task's dependencies (to some).
+fn deps_changed(current: Option<&Known>, record: &TaskRecord) -> bool {
+    let deps_before = current
+        .map(|c| c.record.depends_on.clone())
+        .unwrap_or_default();
+    record.depends_on != deps_before && !record.depends_on.is_empty()
 }
 
 /// In a `task done`'s round: the ledger's next version with the entries

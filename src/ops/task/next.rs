@@ -11,13 +11,16 @@
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 
+use jiff::SignedDuration;
+
 use super::{statuses, Ran};
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::names;
-use crate::records::task::{self, Decision, Known, Op, Status};
+use crate::records::task::{self, Decision, Known, Op, Status, TaskRecord};
 use crate::session::Ctx;
 use crate::store::records::Publish;
+use crate::store::Event;
 
 /// Rounds of a `claim --next` (each a push; those on the view already
 /// fetched cost no fetch).
@@ -60,16 +63,7 @@ pub fn claim_next(ctx: &Ctx, plan: Option<&str>, lease: Option<&str>) -> Result<
             let (tasks, _) = task::known(store, ctx.remote(), plan)?;
             let candidates = ready(&tasks, now, &lost);
             if candidates.is_empty() {
-                let also = if lost.is_empty() {
-                    String::new()
-                } else {
-                    format!("; claimed by others first: {}", lost.join(", "))
-                };
-                return Err(Error::new(
-                    Code::NoReadyTask,
-                    format!("no task{scope} is ready to claim{also}"),
-                )
-                .hint("`git swarm task list` shows the tasks and who holds them; `git swarm task new` adds one"));
+                return Err(no_ready_task(&scope, &lost));
             }
             // The first ready task first; after a loss, one of the others
             // this view shows, spread by who asks and how often it lost.
@@ -79,27 +73,8 @@ pub fn claim_next(ctx: &Ctx, plan: Option<&str>, lease: Option<&str>) -> Result<
                 spread(&actor, lost.len()) % candidates.len()
             };
             let k = candidates[pick];
-            let plan_of = k.key.plan.as_str();
-            let st = statuses(
-                &tasks
-                    .iter()
-                    .filter(|t| t.key.plan == plan_of)
-                    .cloned()
-                    .collect::<Vec<_>>(),
-            );
-            let dep = |d: &str| st.get(d).copied();
             let name = format!("{}/{}", k.key.plan, k.key.id);
-            let (record, event) =
-                match task::decide(&k.record, &actor, &Op::Claim { lease }, now, &dep)? {
-                    Decision::Write(rec, ev) => (*rec, ev),
-                    // A ready task has no live claim: never already ours.
-                    Decision::Already => {
-                        return Err(Error::new(
-                            Code::CasFailed,
-                            format!("task {name} was ready and already claimed"),
-                        ))
-                    }
-                };
+            let (record, event) = claim_of(&tasks, k, &actor, lease, now)?;
             let commit = txn.write(&k.key, &record, &event)?;
             failpoint::point("task:objects");
             if candidates.len() > 1 {
@@ -127,6 +102,52 @@ pub fn claim_next(ctx: &Ctx, plan: Option<&str>, lease: Option<&str>) -> Result<
         published: outcome.publication.is_published(),
         ..outcome.then
     })
+}
+
+/// `NO_READY_TASK`: none ready in `scope`, naming those others claimed
+/// first.
+fn no_ready_task(scope: &str, lost: &[String]) -> Error {
+    let also = if lost.is_empty() {
+        String::new()
+    } else {
+        format!("; claimed by others first: {}", lost.join(", "))
+    };
+    Error::new(
+        Code::NoReadyTask,
+        format!("no task{scope} is ready to claim{also}"),
+    )
+    .hint("`git swarm task list` shows the tasks and who holds them; `git swarm task new` adds one")
+}
+
+/// The claim of ready task `k` by `actor` (its dependencies read among the
+/// `tasks` of its plan): its next record and event.
+fn claim_of(
+    tasks: &[Known],
+    k: &Known,
+    actor: &str,
+    lease: SignedDuration,
+    now: jiff::Timestamp,
+) -> Result<(TaskRecord, Event)> {
+    let plan_of = k.key.plan.as_str();
+    let st = statuses(
+        &tasks
+            .iter()
+            .filter(|t| t.key.plan == plan_of)
+            .cloned()
+            .collect::<Vec<_>>(),
+    );
+    let dep = |d: &str| st.get(d).copied();
+    match task::decide(&k.record, actor, &Op::Claim { lease }, now, &dep)? {
+        Decision::Write(rec, ev) => Ok((*rec, ev)),
+        // A ready task has no live claim: never already ours.
+        Decision::Already => Err(Error::new(
+            Code::CasFailed,
+            format!(
+                "task {}/{} was ready and already claimed",
+                k.key.plan, k.key.id
+            ),
+        )),
+    }
 }
 
 /// The ready tasks among `tasks` (in `task ready`'s order), less those

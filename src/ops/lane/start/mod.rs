@@ -12,7 +12,7 @@ mod model;
 mod publish;
 mod task;
 
-use making::prepare;
+use making::{prepare, Making};
 pub use model::{LaneFields, LaneStarted, NewLane, Started, TaskTaken};
 
 use gix::ObjectId;
@@ -21,8 +21,10 @@ use crate::clock::rfc3339;
 use crate::error::{Code, Error, Result};
 use crate::names;
 use crate::records::lane::{self, check_start, Lane, LaneRecord, NewRecord, Start};
+use crate::records::plan::Plan;
 use crate::session::lane::{default_base, start_marker};
 use crate::session::Ctx;
+use crate::store::Event;
 
 /// `lane new`
 pub fn new(ctx: &Ctx, args: NewLane<'_>) -> Result<LaneStarted> {
@@ -86,6 +88,10 @@ fn refuse_ready_tasks(ctx: &Ctx, plan: &str, feature: &str) -> Result<()> {
     })))
 }
 
+/// Starts the lane, or finishes a start that was interrupted: checked
+/// against the plan and the lanes known here and on the remote, its
+/// worktree made, its record and plan entry (and claim) written and
+/// published.
 fn start(
     ctx: &Ctx,
     args: &NewLane<'_>,
@@ -94,14 +100,8 @@ fn start(
     owner: &str,
     mut warnings: Vec<String>,
 ) -> Result<LaneStarted> {
-    let actor = actor.to_string();
-    let owner = owner.to_string();
     let feature = args.feature;
-    let plan_name = match (taking, args.plan) {
-        (Some(_), _) => feature.to_string(),
-        (None, Some(p)) => p.to_string(),
-        (None, None) => crate::session::plan::infer(ctx)?,
-    };
+    let plan_name = plan_name_for(ctx, args, taking)?;
     // Read the plan head before scanning lanes: the CAS on it at the end is
     // what makes "one executor per plan" hold against a concurrent lane new.
     // A plan another clone published is found without a `sync` first.
@@ -120,36 +120,17 @@ fn start(
     let lanes = publish::known_lanes(ctx)?;
     let previous = match check_start(&lanes, feature, &plan_name, resuming)? {
         Start::FinishRecorded(lane) => {
-            let finished = finish_after_record(ctx, lane, &actor)?;
+            let finished = finish_after_record(ctx, lane, actor)?;
             // The claim the interrupted start did not get to: written here,
             // as the rest of the finished start is (`sync` publishes it).
             if let Some(t) = taking {
-                task::claim_locally(ctx, t, &actor)?;
+                task::claim_locally(ctx, t, actor)?;
             }
             return Ok(finished);
         }
         Start::New { previous } => previous,
     };
-    let base = args
-        .base
-        .map(str::to_string)
-        .unwrap_or_else(|| default_base(ctx));
-    // Start from the base as the remote has it now, or say that it is not.
-    let refreshed = crate::session::base::refresh(ctx, &base);
-    warnings.extend(refreshed.warning(&base, "started from"));
-    let mut making = prepare(ctx, feature, base, previous.is_some())?;
-    // Keep the plan file and the lanes directory out of `git status`.
-    crate::worktree::setup::ensure_excludes(
-        &ctx.store,
-        &ctx.settings.plan_file,
-        &ctx.settings.worktree_root,
-    )?;
-    if !making.resume {
-        making.add_worktree(ctx, &plan_name)?;
-    }
-    crate::failpoint::point("lane:worktree");
-    making.path = std::fs::canonicalize(&making.path).unwrap_or(making.path.clone());
-
+    let making = make_worktree(ctx, args, &plan_name, previous.is_some(), &mut warnings)?;
     let plan_file = making.or_rollback(crate::session::plan::plan_file_in(ctx, &making.path))?;
     let wrote_plan = match plan.text {
         Some(_) => making.or_rollback(crate::session::plan::write_plan_file(
@@ -157,55 +138,20 @@ fn start(
         ))?,
         None => false,
     };
-    let now = rfc3339(ctx.store.clock.now());
-    let path = making.path.display().to_string();
-    let new = NewRecord {
+    let starting = Starting {
+        ctx,
         feature,
-        plan: &plan_name,
-        owner: &owner,
-        path: &path,
-        base: &making.base,
-        base_commit: making.base_commit,
-        actor: &actor,
-        now: &now,
+        plan_name: &plan_name,
+        plan: &plan,
+        taking,
+        actor,
+        owner,
     };
-    let mut record = LaneRecord::started(&new, previous.map(|p| &p.record));
-    record.task = taking.map(task::Taking::key);
-    // The local record is what the write replaces (`previous` may be the
-    // remote's newer version of a lane removed there).
-    let expected = ctx.store.ref_target(&lane::lane_ref(feature))?;
-    let (lane_commit, claim) = making.record_and_claim(ctx, &plan, &record, expected, &actor)?;
-    let written = publish::Written {
-        feature,
-        plan: &plan_name,
-        lane: lane_commit,
-        lane_before: expected,
-        entry: claim.0,
-        entry_on: plan.head.commit,
-        event: &claim.1,
-        task: taking,
-    };
-    let published = match making.or_rollback(publish::publish(ctx, &written))? {
-        publish::Outcome::Published => true,
-        publish::Outcome::Offline => {
-            if let Some(t) = taking {
-                making.or_rollback(task::claim_locally(ctx, t, &actor))?;
-            }
-            false
-        }
-        publish::Outcome::Local(why) => {
-            if let Some(t) = taking {
-                making.or_rollback(task::claim_locally(ctx, t, &actor))?;
-            }
-            warnings.push(format!(
-                "lane {feature} is started here, {}; until then the remote cannot refuse another machine's lane of plan {plan_name}", crate::store::remote::not_published(&why)
-            ));
-            false
-        }
-    };
+    let written = starting.write_record(&making, previous)?;
+    let published = starting.publish(&making, &written, &mut warnings)?;
     let _ = std::fs::remove_file(&making.marker);
     Ok(LaneStarted::New(Box::new(Started {
-        lane: fields(feature, &record, lane_commit),
+        lane: fields(feature, &written.record, written.lane_commit),
         plan_file: wrote_plan.then(|| plan_file.display().to_string()),
         resumed: making.resume,
         notes: making.notes,
@@ -215,6 +161,143 @@ fn start(
         warnings,
         task: taking.map(|t| taken(ctx, t)),
     })))
+}
+
+/// The plan the lane starts on: the child plan named after the feature
+/// with `--task`, else `--plan`, else the one plan inferred.
+fn plan_name_for(ctx: &Ctx, args: &NewLane<'_>, taking: Option<&task::Taking>) -> Result<String> {
+    Ok(match (taking, args.plan) {
+        (Some(_), _) => args.feature.to_string(),
+        (None, Some(p)) => p.to_string(),
+        (None, None) => crate::session::plan::infer(ctx)?,
+    })
+}
+
+/// The lane's branch and worktree made (or found, finishing an interrupted
+/// start) on its base as the remote has it now, the plan file and lanes
+/// kept out of `git status`.
+fn make_worktree(
+    ctx: &Ctx,
+    args: &NewLane<'_>,
+    plan_name: &str,
+    had_record: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Making> {
+    let base = args
+        .base
+        .map(str::to_string)
+        .unwrap_or_else(|| default_base(ctx));
+    // Start from the base as the remote has it now, or say that it is not.
+    let refreshed = crate::session::base::refresh(ctx, &base);
+    warnings.extend(refreshed.warning(&base, "started from"));
+    let mut making = prepare(ctx, args.feature, base, had_record)?;
+    // Keep the plan file and the lanes directory out of `git status`.
+    crate::worktree::setup::ensure_excludes(
+        &ctx.store,
+        &ctx.settings.plan_file,
+        &ctx.settings.worktree_root,
+    )?;
+    if !making.resume {
+        making.add_worktree(ctx, plan_name)?;
+    }
+    crate::failpoint::point("lane:worktree");
+    making.path = std::fs::canonicalize(&making.path).unwrap_or(making.path.clone());
+    Ok(making)
+}
+
+/// A start past its checks, its worktree made: what its record and plan
+/// entry are written from.
+struct Starting<'a> {
+    ctx: &'a Ctx,
+    feature: &'a str,
+    plan_name: &'a str,
+    plan: &'a Plan,
+    taking: Option<&'a task::Taking>,
+    actor: &'a str,
+    owner: &'a str,
+}
+
+/// The lane record and the plan's `lane-started` entry as written here.
+struct RecordWritten {
+    record: LaneRecord,
+    /// The local record the write replaced.
+    expected: Option<ObjectId>,
+    lane_commit: ObjectId,
+    /// The plan entry's commit and the event it records.
+    claim: (ObjectId, Event),
+}
+
+impl Starting<'_> {
+    /// Writes the lane record (following `previous`, the feature's removed
+    /// one) and the plan's `lane-started` entry.
+    fn write_record(&self, making: &Making, previous: Option<&Lane>) -> Result<RecordWritten> {
+        let ctx = self.ctx;
+        let now = rfc3339(ctx.store.clock.now());
+        let path = making.path.display().to_string();
+        let new = NewRecord {
+            feature: self.feature,
+            plan: self.plan_name,
+            owner: self.owner,
+            path: &path,
+            base: &making.base,
+            base_commit: making.base_commit,
+            actor: self.actor,
+            now: &now,
+        };
+        let mut record = LaneRecord::started(&new, previous.map(|p| &p.record));
+        record.task = self.taking.map(task::Taking::key);
+        // The local record is what the write replaces (`previous` may be the
+        // remote's newer version of a lane removed there).
+        let expected = ctx.store.ref_target(&lane::lane_ref(self.feature))?;
+        let (lane_commit, claim) =
+            making.record_and_claim(ctx, self.plan, &record, expected, self.actor)?;
+        Ok(RecordWritten {
+            record,
+            expected,
+            lane_commit,
+            claim,
+        })
+    }
+
+    /// Publishes the start (with its claim); left here, the claim is
+    /// written locally and a warning says so. True when the remote has it.
+    fn publish(
+        &self,
+        making: &Making,
+        written: &RecordWritten,
+        warnings: &mut Vec<String>,
+    ) -> Result<bool> {
+        let (ctx, feature, plan_name, taking) =
+            (self.ctx, self.feature, self.plan_name, self.taking);
+        let w = publish::Written {
+            feature,
+            plan: plan_name,
+            lane: written.lane_commit,
+            lane_before: written.expected,
+            entry: written.claim.0,
+            entry_on: self.plan.head.commit,
+            event: &written.claim.1,
+            task: taking,
+        };
+        Ok(match making.or_rollback(publish::publish(ctx, &w))? {
+            publish::Outcome::Published => true,
+            publish::Outcome::Offline => {
+                if let Some(t) = taking {
+                    making.or_rollback(task::claim_locally(ctx, t, self.actor))?;
+                }
+                false
+            }
+            publish::Outcome::Local(why) => {
+                if let Some(t) = taking {
+                    making.or_rollback(task::claim_locally(ctx, t, self.actor))?;
+                }
+                warnings.push(format!(
+                    "lane {feature} is started here, {}; until then the remote cannot refuse another machine's lane of plan {plan_name}", crate::store::remote::not_published(&why)
+                ));
+                false
+            }
+        })
+    }
 }
 
 /// The task as the start left it here.

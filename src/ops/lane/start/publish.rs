@@ -23,8 +23,8 @@ use crate::records::lane::{self, check_start, Lane};
 use crate::records::plan::plan_ref;
 use crate::session::Ctx;
 use crate::store::mirror::mirror_ref;
-use crate::store::records::Publish;
-use crate::store::remote::tips_under;
+use crate::store::records::{Publish, Txn};
+use crate::store::remote::{tips_under, Tip};
 use crate::store::Event;
 
 const LANES: &str = lane::PREFIX;
@@ -99,17 +99,18 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
     let Some(remote) = ctx.remote() else {
         return Ok(Outcome::Offline);
     };
-    let store = &ctx.store;
-    let plan_refname = plan_ref(w.plan);
-    let lane_refname = lane::lane_ref(w.feature);
-    let task_refname = w.task.map(super::task::Taking::refname);
-    let mut fetch = vec![plan_refname.as_str(), LANES];
-    fetch.extend(task_refname.as_deref());
-    let (mut entry, mut entry_on) = (w.entry, w.entry_on);
-    // Refused by this start's own check (another executor, the task held):
-    // the start is undone already, and this is the error.
-    let mut refused = false;
-    let published = Publish::new(store, Some(remote))
+    let mut round = Round {
+        ctx,
+        w,
+        remote,
+        plan_refname: plan_ref(w.plan),
+        lane_refname: lane::lane_ref(w.feature),
+        task_refname: w.task.map(super::task::Taking::refname),
+        entry: w.entry,
+        entry_on: w.entry_on,
+        refused: false,
+    };
+    let published = Publish::new(&ctx.store, Some(remote))
         .attempts(ATTEMPTS)
         .point("lane")
         .exhausted(|lines| {
@@ -118,99 +119,13 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
                 format!("the remote kept changing ({})", lines.join("; ")),
             )
         })
-        .run(|txn| {
-            // The first round decides on what `fetch_first` read a moment
-            // ago (the push's lease still arbitrates); a lost round fetches
-            // again.
-            if txn.rejected().is_some() {
-                txn.fetch(&fetch)?;
-            }
-            // The push found the remote gone (a start without a task keeps
-            // its writes then): the start stays here, as when the first
-            // fetch found it.
-            if !txn.online() {
-                return Ok(Some(ctx.store.run.reach.kept_why()));
-            }
-            // Another lane of the plan, or this very feature started on
-            // another machine (a published record this one does not descend
-            // from): the remote has an executor; this start is undone.
-            let lane_published = store.ref_target(&mirror_ref(remote, &lane_refname))?;
-            let mut same = None;
-            if let Some(p) = lane_published.filter(|p| *p != w.lane) {
-                if !store.is_ancestor(p, w.lane)? {
-                    same = crate::records::lane::at(store, w.feature, p)
-                        .ok()
-                        .filter(|l| l.record.is_active());
-                }
-            }
-            let rival = match same {
-                Some(l) => Some(l),
-                None => known_lanes(ctx)?.into_iter().find(|l| {
-                    l.feature != w.feature && l.record.is_active() && l.record.plan == w.plan
-                }),
-            };
-            if let Some(rival) = rival {
-                let undone = undo(ctx, w, entry, entry_on);
-                refused = true;
-                let err = check_start(std::slice::from_ref(&rival), w.feature, w.plan, false)
-                    .err()
-                    .unwrap_or_else(|| {
-                        Error::new(Code::PlanHasExecutor, "the plan has an executor")
-                    });
-                return Err(err.hint(if undone {
-                    "this start was undone: its worktree, branch, lane record and plan entry are gone"
-                } else {
-                    "this start was undone, but another command moved the lane or plan ref meanwhile: its entry may stay in the plan's journal until `git swarm sync` (the lane itself is gone)"
-                }));
-            }
-            let local = |why: &str| Ok(Some(why.to_string()));
-            let tip = txn.tip(&plan_refname)?;
-            if tip.local != Some(entry) {
-                return local("the plan changed here while the lane was starting");
-            }
-            if let Some(published) = tip.remote.filter(|p| *p != entry) {
-                if !store.is_ancestor(published, entry)? {
-                    // The plan moved on the remote after the head this entry
-                    // was written on (a report, a save): write it again on top.
-                    if !store.is_ancestor(entry_on, published)? {
-                        return local("the plan changed both here and on the remote");
-                    }
-                    let tree = store.commit_tree(published)?;
-                    let again = store.commit(tree, &[published], w.event)?;
-                    let why = "lane start written again on the published plan";
-                    store.cas(&plan_refname, Some(entry), Some(again), &w.event.actor, why)?;
-                    (entry, entry_on) = (again, published);
-                }
-            }
-            if let Some(p) = lane_published {
-                if !store.is_ancestor(p, w.lane)? {
-                    return local("the lane record changed on the remote too");
-                }
-            }
-            // The plan's entry, the lane record and the claim: one atomic
-            // push, each leased at the value fetched.
-            let actor = &w.event.actor;
-            txn.write_on(&plan_refname, tip, entry, actor, "lane started");
-            let lane_tip = txn.tip(&lane_refname)?;
-            txn.write_on(&lane_refname, lane_tip, w.lane, actor, "lane started");
-            if let (Some(t), Some(r)) = (w.task, task_refname.as_deref()) {
-                let tip = txn.tip(r)?;
-                match super::task::next_version(ctx, t, &tip) {
-                    Ok(Some(claim)) => txn.write_on(r, tip, claim, actor, "lane new: task claimed"),
-                    Ok(None) => {}
-                    Err(e) => {
-                        let undone = undo(ctx, w, entry, entry_on);
-                        refused = true;
-                        return Err(e.hint(if undone {
-                            "this start was undone: its worktree, branch, lane record and plan are gone"
-                        } else {
-                            "this start was undone, but another command moved the lane or plan ref meanwhile"
-                        }));
-                    }
-                }
-            }
-            Ok(None)
-        });
+        .run(|txn| round.decide(txn));
+    let Round {
+        entry,
+        entry_on,
+        refused,
+        ..
+    } = round;
     match published {
         Ok(done) => Ok(match done.then {
             None => Outcome::Published,
@@ -232,6 +147,166 @@ pub fn publish(ctx: &Ctx, w: &Written<'_>) -> Result<Outcome> {
         // The remote could not be reached, or refused for another reason:
         // the lane is started here and `sync` publishes it.
         Err(e) => Ok(Outcome::Local(e.message)),
+    }
+}
+
+/// One publication of a start, across its rounds: the refs it pushes, the
+/// plan entry as last written (it is written again when the plan moved on
+/// the remote), and whether its own check refused it.
+struct Round<'a> {
+    ctx: &'a Ctx,
+    w: &'a Written<'a>,
+    remote: &'a str,
+    plan_refname: String,
+    lane_refname: String,
+    task_refname: Option<String>,
+    entry: ObjectId,
+    entry_on: ObjectId,
+    /// Refused by this start's own check (another executor, the task
+    /// held): the start is undone already, and the error is this.
+    refused: bool,
+}
+
+impl Round<'_> {
+    /// One round: the start refused for a rival executor, left local (the
+    /// reason) when the remote cannot take it, else the plan entry, the
+    /// lane record and the claim written for one atomic push.
+    fn decide(&mut self, txn: &mut Txn<'_>) -> Result<Option<String>> {
+        let (ctx, w) = (self.ctx, self.w);
+        let store = &ctx.store;
+        // The first round decides on what `fetch_first` read a moment
+        // ago (the push's lease still arbitrates); a lost round fetches
+        // again.
+        if txn.rejected().is_some() {
+            let mut fetch = vec![self.plan_refname.as_str(), LANES];
+            fetch.extend(self.task_refname.as_deref());
+            txn.fetch(&fetch)?;
+        }
+        // The push found the remote gone (a start without a task keeps
+        // its writes then): the start stays here, as when the first
+        // fetch found it.
+        if !txn.online() {
+            return Ok(Some(ctx.store.run.reach.kept_why()));
+        }
+        let lane_published = store.ref_target(&mirror_ref(self.remote, &self.lane_refname))?;
+        if let Some(rival) = self.rival(lane_published)? {
+            return Err(self.refuse_for(&rival));
+        }
+        let tip = txn.tip(&self.plan_refname)?;
+        if let Some(why) = self.entry_on_published(tip)? {
+            return Ok(Some(why.to_string()));
+        }
+        if let Some(p) = lane_published {
+            if !store.is_ancestor(p, w.lane)? {
+                return Ok(Some(
+                    "the lane record changed on the remote too".to_string(),
+                ));
+            }
+        }
+        // The plan's entry, the lane record and the claim: one atomic
+        // push, each leased at the value fetched.
+        let actor = &w.event.actor;
+        txn.write_on(&self.plan_refname, tip, self.entry, actor, "lane started");
+        let lane_tip = txn.tip(&self.lane_refname)?;
+        txn.write_on(&self.lane_refname, lane_tip, w.lane, actor, "lane started");
+        self.write_claim(txn)?;
+        Ok(None)
+    }
+
+    /// Another lane of the plan, or this very feature started on another
+    /// machine (a published record, `lane_published`, this one does not
+    /// descend from): the remote has an executor.
+    fn rival(&self, lane_published: Option<ObjectId>) -> Result<Option<Lane>> {
+        let (ctx, w) = (self.ctx, self.w);
+        let store = &ctx.store;
+        let mut same = None;
+        if let Some(p) = lane_published.filter(|p| *p != w.lane) {
+            if !store.is_ancestor(p, w.lane)? {
+                same = crate::records::lane::at(store, w.feature, p)
+                    .ok()
+                    .filter(|l| l.record.is_active());
+            }
+        }
+        Ok(match same {
+            Some(l) => Some(l),
+            None => known_lanes(ctx)?.into_iter().find(|l| {
+                l.feature != w.feature && l.record.is_active() && l.record.plan == w.plan
+            }),
+        })
+    }
+
+    /// The start undone for `rival`'s executor, and the start check's
+    /// refusal (`PLAN_HAS_EXECUTOR`) saying whether the undo was whole.
+    fn refuse_for(&mut self, rival: &Lane) -> Error {
+        let w = self.w;
+        let undone = undo(self.ctx, w, self.entry, self.entry_on);
+        self.refused = true;
+        let err = check_start(std::slice::from_ref(rival), w.feature, w.plan, false)
+            .err()
+            .unwrap_or_else(|| Error::new(Code::PlanHasExecutor, "the plan has an executor"));
+        err.hint(if undone {
+            "this start was undone: its worktree, branch, lane record and plan entry are gone"
+        } else {
+            "this start was undone, but another command moved the lane or plan ref meanwhile: its entry may stay in the plan's journal until `git swarm sync` (the lane itself is gone)"
+        })
+    }
+
+    /// The plan entry on the plan's `tip`: written again on top when the
+    /// plan moved on the remote after the head it was written on; the
+    /// reason the start stays local when it cannot be.
+    fn entry_on_published(&mut self, tip: Tip) -> Result<Option<&'static str>> {
+        let store = &self.ctx.store;
+        if tip.local != Some(self.entry) {
+            return Ok(Some("the plan changed here while the lane was starting"));
+        }
+        if let Some(published) = tip.remote.filter(|p| *p != self.entry) {
+            if !store.is_ancestor(published, self.entry)? {
+                // The plan moved on the remote after the head this entry
+                // was written on (a report, a save): write it again on top.
+                if !store.is_ancestor(self.entry_on, published)? {
+                    return Ok(Some("the plan changed both here and on the remote"));
+                }
+                let tree = store.commit_tree(published)?;
+                let again = store.commit(tree, &[published], self.w.event)?;
+                let why = "lane start written again on the published plan";
+                let actor = &self.w.event.actor;
+                store.cas(
+                    &self.plan_refname,
+                    Some(self.entry),
+                    Some(again),
+                    actor,
+                    why,
+                )?;
+                (self.entry, self.entry_on) = (again, published);
+            }
+        }
+        Ok(None)
+    }
+
+    /// `--task`: the claim's next version written for the same push; a
+    /// claim the remote will not let this owner make undoes the start.
+    fn write_claim(&mut self, txn: &mut Txn<'_>) -> Result<()> {
+        let w = self.w;
+        let (Some(t), Some(r)) = (w.task, self.task_refname.as_deref()) else {
+            return Ok(());
+        };
+        let tip = txn.tip(r)?;
+        match super::task::next_version(self.ctx, t, &tip) {
+            Ok(Some(claim)) => {
+                txn.write_on(r, tip, claim, &w.event.actor, "lane new: task claimed")
+            }
+            Ok(None) => {}
+            Err(e) => {
+                let undone = undo(self.ctx, w, self.entry, self.entry_on);
+                self.refused = true;
+                return Err(e.hint(if undone {
+                    "this start was undone: its worktree, branch, lane record and plan are gone"
+                } else {
+                    "this start was undone, but another command moved the lane or plan ref meanwhile"
+                }));
+            }
+        }
+        Ok(())
     }
 }
 

@@ -30,7 +30,10 @@ printf '{"type":"system","subtype":"init","session_id":"%s"}\n' "$sid"
 lock="$dir/held-$GIT_SWARM_AS"
 if ! mkdir "$lock" 2>/dev/null; then
   old=$(cat "$lock/pid" 2>/dev/null)
-  if [ -n "$old" ] && kill -0 "$old" 2>/dev/null; then
+  # A zombie is finished: the container's init may reap a killed runner's
+  # agent late, and `kill -0` still finds it until then.
+  if [ -n "$old" ] && kill -0 "$old" 2>/dev/null \
+    && ! grep -q '^State:[[:space:]]*Z' "/proc/$old/status" 2>/dev/null; then
     echo "$GIT_SWARM_AS: sessions $old and $$ at once" >> "$dir/violations"
   fi
   rm -rf "$lock"; mkdir -p "$lock"

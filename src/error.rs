@@ -5,7 +5,7 @@
 //! Every code is one line of the `codes!` table below: its variant, the
 //! string users see (`error[NAME_INVALID]`, `"code": "NAME_INVALID"`), its
 //! class (so its exit code) and the README's description of it. The README
-//! table is generated from [`Code::ALL`] (see `tests/it/docs.rs`), so the
+//! table is generated from [`Code::ALL`] (see `tests/it/cli/docs.rs`), so the
 //! string, the exit code and the documentation cannot drift apart.
 
 use std::fmt;

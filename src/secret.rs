@@ -13,7 +13,7 @@
 //! `password=`-style assignments. Commit ids, UUIDs, base64 blobs, prose and
 //! code identifiers never match: the prefixes are specific, and the shapes
 //! that are not (a 40-character key in prose, `s.` Vault tokens) must also
-//! look machine-made. `tests/it/props.rs` holds that line on a benign corpus.
+//! look machine-made. `tests/it/properties/props.rs` holds that line on a benign corpus.
 
 mod assignment;
 mod rules;

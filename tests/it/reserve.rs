@@ -6,9 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Child;
 
-use crate::fixture::Swarm;
-use crate::harness::{Run, TestEnv};
-use crate::process::{finish, soak_rounds, spawn, wait_arrivals};
+use crate::support::fixture::Swarm;
+use crate::support::harness::{Run, TestEnv};
+use crate::support::process::{finish, soak_rounds, spawn, wait_arrivals};
 
 const LEDGER: &str = "refs/swarm/reservations/ledger";
 /// The harness dates every commit at this instant.

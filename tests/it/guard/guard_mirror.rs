@@ -1,0 +1,142 @@
+//! Every guard decides on the reservation ledger this clone knows: the
+//! newer of the local one and the one its last fetch mirrored, by the one
+//! read the listings use (`remote::live_tip`: the local ledger only when it
+//! contains the mirrored one). The state that let a commit through: this
+//! clone's own ledger had moved on offline (two `reserve --offline`, so its
+//! id counter ran ahead of the published ledger) while another clone's
+//! reservation was published and fetched. The guard used to keep whichever
+//! ledger had the higher counter, the local one, which lacked the other
+//! clone's reservation; `reservations` listed it all the while. Two real
+//! clones of a bare remote whose base is `master`, the real hooks, in the
+//! main checkout and in a lane worktree.
+
+use std::path::{Path, PathBuf};
+
+use crate::support::harness::TestEnv;
+
+const LEDGER: &str = "refs/swarm/reservations/ledger";
+
+/// A bare remote whose base branch is `master` (src/lib.rs, Cargo.toml),
+/// and the clones `names`, each with `git swarm init`.
+fn master_remote(env: &TestEnv, names: &[&str]) -> Vec<PathBuf> {
+    let remote = env.root().join("remote.git");
+    env.git(env.root(), &["init", "--quiet", "--bare", "remote.git"]);
+    env.git(&remote, &["symbolic-ref", "HEAD", "refs/heads/master"]);
+    let seed = env.root().join("seed");
+    env.git(
+        env.root(),
+        &["clone", "--quiet", remote.to_str().unwrap(), "seed"],
+    );
+    env.write(&seed.join("src/lib.rs"), "pub fn f() {}\n");
+    env.write(&seed.join("Cargo.toml"), "[package]\n");
+    env.git(&seed, &["add", "."]);
+    env.git(&seed, &["commit", "--quiet", "-m", "initial"]);
+    env.git(&seed, &["push", "--quiet", "origin", "HEAD:master"]);
+    names.iter().map(|n| env.clone_remote(&remote, n)).collect()
+}
+
+/// Stage a change to src/lib.rs in `dir` and try to commit it: refused
+/// by the pre-commit hook (exit 1, naming bob's reservation), HEAD and the
+/// local ledger unchanged; `check --staged` refuses it too.
+fn refused_in(env: &TestEnv, dir: &Path) {
+    env.write(&dir.join("src/lib.rs"), "pub fn f() { /* ann */ }\n");
+    env.git(dir, &["add", "src/lib.rs"]);
+    let head = env.git(dir, &["rev-parse", "HEAD"]);
+    let ledger = env.git(dir, &["rev-parse", LEDGER]);
+    env.git_run(dir, &["commit", "--quiet", "-m", "touch lib"])
+        .code(1)
+        .stderr_has("[reservations] src/lib.rs: reserved exclusively by bob (r2");
+    assert_eq!(env.git(dir, &["rev-parse", "HEAD"]), head);
+    assert_eq!(env.git(dir, &["rev-parse", LEDGER]), ledger);
+    env.swarm(dir, &["check", "--staged"])
+        .err(1, "GUARD_FAILED")
+        .stderr_has("[reservations] src/lib.rs: reserved exclusively by bob (r2");
+    env.git(dir, &["reset", "--quiet", "src/lib.rs"]);
+    env.git(dir, &["checkout", "--quiet", "--", "src/lib.rs"]);
+}
+
+#[test]
+fn a_clone_that_only_fetched_refuses_a_commit_to_a_path_another_clone_reserved() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
+    let clones = master_remote(&env, &["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["plan", "new", "docs"]).ok();
+    env.swarm(ann, &["lane", "new", "readme-x", "--plan", "docs"])
+        .ok();
+    let lane = ann.join("_swarm-worktrees/readme-x");
+    env.swarm(ann, &["reserve", "README.md"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    // ann's ledger moves on offline: r2 and r3 here, never published.
+    env.swarm(ann, &["reserve", "--offline", "Cargo.toml"])
+        .ok()
+        .stderr_has("not published");
+    env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
+    // bob's r2 is published; ann's clone only fetches (no sync).
+    env.swarm(bob, &["reserve", "src/lib.rs"]).ok();
+    env.git(ann, &["fetch", "--quiet", "origin"]);
+    let local = env.git(ann, &["rev-parse", LEDGER]);
+    let mirrored = env.git(
+        ann,
+        &["rev-parse", "refs/swarm-remotes/origin/reservations/ledger"],
+    );
+    assert_ne!(
+        local, mirrored,
+        "ann's ledger diverged from the published one"
+    );
+    // The listing and the guards read the same ledger.
+    env.swarm(ann, &["reservations"])
+        .ok()
+        .stdout_has("bob")
+        .stdout_has("src/lib.rs");
+
+    refused_in(&env, ann);
+    refused_in(&env, &lane);
+    // pre-push and `check --range` refuse it as before.
+    env.write(&lane.join("src/lib.rs"), "pub fn f() { /* ann */ }\n");
+    env.git(&lane, &["commit", "--quiet", "--no-verify", "-am", "lib"]);
+    env.swarm(&lane, &["check", "--range", "master..HEAD"])
+        .err(1, "GUARD_FAILED")
+        .stderr_has("reserved exclusively by bob (r2");
+}
+
+#[test]
+fn the_agents_pre_tool_use_hook_refuses_an_edit_of_a_path_only_the_mirror_knows_is_reserved() {
+    let mut env = TestEnv::new();
+    env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
+    let clones = master_remote(&env, &["ann", "bob"]);
+    let (ann, bob) = (&clones[0], &clones[1]);
+    env.swarm(ann, &["reserve", "README.md"]).ok();
+    env.swarm(bob, &["sync"]).ok();
+    env.swarm(ann, &["reserve", "--offline", "Cargo.toml"]).ok();
+    env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
+    env.swarm(bob, &["reserve", "src/lib.rs"]).ok();
+    env.git(ann, &["fetch", "--quiet", "origin"]);
+    let input = serde_json::json!({
+        "hook_event_name": "PreToolUse",
+        "tool_name": "Edit",
+        "cwd": ann.display().to_string(),
+        "tool_input": { "file_path": ann.join("src/lib.rs").display().to_string() },
+    })
+    .to_string();
+    let out = env
+        .command("git", ann)
+        .args(["swarm", "agent", "hook", "pre-tool-use", "--host", "claude"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().unwrap().write_all(input.as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap();
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{said}");
+    assert!(said.contains("\"permissionDecision\":\"deny\""), "{said}");
+    assert!(
+        said.contains("src/lib.rs is reserved by bob (r2)"),
+        "{said}"
+    );
+}

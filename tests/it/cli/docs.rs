@@ -120,54 +120,6 @@ fn readme_lists_exactly_the_error_codes_and_config_keys() {
     }
 }
 
-/// Every error raised in src/ names a listed code: `Error::new(Code::X, …)`
-/// (its class is the table's, so its exit code cannot drift), or, until
-/// `scripts/codes-to-enum.py` has run, `Error::check|usage|race|env("X", …)`
-/// with a listed code and the class the table gives it.
-#[test]
-fn every_error_raised_in_the_source_is_listed_with_its_class() {
-    let strings = regex::Regex::new(r#"Error::(check|usage|race|env)\(\s*"([A-Z_]+)""#).unwrap();
-    let typed = regex::Regex::new(r#"Error::new\(\s*(?:[a-z_]+::)*Code::([A-Za-z]+)\b"#).unwrap();
-    let mut stack = vec![std::path::PathBuf::from(concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/src"
-    ))];
-    let mut seen = 0;
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            let text = std::fs::read_to_string(&path).unwrap();
-            seen += typed.captures_iter(&text).count();
-            for cap in strings.captures_iter(&text) {
-                seen += 1;
-                let code = &cap[2];
-                let exit = match &cap[1] {
-                    "check" => 1,
-                    "usage" => 2,
-                    "race" => 3,
-                    _ => 4,
-                };
-                let listed = git_swarm::error::Code::from_name(code)
-                    .unwrap_or_else(|| panic!("{}: {code} is not in error::Code", path.display()));
-                assert_eq!(
-                    listed.exit_code(),
-                    exit,
-                    "{}: {code} raised with exit {exit}",
-                    path.display()
-                );
-            }
-        }
-    }
-    assert!(
-        seen > 100,
-        "the scan found only {seen} errors: is the pattern still right?"
-    );
-}
-
 /// The secrets section of docs/security.md names every kind the detector
 /// reports, and no kind it does not know.
 #[test]

@@ -38,6 +38,9 @@
 //! No function over [`MAX_FUNCTION_LINES`] lines outside tests and the
 //! demo's scenes.
 //!
+//! No new hint below `src/cli/` that names a `git swarm` command: those
+//! left are counted per file in [`HINTS_TO_MOVE`], which may only go down.
+//!
 //! [`ALLOWLIST`] is empty. A move in several steps may list violations
 //! there while in flight; they are counted, not failed. `GIT_SWARM_ARCH_DUMP=1 cargo test --test it architecture::` prints the
 //! current violations in the allowlist's format.
@@ -1534,5 +1537,153 @@ fn a_long_function_is_found_and_a_short_one_a_test_and_a_pointer_type_are_not() 
             "long".to_string(),
             MAX_FUNCTION_LINES + 2
         )]
+    );
+}
+
+/// The hints below `src/cli/` that name a `git swarm` command, per file:
+/// a hint is the CLI's wording, added at the edge (`cli/error.rs`) from
+/// what the error carries. Each file's count here is what is still to
+/// move; it may only go down (the test fails on a file that has more, and
+/// on one that has fewer than listed: lower its count).
+const HINTS_TO_MOVE: &[(&str, usize)] = &[
+    ("src/git/push.rs", 1),
+    ("src/guards/range.rs", 1),
+    ("src/guards/reserved/ledger.rs", 1),
+    ("src/integrations/agent/backup.rs", 1),
+    ("src/integrations/agent/install.rs", 2),
+    ("src/integrations/forecast/mod.rs", 1),
+    ("src/integrations/github/client.rs", 1),
+    ("src/integrations/verify/target.rs", 2),
+    ("src/ops/accept/lane.rs", 5),
+    ("src/ops/accept/restore.rs", 3),
+    ("src/ops/demo/drill.rs", 1),
+    ("src/ops/finish/mod.rs", 4),
+    ("src/ops/handoff/publish.rs", 2),
+    ("src/ops/init.rs", 2),
+    ("src/ops/lane/remove.rs", 3),
+    ("src/ops/lane/start/making.rs", 1),
+    ("src/ops/lane/start/mod.rs", 1),
+    ("src/ops/lane/start/publish.rs", 1),
+    ("src/ops/lane/start/task.rs", 1),
+    ("src/ops/lead/merge/queue.rs", 1),
+    ("src/ops/lead/mod.rs", 2),
+    ("src/ops/message/mod.rs", 4),
+    ("src/ops/packet/withdraw.rs", 1),
+    ("src/ops/plan/mod.rs", 2),
+    ("src/ops/plan/save.rs", 2),
+    ("src/ops/renew.rs", 1),
+    ("src/ops/reserve.rs", 5),
+    ("src/ops/sync.rs", 1),
+    ("src/ops/task/batch.rs", 2),
+    ("src/ops/task/fields.rs", 2),
+    ("src/ops/task/mod.rs", 2),
+    ("src/ops/task/next.rs", 1),
+    ("src/records/lane/known.rs", 1),
+    ("src/records/lane/rules.rs", 6),
+    ("src/records/lead/rules.rs", 9),
+    ("src/records/packet.rs", 3),
+    ("src/records/packet/known.rs", 2),
+    ("src/records/packet/verdict.rs", 2),
+    ("src/records/plan.rs", 4),
+    ("src/records/plan/journal.rs", 1),
+    ("src/records/pool.rs", 1),
+    ("src/records/task/rules.rs", 7),
+    ("src/session/lane.rs", 1),
+    ("src/session/plan.rs", 4),
+    ("src/store/archive.rs", 1),
+    ("src/store/mod.rs", 1),
+    ("src/store/remote/mod.rs", 2),
+    ("src/store/trust/signing.rs", 1),
+    ("src/worktree/restore.rs", 1),
+];
+
+/// The `.hint(…)` calls of the files outside `src/cli/` whose text names a
+/// command (`git swarm <verb>`), counted per file, outside `#[cfg(test)]`
+/// modules and `tests.rs` files.
+fn command_hints(files: &[(String, String)]) -> BTreeMap<String, usize> {
+    let mut out = BTreeMap::new();
+    for (file, text) in files {
+        if file.starts_with("src/cli/") || file == "src/main.rs" || file.ends_with("/tests.rs") {
+            continue;
+        }
+        let code = code_only(text);
+        let end = code.find("\n#[cfg(test)]\nmod ").unwrap_or(code.len());
+        let b = code.as_bytes();
+        let mut i = 0;
+        while let Some(at) = code[i..end].find(".hint(").map(|e| i + e) {
+            let open = at + ".hint".len();
+            let mut depth = 0usize;
+            let mut close = open;
+            for (k, c) in b.iter().enumerate().take(end).skip(open) {
+                match c {
+                    b'(' => depth += 1,
+                    b')' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            close = k;
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+            if text[open..=close].contains("git swarm ") {
+                *out.entry(file.clone()).or_insert(0) += 1;
+            }
+            i = close.max(open) + 1;
+        }
+    }
+    out
+}
+
+#[test]
+fn no_new_hint_names_a_command_below_the_cli() {
+    let found = command_hints(&read_src());
+    if std::env::var_os("GIT_SWARM_ARCH_DUMP").is_some() {
+        for (f, n) in &found {
+            eprintln!("    (\"{f}\", {n}),");
+        }
+    }
+    let listed = |f: &str| {
+        HINTS_TO_MOVE
+            .iter()
+            .find(|(lf, _)| *lf == f)
+            .map_or(0, |(_, n)| *n)
+    };
+    let mut wrong: Vec<String> = found
+        .iter()
+        .filter(|(f, n)| **n != listed(f))
+        .map(|(f, n)| format!("{f}: {n} hint(s) naming a command, {} listed", listed(f)))
+        .collect();
+    wrong.extend(
+        HINTS_TO_MOVE
+            .iter()
+            .filter(|(f, _)| !found.contains_key(*f))
+            .map(|(f, n)| format!("{f}: none left, {n} listed: take it off")),
+    );
+    assert!(
+        wrong.is_empty(),
+        "a hint that names a `git swarm` command is the CLI's: return what the error is about and let cli/ word the hint (or, once moved, lower HINTS_TO_MOVE):\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn an_injected_command_hint_in_the_store_is_found_and_one_in_the_cli_or_a_comment_is_not() {
+    let files = files_of(&[
+        (
+            "src/store/x.rs",
+            "fn f() -> Error { e.hint(format!(\"run `git swarm sync` ({})\", (1))) }\n\
+             // .hint(\"git swarm sync\")\n\
+             fn g() -> Error { e.hint(\"fix the file\") }\n",
+        ),
+        (
+            "src/cli/x.rs",
+            "fn f() { e.hint(\"run `git swarm sync`\"); }\n",
+        ),
+    ]);
+    assert_eq!(
+        command_hints(&files),
+        BTreeMap::from([("src/store/x.rs".to_string(), 1)])
     );
 }

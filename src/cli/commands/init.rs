@@ -52,7 +52,8 @@ pub fn init(g: &Global, a: InitArgs) -> Result<Output> {
                     format!("cannot read the current directory: {e}"),
                 )
             })?;
-            let store = git_swarm::store::Store::open(&cwd)?;
+            // The command's store: its remote operations count in its JSON.
+            let store = git_swarm::store::Store::open_with(&cwd, &[], g.run.clone())?;
             git_swarm::ops::init::coordination_remote(&store, url)?
         }
         None => (Vec::new(), Vec::new()),

@@ -536,11 +536,62 @@ pub(crate) fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
         .collect()
 }
 
+/// SIGKILL an agent: every process of its group but the remote's side of
+/// a push or fetch (`receive-pack`, `upload-pack` and what they run). Over
+/// a local path those run in the agent's group, yet they stand for a
+/// server, which a client's death never kills mid-update: killed, they
+/// would leave the remote's ref locks (`refs/heads/main.lock`) behind for
+/// good. Twice, for what the group started while it was being killed.
 fn kill_group(pid: i32) {
-    // SAFETY: SIGKILL to a process group this test's runners started.
-    unsafe {
-        libc::kill(-pid, libc::SIGKILL);
+    for _ in 0..2 {
+        let procs = group_members(pid);
+        let mut server: std::collections::BTreeSet<i32> = procs
+            .iter()
+            .filter(|(_, _, cmd)| cmd.contains("receive-pack") || cmd.contains("upload-pack"))
+            .map(|(p, _, _)| *p)
+            .collect();
+        // And what those run (index-pack, unpack-objects, hooks).
+        loop {
+            let more: Vec<i32> = procs
+                .iter()
+                .filter(|(p, pp, _)| server.contains(pp) && !server.contains(p))
+                .map(|(p, _, _)| *p)
+                .collect();
+            if more.is_empty() {
+                break;
+            }
+            server.extend(more);
+        }
+        for (p, _, _) in procs.iter().filter(|(p, _, _)| !server.contains(p)) {
+            // SAFETY: SIGKILL to a process of an agent's group this test's
+            // runners started.
+            unsafe {
+                libc::kill(*p, libc::SIGKILL);
+            }
+        }
     }
+}
+
+/// The live processes of group `group`: (pid, parent, command line).
+fn group_members(group: i32) -> Vec<(i32, i32, String)> {
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    dir.filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+            // `pid (comm) state ppid pgrp …`; comm may contain spaces.
+            let (_, rest) = stat.rsplit_once(')')?;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() < 3 || f[0] == "Z" || f[2].parse::<i32>().ok()? != group {
+                return None;
+            }
+            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            Some((pid, f[1].parse().ok()?, cmd))
+        })
+        .collect()
 }
 
 /// Two clones, a runner on each, a pool of four accounts and eight tasks

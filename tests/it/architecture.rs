@@ -1576,7 +1576,7 @@ const HINTS_TO_MOVE: &[(&str, usize)] = &[
     ("src/ops/sync.rs", 1),
     ("src/ops/task/batch.rs", 2),
     ("src/ops/task/fields.rs", 2),
-    ("src/ops/task/mod.rs", 2),
+    ("src/ops/task/resolve.rs", 2),
     ("src/ops/task/next.rs", 1),
     ("src/records/lane/known.rs", 1),
     ("src/records/lane/rules.rs", 6),

@@ -544,7 +544,7 @@ pub(crate) fn pool_pids(env: &TestEnv, dir: &Path) -> Vec<i32> {
 /// good. Twice, for what the group started while it was being killed.
 fn kill_group(pid: i32) {
     for _ in 0..2 {
-        let procs = group_members(pid);
+        let procs = process::group_members(pid);
         let mut server: std::collections::BTreeSet<i32> = procs
             .iter()
             .filter(|(_, _, cmd)| cmd.contains("receive-pack") || cmd.contains("upload-pack"))
@@ -570,28 +570,6 @@ fn kill_group(pid: i32) {
             }
         }
     }
-}
-
-/// The live processes of group `group`: (pid, parent, command line).
-fn group_members(group: i32) -> Vec<(i32, i32, String)> {
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| {
-            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
-            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-            // `pid (comm) state ppid pgrp …`; comm may contain spaces.
-            let (_, rest) = stat.rsplit_once(')')?;
-            let f: Vec<&str> = rest.split_whitespace().collect();
-            if f.len() < 3 || f[0] == "Z" || f[2].parse::<i32>().ok()? != group {
-                return None;
-            }
-            let cmd = std::fs::read(e.path().join("cmdline")).ok()?;
-            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
-            Some((pid, f[1].parse().ok()?, cmd))
-        })
-        .collect()
 }
 
 /// Two clones, a runner on each, a pool of four accounts and eight tasks

@@ -211,23 +211,30 @@ pub(crate) fn assert_aborted(run: &Run, point: &str) {
 /// Whether a process of group `group` is still running (zombies, which the
 /// container's init may reap late, are finished).
 fn group_running(group: u32) -> bool {
+    i32::try_from(group).is_ok_and(|g| !group_members(g).is_empty())
+}
+
+/// The live processes of group `group` (zombies, which the container's
+/// init may reap late, are finished): (pid, parent, command line).
+pub(crate) fn group_members(group: i32) -> Vec<(i32, i32, String)> {
     let Ok(dir) = std::fs::read_dir("/proc") else {
-        return false;
+        return Vec::new();
     };
     dir.filter_map(|e| e.ok())
-        .filter(|e| e.file_name().to_string_lossy().parse::<u32>().is_ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
-        .any(|stat| {
+        .filter_map(|e| {
+            let pid = e.file_name().to_string_lossy().parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
             // `pid (comm) state ppid pgrp …`; comm may contain spaces.
-            let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
-                return false;
-            };
-            let fields: Vec<&str> = rest.split_whitespace().collect();
-            fields.len() > 2
-                && fields[2] == group.to_string()
-                && fields[0] != "Z"
-                && fields[0] != "X"
+            let (_, rest) = stat.rsplit_once(')')?;
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f.len() < 3 || matches!(f[0], "Z" | "X") || f[2].parse::<i32>().ok()? != group {
+                return None;
+            }
+            let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+            let cmd = String::from_utf8_lossy(&cmd).replace('\0', " ");
+            Some((pid, f[1].parse().ok()?, cmd))
         })
+        .collect()
 }
 
 /// How many processes have reached the pause point of `gate`.

@@ -22,6 +22,8 @@ macro_rules! open_enum {
             Other(String),
         }
         impl $name {
+            /// Every value this version knows, as written.
+            pub const NAMES: &'static [&'static str] = &[$($s),+];
             pub fn parse(s: &str) -> Self {
                 match s {
                     $($s => $name::$var,)+

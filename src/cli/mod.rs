@@ -29,6 +29,7 @@ use crate::cli::output::Output;
 pub use crate::cli::spec::{Access, Facts};
 use clap::{Parser, Subcommand};
 use git_swarm::error::{Code, Error, Result};
+use git_swarm::records::message::Kind;
 use git_swarm::session::{Ctx, Network};
 use git_swarm::store::CommandState;
 use std::sync::Arc;
@@ -419,8 +420,8 @@ fn dispatch(g: &Global, facts: Facts, command: Command) -> Result<Output> {
         Command::Verify(c) => verify::run(g, c),
         Command::Completions(a) => completions::completions(a),
         Command::Man(a) => man::man(g, a),
-        Command::Notify(a) => message::notify(g, a, "notify"),
-        Command::Ask(a) => message::notify(g, a, "ask"),
+        Command::Notify(a) => message::notify(g, a, Kind::Notify),
+        Command::Ask(a) => message::notify(g, a, Kind::Ask),
         Command::Reply(a) => message::reply(g, a),
         Command::Inbox(a) => message::inbox(g, a),
         Command::Wait(a) => message::wait_for(g, a),

@@ -41,9 +41,6 @@ open_enum! {
     }
 }
 
-/// What a message can be, as typed on the command line.
-pub const KINDS: &[&str] = &["notify", "ask", "reply", "decision", "escalation"];
-
 /// One message (`message.yaml`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Message {
@@ -101,7 +98,7 @@ pub struct Message {
 impl Message {
     /// A message with the common fields set; `id` is filled by [`Message::stamp`].
     pub fn new(
-        kind: &str,
+        kind: Kind,
         from: &str,
         to: &str,
         plan: Option<&str>,
@@ -113,7 +110,7 @@ impl Message {
             id: String::new(),
             from: from.into(),
             to: to.into(),
-            kind: kind.into(),
+            kind,
             plan: plan.map(str::to_string),
             reply_to: None,
             at,
@@ -331,7 +328,7 @@ mod tests {
 
     fn msg(body: &str) -> Message {
         Message::new(
-            "notify",
+            Kind::Notify,
             "ann",
             "bob",
             Some("p"),
@@ -352,7 +349,7 @@ mod tests {
     #[test]
     fn escalations_with_the_same_ask_share_an_id() {
         let esc = |body: &str, nonce: &str| {
-            let mut m = Message::new("escalation", "ann", "lead", Some("p"), "t".into(), body);
+            let mut m = Message::new(Kind::Escalation, "ann", "lead", Some("p"), "t".into(), body);
             m.class = Some("approval".into());
             m.stamp("20260101T000000Z", nonce).id
         };

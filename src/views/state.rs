@@ -16,7 +16,7 @@ use crate::error::{Code, Error, Result};
 use crate::integrations::capacity::spend;
 use crate::records::lane::LaneRecord;
 use crate::records::lead::LeadRecord;
-use crate::records::message::{self, Message, PREFIX};
+use crate::records::message::{self, Kind, Message, PREFIX};
 use crate::records::note::Note;
 use crate::records::packet::PacketVersion;
 use crate::records::plan::PlanDoc;
@@ -96,7 +96,7 @@ fn leaders(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json:
         .collect())
 }
 
-fn messages(store: &Store, plan: Option<&str>, kind: &str) -> Result<Vec<Message>> {
+fn messages(store: &Store, plan: Option<&str>, kind: Kind) -> Result<Vec<Message>> {
     let (all, _) = Records::<Message>::new(store).all_under(PREFIX)?;
     let mut out: Vec<Message> = all
         .into_iter()
@@ -115,7 +115,7 @@ fn relayed(m: &Message) -> String {
 }
 
 fn decisions(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    Ok(messages(store, plan, "decision")?
+    Ok(messages(store, plan, Kind::Decision)?
         .iter()
         .map(|m| {
             let reason = m.reason.as_deref().unwrap_or("-");
@@ -126,7 +126,7 @@ fn decisions(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_jso
 }
 
 fn escalations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    Ok(messages(store, plan, "escalation")?
+    Ok(messages(store, plan, Kind::Escalation)?
         .iter()
         .map(|m| {
             let class = m.class.as_deref().unwrap_or("-");
@@ -150,11 +150,11 @@ fn escalations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_j
 
 /// Questions (`ask`) nobody replied to yet.
 fn asks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    let replied: std::collections::BTreeSet<String> = messages(store, plan, "reply")?
+    let replied: std::collections::BTreeSet<String> = messages(store, plan, Kind::Reply)?
         .into_iter()
         .filter_map(|m| m.reply_to)
         .collect();
-    Ok(messages(store, plan, "ask")?
+    Ok(messages(store, plan, Kind::Ask)?
         .iter()
         .filter(|m| !replied.contains(&m.id))
         .map(|m| item(format!("{} {} -> {}: {}", m.id, m.from, m.to, m.body), m))

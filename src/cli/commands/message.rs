@@ -12,7 +12,7 @@ use git_swarm::ops::message::wait::{self, Watch};
 use git_swarm::ops::message::{self as flow, Post, Posted};
 use git_swarm::ops::task;
 use git_swarm::records::lane::ReportKind;
-use git_swarm::records::message::{Message, MAX_BODY};
+use git_swarm::records::message::{Kind, Message, MAX_BODY};
 use git_swarm::views::state;
 
 use crate::cli::Global;
@@ -205,18 +205,15 @@ fn render(p: Posted) -> Output {
     out
 }
 
-fn post_of(kind: &str, to: String, text: String, b: BodyArgs) -> Post {
+fn post_of(kind: Kind, to: String, text: String, b: BodyArgs) -> Post {
     Post {
-        kind: kind.into(),
-        to,
         plan: b.plan,
-        body: text,
         relayed_from: b.relayed_from,
-        ..Post::default()
+        ..Post::new(kind, to, text)
     }
 }
 
-pub fn notify(g: &Global, a: NotifyArgs, kind: &str) -> Result<Output> {
+pub fn notify(g: &Global, a: NotifyArgs, kind: Kind) -> Result<Output> {
     let text = body(&a.text, &a.body)?;
     let mut p = post_of(kind, a.to, text, a.body);
     p.urgent = a.urgent;
@@ -234,7 +231,7 @@ pub fn reply(g: &Global, a: ReplyArgs) -> Result<Output> {
         Some(id) => id,
         None => git_swarm::ops::message::last_ask(&g.ctx()?, a.from.as_deref())?.id,
     };
-    let mut p = post_of("reply", String::new(), text, a.body);
+    let mut p = post_of(Kind::Reply, String::new(), text, a.body);
     p.reply_to = Some(id);
     posted(g, p)
 }
@@ -243,15 +240,12 @@ pub fn decide(g: &Global, a: DecideArgs) -> Result<Output> {
     posted(
         g,
         Post {
-            kind: "decision".into(),
-            to: "all".into(),
             plan: Some(a.plan),
-            body: a.choice,
             relayed_from: a.relayed_from,
             options: a.options,
             reason: Some(a.reason),
             undo: a.undo,
-            ..Post::default()
+            ..Post::new(Kind::Decision, "all", a.choice)
         },
     )
 }
@@ -270,7 +264,7 @@ pub fn escalate(g: &Global, a: EscalateArgs) -> Result<Output> {
         b.plan = lane.as_ref().map(|l| l.record.plan.clone());
     }
     let to = if b.plan.is_some() { "lead" } else { "all" };
-    let mut p = post_of("escalation", to.into(), text.clone(), b);
+    let mut p = post_of(Kind::Escalation, to.into(), text.clone(), b);
     p.class = Some(a.class.clone());
     p.task = a.task.clone();
     // A plan without a leader escalates to everyone.
@@ -387,7 +381,7 @@ pub fn wait_for(g: &Global, a: WaitArgs) -> Result<Output> {
         None => Duration::from_secs(60),
     };
     let watch = Watch {
-        kind: a.for_,
+        kind: wait::WaitKind::parse(&a.for_),
         plan: a.plan,
         timeout: duration("--timeout", &a.timeout)?,
         interval: duration("--interval", &a.interval)?,

@@ -2,7 +2,7 @@
 //! and stop): addressed to it by name, or urgent to `all`, each once.
 
 use crate::error::Result;
-use crate::records::message::Message;
+use crate::records::message::{Kind, Message};
 use crate::session::Ctx;
 
 use super::state::Shown;
@@ -31,8 +31,8 @@ pub fn unshown(ctx: &Ctx, reader: &str, ops: &dyn Swarm) -> Result<Vec<Message>>
 pub fn message_lines(messages: &[Message]) -> String {
     let mut text = String::new();
     for m in messages {
-        let kind = match (m.kind.as_str(), m.reply_to.as_deref()) {
-            ("reply", Some(r)) => format!("reply to {r}"),
+        let kind = match (&m.kind, m.reply_to.as_deref()) {
+            (Kind::Reply, Some(r)) => format!("reply to {r}"),
             (k, _) if m.urgent => format!("urgent {k}"),
             (k, _) => k.to_string(),
         };
@@ -43,7 +43,7 @@ pub fn message_lines(messages: &[Message]) -> String {
             m.id,
             m.body.trim()
         ));
-        if m.kind == "ask" {
+        if m.kind == Kind::Ask {
             text.push_str(&format!(
                 "  answer with `git swarm reply {} \"<answer>\"`\n",
                 m.id

@@ -28,7 +28,7 @@ use sha2::{Digest, Sha256};
 use super::{publish_one, Posted};
 use crate::error::{Code, Error, Result};
 use crate::records::lead::LeadRecord;
-use crate::records::message::{self, Message, MessageKey, PREFIX};
+use crate::records::message::{self, Kind, Message, MessageKey, PREFIX};
 use crate::session::Ctx;
 use crate::store::records::{Record, Records};
 use crate::store::{mirror, Event, JournalEntry, Store};
@@ -145,7 +145,7 @@ fn announcement(plan: &str, leader: &str, epoch: u64, entry: &JournalEntry) -> R
         "{leader} leads plan {plan} from epoch {epoch}: {why}. Leader commands of earlier epochs are fenced; `git swarm lead status --plan {plan}` shows the record."
     );
     let mut msg = Message::new(
-        "notify",
+        Kind::Notify,
         &entry.actor,
         "all",
         Some(plan),

@@ -32,9 +32,9 @@ use crate::store::yaml::Unreadable;
 use crate::store::{mirror, remote, Event, Store};
 
 /// What to post.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Post {
-    pub kind: String,
+    pub kind: Kind,
     /// An address, `lead`, or `all` (`reply` and `escalate` fill it).
     pub to: String,
     pub plan: Option<String>,
@@ -48,6 +48,27 @@ pub struct Post {
     pub task: Option<String>,
     /// Shown at once to agents whose hooks are installed, even to `all`.
     pub urgent: bool,
+}
+
+impl Post {
+    /// A post of `kind` to `to` (an address, `lead` or `all`) saying
+    /// `body`, nothing else set.
+    pub fn new(kind: Kind, to: impl Into<String>, body: impl Into<String>) -> Post {
+        Post {
+            kind,
+            to: to.into(),
+            plan: None,
+            body: body.into(),
+            reply_to: None,
+            relayed_from: None,
+            options: Vec::new(),
+            reason: None,
+            undo: None,
+            class: None,
+            task: None,
+            urgent: false,
+        }
+    }
 }
 
 /// A posted message and whether it reached the remote.
@@ -139,7 +160,7 @@ fn addressed(ctx: &Ctx, from: &str, mut p: Post) -> Result<(Post, bool, Option<S
 fn compose(store: &Store, from: &str, p: Post, lead_of: bool) -> Result<Message> {
     let now = store.clock.now();
     let mut msg = Message::new(
-        &p.kind,
+        p.kind.clone(),
         from,
         &p.to,
         p.plan.as_deref(),

@@ -30,11 +30,22 @@ use crate::session::Ctx;
 use crate::store::mirror;
 use crate::store::ref_stamp::{self, RefStamp};
 
-pub const KINDS: &[&str] = &["message", "packet", "lead", "task", "verdict", "any"];
+open_enum! {
+    /// What a `wait` waits for (`--for`); `Other` is a value typed that is
+    /// none of these, refused before anything is read.
+    pub enum WaitKind {
+        Message = "message",
+        Packet = "packet",
+        Lead = "lead",
+        Task = "task",
+        Verdict = "verdict",
+        Any = "any",
+    }
+}
 
 /// What one `wait` watches.
 pub struct Watch {
-    pub kind: String,
+    pub kind: WaitKind,
     pub plan: Option<String>,
     pub timeout: Duration,
     pub interval: Duration,
@@ -45,7 +56,7 @@ pub struct Watch {
 /// What woke the wait, and what it cost.
 #[derive(Debug, Clone, Serialize)]
 pub struct Woke {
-    pub kind: String,
+    pub kind: WaitKind,
     /// New unread messages for me (`message`, `any`).
     pub messages: Vec<Message>,
     /// Refs new or moved since the wait began (other kinds).
@@ -76,31 +87,36 @@ impl Watch {
             Some(p) => format!("{prefix}{p}/"),
             None => prefix.to_string(),
         };
-        let of = |kind: &str| -> Vec<String> {
+        let of = |kind: &WaitKind| -> Vec<String> {
             match kind {
-                "packet" => vec![plan(crate::records::packet::PREFIX)],
+                WaitKind::Packet => vec![plan(crate::records::packet::PREFIX)],
                 // One leader record per plan: that ref exactly.
-                "lead" => vec![match &self.plan {
+                WaitKind::Lead => vec![match &self.plan {
                     Some(p) => crate::records::lead::lead_ref(p),
                     None => crate::records::lead::PREFIX.to_string(),
                 }],
-                "task" => vec![plan(crate::records::task::PREFIX)],
-                "verdict" => vec![crate::store::notes::NOTES_REF.to_string()],
+                WaitKind::Task => vec![plan(crate::records::task::PREFIX)],
+                WaitKind::Verdict => vec![crate::store::notes::NOTES_REF.to_string()],
                 _ => vec![],
             }
         };
-        if self.kind == "any" {
-            ["packet", "lead", "task", "verdict"]
-                .iter()
-                .flat_map(|k| of(k))
-                .collect()
+        if self.kind == WaitKind::Any {
+            [
+                WaitKind::Packet,
+                WaitKind::Lead,
+                WaitKind::Task,
+                WaitKind::Verdict,
+            ]
+            .iter()
+            .flat_map(|k| of(k))
+            .collect()
         } else {
             of(&self.kind)
         }
     }
 
     fn wants_messages(&self) -> bool {
-        self.kind == "message" || self.kind == "any"
+        matches!(self.kind, WaitKind::Message | WaitKind::Any)
     }
 }
 
@@ -137,10 +153,10 @@ fn snapshot(ctx: &Ctx, prefixes: &[String]) -> Result<BTreeMap<String, String>> 
 /// `notice` hears, once per streak, that the remote stopped answering (the
 /// wait goes on over what this clone knows) and that it answers again.
 pub fn wait(ctx: &Ctx, watch: &Watch, notice: &mut dyn FnMut(&str)) -> Result<Woke> {
-    if !KINDS.contains(&watch.kind.as_str()) {
+    if let WaitKind::Other(_) = watch.kind {
         return Err(
             Error::new(Code::Usage, format!("cannot wait for '{}'", watch.kind))
-                .hint(format!("use one of {}", KINDS.join(", "))),
+                .hint(format!("use one of {}", WaitKind::NAMES.join(", "))),
         );
     }
     let reader = ctx.actor()?;

@@ -72,12 +72,9 @@ pub(super) fn tell(
     warnings: &mut Vec<String>,
 ) -> Option<String> {
     let post = Post {
-        kind: "notify".into(),
-        to: item.lane.record.owner.clone(),
         plan: Some(plan.to_string()),
-        body: body.to_string(),
         task: item.lane.record.task.clone(),
-        ..Post::default()
+        ..Post::new(Kind::Notify, item.lane.record.owner.clone(), body)
     };
     match message::post(ctx, post) {
         Ok(p) => Some(p.message.id.clone()),

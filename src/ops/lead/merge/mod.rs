@@ -30,6 +30,7 @@ use crate::names;
 use crate::ops::message::{self, Post};
 use crate::records::lane::{self, Lane, LastReportKind};
 use crate::records::lead::Op;
+use crate::records::message::Kind;
 use crate::session::Ctx;
 
 /// The most lines of a gate's output or of a conflict's hunks a brief

@@ -4,7 +4,7 @@
 
 pub(crate) mod guard_mirror;
 pub(crate) mod hook_cache;
-pub(crate) mod reserve_guard;
+pub(crate) mod reservations;
 
 use std::path::{Path, PathBuf};
 

@@ -96,7 +96,7 @@ fn day(remotes: Remotes, trust: bool) {
             env.git(dir, &["config", "swarm.trust", "require"]);
         }
     }
-    let log = crate::lane::lane_task::count_pushes(&records);
+    let log = crate::lane::executor::count_pushes(&records);
     let on_code = |branch: &str| {
         env.git(
             env.root(),
@@ -382,7 +382,7 @@ fn day(remotes: Remotes, trust: bool) {
             assert!(!state.stderr.contains("untrusted"), "{}", state.stderr);
         }
     }
-    let pushed = crate::lane::lane_task::pushes(&log);
+    let pushed = crate::lane::executor::pushes(&log);
     eprintln!(
         "the day took {} pushes at the records remote:\n{}",
         pushed.len(),

@@ -303,7 +303,7 @@ fn a_closed_stderr_loses_the_message_not_the_exit_code() {
     let env = TestEnv::new();
     let repo = env.repo("r");
     // stderr is a pipe nobody reads any more (`2>&1 | head -c 10` once head
-    // has exited): writing the error there used to panic (exit 101).
+    // has exited): writing the error there must not panic (exit 101).
     for (args, code) in [
         (&["--as", "x", "notify", "bad..addr", "hi"][..], 2),
         (&["--as", "x", "reserve", "["][..], 2),

@@ -4,9 +4,9 @@
 //! contains the mirrored one). The state that let a commit through: this
 //! clone's own ledger had moved on offline (two `reserve --offline`, so its
 //! id counter ran ahead of the published ledger) while another clone's
-//! reservation was published and fetched. The guard used to keep whichever
-//! ledger had the higher counter, the local one, which lacked the other
-//! clone's reservation; `reservations` listed it all the while. Two real
+//! reservation was published and fetched. A guard keeping whichever ledger
+//! had the higher counter would keep the local one, which lacks the other
+//! clone's reservation, while `reservations` lists it. Two real
 //! clones of a bare remote whose base is `master`, the real hooks, in the
 //! main checkout and in a lane worktree.
 

@@ -4,7 +4,7 @@
 
 pub(crate) mod guard_mirror;
 pub(crate) mod hook_cache;
-pub(crate) mod reserve_guard;
+pub(crate) mod reservations;
 
 use std::path::{Path, PathBuf};
 
@@ -304,7 +304,7 @@ fn a_lane_started_from_a_commit_a_tag_or_an_expression_checks_against_that_commi
             &["On-Base.md"],
             &[&format!("exists on the base branch {label}")],
         );
-        // ...and a unique one is committed (it used to fail with GUARD_ERROR).
+        // ...and a unique one is committed (no GUARD_ERROR).
         accepted(&env, &wt, &[&format!("{feature}-change.md")]);
     }
     // swarm.base may name a tag rather than a branch, too.

@@ -1,5 +1,7 @@
 //! `git swarm forecast`: lanes on two machines (real clones of one bare
-//! remote) merged in memory against each other and their base.
+//! remote) merged in memory against each other and their base; uncommitted
+//! work (`lane snapshot`, `refs/swarm/wip/*`), reserved paths, the `status`
+//! line and the pre-push warning. Lanes edit the ten-line file `f` of main.
 
 use std::path::{Path, PathBuf};
 
@@ -354,9 +356,9 @@ fn edit_f(env: &TestEnv, dir: &Path, line: usize, text: &str) {
 #[test]
 fn the_push_forecast_blames_a_lane_only_for_conflicts_in_its_own_changes() {
     let env = TestEnv::new();
-    let (_remote, m1, m2) = crate::lane::forecast::two_machines(&env);
+    let (_remote, m1, m2) = two_machines(&env);
     // divfix (on m1) changes line 2 of f and is pushed.
-    crate::lane::forecast::lane_edit(&env, &m1, "divfix", 2, "two (divfix)");
+    lane_edit(&env, &m1, "divfix", 2, "two (divfix)");
     // main then changes the same line another way (a merged PR).
     edit_f(&env, &m1, 2, "two (main)");
     env.git(
@@ -388,4 +390,499 @@ fn the_push_forecast_blames_a_lane_only_for_conflicts_in_its_own_changes() {
     env.git_run(&docs, &["push", "--quiet", "origin", "feat/docs"])
         .ok()
         .stderr_has("warning: docs is forecast to conflict with lane divfix in f");
+}
+
+/// Replace line `line` of `f` in `wt` without committing.
+fn edit_uncommitted(env: &TestEnv, wt: &Path, line: usize, text: &str) {
+    let old = env.read(&wt.join("f"));
+    let mut lines: Vec<&str> = old.lines().collect();
+    lines[line - 1] = text;
+    env.write(&wt.join("f"), &(lines.join("\n") + "\n"));
+}
+
+fn index_bytes(env: &TestEnv, wt: &Path) -> Vec<u8> {
+    let path = env.git(
+        wt,
+        &["rev-parse", "--path-format=absolute", "--git-path", "index"],
+    );
+    std::fs::read(path).unwrap()
+}
+
+fn lane<'a>(out: &'a serde_json::Value, feature: &str) -> &'a serde_json::Value {
+    out["lanes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|l| l["feature"] == feature)
+        .unwrap_or_else(|| panic!("no lane {feature}: {out}"))
+}
+
+#[test]
+fn a_published_snapshot_of_uncommitted_work_changes_the_forecast_and_a_stale_one_is_flagged() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    let beta = lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["pairs"][0]["verdict"], "same-files", "{out}");
+    assert_eq!(out["conflicts"], 0);
+
+    // beta edits line 2 too, uncommitted, plus an untracked file.
+    edit_uncommitted(&env, &beta, 2, "two from beta, not committed");
+    env.write(&beta.join("notes.txt"), "draft\n");
+    let index = index_bytes(&env, &beta);
+    let status = env.git(&beta, &["status", "--porcelain"]);
+    let snap = env
+        .swarm(&beta, &["lane", "snapshot", "--json"])
+        .ok()
+        .json();
+    assert_eq!(snap["lane"], "beta");
+    assert_eq!(snap["clean"], false);
+    assert_eq!(snap["paths"], 2);
+    assert_eq!(snap["published_to"], "origin");
+    assert_eq!(snap["refname"], "refs/swarm/wip/beta");
+    // The lane's index and files are as they were.
+    assert_eq!(index_bytes(&env, &beta), index);
+    assert_eq!(env.git(&beta, &["status", "--porcelain"]), status);
+    let wip = snap["commit"].as_str().unwrap().to_string();
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        wip
+    );
+    let head = env.git(&beta, &["rev-parse", "HEAD"]);
+    assert_eq!(env.git(&m2, &["rev-parse", &format!("{wip}^1")]), head);
+
+    // m1 fetches it and forecasts beta's uncommitted line: a conflict.
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    let b = lane(&out, "beta");
+    assert_eq!(b["source"], "snapshot", "{out}");
+    assert_eq!(b["head"], wip.as_str());
+    assert_eq!(b["snapshot"]["standing"], "current");
+    assert_eq!(b["snapshot"]["on"], head.as_str());
+    let pair = &out["pairs"][0];
+    assert_eq!(pair["verdict"], "conflict", "{out}");
+    assert_eq!(
+        pair["conflicts"][0]["theirs"],
+        serde_json::json!(["two from beta, not committed"])
+    );
+    assert_eq!(out["stale_snapshots"], serde_json::json!([]));
+    env.swarm(&m1, &["forecast"])
+        .ok()
+        .stdout_has("uncommitted work of beta counted")
+        .stdout_has("CONFLICT alpha × beta");
+    // --offline: no fetch, but what was fetched before (beta's branch and
+    // snapshot) still counts.
+    let out = env
+        .swarm(&m1, &["--offline", "forecast", "--json"])
+        .ok()
+        .json();
+    assert_eq!(out["fetched"], false);
+    assert_eq!(lane(&out, "beta")["source"], "snapshot", "{out}");
+    assert_eq!(out["pairs"][0]["verdict"], "conflict");
+
+    // The same work again, later: nothing moves.
+    env.swarm_env(
+        &beta,
+        &[("GIT_SWARM_NOW", "2099-01-01T00:00:00Z")],
+        &["lane", "snapshot"],
+    )
+    .ok()
+    .stdout_has("unchanged");
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        wip
+    );
+
+    // beta commits something else and pushes: the branch moved past the
+    // snapshot, which is ignored and flagged stale.
+    env.write(&beta.join("g"), "g\n");
+    env.git(&beta, &["add", "g"]);
+    env.git(&beta, &["commit", "--quiet", "-m", "add g"]);
+    env.git(
+        &beta,
+        &["push", "--quiet", "--no-verify", "origin", "feat/beta"],
+    );
+    let moved = env.git(&beta, &["rev-parse", "HEAD"]);
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    let b = lane(&out, "beta");
+    assert_eq!(b["source"], "remote", "{out}");
+    assert_eq!(b["head"], moved.as_str());
+    assert_eq!(b["snapshot"]["standing"], "stale");
+    assert_eq!(out["stale_snapshots"], serde_json::json!(["beta"]));
+    assert_eq!(out["pairs"][0]["verdict"], "same-files");
+    env.swarm(&m1, &["forecast"])
+        .ok()
+        .stdout_has("stale snapshot beta")
+        .stdout_has("ignored");
+
+    // A clean worktree publishes "nothing uncommitted": the branch stands.
+    env.git(&beta, &["checkout", "--quiet", "--", "f"]);
+    std::fs::remove_file(beta.join("notes.txt")).unwrap();
+    let snap = env
+        .swarm(&beta, &["lane", "snapshot", "--json"])
+        .ok()
+        .json();
+    assert_eq!(snap["clean"], true);
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    let b = lane(&out, "beta");
+    assert_eq!(b["snapshot"]["clean"], true, "{out}");
+    assert_eq!(b["snapshot"]["standing"], "current");
+    assert_eq!(b["head"], moved.as_str());
+    assert_eq!(out["pairs"][0]["verdict"], "same-files");
+}
+
+#[test]
+fn sync_keeps_the_newer_snapshot_and_gc_archives_the_wip_of_a_removed_lane() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    let beta = lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    fn at(t: &'static str) -> [(&'static str, &'static str); 1] {
+        [("GIT_SWARM_NOW", t)]
+    }
+    // `lane snapshot` at time `t` (offline or not); its JSON.
+    let snap = |t: &'static str, offline: bool| {
+        let mut args = vec!["lane", "snapshot", "--json"];
+        if offline {
+            args.insert(0, "--offline");
+        }
+        env.swarm_env(&beta, &at(t), &args).ok().json()
+    };
+    edit_uncommitted(&env, &beta, 2, "published");
+    let published = snap("2026-03-01T12:00:00Z", false)["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // An offline snapshot taken "earlier" loses to the published one.
+    edit_uncommitted(&env, &beta, 2, "older, offline");
+    let older = snap("2026-03-01T11:00:00Z", true);
+    assert_eq!(older["published_to"], serde_json::Value::Null);
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        published
+    );
+    env.swarm(&m2, &["sync"])
+        .ok()
+        .stdout_has("replaced refs/swarm/wip/beta: the newer snapshot wins");
+    assert_eq!(
+        env.refs(&m2, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        published
+    );
+
+    // One taken later, offline, wins at the next sync.
+    edit_uncommitted(&env, &beta, 2, "newer, offline");
+    let newer = snap("2026-03-01T13:00:00Z", true)["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    env.swarm(&m2, &["sync"])
+        .ok()
+        .stdout_has("refs/swarm/wip/beta");
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        newer
+    );
+    env.swarm(&m1, &["sync"]).ok();
+    assert_eq!(
+        env.refs(&m1, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        newer
+    );
+
+    // The lane goes; gc archives its snapshot with it, and the deletion syncs.
+    env.swarm(&m2, &["lane", "rm", "beta", "--force"]).ok();
+    // (Judged from a later clock: the snapshots above are dated in 2026.)
+    let gc = env
+        .swarm_env(
+            &m2,
+            &at("2099-01-01T00:00:00Z"),
+            &["gc", "--older-than", "0s", "--json"],
+        )
+        .ok()
+        .json();
+    assert_eq!(
+        gc["archived"]["wip"],
+        serde_json::json!(["refs/swarm/wip/beta"]),
+        "{gc}"
+    );
+    assert!(env.refs(&m2, "refs/swarm/wip/").is_empty());
+    assert!(env
+        .refs(&m2, "refs/swarm/archive/wip")
+        .contains_key("refs/swarm/archive/wip"));
+    env.swarm(&m2, &["sync"]).ok();
+    env.swarm(&m1, &["sync"]).ok();
+    assert!(env.refs(&remote, "refs/swarm/wip/").is_empty());
+    assert!(env.refs(&m1, "refs/swarm/wip/").is_empty());
+}
+
+#[test]
+fn a_snapshot_holding_a_secret_or_too_much_is_refused_with_nothing_published() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    let beta = lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    env.write(
+        &beta.join("notes/creds.txt"),
+        "hello\ndb password=Tr0ub4dor&3\n",
+    );
+    let (local, published) = (env.all_refs(&m2), env.all_refs(&remote));
+    let index = index_bytes(&env, &beta);
+    let run = env
+        .swarm(&beta, &["lane", "snapshot"])
+        .err(2, "SNAPSHOT_SECRET")
+        .stderr_has("notes/creds.txt line 2");
+    assert!(!run.stderr.contains("Tr0ub4dor"), "{}", run.stderr);
+    assert_eq!(env.all_refs(&m2), local);
+    assert_eq!(env.all_refs(&remote), published);
+    assert_eq!(index_bytes(&env, &beta), index);
+    assert_eq!(env.git(&beta, &["status", "--porcelain"]), "?? notes/");
+    std::fs::remove_dir_all(beta.join("notes")).unwrap();
+
+    env.git(&m2, &["config", "swarm.snapshotLimit", "10"]);
+    edit_uncommitted(&env, &beta, 2, "two from beta, a long line");
+    env.swarm(&beta, &["lane", "snapshot"])
+        .err(2, "SNAPSHOT_TOO_LARGE")
+        .stderr_has("f (");
+    env.git(&m2, &["config", "--unset", "swarm.snapshotLimit"]);
+
+    // Bad names and the wrong lane, person or place: refused, nothing written.
+    for bad in ["Bad Name", "../beta", "-x", "a..b"] {
+        env.swarm(&m2, &["lane", "snapshot", &format!("--lane={bad}")])
+            .err(2, "NAME_INVALID");
+    }
+    env.swarm(&m2, &["lane", "snapshot", "--lane", "nope"])
+        .err(2, "NOT_FOUND");
+    env.swarm(&m2, &["lane", "snapshot"]).err(2, "USAGE");
+    env.swarm(&beta, &["--as", "mallory", "lane", "snapshot"])
+        .err(3, "SNAPSHOT_NOT_OWNER")
+        .stderr_has("owned by m2");
+    // alpha's worktree exists on this disk, but in m1's repository.
+    env.swarm(&m2, &["sync"]).ok();
+    env.swarm(&m2, &["--as", "m1", "lane", "snapshot", "--lane", "alpha"])
+        .err(4, "LANE_NOT_HERE")
+        .stderr_has("another repository");
+    assert_eq!(env.refs(&m2, "refs/swarm/wip/"), Default::default());
+    assert_eq!(env.refs(&remote, "refs/swarm/wip/"), Default::default());
+}
+
+#[test]
+fn a_lane_changing_a_path_someone_else_reserved_is_listed() {
+    let env = TestEnv::new();
+    let (_remote, m1, m2) = two_machines(&env);
+    lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    // m2 (beta's owner) reserves f; a shared reservation of m2's blocks nobody.
+    env.swarm(&m2, &["reserve", "f", "--task", "T7"]).ok();
+    env.swarm(&m2, &["reserve", "README.md", "--shared"]).ok();
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    let reserved = out["reserved"].as_array().unwrap();
+    assert_eq!(reserved.len(), 1, "{out}");
+    let r = &reserved[0];
+    assert_eq!(r["lane"], "alpha");
+    assert_eq!(r["owner"], "m1");
+    assert_eq!(r["path"], "f");
+    assert_eq!(r["holder"], "m2");
+    assert_eq!(r["reservation"], "r1");
+    assert_eq!(r["task"], "T7");
+    env.swarm(&m1, &["forecast"])
+        .ok()
+        .stdout_has("RESERVED alpha (m1) changes f: reserved by m2 (r1, task T7)")
+        .stdout_has("1 changed path reserved by others");
+    // Released, nothing is listed.
+    env.swarm(&m2, &["release", "r1"]).ok();
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["reserved"], serde_json::json!([]));
+}
+
+#[test]
+fn status_shows_the_last_forecast_per_plan_without_merging_or_fetching() {
+    let env = TestEnv::new();
+    let (_remote, m1, m2) = two_machines(&env);
+    let alpha = lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    lane_edit(&env, &m2, "beta", 2, "two from beta");
+    lane_edit(&env, &m1, "gamma", 9, "nine from gamma");
+    // Before any forecast, status says nothing of one.
+    let out = env.swarm(&m1, &["status"]).ok();
+    assert!(!out.stdout.contains("forecast:"), "{}", out.stdout);
+    env.swarm(&m1, &["forecast"]).ok();
+    let refs = env.all_refs(&m1);
+    let common = env.git(
+        &m1,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let cache = Path::new(&common).join("swarm/cache/forecast");
+    let entries = || std::fs::read_dir(&cache).unwrap().count();
+    let before = entries();
+    let st = env.swarm(&m1, &["status", "--json"]).ok().json();
+    let plan = |name: &str| {
+        st["plans"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["plan"] == name)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(plan("alpha")["forecast"]["conflicts"], 1, "{st}");
+    assert_eq!(plan("beta")["forecast"]["conflicts"], 1);
+    assert_eq!(plan("gamma")["forecast"]["conflicts"], 0);
+    assert_eq!(plan("gamma")["forecast"]["same_files"], 2);
+    assert_eq!(plan("alpha")["forecast"]["moved"], false);
+    env.swarm(&m1, &["status"])
+        .ok()
+        .stdout_has("forecast: 1 conflict (")
+        .stdout_has("forecast: 0 conflicts (");
+    // status neither fetched nor merged: no ref moved, no cache entry added.
+    assert_eq!(env.all_refs(&m1), refs);
+    assert_eq!(entries(), before);
+    // alpha moves on: status says the forecast is behind.
+    edit(&env, &alpha, 5, "five from alpha");
+    env.swarm(&m1, &["status"])
+        .ok()
+        .stdout_has("lanes moved since: `git swarm forecast`");
+}
+
+#[test]
+fn the_real_pre_push_hook_warns_of_a_conflict_with_a_sibling_lane_and_the_push_succeeds() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    let alpha = lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    lane_edit(&env, &m2, "beta", 2, "two from beta");
+    env.git(&m1, &["config", "transfer.unpackLimit", "100000"]);
+    env.swarm(&m1, &["forecast"]).ok();
+    // A new commit on alpha, pushed through the real hook (no --no-verify).
+    edit_uncommitted(&env, &alpha, 5, "five from alpha");
+    env.git(&alpha, &["commit", "--quiet", "-am", "five"]);
+    let head = env.git(&alpha, &["rev-parse", "HEAD"]);
+    let push = env.git_run(&alpha, &["push", "origin", "feat/alpha"]).ok();
+    assert!(
+        push.stderr
+            .contains("git swarm: warning: alpha is forecast to conflict with lane beta in f"),
+        "{}",
+        push.stderr
+    );
+    assert_eq!(
+        env.refs(&remote, "refs/heads/feat/")["refs/heads/feat/alpha"],
+        head
+    );
+
+    // A forecast that cannot run (beta's blob is gone here) is one line of
+    // warning, and the push still goes through.
+    let blob = env.git(&m1, &["rev-parse", "origin/feat/beta:f"]);
+    let common = env.git(
+        &m1,
+        &["rev-parse", "--path-format=absolute", "--git-common-dir"],
+    );
+    let loose = Path::new(&common)
+        .join("objects")
+        .join(&blob[..2])
+        .join(&blob[2..]);
+    std::fs::remove_file(&loose).unwrap_or_else(|e| panic!("{}: {e}", loose.display()));
+    std::fs::remove_dir_all(Path::new(&common).join("swarm/cache/forecast")).unwrap();
+    edit_uncommitted(&env, &alpha, 6, "six from alpha");
+    env.git(&alpha, &["commit", "--quiet", "-am", "six"]);
+    let head = env.git(&alpha, &["rev-parse", "HEAD"]);
+    let push = env.git_run(&alpha, &["push", "origin", "feat/alpha"]).ok();
+    let warned: Vec<&str> = push
+        .stderr
+        .lines()
+        .filter(|l| l.contains("no conflict forecast for this push"))
+        .collect();
+    assert_eq!(warned.len(), 1, "{}", push.stderr);
+    assert_eq!(
+        env.refs(&remote, "refs/heads/feat/")["refs/heads/feat/alpha"],
+        head
+    );
+
+    // A push of a branch that is no lane forecasts nothing.
+    env.git(&m1, &["checkout", "--quiet", "-b", "topic"]);
+    let push = env.git_run(&m1, &["push", "origin", "topic"]).ok();
+    assert!(!push.stderr.contains("forecast"), "{}", push.stderr);
+}
+
+#[test]
+fn a_lane_that_never_pushed_its_branch_is_forecast_from_its_snapshot() {
+    let env = TestEnv::new();
+    let (_remote, m1, m2) = two_machines(&env);
+    lane_edit(&env, &m1, "alpha", 2, "two from alpha");
+    env.swarm(&m2, &["plan", "new", "delta"]).ok();
+    env.swarm(&m2, &["lane", "new", "delta", "--plan", "delta"])
+        .ok();
+    env.swarm(&m2, &["sync"]).ok();
+    let delta = m2.join("_swarm-worktrees/delta");
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["skipped"][0]["feature"], "delta", "{out}");
+    assert_eq!(out["pairs"], serde_json::json!([]));
+
+    edit_uncommitted(&env, &delta, 2, "two from delta");
+    env.swarm(&delta, &["lane", "snapshot"]).ok();
+    assert_eq!(
+        env.git_run(
+            &m1,
+            &[
+                "ls-remote",
+                "--exit-code",
+                "origin",
+                "refs/heads/feat/delta"
+            ]
+        )
+        .code,
+        2,
+        "the branch is still not pushed"
+    );
+    let out = env.swarm(&m1, &["forecast", "--json"]).ok().json();
+    assert_eq!(out["skipped"], serde_json::json!([]), "{out}");
+    assert_eq!(lane(&out, "delta")["source"], "snapshot");
+    assert_eq!(out["pairs"][0]["verdict"], "conflict");
+    assert_eq!(
+        out["pairs"][0]["conflicts"][0]["theirs"],
+        serde_json::json!(["two from delta"])
+    );
+}
+
+#[test]
+fn a_snapshot_dated_in_the_future_never_counts_as_the_newer() {
+    let env = TestEnv::new();
+    let (remote, m1, m2) = two_machines(&env);
+    let beta = lane_edit(&env, &m2, "beta", 9, "nine from beta");
+    edit_uncommitted(&env, &beta, 2, "the owner's");
+    let mine = env
+        .swarm(&beta, &["lane", "snapshot", "--json"])
+        .ok()
+        .json()["commit"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Someone else pushes a snapshot commit dated 2030 over it.
+    let tree = env.git(&m1, &["rev-parse", "origin/main^{tree}"]);
+    let forged = {
+        let mut cmd = env.command("git", &m1);
+        cmd.args(["commit-tree", &tree, "-p", "origin/main", "-m", "forged"])
+            .env("GIT_COMMITTER_DATE", "2030-01-01T00:00:00Z")
+            .env("GIT_AUTHOR_DATE", "2030-01-01T00:00:00Z");
+        String::from_utf8(cmd.output().unwrap().stdout)
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    env.git(
+        &m1,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "--force",
+            "origin",
+            &format!("{forged}:refs/swarm/wip/beta"),
+        ],
+    );
+    // The owner's sync keeps the owner's and publishes it again.
+    env.swarm(&m2, &["sync"]).ok();
+    assert_eq!(
+        env.refs(&m2, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        mine
+    );
+    assert_eq!(
+        env.refs(&remote, "refs/swarm/wip/")["refs/swarm/wip/beta"],
+        mine
+    );
 }

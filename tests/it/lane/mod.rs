@@ -5,10 +5,8 @@
 pub(crate) mod closed_lane;
 pub(crate) mod executor;
 pub(crate) mod forecast;
-pub(crate) mod forecast_wip;
 pub(crate) mod forged_lane;
 pub(crate) mod lane_moved;
-pub(crate) mod lane_task;
 pub(crate) mod snapshot;
 
 use std::path::{Path, PathBuf};

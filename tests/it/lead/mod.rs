@@ -230,34 +230,95 @@ fn a_stale_leader_that_passed_its_own_check_is_refused_by_the_remote_itself() {
     );
 }
 
-#[test]
-fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
+/// The times of the epoch-rule tests: the claim, the renew, and a time past
+/// the claim's and the renew's leases.
+const CLAIMED_AT: &str = "2026-03-01T10:00:00Z";
+const LATE: [(&str, &str); 1] = [("GIT_SWARM_NOW", "2026-03-01T11:06:00Z")];
+
+/// One repository of alice's, the clock at [`CLAIMED_AT`], plan auth, and
+/// alice's claim of it (succession bob,carol, lanes api,ui, lease 10m).
+fn auth_claimed_by_alice() -> (TestEnv, std::path::PathBuf, Run) {
     let mut env = TestEnv::new();
     let repo = env.repo("alice");
-    env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
+    env.set_env("GIT_SWARM_NOW", CLAIMED_AT);
     env.swarm(&repo, &["plan", "new", "auth"]).ok();
+    let claim = env
+        .swarm(
+            &repo,
+            &[
+                "lead",
+                "claim",
+                "--plan",
+                "auth",
+                "--succession",
+                "bob,carol",
+                "--lanes",
+                "api,ui",
+                "--lease",
+                "10m",
+            ],
+        )
+        .ok();
+    (env, repo, claim)
+}
+
+/// bob takes the lead over at [`LATE`], alice's lease having run out.
+fn bob_takes_over(env: &TestEnv, repo: &Path) -> serde_json::Value {
+    env.swarm_env(
+        repo,
+        &LATE,
+        &[
+            "--as",
+            "bob",
+            "lead",
+            "takeover",
+            "--plan",
+            "auth",
+            "--reason",
+            "lease ran out",
+            "--json",
+        ],
+    )
+    .ok()
+    .json()
+}
+
+/// bob hands the lead over to carol at [`LATE`], under `swarm.lease` 2h.
+fn bob_hands_over_to_carol(env: &TestEnv, repo: &Path) -> serde_json::Value {
+    env.git(repo, &["config", "swarm.lease", "2h"]);
+    env.swarm_env(
+        repo,
+        &LATE,
+        &[
+            "--as", "bob", "lead", "handover", "carol", "--plan", "auth", "--json",
+        ],
+    )
+    .ok()
+    .json()
+}
+
+/// The lead journal of plan auth, newest first: each event with its epoch.
+fn lead_events(env: &TestEnv, repo: &Path) -> Vec<String> {
+    let log = env.git(
+        repo,
+        &[
+            "log",
+            "--format=%(trailers:key=Swarm-Event,valueonly,separator=) %(trailers:key=Swarm-Epoch,valueonly,separator=)",
+            LEAD,
+        ],
+    );
+    log.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn a_claim_leads_at_epoch_1_and_a_held_lead_refuses_another_claim() {
+    let (env, repo, claim) = auth_claimed_by_alice();
+    claim.stdout_has("you lead plan auth at epoch 1");
     env.swarm(
         &repo,
         &["lead", "claim", "--plan", "nope", "--succession", "bob"],
     )
     .err(2, "NOT_FOUND");
-    env.swarm(
-        &repo,
-        &[
-            "lead",
-            "claim",
-            "--plan",
-            "auth",
-            "--succession",
-            "bob,carol",
-            "--lanes",
-            "api,ui",
-            "--lease",
-            "10m",
-        ],
-    )
-    .ok()
-    .stdout_has("you lead plan auth at epoch 1");
     let status = env
         .swarm(&repo, &["lead", "status", "--plan", "auth", "--json"])
         .ok()
@@ -291,23 +352,22 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
     )
     .err(3, "LEAD_HELD")
     .stderr_has("alice leads at epoch 1");
+    assert_eq!(
+        env.refs(&repo, "refs/swarm/lead"),
+        before,
+        "refusals write nothing"
+    );
+    assert_eq!(lead_events(&env, &repo), vec!["lead-claimed 1"]);
+    env.swarm(&repo, &["lead", "push", "--plan", "auth", "HEAD:main"])
+        .err(2, "REMOTE_MISSING");
+}
+
+#[test]
+fn a_renew_by_the_leader_keeps_the_epoch_and_extends_the_lease_from_now() {
+    let (env, repo, _) = auth_claimed_by_alice();
+    let before = env.refs(&repo, "refs/swarm/lead");
     env.swarm(&repo, &["--as", "bob", "lead", "renew", "--plan", "auth"])
         .err(3, "NOT_LEADER");
-    env.swarm(
-        &repo,
-        &[
-            "--as", "dave", "lead", "takeover", "--plan", "auth", "--force", "--reason", "x",
-        ],
-    )
-    .err(3, "NOT_IN_SUCCESSION")
-    .stderr_has("`git swarm lead succession --plan auth bob,carol,dave`");
-    env.swarm(
-        &repo,
-        &[
-            "--as", "bob", "lead", "takeover", "--plan", "auth", "--reason", "quiet",
-        ],
-    )
-    .err(3, "LEASE_LIVE");
     env.swarm(
         &repo,
         &["lead", "renew", "--plan", "auth", "--lease", "soon"],
@@ -333,27 +393,39 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
     assert_eq!(renewed["epoch"], 1);
     assert_eq!(renewed["lease_until"], "2026-03-01T11:05:00Z");
     assert_eq!(renewed["lanes"], serde_json::json!(["api"]));
+    assert_eq!(
+        lead_events(&env, &repo),
+        vec!["lead-renewed 1", "lead-claimed 1"]
+    );
+}
+
+#[test]
+fn a_takeover_needs_the_succession_and_an_expired_lease_and_fences_the_old_leader() {
+    let (env, repo, _) = auth_claimed_by_alice();
+    let before = env.refs(&repo, "refs/swarm/lead");
+    env.swarm(
+        &repo,
+        &[
+            "--as", "dave", "lead", "takeover", "--plan", "auth", "--force", "--reason", "x",
+        ],
+    )
+    .err(3, "NOT_IN_SUCCESSION")
+    .stderr_has("`git swarm lead succession --plan auth bob,carol,dave`");
+    env.swarm(
+        &repo,
+        &[
+            "--as", "bob", "lead", "takeover", "--plan", "auth", "--reason", "quiet",
+        ],
+    )
+    .err(3, "LEASE_LIVE");
+    assert_eq!(
+        env.refs(&repo, "refs/swarm/lead"),
+        before,
+        "refusals write nothing"
+    );
 
     // Once the lease has expired, a successor takes over without --force.
-    let late = [("GIT_SWARM_NOW", "2026-03-01T11:06:00Z")];
-    let took = env
-        .swarm_env(
-            &repo,
-            &late,
-            &[
-                "--as",
-                "bob",
-                "lead",
-                "takeover",
-                "--plan",
-                "auth",
-                "--reason",
-                "lease ran out",
-                "--json",
-            ],
-        )
-        .ok()
-        .json();
+    let took = bob_takes_over(&env, &repo);
     assert_eq!(took["epoch"], 2);
     assert_eq!(took["leader"], "bob");
     assert_eq!(
@@ -364,49 +436,64 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
     assert!(msg.contains("lease expired: lease ran out"), "{msg}");
     assert!(!msg.contains("Swarm-Forced"), "{msg}");
 
-    // alice is fenced now; bob hands over to carol (epoch 3).
-    env.swarm_env(&repo, &late, &["lead", "renew", "--plan", "auth"])
+    // alice is fenced now.
+    let before = env.refs(&repo, "refs/swarm/lead");
+    env.swarm_env(&repo, &LATE, &["lead", "renew", "--plan", "auth"])
         .err(3, "LEAD_FENCED")
         .stderr_has("bob leads at epoch 2");
-    env.git(&repo, &["config", "swarm.lease", "2h"]);
-    let handed = env
-        .swarm_env(
-            &repo,
-            &late,
-            &[
-                "--as", "bob", "lead", "handover", "carol", "--plan", "auth", "--json",
-            ],
-        )
-        .ok()
-        .json();
+    assert_eq!(env.refs(&repo, "refs/swarm/lead"), before);
+    assert_eq!(
+        lead_events(&env, &repo),
+        vec!["lead-takeover 2", "lead-claimed 1"]
+    );
+}
+
+#[test]
+fn a_handover_gives_the_lead_to_the_named_successor_at_the_next_epoch() {
+    let (env, repo, _) = auth_claimed_by_alice();
+    bob_takes_over(&env, &repo);
+    // bob hands over to carol (epoch 3).
+    let handed = bob_hands_over_to_carol(&env, &repo);
     assert_eq!(handed["epoch"], 3);
     assert_eq!(handed["leader"], "carol");
     assert_eq!(handed["lease_until"], "2026-03-01T13:06:00Z", "swarm.lease");
+    let before = env.refs(&repo, "refs/swarm/lead");
     env.swarm_env(
         &repo,
-        &late,
+        &LATE,
         &["--as", "carol", "lead", "check", "--plan", "auth"],
     )
     .ok();
     env.swarm_env(
         &repo,
-        &late,
+        &LATE,
         &["--as", "bob", "lead", "check", "--plan", "auth"],
     )
     .code(1);
     env.swarm_env(
         &repo,
-        &late,
+        &LATE,
         &["--as", "bob", "lead", "renew", "--plan", "auth"],
     )
     .err(3, "LEAD_FENCED")
     .stderr_has("carol leads at epoch 3");
+    assert_eq!(env.refs(&repo, "refs/swarm/lead"), before);
+    assert_eq!(
+        lead_events(&env, &repo),
+        vec!["lead-handover 3", "lead-takeover 2", "lead-claimed 1"]
+    );
+}
 
+#[test]
+fn a_release_leaves_nobody_leading_at_the_same_epoch_and_the_next_claim_is_one_more() {
+    let (env, repo, _) = auth_claimed_by_alice();
+    bob_takes_over(&env, &repo);
+    bob_hands_over_to_carol(&env, &repo);
     // Release: nobody leads, epoch unchanged; a new claim is epoch+1.
     let released = env
         .swarm_env(
             &repo,
-            &late,
+            &LATE,
             &[
                 "--as", "carol", "lead", "release", "--plan", "auth", "--json",
             ],
@@ -416,26 +503,28 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
     assert_eq!(released["epoch"], 3);
     assert_eq!(released["leader"], serde_json::Value::Null);
     assert_eq!(released["released"], true);
+    let before = env.refs(&repo, "refs/swarm/lead");
     env.swarm_env(
         &repo,
-        &late,
+        &LATE,
         &["--as", "carol", "lead", "check", "--plan", "auth"],
     )
     .code(1)
     .stdout_has("nobody leads plan auth (released at epoch 3)");
     env.swarm_env(
         &repo,
-        &late,
+        &LATE,
         &["--as", "carol", "lead", "renew", "--plan", "auth"],
     )
     .err(3, "NOT_LEADER");
     env.swarm(&repo, &["status"])
         .ok()
         .stdout_has("auth [active] — auth — no leader (epoch 3)");
+    assert_eq!(env.refs(&repo, "refs/swarm/lead"), before);
     let again = env
         .swarm_env(
             &repo,
-            &late,
+            &LATE,
             &[
                 "--as",
                 "dave",
@@ -454,28 +543,16 @@ fn claim_renew_handover_takeover_release_follow_the_epoch_rules() {
     assert_eq!(again["leader"], "dave");
 
     // The journal has every event with its epoch, in order.
-    let log = env.git(
-        &repo,
-        &[
-            "log",
-            "--format=%(trailers:key=Swarm-Event,valueonly,separator=) %(trailers:key=Swarm-Epoch,valueonly,separator=)",
-            LEAD,
-        ],
-    );
-    let events: Vec<&str> = log.lines().collect();
     assert_eq!(
-        events,
+        lead_events(&env, &repo),
         vec![
             "lead-claimed 4",
             "lead-released 3",
             "lead-handover 3",
             "lead-takeover 2",
-            "lead-renewed 1",
             "lead-claimed 1",
         ]
     );
-    env.swarm(&repo, &["lead", "push", "--plan", "auth", "HEAD:main"])
-        .err(2, "REMOTE_MISSING");
 }
 
 #[test]

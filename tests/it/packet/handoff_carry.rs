@@ -112,13 +112,13 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
     assert_eq!(packet["claim"]["holder"].as_str(), Some("ann"));
     assert_eq!(packet["reservations"][0]["paths"][0].as_str(), Some("src/"));
     let succ = bob.join("succ");
-    let log = crate::lane::lane_task::count_pushes(&remote);
+    let log = crate::lane::executor::count_pushes(&remote);
     let out = env
         .swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])
         .ok();
     // One push: the acceptance, the lane, the claim and the ledger (the
     // plan's journal entry follows it, as every write publishes at once).
-    let pushed = crate::lane::lane_task::pushes(&log);
+    let pushed = crate::lane::executor::pushes(&log);
     assert!(
         pushed[1..]
             .iter()

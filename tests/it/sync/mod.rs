@@ -2,7 +2,6 @@ pub(crate) mod coord_remote;
 pub(crate) mod gc;
 pub(crate) mod offline;
 pub(crate) mod publish;
-pub(crate) mod push_budget;
 pub(crate) mod small_promises;
 pub(crate) mod sync_replay;
 pub(crate) mod unreadable_records;

@@ -71,8 +71,8 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     let mine = run.json()["entry"]["id"].as_str().unwrap().to_string();
     assert_eq!(mine, "r1-ann", "an offline id carries its holder's address");
     let offline = ref_of(&env, &a, LEDGER).unwrap();
-    // Before the fix: `lost refs/swarm/reservations/ledger: the version
-    // published first wins`, exit 0, and ann's reservation gone.
+    // Not `lost refs/swarm/reservations/ledger: the version published
+    // first wins`, exit 0, with ann's reservation gone.
     let run = env.swarm(&a, &["sync"]).ok();
     run.expect_stdout(&format!("merged   {LEDGER}"));
     run.expect_stdout(&format!("pushed   {LEDGER}"));
@@ -254,8 +254,8 @@ fn a_packet_written_offline_naming_an_offline_reservation_is_accepted_with_it_mo
         &wt,
         &["push", "--quiet", "--no-verify", "origin", "feat/f1"],
     );
-    // Before the fix: `NOT moved: reservation r3: released or gone from the
-    // ledger` (or another's r1 named).
+    // Not `NOT moved: reservation r3: released or gone from the ledger`,
+    // nor another's r1 named.
     let succ = bob.join("succ");
     let run = env
         .swarm(bob, &["accept", &id, "--worktree", succ.to_str().unwrap()])

@@ -5,10 +5,13 @@
 //! moved (`reset --soft`); the ledger cache (`.git/swarm/reservations.cache`)
 //! answers only for the ledger commit it was read from, and a torn, edited
 //! or foreign cache file is ignored. The lane identity is found without
-//! spawning git. Real repositories and the real binary throughout.
+//! spawning git. The real hooks in a lane worktree refuse another's
+//! reserved path, and `check --range` catches a `--no-verify` commit. Real
+//! repositories and the real binary throughout.
 
 use std::path::Path;
 
+use crate::reserve::lane_setup;
 use crate::support::fixture::Swarm;
 use crate::support::harness::TestEnv;
 
@@ -356,4 +359,130 @@ fn a_commit_is_not_refused_for_a_reservation_released_on_another_machine() {
     env.swarm(b, &["release", "README.md"]).ok();
     env.git_run(a, &["commit", "--quiet", "-m", "readme"]).ok();
     assert_ne!(env.git(a, &["rev-parse", "HEAD"]), head);
+}
+
+#[test]
+fn the_real_hooks_refuse_another_lanes_commit_and_the_ci_gate_catches_no_verify() {
+    let (env, _ann, coord, wt) = lane_setup(env_at_now());
+    env.write(&wt.join("src/lib.rs"), "fn main() {}\n");
+    env.git(&wt, &["add", "src/lib.rs"]);
+    let head = env.git(&wt, &["rev-parse", "HEAD"]);
+    let run = env.git_run(&wt, &["commit", "-q", "-m", "touch lib"]);
+    assert_eq!(run.code, 1, "{run:#?}");
+    for needle in [
+        "[reservations] src/lib.rs",
+        "reserved exclusively by ann",
+        "T7",
+        "git swarm release",
+    ] {
+        assert!(run.stderr.contains(needle), "{needle}: {run:#?}");
+    }
+    assert_eq!(
+        env.git(&wt, &["rev-parse", "HEAD"]),
+        head,
+        "nothing was committed"
+    );
+    // Unrelated paths still commit.
+    env.git(&wt, &["reset", "-q"]);
+    env.write(&wt.join("docs/a.md"), "a\n");
+    env.git(&wt, &["add", "docs/a.md"]);
+    env.git(&wt, &["commit", "-q", "-m", "docs"]);
+    // --no-verify gets past pre-commit; pre-push and check --range catch it.
+    env.git(&wt, &["add", "src/lib.rs"]);
+    env.git(&wt, &["commit", "-q", "--no-verify", "-m", "sneak"]);
+    let push = env.git_run(&wt, &["push", "origin", "feat/login"]);
+    assert_ne!(push.code, 0, "{push:#?}");
+    assert!(
+        push.stderr.contains("[reservations] src/lib.rs"),
+        "{push:#?}"
+    );
+    assert!(
+        env.git_run(
+            &coord,
+            &["ls-remote", "--exit-code", "origin", "feat/login"]
+        )
+        .code
+            != 0
+    );
+    let check = env.swarm(&wt, &["check", "--range", "main..HEAD", "--json"]);
+    let check = check.err(1, "GUARD_FAILED");
+    let v = check.json();
+    let violations = v["error"]["detail"]["violations"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(violations.len(), 1, "{v:#}");
+    assert_eq!(violations[0]["subject"], "src/lib.rs");
+    assert_eq!(
+        violations[0]["commit"],
+        env.git(&wt, &["rev-parse", "HEAD"])
+    );
+    // warn lets it through, naming it; off does not look.
+    let warn = env.git_run(
+        &wt,
+        &[
+            "-c",
+            "swarm.reservations=warn",
+            "swarm",
+            "check",
+            "--range",
+            "main..HEAD",
+        ],
+    );
+    assert_eq!(warn.code, 0, "{warn:#?}");
+    let off = env.git_run(
+        &wt,
+        &[
+            "-c",
+            "swarm.reservations=off",
+            "swarm",
+            "check",
+            "--range",
+            "main..HEAD",
+            "--json",
+        ],
+    );
+    assert_eq!(off.code, 0, "{off:#?}");
+    assert!(!off.stdout.contains("reservations"), "{off:#?}");
+}
+
+#[test]
+fn own_and_expired_reservations_pass() {
+    let (env, ann, _coord, wt) = lane_setup(env_at_now());
+    // Own: ann commits under her own reservation.
+    env.write(&ann.join("src/own.rs"), "x\n");
+    env.git(&ann, &["add", "src/own.rs"]);
+    env.git(&ann, &["commit", "-q", "-m", "own"]);
+    env.git(&ann, &["push", "-q", "origin", "HEAD:refs/heads/ann-work"]);
+    // Expired: bob's lane commits once ann's lease (2h) is over; it is noted.
+    let later = "2026-01-01T03:00:00Z";
+    env.write(&wt.join("src/lib.rs"), "x\n");
+    env.git(&wt, &["add", "src/lib.rs"]);
+    let mut cmd = env.command("git", &wt);
+    cmd.args(["commit", "-q", "-m", "after expiry"])
+        .env("GIT_SWARM_NOW", later);
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("expired"), "{stderr}");
+    // The CI gate judges against the reservations live now: while ann's
+    // lease runs the commit is caught, backdated or not; once over, it passes.
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
+    let mut cmd = env.command("git", &wt);
+    cmd.args(["commit", "-q", "--amend", "--no-edit", "--no-verify"])
+        .env("GIT_COMMITTER_DATE", "2020-01-01T00:00:00Z");
+    assert!(cmd.output().unwrap().status.success());
+    env.swarm(&wt, &["check", "--range", "main..HEAD"])
+        .err(1, "GUARD_FAILED");
+    env.swarm_env(
+        &wt,
+        &[("GIT_SWARM_NOW", later)],
+        &["check", "--range", "main..HEAD"],
+    )
+    .ok();
 }

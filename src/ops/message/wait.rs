@@ -108,7 +108,7 @@ impl Watch {
                 WaitKind::Verdict,
             ]
             .iter()
-            .flat_map(|k| of(k))
+            .flat_map(of)
             .collect()
         } else {
             of(&self.kind)

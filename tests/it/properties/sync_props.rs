@@ -250,11 +250,12 @@ fn one_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Post(c) => {
                 let ctx = ctx(&dirs[c], true, minute);
                 let post = message::Post {
-                    kind: "notify".into(),
-                    to: "all".into(),
                     plan: Some("p".into()),
-                    body: format!("note {minute} from {}", NAMES[c]),
-                    ..Default::default()
+                    ..message::Post::new(
+                        git_swarm::records::message::Kind::Notify,
+                        "all",
+                        format!("note {minute} from {}", NAMES[c]),
+                    )
                 };
                 if let Ok(p) = message::post(&ctx, post) {
                     facts.push(Fact::Posted(p.refname));

@@ -63,7 +63,7 @@ const WANTED: &[&str] = &[
     crate::records::plan::PREFIX,
     crate::records::lane::PREFIX,
     crate::records::task::PREFIX,
-    crate::records::reservation::LEDGER_REF,
+    crate::records::reservation::shard::PREFIX,
     // The note on the head builds on the published notes (same fetch).
     crate::store::notes::NOTES_REF,
 ];

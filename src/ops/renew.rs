@@ -17,10 +17,11 @@ use jiff::{SignedDuration, Timestamp};
 use serde::Serialize;
 
 use crate::error::{Code, Error, Result};
-use crate::records::reservation::{self as reservation, Ledger, Request, LEDGER, LEDGER_REF};
+use crate::records::reservation::shard::{self, Shards};
+use crate::records::reservation::{self as reservation, stored, Ledger, Request};
 use crate::records::task::{self as task, plan_prefix, task_ref, Decision, Op, Status};
 use crate::session::Ctx;
-use crate::store::records::{Publish, Record, Records, Txn};
+use crate::store::records::{Publish, Record, Txn};
 use crate::store::remote::Tip;
 use crate::store::Event;
 
@@ -95,7 +96,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .map(|k| k.key.plan.clone())
         .collect();
     let mut fetch: Vec<String> = r.plans.iter().map(|p| plan_prefix(p)).collect();
-    fetch.push(LEDGER_REF.to_string());
+    fetch.push(shard::PREFIX.to_string());
     let exhausted = |lines: &[String]| {
         Error::new(
             Code::PushRejected,
@@ -151,11 +152,8 @@ impl Renewal<'_> {
         // and most times nothing is due (no objects, no signatures).
         let mut any_due = false;
         let decided = self.claims(txn, &mut out, &mut any_due)?;
-        let tip = txn.tip(LEDGER_REF)?;
-        let renewed_ledger = match tip.base {
-            Some(base) => self.reservations(base, &mut out, &mut any_due)?,
-            None => None,
-        };
+        let before = stored::current(txn)?;
+        let renewed_ledger = self.reservations(&before, &mut out, &mut any_due);
         if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
             out.tasks.clear();
             out.reservations.clear();
@@ -165,7 +163,7 @@ impl Renewal<'_> {
             out.published = false;
             return Ok(out);
         }
-        self.write(txn, &out, decided, renewed_ledger.map(|l| (l, tip)))?;
+        self.write(txn, &out, decided, renewed_ledger.map(|l| (before, l)))?;
         crate::failpoint::point("renew:objects");
         Ok(out)
     }
@@ -205,18 +203,16 @@ impl Renewal<'_> {
         Ok(decided)
     }
 
-    /// The ledger at `base` with every live reservation of the one renewing
+    /// The reservations `before` with every live one of the one renewing
     /// renewed (None: none was); one that cannot be is skipped, named.
     fn reservations(
         &self,
-        base: ObjectId,
+        before: &Shards,
         out: &mut Renewed,
         any_due: &mut bool,
-    ) -> Result<Option<(Ledger, ObjectId)>> {
+    ) -> Option<Ledger> {
         let (me, now) = (&self.me, self.now);
-        let mut ledger: Ledger = Records::<Ledger>::new(&self.ctx.store)
-            .at(&LEDGER.to_string(), base)?
-            .value;
+        let mut ledger = before.merged();
         let held: Vec<reservation::Entry> = ledger
             .entries
             .iter()
@@ -243,10 +239,10 @@ impl Renewal<'_> {
                     .push(format!("reservation {}: {}", e.id, err.message)),
             }
         }
-        Ok((!out.reservations.is_empty()).then_some((ledger, base)))
+        (!out.reservations.is_empty()).then_some(ledger)
     }
 
-    /// Write every renewed claim and the renewed ledger (at its `tip`) in
+    /// Write every renewed claim and the shards of the renewed ledger in
     /// the round: one push of every ref (offline one local compare-and-swap
     /// of every ref, all or none).
     fn write(
@@ -254,7 +250,7 @@ impl Renewal<'_> {
         txn: &mut Txn,
         out: &Renewed,
         decided: Vec<Decided>,
-        ledger: Option<((Ledger, ObjectId), Tip)>,
+        ledger: Option<(Shards, Ledger)>,
     ) -> Result<()> {
         let (store, me) = (&self.ctx.store, &self.me);
         let summary = format!(
@@ -268,12 +264,10 @@ impl Renewal<'_> {
             let new = store.commit(tree, &parents, &event)?;
             txn.write_on(&refname, tip, new, me, &summary);
         }
-        if let Some(((ledger, base), tip)) = ledger {
+        if let Some((before, ledger)) = ledger {
             let what = format!("{me} renews {}", out.reservations.join(" "));
             let event = Event::new("reservations-renewed", me, what);
-            let tree = store.write_tree(&ledger.to_files()?)?;
-            let commit = store.commit(tree, &[base], &event)?;
-            txn.write_on(LEDGER_REF, tip, commit, me, &summary);
+            stored::write(txn, &before, &ledger, &event)?;
         }
         Ok(())
     }

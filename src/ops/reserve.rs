@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::error::{Code, Error, Result};
 use crate::records::reservation::{
-    self, normalise, Conflict, Entry, Ledger, Pattern, Request, Shape, LEDGER, LEDGER_REF,
+    self, normalise, shard, shard::Part, stored, Conflict, Entry, Ledger, Pattern, Request, Shape,
 };
 use crate::session::Ctx;
 use crate::store::records::{Publish, Records};
@@ -132,16 +132,13 @@ pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
     Ok(out)
 }
 
-fn read(store: &Store, at: Option<ObjectId>) -> Result<Ledger> {
-    match at {
-        None => Ok(Ledger::default()),
-        Some(c) => Ok(Records::<Ledger>::new(store)
-            .at(&LEDGER.to_string(), c)
-            .map_err(|e| {
-                e.hint("the reservation ledger is shared by every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version on top of this one (history keeps both)")
-            })?
-            .value),
-    }
+fn read(store: &Store, part: Part, at: ObjectId) -> Result<Ledger> {
+    Ok(Records::<Ledger>::new(store)
+        .at(&part.key(), at)
+        .map_err(|e| {
+            e.hint("the reservations are shared by every clone: `git swarm reservations --repair --reason <why>` publishes the last readable version of each part that cannot be read on top of it (history keeps both)")
+        })?
+        .value)
 }
 
 /// How many versions back `--repair` looks for a readable ledger.
@@ -150,21 +147,46 @@ const REPAIR_DEPTH: usize = 1000;
 /// What `reservations --repair` did.
 #[derive(Debug, Clone, Serialize)]
 pub struct Repaired {
-    /// The unreadable version repaired.
+    /// The unreadable version repaired (the first, when several parts were).
     pub unreadable: String,
     /// The readable version whose content was restored (None: none was
-    /// found, the ledger starts empty).
+    /// found, the part starts empty).
     pub restored_from: Option<String>,
+    /// Every part repaired, by ref.
+    pub parts: Vec<RepairedPart>,
     pub entries: usize,
     pub commit: String,
     pub published: bool,
 }
 
-/// `git swarm reservations --repair --reason …`: when the ledger cannot be
-/// read (a forged or corrupt version stops every guard and every
-/// reservation command), publish its newest readable ancestor's content as
-/// the next version, in the same publish loop as every ledger write. A
-/// readable ledger is left alone (`USAGE`).
+/// One record of the reservations `--repair` restored.
+#[derive(Debug, Clone, Serialize)]
+pub struct RepairedPart {
+    pub refname: String,
+    pub unreadable: String,
+    pub restored_from: Option<String>,
+    pub commit: String,
+}
+
+/// The newest readable version below `bad` (None: none within
+/// [`REPAIR_DEPTH`]; a parent that cannot be read ends the walk).
+fn readable_below(store: &Store, part: Part, bad: ObjectId) -> (Option<ObjectId>, Ledger) {
+    let mut at = store.first_parent(bad).ok().flatten();
+    for _ in 0..REPAIR_DEPTH {
+        let Some(c) = at else { break };
+        if let Ok(l) = read(store, part, c) {
+            return (Some(c), l);
+        }
+        at = store.first_parent(c).ok().flatten();
+    }
+    (None, Ledger::default())
+}
+
+/// `git swarm reservations --repair --reason …`: when a record of the
+/// reservations cannot be read (a forged or corrupt version stops every
+/// guard and every reservation command), publish its newest readable
+/// ancestor's content as its next version, in the same publish loop as
+/// every reservation write. Readable reservations are left alone (`USAGE`).
 pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
     let actor = ctx.actor()?;
     if reason.trim().is_empty() {
@@ -175,52 +197,57 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
     check_text(None, Some(reason), &[])?;
     let store = &ctx.store;
     let done = ledger_publish(ctx).run(|txn| {
-        let Some(bad) = txn.tip(LEDGER_REF)?.base else {
+        let mut bad = Vec::new();
+        let mut any = false;
+        for part in stored::parts() {
+            if let Some(at) = txn.tip(&stored::refname(part))?.base {
+                any = true;
+                if read(store, part, at).is_err() {
+                    bad.push((part, at));
+                }
+            }
+        }
+        if !any {
             return Err(Error::new(
                 Code::Usage,
                 "there is no reservation ledger to repair",
             ));
-        };
-        if read(store, Some(bad)).is_ok() {
+        }
+        if bad.is_empty() {
             return Err(Error::new(
                 Code::Usage,
-                format!(
-                    "the reservation ledger at {} reads fine; nothing to repair",
-                    short(bad)
-                ),
+                "the reservations read fine; nothing to repair",
             )
-            .hint("`git swarm reservations` lists it"));
+            .hint("`git swarm reservations` lists them"));
         }
-        let mut good = None;
-        // A parent that cannot be read ends the walk (the ledger starts empty).
-        let mut at = store.first_parent(bad).ok().flatten();
-        for _ in 0..REPAIR_DEPTH {
-            let Some(c) = at else { break };
-            if let Ok(l) = read(store, Some(c)) {
-                good = Some((c, l));
-                break;
-            }
-            at = store.first_parent(c).ok().flatten();
+        let mut parts = Vec::new();
+        let mut entries = 0;
+        for (part, at) in bad {
+            let (from, ledger) = readable_below(store, part, at);
+            let summary = format!(
+                "reservations repaired: {} ({reason})",
+                from.map_or("no readable version: started empty".to_string(), |c| {
+                    format!("restored {}", short(c))
+                })
+            );
+            let event = Event::new("reservations-repaired", &actor, summary)
+                .trailer("Swarm-Repaired", at.to_string().as_str());
+            let new = txn.write(&part.key(), &ledger, &event)?;
+            entries += ledger.entries.len();
+            parts.push(RepairedPart {
+                refname: stored::refname(part),
+                unreadable: at.to_string(),
+                restored_from: from.map(|c| c.to_string()),
+                commit: new.to_string(),
+            });
         }
-        let (from, ledger) = match good {
-            Some((c, l)) => (Some(c), l),
-            None => (None, Ledger::default()),
-        };
-        let summary = format!(
-            "reservations repaired: {} ({reason})",
-            from.map_or(
-                "no readable version: started empty".to_string(),
-                |c| format!("restored {}", short(c))
-            )
-        );
-        let event = Event::new("reservations-repaired", &actor, summary)
-            .trailer("Swarm-Repaired", bad.to_string().as_str());
-        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        let first = parts[0].clone();
         Ok(Repaired {
-            unreadable: bad.to_string(),
-            restored_from: from.map(|c| c.to_string()),
-            entries: ledger.entries.len(),
-            commit: new.to_string(),
+            unreadable: first.unreadable,
+            restored_from: first.restored_from,
+            parts,
+            entries,
+            commit: first.commit,
             published: ctx.remote().is_some(),
         })
     })?;
@@ -228,13 +255,14 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
 }
 
 /// The ledger as this clone knows it (local, or the last fetched mirror
-/// when that is newer), without fetching.
+/// when that is newer), without fetching: every shard, merged.
 pub fn known(ctx: &Ctx) -> Result<Ledger> {
-    let tip = remote::live_tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
-    read(&ctx.store, tip.base)
+    stored::known(&ctx.store, ctx.remote())
 }
 
-/// Decide on the ledger and publish the next version, in the publish loop.
+/// Decide on the ledger and publish the shards the decision changed, in
+/// the publish loop. The commit returned is the first one written (the
+/// newest version of a part, when nothing changed).
 fn write<T: Clone>(
     ctx: &Ctx,
     actor: &str,
@@ -243,20 +271,35 @@ fn write<T: Clone>(
 ) -> Result<(T, ObjectId)> {
     let store = &ctx.store;
     let done = ledger_publish(ctx).run(|txn| {
-        let mut ledger = read(store, txn.tip(LEDGER_REF)?.base)?;
+        let before = stored::current(txn)?;
+        let mut ledger = before.merged();
         let (then, summary) = decide(&mut ledger, store.clock.now(), txn.online())?;
         let event = Event::new(kind, actor, summary);
-        let new = txn.write(&LEDGER.to_string(), &ledger, &event)?;
+        let new = match stored::write(txn, &before, &ledger, &event)? {
+            Some(new) => new,
+            None => newest(txn)?,
+        };
         crate::failpoint::point("reserve:objects");
         Ok((then, new))
     })?;
     Ok(done.then)
 }
 
+/// The version of the first part that exists (a write that changed
+/// nothing), else the null id.
+fn newest(txn: &mut crate::store::records::Txn<'_>) -> Result<ObjectId> {
+    for part in stored::parts() {
+        if let Some(at) = txn.tip(&stored::refname(part))?.base {
+            return Ok(at);
+        }
+    }
+    Ok(ObjectId::null(gix::hash::Kind::Sha1))
+}
+
 /// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.
 fn ledger_publish(ctx: &Ctx) -> Publish<'_> {
     Publish::new(&ctx.store, ctx.remote())
-        .fetch([LEDGER_REF])
+        .fetch([shard::PREFIX])
         .attempts(ATTEMPTS)
         .point("reserve")
         .exhausted(kept_changing)
@@ -388,18 +431,32 @@ fn released_already(
     ic: bool,
 ) -> Result<Option<(Vec<String>, ObjectId)>> {
     let store = &ctx.store;
-    let tip = remote::tip(store, ctx.remote(), LEDGER_REF)?;
-    let (Some(local), Some(published)) = (tip.local, tip.base) else {
+    let tips = stored::tips(store, ctx.remote())?;
+    let mut behind = Vec::new();
+    for (part, tip) in &tips {
+        if let (Some(_), Some(published)) = (tip.local, tip.base) {
+            if tip.local_behind(store)? {
+                behind.push((*part, published));
+            }
+        }
+    }
+    let Some(&(_, first)) = behind.first() else {
         return Ok(None);
     };
-    if !tip.local_behind(store)? {
-        return Ok(None);
-    }
-    let mut before = read(store, Some(local))?;
+    let local: Vec<(Part, Option<ObjectId>)> = tips
+        .iter()
+        .map(|(p, t)| match behind.iter().any(|(b, _)| b == p) {
+            true => (*p, t.local),
+            false => (*p, t.base),
+        })
+        .collect();
+    let mut before = stored::at(store, &local)?.merged();
     let Ok(ids) = reservation::release(&mut before, actor, named, store.clock.now(), ic) else {
         return Ok(None);
     };
-    let now_live = read(store, Some(published))?;
+    let published: Vec<(Part, Option<ObjectId>)> =
+        tips.iter().map(|(p, t)| (*p, t.base)).collect();
+    let now_live = stored::at(store, &published)?.merged();
     if now_live
         .entries
         .iter()
@@ -407,17 +464,19 @@ fn released_already(
     {
         return Ok(None);
     }
-    match remote::adopt(
-        store,
-        LEDGER_REF,
-        published,
-        "git-swarm",
-        "catch up with the remote",
-    ) {
-        Err(e) if e.code == Code::CasFailed => {}
-        other => other?,
+    for (part, published) in behind {
+        match remote::adopt(
+            store,
+            &stored::refname(part),
+            published,
+            "git-swarm",
+            "catch up with the remote",
+        ) {
+            Err(e) if e.code == Code::CasFailed => {}
+            other => other?,
+        }
     }
-    Ok(Some((ids, published)))
+    Ok(Some((ids, first)))
 }
 
 /// `finish`: release the reservations still held for the finished plan's
@@ -482,10 +541,9 @@ pub fn check(ctx: &Ctx, paths: &[String], shared: bool) -> Result<Checked> {
     let actor = ctx.actor()?;
     let paths = patterns(ctx, paths)?;
     if let Some(r) = ctx.remote() {
-        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[shard::PREFIX])?;
     }
-    let tip = remote::tip(&ctx.store, ctx.remote(), LEDGER_REF)?;
-    let ledger = read(&ctx.store, tip.base)?;
+    let ledger = known(ctx)?;
     let req = Request {
         holder: actor.clone(),
         paths: paths.clone(),
@@ -513,7 +571,7 @@ pub fn list(ctx: &Ctx, all: bool) -> Result<(Vec<Entry>, Timestamp)> {
     // The ledger as the remote has it now (a listing: a remote that cannot
     // be reached leaves what was fetched before, with one warning).
     if let Some(r) = ctx.remote() {
-        crate::store::mirror::fetch_refs(&ctx.store, r, &[LEDGER_REF])?;
+        crate::store::mirror::fetch_refs(&ctx.store, r, &[shard::PREFIX])?;
     }
     let ledger = known(ctx)?;
     let now = ctx.store.clock.now();

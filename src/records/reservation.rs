@@ -30,6 +30,8 @@ use crate::store::yaml::{self, Extra};
 
 mod path;
 mod replay;
+pub mod shard;
+pub mod stored;
 #[cfg(test)]
 mod tests;
 
@@ -177,6 +179,11 @@ pub struct Ledger {
     pub next: u64,
     #[serde(default)]
     pub entries: Vec<Entry>,
+    /// In a ledger merged from the shards ([`shard::Shards::merged`]): the
+    /// next number of each shard, which new ids come from instead of
+    /// `next`. Never stored.
+    #[serde(skip)]
+    pub counters: Option<Vec<u64>>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -187,20 +194,38 @@ impl Default for Ledger {
             schema: SCHEMA.into(),
             next: 1,
             entries: Vec::new(),
+            counters: None,
             extra: Extra::new(),
         }
     }
 }
 
-pub fn parse_ledger(bytes: &[u8]) -> Result<Ledger> {
-    let what = format!("{LEDGER_REF}:{RECORD_FILE}");
-    let ledger: Ledger = yaml::parse(bytes, "swarm-reservations", &what)?;
+impl Ledger {
+    /// The number of a new entry reserving `paths`: its first shard's next
+    /// (a merged ledger), else `next`.
+    fn allocate(&mut self, paths: &[Pattern]) -> u64 {
+        if let Some(c) = self.counters.as_mut() {
+            let i = shard::home(shard::of_paths(paths));
+            let n = c[i];
+            c[i] += shard::SHARDS as u64;
+            return n;
+        }
+        let n = self.next;
+        self.next += 1;
+        n
+    }
+}
+
+/// A part of the reservations from its `reservations.yaml` (`what`: where
+/// it was read, for the error).
+pub fn parse_ledger(bytes: &[u8], what: &str) -> Result<Ledger> {
+    let ledger: Ledger = yaml::parse(bytes, "swarm-reservations", what)?;
     let holders: Vec<(&str, &str)> = ledger
         .entries
         .iter()
         .map(|e| ("holder", e.holder.as_str()))
         .collect();
-    yaml::check_identities(&what, &[], &holders)?;
+    yaml::check_identities(what, &[], &holders)?;
     Ok(ledger)
 }
 
@@ -216,7 +241,7 @@ impl Record for Ledger {
     }
     fn from_files(files: &Files, _key: &String, what: &str) -> Result<Self> {
         let bytes = yaml::the_file(files, RECORD_FILE, what)?;
-        parse_ledger(bytes)
+        parse_ledger(bytes, what)
     }
     fn replay(
         &self,
@@ -360,11 +385,12 @@ pub fn reserve_as(
         }
         return Ok(e.clone());
     }
+    let n = ledger.allocate(&req.paths);
     let entry = Entry {
         id: if online {
-            format!("r{}", ledger.next)
+            format!("r{n}")
         } else {
-            offline_id(ledger.next, &req.holder)
+            offline_id(n, &req.holder)
         },
         holder: req.holder.clone(),
         paths: req.paths.clone(),
@@ -377,7 +403,6 @@ pub fn reserve_as(
         recovered_from: None,
         extra: Extra::new(),
     };
-    ledger.next += 1;
     ledger.entries.push(entry.clone());
     Ok(entry)
 }

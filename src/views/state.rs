@@ -20,7 +20,7 @@ use crate::records::message::{self, Kind, Message, PREFIX};
 use crate::records::note::Note;
 use crate::records::packet::PacketVersion;
 use crate::records::plan::PlanDoc;
-use crate::records::reservation::{Ledger, LEDGER};
+use crate::records::reservation::stored;
 use crate::session::Ctx;
 use crate::store::records::Records;
 use crate::store::Store;
@@ -481,9 +481,7 @@ fn tasks(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::V
 /// owners. The lease shows as its end time, never as time left, so the
 /// summary does not depend on the clock.
 fn reservations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_json::Value)>> {
-    let Some(ledger) = Records::<Ledger>::new(store).load(&LEDGER.to_string())? else {
-        return Ok(Vec::new());
-    };
+    let ledger = stored::known(store, None)?;
     let owners: Option<std::collections::BTreeSet<String>> = match plan {
         None => None,
         Some(p) => Some(
@@ -498,7 +496,6 @@ fn reservations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_
     };
     let mut out = Vec::new();
     for e in ledger
-        .value
         .entries
         .iter()
         .filter(|e| e.released_at.is_none())

@@ -478,27 +478,14 @@ fn live_reservations(
     remote: Option<&str>,
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Vec<String>> {
-    use crate::records::reservation::{Ledger, LEDGER, LEDGER_REF};
-    let tip = crate::store::remote::tip(store, remote, LEDGER_REF)?;
-    let Some(base) = tip.base else {
-        return Ok(Vec::new());
-    };
-    let key = LEDGER.to_string();
-    match Records::<Ledger>::new(store).at(&key, base) {
-        Ok(v) => {
-            let now = store.clock.now();
-            Ok(v.value
-                .entries
-                .iter()
-                .filter(|e| e.live(now))
-                .map(|e| e.holder.clone())
-                .collect())
-        }
-        Err(e) => {
-            unreadable.push(Unreadable::new("reservations", LEDGER, LEDGER_REF, &e));
-            Ok(Vec::new())
-        }
-    }
+    let ledger = crate::records::reservation::stored::known_readable(store, remote, unreadable)?;
+    let now = store.clock.now();
+    Ok(ledger
+        .entries
+        .iter()
+        .filter(|e| e.live(now))
+        .map(|e| e.holder.clone())
+        .collect())
 }
 
 fn attach_agents(nodes: &mut [PlanStatus], agents: &super::agents::Agents) {

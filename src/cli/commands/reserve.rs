@@ -214,7 +214,7 @@ pub fn reservations(g: &Global, a: ReservationsArgs) -> Result<Output> {
         Some(r) => Some(git_swarm::store::remote::MirrorView::read(
             &ctx.store,
             r,
-            &[git_swarm::records::reservation::LEDGER_REF],
+            &[git_swarm::records::reservation::shard::PREFIX],
         )?),
         None => None,
     };

@@ -16,7 +16,8 @@ use gix::ObjectId;
 use crate::error::Result;
 use crate::guards::findings::unreadable;
 use crate::guards::sealed::{self, Reader, Writer};
-use crate::records::reservation::{parse_ledger, Pattern, LEDGER_REF, RECORD_FILE};
+use crate::records::reservation::shard::{merge, Part, Stored, SHARDS};
+use crate::records::reservation::{parse_ledger, Pattern, RECORD_FILE};
 
 use super::RESERVATIONS;
 
@@ -44,6 +45,37 @@ pub struct Version {
     pub entries: Vec<Held>,
 }
 
+impl Stored for Held {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn paths(&self) -> &[Pattern] {
+        &self.paths
+    }
+    fn released(&self) -> bool {
+        self.released
+    }
+}
+
+impl Version {
+    /// The parts read, merged as every reader merges them
+    /// ([`crate::records::reservation::shard::merge`]).
+    pub fn merged(read: &[(Part, Version)]) -> Version {
+        let legacy = read.iter().find(|(p, _)| *p == Part::Legacy);
+        let mut parts: Vec<Option<&[Held]>> = vec![None; SHARDS];
+        for (p, v) in read {
+            if let Part::Shard(i) = p {
+                parts[*i] = Some(&v.entries);
+            }
+        }
+        let legacy_entries = legacy.map_or(&[][..], |(_, v)| &v.entries[..]);
+        Version {
+            next: legacy.map_or(1, |(_, v)| v.next),
+            entries: merge(legacy_entries, &parts),
+        }
+    }
+}
+
 /// The ledger at commit `tip`, from the cache when it has that commit.
 pub struct Cache {
     path: PathBuf,
@@ -66,13 +98,13 @@ impl Cache {
         }
     }
 
-    /// The ledger version at commit `tip`.
-    pub fn at(&mut self, repo: &gix::Repository, tip: ObjectId) -> Result<Version> {
+    /// The version of the part `refname` at commit `tip`.
+    pub fn at(&mut self, repo: &gix::Repository, tip: ObjectId, refname: &str) -> Result<Version> {
         self.used.push(tip);
         if let Some((_, v)) = self.stored.iter().find(|(id, _)| *id == tip) {
             return Ok(v.clone());
         }
-        let v = read_objects(repo, tip)?;
+        let v = read_objects(repo, tip, refname)?;
         self.stored.push((tip, v.clone()));
         self.missed = true;
         Ok(v)
@@ -94,8 +126,8 @@ impl Cache {
 
 /// The ledger commit's `reservations.yaml`, parsed (and checked) as every
 /// reader of the record does.
-fn read_objects(repo: &gix::Repository, tip: ObjectId) -> Result<Version> {
-    let what = || format!("{LEDGER_REF}:{RECORD_FILE}");
+fn read_objects(repo: &gix::Repository, tip: ObjectId, refname: &str) -> Result<Version> {
+    let what = || format!("{refname}:{RECORD_FILE}");
     let fail = |e: &dyn std::fmt::Display| {
         unreadable(RESERVATIONS, what(), e).hint(
             "a ledger nobody can read stops this guard in every clone: `git swarm reservations --repair --reason <why>` publishes its last readable version",
@@ -108,7 +140,7 @@ fn read_objects(repo: &gix::Repository, tip: ObjectId) -> Result<Version> {
         .map_err(|e| fail(&e))?
         .ok_or_else(|| fail(&"the file is missing"))?;
     let blob = entry.object().map_err(|e| fail(&e))?;
-    let ledger = parse_ledger(&blob.data).map_err(|e| fail(&e.message))?;
+    let ledger = parse_ledger(&blob.data, &what()).map_err(|e| fail(&e.message))?;
     Ok(Version {
         next: ledger.next,
         entries: ledger

@@ -40,7 +40,8 @@ pub use self::ledger::{Held, Version};
 use super::findings::{unreadable, Findings, Violation};
 use super::staged::Staged;
 use crate::error::Result;
-use crate::records::reservation::{covers, lease_running, Enforce, Pattern, Shape, LEDGER_REF};
+use crate::records::reservation::shard::{self, Part};
+use crate::records::reservation::{covers, lease_running, stored, Enforce, Pattern, Shape};
 use crate::session::Ctx;
 
 pub const RESERVATIONS: &str = "reservations";
@@ -67,29 +68,34 @@ pub fn load(ctx: &Ctx) -> Result<Option<Ledgered>> {
     if mode == Enforce::Off {
         return Ok(None);
     }
-    let tip = crate::store::remote::live_tip(store, ctx.settings.remote.as_deref(), LEDGER_REF)
-        .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
-    let Some(base) = tip.base else {
+    let remote = ctx.settings.remote.as_deref();
+    let mut cache: Option<Cache> = None;
+    let mut read: Vec<(Part, Version)> = Vec::new();
+    let fail = |refname: &str, e: crate::error::Error| unreadable(RESERVATIONS, refname, e.message);
+    let tips = stored::tips(store, remote).map_err(|e| fail(shard::PREFIX, e))?;
+    for (part, tip) in tips {
+        let refname = stored::refname(part);
+        let fail = |e| fail(&refname, e);
+        let Some(base) = tip.base else { continue };
+        // Under swarm.trust=require a part with no trusted version reserves nothing.
+        if store.refused(&refname, base).map_err(fail)?.is_some() {
+            continue;
+        }
+        let cache = cache.get_or_insert_with(|| Cache::load(&store.repo));
+        read.push((part, cache.at(&store.repo, base, &refname)?));
+    }
+    let Some(cache) = cache else {
         return Ok(None);
     };
-    // Under swarm.trust=require a ledger with no trusted version reserves nothing.
-    let refused = store
-        .refused(LEDGER_REF, base)
-        .map_err(|e| unreadable(RESERVATIONS, LEDGER_REF, e.message))?;
-    if refused.is_some() {
-        return Ok(None);
-    }
-    let mut cache = Cache::load(&store.repo);
-    let best = Some(cache.at(&store.repo, base)?);
     cache.save();
     let ignore_case = store
         .repo
         .config_snapshot()
         .boolean("core.ignoreCase")
         .unwrap_or(false);
-    Ok(best.map(|ledger| Ledgered {
+    Ok(Some(Ledgered {
         mode,
-        ledger,
+        ledger: Version::merged(&read),
         ignore_case,
     }))
 }
@@ -425,7 +431,7 @@ fn judged_on_fresh_ledger(
     judge(&mut judged)?;
     if !judged.violations.is_empty() {
         if let Some(coordination) = ctx.settings.remote.as_deref() {
-            match crate::store::mirror::fetch_refs(&ctx.store, coordination, &[LEDGER_REF]) {
+            match crate::store::mirror::fetch_refs(&ctx.store, coordination, &[shard::PREFIX]) {
                 Ok(()) => {
                     judged = Findings::default();
                     judge(&mut judged)?;

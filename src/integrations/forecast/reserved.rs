@@ -8,9 +8,8 @@ use serde::Serialize;
 
 use super::heads::LaneHead;
 use crate::error::Result;
-use crate::records::reservation::{judge, Ledger, Verdict, LEDGER, LEDGER_REF};
+use crate::records::reservation::{judge, stored, Ledger, Verdict};
 use crate::session::Ctx;
-use crate::store::records::Records;
 
 /// A lane changing a path another holder reserved.
 #[derive(Debug, Clone, Serialize)]
@@ -28,10 +27,9 @@ pub struct Reserved {
 /// The ledger as known here (local, or the mirror when newer); None when
 /// there is none. An unreadable one is a warning, not a failed forecast.
 fn ledger(ctx: &Ctx, remote: Option<&str>, warnings: &mut Vec<String>) -> Result<Option<Ledger>> {
-    let tip = crate::store::remote::live_tip(&ctx.store, remote, LEDGER_REF)?;
-    let Some(at) = tip.base else { return Ok(None) };
-    match Records::<Ledger>::new(&ctx.store).at(&LEDGER.to_string(), at) {
-        Ok(v) => Ok(Some(v.value)),
+    match stored::known(&ctx.store, remote) {
+        Ok(l) if l.entries.is_empty() => Ok(None),
+        Ok(l) => Ok(Some(l)),
         Err(e) => {
             warnings.push(format!(
                 "the reservations ledger cannot be read ({}); reserved paths are not forecast",

@@ -14,7 +14,7 @@ use super::Asked;
 use crate::error::Result;
 use crate::git::PushUpdate;
 use crate::records::packet::{Moved, Packet};
-use crate::records::reservation::{self as reservation, Ledger, LEDGER, LEDGER_REF};
+use crate::records::reservation::{self as reservation, shard::Part, stored};
 use crate::records::task::{self as task, task_ref, HandOver, TaskKey, TaskRecord};
 use crate::store::records::{Record, Records};
 use crate::store::remote::{self, Tip};
@@ -74,7 +74,7 @@ fn claim(
         HandOver::Already => out.moved.claim = Some(key),
         HandOver::Lost(why) => out.moved.not_moved.push(why),
         HandOver::Move(rec, ev) => {
-            let commit = write(store, &rec.to_files()?, base, &ev)?;
+            let commit = write(store, &rec.to_files()?, Some(base), &ev)?;
             out.updates.push(PushUpdate {
                 refname: refname.clone(),
                 new: Some(commit.to_string()),
@@ -89,26 +89,31 @@ fn claim(
 
 fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<()> {
     let store = s.store;
-    let tip = remote::tip(store, s.remote, LEDGER_REF)?;
+    let mut tips = Vec::new();
+    for part in stored::parts() {
+        let tip = remote::tip(store, s.remote, &stored::refname(part))?;
+        let live = tip.base.filter(|_| !tip.archived);
+        tips.push((part, tip, live));
+    }
     let ids: Vec<String> = packet.reservations.iter().map(|r| r.id.clone()).collect();
-    let Some(base) = tip.base.filter(|_| !tip.archived) else {
+    if tips.iter().all(|(_, _, live)| live.is_none()) {
         out.moved.not_moved.extend(
             ids.iter()
                 .map(|id| format!("reservation {id}: the ledger is not here")),
         );
         return Ok(());
-    };
-    let mut ledger: Ledger = Records::<Ledger>::new(store)
-        .at(&LEDGER.to_string(), base)?
-        .value;
+    }
+    let at: Vec<(Part, Option<ObjectId>)> = tips.iter().map(|(p, _, l)| (*p, *l)).collect();
+    let before = stored::at(store, &at)?;
+    let mut ledger = before.merged();
     let now = store.clock.now();
     let lease = s.reservation_lease.clone()?;
     let until = crate::clock::lease_end(now, lease, crate::error::Code::LeaseInvalidDuration)?;
-    let before = ledger.clone();
+    let entries_before = ledger.entries.clone();
     let (moved, not_moved) = reservation::hand_over(&mut ledger, &ids, &packet.author, to, &until);
     out.moved.reservations = moved.clone();
     out.moved.not_moved.extend(not_moved);
-    if ledger.entries == before.entries {
+    if ledger.entries == entries_before {
         return Ok(());
     }
     let summary = format!(
@@ -119,13 +124,19 @@ fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<(
     );
     let ev = Event::new("reservation-handed-over", to, summary)
         .trailer("Swarm-Packet", packet.id.as_str());
-    let commit = write(store, &ledger.to_files()?, base, &ev)?;
-    out.updates.push(PushUpdate {
-        refname: LEDGER_REF.to_string(),
-        new: Some(commit.to_string()),
-        expected: tip.remote.map(|r| r.to_string()),
-    });
-    out.local.push((LEDGER_REF.to_string(), tip, commit));
+    for (part, next) in before.changed(&ledger) {
+        let Some((_, tip, live)) = tips.iter().find(|(p, _, _)| *p == part) else {
+            continue;
+        };
+        let refname = stored::refname(part);
+        let commit = write(store, &next.to_files()?, *live, &ev)?;
+        out.updates.push(PushUpdate {
+            refname: refname.clone(),
+            new: Some(commit.to_string()),
+            expected: tip.remote.map(|r| r.to_string()),
+        });
+        out.local.push((refname, *tip, commit));
+    }
     Ok(())
 }
 
@@ -141,7 +152,7 @@ pub(super) fn catch_up(s: &Asked<'_>, moved: &Moved, actor: &str) -> Result<bool
         refs.push(task_ref(plan, task));
     }
     if !moved.reservations.is_empty() {
-        refs.push(LEDGER_REF.to_string());
+        refs.extend(stored::parts().map(stored::refname));
     }
     let mut any = false;
     for refname in refs {
@@ -153,9 +164,10 @@ pub(super) fn catch_up(s: &Asked<'_>, moved: &Moved, actor: &str) -> Result<bool
 fn write(
     store: &crate::store::Store,
     files: &crate::store::records::Files,
-    parent: ObjectId,
+    parent: Option<ObjectId>,
     ev: &Event,
 ) -> Result<ObjectId> {
     let tree = store.write_tree(files)?;
-    store.commit(tree, &[parent], ev)
+    let parents: Vec<ObjectId> = parent.into_iter().collect();
+    store.commit(tree, &parents, ev)
 }

@@ -5,15 +5,13 @@
 
 use crate::error::Result;
 use crate::records::packet::{PacketClaim, PacketReservation};
-use crate::records::reservation::{Ledger, LEDGER, LEDGER_REF};
+use crate::records::reservation::{shard, stored};
 use crate::session::Ctx;
-use crate::store::records::Records;
-use crate::store::remote;
 use crate::store::yaml::Extra;
 
 /// The refs [`claim`] and [`reservations`] read, to fetch first.
 pub fn wanted(task: Option<&str>) -> Vec<String> {
-    let mut out = vec![LEDGER_REF.to_string()];
+    let mut out = vec![shard::PREFIX.to_string()];
     if let Some((plan, id)) = task.and_then(|t| t.split_once('/')) {
         out.push(crate::records::task::task_ref(plan, id));
     }
@@ -46,15 +44,10 @@ pub fn claim(ctx: &Ctx, task: Option<&str>, author: &str) -> Result<Option<Packe
 /// task (by id or `<plan>/<id>`) and those tied to no task.
 pub fn reservations(ctx: &Ctx, task: Option<&str>, author: &str) -> Result<Vec<PacketReservation>> {
     let store = &ctx.store;
-    let tip = remote::live_tip(store, ctx.remote(), LEDGER_REF)?;
-    let Some(base) = tip.base else {
-        return Ok(Vec::new());
-    };
     // An unreadable ledger carries nothing; `reservations --repair` says why.
-    let Ok(ledger) = Records::<Ledger>::new(store).at(&LEDGER.to_string(), base) else {
+    let Ok(ledger) = stored::known(store, ctx.remote()) else {
         return Ok(Vec::new());
     };
-    let ledger = ledger.value;
     let id = task.and_then(|t| t.split_once('/')).map(|(_, i)| i);
     let now = store.clock.now();
     Ok(ledger

@@ -9,7 +9,7 @@ use std::collections::BTreeSet;
 use crate::error::Result;
 use crate::records::lane::LaneRecord;
 use crate::records::lead::LeadRecord;
-use crate::records::reservation::{parse_ledger, LEDGER_REF, RECORD_FILE};
+use crate::records::reservation::stored;
 use crate::session::Ctx;
 use crate::store::records::Records;
 use crate::store::remote;
@@ -45,10 +45,9 @@ fn known_addresses(ctx: &Ctx, actor: &str) -> Result<BTreeSet<String>> {
             .into_iter()
             .filter_map(|k| k.record.claim.map(|c| c.holder)),
     );
-    if let Some(tip) = remote::live_tip(store, remote_name, LEDGER_REF)?.base {
-        if let Some(Ok(ledger)) = store.blob_at(tip, RECORD_FILE)?.map(|b| parse_ledger(&b)) {
-            out.extend(ledger.entries.into_iter().map(|e| e.holder));
-        }
+    // Unreadable reservations know no address (`reservations --repair`).
+    if let Ok(ledger) = stored::known(store, remote_name) {
+        out.extend(ledger.entries.into_iter().map(|e| e.holder));
     }
     out.remove("all");
     Ok(out)

@@ -5,7 +5,7 @@ use gix::ObjectId;
 use crate::error::{Code, Error, Result};
 use crate::failpoint;
 use crate::git::PushUpdate;
-use crate::records::reservation::{self, Ledger, LEDGER, LEDGER_REF};
+use crate::records::reservation::{self, shard, stored};
 use crate::records::task::{self, task_ref, Known, TaskKey, TaskRecord};
 use crate::session::Ctx;
 use crate::store::records::{Publish, Txn};
@@ -68,7 +68,7 @@ pub(super) fn publish_releasing(
     };
     let mut fetch = vec![prefix.as_str(), plan_ref.as_str()];
     if release_for.is_some() {
-        fetch.push(LEDGER_REF);
+        fetch.push(shard::PREFIX);
     }
     let done = Publish::new(store, ctx.remote())
         .fetch(fetch)
@@ -189,11 +189,11 @@ fn release_task(
     id: &str,
 ) -> Result<(Vec<String>, Vec<String>)> {
     let now = txn.store().clock.now();
-    let key = LEDGER.to_string();
-    let Ok(Some(mut ledger)) = txn.current::<Ledger>(&key) else {
+    let Ok(before) = stored::current(txn) else {
         return Ok((Vec::new(), Vec::new()));
     };
-    let ids = reservation::release_task(&mut ledger.value, holder, plan, id, now);
+    let mut ledger = before.merged();
+    let ids = reservation::release_task(&mut ledger, holder, plan, id, now);
     if ids.is_empty() || txn.attempt() > RELEASE_ROUNDS {
         return Ok((Vec::new(), ids));
     }
@@ -205,7 +205,7 @@ fn release_task(
             ids.join(" ")
         ),
     );
-    txn.write(&key, &ledger.value, &event)?;
+    stored::write(txn, &before, &ledger, &event)?;
     Ok((ids, Vec::new()))
 }
 

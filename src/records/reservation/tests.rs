@@ -263,7 +263,7 @@ fn the_ledger_round_trips_and_a_forged_one_is_refused() {
     let forged = String::from_utf8(files[RECORD_FILE].clone())
         .unwrap()
         .replace("holder: alice", "holder: \"al\\u001bice\"");
-    assert!(parse_ledger(forged.as_bytes()).is_err());
+    assert!(parse_ledger(forged.as_bytes(), "forged").is_err());
 }
 
 #[test]

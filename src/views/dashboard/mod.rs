@@ -23,7 +23,7 @@ use crate::records::lead::LeadRecord;
 use crate::records::message::Message;
 use crate::records::note::Note;
 use crate::records::plan::PlanDoc;
-use crate::records::reservation::{Ledger, LEDGER};
+use crate::records::reservation::stored;
 use crate::records::task::{Status as TaskStatus, TaskRecord};
 use crate::session::Ctx;
 use crate::store::yaml::Unreadable;
@@ -498,13 +498,7 @@ fn reservations(
     now: jiff::Timestamp,
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Vec<ReservationView>> {
-    let ledger = read::known::<Ledger>(store, remote, "reservations", unreadable)?
-        .into_iter()
-        .find(|(k, _)| k == LEDGER)
-        .map(|(_, l)| l);
-    let Some(ledger) = ledger else {
-        return Ok(Vec::new());
-    };
+    let ledger = stored::known_readable(store, remote, unreadable)?;
     Ok(ledger
         .entries
         .into_iter()

@@ -1,0 +1,314 @@
+//! The ledger in shards: sixteen records `refs/swarm/reservations/shard-0`
+//! … `shard-f`, so that reservations of unrelated paths never contend for
+//! one ref.
+//!
+//! A pattern belongs to the shard its first path component hashes to
+//! (lowercased, so two spellings that overlap under `core.ignoreCase` meet);
+//! a pattern whose first component is a glob, or that names the whole
+//! repository, belongs to all sixteen. An entry is stored in every shard of
+//! every one of its patterns. Two overlapping patterns share their first
+//! component or one of them has a glob there, so two overlapping
+//! reservations always share a shard, and the remote's compare-and-swap on
+//! that shard still decides between them (see the module docs above).
+//!
+//! Writers read every shard, [`Shards::merged`] gives the one ledger the
+//! rules decide on, and [`Shards::changed`] gives back the shards whose
+//! content the decision changed, to be written in one atomic push with
+//! their leases. Dropping expired entries (pruning) alone does not make a
+//! shard changed, so a write never touches a shard it had nothing to do
+//! with.
+//!
+//! Ids: each shard hands out its own numbers, `n ≡ shard + 1 (mod 16)`
+//! (shard 0: r1, r17, …; shard 3: r4, r20, …), so two shards written at
+//! once never make one id. A new entry takes its number from its first
+//! shard.
+//!
+//! The one-ref ledger of older clones (`refs/swarm/reservations/ledger`) is
+//! read beside the shards; the first write moves its entries into their
+//! shards and writes it back empty, its `next` kept, so new numbers start
+//! above every old id.
+
+use super::{Entry, Ledger, Pattern, Shape, LEDGER, SCHEMA};
+
+/// How many shards there are.
+pub const SHARDS: usize = 16;
+
+/// The set of shards a pattern or an entry belongs to, one bit each.
+pub type Set = u16;
+
+const ALL: Set = Set::MAX;
+
+/// The record key of shard `i` (`shard-0` … `shard-f`).
+pub fn key(i: usize) -> String {
+    format!("shard-{i:x}")
+}
+
+/// The refs of the reservations, all of them fetched by this one prefix.
+pub const PREFIX: &str = "refs/swarm/reservations/";
+
+/// FNV-1a, 32 bits: a fixed hash, the same in every clone and version.
+fn fnv1a(bytes: &[u8]) -> u32 {
+    let mut h: u32 = 0x811c_9dc5;
+    for b in bytes {
+        h ^= u32::from(*b);
+        h = h.wrapping_mul(0x0100_0193);
+    }
+    h
+}
+
+/// The shards a pattern belongs to.
+pub fn of_pattern(p: &Pattern) -> Set {
+    let first = p.as_str().split('/').next().unwrap_or("");
+    if first.is_empty() || Pattern(first.to_string()).shape() == Shape::Glob {
+        return ALL;
+    }
+    let i = fnv1a(first.to_lowercase().as_bytes()) as usize % SHARDS;
+    1 << i
+}
+
+/// The shards an entry with these patterns is stored in (all sixteen for
+/// an entry with no pattern, which no rule makes).
+pub fn of_paths(paths: &[Pattern]) -> Set {
+    match paths.iter().map(of_pattern).fold(0, |a, b| a | b) {
+        0 => ALL,
+        set => set,
+    }
+}
+
+/// The first shard of a set: where a new entry's number comes from.
+pub fn home(set: Set) -> usize {
+    set.trailing_zeros() as usize % SHARDS
+}
+
+fn shards_in(set: Set) -> impl Iterator<Item = usize> {
+    (0..SHARDS).filter(move |i| set & (1 << i) != 0)
+}
+
+/// The smallest number at least `at` that shard `i` may hand out.
+fn number_at_least(i: usize, at: u64) -> u64 {
+    let residue = ((i + 1) % SHARDS) as u64;
+    let at = at.max(1);
+    let off = (residue + SHARDS as u64 - at % SHARDS as u64) % SHARDS as u64;
+    at + off
+}
+
+/// What [`merge`] needs of an entry (the ledger's, or the guard's
+/// cached copy of it).
+pub trait Stored: Clone {
+    fn id(&self) -> &str;
+    fn paths(&self) -> &[Pattern];
+    fn released(&self) -> bool;
+}
+
+impl Stored for Entry {
+    fn id(&self) -> &str {
+        &self.id
+    }
+    fn paths(&self) -> &[Pattern] {
+        &self.paths
+    }
+    fn released(&self) -> bool {
+        self.released_at.is_some()
+    }
+}
+
+/// The entries of the one-ref ledger, then each shard's (`parts`, None:
+/// absent): an entry once, as its first shard holds it. One missing from
+/// a shard it belongs to has left the reservations there, by pruning or by
+/// a `sync` that could not keep it, and is gone; one released in any shard
+/// is released.
+pub fn merge<E: Stored>(legacy: &[E], parts: &[Option<&[E]>]) -> Vec<E> {
+    let mut out: Vec<E> = legacy.to_vec();
+    let mut seen: std::collections::HashSet<String> =
+        out.iter().map(|e| e.id().to_string()).collect();
+    for part in parts.iter().flatten() {
+        for e in part.iter() {
+            if seen.insert(e.id().to_string()) {
+                out.extend(whole(parts, e));
+            }
+        }
+    }
+    out
+}
+
+/// `e` as every shard it belongs to holds it (None: one does not).
+fn whole<E: Stored>(parts: &[Option<&[E]>], e: &E) -> Option<E> {
+    let mut best = e.clone();
+    for i in shards_in(of_paths(e.paths())) {
+        let copy = parts
+            .get(i)
+            .copied()
+            .flatten()
+            .and_then(|p| p.iter().find(|c| c.id() == e.id()))?;
+        if !best.released() && copy.released() {
+            best = copy.clone();
+        }
+    }
+    Some(best)
+}
+
+/// Which record of the reservations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Part {
+    /// The one-ref ledger of older clones.
+    Legacy,
+    Shard(usize),
+}
+
+impl Part {
+    /// The part a record key names (None: not one of the reservations').
+    pub fn from_key(key: &str) -> Option<Part> {
+        if key == LEDGER {
+            return Some(Part::Legacy);
+        }
+        let digit = key.strip_prefix("shard-")?;
+        let i = usize::from_str_radix(digit, 16).ok()?;
+        (digit.len() == 1 && key == self::key(i)).then_some(Part::Shard(i))
+    }
+    pub fn key(self) -> String {
+        match self {
+            Part::Legacy => LEDGER.to_string(),
+            Part::Shard(i) => key(i),
+        }
+    }
+}
+
+/// The reservations as read: the one-ref ledger and each shard (None:
+/// absent).
+#[derive(Debug, Clone, Default)]
+pub struct Shards {
+    pub legacy: Option<Ledger>,
+    pub parts: [Option<Ledger>; SHARDS],
+}
+
+impl Shards {
+    /// Set the record read for `part`.
+    pub fn set(&mut self, part: Part, ledger: Option<Ledger>) {
+        match part {
+            Part::Legacy => self.legacy = ledger,
+            Part::Shard(i) => self.parts[i] = ledger,
+        }
+    }
+
+    fn legacy_next(&self) -> u64 {
+        self.legacy.as_ref().map_or(1, |l| l.next)
+    }
+
+    /// The next number shard `i` hands out.
+    fn counter(&self, i: usize) -> u64 {
+        let own = self.parts[i].as_ref().map_or(0, |l| l.next);
+        number_at_least(i, own.max(self.legacy_next()))
+    }
+
+    /// The one ledger the rules decide on: every part's entries, merged
+    /// by [`merge`].
+    pub fn merged(&self) -> Ledger {
+        let legacy = self.legacy.clone().unwrap_or_default();
+        let parts: Vec<Option<&[Entry]>> = self
+            .parts
+            .iter()
+            .map(|p| p.as_ref().map(|l| &l.entries[..]))
+            .collect();
+        Ledger {
+            schema: SCHEMA.to_string(),
+            entries: merge(&legacy.entries, &parts),
+            counters: Some((0..SHARDS).map(|i| self.counter(i)).collect()),
+            ..legacy
+        }
+    }
+
+    /// The records `after` (a [`Shards::merged`] ledger the rules changed)
+    /// needs written: each shard whose entries or counter changed, other
+    /// than by entries dropping out, and the old ledger while it still
+    /// holds entries (they move to their shards).
+    pub fn changed(&self, after: &Ledger) -> Vec<(Part, Ledger)> {
+        let mut out = Vec::new();
+        if let Some(legacy) = self.legacy.as_ref().filter(|l| !l.entries.is_empty()) {
+            let emptied = Ledger {
+                entries: Vec::new(),
+                ..legacy.clone()
+            };
+            out.push((Part::Legacy, emptied));
+        }
+        let mut wanted: Vec<Vec<&Entry>> = vec![Vec::new(); SHARDS];
+        for e in &after.entries {
+            for i in shards_in(of_paths(&e.paths)) {
+                wanted[i].push(e);
+            }
+        }
+        for (i, want) in wanted.into_iter().enumerate() {
+            let next = after
+                .counters
+                .as_ref()
+                .and_then(|c| c.get(i).copied())
+                .unwrap_or_else(|| self.counter(i));
+            let old = self.parts[i].as_ref();
+            let old_entries = old.map_or(&[][..], |l| &l.entries[..]);
+            let moved = want
+                .iter()
+                .any(|e| !old_entries.iter().any(|o| o == *e))
+                || next != self.counter(i);
+            if !moved {
+                continue;
+            }
+            // The shard's own order first, then what is new to it.
+            let mut entries: Vec<Entry> = old_entries
+                .iter()
+                .filter_map(|o| want.iter().find(|e| e.id == o.id).map(|e| (*e).clone()))
+                .collect();
+            for e in &want {
+                if !entries.iter().any(|k| k.id == e.id) {
+                    entries.push((*e).clone());
+                }
+            }
+            let base = old.cloned().unwrap_or_default();
+            out.push((
+                Part::Shard(i),
+                Ledger {
+                    schema: SCHEMA.to_string(),
+                    next,
+                    entries,
+                    counters: None,
+                    extra: base.extra,
+                },
+            ));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(s: &str) -> Pattern {
+        Pattern(s.to_string())
+    }
+
+    #[test]
+    fn overlapping_spellings_share_a_shard_and_globs_take_all() {
+        assert_eq!(of_pattern(&p("src/a.rs")), of_pattern(&p("src/")));
+        assert_eq!(of_pattern(&p("SRC/a.rs")), of_pattern(&p("src/b/")));
+        assert_eq!(of_pattern(&p("src")), of_pattern(&p("src/x")));
+        assert_eq!(of_pattern(&p("*.md")), ALL);
+        assert_eq!(of_pattern(&p("**")), ALL);
+        assert_eq!(of_pattern(&p("sr?/x")), ALL);
+        assert_eq!(of_pattern(&p("")), ALL);
+        assert_eq!(of_pattern(&p("src/**/*.rs")).count_ones(), 1);
+        // Sixteen top-level names do not all land in one shard.
+        let names = ["src", "docs", "tests", "benches", "web", "api", "lib", "bin"];
+        let spread: Set = names.iter().map(|n| of_pattern(&p(n))).fold(0, |a, b| a | b);
+        assert!(spread.count_ones() > 3, "{spread:016b}");
+    }
+
+    #[test]
+    fn each_shard_hands_out_its_own_numbers() {
+        for i in 0..SHARDS {
+            for at in 0..40 {
+                let n = number_at_least(i, at);
+                assert!(n >= at.max(1) && n < at.max(1) + 16);
+                assert_eq!(n % 16, ((i + 1) % 16) as u64);
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+//! The reservations as stored, read with git: every part under
+//! `refs/swarm/reservations/` (the shards and the one-ref ledger of older
+//! clones) and their entries merged by id, as git-swarm merges them.
+
+use std::path::Path;
+
+use git_swarm::records::reservation::shard;
+use serde_yaml_ng::Value;
+
+use super::harness::TestEnv;
+
+/// The local reservations prefix.
+pub const LOCAL: &str = "refs/swarm/reservations/";
+/// The mirror of `origin`'s reservations.
+pub const MIRROR: &str = "refs/swarm-remotes/origin/reservations/";
+
+/// Every part under `prefix` in `dir`: (ref, commit), sorted by ref.
+pub fn parts(env: &TestEnv, dir: &Path, prefix: &str) -> Vec<(String, String)> {
+    env.git(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname) %(objectname)",
+            prefix,
+        ],
+    )
+    .lines()
+    .filter_map(|l| l.split_once(' '))
+    .map(|(r, c)| (r.to_string(), c.to_string()))
+    .collect()
+}
+
+/// Where every part stands: one line per part, to compare before and
+/// after a command that must leave them alone.
+pub fn stamp(env: &TestEnv, dir: &Path, prefix: &str) -> String {
+    parts(env, dir, prefix)
+        .iter()
+        .map(|(r, c)| format!("{r} {c}\n"))
+        .collect()
+}
+
+/// The ref of the shard holding entries for `path` (a path whose first
+/// component is not a glob), under `prefix`.
+pub fn shard_of(prefix: &str, path: &str) -> String {
+    let set = shard::of_pattern(&git_swarm::records::reservation::Pattern(path.to_string()));
+    assert_eq!(set.count_ones(), 1, "{path} belongs to one shard");
+    format!("{prefix}{}", shard::key(set.trailing_zeros() as usize))
+}
+
+/// Every entry under `prefix` in `dir`, merged: each id once, released
+/// when any part holds it released.
+pub fn entries(env: &TestEnv, dir: &Path, prefix: &str) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::new();
+    for (refname, _) in parts(env, dir, prefix) {
+        let yaml = env.git(dir, &["show", &format!("{refname}:reservations.yaml")]);
+        let part: Value = serde_yaml_ng::from_str(&yaml).expect("reservations.yaml is YAML");
+        for e in part["entries"].as_sequence().cloned().unwrap_or_default() {
+            match out.iter_mut().find(|o| o["id"] == e["id"]) {
+                Some(o) if o["released_at"].is_null() && !e["released_at"].is_null() => *o = e,
+                Some(_) => {}
+                None => out.push(e),
+            }
+        }
+    }
+    out
+}
+
+/// The ids of every entry under `prefix`, sorted.
+pub fn ids(env: &TestEnv, dir: &Path, prefix: &str) -> Vec<String> {
+    let mut ids: Vec<String> = entries(env, dir, prefix)
+        .iter()
+        .map(|e| e["id"].as_str().unwrap_or_default().to_string())
+        .collect();
+    ids.sort();
+    ids
+}

@@ -133,12 +133,15 @@ pub fn patterns(ctx: &Ctx, paths: &[String]) -> Result<Vec<Pattern>> {
 }
 
 fn read(store: &Store, part: Part, at: ObjectId) -> Result<Ledger> {
-    Ok(Records::<Ledger>::new(store)
+    Records::<Ledger>::new(store)
         .at(&part.key(), at)
-        .map_err(|e| {
-            e.hint("the reservations are shared by every clone: `git swarm reservations --repair --reason <why>` publishes the last readable version of each part that cannot be read on top of it (history keeps both)")
-        })?
-        .value)
+        .map(|v| v.value)
+        .map_err(repairable)
+}
+
+/// A part of the reservations that cannot be read, with the way out.
+fn repairable(e: Error) -> Error {
+    e.hint("the reservations are shared by every clone: `git swarm reservations --repair --reason <why>` publishes the last readable version of each part that cannot be read on top of it (history keeps both)")
 }
 
 /// How many versions back `--repair` looks for a readable ledger.
@@ -214,11 +217,10 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
             ));
         }
         if bad.is_empty() {
-            return Err(Error::new(
-                Code::Usage,
-                "the reservations read fine; nothing to repair",
-            )
-            .hint("`git swarm reservations` lists them"));
+            return Err(
+                Error::new(Code::Usage, "the reservations read fine; nothing to repair")
+                    .hint("`git swarm reservations` lists them"),
+            );
         }
         let mut parts = Vec::new();
         let mut entries = 0;
@@ -257,7 +259,7 @@ pub fn repair(ctx: &Ctx, reason: &str) -> Result<Repaired> {
 /// The ledger as this clone knows it (local, or the last fetched mirror
 /// when that is newer), without fetching: every shard, merged.
 pub fn known(ctx: &Ctx) -> Result<Ledger> {
-    stored::known(&ctx.store, ctx.remote())
+    stored::known(&ctx.store, ctx.remote()).map_err(repairable)
 }
 
 /// Decide on the ledger and publish the shards the decision changed, in
@@ -271,7 +273,7 @@ fn write<T: Clone>(
 ) -> Result<(T, ObjectId)> {
     let store = &ctx.store;
     let done = ledger_publish(ctx).run(|txn| {
-        let before = stored::current(txn)?;
+        let before = stored::current(txn).map_err(repairable)?;
         let mut ledger = before.merged();
         let (then, summary) = decide(&mut ledger, store.clock.now(), txn.online())?;
         let event = Event::new(kind, actor, summary);
@@ -454,8 +456,7 @@ fn released_already(
     let Ok(ids) = reservation::release(&mut before, actor, named, store.clock.now(), ic) else {
         return Ok(None);
     };
-    let published: Vec<(Part, Option<ObjectId>)> =
-        tips.iter().map(|(p, t)| (*p, t.base)).collect();
+    let published: Vec<(Part, Option<ObjectId>)> = tips.iter().map(|(p, t)| (*p, t.base)).collect();
     let now_live = stored::at(store, &published)?.merged();
     if now_live
         .entries

@@ -135,6 +135,11 @@ impl Entry {
     pub fn live(&self, now: Timestamp) -> bool {
         self.released_at.is_none() && lease_running(&self.lease_until, now)
     }
+    /// Released, or expired for longer than [`PRUNE_AFTER`]: what [`prune`]
+    /// drops.
+    pub fn prunable(&self, now: Timestamp) -> bool {
+        self.released_at.is_some() || self.until().is_some_and(|t| now >= t + PRUNE_AFTER)
+    }
     pub fn expired(&self, now: Timestamp) -> bool {
         self.released_at.is_none() && self.until().is_some_and(|t| now >= t)
     }
@@ -340,9 +345,7 @@ pub fn conflict_error(found: &[Conflict]) -> Error {
 
 /// Drop released entries and entries expired for longer than [`PRUNE_AFTER`].
 pub fn prune(ledger: &mut Ledger, now: Timestamp) {
-    ledger
-        .entries
-        .retain(|e| e.released_at.is_none() && e.until().is_none_or(|t| now < t + PRUNE_AFTER));
+    ledger.entries.retain(|e| !e.prunable(now));
 }
 
 /// Reserve: refuse a conflict; the same holder asking for exactly the paths

@@ -495,11 +495,7 @@ fn reservations(store: &Store, plan: Option<&str>) -> Result<Vec<(String, serde_
         ),
     };
     let mut out = Vec::new();
-    for e in ledger
-        .entries
-        .iter()
-        .filter(|e| e.released_at.is_none())
-    {
+    for e in ledger.entries.iter().filter(|e| e.released_at.is_none()) {
         if owners.as_ref().is_some_and(|o| !o.contains(&e.holder)) {
             continue;
         }

@@ -124,7 +124,7 @@ fn ledger(s: &Asked<'_>, packet: &Packet, to: &str, out: &mut Moves) -> Result<(
     );
     let ev = Event::new("reservation-handed-over", to, summary)
         .trailer("Swarm-Packet", packet.id.as_str());
-    for (part, next) in before.changed(&ledger) {
+    for (part, next) in before.changed(&ledger, now) {
         let Some((_, tip, live)) = tips.iter().find(|(p, _, _)| *p == part) else {
             continue;
         };

@@ -28,6 +28,8 @@
 //! shards and writes it back empty, its `next` kept, so new numbers start
 //! above every old id.
 
+use jiff::Timestamp;
+
 use super::{Entry, Ledger, Pattern, Shape, LEDGER, SCHEMA};
 
 /// How many shards there are.
@@ -217,11 +219,12 @@ impl Shards {
         }
     }
 
-    /// The records `after` (a [`Shards::merged`] ledger the rules changed)
-    /// needs written: each shard whose entries or counter changed, other
-    /// than by entries dropping out, and the old ledger while it still
-    /// holds entries (they move to their shards).
-    pub fn changed(&self, after: &Ledger) -> Vec<(Part, Ledger)> {
+    /// The records `after` (a [`Shards::merged`] ledger the rules changed
+    /// at `now`) needs written: each shard whose entries or counter
+    /// changed, other than by pruning (an entry that was prunable at `now`
+    /// dropping out), and the old ledger while it still holds entries (they
+    /// move to their shards).
+    pub fn changed(&self, after: &Ledger, now: Timestamp) -> Vec<(Part, Ledger)> {
         let mut out = Vec::new();
         if let Some(legacy) = self.legacy.as_ref().filter(|l| !l.entries.is_empty()) {
             let emptied = Ledger {
@@ -244,10 +247,12 @@ impl Shards {
                 .unwrap_or_else(|| self.counter(i));
             let old = self.parts[i].as_ref();
             let old_entries = old.map_or(&[][..], |l| &l.entries[..]);
-            let moved = want
+            let dropped = old_entries
                 .iter()
-                .any(|e| !old_entries.iter().any(|o| o == *e))
-                || next != self.counter(i);
+                .any(|o| !o.prunable(now) && !want.iter().any(|e| e.id == o.id));
+            let moved = dropped
+                || next != self.counter(i)
+                || want.iter().any(|e| !old_entries.iter().any(|o| o == *e));
             if !moved {
                 continue;
             }
@@ -296,8 +301,13 @@ mod tests {
         assert_eq!(of_pattern(&p("")), ALL);
         assert_eq!(of_pattern(&p("src/**/*.rs")).count_ones(), 1);
         // Sixteen top-level names do not all land in one shard.
-        let names = ["src", "docs", "tests", "benches", "web", "api", "lib", "bin"];
-        let spread: Set = names.iter().map(|n| of_pattern(&p(n))).fold(0, |a, b| a | b);
+        let names = [
+            "src", "docs", "tests", "benches", "web", "api", "lib", "bin",
+        ];
+        let spread: Set = names
+            .iter()
+            .map(|n| of_pattern(&p(n)))
+            .fold(0, |a, b| a | b);
         assert!(spread.count_ones() > 3, "{spread:016b}");
     }
 

@@ -101,7 +101,8 @@ pub fn write(
     event: &Event,
 ) -> Result<Option<ObjectId>> {
     let mut first = None;
-    for (part, ledger) in before.changed(after) {
+    let now = txn.store().clock.now();
+    for (part, ledger) in before.changed(after, now) {
         let new = txn.write(&part.key(), &ledger, event)?;
         first.get_or_insert(new);
     }

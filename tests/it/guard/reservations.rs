@@ -15,8 +15,6 @@ use crate::reserve::lane_setup;
 use crate::support::fixture::Swarm;
 use crate::support::harness::TestEnv;
 
-const LEDGER: &str = "refs/swarm/reservations/ledger";
-
 fn env_at_now() -> TestEnv {
     let mut env = TestEnv::new();
     env.set_env("GIT_SWARM_NOW", "2026-01-01T00:00:00Z");
@@ -140,28 +138,36 @@ fn a_first_commit_on_an_unborn_branch_is_judged_too() {
 fn the_ledger_cache_answers_only_for_its_own_ledger_version() {
     let env = env_at_now();
     let dir = setup(&env);
+    // ann's one entry is in the shards of src/, docs/ and top.txt: a
+    // version of the reservations is where all of them stand.
+    use crate::support::reservations::{parts, LOCAL};
+    let set = |env: &TestEnv, to: &[(String, String)]| {
+        for (r, c) in to {
+            env.git(&dir, &["update-ref", r, c]);
+        }
+    };
     let cache = dir.join(".git/swarm/reservations.cache");
     env.write(&dir.join("src/a/x.rs"), "two\n");
     env.git(&dir, &["add", "src/a/x.rs"]);
     assert_eq!(refused(&env, &dir), ["src/a/x.rs"]);
     assert!(cache.exists(), "the guard kept no ledger cache");
-    let held = env.git(&dir, &["rev-parse", LEDGER]);
+    let held = parts(&env, &dir, LOCAL);
     let cached_held = std::fs::read(&cache).unwrap();
 
     // The ledger moves on (ann releases): the very next check sees it.
     env.swarm(&dir, &["--as", "ann", "release", "src/a/"]).ok();
-    let released = env.git(&dir, &["rev-parse", LEDGER]);
+    let released = parts(&env, &dir, LOCAL);
     assert_ne!(held, released);
     assert!(refused(&env, &dir).is_empty());
     let cached_released = std::fs::read(&cache).unwrap();
     assert_ne!(cached_held, cached_released, "the cache follows the ledger");
     // Back to the earlier ledger (say, a reset ref): refused again, even
     // with the cache written for the later one in place.
-    env.git(&dir, &["update-ref", LEDGER, &held]);
+    set(&env, &held);
     std::fs::write(&cache, &cached_released).unwrap();
     assert_eq!(refused(&env, &dir), ["src/a/x.rs"]);
     // A cache of the other version, torn, edited or foreign: ignored.
-    env.git(&dir, &["update-ref", LEDGER, &released]);
+    set(&env, &released);
     let mut damaged: Vec<Vec<u8>> = (1..cached_held.len())
         .step_by(7)
         .map(|cut| cached_held[..cut].to_vec())
@@ -180,7 +186,7 @@ fn the_ledger_cache_answers_only_for_its_own_ledger_version() {
     // Rewritten whole by the last run; deleting it changes nothing.
     assert_eq!(std::fs::read(&cache).unwrap(), cached_released);
     std::fs::remove_file(&cache).unwrap();
-    env.git(&dir, &["update-ref", LEDGER, &held]);
+    set(&env, &held);
     assert_eq!(refused(&env, &dir), ["src/a/x.rs"]);
 }
 

@@ -10,24 +10,14 @@ use std::process::Child;
 use crate::support::fixture::Swarm;
 use crate::support::harness::{Run, TestEnv};
 use crate::support::process::{finish, soak_rounds, spawn, wait_arrivals};
+use crate::support::reservations::{self as stored, LOCAL};
 
-const LEDGER: &str = "refs/swarm/reservations/ledger";
 /// The harness dates every commit at this instant.
 const NOW: &str = "2026-01-01T00:00:00Z";
 
-/// The ledger at `rev` (a ref or commit) in `dir`, as YAML.
-fn ledger_at(env: &TestEnv, dir: &Path, rev: &str) -> serde_yaml_ng::Value {
-    serde_yaml_ng::from_str(&env.git(dir, &["show", &format!("{rev}:reservations.yaml")]))
-        .expect("reservations.yaml is YAML")
-}
-
 /// The live entries (not released) of the remote's ledger: (holder, paths).
 fn entries(env: &TestEnv, remote: &Path) -> Vec<(String, Vec<String>)> {
-    let l = ledger_at(env, remote, LEDGER);
-    l["entries"]
-        .as_sequence()
-        .cloned()
-        .unwrap_or_default()
+    stored::entries(env, remote, LOCAL)
         .iter()
         .filter(|e| e["released_at"].is_null())
         .map(|e| {
@@ -40,6 +30,8 @@ fn entries(env: &TestEnv, remote: &Path) -> Vec<(String, Vec<String>)> {
                     .collect(),
             )
         })
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
         .collect()
 }
 
@@ -117,9 +109,17 @@ fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
         assert_eq!(held.len(), 1, "round {round}: {held:?}");
         assert_eq!(held[0].0, winner);
     }
-    // The ledger's history has one version per winning reservation.
-    let versions = env.git(&remote, &["rev-list", "--count", LEDGER]);
-    assert_eq!(versions, soak_rounds(6).to_string());
+    // The shards' histories have one version per winning reservation
+    // between them (each area is in one shard).
+    let versions: usize = stored::parts(&env, &remote, LOCAL)
+        .iter()
+        .map(|(r, _)| {
+            env.git(&remote, &["rev-list", "--count", r])
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(versions, soak_rounds(6));
 }
 
 #[test]
@@ -203,11 +203,12 @@ fn hostile_paths_are_refused_with_nothing_written() {
     // A relative path from a subdirectory is stored from the root.
     let run = env.swarm(&sub, &["reserve", "inner.rs", "--json"]).ok();
     assert_eq!(run.json()["entry"]["paths"][0], "sub/inner.rs");
+    let inner = run.json()["entry"]["id"].as_str().unwrap().to_string();
     // A directory named without its '/' is reserved as the directory, and
     // a name reserved as a file overlaps a directory of that name.
     env.swarm(ann, &["--as", "bob", "reserve", "sub"])
         .err(3, "RESERVATION_CONFLICT")
-        .stderr_has("sub/ overlaps r2 held by ann");
+        .stderr_has(&format!("sub/ overlaps {inner} held by ann"));
     env.swarm(ann, &["--as", "bob", "reserve", "ok"])
         .err(3, "RESERVATION_CONFLICT");
     std::fs::create_dir_all(ann.join("dir8")).unwrap();
@@ -281,7 +282,8 @@ fn release_recover_and_check_across_clones() {
         .stdout_has(&new_id);
     assert!(entries(&env, &remote).is_empty());
     // History keeps every version.
-    let log = env.git(&remote, &["log", "--format=%s", LEDGER]);
+    let src = stored::shard_of(LOCAL, "src/");
+    let log = env.git(&remote, &["log", "--format=%s", &src]);
     assert!(log.contains("ann reserves src/"), "{log}");
     assert!(log.contains("ben recovers"), "{log}");
 }
@@ -341,7 +343,8 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["reserve", "src/", "--task", "T1"]).ok();
-    let good = env.git(&remote, &["rev-parse", LEDGER]);
+    let shard = stored::shard_of(LOCAL, "src/");
+    let good = env.git(&remote, &["rev-parse", &shard]);
     // Someone pushes a version nobody can read, on top of the good one.
     let bad_yaml = b"schema: swarm-reservations/v1\nentries: [unclosed\n";
     let blob = env.git_stdin(ann, &["hash-object", "-w", "--stdin"], bad_yaml);
@@ -355,7 +358,7 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
             "--quiet",
             "--no-verify",
             "origin",
-            &format!("{bad}:{LEDGER}"),
+            &format!("{bad}:{shard}"),
         ],
     );
     env.swarm(bob, &["sync"]).ok();
@@ -386,9 +389,11 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     assert_eq!(fixed["unreadable"], bad.as_str());
     assert_eq!(fixed["restored_from"], good.as_str());
     assert_eq!(fixed["published"], true);
+    assert_eq!(fixed["parts"][0]["refname"], shard.as_str(), "{fixed}");
+    assert_eq!(fixed["parts"].as_array().map(Vec::len), Some(1), "{fixed}");
     // On the remote: a new version on top of the bad one (history keeps it),
     // holding the good one's content.
-    let tip = env.git(&remote, &["rev-parse", LEDGER]);
+    let tip = env.git(&remote, &["rev-parse", &shard]);
     assert_eq!(env.git(&remote, &["rev-parse", &format!("{tip}^")]), bad);
     assert_eq!(
         env.git(&remote, &["rev-parse", &format!("{tip}^{{tree}}")]),
@@ -403,8 +408,8 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     // A readable ledger is left alone.
     env.swarm(bob, &["reservations", "--repair", "--reason", "again"])
         .err(2, "USAGE")
-        .stderr_has("reads fine");
-    assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), tip);
+        .stderr_has("read fine");
+    assert_eq!(env.git(&remote, &["rev-parse", &shard]), tip);
 }
 
 #[test]
@@ -441,6 +446,7 @@ fn task_done_releases_the_tasks_reservations_in_its_own_push() {
         .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
+    let mut ids = Vec::new();
     for (path, task) in [
         ("a/", Some("t1")),
         ("b/", Some("p/t1")),
@@ -448,11 +454,12 @@ fn task_done_releases_the_tasks_reservations_in_its_own_push() {
         ("d/", None),
         ("e/", Some("q/t1")),
     ] {
-        let mut args = vec!["reserve", path];
+        let mut args = vec!["reserve", path, "--json"];
         if let Some(t) = task {
             args.extend(["--task", t]);
         }
-        env.swarm(ann, &args).ok();
+        let id = env.swarm(ann, &args).ok().json()["entry"]["id"].clone();
+        ids.push(id.as_str().unwrap().to_string());
     }
     env.swarm(bob, &["reserve", "f/", "--task", "p/t1"]).ok();
     env.swarm(ann, &["sync"]).ok();
@@ -473,10 +480,14 @@ fn task_done_releases_the_tasks_reservations_in_its_own_push() {
         )
         .ok();
     let doc = done.json();
-    assert_eq!(doc["released"], serde_json::json!(["r1", "r2"]), "{doc}");
+    let mut released: Vec<String> = serde_json::from_value(doc["released"].clone()).unwrap();
+    released.sort();
+    let mut want = ids[..2].to_vec();
+    want.sort();
+    assert_eq!(released, want, "{doc}");
     assert_eq!(doc["remote_ops"]["pushes"], 1, "{doc}");
-    // The refs left: the task done and the ledger without r1 and r2, on
-    // the remote and here alike.
+    // The refs left: the task done and the reservations without a/ and
+    // b/, on the remote and here alike.
     let task = "refs/swarm/tasks/p/t1";
     let yaml = env.git(&remote, &["show", &format!("{task}:task.yaml")]);
     assert!(yaml.contains("status: done"), "{yaml}");
@@ -486,14 +497,18 @@ fn task_done_releases_the_tasks_reservations_in_its_own_push() {
             .map(|(h, p)| (h.to_string(), vec![p.to_string()]))
             .to_vec()
     );
-    for r in [task, LEDGER] {
-        assert_eq!(
-            env.git(ann, &["rev-parse", r]),
-            env.git(&remote, &["rev-parse", r]),
-            "{r}"
-        );
-    }
-    let why = env.git(&remote, &["log", "-1", "--format=%B", LEDGER]);
+    assert_eq!(
+        env.git(ann, &["rev-parse", task]),
+        env.git(&remote, &["rev-parse", task])
+    );
+    assert_eq!(
+        stored::stamp(&env, ann, LOCAL),
+        stored::stamp(&env, &remote, LOCAL)
+    );
+    let why = env.git(
+        &remote,
+        &["log", "-1", "--format=%B", &stored::shard_of(LOCAL, "a/")],
+    );
     assert!(why.contains("Swarm-Event: released"), "{why}");
     assert!(why.contains("task p/t1 done"), "{why}");
     // What was released is free to others.
@@ -514,7 +529,10 @@ fn task_done_releases_the_tasks_reservations_in_its_own_push() {
         ],
     )
     .ok()
-    .stdout_has("task p/t2 is done; released r3 (its reservations)");
+    .stdout_has(&format!(
+        "task p/t2 is done; released {} (its reservations)",
+        ids[2]
+    ));
 }
 
 /// A ledger that keeps changing does not cost the done: after its release
@@ -531,10 +549,15 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
         .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
-    env.swarm(ann, &["reserve", "a/", "--task", "t1"]).ok();
-    env.swarm(bob, &["reserve", "b/"]).ok();
-    env.git(&remote, &["config", "uploadpack.hideRefs", LEDGER]);
-    let ledger_before = env.git(&remote, &["rev-parse", LEDGER]);
+    // Two directories under one top-level one: one shard, which bob moves.
+    let held = env
+        .swarm(ann, &["reserve", "a/one/", "--task", "t1", "--json"])
+        .ok()
+        .json();
+    let id = held["entry"]["id"].as_str().unwrap().to_string();
+    env.swarm(bob, &["reserve", "a/two/"]).ok();
+    env.git(&remote, &["config", "uploadpack.hideRefs", LOCAL]);
+    let ledger_before = stored::stamp(&env, &remote, LOCAL);
     let done = env
         .swarm(
             ann,
@@ -551,10 +574,10 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
             ],
         )
         .ok()
-        .stderr_has("the task's reservations r1 are still held")
-        .stderr_has("`git swarm release r1`");
+        .stderr_has(&format!("the task's reservations {id} are still held"))
+        .stderr_has(&format!("`git swarm release {id}`"));
     let doc = done.json();
-    assert_eq!(doc["still_reserved"], serde_json::json!(["r1"]), "{doc}");
+    assert_eq!(doc["still_reserved"], serde_json::json!([id]), "{doc}");
     assert!(doc.get("released").is_none(), "{doc}");
     // Twelve rounds with the release, lost; the thirteenth, the done
     // alone, published. (One more push, the command's closing publish of
@@ -564,10 +587,10 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
     assert_eq!(doc["remote_ops"]["pushes"], 14, "{doc}");
     let yaml = env.git(&remote, &["show", "refs/swarm/tasks/p/t1:task.yaml"]);
     assert!(yaml.contains("status: done"), "{yaml}");
-    assert_eq!(env.git(&remote, &["rev-parse", LEDGER]), ledger_before);
+    assert_eq!(stored::stamp(&env, &remote, LOCAL), ledger_before);
     assert_eq!(
         entries(&env, &remote),
-        [("ann", "a/"), ("bob", "b/")]
+        [("ann", "a/one/"), ("bob", "a/two/")]
             .map(|(h, p)| (h.to_string(), vec![p.to_string()]))
             .to_vec()
     );

@@ -11,18 +11,12 @@ use super::harness::TestEnv;
 
 /// The local reservations prefix.
 pub const LOCAL: &str = "refs/swarm/reservations/";
-/// The mirror of `origin`'s reservations.
-pub const MIRROR: &str = "refs/swarm-remotes/origin/reservations/";
 
 /// Every part under `prefix` in `dir`: (ref, commit), sorted by ref.
 pub fn parts(env: &TestEnv, dir: &Path, prefix: &str) -> Vec<(String, String)> {
     env.git(
         dir,
-        &[
-            "for-each-ref",
-            "--format=%(refname) %(objectname)",
-            prefix,
-        ],
+        &["for-each-ref", "--format=%(refname) %(objectname)", prefix],
     )
     .lines()
     .filter_map(|l| l.split_once(' '))

@@ -142,7 +142,7 @@ fn the_mirror_notice_is_said_once_per_fetch() {
         .parts();
     let (a, b) = (&clones[0], &clones[1]);
     env.swarm(b, &["reserve", "docs/"]).ok();
-    let notice = "record your local refs lack";
+    let notice = "your local refs lack";
     env.swarm(a, &["reservations"]).ok().stdout_has(notice);
     for args in [&["reservations"][..], &["status"], &["reservations"]] {
         let again = env.swarm(a, args).ok();
@@ -155,5 +155,8 @@ fn the_mirror_notice_is_said_once_per_fetch() {
     assert!(!again.stdout.contains(notice), "{again:#?}");
     // The JSON still lists what the mirror has.
     let json = env.swarm(a, &["reservations", "--json"]).ok().json();
-    assert!(json.to_string().contains("reservations/ledger"), "{json}");
+    assert!(
+        json.to_string().contains("refs/swarm/reservations/shard-"),
+        "{json}"
+    );
 }

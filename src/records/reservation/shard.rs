@@ -311,6 +311,153 @@ mod tests {
         assert!(spread.count_ones() > 3, "{spread:016b}");
     }
 
+    fn req(paths: &[&str], holder: &str) -> super::super::Request {
+        super::super::Request {
+            holder: holder.into(),
+            paths: paths.iter().map(|x| p(x)).collect(),
+            shared: false,
+            task: None,
+            reason: None,
+            lease: jiff::SignedDuration::from_hours(2),
+        }
+    }
+
+    fn now() -> Timestamp {
+        "2026-01-01T00:00:00Z".parse().unwrap()
+    }
+
+    /// Write what `changed` says into `shards`, as a publication would.
+    fn apply(shards: &mut Shards, after: &Ledger, at: Timestamp) -> Vec<Part> {
+        let changed = shards.changed(after, at);
+        for (part, l) in &changed {
+            shards.set(*part, Some(l.clone()));
+        }
+        changed.into_iter().map(|(p, _)| p).collect()
+    }
+
+    fn home_of(path: &str) -> usize {
+        home(of_pattern(&p(path)))
+    }
+
+    #[test]
+    fn a_reservation_writes_its_shards_only_and_a_release_all_of_them() {
+        let mut shards = Shards::default();
+        let mut l = shards.merged();
+        let e = super::super::reserve(&mut l, &req(&["src/a.rs"], "ann"), now(), false).unwrap();
+        assert_eq!(e.id, format!("r{}", home_of("src/") + 1));
+        assert_eq!(
+            apply(&mut shards, &l, now()),
+            [Part::Shard(home_of("src/"))]
+        );
+        // A second, unrelated one: its own shard, its own number.
+        let mut l = shards.merged();
+        let f = super::super::reserve(&mut l, &req(&["docs/"], "bob"), now(), false).unwrap();
+        assert_ne!(
+            home_of("docs/"),
+            home_of("src/"),
+            "the test needs two shards"
+        );
+        assert_eq!(
+            apply(&mut shards, &l, now()),
+            [Part::Shard(home_of("docs/"))]
+        );
+        assert_ne!(e.id, f.id);
+        // A glob over everything is in all sixteen, and conflicts with both.
+        let mut l = shards.merged();
+        assert!(super::super::reserve(&mut l, &req(&["**"], "cat"), now(), false).is_err());
+        // One entry over two shards: both written; its release writes both.
+        let mut l = shards.merged();
+        let g = super::super::reserve(&mut l, &req(&["src/b.rs", "docs2/"], "ann"), now(), false)
+            .unwrap();
+        let two = apply(&mut shards, &l, now());
+        assert_eq!(two.len(), 2, "{two:?}");
+        let mut l = shards.merged();
+        let named = [(g.id.clone(), None)];
+        super::super::release(&mut l, "ann", &named, now(), false).unwrap();
+        assert_eq!(apply(&mut shards, &l, now()), two);
+        let merged = shards.merged();
+        let ids: Vec<&str> = merged.entries.iter().map(|e| e.id.as_str()).collect();
+        let mut want = vec![e.id.as_str(), f.id.as_str()];
+        want.sort();
+        let mut ids = ids;
+        ids.sort();
+        assert_eq!(ids, want);
+    }
+
+    #[test]
+    fn pruning_alone_writes_no_shard() {
+        let mut shards = Shards::default();
+        let mut l = shards.merged();
+        super::super::reserve(&mut l, &req(&["src/"], "ann"), now(), false).unwrap();
+        apply(&mut shards, &l, now());
+        // Long expired: prunable. A write in another shard leaves src's alone.
+        let later = now() + super::super::PRUNE_AFTER + jiff::SignedDuration::from_hours(3);
+        let mut l = shards.merged();
+        super::super::reserve(&mut l, &req(&["docs/"], "bob"), later, false).unwrap();
+        assert!(l.entries.iter().all(|e| e.holder != "ann"), "pruned");
+        assert_eq!(
+            apply(&mut shards, &l, later),
+            [Part::Shard(home_of("docs/"))]
+        );
+        // Still in its shard until that shard is written for a reason.
+        let src = shards.parts[home_of("src/")].as_ref().unwrap();
+        assert_eq!(src.entries.len(), 1);
+    }
+
+    #[test]
+    fn the_one_ref_ledger_moves_into_the_shards_at_the_first_write_and_ids_start_above_it() {
+        let mut old = Ledger::default();
+        super::super::reserve(&mut old, &req(&["src/"], "ann"), now(), false).unwrap();
+        super::super::reserve(&mut old, &req(&["docs/"], "bob"), now(), false).unwrap();
+        assert_eq!(old.next, 3);
+        let mut shards = Shards {
+            legacy: Some(old),
+            ..Shards::default()
+        };
+        // Read side by side: both entries there before any write.
+        assert_eq!(shards.merged().entries.len(), 2);
+        let mut l = shards.merged();
+        let e = super::super::reserve(&mut l, &req(&["web/"], "cat"), now(), false).unwrap();
+        let n: u64 = e.id[1..].parse().unwrap();
+        assert!(n >= 3, "above every old id: {}", e.id);
+        let written = apply(&mut shards, &l, now());
+        assert_eq!(written[0], Part::Legacy);
+        let legacy = shards.legacy.clone().unwrap();
+        assert!(legacy.entries.is_empty());
+        assert_eq!(legacy.next, 3, "its next kept");
+        let merged = shards.merged();
+        let mut ids: Vec<&str> = merged.entries.iter().map(|e| e.id.as_str()).collect();
+        ids.sort();
+        let mut want = vec!["r1", "r2", e.id.as_str()];
+        want.sort();
+        assert_eq!(ids, want);
+        // Moved, not copied: the next write touches neither the old ledger
+        // nor the shards it did not change.
+        let mut l = shards.merged();
+        super::super::release(&mut l, "cat", &[(e.id.clone(), None)], now(), false).unwrap();
+        assert_eq!(
+            apply(&mut shards, &l, now()),
+            [Part::Shard(home_of("web/"))]
+        );
+    }
+
+    #[test]
+    fn an_entry_missing_from_one_of_its_shards_is_gone_and_a_release_in_one_wins() {
+        let mut shards = Shards::default();
+        let mut l = shards.merged();
+        let e =
+            super::super::reserve(&mut l, &req(&["src/", "docs/"], "ann"), now(), false).unwrap();
+        apply(&mut shards, &l, now());
+        let (s, d) = (home_of("src/"), home_of("docs/"));
+        let mut partial = shards.clone();
+        partial.parts[d].as_mut().unwrap().entries.clear();
+        assert!(partial.merged().entries.is_empty());
+        let mut released = shards.clone();
+        released.parts[s].as_mut().unwrap().entries[0].released_at = Some("x".into());
+        assert!(released.merged().entries[0].released_at.is_some());
+        assert_eq!(shards.merged().entries[0].id, e.id);
+    }
+
     #[test]
     fn each_shard_hands_out_its_own_numbers() {
         for i in 0..SHARDS {

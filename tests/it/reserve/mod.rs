@@ -595,3 +595,74 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
             .to_vec()
     );
 }
+
+/// The one-ref ledger an older clone wrote (`refs/swarm/reservations/ledger`)
+/// is read beside the shards, enforced, and moved into them by the first
+/// write: it is left empty with its `next`, the entries keep their ids.
+#[test]
+fn the_one_ref_ledger_of_an_older_clone_is_read_and_moved_into_the_shards_by_the_first_write() {
+    let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann", "bob"]).parts();
+    let (ann, bob) = (&clones[0], &clones[1]);
+    let old = "schema: swarm-reservations/v1\nnext: 3\nentries:\n- id: r1\n  holder: ann\n  paths: [src/]\n  created_at: '2026-01-01T00:00:00Z'\n  lease_until: '2026-01-01T02:00:00Z'\n- id: r2\n  holder: ann\n  paths: ['*.md']\n  created_at: '2026-01-01T00:00:00Z'\n  lease_until: '2026-01-01T02:00:00Z'\n";
+    let blob = env.git_stdin(ann, &["hash-object", "-w", "--stdin"], old.as_bytes());
+    let line = format!("100644 blob {blob}\treservations.yaml\n");
+    let tree = env.git_stdin(ann, &["mktree"], line.as_bytes());
+    let commit = env.git(ann, &["commit-tree", &tree, "-m", "an older git-swarm"]);
+    let legacy = "refs/swarm/reservations/ledger";
+    env.git(
+        ann,
+        &[
+            "push",
+            "--quiet",
+            "--no-verify",
+            "origin",
+            &format!("{commit}:{legacy}"),
+        ],
+    );
+    // Read beside the shards: listed, and in the way of bob.
+    let listed = env.swarm(bob, &["reservations", "--json"]).ok().json();
+    let ids: Vec<&str> = listed["reservations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["r1", "r2"], "{listed}");
+    let before = env.all_refs(&remote);
+    env.swarm(bob, &["reserve", "src/x.rs"])
+        .err(3, "RESERVATION_CONFLICT")
+        .stderr_has("r1 held by ann");
+    env.swarm(bob, &["reserve", "README.md"])
+        .err(3, "RESERVATION_CONFLICT")
+        .stderr_has("r2 held by ann");
+    assert_eq!(env.all_refs(&remote), before, "a refusal writes nothing");
+    // The first write moves them: the old ledger empty, its next kept; the
+    // entries in their shards, under their ids; the new id above them.
+    let made = env
+        .swarm(bob, &["reserve", "web/x.rs", "--json"])
+        .ok()
+        .json();
+    let id = made["entry"]["id"].as_str().unwrap().to_string();
+    let n: u64 = id[1..].parse().unwrap();
+    assert!(n >= 3, "{id}");
+    let left = env.git(&remote, &["show", &format!("{legacy}:reservations.yaml")]);
+    let left: serde_yaml_ng::Value = serde_yaml_ng::from_str(&left).unwrap();
+    assert_eq!(left["next"].as_u64(), Some(3), "{left:?}");
+    assert!(
+        left["entries"].as_sequence().is_none_or(Vec::is_empty),
+        "{left:?}"
+    );
+    let src = stored::shard_of(LOCAL, "src/");
+    let in_src = env.git(&remote, &["show", &format!("{src}:reservations.yaml")]);
+    assert!(in_src.contains("id: r1"), "{in_src}");
+    // `*.md` is in every shard.
+    for (r, _) in stored::parts(&env, &remote, LOCAL) {
+        if r != legacy {
+            let y = env.git(&remote, &["show", &format!("{r}:reservations.yaml")]);
+            assert!(y.contains("id: r2"), "{r}: {y}");
+        }
+    }
+    let mut all = vec!["r1".to_string(), "r2".to_string(), id];
+    all.sort();
+    assert_eq!(stored::ids(&env, &remote, LOCAL), all);
+}

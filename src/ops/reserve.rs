@@ -1,8 +1,9 @@
 //! `reserve`, `release`, `reservations`, `reserve --check` and
 //! `reserve --recover`: read the reservation ledger, decide with the rules
-//! of [`crate::records::reservation`], publish the next ledger in the store's
-//! fetch → decide → publish loop (see that module for why there is one
-//! ledger). A refusal writes nothing; a lost race re-reads and decides again.
+//! of [`crate::records::reservation`], publish the shards the decision
+//! changed in the store's fetch → decide → publish loop (see that module
+//! for why the ledger is one, stored in shards). A refusal writes nothing;
+//! a lost race re-reads and decides again.
 
 use std::path::{Path, PathBuf};
 

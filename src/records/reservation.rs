@@ -1,23 +1,25 @@
-//! Path reservations (`refs/swarm/reservations/ledger`, `reservations.yaml`,
+//! Path reservations (`refs/swarm/reservations/shard-*`, `reservations.yaml`,
 //! `swarm-reservations/v1`): who holds which paths, exclusively or shared,
 //! until when, and the pure rules for reserving, releasing, renewing and
 //! recovering them and for judging a change against them.
 //!
-//! # One ledger for the whole repository
+//! # One ledger, stored in shards
 //!
-//! Every reservation lives in ONE record, the ledger. Two reservations can
-//! overlap across plans and lanes, so the only record whose compare-and-swap
-//! sees both is one that holds both: every change to the ledger is published
-//! with the store's publish loop (an atomic push whose lease is the ledger
-//! just fetched). Of two overlapping reservations made at once on two
+//! The rules decide on ONE ledger: two reservations can overlap across
+//! plans and lanes, so a decision must see both. It is stored in sixteen
+//! shard records ([`shard`]) so that reservations of unrelated paths never
+//! contend for one ref: two overlapping reservations always share a shard,
+//! and every change publishes the shards it changed with the store's
+//! publish loop (one atomic push whose leases are the shards just fetched,
+//! [`stored`]). Of two overlapping reservations made at once on two
 //! machines, the remote takes exactly one push; the loser fetches again,
 //! finds the winner's entry overlapping its own and exits 3 naming the
-//! holder. A loser whose entry does not overlap simply decides again on the
-//! new ledger (bounded retries), so unrelated reservations made at once all
-//! succeed. The guards read this one ref with gix, only when it exists.
+//! holder. A loser whose entry does not overlap simply decides again
+//! (bounded retries), so unrelated reservations made at once all succeed.
 //!
 //! Released entries and entries expired for longer than [`PRUNE_AFTER`]
-//! leave the live ledger at the next write; the ledger's history keeps them.
+//! leave the live ledger at the next write of their shard; the shard's
+//! history keeps them.
 
 use jiff::{SignedDuration, Timestamp};
 use serde::{Deserialize, Serialize};

@@ -1,13 +1,13 @@
 //! The ledger as the reservations guard reads it, on every commit: only the
 //! fields a decision needs ([`Held`]), kept in a deletable cache,
-//! `<git common dir>/swarm/reservations.cache`, keyed by the ledger commit
-//! they were read from. A commit never changes, so an entry is never stale:
+//! `<git common dir>/swarm/reservations.cache`, keyed by the commit of the
+//! shard (or of the one-ref ledger of older clones) they were read from. A commit never changes, so an entry is never stale:
 //! a new ledger version is a new commit, read from its YAML once and added.
 //! The file carries a checksum over everything before it; a missing, torn,
 //! edited or foreign file is ignored (read from the objects again), never
 //! trusted, and a cache that cannot be written is not an error. It holds
-//! only the versions the last run read (the one ledger `load` chose, the
-//! local one or the mirrored one), so it stays the size of a ledger or two.
+//! only the versions the last run read (each part `load` chose, the local
+//! one or the mirrored one), so it stays the size of the reservations.
 
 use std::path::PathBuf;
 

@@ -9,13 +9,15 @@
 //! until its next write, so what was live at an old commit's time is not
 //! known for sure.
 //!
-//! Which ledger: the one read every listing uses (`remote::live_tip`: the
-//! local ledger when it contains the mirrored one, else the mirror as last
-//! fetched), so a clone that only fetched enforces what it fetched.
+//! Which ledger: the one read every listing uses (each shard local when it
+//! contains the mirrored one, else the mirror as last fetched, merged as
+//! every reader merges them), so a clone that only fetched enforces what
+//! it fetched.
 //!
-//! The hot path: the ledger refs are looked up first, and when there is none,
-//! or no entry of someone else, nothing else is read. The ledger comes from
-//! a cache keyed by its commit (`ledger`), not from its YAML; the identity
+//! The hot path: the reservation refs are listed first (one listing of
+//! each side), and when there is none, or no entry of someone else,
+//! nothing else is read. Each shard comes from a cache keyed by its commit
+//! (`ledger`), not from its YAML; the identity
 //! from the lane record the checked-out branch names (no process). The
 //! staged paths are found once (`changed`), only in directories a pattern
 //! can reach and not where the index's cache tree equals HEAD's tree; each

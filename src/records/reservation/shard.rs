@@ -1,25 +1,30 @@
-//! The ledger in shards: sixteen records `refs/swarm/reservations/shard-0`
-//! … `shard-f`, so that reservations of unrelated paths never contend for
+//! The ledger in shards: sixty-four records `refs/swarm/reservations/shard-00`
+//! … `shard-3f`, so that reservations of unrelated paths do not contend for
 //! one ref.
 //!
-//! A pattern belongs to the shard its first path component hashes to
-//! (lowercased, so two spellings that overlap under `core.ignoreCase` meet);
-//! a pattern whose first component is a glob, or that names the whole
-//! repository, belongs to all sixteen. An entry is stored in every shard of
-//! every one of its patterns. Two overlapping patterns share their first
-//! component or one of them has a glob there, so two overlapping
-//! reservations always share a shard, and the remote's compare-and-swap on
-//! that shard still decides between them (see the module docs above).
+//! A pattern belongs to the shard its first two path components hash to
+//! (lowercased, so two spellings that overlap under `core.ignoreCase`
+//! meet): `src/parser/`, `src/parser/lexer.rs` and `src/parser` share one.
+//! A pattern with fewer than two components, or a glob in one of them
+//! (`src/`, `README.md`, `*.md`, `docs/*.md`, `**`), belongs to all of
+//! them. An entry is stored in every shard of every one of its patterns.
+//! Two overlapping patterns either have the same first two components or
+//! one of them belongs to every shard (a pattern overlaps another only
+//! along a common literal prefix, or as a name and the directory of that
+//! name), so two overlapping reservations always share a shard, and the
+//! remote's compare-and-swap on that shard decides between them (see the
+//! module docs above). Two components, not one: most of a repository is
+//! under one top-level directory, and agents reserve below it.
 //!
 //! Writers read every shard, [`Shards::merged`] gives the one ledger the
 //! rules decide on, and [`Shards::changed`] gives back the shards whose
 //! content the decision changed, to be written in one atomic push with
-//! their leases. Dropping expired entries (pruning) alone does not make a
-//! shard changed, so a write never touches a shard it had nothing to do
+//! their leases. Dropping long-expired entries (pruning) alone does not make
+//! a shard changed, so a write never touches a shard it had nothing to do
 //! with.
 //!
-//! Ids: each shard hands out its own numbers, `n ≡ shard + 1 (mod 16)`
-//! (shard 0: r1, r17, …; shard 3: r4, r20, …), so two shards written at
+//! Ids: each shard hands out its own numbers, `n ≡ shard + 1 (mod 64)`
+//! (shard 0: r1, r65, …; shard 9: r10, r74, …), so two shards written at
 //! once never make one id. A new entry takes its number from its first
 //! shard.
 //!
@@ -33,16 +38,16 @@ use jiff::Timestamp;
 use super::{Entry, Ledger, Pattern, Shape, LEDGER, SCHEMA};
 
 /// How many shards there are.
-pub const SHARDS: usize = 16;
+pub const SHARDS: usize = 64;
 
 /// The set of shards a pattern or an entry belongs to, one bit each.
-pub type Set = u16;
+pub type Set = u64;
 
 const ALL: Set = Set::MAX;
 
 /// The record key of shard `i` (`shard-0` … `shard-f`).
 pub fn key(i: usize) -> String {
-    format!("shard-{i:x}")
+    format!("shard-{i:02x}")
 }
 
 /// The refs of the reservations, all of them fetched by this one prefix.
@@ -58,14 +63,20 @@ fn fnv1a(bytes: &[u8]) -> u32 {
     h
 }
 
-/// The shards a pattern belongs to.
+/// The shards a pattern belongs to: the one its first two path components
+/// hash to (lowercased), or all of them when it has fewer than two or one
+/// of those two is a glob (`src/`, `README.md`, `*.md`, `docs/*.md`).
 pub fn of_pattern(p: &Pattern) -> Set {
-    let first = p.as_str().split('/').next().unwrap_or("");
-    if first.is_empty() || Pattern(first.to_string()).shape() == Shape::Glob {
+    let mut comps = p.as_str().split('/');
+    let (Some(first), Some(second)) = (comps.next(), comps.next()) else {
+        return ALL;
+    };
+    let literal = |c: &str| !c.is_empty() && Pattern(c.to_string()).shape() != Shape::Glob;
+    if !literal(first) || !literal(second) {
         return ALL;
     }
-    let i = fnv1a(first.to_lowercase().as_bytes()) as usize % SHARDS;
-    1 << i
+    let key = format!("{first}/{second}").to_lowercase();
+    1 << (fnv1a(key.as_bytes()) as usize % SHARDS)
 }
 
 /// The shards an entry with these patterns is stored in (all sixteen for
@@ -165,7 +176,7 @@ impl Part {
         }
         let digit = key.strip_prefix("shard-")?;
         let i = usize::from_str_radix(digit, 16).ok()?;
-        (digit.len() == 1 && key == self::key(i)).then_some(Part::Shard(i))
+        (i < SHARDS && key == self::key(i)).then_some(Part::Shard(i))
     }
     pub fn key(self) -> String {
         match self {
@@ -177,10 +188,20 @@ impl Part {
 
 /// The reservations as read: the one-ref ledger and each shard (None:
 /// absent).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Shards {
     pub legacy: Option<Ledger>,
-    pub parts: [Option<Ledger>; SHARDS],
+    /// One per shard.
+    pub parts: Vec<Option<Ledger>>,
+}
+
+impl Default for Shards {
+    fn default() -> Self {
+        Shards {
+            legacy: None,
+            parts: vec![None; SHARDS],
+        }
+    }
 }
 
 impl Shards {
@@ -292,23 +313,65 @@ mod tests {
 
     #[test]
     fn overlapping_spellings_share_a_shard_and_globs_take_all() {
-        assert_eq!(of_pattern(&p("src/a.rs")), of_pattern(&p("src/")));
-        assert_eq!(of_pattern(&p("SRC/a.rs")), of_pattern(&p("src/b/")));
-        assert_eq!(of_pattern(&p("src")), of_pattern(&p("src/x")));
-        assert_eq!(of_pattern(&p("*.md")), ALL);
-        assert_eq!(of_pattern(&p("**")), ALL);
-        assert_eq!(of_pattern(&p("sr?/x")), ALL);
-        assert_eq!(of_pattern(&p("")), ALL);
-        assert_eq!(of_pattern(&p("src/**/*.rs")).count_ones(), 1);
-        // Sixteen top-level names do not all land in one shard.
-        let names = [
-            "src", "docs", "tests", "benches", "web", "api", "lib", "bin",
-        ];
-        let spread: Set = names
-            .iter()
-            .map(|n| of_pattern(&p(n)))
+        assert_eq!(of_pattern(&p("src/a.rs")), of_pattern(&p("src/a.rs/")));
+        assert_eq!(
+            of_pattern(&p("SRC/Parser/x.rs")),
+            of_pattern(&p("src/parser/"))
+        );
+        assert_eq!(of_pattern(&p("src/parser")), of_pattern(&p("src/parser/x")));
+        for all in [
+            "src/",
+            "src",
+            "README.md",
+            "*.md",
+            "**",
+            "sr?/x",
+            "docs/*.md",
+            "",
+        ] {
+            assert_eq!(of_pattern(&p(all)), ALL, "{all}");
+        }
+        assert_eq!(of_pattern(&p("src/a/**/*.rs")).count_ones(), 1);
+        // The files of one directory spread over the shards.
+        let spread: Set = (0..40)
+            .map(|i| of_pattern(&p(&format!("src/m{i}.rs"))))
             .fold(0, |a, b| a | b);
-        assert!(spread.count_ones() > 3, "{spread:016b}");
+        assert!(spread.count_ones() > 20, "{spread:064b}");
+    }
+
+    /// Every two patterns that overlap (under either case rule) share a
+    /// shard: the property the arbitration rests on, over every pattern
+    /// of up to three components built from these.
+    #[test]
+    fn every_two_overlapping_patterns_share_a_shard() {
+        let comps = [
+            "src", "SRC", "a", "A", "b", "a.rs", "*.rs", "*", "**", "a*", "[ab]", "?",
+        ];
+        let mut pats: Vec<Pattern> = Vec::new();
+        for x in comps {
+            pats.push(p(x));
+            pats.push(p(&format!("{x}/")));
+            for y in comps {
+                pats.push(p(&format!("{x}/{y}")));
+                pats.push(p(&format!("{x}/{y}/")));
+                for z in ["a", "b.rs", "*"] {
+                    pats.push(p(&format!("{x}/{y}/{z}")));
+                }
+            }
+        }
+        let sets: Vec<Set> = pats.iter().map(of_pattern).collect();
+        let mut overlapping = 0;
+        for (i, a) in pats.iter().enumerate() {
+            for (j, b) in pats.iter().enumerate().skip(i) {
+                for ic in [false, true] {
+                    if super::super::overlap(a, b, ic) {
+                        overlapping += 1;
+                        assert_ne!(sets[i] & sets[j], 0, "{a} and {b} overlap (ic {ic})");
+                    }
+                }
+            }
+        }
+        assert!(overlapping > 1000, "{overlapping}");
     }
 
     fn req(paths: &[&str], holder: &str) -> super::super::Request {
@@ -344,22 +407,22 @@ mod tests {
         let mut shards = Shards::default();
         let mut l = shards.merged();
         let e = super::super::reserve(&mut l, &req(&["src/a.rs"], "ann"), now(), false).unwrap();
-        assert_eq!(e.id, format!("r{}", home_of("src/") + 1));
+        assert_eq!(e.id, format!("r{}", home_of("src/a.rs") + 1));
         assert_eq!(
             apply(&mut shards, &l, now()),
-            [Part::Shard(home_of("src/"))]
+            [Part::Shard(home_of("src/a.rs"))]
         );
         // A second, unrelated one: its own shard, its own number.
         let mut l = shards.merged();
-        let f = super::super::reserve(&mut l, &req(&["docs/"], "bob"), now(), false).unwrap();
+        let f = super::super::reserve(&mut l, &req(&["docs/guide/"], "bob"), now(), false).unwrap();
         assert_ne!(
-            home_of("docs/"),
-            home_of("src/"),
+            home_of("docs/guide/"),
+            home_of("src/a.rs"),
             "the test needs two shards"
         );
         assert_eq!(
             apply(&mut shards, &l, now()),
-            [Part::Shard(home_of("docs/"))]
+            [Part::Shard(home_of("docs/guide/"))]
         );
         assert_ne!(e.id, f.id);
         // A glob over everything is in all sixteen, and conflicts with both.
@@ -367,8 +430,13 @@ mod tests {
         assert!(super::super::reserve(&mut l, &req(&["**"], "cat"), now(), false).is_err());
         // One entry over two shards: both written; its release writes both.
         let mut l = shards.merged();
-        let g = super::super::reserve(&mut l, &req(&["src/b.rs", "docs2/"], "ann"), now(), false)
-            .unwrap();
+        let g = super::super::reserve(
+            &mut l,
+            &req(&["src/b.rs", "docs/two/"], "ann"),
+            now(),
+            false,
+        )
+        .unwrap();
         let two = apply(&mut shards, &l, now());
         assert_eq!(two.len(), 2, "{two:?}");
         let mut l = shards.merged();
@@ -388,27 +456,27 @@ mod tests {
     fn pruning_alone_writes_no_shard() {
         let mut shards = Shards::default();
         let mut l = shards.merged();
-        super::super::reserve(&mut l, &req(&["src/"], "ann"), now(), false).unwrap();
+        super::super::reserve(&mut l, &req(&["src/x/"], "ann"), now(), false).unwrap();
         apply(&mut shards, &l, now());
         // Long expired: prunable. A write in another shard leaves src's alone.
         let later = now() + super::super::PRUNE_AFTER + jiff::SignedDuration::from_hours(3);
         let mut l = shards.merged();
-        super::super::reserve(&mut l, &req(&["docs/"], "bob"), later, false).unwrap();
+        super::super::reserve(&mut l, &req(&["docs/guide/"], "bob"), later, false).unwrap();
         assert!(l.entries.iter().all(|e| e.holder != "ann"), "pruned");
         assert_eq!(
             apply(&mut shards, &l, later),
-            [Part::Shard(home_of("docs/"))]
+            [Part::Shard(home_of("docs/guide/"))]
         );
         // Still in its shard until that shard is written for a reason.
-        let src = shards.parts[home_of("src/")].as_ref().unwrap();
+        let src = shards.parts[home_of("src/x/")].as_ref().unwrap();
         assert_eq!(src.entries.len(), 1);
     }
 
     #[test]
     fn the_one_ref_ledger_moves_into_the_shards_at_the_first_write_and_ids_start_above_it() {
         let mut old = Ledger::default();
-        super::super::reserve(&mut old, &req(&["src/"], "ann"), now(), false).unwrap();
-        super::super::reserve(&mut old, &req(&["docs/"], "bob"), now(), false).unwrap();
+        super::super::reserve(&mut old, &req(&["src/x/"], "ann"), now(), false).unwrap();
+        super::super::reserve(&mut old, &req(&["docs/guide/"], "bob"), now(), false).unwrap();
         assert_eq!(old.next, 3);
         let mut shards = Shards {
             legacy: Some(old),
@@ -417,7 +485,7 @@ mod tests {
         // Read side by side: both entries there before any write.
         assert_eq!(shards.merged().entries.len(), 2);
         let mut l = shards.merged();
-        let e = super::super::reserve(&mut l, &req(&["web/"], "cat"), now(), false).unwrap();
+        let e = super::super::reserve(&mut l, &req(&["web/app/"], "cat"), now(), false).unwrap();
         let n: u64 = e.id[1..].parse().unwrap();
         assert!(n >= 3, "above every old id: {}", e.id);
         let written = apply(&mut shards, &l, now());
@@ -437,7 +505,7 @@ mod tests {
         super::super::release(&mut l, "cat", &[(e.id.clone(), None)], now(), false).unwrap();
         assert_eq!(
             apply(&mut shards, &l, now()),
-            [Part::Shard(home_of("web/"))]
+            [Part::Shard(home_of("web/app/"))]
         );
     }
 
@@ -445,10 +513,15 @@ mod tests {
     fn an_entry_missing_from_one_of_its_shards_is_gone_and_a_release_in_one_wins() {
         let mut shards = Shards::default();
         let mut l = shards.merged();
-        let e =
-            super::super::reserve(&mut l, &req(&["src/", "docs/"], "ann"), now(), false).unwrap();
+        let e = super::super::reserve(
+            &mut l,
+            &req(&["src/x/", "docs/guide/"], "ann"),
+            now(),
+            false,
+        )
+        .unwrap();
         apply(&mut shards, &l, now());
-        let (s, d) = (home_of("src/"), home_of("docs/"));
+        let (s, d) = (home_of("src/x/"), home_of("docs/guide/"));
         let mut partial = shards.clone();
         partial.parts[d].as_mut().unwrap().entries.clear();
         assert!(partial.merged().entries.is_empty());
@@ -461,10 +534,11 @@ mod tests {
     #[test]
     fn each_shard_hands_out_its_own_numbers() {
         for i in 0..SHARDS {
-            for at in 0..40 {
+            for at in 0..150 {
                 let n = number_at_least(i, at);
-                assert!(n >= at.max(1) && n < at.max(1) + 16);
-                assert_eq!(n % 16, ((i + 1) % 16) as u64);
+                let s = SHARDS as u64;
+                assert!(n >= at.max(1) && n < at.max(1) + s);
+                assert_eq!(n % s, (i as u64 + 1) % s);
             }
         }
     }

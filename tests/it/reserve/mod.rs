@@ -74,8 +74,9 @@ fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
     let names = ["ann", "ben", "cat"];
     let (env, remote, clones) = Swarm::in_env(env_at_now(), &names).parts();
     for round in 0..soak_rounds(6) {
-        let area = format!("area{round}");
-        // Three overlapping shapes: a directory, a file under it, a glob over it.
+        let area = format!("area{round}/sub");
+        // Three overlapping shapes: a directory, a file under it, a glob
+        // over it (all in the one shard of `area<n>/sub`).
         let args: Vec<Vec<String>> = [
             format!("{area}/"),
             format!("{area}/x.rs"),
@@ -111,6 +112,7 @@ fn racing_overlapping_reservations_leave_exactly_one_holder_per_round() {
     }
     // The shards' histories have one version per winning reservation
     // between them (each area is in one shard).
+    assert!(stored::in_one_shard("area0/sub/"));
     let versions: usize = stored::parts(&env, &remote, LOCAL)
         .iter()
         .map(|(r, _)| {
@@ -549,13 +551,18 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
         .parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     env.swarm(ann, &["task", "claim", "t1", "--plan", "p"]).ok();
-    // Two directories under one top-level one: one shard, which bob moves.
+    // Two directories under one two-level one: one shard, which bob moves.
     let held = env
-        .swarm(ann, &["reserve", "a/one/", "--task", "t1", "--json"])
+        .swarm(ann, &["reserve", "a/b/one/", "--task", "t1", "--json"])
         .ok()
         .json();
     let id = held["entry"]["id"].as_str().unwrap().to_string();
-    env.swarm(bob, &["reserve", "a/two/"]).ok();
+    assert_eq!(
+        stored::shard_of(LOCAL, "a/b/one/"),
+        stored::shard_of(LOCAL, "a/b/two/")
+    );
+    assert!(stored::in_one_shard("a/b/one/"));
+    env.swarm(bob, &["reserve", "a/b/two/"]).ok();
     env.git(&remote, &["config", "uploadpack.hideRefs", LOCAL]);
     let ledger_before = stored::stamp(&env, &remote, LOCAL);
     let done = env
@@ -590,7 +597,7 @@ fn task_done_goes_alone_when_the_ledger_keeps_changing_and_says_what_is_held() {
     assert_eq!(stored::stamp(&env, &remote, LOCAL), ledger_before);
     assert_eq!(
         entries(&env, &remote),
-        [("ann", "a/one/"), ("bob", "a/two/")]
+        [("ann", "a/b/one/"), ("bob", "a/b/two/")]
             .map(|(h, p)| (h.to_string(), vec![p.to_string()]))
             .to_vec()
     );

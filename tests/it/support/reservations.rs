@@ -33,12 +33,18 @@ pub fn stamp(env: &TestEnv, dir: &Path, prefix: &str) -> String {
         .collect()
 }
 
-/// The ref of the shard holding entries for `path` (a path whose first
-/// component is not a glob), under `prefix`.
+/// The ref of the first shard holding entries for `path`, under `prefix`:
+/// its one shard, or `shard-00` for a pattern in every shard (`src/`,
+/// `README.md`, a glob in its first two components).
 pub fn shard_of(prefix: &str, path: &str) -> String {
     let set = shard::of_pattern(&git_swarm::records::reservation::Pattern(path.to_string()));
-    assert_eq!(set.count_ones(), 1, "{path} belongs to one shard");
-    format!("{prefix}{}", shard::key(set.trailing_zeros() as usize))
+    format!("{prefix}{}", shard::key(shard::home(set)))
+}
+
+/// Whether `path` belongs to one shard only.
+pub fn in_one_shard(path: &str) -> bool {
+    let set = shard::of_pattern(&git_swarm::records::reservation::Pattern(path.to_string()));
+    set.count_ones() == 1
 }
 
 /// Every entry under `prefix` in `dir`, merged: each id once, released

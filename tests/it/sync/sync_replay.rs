@@ -79,14 +79,14 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     // bob reserves at the remote; ann, offline, reserves another file of
     // the same directory (the same shard: the two versions must merge).
     let bobs = env
-        .swarm(&b, &["reserve", "src/lib.rs", "--json"])
+        .swarm(&b, &["reserve", "src/lib/a.rs", "--json"])
         .ok()
         .json()["entry"]["id"]
         .as_str()
         .unwrap()
         .to_string();
     let run = env
-        .swarm(&a, &["--offline", "reserve", "src/main.rs", "--json"])
+        .swarm(&a, &["--offline", "reserve", "src/lib/b.rs", "--json"])
         .ok()
         .stderr_has("not published");
     let mine = run.json()["entry"]["id"].as_str().unwrap().to_string();
@@ -95,7 +95,8 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
         format!("{bobs}-ann"),
         "an offline id carries its holder's address: bob's number, not bob's id"
     );
-    let src = shard("src/");
+    let src = shard("src/lib/");
+    assert!(stored::in_one_shard("src/lib/"));
     let offline = ref_of(&env, &a, &src).unwrap();
     // Not `lost …: the version published first wins`, exit 0, with ann's
     // reservation gone.
@@ -111,11 +112,11 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     assert!(lost_refs(&env, &a).is_empty());
     // bob sees it, and is refused the file; his next id is a new one, and
     // ann releases hers by its id.
-    env.swarm(&b, &["reserve", "src/main.rs"])
+    env.swarm(&b, &["reserve", "src/lib/b.rs"])
         .err(3, "RESERVATION_CONFLICT")
         .stderr_has(&format!("{mine} held by ann"));
     let next = env
-        .swarm(&b, &["reserve", "src/util.rs", "--json"])
+        .swarm(&b, &["reserve", "src/lib/c.rs", "--json"])
         .ok()
         .json()["entry"]["id"]
         .as_str()
@@ -132,11 +133,13 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
 #[test]
 fn an_offline_reservation_in_another_shard_is_pushed_by_sync_without_a_merge() {
     let (env, remote, a, b) = two();
-    let (src, cargo) = (shard("src/"), shard("Cargo.toml"));
+    let (src, cargo) = (shard("src/lib/"), shard("config/app.toml"));
     assert_ne!(src, cargo, "the test needs two shards");
-    env.swarm(&b, &["reserve", "src/lib.rs"]).ok();
+    assert!(stored::in_one_shard("src/lib/") && stored::in_one_shard("config/app.toml"));
+    env.swarm(&b, &["reserve", "src/lib/a.rs"]).ok();
     let bobs = ref_of(&env, &remote, &src).unwrap();
-    env.swarm(&a, &["--offline", "reserve", "Cargo.toml"]).ok();
+    env.swarm(&a, &["--offline", "reserve", "config/app.toml"])
+        .ok();
     let run = env.swarm(&a, &["sync"]).ok();
     run.expect_stdout(&format!("pushed   {cargo}"));
     assert!(!run.stdout.contains("merged"), "{}", run.stdout);
@@ -150,9 +153,10 @@ fn an_offline_reservation_in_another_shard_is_pushed_by_sync_without_a_merge() {
 #[test]
 fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_and_keeps_it() {
     let (env, remote, a, b) = two();
-    let cargo = shard("Cargo.toml");
+    let cargo = shard("config/app.toml");
+    assert!(stored::in_one_shard("config/app.toml"));
     let mine = env
-        .swarm(&a, &["--offline", "reserve", "Cargo.toml", "--json"])
+        .swarm(&a, &["--offline", "reserve", "config/app.toml", "--json"])
         .ok()
         .json()["entry"]["id"]
         .as_str()
@@ -160,7 +164,7 @@ fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_an
         .to_string();
     let offline = ref_of(&env, &a, &cargo).unwrap();
     let theirs = env
-        .swarm(&b, &["reserve", "Cargo.toml", "src/", "--json"])
+        .swarm(&b, &["reserve", "config/app.toml", "src/lib/", "--json"])
         .ok()
         .json()["entry"]["id"]
         .as_str()
@@ -170,7 +174,7 @@ fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_an
     let run = env.swarm(&a, &["sync"]).err(3, "RESERVATION_CONFLICT");
     run.expect_stderr(&format!("{mine} held by ann"));
     run.expect_stderr(&format!("{theirs} held by bob"));
-    run.expect_stderr("Cargo.toml");
+    run.expect_stderr("config/app.toml");
     let lost = cargo.replace("refs/swarm/", "refs/swarm-lost/");
     let kept = format!("{lost}@{}", &offline[..12]);
     run.expect_stderr(&kept);
@@ -202,11 +206,12 @@ fn an_offline_renewal_is_replayed_on_the_published_ledger() {
     let (mut env, remote, a, b) = two();
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:00:00Z");
     // Two files of one directory: one shard, which both clones write.
+    assert!(stored::in_one_shard("src/lib/"));
     let anns = id_of(
-        &env.swarm(&a, &["reserve", "src/a.rs", "--lease", "1h", "--json"])
+        &env.swarm(&a, &["reserve", "src/lib/a.rs", "--lease", "1h", "--json"])
             .ok(),
     );
-    let bobs = id_of(&env.swarm(&b, &["reserve", "src/b.rs", "--json"]).ok());
+    let bobs = id_of(&env.swarm(&b, &["reserve", "src/lib/b.rs", "--json"]).ok());
     env.set_env("GIT_SWARM_NOW", "2026-03-01T10:30:00Z");
     env.swarm(&a, &["--offline", "renew"])
         .ok()
@@ -217,13 +222,13 @@ fn an_offline_renewal_is_replayed_on_the_published_ledger() {
     assert_eq!(until, "2026-03-01T12:30:00Z", "renewed for the default 2h");
     env.swarm(&a, &["sync"])
         .ok()
-        .stdout_has(&format!("merged   {}", shard("src/")));
+        .stdout_has(&format!("merged   {}", shard("src/lib/")));
     let mut want: Vec<Row> = vec![
-        (anns, "ann".into(), "src/a.rs".into(), until),
+        (anns, "ann".into(), "src/lib/a.rs".into(), until),
         (
             bobs,
             "bob".into(),
-            "src/b.rs".into(),
+            "src/lib/b.rs".into(),
             "2026-03-01T12:00:00Z".into(),
         ),
     ];
@@ -242,9 +247,10 @@ fn two_clones_reserving_offline_get_ids_that_never_clash() {
         )
     };
     // One directory, one shard: the two clones' versions have to merge.
-    let a1 = reserve(&a, "dir/a.txt");
-    let b1 = reserve(&b, "dir/b.txt");
-    let a2 = reserve(&a, "dir/c.txt");
+    assert!(stored::in_one_shard("dir/sub/"));
+    let a1 = reserve(&a, "dir/sub/a.txt");
+    let b1 = reserve(&b, "dir/sub/b.txt");
+    let a2 = reserve(&a, "dir/sub/c.txt");
     assert!(a1.ends_with("-ann") && a2.ends_with("-ann") && b1.ends_with("-bob"));
     assert_eq!(
         number(&a1),
@@ -260,7 +266,7 @@ fn two_clones_reserving_offline_get_ids_that_never_clash() {
     all.sort();
     assert_eq!(ids(&env, &remote), all);
     // The next id handed out at the remote follows both clones' counters.
-    let next = id_of(&env.swarm(&b, &["reserve", "dir/d.txt", "--json"]).ok());
+    let next = id_of(&env.swarm(&b, &["reserve", "dir/sub/d.txt", "--json"]).ok());
     assert!(number(&next) > number(&a2), "{next} after {a2}");
     assert!(!next.contains('-'), "an online id: {next}");
     assert!(lost_refs(&env, &a).is_empty() && lost_refs(&env, &b).is_empty());

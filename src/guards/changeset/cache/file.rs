@@ -1,5 +1,5 @@
 //! The cache file, `<git common dir>/swarm/changeset-names.cache`, sealed
-//! (see `guard::sealed`: a torn or edited file is ignored): the directory,
+//! (see `guards::sealed`: a torn or edited file is ignored): the directory,
 //! the name table, one reference bitmap, then each tree with the positions
 //! where its bitmap differs from the reference, and each commit with its
 //! directory tree (or none). Written compacted to the names of the trees

@@ -29,8 +29,8 @@ use self::bits::{has_bit, FxBuild};
 use self::file::{CommitTrees, Stored, TreeBits, Used};
 use self::table::NameTable;
 use self::tree::Reader;
-use super::changeset_dir::{dir_tree, GixResult};
-use super::sealed;
+use super::dir::{dir_tree, GixResult};
+use crate::guards::sealed;
 
 pub struct NameCache {
     path: Option<PathBuf>,

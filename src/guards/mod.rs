@@ -12,7 +12,8 @@
 //! the changeset directory and only when a changeset is being added. It
 //! spawns no git process.
 //!
-//! Guards use the store, the record model, the session and L0 only. Inside,
+//! Guards use the store, the record model, the session and L0 only; their
+//! caches are `store::cachefile` files. Inside,
 //! each module imports only those below it in this list (this file, the
 //! entry points, imports them all):
 //! - `range` (`check --range`), `fenced` (pre-push), `changeset`
@@ -23,7 +24,6 @@
 //! - `reserved` (the reservations guard, over the staged changes or commits:
 //!   `changed` finds the staged paths, `ledger` caches the ledger);
 //! - `staged` (what a commit is about to record);
-//! - `sealed` (the checksummed file format of the caches);
 //! - `changeset::dir` (the changeset directory in a tree) and
 //!   `changeset::name` (the pure name rules), the changeset rule's leaves,
 //!   which `staged` and `range` read too;
@@ -36,7 +36,6 @@ pub mod findings;
 pub mod plan_file;
 pub mod range;
 pub mod reserved;
-pub mod sealed;
 pub mod staged;
 
 use std::path::Path;

@@ -12,33 +12,30 @@
 //! the changeset directory and only when a changeset is being added. It
 //! spawns no git process.
 //!
-//! Guards use the store, the record model, the session and L0 only. Inside,
+//! Guards use the store, the record model, the session and L0 only; their
+//! caches are `store::cachefile` files. Inside,
 //! each module imports only those below it in this list (this file, the
 //! entry points, imports them all):
 //! - `range` (`check --range`), `fenced` (pre-push), `changeset`
-//!   (changeset-unique: `scope` → which refs, `others` → reading them);
+//!   (changeset-unique, the whole rule in one folder: `scope` → which
+//!   refs, `others` → reading them through `lane_refs`, the lane-ref
+//!   cache, and `cache`, the name cache);
 //! - `plan_file` (plan-untracked), `attribution`;
 //! - `reserved` (the reservations guard, over the staged changes or commits:
 //!   `changed` finds the staged paths, `ledger` caches the ledger);
-//! - `staged` (what a commit is about to record), `cache` (the changeset
-//!   name cache), `lane_refs` (the lane-ref cache);
-//! - `sealed` (the checksummed file format of the caches);
-//! - `changeset_dir` (the changeset directory in a tree);
-//! - `changeset_name` (the pure name rules);
+//! - `staged` (what a commit is about to record);
+//! - `changeset::dir` (the changeset directory in a tree) and
+//!   `changeset::name` (the pure name rules), the changeset rule's leaves,
+//!   which `staged` and `range` read too;
 //! - `findings` (violations, findings, the fail-closed error).
 
 pub mod attribution;
-pub mod cache;
 pub mod changeset;
-pub mod changeset_dir;
-pub mod changeset_name;
 pub mod fenced;
 pub mod findings;
-pub mod lane_refs;
 pub mod plan_file;
 pub mod range;
 pub mod reserved;
-pub mod sealed;
 pub mod staged;
 
 use std::path::Path;

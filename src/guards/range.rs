@@ -10,8 +10,8 @@ use std::collections::HashSet;
 use gix::ObjectId;
 use serde::Serialize;
 
+use super::changeset::dir::{dir_tree, names_in};
 use super::changeset::{check_added, Added, Base, Scope};
-use super::changeset_dir::{dir_tree, names_in};
 use super::findings::{unreadable, Findings, ATTRIBUTION, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use super::{attribution, plan_file};
 use crate::error::{Code, Error, Result};

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use gix::bstr::{BStr, ByteSlice};
 use gix::ObjectId;
 
-use super::changeset_name::is_changeset_name;
+use super::changeset::name::is_changeset_name;
 use super::findings::{unreadable, CHANGESET_UNIQUE, PLAN_UNTRACKED};
 use crate::error::Result;
 use crate::session::Ctx;

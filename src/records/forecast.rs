@@ -71,7 +71,7 @@ pub fn write(store: &Store, summary: &Summary) -> std::io::Result<()> {
 }
 
 /// Write `value` as JSON to `dir/name`: to a temporary file renamed into
-/// place, so a reader sees the whole file or none (the cache entries too).
+/// place, so a reader sees the whole file or none.
 pub fn put_json(dir: &Path, name: &str, value: &impl Serialize) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
     let bytes = serde_json::to_vec(value).map_err(std::io::Error::other)?;

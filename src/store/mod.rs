@@ -21,12 +21,15 @@
 //! - [`reconcile`]: joining diverged refs as each kind says (`sync`);
 //! - [`archive`]: folding finished records into archive refs (`gc`);
 //! - [`yaml`]: YAML parsing with schema and size checks;
+//! - [`cachefile`]: the one format of the checksummed cache files (header,
+//!   checksum, atomic replace, size limit, any problem a miss);
 //! - [`cache`]: parsed record values on disk, keyed by commit id, which
 //!   `Records::at` reads through;
 //! - [`trust`]: signing record commits and checking their signatures
 //!   against the base branch's trust list (`swarm.trust`).
 
 pub mod archive;
+pub mod cachefile;
 pub mod delta_bases;
 pub mod error;
 pub mod fingerprint;

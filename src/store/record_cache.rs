@@ -15,13 +15,14 @@
 //! listing neither inflates objects nor parses YAML. Only values that read
 //! cleanly are kept; an unreadable record is read (and reported) every time.
 //!
-//! Safety: a shard is written whole to a temporary file and renamed into
-//! place, so a reader sees the old file or the new one; two writers at
-//! once leave one of the two, each valid (the loser's new entries are only
-//! read again next time). Every shard ends with a checksum of its bytes and
-//! names the build that wrote it: a torn, truncated or edited shard, or one
-//! from another build, is ignored and rewritten, never trusted. Temporary
-//! files a killed process left behind are removed by a later write.
+//! Safety: a shard is a [`cachefile`](super::cachefile), written whole to a
+//! temporary file and renamed into place, so a reader sees the old file or
+//! the new one; two writers at once leave one of the two, each valid (the
+//! loser's new entries are only read again next time). Every shard carries
+//! a checksum and names the build that wrote it: a torn, truncated or
+//! edited shard, or one from another build, is ignored and rewritten, never
+//! trusted. Temporary files a killed process left behind are removed by a
+//! later write.
 //!
 //! Bound: each kind keeps at most `swarm.recordCacheLimit` bytes of values
 //! (default 64 MiB), a sixteenth of it per shard; when a shard is rewritten the
@@ -29,22 +30,23 @@
 //! `GIT_SWARM_NO_CACHE=1` (or `--no-cache`) bypasses it: the same output.
 
 use std::collections::HashMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
 use gix::ObjectId;
 use sha2::{Digest, Sha256};
 
-/// Bumped whenever the layout of a shard changes.
-const FORMAT: &[u8] = b"git-swarm record cache 1\n";
+use super::cachefile::{self, Format, Reader, Sealed, Writer};
+
+/// A shard file: its version bumped whenever its layout changes; read up to
+/// 1 GiB (far above any bound a cache keeps); crash tests kill a writer
+/// half-way through one at `cache:write`.
+const FORMAT: Format =
+    Format::new(b"git-swarm record cache\n", 2, 1 << 30).failpoint("cache:write");
 /// The default bound of one kind's cache, in bytes of values.
 pub const DEFAULT_LIMIT: u64 = 64 * 1024 * 1024;
 /// Shards per kind.
 const SHARDS: u64 = 16;
-/// A temporary file older than this was left by a killed writer.
-const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(600);
-const SUM: usize = 8;
 
 /// One cached value: the record version (commit, key path), the kind's
 /// tags for it, and the encoded value.
@@ -256,11 +258,11 @@ impl RecordCache {
                 continue;
             }
             let kept = bounded(shard, self.shard_limit);
-            let bytes = encode_shard(namespace, *byte, &kept);
-            let _ = write_shard(&dir, *byte, &bytes);
+            let file = encode_shard(namespace, *byte, &kept);
+            let _ = FORMAT.write(&dir.join(format!("{byte:x}")), &file);
             // Written: the shard in memory is now the one on disk (a second
             // flush in the same run writes only what comes after).
-            *shard = parse_shard(bytes, namespace, *byte).unwrap_or_default();
+            *shard = parse_shard(file.into_bytes(), namespace, *byte).unwrap_or_default();
             for slot in &mut shard.slots {
                 slot.used = true;
             }
@@ -269,7 +271,7 @@ impl RecordCache {
             }
         }
         for dir in dirs {
-            remove_stale_tmp(&dir);
+            cachefile::remove_stale_temps(&dir);
         }
     }
 }
@@ -292,7 +294,7 @@ fn build_id() -> &'static [u8; 16] {
     static ID: OnceLock<[u8; 16]> = OnceLock::new();
     ID.get_or_init(|| {
         let mut h = Sha256::new();
-        h.update(FORMAT);
+        h.update(b"git-swarm record cache");
         h.update(env!("CARGO_PKG_VERSION").as_bytes());
         if let Some(meta) = std::env::current_exe()
             .ok()
@@ -338,44 +340,33 @@ fn bounded(shard: &Shard, limit: u64) -> Vec<Entry> {
     out
 }
 
-/// The most a shard file is read (far above any bound a cache keeps).
-const SHARD_READ_LIMIT: u64 = 1 << 30;
-
 /// A shard file, or an empty shard when it is absent, torn, edited or
 /// written by another build.
 fn read_shard(root: &Path, namespace: &str, byte: u8) -> Shard {
     let path = root.join(namespace).join(format!("{byte:x}"));
-    // A regular file of bounded size only: a FIFO or `/dev/zero` put here
-    // must not stall or exhaust a listing.
-    crate::fsutil::read_limited(&path, crate::fsutil::Follow::No, SHARD_READ_LIMIT)
-        .ok()
+    FORMAT
+        .read(&path)
         .and_then(|bytes| parse_shard(bytes, namespace, byte))
         .unwrap_or_default()
 }
 
 fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
-    let body_len = bytes.len().checked_sub(SUM)?;
-    let (body, sum) = bytes.split_at(body_len);
-    if checksum(body).to_le_bytes() != sum {
-        return None;
-    }
-    let mut r = Reader { bytes: body, at: 0 };
+    let mut r = Reader::open(&bytes, &FORMAT)?;
     let head = header(namespace, byte);
     if r.take(head.len())? != head {
         return None;
     }
-    let count = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-    let mut slots = Vec::with_capacity(count.min(body.len() / 8));
+    let count = r.u32()?;
+    let mut slots = Vec::with_capacity(count.min(r.len() / 8));
     let mut index = gix::hashtable::HashMap::default();
     for _ in 0..count {
-        let id_len = r.take(1)?[0] as usize;
-        let commit = ObjectId::try_from(r.take(id_len)?).ok()?;
-        let path_len = u16::from_le_bytes(r.take(2)?.try_into().ok()?) as usize;
-        let path_at = r.at;
+        let commit = r.id()?;
+        let path_len = r.u16()?;
+        let path_at = r.at();
         std::str::from_utf8(r.take(path_len)?).ok()?;
-        let tags = r.take(1)?[0];
-        let value_len = u32::from_le_bytes(r.take(4)?.try_into().ok()?) as usize;
-        let value_at = r.at;
+        let tags = r.u8()?;
+        let value_len = r.u32()?;
+        let value_at = r.at();
         r.take(value_len)?;
         if shard_of(commit) != byte {
             return None;
@@ -390,7 +381,7 @@ fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
             dropped: false,
         });
     }
-    if r.at != body.len() {
+    if !r.done() {
         return None;
     }
     Some(Shard {
@@ -402,143 +393,34 @@ fn parse_shard(bytes: Vec<u8>, namespace: &str, byte: u8) -> Option<Shard> {
     })
 }
 
-struct Reader<'b> {
-    bytes: &'b [u8],
-    at: usize,
-}
-
-impl<'b> Reader<'b> {
-    fn take(&mut self, n: usize) -> Option<&'b [u8]> {
-        let end = self.at.checked_add(n)?;
-        let out = self.bytes.get(self.at..end)?;
-        self.at = end;
-        Some(out)
-    }
-}
-
-/// The checksum that ends a shard: a 64-bit hash of its bytes, four
-/// lanes of eight bytes at a time (xxHash64's round and merge), so a
-/// warm listing spends well under a millisecond on megabytes of shards
-/// even where the CPU has no SHA instructions. It guards against torn and
-/// edited files, not against an adversary: whoever can write the git
-/// directory can write its refs and objects too.
-fn checksum(bytes: &[u8]) -> u64 {
-    const P1: u64 = 0x9E37_79B1_85EB_CA87;
-    const P2: u64 = 0xC2B2_AE3D_27D4_EB4F;
-    const P3: u64 = 0x1656_67B1_9E37_79F9;
-    const P4: u64 = 0x85EB_CA77_C2B2_AE63;
-    let round = |acc: u64, word: u64| {
-        acc.wrapping_add(word.wrapping_mul(P2))
-            .rotate_left(31)
-            .wrapping_mul(P1)
-    };
-    let word = |b: &[u8]| u64::from_le_bytes(b.try_into().expect("eight bytes"));
-    let mut lanes = [P1.wrapping_add(P2), P2, 0, 0u64.wrapping_sub(P1)];
-    let mut blocks = bytes.chunks_exact(32);
-    for block in &mut blocks {
-        for (lane, w) in lanes.iter_mut().zip(block.chunks_exact(8)) {
-            *lane = round(*lane, word(w));
-        }
-    }
-    let mut h = lanes[0]
-        .rotate_left(1)
-        .wrapping_add(lanes[1].rotate_left(7))
-        .wrapping_add(lanes[2].rotate_left(12))
-        .wrapping_add(lanes[3].rotate_left(18));
-    for lane in lanes {
-        h = (h ^ round(0, lane)).wrapping_mul(P1).wrapping_add(P4);
-    }
-    h = h.wrapping_add(bytes.len() as u64);
-    for b in blocks.remainder() {
-        h = (h ^ u64::from(*b).wrapping_mul(P3))
-            .rotate_left(11)
-            .wrapping_mul(P1);
-    }
-    h ^= h >> 33;
-    h = h.wrapping_mul(P2);
-    h ^= h >> 29;
-    h = h.wrapping_mul(P3);
-    h ^ (h >> 32)
-}
-
-/// The header of shard `byte` of kind `namespace`: a shard copied to
-/// another name is as foreign as one from another build.
+/// What opens the body of shard `byte` of kind `namespace`: a shard copied
+/// to another name is as foreign as one from another build.
 fn header(namespace: &str, byte: u8) -> Vec<u8> {
-    let mut out = FORMAT.to_vec();
-    out.extend_from_slice(build_id());
+    let mut out = build_id().to_vec();
     out.push(namespace.len() as u8);
     out.extend_from_slice(namespace.as_bytes());
     out.push(byte);
     out
 }
 
-fn encode_shard(namespace: &str, byte: u8, entries: &[Entry]) -> Vec<u8> {
+fn encode_shard(namespace: &str, byte: u8, entries: &[Entry]) -> Sealed {
     let entries: Vec<&Entry> = entries
         .iter()
         .filter(|e| e.path.len() <= u16::MAX as usize && e.value.len() <= u32::MAX as usize)
         .collect();
-    let mut out = header(namespace, byte);
-    out.reserve(SUM + 4 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
-    out.extend_from_slice(&(entries.len() as u32).to_le_bytes());
+    let mut w = Writer::new(&FORMAT);
+    w.reserve(4 + entries.iter().map(|e| e.size() as usize).sum::<usize>());
+    w.raw(&header(namespace, byte));
+    w.u32(entries.len());
     for e in entries {
-        let id = e.commit.as_bytes();
-        out.push(id.len() as u8);
-        out.extend_from_slice(id);
-        out.extend_from_slice(&(e.path.len() as u16).to_le_bytes());
-        out.extend_from_slice(e.path.as_bytes());
-        out.push(e.tags);
-        out.extend_from_slice(&(e.value.len() as u32).to_le_bytes());
-        out.extend_from_slice(&e.value);
+        w.id(&e.commit);
+        w.u16(e.path.len());
+        w.raw(e.path.as_bytes());
+        w.u8(e.tags);
+        w.u32(e.value.len());
+        w.raw(&e.value);
     }
-    let sum = checksum(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    out
-}
-
-/// Write a shard whole to a temporary file, then rename it into place.
-fn write_shard(dir: &Path, byte: u8, bytes: &[u8]) -> std::io::Result<()> {
-    static SEQ: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let seq = SEQ.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let tmp = dir.join(format!("{byte:x}.tmp-{}-{seq}", std::process::id()));
-    let result = (|| {
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(&tmp)?;
-        let half = bytes.len() / 2;
-        file.write_all(&bytes[..half])?;
-        // Crash tests kill a writer here, with half a shard written.
-        crate::failpoint::point("cache:write");
-        file.write_all(&bytes[half..])?;
-        drop(file);
-        std::fs::rename(&tmp, dir.join(format!("{byte:x}")))
-    })();
-    if result.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    result
-}
-
-/// Remove the temporary files killed writers left in `dir`.
-fn remove_stale_tmp(dir: &Path) {
-    let Ok(list) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in list.flatten() {
-        let name = entry.file_name();
-        if !name.to_string_lossy().contains(".tmp-") {
-            continue;
-        }
-        let old = entry
-            .metadata()
-            .ok()
-            .and_then(|m| m.modified().ok())
-            .and_then(|t| t.elapsed().ok())
-            .is_some_and(|age| age >= STALE_TMP);
-        if old {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
+    w.seal()
 }
 
 /// `to_cache` and `from_cache` of a kind whose serde form is its whole
@@ -591,7 +473,7 @@ mod tests {
     fn a_shard_reads_back_and_any_damage_is_refused() {
         let a = entry(1, "p", b"{\"x\":1}");
         let b = entry(2, "p/q", b"[]");
-        let bytes = encode_shard("plans", 7, &[a.clone(), b.clone()]);
+        let bytes = encode_shard("plans", 7, &[a.clone(), b.clone()]).into_bytes();
         let back = parse_shard(bytes.clone(), "plans", 7).expect("reads back");
         assert_eq!(back.slots.len(), 2);
         assert_eq!(back.find(b.commit, "p/q"), Some(1));
@@ -615,7 +497,7 @@ mod tests {
                 "cut at {cut}"
             );
         }
-        for at in [0, FORMAT.len() + 3, bytes.len() / 2, bytes.len() - 1] {
+        for at in [0, 30, 40, bytes.len() / 2, bytes.len() - 1] {
             let mut edited = bytes.clone();
             edited[at] ^= 1;
             assert!(parse_shard(edited, "plans", 7).is_none(), "edited at {at}");
@@ -625,7 +507,8 @@ mod tests {
     #[test]
     fn the_bound_keeps_what_this_run_added_and_read_first() {
         let old: Vec<Entry> = (0..4).map(|n| entry(n, "p", &[b'x'; 100])).collect();
-        let mut shard = parse_shard(encode_shard("plans", 7, &old), "plans", 7).unwrap();
+        let mut shard =
+            parse_shard(encode_shard("plans", 7, &old).into_bytes(), "plans", 7).unwrap();
         shard.slots[3].used = true;
         shard.added.push(entry(9, "p", &[b'y'; 100]));
         let kept = bounded(&shard, 3 * 129);

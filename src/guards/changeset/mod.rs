@@ -7,9 +7,17 @@
 //! distinct directory tree once. A violation proposes a slug that is free
 //! everywhere it was checked.
 //!
-//! `scope` decides which refs to compare with, `others` reads them;
-//! the name rules are in `guard::changeset_name`.
+//! `scope` decides which refs to compare with, `others` reads them,
+//! through the hook's two caches: `lane_refs` (which lane refs there are)
+//! and `cache` (the names in each branch's directory). `dir` finds the
+//! changeset directory in a tree and `name` holds the pure name rules;
+//! those two import nothing else here, and `staged` and `range` use them
+//! too.
 
+mod cache;
+pub mod dir;
+mod lane_refs;
+pub mod name;
 mod others;
 mod scope;
 
@@ -17,9 +25,9 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
+use self::name::{propose, Reserved};
 use self::others::{Hit, Others};
 pub use self::scope::{scope_for_head, Base, Scope};
-use super::changeset_name::{propose, Reserved};
 use super::findings::{Findings, Violation, CHANGESET_UNIQUE};
 use super::staged::Staged;
 use crate::error::Result;

@@ -6,11 +6,11 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 
 use gix::ObjectId;
 
+use super::cache::NameCache;
+use super::lane_refs::lane_refs;
 use super::scope::{branch_refs, Base, Refs, Scope};
 use crate::error::Result;
-use crate::guards::cache::NameCache;
 use crate::guards::findings::{unreadable, CHANGESET_UNIQUE};
-use crate::guards::lane_refs::lane_refs;
 use crate::session::Ctx;
 
 /// A name found elsewhere: (ref label, the name as spelled there, on the base?).

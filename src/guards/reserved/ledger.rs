@@ -1,8 +1,9 @@
 //! The ledger as the reservations guard reads it, on every commit: only the
 //! fields a decision needs ([`Held`]), kept in a deletable cache,
 //! `<git common dir>/swarm/reservations.cache`, keyed by the commit of the
-//! shard (or of the one-ref ledger of older clones) they were read from. A commit never changes, so an entry is never stale:
-//! a new ledger version is a new commit, read from its YAML once and added.
+//! shard (or of the one-ref ledger of older clones) they were read from. A
+//! commit never changes, so an entry is never stale: a new version is a new
+//! commit, read from its YAML once and added.
 //! The file carries a checksum over everything before it; a missing, torn,
 //! edited or foreign file is ignored (read from the objects again), never
 //! trusted, and a cache that cannot be written is not an error. It holds
@@ -15,16 +16,16 @@ use gix::ObjectId;
 
 use crate::error::Result;
 use crate::guards::findings::unreadable;
-use crate::guards::sealed::{self, Reader, Writer};
 use crate::records::reservation::shard::{merge, Part, Stored, SHARDS};
 use crate::records::reservation::{parse_ledger, Pattern, RECORD_FILE};
+use crate::store::cachefile::{Format, Reader, Sealed, Writer};
 
 use super::RESERVATIONS;
 
-const MAGIC: &[u8] = b"git-swarm reservations-cache v1\n";
 const FILE: &str = "reservations.cache";
-/// A cache larger than this is not read (two ledgers are far smaller).
-const MAX_BYTES: u64 = 4 << 20;
+/// A cache larger than 4 MiB is not read (the shards' live entries are far
+/// smaller).
+const FORMAT: Format = Format::new(b"git-swarm reservations-cache\n", 2, 4 << 20);
 
 /// One reservation, as far as the guard looks at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,7 +88,8 @@ pub struct Cache {
 impl Cache {
     pub fn load(repo: &gix::Repository) -> Cache {
         let path = repo.common_dir().join("swarm").join(FILE);
-        let stored = sealed::read(&path, MAX_BYTES)
+        let stored = FORMAT
+            .read(&path)
             .and_then(|b| parse(&b))
             .unwrap_or_default();
         Cache {
@@ -120,7 +122,8 @@ impl Cache {
             .iter()
             .filter(|(id, _)| self.used.contains(id))
             .collect();
-        sealed::replace(&self.path, &render(&keep));
+        // Best effort: a cache that cannot be written is rebuilt next time.
+        let _ = FORMAT.write(&self.path, &render(&keep));
     }
 }
 
@@ -159,10 +162,10 @@ fn read_objects(repo: &gix::Repository, tip: ObjectId, refname: &str) -> Result<
     })
 }
 
-/// `MAGIC`, a count, then per version: the commit id, `next`, and the
-/// entries (strings length-prefixed, flags in one byte); sealed.
-fn render(versions: &[&(ObjectId, Version)]) -> Vec<u8> {
-    let mut w = Writer::new(MAGIC);
+/// A count, then per version: the commit id, `next`, and the entries
+/// (strings length-prefixed, flags in one byte), in a [`FORMAT`] file.
+fn render(versions: &[&(ObjectId, Version)]) -> Sealed {
+    let mut w = Writer::new(&FORMAT);
     w.u32(versions.len());
     for (id, v) in versions {
         w.id(id);
@@ -184,7 +187,7 @@ fn render(versions: &[&(ObjectId, Version)]) -> Vec<u8> {
 }
 
 fn parse(bytes: &[u8]) -> Option<Vec<(ObjectId, Version)>> {
-    let mut r = Reader::open(bytes, MAGIC)?;
+    let mut r = Reader::open(bytes, &FORMAT)?;
     let mut out = Vec::new();
     for _ in 0..r.u32()? {
         let id = r.id()?;
@@ -252,7 +255,7 @@ mod tests {
     #[test]
     fn round_trip_and_damage_is_refused() {
         let s = sample();
-        let bytes = render(&s.iter().collect::<Vec<_>>());
+        let bytes = render(&s.iter().collect::<Vec<_>>()).into_bytes();
         assert_eq!(parse(&bytes), Some(sample()));
         // Torn at every length: never accepted.
         for cut in 0..bytes.len() {

@@ -1911,18 +1911,23 @@ fn a_second_run_of_an_unchanged_pr_makes_only_conditional_requests_answered_304(
         .map(|e| e.unwrap().path())
         .collect();
     assert_eq!(files.len(), 7, "{files:?}");
+    let format = git_swarm::integrations::github::rest::DiskCache::FORMAT;
     for f in &files {
-        let text = std::fs::read_to_string(f).unwrap();
+        let bytes = std::fs::read(f).unwrap();
+        let text = String::from_utf8_lossy(&bytes);
         assert!(!text.contains(TOKEN), "{} holds the token", f.display());
-        let entry: Value = serde_json::from_str(&text).unwrap();
+        let entry: Value = serde_json::from_slice(format.body(&bytes).unwrap()).unwrap();
         assert!(entry["url"].as_str().unwrap().starts_with(&w.gh.url));
     }
 
-    // Torn or foreign entries are misses, never errors or wrong answers.
-    std::fs::write(&files[0], "{\"url\": \"trunc").unwrap();
+    // Torn or foreign entries (whole files, for another URL) are misses,
+    // never errors or wrong answers.
+    let whole = std::fs::read(&files[0]).unwrap();
+    std::fs::write(&files[0], &whole[..whole.len() / 2]).unwrap();
     let foreign = serde_json::json!({"url": "http://elsewhere/x", "etag": "\"pr\"", "body": "{}", "next": null});
     for f in &files[1..] {
-        std::fs::write(f, foreign.to_string()).unwrap();
+        let sealed = format.seal(foreign.to_string().as_bytes());
+        std::fs::write(f, sealed.as_bytes()).unwrap();
     }
     let third = w.verify_pr(&["--require", "ready", "--json"]).ok().json();
     assert_eq!(

@@ -5,8 +5,8 @@
 
 use std::collections::HashSet;
 
-use super::findings::{unreadable, CHANGESET_UNIQUE};
 use crate::error::Result;
+use crate::guards::findings::{unreadable, CHANGESET_UNIQUE};
 
 pub const DEFAULT_RESERVED: &str = "pr-<N>-review.md";
 

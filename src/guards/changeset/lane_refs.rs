@@ -17,17 +17,20 @@
 //! ctime is not strictly older than that time is unsure: the refs are read
 //! again (and the cache rewritten). A directory that was absent is recorded
 //! with its parent, so that one created and removed again after the scan
-//! still shows. A missing, damaged or foreign cache file is ignored, never
-//! trusted (it carries a checksum), and a cache that cannot be written is
-//! not an error. Only refs in the common directory matter: `refs/heads` and
-//! `refs/remotes` are never per-worktree.
+//! still shows. The cache is a [`cachefile`](crate::store::cachefile) with
+//! a text body: a missing, damaged or foreign cache file is ignored, never
+//! trusted, and a cache that cannot be written is not an error. Only refs
+//! in the common directory matter: `refs/heads` and `refs/remotes` are
+//! never per-worktree.
 
 use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
-const MAGIC: &str = "git-swarm lane-refs-cache v1";
+use crate::store::cachefile::{Format, Pending, Sealed};
+
+const FORMAT: Format = Format::new(b"git-swarm lane-refs-cache\n", 2, 64 << 20);
 const FILE: &str = "lane-refs.cache";
 
 type GixResult<T> = std::result::Result<T, String>;
@@ -88,16 +91,9 @@ struct Snapshot {
     refs: Vec<(String, ObjectId)>,
 }
 
-/// 64-bit FNV-1a: enough to tell a torn or edited file from a whole one.
-fn checksum(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
-        (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3)
-    })
-}
-
 impl Snapshot {
-    fn render(&self) -> String {
-        let mut out = format!("{MAGIC}\ns {} {}\n", self.scanned.0, self.scanned.1);
+    fn render(&self) -> Sealed {
+        let mut out = format!("s {} {}\n", self.scanned.0, self.scanned.1);
         for e in &self.entries {
             match &e.stamp {
                 None => out.push_str(&format!("a {}\n", e.path)),
@@ -119,22 +115,12 @@ impl Snapshot {
         for (name, id) in &self.refs {
             out.push_str(&format!("r {id} {name}\n"));
         }
-        let sum = checksum(out.as_bytes());
-        out.push_str(&format!("x {sum:016x}\n"));
-        out
+        FORMAT.seal(out.as_bytes())
     }
 
-    fn parse(text: &str) -> Option<Snapshot> {
-        let body_end = text.strip_suffix('\n')?.rfind('\n')? + 1;
-        let (body, trailer) = text.split_at(body_end);
-        let sum = u64::from_str_radix(trailer.strip_prefix("x ")?.strip_suffix('\n')?, 16).ok()?;
-        if sum != checksum(body.as_bytes()) {
-            return None;
-        }
+    fn parse(bytes: &[u8]) -> Option<Snapshot> {
+        let body = std::str::from_utf8(FORMAT.body(bytes)?).ok()?;
         let mut lines = body.lines();
-        if lines.next()? != MAGIC {
-            return None;
-        }
         let mut s = Snapshot::default();
         let (sec, nsec) = lines.next()?.strip_prefix("s ")?.split_once(' ')?;
         s.scanned = (sec.parse().ok()?, nsec.parse().ok()?);
@@ -258,11 +244,9 @@ fn scan_entries(common: &Path) -> Option<Vec<Entry>> {
 
 /// The filesystem's current time, as the mtime of a file created now (the
 /// clock file times come from, which may lag the system clock); the file
-/// is the temporary cache file, kept open for writing.
-fn fs_now(tmp: &Path) -> Option<(std::fs::File, (i64, i64))> {
-    let file = std::fs::File::create(tmp).ok()?;
-    let stamp = stamp_of(&file.metadata().ok()?)?;
-    Some((file, stamp.mtime))
+/// is the temporary cache file, just created.
+fn fs_now(pending: &Pending) -> Option<(i64, i64)> {
+    Some(stamp_of(&pending.file()?.metadata().ok()?)?.mtime)
 }
 
 fn cache_path(repo: &gix::Repository) -> PathBuf {
@@ -304,52 +288,30 @@ fn read_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>, (String,
 pub fn lane_refs(repo: &gix::Repository) -> Result<Vec<(String, ObjectId)>, (String, String)> {
     let common = repo.common_dir();
     let path = cache_path(repo);
-    let read = crate::fsutil::read_limited(&path, crate::fsutil::Follow::No, 64 << 20);
-    if let Some(text) = read.ok().and_then(|b| String::from_utf8(b).ok()) {
-        if let Some(snapshot) = Snapshot::parse(&text) {
-            if snapshot.still_valid(common) {
-                return Ok(snapshot.refs);
-            }
+    if let Some(snapshot) = FORMAT.read(&path).and_then(|b| Snapshot::parse(&b)) {
+        if snapshot.still_valid(common) {
+            return Ok(snapshot.refs);
         }
     }
     // Time first, then stat, then read: a change after the stat carries a
     // time not older than `scanned`, so it cannot hide behind the stat.
-    let dir = path.parent().map(Path::to_path_buf);
-    if let Some(dir) = &dir {
-        let _ = std::fs::create_dir_all(dir);
-    }
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    let start = fs_now(&tmp);
-    let entries = start.as_ref().and_then(|_| scan_entries(common));
-    let refs = match read_refs(repo) {
-        Ok(r) => r,
-        Err(e) => {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-    };
-    match (start, entries) {
-        (Some((mut file, scanned)), Some(entries)) => {
+    // (An uncommitted temporary file is removed when dropped.)
+    let pending = FORMAT.begin(&path).ok();
+    let scanned = pending.as_ref().and_then(fs_now);
+    let entries = scanned.and_then(|_| scan_entries(common));
+    let refs = read_refs(repo)?;
+    match (pending, scanned, entries) {
+        (Some(pending), Some(scanned), Some(entries)) => {
             let snapshot = Snapshot {
                 scanned,
                 entries,
                 refs,
             };
-            use std::io::Write;
-            let written = file.write_all(snapshot.render().as_bytes()).is_ok();
-            drop(file);
             // Best effort: a cache that cannot be written is rebuilt next time.
-            if !written || std::fs::rename(&tmp, &path).is_err() {
-                let _ = std::fs::remove_file(&tmp);
-            }
+            let _ = pending.commit(&snapshot.render());
             Ok(snapshot.refs)
         }
-        (start, _) => {
-            if start.is_some() {
-                let _ = std::fs::remove_file(&tmp);
-            }
-            Ok(refs)
-        }
+        _ => Ok(refs),
     }
 }
 
@@ -387,14 +349,16 @@ mod tests {
     #[test]
     fn round_trip_and_damage_is_refused() {
         let s = sample();
-        let text = s.render();
-        assert_eq!(Snapshot::parse(&text), Some(sample()));
+        let bytes = s.render().into_bytes();
+        assert_eq!(Snapshot::parse(&bytes), Some(sample()));
         // Torn at every length: never accepted.
-        for cut in 0..text.len() {
-            assert!(Snapshot::parse(&text[..cut]).is_none(), "cut at {cut}");
+        for cut in 0..bytes.len() {
+            assert!(Snapshot::parse(&bytes[..cut]).is_none(), "cut at {cut}");
         }
         // One changed byte: refused.
-        let edited = text.replacen("feat/a", "feat/b", 1);
+        let at = bytes.windows(6).position(|w| w == b"feat/a").unwrap() + 5;
+        let mut edited = bytes.clone();
+        edited[at] = b'b';
         assert!(Snapshot::parse(&edited).is_none());
     }
 

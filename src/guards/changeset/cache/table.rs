@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::bits::FxBuild;
-use crate::guards::changeset_name::is_changeset_name;
+use crate::guards::changeset::name::is_changeset_name;
 
 #[derive(Default)]
 pub struct NameTable {

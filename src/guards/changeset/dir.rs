@@ -5,7 +5,7 @@
 use gix::bstr::ByteSlice;
 use gix::ObjectId;
 
-use super::changeset_name::is_changeset_name;
+use super::name::is_changeset_name;
 
 /// A gix failure, as its message (the caller names what it was reading).
 pub type GixResult<T> = std::result::Result<T, String>;

@@ -6,8 +6,8 @@
 //! bitmap, since lane branches differ from their base by a few names).
 //! Every entry is keyed by an immutable object id, so an entry is never
 //! stale; a missing, torn, edited or foreign cache is simply rebuilt (the
-//! file is sealed with a checksum), and a cache that cannot be written is
-//! not an error.
+//! file is a checksummed `store::cachefile`), and a cache that cannot be
+//! written is not an error.
 //!
 //! The pieces, each importing only those after it: `file` (the file
 //! format), `tree` (a raw tree into a bitmap), `delta` (a tree rebuilt
@@ -26,11 +26,10 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use self::bits::{has_bit, FxBuild};
-use self::file::{CommitTrees, Stored, TreeBits, Used};
+use self::file::{CommitTrees, Stored, TreeBits, Used, FORMAT};
 use self::table::NameTable;
 use self::tree::Reader;
-use super::changeset_dir::{dir_tree, GixResult};
-use super::sealed;
+use super::dir::{dir_tree, GixResult};
 
 pub struct NameCache {
     path: Option<PathBuf>,
@@ -68,8 +67,8 @@ impl NameCache {
             .common_dir()
             .join("swarm")
             .join("changeset-names.cache");
-        // Far above any real cache (2,000 names and 500 trees take 60 KB).
-        let stored = sealed::read(&path, 64 << 20)
+        let stored = FORMAT
+            .read(&path)
             .and_then(|bytes| file::parse(&bytes, dir))
             .unwrap_or_default();
         let mut cache = Self::from_stored(dir, stored);
@@ -165,7 +164,8 @@ impl NameCache {
                 used_commits: &self.used_commits,
             },
         );
-        sealed::replace(path, &bytes);
+        // Best effort: a cache that cannot be written is rebuilt next time.
+        let _ = FORMAT.write(path, &bytes);
     }
 }
 

@@ -1,5 +1,6 @@
-//! The cache file, `<git common dir>/swarm/changeset-names.cache`, sealed
-//! (see `guard::sealed`: a torn or edited file is ignored): the directory,
+//! The cache file, `<git common dir>/swarm/changeset-names.cache`, a
+//! [`cachefile`](crate::store::cachefile) (a torn or edited file is a
+//! miss): the directory,
 //! the name table, one reference bitmap, then each tree with the positions
 //! where its bitmap differs from the reference, and each commit with its
 //! directory tree (or none). Written compacted to the names of the trees
@@ -11,9 +12,10 @@ use std::collections::{HashMap, HashSet};
 use gix::ObjectId;
 
 use super::bits::{any_beyond, flip, has_bit, ones, FxBuild};
-use crate::guards::sealed::{Reader, Writer};
+use crate::store::cachefile::{Format, Reader, Sealed, Writer};
 
-const MAGIC: &[u8] = b"git-swarm changeset-name-cache v3\n";
+/// Far above any real cache (2,000 names and 500 trees take 60 KB).
+pub const FORMAT: Format = Format::new(b"git-swarm changeset-name-cache\n", 4, 64 << 20);
 
 pub type TreeBits = HashMap<ObjectId, Vec<u64>, FxBuild>;
 pub type CommitTrees = HashMap<ObjectId, Option<ObjectId>, FxBuild>;
@@ -41,7 +43,7 @@ pub struct Used<'a> {
 /// The contents of a cache file for `dir`; None when it is foreign,
 /// damaged or for another directory.
 pub fn parse(bytes: &[u8], dir: &str) -> Option<Stored> {
-    let mut r = Reader::open(bytes, MAGIC)?;
+    let mut r = Reader::open(bytes, &FORMAT)?;
     if r.str()? != dir {
         return None;
     }
@@ -147,9 +149,9 @@ fn difference(bits: &[u64], reference: &[u64]) -> Vec<usize> {
 }
 
 /// The file for the entries `used`, compacted.
-pub fn render(dir: &str, used: &Used<'_>) -> Vec<u8> {
+pub fn render(dir: &str, used: &Used<'_>) -> Sealed {
     let compaction = Compaction::of(used);
-    let mut w = Writer::new(MAGIC);
+    let mut w = Writer::new(&FORMAT);
     w.str(dir);
     w.u32(compaction.live.len());
     for &i in &compaction.live {
@@ -233,7 +235,8 @@ mod tests {
                 used_trees: &[id(1), id(2)],
                 used_commits: &used_commits,
             },
-        );
+        )
+        .into_bytes();
         let back = parse(&text, "cs").unwrap();
         assert_eq!(back.names, vec!["b.md", "d.md"]);
         assert_eq!(back.trees.len(), 2);

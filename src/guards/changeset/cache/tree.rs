@@ -10,7 +10,7 @@ use gix::ObjectId;
 use super::bits::{clear, set};
 use super::delta::Known;
 use super::table::NameTable;
-use crate::guards::changeset_dir::GixResult;
+use crate::guards::changeset::dir::GixResult;
 
 /// One raw tree entry at `at`: (end, is a tree, file name); `None` if
 /// the bytes are no whole entry.

@@ -6,8 +6,8 @@
 //! # One ledger, stored in shards
 //!
 //! The rules decide on ONE ledger: two reservations can overlap across
-//! plans and lanes, so a decision must see both. It is stored in sixteen
-//! shard records ([`shard`]) so that reservations of unrelated paths never
+//! plans and lanes, so a decision must see both. It is stored in
+//! sixty-four shard records ([`shard`]) so that reservations of unrelated paths never
 //! contend for one ref: two overlapping reservations always share a shard,
 //! and every change publishes the shards it changed with the store's
 //! publish loop (one atomic push whose leases are the shards just fetched,

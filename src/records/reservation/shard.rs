@@ -79,7 +79,7 @@ pub fn of_pattern(p: &Pattern) -> Set {
     1 << (fnv1a(key.as_bytes()) as usize % SHARDS)
 }
 
-/// The shards an entry with these patterns is stored in (all sixteen for
+/// The shards an entry with these patterns is stored in (every shard for
 /// an entry with no pattern, which no rule makes).
 pub fn of_paths(paths: &[Pattern]) -> Set {
     match paths.iter().map(of_pattern).fold(0, |a, b| a | b) {
@@ -425,7 +425,7 @@ mod tests {
             [Part::Shard(home_of("docs/guide/"))]
         );
         assert_ne!(e.id, f.id);
-        // A glob over everything is in all sixteen, and conflicts with both.
+        // A glob over everything is in every shard, and conflicts with both.
         let mut l = shards.merged();
         assert!(super::super::reserve(&mut l, &req(&["**"], "cat"), now(), false).is_err());
         // One entry over two shards: both written; its release writes both.

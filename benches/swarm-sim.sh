@@ -215,8 +215,12 @@ for n in $NS; do
     (cd "$run_dir/c0" && GIT_SWARM_NOW=$(at 60) git-swarm sync >/dev/null &&
         GIT_SWARM_NOW=$(at 60) git-swarm --offline task list --plan p --json) >"$run_dir/tasks.json"
     # The dones released the reservations: none should be left live.
-    left=$(git --git-dir="$run_dir/srv/remote.git" show refs/swarm/reservations/ledger:reservations.yaml 2>/dev/null | grep -c '^- id:' || true)
-    echo "N=$n: reservations left in the ledger at the end: $left" >&2
+    # (Every shard, each id once: an entry is stored in each of its shards.)
+    left=$(for r in $(git --git-dir="$run_dir/srv/remote.git" for-each-ref --format='%(refname)' refs/swarm/reservations/); do
+        git --git-dir="$run_dir/srv/remote.git" show "$r:reservations.yaml" | sed -n 's/^- id: //p'
+    done | sort -u | wc -l)
+    shards=$(git --git-dir="$run_dir/srv/remote.git" for-each-ref refs/swarm/reservations/ | wc -l)
+    echo "N=$n: reservations left at the end: $left (in $shards shard refs)" >&2
     python3 - "$run_dir" "$n" "$clones" "$wall" "$mode" <<'EOF'
 import json, glob, os, sys
 run_dir, n, clones, wall, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), sys.argv[5]
@@ -264,6 +268,25 @@ for path in glob.glob(os.path.join(log, "*.notify*.json")):
     sent += 1
     if json.load(open(path))["ref"] not in on_remote:
         msg_lost += 1
+# Per operation, counts that do not depend on the machine: pushes, fetches
+# and retries per command of each kind (every command, exit 0 or not).
+per = {}
+for path in glob.glob(os.path.join(log, "*.json")):
+    step = os.path.basename(path).split(".")[1]
+    kind = step.rstrip("0123456789")
+    try:
+        doc = json.load(open(path))
+    except ValueError:
+        continue
+    c = per.setdefault(kind, {"n": 0, "pushes": 0, "fetches": 0, "retries": 0})
+    c["n"] += 1
+    for k in ("pushes", "fetches", "retries"):
+        c[k] += doc.get("remote_ops", {}).get(k, 0)
+for kind in ("claim", "reserve", "renew", "done"):
+    c = per.get(kind)
+    if c and c["n"]:
+        print(f"N={n} {kind}: {c['n']} commands, {c['pushes'] / c['n']:.2f} pushes, "
+              f"{c['fetches'] / c['n']:.2f} fetches, {c['retries'] / c['n']:.2f} retries each", file=sys.stderr)
 refs_per_push = ops["refs_pushed"] / ops["pushes"] if ops["pushes"] else 0
 reads = (ops["fetches"] + ops["queries"]) / 3600
 print(f"| {mode} | {n} | {clones} | {ops['pushes'] / 60:.1f} ({accepted / 60:.1f}) | {ops['pushes'] / n:.1f} ({accepted / n:.1f}) | {refs_per_push:.2f} "

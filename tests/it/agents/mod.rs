@@ -283,10 +283,10 @@ fn claude_pre_tool_use_denies_only_others_live_reservations() {
         ""
     );
     // An unreadable ledger: allowed, with one warning line (the commit guard still refuses).
-    let ledger = env.git(
-        &a,
-        &["rev-parse", "refs/swarm-remotes/origin/reservations/ledger"],
-    );
+    use crate::support::reservations::{shard_of, LOCAL};
+    let shard = shard_of(LOCAL, "src/api.rs");
+    let mirrored = shard.replace("refs/swarm/", "refs/swarm-remotes/origin/");
+    let ledger = env.git(&a, &["rev-parse", &mirrored]);
     let blob = env.git_stdin(&a, &["hash-object", "-w", "--stdin"], b"{not yaml: [");
     let tree = env.git_stdin(
         &a,
@@ -294,7 +294,7 @@ fn claude_pre_tool_use_denies_only_others_live_reservations() {
         format!("100644 blob {blob}\treservations.yaml\n").as_bytes(),
     );
     let bad = env.git(&a, &["commit-tree", &tree, "-p", &ledger, "-m", "broken"]);
-    env.git(&a, &["update-ref", "refs/swarm/reservations/ledger", &bad]);
+    env.git(&a, &["update-ref", &shard, &bad]);
     let run = hook(&env, &a, "pre-tool-use", "claude", &write("src/api.rs")).ok();
     assert_eq!(run.stdout, "");
     assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);

@@ -293,11 +293,9 @@ fn day(remotes: Remotes, trust: bool) {
         let task = env.git(&records, &["show", &format!("{tip}:task.yaml")]);
         assert!(task.contains("status: done"), "{task}");
     }
-    let ledger = env.git(
-        &records,
-        &["show", "refs/swarm/reservations/ledger:reservations.yaml"],
-    );
-    assert!(!ledger.contains("- id:"), "reservations left: {ledger}");
+    let left =
+        crate::support::reservations::entries(&env, &records, crate::support::reservations::LOCAL);
+    assert!(left.is_empty(), "reservations left: {left:?}");
 
     // A leader who was taken over cannot move main: fenced at the records
     // remote before anything reaches the code remote.

@@ -179,11 +179,12 @@ fn quick_start(coordination: bool, base: &str) {
             stack.extend(p["children"].as_array().unwrap());
         }
     }
-    let ledger = env.git(
-        records,
-        &["show", "refs/swarm/reservations/ledger:reservations.yaml"],
-    );
-    assert!(!ledger.contains("released_at: null"), "{ledger}");
+    let live: Vec<_> =
+        crate::support::reservations::entries(&env, records, crate::support::reservations::LOCAL)
+            .into_iter()
+            .filter(|e| e["released_at"].is_null())
+            .collect();
+    assert!(live.is_empty(), "{live:?}");
     // The completion report names the day's one packet (bob's, accepted
     // by ann) and every succession of the leader record's journal.
     let report = std::fs::read_to_string(machines["lead"].join("report.md")).unwrap();

@@ -2,8 +2,8 @@
 //! newer of the local one and the one its last fetch mirrored, by the one
 //! read the listings use (`remote::live_tip`: the local ledger only when it
 //! contains the mirrored one). The state that let a commit through: this
-//! clone's own ledger had moved on offline (two `reserve --offline`, so its
-//! id counter ran ahead of the published ledger) while another clone's
+//! clone's own reservations had moved on offline (two `reserve --offline`,
+//! so their id counters ran ahead of the published ones) while another clone's
 //! reservation was published and fetched. A guard keeping whichever ledger
 //! had the higher counter would keep the local one, which lacks the other
 //! clone's reservation, while `reservations` lists it. Two real
@@ -13,8 +13,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::harness::TestEnv;
+use crate::support::reservations::{shard_of, stamp, LOCAL};
 
-const LEDGER: &str = "refs/swarm/reservations/ledger";
+/// Where the mirror of origin's reservations is.
+const MIRROR: &str = "refs/swarm-remotes/origin/reservations/";
 
 /// A bare remote whose base branch is `master` (src/lib.rs, Cargo.toml),
 /// and the clones `names`, each with `git swarm init`.
@@ -37,20 +39,22 @@ fn master_remote(env: &TestEnv, names: &[&str]) -> Vec<PathBuf> {
 
 /// Stage a change to src/lib.rs in `dir` and try to commit it: refused
 /// by the pre-commit hook (exit 1, naming bob's reservation), HEAD and the
-/// local ledger unchanged; `check --staged` refuses it too.
-fn refused_in(env: &TestEnv, dir: &Path) {
+/// local reservations unchanged; `check --staged` refuses it too (`id`:
+/// bob's reservation).
+fn refused_in(env: &TestEnv, dir: &Path, id: &str) {
     env.write(&dir.join("src/lib.rs"), "pub fn f() { /* ann */ }\n");
     env.git(dir, &["add", "src/lib.rs"]);
     let head = env.git(dir, &["rev-parse", "HEAD"]);
-    let ledger = env.git(dir, &["rev-parse", LEDGER]);
+    let ledger = stamp(env, dir, LOCAL);
+    let said = format!("[reservations] src/lib.rs: reserved exclusively by bob ({id}");
     env.git_run(dir, &["commit", "--quiet", "-m", "touch lib"])
         .code(1)
-        .stderr_has("[reservations] src/lib.rs: reserved exclusively by bob (r2");
+        .stderr_has(&said);
     assert_eq!(env.git(dir, &["rev-parse", "HEAD"]), head);
-    assert_eq!(env.git(dir, &["rev-parse", LEDGER]), ledger);
+    assert_eq!(stamp(env, dir, LOCAL), ledger);
     env.swarm(dir, &["check", "--staged"])
         .err(1, "GUARD_FAILED")
-        .stderr_has("[reservations] src/lib.rs: reserved exclusively by bob (r2");
+        .stderr_has(&said);
     env.git(dir, &["reset", "--quiet", "src/lib.rs"]);
     env.git(dir, &["checkout", "--quiet", "--", "src/lib.rs"]);
 }
@@ -67,22 +71,26 @@ fn a_clone_that_only_fetched_refuses_a_commit_to_a_path_another_clone_reserved()
     let lane = ann.join("_swarm-worktrees/readme-x");
     env.swarm(ann, &["reserve", "README.md"]).ok();
     env.swarm(bob, &["sync"]).ok();
-    // ann's ledger moves on offline: r2 and r3 here, never published.
+    // ann's reservations move on offline (in every shard: a top-level file
+    // and directory), never published.
     env.swarm(ann, &["reserve", "--offline", "Cargo.toml"])
         .ok()
         .stderr_has("not published");
     env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
-    // bob's r2 is published; ann's clone only fetches (no sync).
-    env.swarm(bob, &["reserve", "src/lib.rs"]).ok();
+    // bob's is published; ann's clone only fetches (no sync).
+    let bobs = env
+        .swarm(bob, &["reserve", "src/lib.rs", "--json"])
+        .ok()
+        .json()["entry"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     env.git(ann, &["fetch", "--quiet", "origin"]);
-    let local = env.git(ann, &["rev-parse", LEDGER]);
-    let mirrored = env.git(
-        ann,
-        &["rev-parse", "refs/swarm-remotes/origin/reservations/ledger"],
-    );
+    let local = env.git(ann, &["rev-parse", &shard_of(LOCAL, "src/lib.rs")]);
+    let mirrored = env.git(ann, &["rev-parse", &shard_of(MIRROR, "src/lib.rs")]);
     assert_ne!(
         local, mirrored,
-        "ann's ledger diverged from the published one"
+        "ann's shard of src/lib.rs diverged from the published one"
     );
     // The listing and the guards read the same ledger.
     env.swarm(ann, &["reservations"])
@@ -90,14 +98,14 @@ fn a_clone_that_only_fetched_refuses_a_commit_to_a_path_another_clone_reserved()
         .stdout_has("bob")
         .stdout_has("src/lib.rs");
 
-    refused_in(&env, ann);
-    refused_in(&env, &lane);
+    refused_in(&env, ann, &bobs);
+    refused_in(&env, &lane, &bobs);
     // pre-push and `check --range` refuse it as before.
     env.write(&lane.join("src/lib.rs"), "pub fn f() { /* ann */ }\n");
     env.git(&lane, &["commit", "--quiet", "--no-verify", "-am", "lib"]);
     env.swarm(&lane, &["check", "--range", "master..HEAD"])
         .err(1, "GUARD_FAILED")
-        .stderr_has("reserved exclusively by bob (r2");
+        .stderr_has(&format!("reserved exclusively by bob ({bobs}"));
 }
 
 #[test]
@@ -110,7 +118,13 @@ fn the_agents_pre_tool_use_hook_refuses_an_edit_of_a_path_only_the_mirror_knows_
     env.swarm(bob, &["sync"]).ok();
     env.swarm(ann, &["reserve", "--offline", "Cargo.toml"]).ok();
     env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
-    env.swarm(bob, &["reserve", "src/lib.rs"]).ok();
+    let bobs = env
+        .swarm(bob, &["reserve", "src/lib.rs", "--json"])
+        .ok()
+        .json()["entry"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     env.git(ann, &["fetch", "--quiet", "origin"]);
     let input = serde_json::json!({
         "hook_event_name": "PreToolUse",
@@ -136,7 +150,7 @@ fn the_agents_pre_tool_use_hook_refuses_an_edit_of_a_path_only_the_mirror_knows_
     assert_eq!(out.status.code(), Some(0), "{said}");
     assert!(said.contains("\"permissionDecision\":\"deny\""), "{said}");
     assert!(
-        said.contains("src/lib.rs is reserved by bob (r2)"),
+        said.contains(&format!("src/lib.rs is reserved by bob ({bobs})")),
         "{said}"
     );
 }

@@ -129,7 +129,8 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
         "refs/swarm/packets/f1/",
         "refs/swarm/lanes/f1",
         "refs/swarm/tasks/p/t",
-        "refs/swarm/reservations/ledger",
+        // `src/` is in every shard, the first of them shard-00.
+        "refs/swarm/reservations/shard-00",
     ] {
         assert!(pushed[0].contains(r), "{r} not in {pushed:?}");
     }
@@ -147,7 +148,7 @@ fn accept_moves_the_claim_and_the_reservations_to_the_successor() {
     let ledger = yaml(
         &env,
         &remote,
-        "refs/swarm/reservations/ledger",
+        "refs/swarm/reservations/shard-00",
         "reservations.yaml",
     );
     assert_eq!(ledger["entries"][0]["holder"].as_str(), Some("bob"));
@@ -417,7 +418,7 @@ fn an_offline_accept_killed_after_its_acceptance_has_moved_the_claim_and_the_res
     let ledger = yaml(
         &env,
         bob,
-        "refs/swarm/reservations/ledger",
+        "refs/swarm/reservations/shard-00",
         "reservations.yaml",
     );
     assert_eq!(ledger["entries"][0]["holder"].as_str(), Some("bob"));

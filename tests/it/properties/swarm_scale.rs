@@ -382,11 +382,18 @@ fn one_push_renews_every_claim_and_reservation_an_agent_holds() {
     assert_eq!(doc["reservations"].as_array().unwrap().len(), 2, "{doc}");
     assert_eq!(doc["task_lease_until"], "2026-01-01T10:50:00Z");
     assert_eq!(doc["reservation_lease_until"], "2026-01-01T12:20:00Z");
-    // One push for five holdings: three task refs and the ledger.
+    // One push for five holdings: three task refs and the shards of the
+    // two reservations (each in one shard).
+    use crate::support::reservations::{in_one_shard, shard_of, LOCAL};
+    assert!(in_one_shard("src/a/") && in_one_shard("docs/b.md"));
+    let shards: std::collections::BTreeSet<String> = ["src/a/", "docs/b.md"]
+        .iter()
+        .map(|p| shard_of(LOCAL, p))
+        .collect();
     let ops = &doc["remote_ops"];
     assert_eq!(
         (ops["pushes"].clone(), ops["refs_pushed"].clone()),
-        (1.into(), 4.into()),
+        (1.into(), (3 + shards.len()).into()),
         "{ops}"
     );
     // At the remote: ann's three claims moved, bob's did not.
@@ -459,7 +466,8 @@ fn renew_due_writes_nothing_until_due_and_offline_moves_every_holding_at_once() 
     assert_eq!(doc["tasks"], serde_json::json!(["p/t1"]), "{doc}");
     assert_eq!(doc["reservations"].as_array().unwrap().len(), 1, "{doc}");
     let after = env.refs(ann, "refs/swarm/");
-    for r in ["refs/swarm/tasks/p/t1", "refs/swarm/reservations/ledger"] {
+    let shard = crate::support::reservations::shard_of("refs/swarm/reservations/", "src/a/");
+    for r in ["refs/swarm/tasks/p/t1", shard.as_str()] {
         assert_ne!(after[r], refs_before[r], "{r} moved here");
     }
     assert_eq!(env.refs(&remote, "refs/swarm/"), remote_before);

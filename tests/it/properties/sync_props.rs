@@ -20,9 +20,8 @@ use std::process::Command;
 
 use git_swarm::clock::Clock;
 use git_swarm::ops::{message, renew, reserve, sync, task};
-use git_swarm::records::reservation::{Ledger, LEDGER, LEDGER_REF};
+use git_swarm::records::reservation::{stored, Ledger};
 use git_swarm::session::Ctx;
-use git_swarm::store::records::Records;
 use git_swarm::store::Store;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestCaseError, TestRunner};
@@ -79,14 +78,17 @@ struct Said {
 impl Said {
     /// A lost write of `refname` naming `token` as a whole word (`r1` is
     /// not named by `r1-ann`).
+    /// Whether a lost write of `refname` (or of any ref under it, for a
+    /// prefix ending in `/`) was said, naming `token`.
     fn names(&self, refname: &str, token: Option<&str>) -> bool {
+        let of = |r: &String| r == refname || (refname.ends_with('/') && r.starts_with(refname));
         self.lost.iter().any(|(r, what)| {
-            r == refname
+            of(r)
                 && token.is_none_or(|t| {
                     what.split(|c: char| !(c.is_ascii_alphanumeric() || "-@._".contains(c)))
                         .any(|w| w == t)
                 })
-        }) || self.conflicts.iter().any(|r| r == refname)
+        }) || self.conflicts.iter().any(of)
     }
 }
 
@@ -142,17 +144,13 @@ fn ctx(dir: &Path, offline: bool, minute: u32) -> Ctx {
     ctx
 }
 
-fn ledger_at(store: &Store, refname: &str) -> Ledger {
-    match store.ref_target(refname).unwrap() {
-        None => Ledger::default(),
-        Some(tip) => {
-            Records::<Ledger>::new(store)
-                .at(&LEDGER.to_string(), tip)
-                .unwrap()
-                .value
-        }
-    }
+/// The reservations in `store`'s own refs, every shard merged.
+fn ledger_at(store: &Store) -> Ledger {
+    stored::known(store, None).unwrap()
 }
+
+/// Every lost write of a reservation names a shard under this.
+const RESERVATIONS: &str = "refs/swarm/reservations/";
 
 fn one_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
     let tmp = tempfile::tempdir().unwrap();
@@ -200,7 +198,7 @@ fn one_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Release(c, pick) => {
                 let ctx = ctx(&dirs[c], true, minute);
-                let mine: Vec<String> = ledger_at(&ctx.store, LEDGER_REF)
+                let mine: Vec<String> = ledger_at(&ctx.store)
                     .entries
                     .into_iter()
                     .filter(|e| e.holder == NAMES[c] && e.released_at.is_none())
@@ -269,7 +267,7 @@ fn one_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
         do_sync(c, minute, &mut said)?;
     }
     let remote = Store::open(&root.join("remote.git")).unwrap();
-    let ledger = ledger_at(&remote, LEDGER_REF);
+    let ledger = ledger_at(&remote);
     let entry = |id: &str| ledger.entries.iter().find(|e| e.id == id);
     let released_later = |i: usize, c: usize, id: &str| {
         facts[i + 1..]
@@ -281,16 +279,16 @@ fn one_case(template: &Path, ops: &[Op]) -> Result<(), TestCaseError> {
             Fact::Reserved(c, id) => {
                 released_later(i, *c, id)
                     || entry(id).is_some_and(|e| e.holder == NAMES[*c])
-                    || said.names(LEDGER_REF, Some(id))
+                    || said.names(RESERVATIONS, Some(id))
             }
             Fact::Released(_, id) => {
                 entry(id).is_none_or(|e| e.released_at.is_some())
-                    || said.names(LEDGER_REF, Some(id))
+                    || said.names(RESERVATIONS, Some(id))
             }
             Fact::Renewed(c, id, until) => {
                 released_later(i, *c, id)
                     || entry(id).is_some_and(|e| e.lease_until >= *until)
-                    || said.names(LEDGER_REF, Some(id))
+                    || said.names(RESERVATIONS, Some(id))
             }
             Fact::TaskNew(id) => {
                 let r = format!("refs/swarm/tasks/p/{id}");

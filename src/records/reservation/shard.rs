@@ -105,6 +105,14 @@ fn number_at_least(i: usize, at: u64) -> u64 {
     at + off
 }
 
+/// The number of an id (`r12`, `r12-ann`: 12; 0 for anything else).
+fn number(id: &str) -> u64 {
+    id.strip_prefix('r')
+        .and_then(|r| r.split('-').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
 /// What [`merge`] needs of an entry (the ledger's, or the guard's
 /// cached copy of it).
 pub trait Stored: Clone {
@@ -232,9 +240,15 @@ impl Shards {
             .iter()
             .map(|p| p.as_ref().map(|l| &l.entries[..]))
             .collect();
+        // In the order they were made (each shard keeps its own order;
+        // across shards the creation time says it, then the number).
+        let mut entries = merge(&legacy.entries, &parts);
+        entries.sort_by(|a, b| {
+            (a.created_at.as_str(), number(&a.id)).cmp(&(b.created_at.as_str(), number(&b.id)))
+        });
         Ledger {
             schema: SCHEMA.to_string(),
-            entries: merge(&legacy.entries, &parts),
+            entries,
             counters: Some((0..SHARDS).map(|i| self.counter(i)).collect()),
             ..legacy
         }

@@ -173,9 +173,26 @@ fn the_demo_runs_the_whole_swarm_and_cleans_up() {
     assert_eq!(find("--as agent-i lane new images --task images"), 0);
     assert_eq!(find("accept --lane images --worktree"), 0);
     run.expect_stderr("  claim: task catalog/images (claim 1, until ");
-    run.expect_stderr("  reservation r2: images/ (until ");
+    // The packet carries the images/ reservation, by its id.
+    let carried = run
+        .stderr
+        .lines()
+        .find_map(|l| {
+            l.trim()
+                .strip_prefix("reservation ")
+                .and_then(|r| r.split_once(": images/ (until "))
+                .map(|(id, _)| id.to_string())
+        })
+        .unwrap_or_else(|| panic!("no reservation of images/ carried: {}", run.stderr));
+    assert!(carried.starts_with('r'), "{carried}");
     run.expect_stderr("moved to you: the claim on task catalog/images");
-    run.expect_stderr("moved to you: reservation r");
+    assert!(
+        run.stderr
+            .lines()
+            .any(|l| l.contains("moved to you: reservation") && l.contains(&carried)),
+        "{carried} not moved: {}",
+        run.stderr
+    );
     assert_eq!(find("--as agent-i2 task renew"), 0);
     assert_eq!(
         find("--as agent-i task renew"),

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::support::harness::TestEnv;
-use crate::support::reservations::{shard_of, stamp, LOCAL};
+use crate::support::reservations::{reserved_id, shard_of, stamp, LOCAL};
 
 /// Where the mirror of origin's reservations is.
 const MIRROR: &str = "refs/swarm-remotes/origin/reservations/";
@@ -78,13 +78,7 @@ fn a_clone_that_only_fetched_refuses_a_commit_to_a_path_another_clone_reserved()
         .stderr_has("not published");
     env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
     // bob's is published; ann's clone only fetches (no sync).
-    let bobs = env
-        .swarm(bob, &["reserve", "src/lib.rs", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let bobs = reserved_id(&env.swarm(bob, &["reserve", "src/lib.rs", "--json"]).ok());
     env.git(ann, &["fetch", "--quiet", "origin"]);
     let local = env.git(ann, &["rev-parse", &shard_of(LOCAL, "src/lib.rs")]);
     let mirrored = env.git(ann, &["rev-parse", &shard_of(MIRROR, "src/lib.rs")]);
@@ -118,13 +112,7 @@ fn the_agents_pre_tool_use_hook_refuses_an_edit_of_a_path_only_the_mirror_knows_
     env.swarm(bob, &["sync"]).ok();
     env.swarm(ann, &["reserve", "--offline", "Cargo.toml"]).ok();
     env.swarm(ann, &["reserve", "--offline", "docs/"]).ok();
-    let bobs = env
-        .swarm(bob, &["reserve", "src/lib.rs", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let bobs = reserved_id(&env.swarm(bob, &["reserve", "src/lib.rs", "--json"]).ok());
     env.git(ann, &["fetch", "--quiet", "origin"]);
     let input = serde_json::json!({
         "hook_event_name": "PreToolUse",

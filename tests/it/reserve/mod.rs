@@ -349,20 +349,7 @@ fn an_unreadable_ledger_is_repaired_from_its_last_readable_version() {
     let good = env.git(&remote, &["rev-parse", &shard]);
     // Someone pushes a version nobody can read, on top of the good one.
     let bad_yaml = b"schema: swarm-reservations/v1\nentries: [unclosed\n";
-    let blob = env.git_stdin(ann, &["hash-object", "-w", "--stdin"], bad_yaml);
-    let line = format!("100644 blob {blob}\treservations.yaml\n");
-    let tree = env.git_stdin(ann, &["mktree"], line.as_bytes());
-    let bad = env.git(ann, &["commit-tree", &tree, "-p", &good, "-m", "forged"]);
-    env.git(
-        ann,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "origin",
-            &format!("{bad}:{shard}"),
-        ],
-    );
+    let bad = stored::push_version(&env, ann, &shard, bad_yaml, Some(&good));
     env.swarm(bob, &["sync"]).ok();
     // The guard fails closed, and says how to get out.
     let wt = bob.join("x.txt");
@@ -611,21 +598,8 @@ fn the_one_ref_ledger_of_an_older_clone_is_read_and_moved_into_the_shards_by_the
     let (env, remote, clones) = Swarm::in_env(env_at_now(), &["ann", "bob"]).parts();
     let (ann, bob) = (&clones[0], &clones[1]);
     let old = "schema: swarm-reservations/v1\nnext: 3\nentries:\n- id: r1\n  holder: ann\n  paths: [src/]\n  created_at: '2026-01-01T00:00:00Z'\n  lease_until: '2026-01-01T02:00:00Z'\n- id: r2\n  holder: ann\n  paths: ['*.md']\n  created_at: '2026-01-01T00:00:00Z'\n  lease_until: '2026-01-01T02:00:00Z'\n";
-    let blob = env.git_stdin(ann, &["hash-object", "-w", "--stdin"], old.as_bytes());
-    let line = format!("100644 blob {blob}\treservations.yaml\n");
-    let tree = env.git_stdin(ann, &["mktree"], line.as_bytes());
-    let commit = env.git(ann, &["commit-tree", &tree, "-m", "an older git-swarm"]);
     let legacy = "refs/swarm/reservations/ledger";
-    env.git(
-        ann,
-        &[
-            "push",
-            "--quiet",
-            "--no-verify",
-            "origin",
-            &format!("{commit}:{legacy}"),
-        ],
-    );
+    stored::push_version(&env, ann, legacy, old.as_bytes(), None);
     // Read beside the shards: listed, and in the way of bob.
     let listed = env.swarm(bob, &["reservations", "--json"]).ok().json();
     let ids: Vec<&str> = listed["reservations"]

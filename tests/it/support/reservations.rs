@@ -7,7 +7,7 @@ use std::path::Path;
 use git_swarm::records::reservation::shard;
 use serde_yaml_ng::Value;
 
-use super::harness::TestEnv;
+use super::harness::{Run, TestEnv};
 
 /// The local reservations prefix.
 pub const LOCAL: &str = "refs/swarm/reservations/";
@@ -73,4 +73,35 @@ pub fn ids(env: &TestEnv, dir: &Path, prefix: &str) -> Vec<String> {
         .collect();
     ids.sort();
     ids
+}
+
+/// The id of the entry a `reserve … --json` run made.
+pub fn reserved_id(run: &Run) -> String {
+    run.json()["entry"]["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no entry id: {run:#?}"))
+        .to_string()
+}
+
+/// Push from `dir` to origin's `refname` a version whose
+/// `reservations.yaml` is `yaml` (on `parent`, when given), as a forged or
+/// an older writer would; returns its commit.
+pub fn push_version(
+    env: &TestEnv,
+    dir: &Path,
+    refname: &str,
+    yaml: &[u8],
+    parent: Option<&str>,
+) -> String {
+    let blob = env.git_stdin(dir, &["hash-object", "-w", "--stdin"], yaml);
+    let line = format!("100644 blob {blob}\treservations.yaml\n");
+    let tree = env.git_stdin(dir, &["mktree"], line.as_bytes());
+    let mut args = vec!["commit-tree", tree.as_str(), "-m", "written by hand"];
+    if let Some(p) = parent {
+        args.extend(["-p", p]);
+    }
+    let commit = env.git(dir, &args);
+    let spec = format!("{commit}:{refname}");
+    env.git(dir, &["push", "--quiet", "--no-verify", "origin", &spec]);
+    commit
 }

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use crate::support::fixture::Swarm;
 use crate::support::harness::TestEnv;
 use crate::support::process::ref_of;
-use crate::support::reservations::{self as stored, LOCAL};
+use crate::support::reservations::{self as stored, reserved_id as id_of, LOCAL};
 
 /// The shard ref holding reservations of `path`.
 fn shard(path: &str) -> String {
@@ -78,13 +78,7 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     let (env, remote, a, b) = two();
     // bob reserves at the remote; ann, offline, reserves another file of
     // the same directory (the same shard: the two versions must merge).
-    let bobs = env
-        .swarm(&b, &["reserve", "src/lib/a.rs", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let bobs = id_of(&env.swarm(&b, &["reserve", "src/lib/a.rs", "--json"]).ok());
     let run = env
         .swarm(&a, &["--offline", "reserve", "src/lib/b.rs", "--json"])
         .ok()
@@ -115,13 +109,7 @@ fn an_offline_reservation_nothing_overlaps_is_kept_by_sync_under_an_id_that_cann
     env.swarm(&b, &["reserve", "src/lib/b.rs"])
         .err(3, "RESERVATION_CONFLICT")
         .stderr_has(&format!("{mine} held by ann"));
-    let next = env
-        .swarm(&b, &["reserve", "src/lib/c.rs", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let next = id_of(&env.swarm(&b, &["reserve", "src/lib/c.rs", "--json"]).ok());
     assert!(next != bobs && next != mine, "{next}");
     env.swarm(&a, &["release", &mine]).ok();
     let mut left = vec![bobs, next];
@@ -155,21 +143,15 @@ fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_an
     let (env, remote, a, b) = two();
     let cargo = shard("config/app.toml");
     assert!(stored::in_one_shard("config/app.toml"));
-    let mine = env
-        .swarm(&a, &["--offline", "reserve", "config/app.toml", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let mine = id_of(
+        &env.swarm(&a, &["--offline", "reserve", "config/app.toml", "--json"])
+            .ok(),
+    );
     let offline = ref_of(&env, &a, &cargo).unwrap();
-    let theirs = env
-        .swarm(&b, &["reserve", "config/app.toml", "src/lib/", "--json"])
-        .ok()
-        .json()["entry"]["id"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let theirs = id_of(
+        &env.swarm(&b, &["reserve", "config/app.toml", "src/lib/", "--json"])
+            .ok(),
+    );
     let bobs = ref_of(&env, &remote, &cargo).unwrap();
     let run = env.swarm(&a, &["sync"]).err(3, "RESERVATION_CONFLICT");
     run.expect_stderr(&format!("{mine} held by ann"));
@@ -189,11 +171,6 @@ fn an_offline_reservation_another_clone_published_over_fails_sync_naming_both_an
     // Said once: the next sync has nothing left to say.
     env.swarm(&a, &["sync"]).ok().stdout_has("up to date");
     assert_eq!(lost_refs(&env, &a), [(kept, offline)]);
-}
-
-/// The id of the entry a `reserve … --json` made.
-fn id_of(run: &crate::support::harness::Run) -> String {
-    run.json()["entry"]["id"].as_str().unwrap().to_string()
 }
 
 /// The number of an id (`r12`, `r12-ann`).

@@ -288,15 +288,19 @@ fn write<T: Clone>(
     Ok(done.then)
 }
 
-/// The version of the first part that exists (a write that changed
-/// nothing), else the null id.
+/// A write that changed nothing (a rerun of one whose push landed before
+/// it was killed): each local part behind what the remote published moves
+/// up to it, as the first run would have left it. The version of the
+/// first part that exists, else the null id.
 fn newest(txn: &mut crate::store::records::Txn<'_>) -> Result<ObjectId> {
+    let mut first = None;
     for part in stored::parts() {
+        txn.current_caught_up::<Ledger>(&part.key())?;
         if let Some(at) = txn.tip(&stored::refname(part))?.base {
-            return Ok(at);
+            first.get_or_insert(at);
         }
     }
-    Ok(ObjectId::null(gix::hash::Kind::Sha1))
+    Ok(first.unwrap_or(ObjectId::null(gix::hash::Kind::Sha1)))
 }
 
 /// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.

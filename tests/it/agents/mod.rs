@@ -612,11 +612,16 @@ fn user_scope_install_writes_home_settings() {
 
 #[test]
 fn post_tool_use_renews_everything_held_in_one_push_once_a_claim_is_past_half_its_lease() {
-    let (env, remote, clones) = Swarm::new(&["ann"])
+    let (mut env, remote, clones) = Swarm::new(&["ann"])
         .plan(0, "p")
         .task(0, "t1", "Schema")
         .parts();
     let a = clones[0].clone();
+    // The clock pinned, and moved a minute on for the hook: a renewal in
+    // the same second as the reservation would not change its lease (and
+    // an unchanged shard is not written).
+    let t0 = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap();
+    env.set_env("GIT_SWARM_NOW", &t0.to_string());
     // Claimed for 10 minutes while the configured lease is 30: past half.
     env.swarm(
         &a,
@@ -636,6 +641,8 @@ fn post_tool_use_renews_everything_held_in_one_push_once_a_claim_is_past_half_it
     let first = until(&env);
     let ledger = env.refs(&a, "refs/swarm/reservations/");
     let input = json!({"cwd": a, "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "x"}});
+    let later = t0 + jiff::SignedDuration::from_mins(1);
+    env.set_env("GIT_SWARM_NOW", &later.to_string());
     let run = hook(&env, &a, "post-tool-use", "claude", &input).ok();
     assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
     let renewed = until(&env);

@@ -77,11 +77,6 @@ pub fn known_readable(
     Ok(out.merged())
 }
 
-/// Whether any part of the reservations exists here (local or mirrored).
-pub fn any(tips: &[(Part, Tip)]) -> bool {
-    tips.iter().any(|(_, t)| t.base.is_some())
-}
-
 /// The reservations where this round stands.
 pub fn current(txn: &mut Txn<'_>) -> Result<Shards> {
     let mut out = Shards::default();

@@ -127,6 +127,29 @@ pub fn find_in_value(
     }
 }
 
+/// Whether YAML text could parse to a string holding a character that
+/// [`check_record`] refuses. False when every byte is printable ASCII, a
+/// tab or a newline, with no escape (`\`), no tag (`!`), no block scalar
+/// indicator (`|`, `>`) and no blank line (a folded flow scalar makes one a
+/// newline): every parsed string is then made of the text's own printable
+/// characters, spaces and tabs. What git-swarm writes nearly always is, so
+/// a listing checks the text instead of walking every parsed record.
+pub fn yaml_may_hold_forbidden(bytes: &[u8]) -> bool {
+    // Whether a newline was seen and nothing but spaces and tabs since.
+    let mut blank_so_far = false;
+    for &b in bytes {
+        match b {
+            b'\\' | b'|' | b'>' | b'!' => return true,
+            b'\n' if blank_so_far => return true,
+            b'\n' => blank_so_far = true,
+            b' ' | b'\t' => {}
+            0x21..=0x7e => blank_so_far = false,
+            _ => return true,
+        }
+    }
+    false
+}
+
 /// Check a record just parsed from a ref: any string with a forbidden
 /// character makes it unreadable (`RECORD_INVALID`).
 pub fn check_record<T: serde::Serialize>(record: &T, what: &str, multiline: &[&str]) -> Result<()> {
@@ -186,6 +209,46 @@ fn escape(text: &str, multiline: bool) -> Cow<'_, str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// The text check never passes a record that holds a refused
+        /// character: whatever such text parses to, walked whole, holds
+        /// none (no newline either, so no field may hold one).
+        #[test]
+        fn text_that_passes_parses_to_nothing_refused(
+            start in proptest::sample::select(vec!["t: ", "- ", "t:\n  - ", "t: |\n  ", "t: >\n  ", "t: !!binary ", "? "]),
+            quote in proptest::sample::select(vec!["", "'", "\""]),
+            body in "(a|b|:| |\t|\n  |\n|\n\n  |\\\\n|\\\\x1b|\\\\u202e|\\\\e|\\\\t|\\\\|\r|\u{85}|\u{1b}|\u{202e}|é){0,12}",
+        ) {
+            let text = format!("{start}{quote}{body}{quote}\n");
+            let Ok(value) = serde_yaml_ng::from_str::<serde_yaml_ng::Value>(&text) else {
+                return Ok(());
+            };
+            if !yaml_may_hold_forbidden(text.as_bytes()) {
+                proptest::prop_assert_eq!(find_in_value(&value, "", &[]), None, "{:?}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn text_with_escapes_blocks_or_blank_lines_is_checked_whole() {
+        for held in [
+            "t: \"a\\nb\"\n",
+            "t: |\n  a\n  b\n",
+            "t: >\n  a\n\n  b\n",
+            "t: a\n\n  b\n",
+            "t: a\n  \n  b\n",
+            "t: !!binary Gw==\n",
+            "t: \"a\u{202e}\"\n",
+            "t: a\rb\n",
+        ] {
+            assert!(yaml_may_hold_forbidden(held.as_bytes()), "{held:?}");
+        }
+        assert!(!yaml_may_hold_forbidden(
+            b"schema: swarm-task/v1\nplan: p\ntitle: 'a: b' \"c\"\n  d\n"
+        ));
+    }
 
     #[test]
     fn controls_are_refused_and_plain_text_is_not() {

@@ -96,6 +96,7 @@
 //! assert!(archive::find_record(&b, "refs/swarm/counters/c").unwrap().is_some());
 //! ```
 
+mod many;
 mod publish;
 #[cfg(test)]
 mod testkit;
@@ -143,7 +144,7 @@ pub enum Diverged {
 
 /// How a record's key maps to the rest of its ref name under
 /// `refs/swarm/<namespace>/`.
-pub trait RecordKey: Sized + Clone + Ord + std::fmt::Display {
+pub trait RecordKey: Sized + Clone + Ord + std::fmt::Display + Send + Sync {
     /// The ref path below the namespace (`plan`, `plan/id`).
     fn to_path(&self) -> String;
     /// The key of a ref path below the namespace; None when the path cannot
@@ -198,7 +199,7 @@ impl RecordKey for ScopedKey {
 /// A record kind. Implement it once, in `src/records/<kind>.rs`, and register
 /// the kind in `crate::records::kinds()`: create, CAS update, listing with
 /// unreadable records, `sync` and `gc` then work for it unchanged.
-pub trait Record: Sized + Clone {
+pub trait Record: Sized + Clone + Send {
     /// `refs/swarm/<NAMESPACE>/<key>`; also the archive name under
     /// `refs/swarm/archive/`.
     const NAMESPACE: &'static str;

@@ -162,10 +162,12 @@ fn read_plans(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<Vec<Plan>> {
     let mut plans = Vec::new();
-    for (name, id) in newest(store, remote, plan::PREFIX)? {
-        match Records::<PlanDoc>::new(store).at(&name, id) {
+    let versions = newest(store, remote, plan::PREFIX)?;
+    let read = Records::<PlanDoc>::new(store).at_many(&versions);
+    for ((name, _), v) in versions.iter().zip(read) {
+        match v {
             Ok(v) => plans.push(Plan::from(v)),
-            Err(e) => unreadable.push(Unreadable::new("plan", &name, &plan::plan_ref(&name), &e)),
+            Err(e) => unreadable.push(Unreadable::new("plan", name, &plan::plan_ref(name), &e)),
         }
     }
     Ok(plans)
@@ -179,14 +181,16 @@ fn read_lanes(
     unreadable: &mut Vec<Unreadable>,
 ) -> Result<BTreeMap<String, Vec<LaneStatus>>> {
     let mut by_plan: BTreeMap<String, Vec<LaneStatus>> = BTreeMap::new();
-    for (feature, id) in newest(store, remote, lane::PREFIX)? {
-        let mut lane = match crate::records::lane::at(store, &feature, id) {
-            Ok(l) => l,
+    let versions = newest(store, remote, lane::PREFIX)?;
+    let read = Records::<crate::records::lane::LaneRecord>::new(store).at_many(&versions);
+    for ((feature, _), v) in versions.iter().zip(read) {
+        let mut lane = match v {
+            Ok(v) => crate::records::lane::Lane::from(v),
             Err(e) => {
                 unreadable.push(Unreadable::new(
                     "lane",
-                    &feature,
-                    &lane::lane_ref(&feature),
+                    feature,
+                    &lane::lane_ref(feature),
                     &e,
                 ));
                 continue;

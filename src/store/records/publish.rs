@@ -69,7 +69,19 @@ impl<R: Record> Records<'_, R> {
         remote: Option<&str>,
         under: &str,
     ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
-        self.known_with(remote, under, |key, commit| self.at(key, commit).map(Some))
+        let listed = self.listed(remote, under)?;
+        // Read together (the cache's misses parsed side by side), then
+        // handed out in the order `assemble` asks for them.
+        let versions: Vec<(R::Key, ObjectId)> = listed
+            .iter()
+            .filter_map(|(below, tip)| {
+                Some((R::Key::from_path(&format!("{under}{below}"))?, tip.base?))
+            })
+            .collect();
+        let mut read = self.at_many(&versions).into_iter();
+        self.assemble(under, listed, |_, _| {
+            read.next().expect("one version read per record").map(Some)
+        })
     }
 
     /// [`Records::known_under`], each record read by `read` from its key
@@ -80,13 +92,31 @@ impl<R: Record> Records<'_, R> {
         &self,
         remote: Option<&str>,
         under: &str,
+        read: impl FnMut(&R::Key, ObjectId) -> Result<Option<Versioned<R>>>,
+    ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
+        let listed = self.listed(remote, under)?;
+        self.assemble(under, listed, read)
+    }
+
+    /// The refs of the kind whose path starts with `under`, each with its
+    /// tip (the path below `under`).
+    fn listed(&self, remote: Option<&str>, under: &str) -> Result<Vec<(String, Tip)>> {
+        let prefix = format!("refs/swarm/{}/{under}", R::NAMESPACE);
+        remote::tips_under(self.store, remote, &prefix)
+    }
+
+    /// The records of `listed`, each read by `read` (called once for every
+    /// ref with a newest version and a valid key, in order).
+    fn assemble(
+        &self,
+        under: &str,
+        listed: Vec<(String, Tip)>,
         mut read: impl FnMut(&R::Key, ObjectId) -> Result<Option<Versioned<R>>>,
     ) -> Result<(Vec<Known<R>>, Vec<Unreadable>)> {
         let ns = format!("refs/swarm/{}/", R::NAMESPACE);
-        let prefix = format!("{ns}{under}");
         let mut good = Vec::new();
         let mut bad = Vec::new();
-        for (below, tip) in remote::tips_under(self.store, remote, &prefix)? {
+        for (below, tip) in listed {
             let Some(base) = tip.base else { continue };
             let path = format!("{under}{below}");
             let refname = format!("{ns}{path}");

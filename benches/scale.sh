@@ -123,6 +123,11 @@ git pack-refs --all
 reads() { # phase
     echo "$1: $(git for-each-ref refs/swarm | wc -l) refs; each row: git-swarm / git for-each-ref refs/swarm (medians of $RUNS, in turns)"
     local cmd warm cold ir
+    # The floor of a cold listing: git itself reading every object of the
+    # repository once (a cold read of every record inflates its commit,
+    # tree and blob; git-swarm then also parses and caches them).
+    paired git cat-file --batch-all-objects --batch --unordered | awk -v p="$1" '{
+        printf "%s: git cat-file --batch-all-objects --batch (every object read once) %.1f ms / %.1f ms = %.2fx\n", p, $2, $1, $2 / $1 }'
     for cmd in "status" "plan list" "lane list" "packets" "task list" "task list --plan big0000" \
         "state --html $work/dashboard.html"; do
         if [ -n "${GIT_SWARM_BIN_BEFORE:-}" ]; then # two builds: see compare.sh

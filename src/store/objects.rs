@@ -133,11 +133,20 @@ impl Store {
     /// Whether the tree of commit `id` has an entry `name` at its top, read
     /// without reading any blob.
     pub fn tree_has(&self, id: ObjectId, name: &str) -> Result<bool> {
+        Ok(self.tree_has_first(id, &[name])?.is_some())
+    }
+
+    /// The first of `names` the tree of commit `id` has at its top (one
+    /// read of the tree for all of them, no blob read).
+    pub fn tree_has_first<'n>(&self, id: ObjectId, names: &[&'n str]) -> Result<Option<&'n str>> {
         let tree = self.tree_of(id)?;
         let decoded = tree
             .decode()
             .map_err(|e| Error::gix(format!("could not decode tree of {id}"), e))?;
-        Ok(decoded.entries.iter().any(|e| e.filename == name))
+        Ok(names
+            .iter()
+            .find(|name| decoded.entries.iter().any(|e| e.filename == **name))
+            .copied())
     }
 
     /// The blob of `path` in the tree of commit `id`, if present.

@@ -189,12 +189,10 @@ fn closed_tags(
     if let Some(tags) = records.cached_tags(key, commit) {
         return Ok(tags & (TAG_ACCEPTED | TAG_WITHDRAWN));
     }
-    let tags = if store.tree_has(commit, ACCEPTANCE_FILE)? {
-        TAG_ACCEPTED
-    } else if store.tree_has(commit, WITHDRAWAL_FILE)? {
-        TAG_WITHDRAWN
-    } else {
-        0
+    let tags = match store.tree_has_first(commit, &[ACCEPTANCE_FILE, WITHDRAWAL_FILE])? {
+        Some(ACCEPTANCE_FILE) => TAG_ACCEPTED,
+        Some(_) => TAG_WITHDRAWN,
+        None => 0,
     };
     records.remember_tags(key, commit, tags);
     Ok(tags)

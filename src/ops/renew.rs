@@ -264,10 +264,18 @@ impl Renewal<'_> {
             let new = store.commit(tree, &parents, &event)?;
             txn.write_on(&refname, tip, new, me, &summary);
         }
-        if let Some((before, ledger)) = ledger {
-            let what = format!("{me} renews {}", out.reservations.join(" "));
-            let event = Event::new("reservations-renewed", me, what);
-            stored::write(txn, &before, &ledger, &event)?;
+        let wrote = match ledger {
+            Some((before, ledger)) => {
+                let what = format!("{me} renews {}", out.reservations.join(" "));
+                let event = Event::new("reservations-renewed", me, what);
+                stored::write(txn, &before, &ledger, &event)?
+            }
+            None => None,
+        };
+        // No shard changed (a rerun of a renewal whose push landed): each
+        // local shard behind the published one moves up to it.
+        if wrote.is_none() {
+            stored::catch_up(txn)?;
         }
         Ok(())
     }

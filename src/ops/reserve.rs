@@ -280,27 +280,12 @@ fn write<T: Clone>(
         let event = Event::new(kind, actor, summary);
         let new = match stored::write(txn, &before, &ledger, &event)? {
             Some(new) => new,
-            None => newest(txn)?,
+            None => stored::catch_up(txn)?,
         };
         crate::failpoint::point("reserve:objects");
         Ok((then, new))
     })?;
     Ok(done.then)
-}
-
-/// A write that changed nothing (a rerun of one whose push landed before
-/// it was killed): each local part behind what the remote published moves
-/// up to it, as the first run would have left it. The version of the
-/// first part that exists, else the null id.
-fn newest(txn: &mut crate::store::records::Txn<'_>) -> Result<ObjectId> {
-    let mut first = None;
-    for part in stored::parts() {
-        txn.current_caught_up::<Ledger>(&part.key())?;
-        if let Some(at) = txn.tip(&stored::refname(part))?.base {
-            first.get_or_insert(at);
-        }
-    }
-    Ok(first.unwrap_or(ObjectId::null(gix::hash::Kind::Sha1)))
 }
 
 /// The ledger's publication: fetched first, retried [`ATTEMPTS`] times.

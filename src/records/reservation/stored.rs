@@ -103,3 +103,18 @@ pub fn write(
     }
     Ok(first)
 }
+
+/// A write that changed nothing (a rerun of one whose push landed before
+/// it was killed): each local part behind what the remote published moves
+/// up to it, as the first run would have left it. The version of the
+/// first part that exists, else the null id.
+pub fn catch_up(txn: &mut Txn<'_>) -> Result<ObjectId> {
+    let mut first = None;
+    for part in parts() {
+        txn.current_caught_up::<Ledger>(&part.key())?;
+        if let Some(at) = txn.tip(&refname(part))?.base {
+            first.get_or_insert(at);
+        }
+    }
+    Ok(first.unwrap_or(ObjectId::null(gix::hash::Kind::Sha1)))
+}

@@ -111,7 +111,7 @@ pub fn write(
 pub fn catch_up(txn: &mut Txn<'_>) -> Result<ObjectId> {
     let mut first = None;
     for part in parts() {
-        txn.current_caught_up::<Ledger>(&part.key())?;
+        txn.catch_up(&refname(part))?;
         if let Some(at) = txn.tip(&refname(part))?.base {
             first.get_or_insert(at);
         }

@@ -82,12 +82,19 @@ impl<'s> Txn<'s> {
     /// what the remote published forward to it (a run killed between its
     /// push and its local update), as `sync` would.
     pub fn current_caught_up<R: Record>(&mut self, key: &R::Key) -> Result<Option<Versioned<R>>> {
-        let refname = R::refname(key);
-        let tip = self.tip(&refname)?;
+        self.catch_up(&R::refname(key))?;
+        self.current(key)
+    }
+
+    /// Move the local `refname`, when it is missing or behind what the
+    /// remote published, forward to it (reading nothing); the tip this
+    /// round knows is the published one either way.
+    pub fn catch_up(&mut self, refname: &str) -> Result<()> {
+        let tip = self.tip(refname)?;
         if let (true, Some(published)) = (tip.local_behind(self.store)?, tip.base) {
             match adopt(
                 self.store,
-                &refname,
+                refname,
                 published,
                 "git-swarm",
                 "catch up with the remote",
@@ -96,7 +103,7 @@ impl<'s> Txn<'s> {
                 other => other?,
             }
         }
-        self.current(key)
+        Ok(())
     }
 
     /// Write `value` as the record's next version (on the one this round

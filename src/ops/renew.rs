@@ -48,16 +48,11 @@ pub struct Renewed {
     pub skipped: Vec<String>,
     /// Nothing was due (with `--due`), or nothing is held.
     pub nothing: bool,
+    /// With `--due` and nothing due: when the first holding comes due
+    /// (half its lease left; a quarter under `swarm.pushBudget`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub due_from: Option<String>,
     pub published: bool,
-}
-
-/// Whether a lease running until `until` is past half of `lease` at `now`
-/// (and not over: an expired one is not ours to renew).
-pub fn due(until: &str, now: Timestamp, lease: SignedDuration) -> bool {
-    match until.parse::<Timestamp>() {
-        Ok(u) => u.duration_since(now) < lease / 2 && u > now,
-        Err(_) => false,
-    }
 }
 
 fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
@@ -65,8 +60,9 @@ fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
 }
 
 /// `git swarm renew [--due]`: renew every claim and reservation the actor
-/// holds in one push. With `due_only`, only when one of them is past half
-/// its lease (then all of them, in that one push).
+/// holds in one push. With `due_only`, only when one of them is due
+/// ([`Ctx::renewal_due`]: past half its lease, or three quarters under a
+/// push budget), then all of them, in that one push.
 pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
     let me = ctx.actor()?;
     let store = &ctx.store;
@@ -140,6 +136,25 @@ impl Renewal<'_> {
         r.status == Status::InProgress && r.claim.as_ref().is_some_and(|c| c.holder == self.me)
     }
 
+    /// Note when a holding running until `until` comes due, if before
+    /// the others.
+    fn comes_due(&self, out: &mut Renewed, until: &str, lease: SignedDuration) {
+        let Ok(u) = until.parse::<Timestamp>() else {
+            return;
+        };
+        let Ok(from) = u.checked_sub(self.ctx.renewal_window(lease)) else {
+            return;
+        };
+        let earlier = out
+            .due_from
+            .as_deref()
+            .and_then(|d| d.parse::<Timestamp>().ok())
+            .is_none_or(|d| from < d);
+        if from > self.now && earlier {
+            out.due_from = Some(crate::clock::rfc3339(from));
+        }
+    }
+
     /// One round of the publication: decide every renewal, then write them
     /// (or nothing, when nothing is held or, with `due_only`, due).
     fn round(&self, txn: &mut Txn, due_only: bool) -> Result<Renewed> {
@@ -161,8 +176,12 @@ impl Renewal<'_> {
             out.reservation_lease_until = None;
             out.nothing = true;
             out.published = false;
+            if !due_only || any_due {
+                out.due_from = None;
+            }
             return Ok(out);
         }
+        out.due_from = None;
         self.write(txn, &out, decided, renewed_ledger.map(|l| (before, l)))?;
         crate::failpoint::point("renew:objects");
         Ok(out)
@@ -179,9 +198,10 @@ impl Renewal<'_> {
             for k in tasks.iter().filter(|k| self.mine(&k.record)) {
                 let name = format!("{}/{}", k.key.plan, k.key.id);
                 let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());
-                *any_due |= until
-                    .as_deref()
-                    .is_some_and(|u| due(u, now, self.task_lease));
+                if let Some(u) = until.as_deref() {
+                    *any_due |= self.ctx.renewal_due(u, now, self.task_lease);
+                    self.comes_due(out, u, self.task_lease);
+                }
                 let op = Op::Renew {
                     lease: self.task_lease,
                 };
@@ -220,7 +240,8 @@ impl Renewal<'_> {
             .cloned()
             .collect();
         for e in &held {
-            *any_due |= due(&e.lease_until, now, self.res_lease);
+            *any_due |= self.ctx.renewal_due(&e.lease_until, now, self.res_lease);
+            self.comes_due(out, &e.lease_until, self.res_lease);
             let req = Request {
                 holder: me.clone(),
                 paths: e.paths.clone(),
@@ -278,23 +299,5 @@ impl Renewal<'_> {
             stored::catch_up(txn)?;
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn renewal_is_due_past_half_the_lease() {
-        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
-        let lease = SignedDuration::from_mins(30);
-        assert!(!due("2026-01-01T00:20:00Z", now, lease));
-        assert!(due("2026-01-01T00:14:00Z", now, lease));
-        assert!(
-            !due("2025-12-31T23:59:00Z", now, lease),
-            "expired: not ours to renew"
-        );
-        assert!(!due("garbage", now, lease));
     }
 }

@@ -171,10 +171,6 @@ impl git_swarm::integrations::agent::Swarm for Ops {
             reservations: done.reservations,
         })
     }
-
-    fn due(&self, until: &str, now: jiff::Timestamp, lease: jiff::SignedDuration) -> bool {
-        renew::due(until, now, lease)
-    }
 }
 
 fn run_install(g: &Global, a: InstallArgs) -> Result<Output> {

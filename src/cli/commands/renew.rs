@@ -13,7 +13,7 @@ pub const SPECS: &[Spec] = &[Spec::new("renew", Facts::WRITE)];
 
 #[derive(Debug, Args)]
 pub struct RenewArgs {
-    /// Only when one of your claims or reservations is past half its lease (then all of them), as the agent hook does.
+    /// Only when one of your claims or reservations is due (then all of them), as the agent hook does: past half its lease, or past three quarters under swarm.pushBudget.
     #[arg(long)]
     pub due: bool,
 }
@@ -27,12 +27,16 @@ pub fn renew(g: &Global, a: RenewArgs) -> Result<Output> {
 
 fn text(r: &Renewed) -> String {
     if r.nothing {
-        let why = if r.skipped.is_empty() {
-            "nothing to renew (no claim or reservation held, or none past half its lease with --due)"
-        } else {
-            "nothing renewed"
+        let mut out = match (&r.due_from, r.skipped.is_empty()) {
+            (Some(from), true) => {
+                format!("nothing due yet: the first of your holdings comes due at {from}\n")
+            }
+            (None, true) => {
+                "nothing to renew (no claim or reservation held, or none due with --due)\n"
+                    .to_string()
+            }
+            (_, false) => "nothing renewed\n".to_string(),
         };
-        let mut out = format!("{why}\n");
         for s in &r.skipped {
             out.push_str(&format!("not renewed: {s}\n"));
         }

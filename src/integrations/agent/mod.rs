@@ -43,9 +43,6 @@ pub trait Swarm {
     fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>>;
     /// `git swarm renew`: every claim and reservation of the actor, in one push.
     fn renew_all(&self, ctx: &Ctx) -> Result<renew::Renewed>;
-    /// Whether a lease running until `until` is past half of `lease` (the
-    /// rule `renew --due` applies).
-    fn due(&self, until: &str, now: jiff::Timestamp, lease: jiff::SignedDuration) -> bool;
 }
 
 /// The live entries of the reservation ledger this clone knows (local or

@@ -1,8 +1,9 @@
 //! The post-tool-use hook: an agent at work keeps its claim and its
-//! reservations alive. Once any of them is past half its lease (the
-//! configured one: `swarm.taskLease`, `swarm.reservationLease`), all of
-//! them are renewed in one push (`git swarm renew`), so at most once per
-//! half lease; otherwise nothing is written and nothing is fetched.
+//! reservations alive. Once any of them is due (past half its lease, the
+//! configured one: `swarm.taskLease`, `swarm.reservationLease`; past three
+//! quarters under `swarm.pushBudget`, [`Ctx::renewal_due`]), all of them
+//! are renewed in one push (`git swarm renew`), so at most once per half
+//! lease; otherwise nothing is written and nothing is fetched.
 
 use crate::error::Result;
 use crate::records::task::Status;
@@ -24,7 +25,7 @@ pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
     };
     let now = ctx.store.clock.now();
     let task_lease = ctx.lease(None, &crate::records::task::LEASE)?;
-    let due = |until: &str, lease| ops.due(until, now, lease);
+    let due = |until: &str, lease| ctx.renewal_due(until, now, lease);
     let task_due = claimed(ctx, &me, None)?.iter().any(|t| {
         t.status == Status::InProgress
             && t.claim

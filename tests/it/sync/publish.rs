@@ -853,6 +853,55 @@ fn a_queued_write_goes_with_the_next_claim_or_after_the_window() {
     assert_eq!(env.refs(&remote, MESSAGES).len(), 6);
 }
 
+/// `renew --due`, at `time`, in ann's clone.
+fn renew_due(env: &TestEnv, ann: &Path, time: &str) -> Run {
+    at(env, ann, time, &["renew", "--due", "--json"]).ok()
+}
+
+#[test]
+fn under_a_budget_renew_due_waits_for_the_last_quarter_of_the_lease() {
+    let env = TestEnv::new();
+    let (remote, ann) = setup(&env);
+    let t1 = "refs/swarm/tasks/p/t1";
+    at(
+        &env,
+        &ann,
+        "2026-01-01T10:00:00Z",
+        &["task", "claim", "t1", "--plan", "p"],
+    )
+    .ok();
+    at(&env, &ann, "2026-01-01T10:00:00Z", &["reserve", "src/a.rs"]).ok();
+    let before = env.refs(&remote, "refs/swarm/");
+    // Minute 16: past half the 30m leases, but a quarter is not reached:
+    // nothing written, nothing pushed, and it says when.
+    let early = renew_due(&env, &ann, "2026-01-01T10:16:00Z");
+    assert_eq!(pushes(&early), 0);
+    assert_eq!(early.json()["nothing"], true);
+    assert_eq!(early.json()["due_from"], "2026-01-01T10:22:30Z");
+    at(&env, &ann, "2026-01-01T10:16:00Z", &["renew", "--due"])
+        .ok()
+        .stdout_has(
+            "nothing due yet: the first of your holdings comes due at 2026-01-01T10:22:30Z",
+        );
+    assert_eq!(env.refs(&remote, "refs/swarm/"), before);
+    assert_eq!(env.refs(&ann, t1), env.refs(&remote, t1));
+    // Minute 23: both renewed in one push, on the remote.
+    let due = renew_due(&env, &ann, "2026-01-01T10:23:00Z");
+    assert_eq!(pushes(&due), 1);
+    assert_eq!(due.json()["tasks"], serde_json::json!(["p/t1"]));
+    assert_eq!(due.json()["reservations"].as_array().map(Vec::len), Some(1));
+    assert_eq!(due.json()["task_lease_until"], "2026-01-01T10:53:00Z");
+    assert!(due.json().get("due_from").is_none(), "{}", due.stdout);
+    assert_ne!(env.refs(&remote, t1).get(t1), before.get(t1));
+    let lease = env.git(&remote, &["show", &format!("{t1}:task.yaml")]);
+    assert!(lease.contains("2026-01-01T10:53:00Z"), "{lease}");
+    // Without the budget the same lease is due from its half (10:38).
+    env.git(&ann, &["config", "--unset", "swarm.pushBudget"]);
+    let half = renew_due(&env, &ann, "2026-01-01T10:39:00Z");
+    assert_eq!(pushes(&half), 1);
+    assert_eq!(half.json()["task_lease_until"], "2026-01-01T11:09:00Z");
+}
+
 #[test]
 fn a_queued_write_survives_a_kill_at_any_point_of_its_publication() {
     let env = TestEnv::new();

@@ -1,17 +1,13 @@
 //! `git swarm agent guide|hook|install`
 
-use std::collections::BTreeSet;
 use std::io::Read;
 
 use crate::cli::output::Output;
 use crate::cli::spec::{Facts, Spec, When};
 use clap::{Args, Subcommand};
 use git_swarm::error::{Code, Error, Result};
-use git_swarm::integrations::agent::{guide, hook, install, renew as renewed};
-use git_swarm::ops::{message, renew};
+use git_swarm::integrations::agent::{guide, hook, install};
 use git_swarm::records::agent::{self, Event, Host, Input};
-use git_swarm::records::message::Message;
-use git_swarm::session::Ctx;
 
 use crate::cli::{Cli, Command, Global, Invocation};
 
@@ -140,7 +136,7 @@ fn run_hook(g: &Global, a: HookArgs) -> Result<Output> {
         .take(4 << 20)
         .read_to_string(&mut text);
     let input = Input::parse(&text);
-    let hooked = hook::run(event, &input, g.as_.clone(), &Ops);
+    let hooked = hook::run(event, &input, g.as_.clone());
     let out = agent::render(host, event, &hooked.answer);
     if let Some(w) = hooked.warning {
         // Gemini CLI reads stdout as JSON only: warnings go to stderr.
@@ -150,27 +146,6 @@ fn run_hook(g: &Global, a: HookArgs) -> Result<Output> {
     // document.
     let json = serde_json::from_str(&out).unwrap_or(serde_json::Value::Object(Default::default()));
     Ok(Output::new(json, out))
-}
-
-/// The operations the hooks use, from their own operations.
-struct Ops;
-
-impl git_swarm::integrations::agent::Swarm for Ops {
-    fn messages(&self, ctx: &Ctx) -> Result<Vec<Message>> {
-        message::all(ctx)
-    }
-
-    fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>> {
-        Ok(message::Cursor::load(&ctx.store, reader)?.read)
-    }
-
-    fn renew_all(&self, ctx: &Ctx) -> Result<renewed::Renewed> {
-        let done = renew::renew(ctx, false)?;
-        Ok(renewed::Renewed {
-            tasks: done.tasks,
-            reservations: done.reservations,
-        })
-    }
 }
 
 fn run_install(g: &Global, a: InstallArgs) -> Result<Output> {

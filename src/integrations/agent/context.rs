@@ -8,8 +8,6 @@ use crate::error::Result;
 use crate::records::task::{Status, TaskRecord};
 use crate::session::Ctx;
 
-use super::Swarm;
-
 /// The context's budget (the hosts add it to every request of the session).
 pub const MAX_BYTES: usize = 2048;
 
@@ -51,15 +49,14 @@ pub fn plan_of(ctx: &Ctx, lane: Option<&crate::records::lane::Lane>) -> Option<S
         .or_else(|| crate::session::plan::infer(ctx).ok())
 }
 
-pub fn session_start(ctx: &Ctx, ops: &dyn Swarm) -> Result<String> {
-    session_start_with(ctx, ops, |_, _, _| String::new())
+pub fn session_start(ctx: &Ctx) -> Result<String> {
+    session_start_with(ctx, |_, _, _| String::new())
 }
 
 /// [`session_start`] with `more(me, plan, in own lane)` inserted after the
 /// "You are" line (where a cut never reaches): the capacity check.
 pub fn session_start_with(
     ctx: &Ctx,
-    ops: &dyn Swarm,
     more: impl FnOnce(&str, Option<&str>, bool) -> String,
 ) -> Result<String> {
     let me = ctx.actor_opt()?;
@@ -89,7 +86,7 @@ pub fn session_start_with(
     let tasks = held_here(ctx, &me, plan.as_deref(), lane.as_ref())?;
     held_tasks(&tasks, &mut out);
     reservations(ctx, &me, &mut out)?;
-    let addressed = messages(ctx, ops, &me, &mut out)?;
+    let addressed = messages(ctx, &me, &mut out)?;
     let waiting = open_packet(ctx, &me, plan.as_deref(), &mut out)?;
     if let Some(p) = &plan {
         forecast(ctx, p, &mut out);
@@ -168,10 +165,9 @@ fn reservations(ctx: &Ctx, me: &str, out: &mut String) -> Result<()> {
 
 /// How many messages for the agent are unread, and the first five sent to
 /// it by name; true when one of those is unread.
-fn messages(ctx: &Ctx, ops: &dyn Swarm, me: &str, out: &mut String) -> Result<bool> {
-    let read = ops.inbox_read(ctx, me)?;
-    let unread: Vec<_> = ops
-        .messages(ctx)?
+fn messages(ctx: &Ctx, me: &str, out: &mut String) -> Result<bool> {
+    let read = crate::ops::message::Cursor::load(&ctx.store, me)?.read;
+    let unread: Vec<_> = crate::ops::message::all(ctx)?
         .into_iter()
         .filter(|m| m.is_for(me) && !read.contains(&m.id))
         .collect();

@@ -20,7 +20,6 @@ use crate::records::agent::{Answer, Event, Input};
 use crate::session::{Ctx, Network};
 
 use super::inbox::{message_lines, unshown};
-use super::Swarm;
 
 /// A hook's answer and the warning to print (stderr) when something failed.
 pub struct Hooked {
@@ -29,7 +28,7 @@ pub struct Hooked {
 }
 
 /// Run one hook (the answer is host-neutral: [`crate::records::agent::render`] words it). `as_flag` is the global `--as`.
-pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm) -> Hooked {
+pub fn run(event: Event, input: &Input, as_flag: Option<String>) -> Hooked {
     let cwd = input
         .cwd
         .as_deref()
@@ -63,17 +62,15 @@ pub fn run(event: Event, input: &Input, as_flag: Option<String>, ops: &dyn Swarm
         return quiet();
     }
     let result = match event {
-        Event::SessionStart => {
-            super::context::session_start_with(&ctx, ops, |me, plan, in_lane| {
-                capacity_lines(&ctx, input, me, plan, in_lane)
-            })
-            .map(Answer::Context)
-        }
+        Event::SessionStart => super::context::session_start_with(&ctx, |me, plan, in_lane| {
+            capacity_lines(&ctx, input, me, plan, in_lane)
+        })
+        .map(Answer::Context),
         Event::PreToolUse => pre_tool_use(&ctx, &cwd, input),
-        Event::UserPromptSubmit => user_prompt(&ctx, ops),
-        Event::Stop => super::stop::stop(&ctx, input, ops),
+        Event::UserPromptSubmit => user_prompt(&ctx),
+        Event::Stop => super::stop::stop(&ctx, input),
         Event::PostToolUse => {
-            super::renew::post_tool_use(&ctx, ops).map(|_| after_long_step(&ctx, input))
+            super::renew::post_tool_use(&ctx).map(|_| after_long_step(&ctx, input))
         }
     };
     match result {
@@ -249,11 +246,11 @@ fn pre_tool_use(ctx: &Ctx, cwd: &Path, input: &Input) -> Result<Answer> {
 }
 
 /// New messages for this agent, each once, as context for its prompt.
-fn user_prompt(ctx: &Ctx, ops: &dyn Swarm) -> Result<Answer> {
+fn user_prompt(ctx: &Ctx) -> Result<Answer> {
     let Some(me) = ctx.actor_opt()? else {
         return Ok(Answer::Nothing);
     };
-    let fresh = unshown(ctx, &me, ops)?;
+    let fresh = unshown(ctx, &me)?;
     if fresh.is_empty() {
         return Ok(Answer::Nothing);
     }

@@ -6,7 +6,6 @@ use crate::records::message::{Kind, Message};
 use crate::session::Ctx;
 
 use super::state::Shown;
-use super::Swarm;
 
 /// Whether a hook shows `m` to `reader` by itself: addressed to them by
 /// name, or urgent to `all`.
@@ -16,10 +15,9 @@ pub fn for_agent(m: &Message, reader: &str) -> bool {
 
 /// The messages a hook should show `reader` now (not shown before), oldest
 /// first, marked shown.
-pub fn unshown(ctx: &Ctx, reader: &str, ops: &dyn Swarm) -> Result<Vec<Message>> {
+pub fn unshown(ctx: &Ctx, reader: &str) -> Result<Vec<Message>> {
     let mut shown = Shown::load(&ctx.store, reader);
-    let fresh: Vec<Message> = ops
-        .messages(ctx)?
+    let fresh: Vec<Message> = crate::ops::message::all(ctx)?
         .into_iter()
         .filter(|m| for_agent(m, reader) && !shown.ids.contains(&m.id))
         .collect();

@@ -26,24 +26,9 @@ pub mod renew;
 pub mod state;
 pub mod stop;
 
-use std::collections::BTreeSet;
-
 use crate::error::Result;
 use crate::guards::reserved::Held;
-use crate::records::message::Message;
 use crate::session::Ctx;
-
-/// What the hooks use of other operations (messages, task claims,
-/// reservations). Workflows do not call each other: the CLI, which
-/// composes them, passes these in.
-pub trait Swarm {
-    /// Every message this clone knows (local and last fetched), oldest first.
-    fn messages(&self, ctx: &Ctx) -> Result<Vec<Message>>;
-    /// The ids `reader` has read with `inbox`.
-    fn inbox_read(&self, ctx: &Ctx, reader: &str) -> Result<BTreeSet<String>>;
-    /// `git swarm renew`: every claim and reservation of the actor, in one push.
-    fn renew_all(&self, ctx: &Ctx) -> Result<renew::Renewed>;
-}
 
 /// The live entries of the reservation ledger this clone knows (local or
 /// last fetched: the one read of the listings); empty when the guard is off.

@@ -10,7 +10,6 @@ use crate::records::task::Status;
 use crate::session::Ctx;
 
 use super::context::claimed;
-use super::Swarm;
 
 /// What was renewed: task ids (`plan/id`) and reservation ids.
 #[derive(Debug, Default)]
@@ -19,7 +18,7 @@ pub struct Renewed {
     pub reservations: Vec<String>,
 }
 
-pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
+pub fn post_tool_use(ctx: &Ctx) -> Result<Renewed> {
     let Some(me) = ctx.actor_opt()? else {
         return Ok(Renewed::default());
     };
@@ -39,5 +38,9 @@ pub fn post_tool_use(ctx: &Ctx, ops: &dyn Swarm) -> Result<Renewed> {
     if !task_due && !res_due {
         return Ok(Renewed::default());
     }
-    ops.renew_all(ctx)
+    let done = crate::ops::renew::renew(ctx, false)?;
+    Ok(Renewed {
+        tasks: done.tasks,
+        reservations: done.reservations,
+    })
 }

@@ -33,7 +33,6 @@ use crate::session::Ctx;
 use super::context::{claimed, plan_of};
 use super::inbox::{message_lines, unshown};
 use super::state::Session;
-use super::Swarm;
 
 /// Blocks for unfinished work in one session, at most.
 pub const MAX_BLOCKS: u32 = 3;
@@ -59,7 +58,7 @@ pub fn idle_wait(ctx: &Ctx) -> Result<Option<Duration>> {
     .filter(|d| !d.is_zero()))
 }
 
-pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
+pub fn stop(ctx: &Ctx, input: &Input) -> Result<Answer> {
     let Some(me) = ctx.actor_opt()? else {
         return Ok(Answer::Nothing);
     };
@@ -104,7 +103,7 @@ pub fn stop(ctx: &Ctx, input: &Input, ops: &dyn Swarm) -> Result<Answer> {
     if session.wakes >= MAX_WAKES {
         return Ok(Answer::Nothing);
     }
-    match idle(ctx, &me, timeout, ops)? {
+    match idle(ctx, &me, timeout)? {
         Some(reason) => {
             session.wakes += 1;
             session.save();
@@ -222,7 +221,7 @@ fn held(
 }
 
 /// Wait for something for `me` to do; its description, or None at the timeout.
-pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<Option<String>> {
+pub fn idle(ctx: &Ctx, me: &str, timeout: Duration) -> Result<Option<String>> {
     let plan = plan_of(ctx, ctx.lane_here().as_ref());
     let ready = |ctx: &Ctx| -> Result<Vec<(String, String)>> { ready_tasks(ctx, plan.as_deref()) };
     let packets = |ctx: &Ctx| -> Result<Vec<(String, String)>> {
@@ -242,7 +241,7 @@ pub fn idle(ctx: &Ctx, me: &str, timeout: Duration, ops: &dyn Swarm) -> Result<O
     let deadline = clock.now() + timeout;
     let mut interval = Duration::from_secs(1);
     loop {
-        let fresh = unshown(ctx, me, ops)?;
+        let fresh = unshown(ctx, me)?;
         if !fresh.is_empty() {
             return Ok(Some(format!(
                 "git swarm: while you waited, new for {me}:\n{}Act on it now (this is your next instruction), then stop again to wait for more.\n",

@@ -101,6 +101,7 @@ impl Session {
         if let Some(doc) = out.json.as_object_mut() {
             doc.insert("queued".into(), serde_json::json!(q));
         }
+        out.leaves_queue = true;
         out
     }
 

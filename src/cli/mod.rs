@@ -358,7 +358,9 @@ pub fn run(invocation: Invocation, run: &Arc<CommandState>) -> Result<Output> {
             out = out.warn(warning);
         }
     }
-    if publishes_after {
+    // Under the budget a command that pushed nothing of its own leaves the
+    // queue to its window.
+    if publishes_after && !out.leaves_queue {
         out = publish::publish_after(&g, out);
     }
     Ok(out)

@@ -18,6 +18,11 @@ pub struct Output {
     /// Printed on stderr as `warning: …` (in JSON mode too): things the user
     /// should know that did not stop the command.
     pub warnings: Vec<String>,
+    /// Under the push budget, the queue is left to its window: what the
+    /// command wrote is queued (said by `budget::Session::queued_after`), or
+    /// it pushed nothing of its own (a `renew --due` with nothing due), so
+    /// the publish rule does not push the queue after it.
+    pub leaves_queue: bool,
 }
 
 impl Output {
@@ -38,6 +43,7 @@ impl Output {
             text: text.into(),
             exit: 0,
             warnings: Vec::new(),
+            leaves_queue: false,
         }
     }
     pub fn warn(mut self, warning: impl Into<String>) -> Self {

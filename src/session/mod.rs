@@ -63,26 +63,10 @@ impl Ctx {
         }
     }
 
-    /// Whether a lease of length `lease` running until `until` is due for
-    /// renewal at `now` (`renew --due`, the agent's post-tool-use hook):
-    /// past half of it; under a push budget (`swarm.pushBudget`, with a
-    /// remote) past three quarters, so that a holding renewed on time
-    /// costs one push of its own per three quarters of a lease, not one
-    /// per half (the holder's other pushes meanwhile — a `task done`, a
-    /// claim, a reservation — often make it moot). A quarter of a lease
-    /// is still left for its rounds. An expired lease is not due: it is
-    /// not the holder's to renew (`task recover` names a reason).
-    pub fn renewal_due(
-        &self,
-        until: &str,
-        now: jiff::Timestamp,
-        lease: jiff::SignedDuration,
-    ) -> bool {
-        lease_due(until, now, self.renewal_window(lease))
-    }
-
-    /// How much of a lease is left when it comes due ([`Ctx::renewal_due`]):
-    /// a half, or a quarter under a push budget.
+    /// How much of a lease is left when a renewal of it is pushed
+    /// (`renew --due`, the agent's post-tool-use hook): a half, or under a
+    /// push budget (`swarm.pushBudget`, with a remote) a quarter — until
+    /// then a claim's renewal rides the clone's next push (`ops::renew`).
     pub fn renewal_window(&self, lease: jiff::SignedDuration) -> jiff::SignedDuration {
         let budgeted =
             self.remote().is_some() && matches!(config::push_budget(&self.store), Ok(Some(_)));
@@ -244,37 +228,5 @@ impl Ctx {
             (Some(r), Some(c)) => r != c,
             _ => false,
         }
-    }
-}
-
-/// Whether a lease running until `until` has less than `window` left at
-/// `now` (and is not over).
-fn lease_due(until: &str, now: jiff::Timestamp, window: jiff::SignedDuration) -> bool {
-    match until.parse::<jiff::Timestamp>() {
-        Ok(u) => u > now && u.duration_since(now) < window,
-        Err(_) => false,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::lease_due;
-    use jiff::{SignedDuration, Timestamp};
-
-    #[test]
-    fn a_lease_is_due_inside_its_window_and_not_once_over() {
-        let now: Timestamp = "2026-01-01T00:00:00Z".parse().unwrap();
-        let half = SignedDuration::from_mins(30) / 2;
-        let quarter = SignedDuration::from_mins(30) / 4;
-        assert!(!lease_due("2026-01-01T00:20:00Z", now, half));
-        assert!(lease_due("2026-01-01T00:14:00Z", now, half));
-        // Under a push budget the same lease waits to its last quarter.
-        assert!(!lease_due("2026-01-01T00:14:00Z", now, quarter));
-        assert!(lease_due("2026-01-01T00:07:00Z", now, quarter));
-        assert!(
-            !lease_due("2025-12-31T23:59:00Z", now, half),
-            "expired: not ours to renew"
-        );
-        assert!(!lease_due("garbage", now, half));
     }
 }

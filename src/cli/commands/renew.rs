@@ -13,7 +13,7 @@ pub const SPECS: &[Spec] = &[Spec::new("renew", Facts::WRITE)];
 
 #[derive(Debug, Args)]
 pub struct RenewArgs {
-    /// Only when one of your claims or reservations is due (then all of them), as the agent hook does: past half its lease, or past three quarters under swarm.pushBudget.
+    /// Only when one of your claims or reservations is due, as the agent hook does: past half its lease, all in one push; under swarm.pushBudget claims are queued from half, and a push goes once one holding has a quarter left.
     #[arg(long)]
     pub due: bool,
 }
@@ -22,7 +22,21 @@ pub fn renew(g: &Global, a: RenewArgs) -> Result<Output> {
     let ctx = g.ctx()?;
     let done = renew::renew(&ctx, a.due)?;
     let json = serde_json::to_value(&done).expect("serialisable");
-    Ok(Output::new(json, text(&done)))
+    let out = Output::new(json, text(&done));
+    // Under the push budget a renewal that pushed nothing (queued, or
+    // nothing due) leaves the queue to its window; a queued one is said,
+    // and goes now if the window has passed.
+    if done.published {
+        return Ok(out);
+    }
+    match crate::cli::budget::Session::open(g)? {
+        Some(session) if done.queued => Ok(session.queued_after(out)),
+        Some(_) => Ok(Output {
+            leaves_queue: true,
+            ..out
+        }),
+        None => Ok(out),
+    }
 }
 
 fn text(r: &Renewed) -> String {
@@ -43,10 +57,10 @@ fn text(r: &Renewed) -> String {
         return out;
     }
     let mut out = String::new();
-    let how = if r.published {
-        "in one push"
-    } else {
-        "in this clone"
+    let how = match (r.published, r.queued) {
+        (true, _) => "in one push",
+        (false, true) => "in this clone, queued to ride its next push",
+        (false, false) => "in this clone",
     };
     out.push_str(&format!(
         "renewed {how}: {} claim(s), {} reservation(s)\n",

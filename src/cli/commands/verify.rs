@@ -135,6 +135,7 @@ pub fn run(g: &Global, c: VerifyCmd) -> Result<Output> {
             0
         },
         warnings: Vec::new(),
+        leaves_queue: false,
     })
 }
 

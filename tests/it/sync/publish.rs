@@ -859,10 +859,11 @@ fn renew_due(env: &TestEnv, ann: &Path, time: &str) -> Run {
 }
 
 #[test]
-fn under_a_budget_renew_due_waits_for_the_last_quarter_of_the_lease() {
+fn under_a_budget_a_claims_renewal_rides_the_next_push_and_a_last_quarter_goes_alone() {
     let env = TestEnv::new();
     let (remote, ann) = setup(&env);
     let t1 = "refs/swarm/tasks/p/t1";
+    let lease_at = |dir: &Path| env.git(dir, &["show", &format!("{t1}:task.yaml")]);
     at(
         &env,
         &ann,
@@ -871,35 +872,77 @@ fn under_a_budget_renew_due_waits_for_the_last_quarter_of_the_lease() {
     )
     .ok();
     at(&env, &ann, "2026-01-01T10:00:00Z", &["reserve", "src/a.rs"]).ok();
-    let before = env.refs(&remote, "refs/swarm/");
-    // Minute 16: past half the 30m leases, but a quarter is not reached:
-    // nothing written, nothing pushed, and it says when.
-    let early = renew_due(&env, &ann, "2026-01-01T10:16:00Z");
-    assert_eq!(pushes(&early), 0);
-    assert_eq!(early.json()["nothing"], true);
-    assert_eq!(early.json()["due_from"], "2026-01-01T10:22:30Z");
-    at(&env, &ann, "2026-01-01T10:16:00Z", &["renew", "--due"])
+    let claimed = env.refs(&remote, "refs/swarm/");
+    // Minute 10: nothing due; the claim's half comes first (10:15).
+    let idle = renew_due(&env, &ann, "2026-01-01T10:10:00Z");
+    assert_eq!(pushes(&idle), 0);
+    assert_eq!(
+        idle.json()["remote_ops"]["fetches"],
+        0,
+        "decided from what the clone knows"
+    );
+    assert_eq!(idle.json()["nothing"], true);
+    assert_eq!(idle.json()["due_from"], "2026-01-01T10:15:00Z");
+    at(&env, &ann, "2026-01-01T10:10:00Z", &["renew", "--due"])
         .ok()
         .stdout_has(
-            "nothing due yet: the first of your holdings comes due at 2026-01-01T10:22:30Z",
+            "nothing due yet: the first of your holdings comes due at 2026-01-01T10:15:00Z",
         );
-    assert_eq!(env.refs(&remote, "refs/swarm/"), before);
-    assert_eq!(env.refs(&ann, t1), env.refs(&remote, t1));
-    // Minute 23: both renewed in one push, on the remote.
-    let due = renew_due(&env, &ann, "2026-01-01T10:23:00Z");
-    assert_eq!(pushes(&due), 1);
-    assert_eq!(due.json()["tasks"], serde_json::json!(["p/t1"]));
-    assert_eq!(due.json()["reservations"].as_array().map(Vec::len), Some(1));
-    assert_eq!(due.json()["task_lease_until"], "2026-01-01T10:53:00Z");
-    assert!(due.json().get("due_from").is_none(), "{}", due.stdout);
-    assert_ne!(env.refs(&remote, t1).get(t1), before.get(t1));
-    let lease = env.git(&remote, &["show", &format!("{t1}:task.yaml")]);
-    assert!(lease.contains("2026-01-01T10:53:00Z"), "{lease}");
-    // Without the budget the same lease is due from its half (10:38).
+    // Minute 16: the claim is renewed in this clone and queued; the
+    // reservation (a quarter not reached, a shared shard) is left alone.
+    let queued = renew_due(&env, &ann, "2026-01-01T10:16:00Z");
+    assert_eq!(pushes(&queued), 0);
+    assert_eq!(queued.json()["queued"]["refs"], serde_json::json!([t1]));
+    assert_eq!(queued.json()["tasks"], serde_json::json!(["p/t1"]));
+    assert_eq!(queued.json()["reservations"], serde_json::json!([]));
+    assert_eq!(queued.json()["published"], false);
+    assert!(
+        !queued.stderr.contains("not published"),
+        "{}",
+        queued.stderr
+    );
+    assert_eq!(env.refs(&remote, "refs/swarm/"), claimed, "nothing pushed");
+    assert!(lease_at(&ann).contains("2026-01-01T10:46:00Z"));
+    // Five seconds later (inside the budget's 10 s window): already
+    // queued, nothing to do; the published lease's last quarter is next.
+    let again = renew_due(&env, &ann, "2026-01-01T10:16:05Z");
+    assert_eq!(
+        (pushes(&again), again.json()["nothing"].clone()),
+        (0, serde_json::json!(true))
+    );
+    assert_eq!(again.json()["due_from"], "2026-01-01T10:22:30Z");
+    // Minute 20: a queued message's window has passed since 10:16; the
+    // notify's flush carries the renewal with it, in one push.
+    let ride = at(
+        &env,
+        &ann,
+        "2026-01-01T10:20:00Z",
+        &["notify", "bob", "--plan", "p", "hi", "--json"],
+    )
+    .ok();
+    assert_eq!(pushes(&ride), 1);
+    assert!(
+        lease_at(&remote).contains("2026-01-01T10:46:00Z"),
+        "{}",
+        lease_at(&remote)
+    );
+    // Minute 39: the published lease (10:46) has less than a quarter
+    // left and nothing was queued meanwhile: everything held (the claim
+    // and the 2-hour reservation) goes at once, in one push.
+    let alone = renew_due(&env, &ann, "2026-01-01T10:39:00Z");
+    assert_eq!(pushes(&alone), 1);
+    assert_eq!(alone.json()["published"], true);
+    assert_eq!(alone.json()["tasks"], serde_json::json!(["p/t1"]));
+    assert_eq!(
+        alone.json()["reservation_lease_until"],
+        "2026-01-01T12:39:00Z"
+    );
+    assert!(lease_at(&remote).contains("2026-01-01T11:09:00Z"));
+    // Without the budget a claim past its half goes at once.
     env.git(&ann, &["config", "--unset", "swarm.pushBudget"]);
-    let half = renew_due(&env, &ann, "2026-01-01T10:39:00Z");
+    let half = renew_due(&env, &ann, "2026-01-01T10:55:00Z");
     assert_eq!(pushes(&half), 1);
-    assert_eq!(half.json()["task_lease_until"], "2026-01-01T11:09:00Z");
+    assert!(lease_at(&remote).contains("2026-01-01T11:25:00Z"));
 }
 
 #[test]

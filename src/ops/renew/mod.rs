@@ -6,6 +6,13 @@
 //! and two reservations makes one push, not five. The agent's post-tool-use
 //! hook renews this way once any of its holdings is past half its lease.
 //!
+//! `--due` decides first from what this clone knows, with no network
+//! ([`due`]): most runs, after a tool use, find nothing due and cost
+//! nothing. Under a push budget a claim past half its lease is renewed in
+//! this clone and queued, to ride the clone's next push with its messages;
+//! a holding with less than a quarter of its published lease left is
+//! pushed at once, with everything else held.
+//!
 //! Leader leases are not renewed here: a leader record is fenced by its
 //! epoch, and one atomic push would let a fenced leader's refusal stop the
 //! renewal of every claim with it (`lead renew` renews it).
@@ -24,6 +31,10 @@ use crate::session::Ctx;
 use crate::store::records::{Publish, Record, Txn};
 use crate::store::remote::Tip;
 use crate::store::Event;
+
+mod due;
+
+pub use due::Step;
 
 /// How many rounds a renewal re-reads and decides again after the remote
 /// refused its push (someone moved one of the records first): as many as
@@ -48,6 +59,9 @@ pub struct Renewed {
     pub skipped: Vec<String>,
     /// Nothing was due (with `--due`), or nothing is held.
     pub nothing: bool,
+    /// Renewed in this clone and queued under `swarm.pushBudget` (the
+    /// claims only): they ride the clone's next push.
+    pub queued: bool,
     /// With `--due` and nothing due: when the first holding comes due
     /// (half its lease left; a quarter under `swarm.pushBudget`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -60,9 +74,10 @@ fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
 }
 
 /// `git swarm renew [--due]`: renew every claim and reservation the actor
-/// holds in one push. With `due_only`, only when one of them is due
-/// ([`Ctx::renewal_due`]: past half its lease, or three quarters under a
-/// push budget), then all of them, in that one push.
+/// holds in one push. With `due_only`, only what [`due`] decides: all of
+/// them in one push once one is due ([`Ctx::renewal_window`]), the claims in
+/// this clone (queued) under a push budget while a quarter of each
+/// published lease is left, or nothing.
 pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
     let me = ctx.actor()?;
     let store = &ctx.store;
@@ -82,6 +97,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         res_lease,
         ignore_case,
         plans: BTreeSet::new(),
+        budget_remote: None,
     };
     // The plans where this clone knows a claim of mine: their tasks are
     // fetched, not every plan's.
@@ -91,10 +107,74 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .filter(|k| r.mine(&k.record))
         .map(|k| k.key.plan.clone())
         .collect();
-    let mut fetch: Vec<String> = r.plans.iter().map(|p| plan_prefix(p)).collect();
-    fetch.push(shard::PREFIX.to_string());
-    let exhausted = |lines: &[String]| {
-        Error::new(
+    r.budget_remote = match ctx.remote() {
+        Some(remote) if crate::config::push_budget(store).is_ok_and(|b| b.is_some()) => {
+            Some(remote.to_string())
+        }
+        _ => None,
+    };
+    let mine: Vec<&task::Known> = known.iter().filter(|k| r.mine(&k.record)).collect();
+    let step = if due_only { r.step(&mine)? } else { Step::Push };
+    match step {
+        Step::Nothing(due_from) => Ok(r.nothing(due_from)),
+        Step::Queue => r.queue(&mine),
+        Step::Push => r.push(),
+    }
+}
+
+impl Renewal<'_> {
+    /// Nothing renewed: nothing held, or (with `--due`) nothing due yet.
+    fn nothing(&self, due_from: Option<Timestamp>) -> Renewed {
+        Renewed {
+            holder: self.me.clone(),
+            nothing: true,
+            due_from: due_from.map(crate::clock::rfc3339),
+            ..Renewed::default()
+        }
+    }
+
+    /// Renew the claims in this clone (the local compare-and-swap, as
+    /// offline) and queue them for the budget's next push; each local ref
+    /// first catches up with what the remote published, so the queued
+    /// version descends from it and goes as a fast-forward.
+    fn queue(&self, mine: &[&task::Known]) -> Result<Renewed> {
+        let store = &self.ctx.store;
+        let remote = self
+            .budget_remote
+            .as_deref()
+            .expect("queued under a budget");
+        for k in mine {
+            let refname = task_ref(&k.key.plan, &k.key.id);
+            let tip = crate::store::remote::tip(store, Some(remote), &refname)?;
+            if let (true, Some(published)) = (tip.local_behind(store)?, tip.base) {
+                crate::store::remote::adopt(
+                    store,
+                    &refname,
+                    published,
+                    "git-swarm",
+                    "catch up with the remote",
+                )?;
+            }
+        }
+        let done = Publish::new(store, None)
+            .attempts(ATTEMPTS)
+            .point("renew")
+            .run(|txn| self.round(txn, Holdings::Claims))?;
+        let mut out = done.then;
+        if !out.nothing {
+            crate::store::remote::budget::mark_queued(store, remote);
+            out.queued = true;
+        }
+        Ok(out)
+    }
+
+    /// Renew everything held, in one push.
+    fn push(&self) -> Result<Renewed> {
+        let store = &self.ctx.store;
+        let mut fetch: Vec<String> = self.plans.iter().map(|p| plan_prefix(p)).collect();
+        fetch.push(shard::PREFIX.to_string());
+        let exhausted = |lines: &[String]| {
+            Error::new(
             Code::PushRejected,
             format!(
                 "your claims and reservations kept changing at the remote ({ATTEMPTS} attempts): {}",
@@ -102,16 +182,26 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
             ),
         )
         .hint("run `git swarm renew` again")
-    };
-    let done = Publish::new(store, ctx.remote())
-        .fetch(fetch)
-        .attempts(ATTEMPTS)
-        .point("renew")
-        // An offline write of this clone meanwhile: exit 3, both named.
-        .strict()
-        .exhausted(exhausted)
-        .run(|txn| r.round(txn, due_only))?;
-    Ok(done.then)
+        };
+        let done = Publish::new(store, self.ctx.remote())
+            .fetch(fetch)
+            .attempts(ATTEMPTS)
+            .point("renew")
+            // An offline write of this clone meanwhile: exit 3, both named.
+            .strict()
+            .exhausted(exhausted)
+            .run(|txn| self.round(txn, Holdings::All))?;
+        Ok(done.then)
+    }
+}
+
+/// What a round renews.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Holdings {
+    /// Every claim and reservation held.
+    All,
+    /// The claims only (queued under a push budget).
+    Claims,
 }
 
 /// What a renewal decides on: who renews, when, the two leases, the
@@ -124,6 +214,8 @@ struct Renewal<'c> {
     res_lease: SignedDuration,
     ignore_case: bool,
     plans: BTreeSet<String>,
+    /// The remote whose push budget applies (`swarm.pushBudget`), if any.
+    budget_remote: Option<String>,
 }
 
 /// A claim's next version, decided: its ref, the lease it is written on,
@@ -136,53 +228,39 @@ impl Renewal<'_> {
         r.status == Status::InProgress && r.claim.as_ref().is_some_and(|c| c.holder == self.me)
     }
 
-    /// Note when a holding running until `until` comes due, if before
-    /// the others.
-    fn comes_due(&self, out: &mut Renewed, until: &str, lease: SignedDuration) {
-        let Ok(u) = until.parse::<Timestamp>() else {
-            return;
-        };
-        let Ok(from) = u.checked_sub(self.ctx.renewal_window(lease)) else {
-            return;
-        };
-        let earlier = out
-            .due_from
-            .as_deref()
-            .and_then(|d| d.parse::<Timestamp>().ok())
-            .is_none_or(|d| from < d);
-        if from > self.now && earlier {
-            out.due_from = Some(crate::clock::rfc3339(from));
-        }
-    }
-
     /// One round of the publication: decide every renewal, then write them
-    /// (or nothing, when nothing is held or, with `due_only`, due).
-    fn round(&self, txn: &mut Txn, due_only: bool) -> Result<Renewed> {
+    /// (or nothing, when nothing is held).
+    fn round(&self, txn: &mut Txn, what: Holdings) -> Result<Renewed> {
         let mut out = Renewed {
             holder: self.me.clone(),
             published: txn.online(),
             ..Renewed::default()
         };
-        // First decide, then write: `--due` runs after every tool use,
-        // and most times nothing is due (no objects, no signatures).
-        let mut any_due = false;
-        let decided = self.claims(txn, &mut out, &mut any_due)?;
-        let before = stored::current(txn)?;
-        let renewed_ledger = self.reservations(&before, &mut out, &mut any_due);
-        if (decided.is_empty() && renewed_ledger.is_none()) || (due_only && !any_due) {
+        let decided = self.claims(txn, &mut out)?;
+        let (before, renewed_ledger) = match what {
+            Holdings::All => {
+                let before = stored::current(txn)?;
+                let renewed = self.reservations(&before, &mut out);
+                (before, renewed)
+            }
+            Holdings::Claims => (Shards::default(), None),
+        };
+        if decided.is_empty() && renewed_ledger.is_none() {
             out.tasks.clear();
             out.reservations.clear();
             out.task_lease_until = None;
             out.reservation_lease_until = None;
             out.nothing = true;
             out.published = false;
-            if !due_only || any_due {
-                out.due_from = None;
-            }
             return Ok(out);
         }
-        out.due_from = None;
-        self.write(txn, &out, decided, renewed_ledger.map(|l| (before, l)))?;
+        self.write(
+            txn,
+            &out,
+            decided,
+            renewed_ledger.map(|l| (before, l)),
+            what,
+        )?;
         crate::failpoint::point("renew:objects");
         Ok(out)
     }
@@ -190,18 +268,13 @@ impl Renewal<'_> {
     /// The renewal of each claim of the one renewing in the fetched plans,
     /// read where it stands in `txn`; a claim that cannot be renewed is
     /// skipped, named.
-    fn claims(&self, txn: &mut Txn, out: &mut Renewed, any_due: &mut bool) -> Result<Vec<Decided>> {
+    fn claims(&self, txn: &mut Txn, out: &mut Renewed) -> Result<Vec<Decided>> {
         let (store, me, now) = (&self.ctx.store, &self.me, self.now);
         let mut decided: Vec<Decided> = Vec::new();
         for plan in &self.plans {
             let (tasks, _) = crate::records::task::known(store, self.ctx.remote(), Some(plan))?;
             for k in tasks.iter().filter(|k| self.mine(&k.record)) {
                 let name = format!("{}/{}", k.key.plan, k.key.id);
-                let until = k.record.claim.as_ref().map(|c| c.lease_until.clone());
-                if let Some(u) = until.as_deref() {
-                    *any_due |= self.ctx.renewal_due(u, now, self.task_lease);
-                    self.comes_due(out, u, self.task_lease);
-                }
                 let op = Op::Renew {
                     lease: self.task_lease,
                 };
@@ -225,12 +298,7 @@ impl Renewal<'_> {
 
     /// The reservations `before` with every live one of the one renewing
     /// renewed (None: none was); one that cannot be is skipped, named.
-    fn reservations(
-        &self,
-        before: &Shards,
-        out: &mut Renewed,
-        any_due: &mut bool,
-    ) -> Option<Ledger> {
+    fn reservations(&self, before: &Shards, out: &mut Renewed) -> Option<Ledger> {
         let (me, now) = (&self.me, self.now);
         let mut ledger = before.merged();
         let held: Vec<reservation::Entry> = ledger
@@ -240,8 +308,6 @@ impl Renewal<'_> {
             .cloned()
             .collect();
         for e in &held {
-            *any_due |= self.ctx.renewal_due(&e.lease_until, now, self.res_lease);
-            self.comes_due(out, &e.lease_until, self.res_lease);
             let req = Request {
                 holder: me.clone(),
                 paths: e.paths.clone(),
@@ -272,6 +338,7 @@ impl Renewal<'_> {
         out: &Renewed,
         decided: Vec<Decided>,
         ledger: Option<(Shards, Ledger)>,
+        what: Holdings,
     ) -> Result<()> {
         let (store, me) = (&self.ctx.store, &self.me);
         let summary = format!(
@@ -295,7 +362,7 @@ impl Renewal<'_> {
         };
         // No shard changed (a rerun of a renewal whose push landed): each
         // local shard behind the published one moves up to it.
-        if wrote.is_none() {
+        if wrote.is_none() && what == Holdings::All {
             stored::catch_up(txn)?;
         }
         Ok(())

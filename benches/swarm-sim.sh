@@ -35,7 +35,8 @@
 #
 # With BUDGET (e.g. BUDGET=6/min) every clone sets swarm.pushBudget to it,
 # and the renewals are `git swarm renew --due` one minute past half the
-# lease (the agent hook's rule: everything held, in one push); a last step
+# lease (what the agent hook runs: under the budget the claim is renewed
+# in the clone and queued, to ride the clone's next push); a last step
 # at minute 60 runs `status` in each clone (the first command after the
 # window publishes what is queued). Messages lost = notifies that exited 0
 # whose message is not on the remote at the end.

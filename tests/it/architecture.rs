@@ -1571,7 +1571,6 @@ const HINTS_TO_MOVE: &[(&str, usize)] = &[
     ("src/ops/packet/withdraw.rs", 1),
     ("src/ops/plan/mod.rs", 2),
     ("src/ops/plan/save.rs", 2),
-    ("src/ops/renew.rs", 1),
     ("src/ops/reserve.rs", 5),
     ("src/ops/sync.rs", 1),
     ("src/ops/task/batch.rs", 2),

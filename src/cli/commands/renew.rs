@@ -3,7 +3,7 @@
 use crate::cli::output::Output;
 use crate::cli::spec::{Facts, Spec};
 use clap::Args;
-use git_swarm::error::Result;
+use git_swarm::error::{Code, Result};
 use git_swarm::ops::renew::{self, Renewed};
 
 use crate::cli::Global;
@@ -20,7 +20,11 @@ pub struct RenewArgs {
 
 pub fn renew(g: &Global, a: RenewArgs) -> Result<Output> {
     let ctx = g.ctx()?;
-    let done = renew::renew(&ctx, a.due)?;
+    // The hint names the command: it is added here, at the edge.
+    let done = renew::renew(&ctx, a.due).map_err(|e| match e.code {
+        Code::PushRejected => e.hint("run `git swarm renew` again"),
+        _ => e,
+    })?;
     let json = serde_json::to_value(&done).expect("serialisable");
     let out = Output::new(json, text(&done));
     // Under the push budget a renewal that pushed nothing (queued, or

@@ -174,14 +174,11 @@ impl Renewal<'_> {
         let mut fetch: Vec<String> = self.plans.iter().map(|p| plan_prefix(p)).collect();
         fetch.push(shard::PREFIX.to_string());
         let exhausted = |lines: &[String]| {
+            let why = "your claims and reservations kept changing at the remote";
             Error::new(
-            Code::PushRejected,
-            format!(
-                "your claims and reservations kept changing at the remote ({ATTEMPTS} attempts): {}",
-                lines.join("; ")
-            ),
-        )
-        .hint("run `git swarm renew` again")
+                Code::PushRejected,
+                format!("{why} ({ATTEMPTS} attempts): {}", lines.join("; ")),
+            )
         };
         let done = Publish::new(store, self.ctx.remote())
             .fetch(fetch)

@@ -63,20 +63,6 @@ impl Ctx {
         }
     }
 
-    /// How much of a lease is left when a renewal of it is pushed
-    /// (`renew --due`, the agent's post-tool-use hook): a half, or under a
-    /// push budget (`swarm.pushBudget`, with a remote) a quarter — until
-    /// then a claim's renewal rides the clone's next push (`ops::renew`).
-    pub fn renewal_window(&self, lease: jiff::SignedDuration) -> jiff::SignedDuration {
-        let budgeted =
-            self.remote().is_some() && matches!(config::push_budget(&self.store), Ok(Some(_)));
-        if budgeted {
-            lease / 4
-        } else {
-            lease / 2
-        }
-    }
-
     /// The session of one command in `cwd`, sharing the command's state
     /// `run` (its remote operations, what it does when the remote cannot
     /// be reached, its trust notices) with every other session it opens.

@@ -51,6 +51,16 @@ impl First {
 }
 
 impl Renewal<'_> {
+    /// How much of a lease is left when its renewal is pushed: a half, or
+    /// under a push budget a quarter (until then a claim's renewal rides
+    /// the clone's next push).
+    fn push_window(&self, lease: SignedDuration) -> SignedDuration {
+        match self.budget_remote {
+            Some(_) => lease / 4,
+            None => lease / 2,
+        }
+    }
+
     /// Decide, for `renew --due`, from the claims of the one renewing
     /// (`mine`, as this clone knows them) and the reservations as it knows
     /// them.
@@ -58,7 +68,7 @@ impl Renewal<'_> {
         let (ctx, now) = (self.ctx, self.now);
         let mut first = First::default();
         let mut queue = false;
-        let push_window = ctx.renewal_window(self.task_lease);
+        let push_window = self.push_window(self.task_lease);
         for k in mine {
             let Some(newest) = k.record.claim.as_ref().and_then(|c| c.until()) else {
                 continue;
@@ -84,7 +94,7 @@ impl Renewal<'_> {
                 first.note(newest, half, now);
             }
         }
-        let window = ctx.renewal_window(self.res_lease);
+        let window = self.push_window(self.res_lease);
         let ledger = stored::known(&ctx.store, ctx.remote())?;
         for e in ledger
             .entries

@@ -34,7 +34,7 @@ use crate::store::Event;
 
 mod due;
 
-pub use due::Step;
+use due::Step;
 
 /// How many rounds a renewal re-reads and decides again after the remote
 /// refused its push (someone moved one of the records first): as many as
@@ -60,7 +60,9 @@ pub struct Renewed {
     /// Nothing was due (with `--due`), or nothing is held.
     pub nothing: bool,
     /// Renewed in this clone and queued under `swarm.pushBudget` (the
-    /// claims only): they ride the clone's next push.
+    /// claims only): they ride the clone's next push. (The JSON's `queued`
+    /// is the queue itself, added at the edge as for every queued write.)
+    #[serde(skip)]
     pub queued: bool,
     /// With `--due` and nothing due: when the first holding comes due
     /// (half its lease left; a quarter under `swarm.pushBudget`).
@@ -75,9 +77,9 @@ fn reservation_lease(ctx: &Ctx) -> Result<SignedDuration> {
 
 /// `git swarm renew [--due]`: renew every claim and reservation the actor
 /// holds in one push. With `due_only`, only what [`due`] decides: all of
-/// them in one push once one is due ([`Ctx::renewal_window`]), the claims in
-/// this clone (queued) under a push budget while a quarter of each
-/// published lease is left, or nothing.
+/// them in one push once one is due, the claims in this clone (queued)
+/// under a push budget while a quarter of each published lease is left,
+/// or nothing.
 pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
     let me = ctx.actor()?;
     let store = &ctx.store;
@@ -89,6 +91,12 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .config_snapshot()
         .boolean("core.ignoreCase")
         .unwrap_or(false);
+    let budget_remote = match ctx.remote() {
+        Some(remote) if crate::config::push_budget(store).is_ok_and(|b| b.is_some()) => {
+            Some(remote.to_string())
+        }
+        _ => None,
+    };
     let mut r = Renewal {
         ctx,
         me,
@@ -97,7 +105,7 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         res_lease,
         ignore_case,
         plans: BTreeSet::new(),
-        budget_remote: None,
+        budget_remote,
     };
     // The plans where this clone knows a claim of mine: their tasks are
     // fetched, not every plan's.
@@ -107,12 +115,6 @@ pub fn renew(ctx: &Ctx, due_only: bool) -> Result<Renewed> {
         .filter(|k| r.mine(&k.record))
         .map(|k| k.key.plan.clone())
         .collect();
-    r.budget_remote = match ctx.remote() {
-        Some(remote) if crate::config::push_budget(store).is_ok_and(|b| b.is_some()) => {
-            Some(remote.to_string())
-        }
-        _ => None,
-    };
     let mine: Vec<&task::Known> = known.iter().filter(|k| r.mine(&k.record)).collect();
     let step = if due_only { r.step(&mine)? } else { Step::Push };
     match step {
@@ -156,15 +158,15 @@ impl Renewal<'_> {
                 )?;
             }
         }
+        // The queue's age first: a run killed after its write still
+        // leaves a queue the window publishes (an empty one is forgotten).
+        crate::store::remote::budget::mark_queued(store, remote);
         let done = Publish::new(store, None)
             .attempts(ATTEMPTS)
             .point("renew")
             .run(|txn| self.round(txn, Holdings::Claims))?;
         let mut out = done.then;
-        if !out.nothing {
-            crate::store::remote::budget::mark_queued(store, remote);
-            out.queued = true;
-        }
+        out.queued = !out.nothing;
         Ok(out)
     }
 

@@ -661,6 +661,47 @@ fn post_tool_use_renews_everything_held_in_one_push_once_a_claim_is_past_half_it
     assert_eq!(env.refs(&a, "refs/swarm/tasks/"), tasks);
 }
 
+#[test]
+fn under_a_push_budget_post_tool_use_queues_the_claims_renewal_and_the_next_hook_flushes_it() {
+    let (mut env, remote, clones) = Swarm::new(&["ann"])
+        .plan(0, "p")
+        .task(0, "t1", "Schema")
+        .parts();
+    let a = clones[0].clone();
+    let t0 = jiff::Timestamp::from_second(jiff::Timestamp::now().as_second()).unwrap();
+    env.set_env("GIT_SWARM_NOW", &t0.to_string());
+    // Claimed for 10 minutes of a configured 30: past half, but more than
+    // a quarter (7.5 minutes) left at the remote.
+    env.swarm(
+        &a,
+        &["task", "claim", "t1", "--plan", "p", "--lease", "10m"],
+    )
+    .ok();
+    env.git(&a, &["config", "swarm.pushBudget", "6/min"]);
+    let t1 = "refs/swarm/tasks/p/t1";
+    let published = env.refs(&remote, t1);
+    let input = json!({"cwd": a, "hook_event_name": "PostToolUse", "tool_name": "Write", "tool_input": {"file_path": "x"}});
+    let later = t0 + jiff::SignedDuration::from_mins(1);
+    env.set_env("GIT_SWARM_NOW", &later.to_string());
+    let run = hook(&env, &a, "post-tool-use", "claude", &input).ok();
+    assert_eq!((run.stdout.as_str(), run.stderr.as_str()), ("", ""));
+    // Renewed here and queued: the remote still shows the old lease.
+    assert_eq!(env.refs(&remote, t1), published, "nothing pushed yet");
+    assert_ne!(env.refs(&a, t1), published, "renewed in the clone");
+    let status = env.swarm(&a, &["status", "--offline", "--json"]).ok();
+    assert_eq!(
+        status.json()["queued"]["refs"],
+        json!([t1]),
+        "{}",
+        status.stdout
+    );
+    // The next hook after the budget's 10-second window publishes it.
+    let after = later + jiff::SignedDuration::from_secs(11);
+    env.set_env("GIT_SWARM_NOW", &after.to_string());
+    hook(&env, &a, "post-tool-use", "claude", &input).ok();
+    assert_eq!(env.refs(&remote, t1), env.refs(&a, t1), "rode the flush");
+}
+
 /// The Claude Code plugin in the repository (`.claude-plugin/plugin.json`,
 /// `hooks/hooks.json`, `skills/git-swarm/SKILL.md`) is what `agent
 /// install` writes: the same hooks and the same guide

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark: a swarm of N agents through one remote, one pinned-clock hour.
 #
-# A bare repository served by `git daemon` on 127.0.0.1 (receive-pack on),
+# A bare repository served by `git daemon` on 127.0.0.1 (receive-pack on;
+# one daemon per clone over the same repository, DAEMONS=1 for one),
 # M = ceil(N / AGENTS_PER_CLONE) clones of it, and N agents (`--as
 # agentNNN`) spread over them. A coordinator creates plan p and 4N tasks
 # offline and publishes them with one `sync` (batched, swarm.pushBatch).
@@ -61,7 +62,8 @@ fi
 work=$(mktemp -d)
 daemon_pid=
 cleanup() {
-    [ -n "$daemon_pid" ] && kill "$daemon_pid" 2>/dev/null || true
+    # shellcheck disable=SC2086 # one pid a word
+    [ -n "$daemon_pid" ] && kill $daemon_pid 2>/dev/null || true
     [ -n "${KEEP:-}" ] && echo "kept $work" >&2 || rm -rf "$work"
 }
 trap cleanup EXIT
@@ -151,17 +153,33 @@ for n in $NS; do
     git init --quiet --bare "$run_dir/srv/remote.git"
     printf '#!/bin/sh\nwc -l >> accepted-pushes\n' >"$run_dir/srv/remote.git/hooks/post-receive"
     chmod +x "$run_dir/srv/remote.git/hooks/post-receive"
-    port=$((20000 + RANDOM % 20000))
-    git daemon --reuseaddr --listen=127.0.0.1 --port=$port --base-path="$run_dir/srv" \
-        --export-all --enable=receive-pack --max-connections=0 "$run_dir/srv" 2>"$run_dir/daemon.err" &
-    daemon_pid=$!
-    url="git://127.0.0.1:$port/remote.git"
-    for _ in $(seq 50); do git ls-remote "$url" >/dev/null 2>&1 && break; sleep 0.1; done
+    clones=$(((n + AGENTS_PER_CLONE - 1) / AGENTS_PER_CLONE))
+    # One `git daemon` per clone (DAEMONS of them, clone c served by daemon
+    # c mod DAEMONS), every one over the same bare repository: its refs and
+    # their locks are the one arbiter, as a forge's many front ends share
+    # one store. A single daemon listens with a backlog of 5 connections:
+    # 200 agents connecting at once overflow it, and the connections it
+    # drops time out after two minutes of SYN retries (REMOTE_UNREACHABLE),
+    # which measures the daemon, not the swarm.
+    daemons=${DAEMONS:-$clones}
+    urls=()
+    daemon_pids=()
+    for d in $(seq 0 $((daemons - 1))); do
+        port=$((20000 + RANDOM % 20000))
+        git daemon --reuseaddr --listen=127.0.0.1 --port=$port --base-path="$run_dir/srv" \
+            --export-all --enable=receive-pack --max-connections=0 "$run_dir/srv" 2>>"$run_dir/daemon.err" &
+        daemon_pids+=($!)
+        urls+=("git://127.0.0.1:$port/remote.git")
+    done
+    daemon_pid="${daemon_pids[*]}"
+    url=${urls[0]}
+    for u in "${urls[@]}"; do
+        for _ in $(seq 50); do git ls-remote "$u" >/dev/null 2>&1 && break; sleep 0.1; done
+    done
     git init --quiet -b main "$run_dir/seed"
     (cd "$run_dir/seed" && git commit --quiet --allow-empty -m initial && git push --quiet "$url" HEAD:main)
-    clones=$(((n + AGENTS_PER_CLONE - 1) / AGENTS_PER_CLONE))
     for c in $(seq 0 $((clones - 1))); do
-        git clone --quiet "$url" "$run_dir/c$c"
+        git clone --quiet "${urls[$((c % daemons))]}" "$run_dir/c$c"
         (cd "$run_dir/c$c" && git config swarm.as coordinator && git-swarm init >/dev/null)
     done
     # The budget is set once the coordinator's tasks are out (below).
@@ -228,6 +246,7 @@ run_dir, n, clones, wall, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 log = os.path.join(run_dir, "log")
 ops = {"pushes": 0, "refs_pushed": 0, "fetches": 0, "queries": 0, "retries": 0}
 failed = 0
+codes = {}
 for path in glob.glob(os.path.join(log, "*.json")):
     try:
         doc = json.load(open(path))
@@ -240,6 +259,13 @@ for path in glob.glob(os.path.join(log, "*.rc")):
     step = os.path.basename(path).split(".")[1]
     if rc != 0 and not step.startswith("claim"):
         failed += 1
+    if rc != 0:
+        try:
+            code = json.load(open(path[: -len(".rc")] + ".json"))["error"]["code"]
+        except (ValueError, KeyError, OSError):
+            code = "no JSON (exit %d)" % rc
+        kind = step.rstrip("0123456789_")
+        codes[(kind, code)] = codes.get((kind, code), 0) + 1
 # A claim attempt that lost (LEASE_HELD) moved on to the next task; a
 # claim that never got a task is a failed command.
 claims = {}
@@ -274,7 +300,7 @@ for path in glob.glob(os.path.join(log, "*.notify*.json")):
 per = {}
 for path in glob.glob(os.path.join(log, "*.json")):
     step = os.path.basename(path).split(".")[1]
-    kind = step.rstrip("0123456789")
+    kind = step.rstrip("0123456789_")
     try:
         doc = json.load(open(path))
     except ValueError:
@@ -288,13 +314,18 @@ for kind in ("claim", "reserve", "renew", "done"):
     if c and c["n"]:
         print(f"N={n} {kind}: {c['n']} commands, {c['pushes'] / c['n']:.2f} pushes, "
               f"{c['fetches'] / c['n']:.2f} fetches, {c['retries'] / c['n']:.2f} retries each", file=sys.stderr)
+# Every non-zero exit by step and code (a claim's LEASE_HELD is its move
+# to the next task, not a failure).
+for (kind, code), count in sorted(codes.items()):
+    print(f"N={n} exit != 0: {kind} {code}: {count}", file=sys.stderr)
 refs_per_push = ops["refs_pushed"] / ops["pushes"] if ops["pushes"] else 0
 reads = (ops["fetches"] + ops["queries"]) / 3600
 print(f"| {mode} | {n} | {clones} | {ops['pushes'] / 60:.1f} ({accepted / 60:.1f}) | {ops['pushes'] / n:.1f} ({accepted / n:.1f}) | {refs_per_push:.2f} "
       f"| {reads:.2f} | {pct(0.5):.2f} s | {pct(0.99):.2f} s | {lost} | {doubled} | {msg_lost} of {sent} | {ops['retries']} | {failed} | {wall:.0f} s |")
 EOF
-    kill "$daemon_pid" 2>/dev/null || true
-    wait "$daemon_pid" 2>/dev/null || true
+    # shellcheck disable=SC2086 # one pid a word
+    kill $daemon_pid 2>/dev/null || true
+    wait $daemon_pid 2>/dev/null || true
     daemon_pid=
     unset clone_of next_of
 done

@@ -90,8 +90,7 @@ impl Git {
             remote.into(),
         ];
         args.extend(refspecs.iter().cloned());
-        self.net.count_query();
-        let out = self.output(&args)?;
+        let out = self.read_remote(&args, net::NetTally::count_query)?;
         if !out.status.success() {
             return Err(super::failure::network_error("ask", remote, &out));
         }
@@ -124,8 +123,7 @@ impl Git {
             remote.into(),
         ];
         args.extend(refspecs.iter().cloned());
-        self.net.count_query();
-        let out = self.output(&args)?;
+        let out = self.read_remote(&args, net::NetTally::count_query)?;
         if !out.status.success() {
             return Err(super::failure::network_error("ask", remote, &out));
         }
@@ -211,18 +209,14 @@ impl Git {
         if updates.is_empty() {
             return Ok(false);
         }
-        let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
-        args.extend(updates.iter().map(|u| u.refname.clone()));
-        self.net.count_query();
-        let out = self.run(&args)?;
-        let held: std::collections::BTreeMap<&str, &str> = out
-            .lines()
-            .filter_map(|l| l.split_once('\t'))
-            .map(|(id, r)| (r, id))
-            .collect();
+        // The same classified, retried question as any other: a connection
+        // dropped under this check is the server's, not git's.
+        let names: Vec<&str> = updates.iter().map(|u| u.refname.as_str()).collect();
+        let held: std::collections::BTreeMap<String, String> =
+            self.ls_remote(remote, &names)?.into_iter().collect();
         Ok(updates
             .iter()
-            .all(|u| held.get(u.refname.as_str()).copied() == u.new.as_deref()))
+            .all(|u| held.get(&u.refname).map(String::as_str) == u.new.as_deref()))
     }
 }
 

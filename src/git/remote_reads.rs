@@ -1,7 +1,8 @@
 //! Reads of a remote that are not a record fetch: one branch fetched, refs listed.
 
-use super::{failure, Git};
+use super::{failure, net, Git};
 use crate::error::Result;
+use std::process::Output;
 
 impl Git {
     /// Update `refs/remotes/<remote>/<branch>` from the remote; Ok(false)
@@ -16,8 +17,8 @@ impl Git {
             remote,
             spec.as_str(),
         ];
-        self.net.count_fetch();
-        let out = self.output(args)?;
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let out = self.read_remote(&args, net::NetTally::count_fetch)?;
         if out.status.success() {
             return Ok(true);
         }
@@ -38,8 +39,7 @@ impl Git {
     pub fn ls_remote(&self, remote: &str, prefixes: &[&str]) -> Result<Vec<(String, String)>> {
         let mut args = vec!["ls-remote".to_string(), "--quiet".into(), remote.into()];
         args.extend(prefixes.iter().map(|p| format!("{p}*")));
-        self.net.count_query();
-        let out = self.output(&args)?;
+        let out = self.read_remote(&args, net::NetTally::count_query)?;
         if !out.status.success() {
             return Err(failure::network_error("list the refs of", remote, &out));
         }
@@ -52,5 +52,28 @@ impl Git {
             .collect();
         refs.sort();
         Ok(refs)
+    }
+
+    /// Run one read of a remote (`ls-remote`, a `fetch --dry-run`, a
+    /// branch fetch), each attempt counted by `count`: a transient answer
+    /// of the server (a dropped or reset connection, an HTTP 5xx) is tried
+    /// again after a jittered pause, up to [`net::ATTEMPTS`] times, as a
+    /// push or record fetch is; any other answer, and the last, is the
+    /// caller's to read.
+    pub(crate) fn read_remote(&self, args: &[String], count: fn(&net::NetTally)) -> Result<Output> {
+        let mut attempt: u32 = 0;
+        loop {
+            attempt += 1;
+            count(&self.net);
+            let out = self.output(args)?;
+            if out.status.success() || attempt >= net::ATTEMPTS {
+                return Ok(out);
+            }
+            if net::transient("", &String::from_utf8_lossy(&out.stderr)).is_none() {
+                return Ok(out);
+            }
+            self.net.count_retry();
+            self.net.backoff(attempt);
+        }
     }
 }

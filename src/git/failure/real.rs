@@ -105,6 +105,45 @@ fn a_server_that_answers_503_is_busy_not_unreachable() {
     assert!(e.message.contains("HTTP 5xx"), "{e}");
 }
 
+/// A listener that answers every request with a 503 and counts them.
+fn always_503() -> (u16, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = l.local_addr().unwrap().port();
+    let seen = std::sync::Arc::new(AtomicUsize::new(0));
+    let counter = seen.clone();
+    std::thread::spawn(move || {
+        for mut conn in l.incoming().flatten() {
+            counter.fetch_add(1, Ordering::SeqCst);
+            let mut request = [0u8; 4096];
+            let _ = std::io::Read::read(&mut conn, &mut request);
+            let _ = std::io::Write::write_all(
+                &mut conn,
+                b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+            );
+        }
+    });
+    (port, seen)
+}
+
+#[test]
+fn a_ref_query_the_server_fails_is_retried_and_then_busy_not_a_git_failure() {
+    // `ls-remote` (the question a refused push retry asks whether an
+    // earlier attempt landed) is retried like a push or fetch, and its
+    // last failure is classified: REMOTE_BUSY, not GIT_FAILED.
+    let (_tmp, _remote, clone, _) = remote_and_clone();
+    let (port, seen) = always_503();
+    std::env::set_var("GIT_SWARM_JITTER_SEED", "1");
+    let tally = std::sync::Arc::new(crate::git::NetTally::default());
+    let e = Git::counted(&clone, tally.clone())
+        .ls_remote(&format!("http://127.0.0.1:{port}/r.git"), &["refs/swarm/"])
+        .unwrap_err();
+    assert_eq!(e.code, Code::RemoteBusy, "{e}");
+    let ops = tally.ops();
+    assert_eq!((ops.queries, ops.retries), (5, 4), "{ops:?}");
+    assert_eq!(seen.load(std::sync::atomic::Ordering::SeqCst), 5);
+}
+
 #[test]
 fn a_ref_the_remote_has_locked_is_busy() {
     let (_tmp, remote, clone, head) = remote_and_clone();

@@ -141,6 +141,33 @@ fn apply_command_line_config(
     Ok(())
 }
 
+/// Room in gix's index slot map for the packs a repository gains while a
+/// command runs. gix sizes that map once, when the repository is opened
+/// (by default 1.1 × the packs on disk, at least 32), and a lookup fails
+/// ("could not insert commit into graph", "object not found") once more
+/// packs than that have appeared: in a clone where ten agents fetch at
+/// once, each fetch a new pack, a claim retrying for a minute saw dozens.
+/// Twice the packs on disk and at least 1,024 slots cost a few kilobytes
+/// and outlast any run between two `git gc --auto`s (50 packs).
+const INDEX_SLOTS: gix::odb::store::init::Slots =
+    gix::odb::store::init::Slots::AsNeededByDiskState {
+        multiplier: 2.0,
+        minimum: 1024,
+    };
+
+/// [`gix::discover_with_environment_overrides`] with [`INDEX_SLOTS`].
+fn discover(cwd: &Path) -> gix::Result<gix::Repository> {
+    let mut trust = gix::sec::trust::Mapping::<gix::open::Options>::default();
+    trust.full = trust.full.object_store_slots(INDEX_SLOTS);
+    trust.reduced = trust.reduced.object_store_slots(INDEX_SLOTS);
+    gix::ThreadSafeRepository::discover_with_environment_overrides_opts(
+        cwd,
+        Default::default(),
+        trust,
+    )
+    .map(Into::into)
+}
+
 impl Store {
     /// Open the repository that contains `cwd`, or the one GIT_DIR names,
     /// without `git -c` settings ([`Store::open_with`] takes them).
@@ -159,7 +186,7 @@ impl Store {
     ) -> Result<Store> {
         // Like git: GIT_DIR / GIT_WORK_TREE when set (hooks, `git --git-dir`),
         // else discovery upwards from the current directory.
-        let mut repo = gix::discover_with_environment_overrides(cwd).map_err(|e| {
+        let mut repo = discover(cwd).map_err(|e| {
             Error::new(
                 Code::NotARepo,
                 format!("not inside a git repository ({}): {e}", cwd.display()),
@@ -257,5 +284,51 @@ mod tests {
             Some(("remote", Some("my.origin"), "url"))
         );
         assert_eq!(super::split_key("nodot"), None);
+    }
+
+    /// `git` in `dir`, its trimmed stdout.
+    fn git(dir: &std::path::Path, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.invalid"])
+            .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"])
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    #[test]
+    fn a_store_opened_before_sixty_new_packs_reads_the_objects_in_each() {
+        // What ten agents fetching into one clone do to a long command: a
+        // pack per fetch. gix's default slot map (1.1 × the packs at open,
+        // at least 32) ran out after 32 and every lookup in a newer pack
+        // failed; the store's map has room.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path();
+        git(dir, &["init", "--quiet", "-b", "main"]);
+        git(dir, &["commit", "--quiet", "--allow-empty", "-m", "c0"]);
+        let store = super::Store::open(dir).unwrap();
+        let mut commits = Vec::new();
+        for i in 1..=60 {
+            git(
+                dir,
+                &["commit", "--quiet", "--allow-empty", "-m", &format!("c{i}")],
+            );
+            git(dir, &["repack", "-q"]);
+            commits.push(git(dir, &["rev-parse", "HEAD"]));
+        }
+        let packs = std::fs::read_dir(dir.join(".git/objects/pack"))
+            .unwrap()
+            .filter(|e| e.as_ref().unwrap().path().extension() == Some("pack".as_ref()))
+            .count();
+        assert!(packs >= 60, "{packs} packs");
+        let first = gix::ObjectId::from_hex(commits[0].as_bytes()).unwrap();
+        for c in &commits {
+            let id = gix::ObjectId::from_hex(c.as_bytes()).unwrap();
+            assert!(store.first_parent(id).unwrap().is_some(), "{c}");
+            assert!(store.is_ancestor(first, id).unwrap(), "{c}");
+        }
     }
 }

@@ -300,6 +300,68 @@ mod tests {
     }
 
     #[test]
+    fn a_listing_while_another_process_deletes_and_recreates_the_refs_never_fails() {
+        // Another process of the clone pruning its mirror (fetch --prune)
+        // while this one lists: a loose ref listed and gone before it is
+        // read is taken as a moved directory and listed again.
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
+        git(&dir, &["init", "--quiet", "-b", "main"]);
+        git(&dir, &["commit", "--quiet", "--allow-empty", "-m", "c0"]);
+        let head = git(&dir, &["rev-parse", "HEAD"]);
+        let create: String = (0..300)
+            .map(|i| format!("create refs/swarm/x/r{i:03} {head}\n"))
+            .collect();
+        let delete: String = (0..300)
+            .map(|i| format!("delete refs/swarm/x/r{i:03}\n"))
+            .collect();
+        let stdin = |input: &str| {
+            let mut child = std::process::Command::new("git")
+                .current_dir(&dir)
+                .args(["update-ref", "--stdin"])
+                .stdin(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+            assert!(child.wait().unwrap().success());
+        };
+        stdin(&create);
+        let store = super::Store::open(&dir).unwrap();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let churn = {
+            let stop = stop.clone();
+            let (create, delete, dir) = (create.clone(), delete.clone(), dir.clone());
+            std::thread::spawn(move || {
+                let mut rounds = 0;
+                while !stop.load(std::sync::atomic::Ordering::SeqCst) {
+                    for input in [&delete, &create] {
+                        let mut child = std::process::Command::new("git")
+                            .current_dir(&dir)
+                            .args(["update-ref", "--stdin"])
+                            .stdin(std::process::Stdio::piped())
+                            .spawn()
+                            .unwrap();
+                        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes())
+                            .unwrap();
+                        assert!(child.wait().unwrap().success());
+                    }
+                    rounds += 1;
+                }
+                rounds
+            })
+        };
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..300 {
+            let refs = store.list_refs("refs/swarm/x/").unwrap();
+            seen.insert(refs.len());
+        }
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let rounds = churn.join().unwrap();
+        assert!(rounds > 0, "the refs churned");
+        assert!(seen.len() > 1, "the listing saw the refs move: {seen:?}");
+    }
+
+    #[test]
     fn a_store_opened_before_sixty_new_packs_reads_the_objects_in_each() {
         // What ten agents fetching into one clone do to a long command: a
         // pack per fetch. gix's default slot map (1.1 × the packs at open,

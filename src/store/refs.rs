@@ -41,24 +41,46 @@ impl Store {
     }
 
     /// All refs under `prefix` (e.g. `refs/swarm/plans/`), sorted by name.
+    ///
+    /// A loose ref listed and then gone before it is read (another process
+    /// of this clone pruning or packing its mirror refs: a fetch --prune,
+    /// a `git pack-refs`) fails the walk; the listing is then taken again,
+    /// up to three times, so that a moving refs directory is not an error.
     pub fn list_refs(&self, prefix: &str) -> Result<Vec<(String, ObjectId)>> {
-        let platform = self
-            .repo
-            .references()
-            .map_err(|e| Error::gix("could not list refs", e))?;
-        let iter = platform
-            .prefixed(prefix)
-            .map_err(|e| Error::gix("could not list refs", e))?;
-        let mut out = Vec::new();
-        for r in iter {
-            let mut r = r.map_err(|e| Error::gix("could not read a ref", e))?;
-            let name = r.name().as_bstr().to_str_lossy().into_owned();
-            if let Ok(id) = target_id(&mut r) {
-                out.push((name, id));
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let platform = self
+                .repo
+                .references()
+                .map_err(|e| Error::gix("could not list refs", e))?;
+            let iter = platform
+                .prefixed(prefix)
+                .map_err(|e| Error::gix("could not list refs", e))?;
+            let mut out = Vec::new();
+            let mut vanished = None;
+            for r in iter {
+                let mut r = match r {
+                    Ok(r) => r,
+                    Err(e) => {
+                        vanished = Some(e);
+                        break;
+                    }
+                };
+                let name = r.name().as_bstr().to_str_lossy().into_owned();
+                if let Ok(id) = target_id(&mut r) {
+                    out.push((name, id));
+                }
+            }
+            match vanished {
+                None => {
+                    out.sort();
+                    return Ok(out);
+                }
+                Some(e) if attempt >= 3 => return Err(Error::gix("could not read a ref", e)),
+                Some(_) => std::thread::sleep(std::time::Duration::from_millis(10 * attempt)),
             }
         }
-        out.sort();
-        Ok(out)
     }
 
     /// Append a version to a record: a commit whose parent is `expected`,

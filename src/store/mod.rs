@@ -299,6 +299,18 @@ mod tests {
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 
+    /// `git update-ref --stdin` in `dir` with `input`.
+    fn update_refs(dir: &std::path::Path, input: &str) {
+        let mut child = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(["update-ref", "--stdin"])
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
+        assert!(child.wait().unwrap().success());
+    }
+
     #[test]
     fn a_listing_while_another_process_deletes_and_recreates_the_refs_never_fails() {
         // Another process of the clone pruning its mirror (fetch --prune)
@@ -315,17 +327,7 @@ mod tests {
         let delete: String = (0..300)
             .map(|i| format!("delete refs/swarm/x/r{i:03}\n"))
             .collect();
-        let stdin = |input: &str| {
-            let mut child = std::process::Command::new("git")
-                .current_dir(&dir)
-                .args(["update-ref", "--stdin"])
-                .stdin(std::process::Stdio::piped())
-                .spawn()
-                .unwrap();
-            std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes()).unwrap();
-            assert!(child.wait().unwrap().success());
-        };
-        stdin(&create);
+        update_refs(&dir, &create);
         let store = super::Store::open(&dir).unwrap();
         let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let churn = {
@@ -334,17 +336,8 @@ mod tests {
             std::thread::spawn(move || {
                 let mut rounds = 0;
                 while !stop.load(std::sync::atomic::Ordering::SeqCst) {
-                    for input in [&delete, &create] {
-                        let mut child = std::process::Command::new("git")
-                            .current_dir(&dir)
-                            .args(["update-ref", "--stdin"])
-                            .stdin(std::process::Stdio::piped())
-                            .spawn()
-                            .unwrap();
-                        std::io::Write::write_all(child.stdin.as_mut().unwrap(), input.as_bytes())
-                            .unwrap();
-                        assert!(child.wait().unwrap().success());
-                    }
+                    update_refs(&dir, &delete);
+                    update_refs(&dir, &create);
                     rounds += 1;
                 }
                 rounds

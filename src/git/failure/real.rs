@@ -136,7 +136,7 @@ fn a_ref_query_the_server_fails_is_retried_and_then_busy_not_a_git_failure() {
     std::env::set_var("GIT_SWARM_JITTER_SEED", "1");
     let tally = std::sync::Arc::new(crate::git::NetTally::default());
     let e = Git::counted(&clone, tally.clone())
-        .ls_remote(&format!("http://127.0.0.1:{port}/r.git"), &["refs/swarm/"])
+        .ls_remote(&format!("http://127.0.0.1:{port}/r.git"), &["refs/heads/"])
         .unwrap_err();
     assert_eq!(e.code, Code::RemoteBusy, "{e}");
     let ops = tally.ops();

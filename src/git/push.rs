@@ -36,13 +36,13 @@ impl Git {
         args.extend(refspecs.iter().cloned());
         // Another process of this repository may be updating the same
         // mirror refs (a second agent, or the `git push` a killed process
-        // left running): a lost ref lock is retried, not reported. So is a
-        // transient answer of the server (an HTTP 5xx, a dropped connection).
+        // left running): a lost ref lock is retried, not reported. A
+        // transient answer of the server (an HTTP 5xx, a dropped
+        // connection) is retried by [`Self::read_remote`], as every read is.
         let mut attempt: u32 = 0;
         loop {
             attempt += 1;
-            self.net.count_fetch();
-            let out = self.output(&args)?;
+            let out = self.read_remote(&args, net::NetTally::count_fetch)?;
             if out.status.success() {
                 return Ok(());
             }
@@ -50,11 +50,6 @@ impl Git {
             // This clone's own mirror lock, held by another local process.
             if attempt < 5 && is_lock_contention(&stderr) && !stderr.contains("remote: ") {
                 std::thread::sleep(std::time::Duration::from_millis(20 * u64::from(attempt)));
-                continue;
-            }
-            if attempt < net::ATTEMPTS && net::transient("", &stderr).is_some() {
-                self.net.count_retry();
-                self.net.backoff(attempt);
                 continue;
             }
             return Err(super::failure::network_error("fetch from", remote, &out));
